@@ -1,0 +1,13 @@
+/* The Check suites, one per area (suites/check_<area>.c). */
+#ifndef JCT_SUITES_H
+#define JCT_SUITES_H
+
+#include <check.h>
+
+Suite *roce_suite(void);
+Suite *decode_suite(void);
+Suite *trace_suite(void);
+Suite *inspect_suite(void);
+Suite *cli_suite(void);
+
+#endif

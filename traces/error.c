@@ -1,0 +1,15 @@
+/* Words for jctlab's error codes (include/jctlab/error.h). */
+#include "jctlab/error.h"
+
+const char *jct_strerror(int err) {
+  switch (err) {
+  case JCT_OK:
+    return "success";
+#define JCT__ERR_CASE(name, value, text)                                                           \
+  case JCT_##name:                                                                                 \
+    return text;
+    JCT_ERRNO_MAP(JCT__ERR_CASE)
+#undef JCT__ERR_CASE
+  }
+  return "unknown error";
+}
