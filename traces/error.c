@@ -1,4 +1,8 @@
 /* Words for jctlab's error codes (include/jctlab/error.h). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "errf.h"
 #include "jctlab/error.h"
 
 const char *jct_strerror(int err) {
@@ -12,4 +16,14 @@ const char *jct_strerror(int err) {
 #undef JCT__ERR_CASE
   }
   return "unknown error";
+}
+
+int jct__errf(char *err, size_t errlen, int code, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return code;
 }

@@ -14,13 +14,16 @@
  *   a is above b when (a - b) mod 2^24 is in [1, 2^23)).
  * - gap: a data packet whose PSN is above highest+1; gap_psns counts the
  *   PSNs skipped (lost before the capture point).
- * - rewind: the first retransmitted packet after a new one: the requester
- *   went back. It is a go-back-N rewind when the flow's peer (the flow that
- *   carries its ACKs) sent a NAK since the last rewind, else a timeout
- *   episode (retransmit timer expiry, IBA 9.7.6.1.3; rxe's rxe_comp.c).
- * - recovery: from the rewind to the first data packet above the highest
- *   PSN seen before it; recovery_ns sums these per flow ("time lost to
- *   retransmissions").
+ * - rewind: a retransmitted packet whose PSN is not one above the previous
+ *   data packet's: the requester went back, either after new packets or
+ *   again in the middle of a retransmission. It is a go-back-N rewind when
+ *   the flow's peer (the flow that carries its ACKs) sent a NAK since the
+ *   last rewind, else a timeout episode (retransmit timer expiry, IBA
+ *   9.7.6.1.3; rxe's rxe_comp.c).
+ * - recovery: from the first rewind to the first data packet above the
+ *   highest PSN seen before it; recovery_ns sums these per flow ("time lost
+ *   to retransmissions"); a recovery still open at the end of the capture
+ *   is not counted.
  * - message: FIRST..LAST or ONLY of SEND, RDMA WRITE, READ response; a
  *   READ request or an atomic is a one-packet message. Only first
  *   transmissions start one. It completes when its last packet is seen with
@@ -65,7 +68,7 @@ typedef struct {
   uint64_t timeouts;                   /* rewinds with no NAK before them */
   uint64_t recovery_ns;
   uint64_t cnps, ecn_ce, bad_icrc;
-  uint32_t psn_first, psn_highest;     /* of data packets; valid when packets > 0 */
+  uint32_t psn_first, psn_highest;     /* of data packets; valid when the flow carried any */
 } jct_flow_stats_t;
 
 typedef struct {
@@ -134,10 +137,16 @@ const char *jct_event_name(jct_event_type_t t);
 
 typedef void (*jct_event_cb)(const jct_event_t *ev, void *arg);
 
+/* Called by jct_inspect_trace() for every frame, after it was analysed. */
+typedef void (*jct_packet_cb)(const jct_packet_t *pkt, uint64_t frame_no, uint64_t ts_ns,
+                              void *arg);
+
 typedef struct {
   uint64_t link_rate_bps;   /* for pause quanta; 0 means the default, 100 Gbit/s */
   jct_event_cb on_event;    /* may be NULL */
-  void *arg;
+  void *arg;                /* for on_event */
+  jct_packet_cb on_packet;  /* may be NULL; jct_inspect_trace() only */
+  void *packet_arg;
 } jct_inspect_opts_t;
 
 typedef struct jct_inspect jct_inspect_t;
@@ -162,6 +171,13 @@ const jct_link_t *jct_inspect_link(const jct_inspect_t *ins, size_t i);
 uint64_t jct_inspect_link_rate_bps(const jct_inspect_t *ins);
 
 void jct_inspect_free(jct_inspect_t *ins);
+
+/* Feed every frame of an open capture (trace.h) to ins, decoding each, and
+ * finish the analysis. Returns 0, JCT_ETRUNC when the capture ends inside a
+ * record (what came before it is analysed; err says which record), or
+ * JCT_ENOMEM. */
+struct jct_trace;
+int jct_inspect_trace(jct_inspect_t *ins, struct jct_trace *t, char *err, size_t errlen);
 
 /* Read a whole capture (trace.h), decode every frame and analyse it.
  * On success *out holds the finished analysis. A capture that ends inside a

@@ -1,0 +1,12 @@
+/* The subcommands of `jctlab` (harness/main.c dispatches to them).
+ *
+ * Each takes the arguments from its own name on (argv[0] is "inspect"),
+ * prints its usage for --help, and returns the process's exit status:
+ * 0 success, 1 failure of jctlab itself (out of memory, a write that
+ * failed), 2 bad input (bad option, missing or unreadable file). */
+#ifndef JCT_COMMANDS_H
+#define JCT_COMMANDS_H
+
+int jct_cmd_inspect(int argc, char **argv);
+
+#endif

@@ -1,0 +1,47 @@
+/* The outputs of `jctlab inspect` (internal to the harness): the terminal
+ * summary (inspect_text.c), the JSON document (inspect_json.c) and the
+ * timeline of events as they are found (timeline.c). */
+#ifndef JCT_INSPECT_OUT_H
+#define JCT_INSPECT_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jctlab/inspect.h"
+
+/* What the reports say about the capture itself. */
+typedef struct {
+  const char *file;   /* the name the user gave */
+  const char *format; /* "pcap" or "pcapng" */
+  int linktype;
+  bool nanosecond;       /* the file's timestamps were nanosecond */
+  const char *truncated; /* NULL, or the message naming the record the file ends in */
+} jct__capture_info_t;
+
+/* The summary a person reads. top_n: how many of the worst flows to list.
+ * Returns 0, or JCT_EIO when out could not be written. */
+int jct__inspect_text(FILE *out, const jct_inspect_t *ins, const jct__capture_info_t *cap,
+                      size_t top_n);
+
+/* The JSON document {"jctlab_inspect": 1, ...} (shape in the README),
+ * indented, ending with a newline. Returns 0, JCT_ENOMEM or
+ * JCT_EIO. */
+int jct__inspect_json(FILE *out, const jct_inspect_t *ins, const jct__capture_info_t *cap);
+
+/* Timeline of events, one line each, streamed as jct_inspect_add() finds
+ * them. Pass jct__timeline_event as opts.on_event and the jct__timeline_t
+ * as opts.arg, and set ins as soon as the analysis exists. Times are from
+ * the capture's first frame. */
+typedef enum { JCT__TIMELINE_TEXT, JCT__TIMELINE_JSON } jct__timeline_format_t;
+
+typedef struct {
+  FILE *out;
+  jct__timeline_format_t format;
+  const jct_inspect_t *ins;
+} jct__timeline_t;
+
+void jct__timeline_event(const jct_event_t *ev, void *arg);
+
+#endif

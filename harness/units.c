@@ -1,0 +1,95 @@
+/* Numbers with units (units.h): link rates in powers of 1000 bits as tc(8)
+ * and iperf3 write them, sizes in powers of 1024 bytes (KiB, MiB) as the
+ * reports print them, durations from ns to s. */
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "jctlab/error.h"
+
+int jct__parse_rate_bps(const char *s, uint64_t *out_bps) {
+  if (!s || !isdigit((unsigned char)*s)) return JCT_EINVAL;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || !(v > 0)) return JCT_EINVAL;
+  /* clang-format off */
+  static const struct {
+    const char *unit;
+    double mult;
+  } units[] = {
+      {"", 1},         {"bit", 1},       {"bps", 1},       {"bit/s", 1},
+      {"k", 1e3},      {"kbit", 1e3},    {"kbps", 1e3},    {"kbit/s", 1e3},
+      {"m", 1e6},      {"mbit", 1e6},    {"mbps", 1e6},    {"mbit/s", 1e6},
+      {"g", 1e9},      {"gbit", 1e9},    {"gbps", 1e9},    {"gbit/s", 1e9},
+      {"t", 1e12},     {"tbit", 1e12},   {"tbps", 1e12},   {"tbit/s", 1e12},
+  };
+  /* clang-format on */
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcasecmp(end, units[i].unit) == 0) {
+      double bps = v * units[i].mult;
+      if (bps < 1 || bps > 1e18) return JCT_EINVAL;
+      *out_bps = (uint64_t)(bps + 0.5);
+      return 0;
+    }
+  }
+  return JCT_EINVAL;
+}
+
+int jct__parse_count(const char *s, uint64_t max, uint64_t *out) {
+  if (!s || !isdigit((unsigned char)*s)) return JCT_EINVAL;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end || v > max) return JCT_EINVAL;
+  *out = v;
+  return 0;
+}
+
+char *jct__fmt_bytes(uint64_t bytes, char *buf, size_t len) {
+  static const char *const u[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) {
+    snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+    return buf;
+  }
+  double v = (double)bytes / 1024;
+  size_t i = 0;
+  while (v >= 1024 && i + 1 < sizeof u / sizeof u[0]) {
+    v /= 1024;
+    i++;
+  }
+  snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, u[i]);
+  return buf;
+}
+
+char *jct__fmt_ns(uint64_t ns, char *buf, size_t len) {
+  double v = (double)ns;
+  if (ns < 1000)
+    snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+  else if (ns < 1000000)
+    snprintf(buf, len, "%.*f µs", v < 1e4 ? 2 : v < 1e5 ? 1 : 0, v / 1e3);
+  else if (ns < 1000000000)
+    snprintf(buf, len, "%.*f ms", v < 1e7 ? 2 : v < 1e8 ? 1 : 0, v / 1e6);
+  else
+    snprintf(buf, len, "%.3f s", v / 1e9);
+  return buf;
+}
+
+char *jct__fmt_rate(uint64_t bps, char *buf, size_t len) {
+  static const struct {
+    double div;
+    const char *unit;
+  } u[] = {{1e12, "Tbit/s"}, {1e9, "Gbit/s"}, {1e6, "Mbit/s"}, {1e3, "kbit/s"}, {1, "bit/s"}};
+  for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
+    if ((double)bps >= u[i].div || i + 1 == sizeof u / sizeof u[0]) {
+      snprintf(buf, len, "%.4g %s", (double)bps / u[i].div, u[i].unit);
+      break;
+    }
+  }
+  return buf;
+}

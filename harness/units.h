@@ -1,0 +1,31 @@
+/* Numbers with units, for the command line and the reports (internal to
+ * jctlab's harness): parsing link rates and counts, printing byte counts
+ * and durations the way iperf3 and tcpreplay print them. */
+#ifndef JCT_UNITS_H
+#define JCT_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Parse a rate: a number (decimals allowed) and an optional unit, case-
+ * insensitive, always in bits per second and powers of 1000 as link rates
+ * are counted: k, m, g, t alone or followed by "bit", "bps" or "bit/s"
+ * ("100gbit", "25Gbit/s", "400gbps", "10m"); "bit", "bps" or no unit mean
+ * bits per second. ("bps" is bits here, as iperf3 and vendors write it, not
+ * tc's bytes.) Returns 0, or JCT_EINVAL when the text is not a rate of at
+ * least 1 bit/s. */
+int jct__parse_rate_bps(const char *s, uint64_t *out_bps);
+
+/* Parse a non-negative decimal count. Returns 0 or JCT_EINVAL. */
+int jct__parse_count(const char *s, uint64_t max, uint64_t *out);
+
+/* "512 B", "3.21 KiB", "1.50 MiB", "2.00 GiB". Returns buf. */
+char *jct__fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* "850 ns", "12.3 µs", "4.56 ms", "1.234 s". Returns buf. */
+char *jct__fmt_ns(uint64_t ns, char *buf, size_t len);
+
+/* "100 Gbit/s", "25 Gbit/s", "10 Mbit/s", "1.5 Gbit/s". Returns buf. */
+char *jct__fmt_rate(uint64_t bps, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,404 @@
+/* The `jctlab` command line, run as a user runs it (the built binary,
+ * JCT_BINARY): `inspect --json` on the shipped trace agrees with what
+ * Wireshark counts in it (traces/README.md); `--packets` agrees with tshark
+ * packet for packet when tshark is installed; the timeline parses; bad input
+ * gives one line on stderr and exit status 2. Also the rate parser behind
+ * --link-rate. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "craft.h"
+#include "jctlab/decode.h"
+#include "suites.h"
+#include "units.h"
+
+#define DEFAULT_TRACE JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap"
+
+typedef struct {
+  int status; /* exit status, or -1 when it did not exit normally */
+  char *out, *err;
+  size_t out_len;
+} result_t;
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  ck_assert_ptr_nonnull(buf);
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n - 1 == 0) {
+      cap *= 2;
+      buf = realloc(buf, cap);
+      ck_assert_ptr_nonnull(buf);
+    }
+  }
+  fclose(f);
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+/* Run argv (argv[0] is the program, found on PATH when it has no '/'),
+ * stdout and stderr to temporary files read back into the result. */
+static result_t run(char *const argv[]) {
+  char out[256], err[256];
+  craft_tmpname(out, sizeof out, ".out");
+  craft_tmpname(err, sizeof err, ".err");
+  fflush(stdout);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr)) _exit(127);
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  int ws;
+  ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+  result_t r = {.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1};
+  r.out = slurp(out, &r.out_len);
+  r.err = slurp(err, NULL);
+  unlink(out);
+  unlink(err);
+  return r;
+}
+
+static void result_free(result_t *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static size_t count_lines(const char *s) {
+  size_t n = 0;
+  for (; *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+/* Exit 2 and exactly one line on stderr that contains each of the words. */
+static void expect_bad(char *const argv[], const char *word1, const char *word2) {
+  result_t r = run(argv);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
+  ck_assert_msg(strstr(r.err, word1) != NULL, "stderr: %s (wanted %s)", r.err, word1);
+  if (word2) ck_assert_msg(strstr(r.err, word2) != NULL, "stderr: %s (wanted %s)", r.err, word2);
+  result_free(&r);
+}
+
+static json_int_t get_int(json_t *obj, const char *key) {
+  json_t *v = json_object_get(obj, key);
+  ck_assert_msg(json_is_integer(v), "%s is not an integer", key);
+  return json_integer_value(v);
+}
+
+START_TEST(default_trace_json) {
+  char *argv[] = {JCT_BINARY, "inspect", "--json", NULL};
+  result_t r = run(argv);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  ck_assert_str_eq(r.err, "");
+  json_error_t je;
+  json_t *doc = json_loads(r.out, 0, &je);
+  ck_assert_msg(doc != NULL, "JSON: %s at line %d", je.text, je.line);
+  ck_assert_int_eq(get_int(doc, "jctlab_inspect"), 1);
+  ck_assert(json_is_null(json_object_get(doc, "truncated")));
+  json_t *cap = json_object_get(doc, "capture");
+  ck_assert_str_eq(json_string_value(json_object_get(cap, "format")), "pcap");
+  ck_assert_int_eq(get_int(cap, "frames"), 2889);
+
+  /* Wireshark's figures (traces/README.md). */
+  json_t *tot = json_object_get(doc, "totals");
+  ck_assert_int_eq(get_int(tot, "frames"), 2889);
+  ck_assert_int_eq(get_int(tot, "roce_packets"), 2799);
+  ck_assert_int_eq(get_int(tot, "nak_seq_err"), 26);
+  ck_assert_int_eq(get_int(tot, "retransmitted_packets"), 971);
+  ck_assert_int_eq(get_int(tot, "bad_icrc"), 0);
+  ck_assert_int_eq(get_int(tot, "other_frames") + get_int(tot, "malformed_frames"), 2889 - 2799);
+  static const struct {
+    int opcode;
+    const char *name;
+    json_int_t packets;
+  } want[] = {{0x00, "RC_SEND_FIRST", 122},         {0x01, "RC_SEND_MIDDLE", 246},
+              {0x02, "RC_SEND_LAST", 127},          {0x06, "RC_RDMA_WRITE_FIRST", 71},
+              {0x07, "RC_RDMA_WRITE_MIDDLE", 2038}, {0x08, "RC_RDMA_WRITE_LAST", 73},
+              {0x11, "RC_ACKNOWLEDGE", 122}};
+  json_t *ops = json_object_get(doc, "opcodes");
+  ck_assert_uint_eq(json_array_size(ops), sizeof want / sizeof want[0]);
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    json_t *o = json_array_get(ops, i);
+    ck_assert_int_eq(get_int(o, "opcode"), want[i].opcode);
+    ck_assert_str_eq(json_string_value(json_object_get(o, "name")), want[i].name);
+    ck_assert_int_eq(get_int(o, "packets"), want[i].packets);
+  }
+  /* (src, dst, QP 0x11 / 0x12) both ways; per-flow figures add up. */
+  json_t *flows = json_object_get(doc, "flows");
+  ck_assert_uint_eq(json_array_size(flows), 4);
+  json_int_t pkts = 0, retx = 0;
+  size_t i;
+  json_t *f;
+  json_array_foreach(flows, i, f) {
+    pkts += get_int(f, "packets");
+    retx += get_int(f, "retransmitted_packets");
+    ck_assert(json_is_array(json_object_get(f, "opcodes")));
+  }
+  ck_assert_int_eq(pkts, 2799);
+  ck_assert_int_eq(retx, 971);
+  ck_assert(json_is_array(json_object_get(doc, "links")));
+  /* Every reason key is present, and they add up. */
+  static const char *const groups[][2] = {{"other", "other_frames"},
+                                          {"malformed", "malformed_frames"}};
+  size_t keys = 0;
+  for (size_t g = 0; g < 2; g++) {
+    json_t *by = json_object_get(doc, groups[g][0]);
+    ck_assert(json_is_object(by));
+    const char *k;
+    json_t *v;
+    json_int_t sum = 0;
+    json_object_foreach(by, k, v) sum += json_integer_value(v);
+    ck_assert_int_eq(sum, get_int(tot, groups[g][1]));
+    keys += json_object_size(by);
+  }
+  ck_assert_uint_eq(keys, JCT_REASON__COUNT - 1);
+  json_decref(doc);
+  result_free(&r);
+}
+END_TEST
+
+START_TEST(summary_json_file_and_rate) {
+  char js[256];
+  craft_tmpname(js, sizeof js, ".json");
+  char *argv[] = {JCT_BINARY,    "inspect", "-r",    DEFAULT_TRACE, "--json", js,
+                  "--link-rate", "25Gbit",  "--top", "2",           NULL};
+  result_t r = run(argv);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  /* The summary took standard output. */
+  ck_assert_ptr_nonnull(strstr(r.out, "Capture"));
+  ck_assert_ptr_nonnull(strstr(r.out, "26 NAKs (PSN sequence error)"));
+  ck_assert_ptr_nonnull(strstr(r.out, "971 packets"));
+  ck_assert_ptr_nonnull(strstr(r.out, "Worst flows (2 of 4"));
+  json_t *doc = json_load_file(js, 0, NULL);
+  ck_assert_ptr_nonnull(doc);
+  ck_assert_int_eq(get_int(json_object_get(doc, "capture"), "link_rate_bps"), 25000000000);
+  json_decref(doc);
+  unlink(js);
+  result_free(&r);
+
+  /* `--json TRACE`: a capture after --json is the trace, never overwritten. */
+  char *argv2[] = {JCT_BINARY, "inspect", "--json", DEFAULT_TRACE, NULL};
+  r = run(argv2);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "\"jctlab_inspect\": 1"));
+  result_free(&r);
+}
+END_TEST
+
+START_TEST(bad_input) {
+  char *missing[] = {JCT_BINARY, "inspect", "/nonexistent/x.pcap", NULL};
+  expect_bad(missing, "/nonexistent/x.pcap", "No such file");
+  char *text[] = {JCT_BINARY, "inspect", JCT_SOURCE_DIR "/traces/README.md", NULL};
+  expect_bad(text, "README.md", "not a capture file");
+  char *opt[] = {JCT_BINARY, "inspect", "--bogus", NULL};
+  expect_bad(opt, "--bogus", "unknown option");
+  char *rate[] = {JCT_BINARY, "inspect", "--link-rate", "fast", NULL};
+  expect_bad(rate, "--link-rate", "fast");
+  char *two[] = {JCT_BINARY, "inspect", "--json", "--packets", NULL};
+  expect_bad(two, "standard output", NULL);
+  char *cmd[] = {JCT_BINARY, "frobnicate", NULL};
+  expect_bad(cmd, "frobnicate", "unknown command");
+
+  char path[256];
+  craft_tmpname(path, sizeof path, ".pcap");
+  craft_pcap_t *p = craft_pcap_open(path, false, 105);
+  craft_pcap_close(p);
+  char *lt[] = {JCT_BINARY, "inspect", path, NULL};
+  expect_bad(lt, path, "unsupported link type 105");
+  unlink(path);
+}
+END_TEST
+
+/* The shipped trace cut in the middle of a record: the frames before it are
+ * reported, one warning line names the record, exit status 2. */
+START_TEST(truncated_capture) {
+  size_t len;
+  char *all = slurp(DEFAULT_TRACE, &len);
+  char path[256];
+  craft_tmpname(path, sizeof path, ".pcap");
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(all, 1, 100000, f), 100000);
+  fclose(f);
+  free(all);
+  char *argv[] = {JCT_BINARY, "inspect", "--json", path, NULL};
+  result_t r = run(argv);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
+  ck_assert_ptr_nonnull(strstr(r.err, path));
+  ck_assert_ptr_nonnull(strstr(r.err, "truncated record "));
+  json_t *doc = json_loads(r.out, 0, NULL);
+  ck_assert_ptr_nonnull(doc);
+  json_int_t frames = get_int(json_object_get(doc, "totals"), "frames");
+  ck_assert_int_gt(frames, 0);
+  ck_assert_int_lt(frames, 2889);
+  const char *tr = json_string_value(json_object_get(doc, "truncated"));
+  ck_assert_ptr_nonnull(tr);
+  char want[64];
+  snprintf(want, sizeof want, "truncated record %lld", (long long)frames + 1);
+  ck_assert_msg(strstr(tr, want) != NULL, "%s", tr);
+  json_decref(doc);
+  result_free(&r);
+  unlink(path);
+}
+END_TEST
+
+static bool on_path(const char *prog) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", prog);
+  return system(cmd) == 0;
+}
+
+/* `--packets` against Wireshark's dissector, line for line. */
+START_TEST(packets_match_tshark) {
+  if (!on_path("tshark")) {
+    printf("tshark not installed: skipping the comparison\n");
+    return;
+  }
+  char *ts[] = {"tshark",
+                "-r",
+                DEFAULT_TRACE,
+                "-Y",
+                "infiniband",
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+                "-e",
+                "ip.src",
+                "-e",
+                "ip.dst",
+                "-e",
+                "infiniband.bth.destqp",
+                "-e",
+                "infiniband.bth.opcode",
+                "-e",
+                "infiniband.bth.psn",
+                "-e",
+                "infiniband.aeth.syndrome",
+                NULL};
+  result_t want = run(ts);
+  ck_assert_msg(want.status == 0, "tshark: %s", want.err);
+  char *jc[] = {JCT_BINARY, "inspect", "--packets", DEFAULT_TRACE, NULL};
+  result_t got = run(jc);
+  ck_assert_int_eq(got.status, 0);
+  ck_assert_uint_eq(count_lines(want.out), 2799);
+  char *sw, *sg;
+  char *lw = strtok_r(want.out, "\n", &sw), *lg = strtok_r(got.out, "\n", &sg);
+  size_t n = 0;
+  for (; lw && lg; lw = strtok_r(NULL, "\n", &sw), lg = strtok_r(NULL, "\n", &sg), n++)
+    ck_assert_msg(strcmp(lw, lg) == 0, "packet %zu: tshark '%s', jctlab '%s'", n + 1, lw, lg);
+  ck_assert_msg(!lw && !lg, "tshark has %s lines than jctlab", lw ? "more" : "fewer");
+  ck_assert_uint_eq(n, 2799);
+  result_free(&want);
+  result_free(&got);
+}
+END_TEST
+
+START_TEST(timeline_json_lines) {
+  char *argv[] = {JCT_BINARY, "inspect", "--timeline=json", NULL};
+  result_t r = run(argv);
+  ck_assert_int_eq(r.status, 0);
+  size_t naks = 0, rewinds = 0, lines = 0;
+  uint64_t last_t = 0;
+  char *save;
+  for (char *l = strtok_r(r.out, "\n", &save); l; l = strtok_r(NULL, "\n", &save), lines++) {
+    json_error_t je;
+    json_t *ev = json_loads(l, 0, &je);
+    ck_assert_msg(ev != NULL, "line %zu: %s", lines + 1, je.text);
+    const char *name = json_string_value(json_object_get(ev, "event"));
+    ck_assert_ptr_nonnull(name);
+    naks += strcmp(name, "nak") == 0;
+    rewinds += strcmp(name, "rewind") == 0;
+    uint64_t t = (uint64_t)get_int(ev, "t_ns");
+    ck_assert_uint_ge(t, last_t); /* in capture order */
+    last_t = t;
+    if (strcmp(name, "nak") == 0) {
+      ck_assert_int_eq(get_int(ev, "value"), 0x60);
+      ck_assert_str_eq(json_string_value(json_object_get(ev, "src")), "198.18.0.2");
+    }
+    json_decref(ev);
+  }
+  ck_assert_uint_eq(naks, 26);
+  ck_assert_uint_gt(rewinds, 0);
+  result_free(&r);
+
+  char *text[] = {JCT_BINARY, "inspect", "--timeline", DEFAULT_TRACE, NULL};
+  r = run(text);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "198.18.0.2>198.18.0.1 qp 0x11"));
+  ck_assert_ptr_nonnull(strstr(r.out, "PSN sequence error"));
+  result_free(&r);
+}
+END_TEST
+
+START_TEST(help_and_version) {
+  char *v[] = {JCT_BINARY, "--version", NULL};
+  result_t r = run(v);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_int_eq(strncmp(r.out, "jctlab ", 7), 0);
+  result_free(&r);
+  char *h[] = {JCT_BINARY, "help", "inspect", NULL};
+  r = run(h);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_ptr_nonnull(strstr(r.out, "--timeline"));
+  ck_assert_ptr_nonnull(strstr(r.out, "exit status"));
+  result_free(&r);
+  char *none[] = {JCT_BINARY, NULL};
+  r = run(none);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "inspect"));
+  result_free(&r);
+}
+END_TEST
+
+START_TEST(rates) {
+  static const struct {
+    const char *s;
+    uint64_t bps;
+  } ok[] = {{"100gbit", 100000000000}, {"25Gbit", 25000000000}, {"400gbps", 400000000000},
+            {"10mbit", 10000000},      {"1000", 1000},          {"1.5g", 1500000000},
+            {"40Gbit/s", 40000000000}, {"1tbit", 1000000000000}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    uint64_t v = 0;
+    ck_assert_msg(jct__parse_rate_bps(ok[i].s, &v) == 0, "%s", ok[i].s);
+    ck_assert_uint_eq(v, ok[i].bps);
+  }
+  static const char *const bad[] = {"", "g", "-1", "0", "10x", "gbit", "10 gbit", "0.0001"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    uint64_t v = 7;
+    ck_assert_msg(jct__parse_rate_bps(bad[i], &v) < 0, "'%s' accepted", bad[i]);
+    ck_assert_uint_eq(v, 7);
+  }
+}
+END_TEST
+
+Suite *cli_suite(void) {
+  Suite *s = suite_create("cli");
+  TCase *core = tcase_create("core");
+  tcase_set_timeout(core, 60);
+  tcase_add_test(core, default_trace_json);
+  tcase_add_test(core, summary_json_file_and_rate);
+  tcase_add_test(core, packets_match_tshark);
+  tcase_add_test(core, timeline_json_lines);
+  tcase_add_test(core, help_and_version);
+  suite_add_tcase(s, core);
+  TCase *limits = tcase_create("limits");
+  tcase_add_test(limits, bad_input);
+  tcase_add_test(limits, truncated_capture);
+  tcase_add_test(limits, rates);
+  suite_add_tcase(s, limits);
+  return s;
+}

@@ -1,0 +1,528 @@
+/* The streaming RoCEv2 flow analyser behind `jctlab inspect` (inspect.h).
+ *
+ * One pass, one decoded frame at a time. Each RoCE packet is charged to its
+ * flow (source, destination, BTH destination QP), found through a one-entry
+ * "last flow" cache and then a hash table (flowtab.h). Per flow we keep the
+ * highest data PSN (24-bit serial arithmetic, RFC 1982 style) to classify
+ * each data packet as new, a gap (PSNs skipped before the capture point) or
+ * a retransmission; the first retransmission after a new packet is a
+ * rewind, a go-back-N one when the peer flow sent a NAK since the last
+ * rewind (IBA 9.7.5.2.1), else a retransmission-timeout episode (IBA
+ * 9.7.6.1.3; Linux rxe_comp.c). Messages are rebuilt the way the responder
+ * at the capture point accepts them: strictly in PSN order, as rxe_resp.c
+ * does, so a message completes when its LAST (or ONLY) packet is the next
+ * expected PSN. Its start time is the first transmission of its FIRST
+ * packet, remembered in a small per-flow ring while it is in flight.
+ * A packet whose ICRC is wrong is counted but changes no transport state:
+ * the receiver drops it (rxe_icrc.c).
+ *
+ * PFC and PAUSE frames are handed to pause.c (links and paused time).
+ *
+ * Nothing is allocated per packet: only a new flow, address pair or link
+ * grows the arrays and tables.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flowtab.h"
+#include "inspect_int.h"
+#include "pause.h"
+#include "jctlab/error.h"
+#include "jctlab/inspect.h"
+
+#define PSN_HALF 0x800000u  /* 2^23: serial "above" window */
+#define MSG_RING 64         /* message starts remembered while in flight */
+#define PAIR_QP 0xffffffffu /* dest_qp of an address-pair key (QPNs are 24-bit) */
+#define MIN_MTU_BYTES 256u  /* IBA's smallest path MTU: bounds a READ's PSN span */
+#define DEFAULT_RATE_BPS 100000000000u
+
+struct flow {
+  jct_flow_t pub; /* first: its key is at offset 0, as flowtab.h wants */
+  long pair_next; /* next flow with the same (src, dst), -1 */
+  bool data_seen, rewinding, nak_pending, asm_open, ring_lost;
+  uint8_t asm_kind;
+  uint32_t gap_slack; /* PSNs a READ request just before may have used */
+  uint32_t expected;  /* the PSN the responder accepts next */
+  uint32_t last_psn;  /* of the last data packet */
+  uint32_t acc_slack; /* ... or up to this many after it (READ request) */
+  uint64_t rewind_ns;
+  uint32_t asm_psn; /* the message being accepted: first PSN, start, bytes */
+  uint64_t asm_start_ns, asm_bytes;
+  uint32_t ring_lost_hi;
+  uint8_t ring_head, ring_len;
+  uint32_t ring_psn[MSG_RING]; /* first transmissions of FIRST/ONLY packets */
+  uint64_t ring_ns[MSG_RING];
+};
+
+struct pair {
+  jct_flow_key_t key; /* (src, dst, PAIR_QP) */
+  long head, tail;    /* flows src -> dst, first-seen order */
+};
+
+struct jct_inspect {
+  jct_inspect_opts_t opts;
+  jct_totals_t tot;
+  struct flow *flows;
+  size_t nflows, capflows;
+  struct pair *pairs;
+  size_t npairs, cappairs;
+  jct__links_t links;
+  jct__ftab_t ftab, ptab;
+  long last; /* the flow of the last RoCE packet, -1 */
+};
+
+/* Where the packet being handled stands, for events. */
+struct ctx {
+  jct_inspect_t *ins;
+  const jct_packet_t *pkt;
+  uint64_t ts_ns, frame_no;
+  long fi;
+};
+
+static const char *const event_names[JCT_EV__COUNT] = {"msg_done", "gap",       "nak",   "rewind",
+                                                       "timeout",  "recovered", "cnp",   "ecn_ce",
+                                                       "bad_icrc", "pause",     "resume"};
+
+const char *jct_event_name(jct_event_type_t t) {
+  return (unsigned)t < JCT_EV__COUNT ? event_names[t] : "unknown";
+}
+
+/* Serial arithmetic on 24-bit PSNs. */
+static inline uint32_t psn_diff(uint32_t a, uint32_t b) {
+  return (a - b) & JCT_PSN_MASK;
+}
+static inline bool psn_above(uint32_t a, uint32_t b) {
+  uint32_t d = psn_diff(a, b);
+  return d != 0 && d < PSN_HALF;
+}
+
+static inline uint64_t elapsed(uint64_t from, uint64_t to) {
+  return to > from ? to - from : 0;
+}
+
+static void emit(const struct ctx *c, jct_event_type_t type, uint32_t psn, uint64_t value,
+                 uint64_t dur_ns) {
+  const jct_inspect_opts_t *o = &c->ins->opts;
+  if (!o->on_event) return;
+  jct_event_t ev = {.type = type,
+                    .ts_ns = c->ts_ns,
+                    .frame_no = c->frame_no,
+                    .flow = c->fi,
+                    .link = -1,
+                    .psn = psn,
+                    .value = value,
+                    .dur_ns = dur_ns};
+  o->on_event(&ev, o->arg);
+}
+
+/* Make room for one more element in *arr. */
+static int reserve(void **arr, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return 0;
+  size_t ncap = *cap ? 2 * *cap : 16;
+  void *p = realloc(*arr, ncap * size);
+  if (!p) return JCT_ENOMEM;
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+int jct_inspect_new(jct_inspect_t **out, const jct_inspect_opts_t *opts) {
+  *out = NULL;
+  jct_inspect_t *ins = calloc(1, sizeof *ins);
+  if (!ins) return JCT_ENOMEM;
+  if (opts) ins->opts = *opts;
+  ins->links.rate_bps = ins->opts.link_rate_bps ? ins->opts.link_rate_bps : DEFAULT_RATE_BPS;
+  ins->last = -1;
+  *out = ins;
+  return 0;
+}
+
+const jct_inspect_opts_t *jct__inspect_opts(const jct_inspect_t *ins) {
+  return &ins->opts;
+}
+
+void jct_inspect_free(jct_inspect_t *ins) {
+  if (!ins) return;
+  free(ins->flows);
+  free(ins->pairs);
+  jct__links_free(&ins->links);
+  jct__ftab_free(&ins->ftab);
+  jct__ftab_free(&ins->ptab);
+  free(ins);
+}
+
+static void make_key(jct_flow_key_t *k, const jct_addr_t *src, const jct_addr_t *dst, uint32_t qp) {
+  memset(k, 0, sizeof *k);
+  k->src = *src;
+  k->dst = *dst;
+  k->dest_qp = qp;
+}
+
+/* The address-pair record for src -> dst, created when create is set. */
+static long pair_of(jct_inspect_t *ins, const jct_addr_t *src, const jct_addr_t *dst, bool create) {
+  jct_flow_key_t k;
+  make_key(&k, src, dst, PAIR_QP);
+  uint32_t h = jct__ftab_hash(&k);
+  long i = jct__ftab_find(&ins->ptab, &k, h, ins->pairs, sizeof *ins->pairs);
+  if (i >= 0 || !create) return i;
+  if (reserve((void **)&ins->pairs, &ins->cappairs, ins->npairs, sizeof *ins->pairs) ||
+      jct__ftab_insert(&ins->ptab, h, ins->npairs))
+    return -1;
+  struct pair *p = &ins->pairs[ins->npairs];
+  p->key = k;
+  p->head = p->tail = -1;
+  return (long)ins->npairs++;
+}
+
+static long flow_new(jct_inspect_t *ins, const jct_flow_key_t *k, uint32_t h) {
+  if (reserve((void **)&ins->flows, &ins->capflows, ins->nflows, sizeof *ins->flows)) return -1;
+  long pi = pair_of(ins, &k->src, &k->dst, true);
+  if (pi < 0 || jct__ftab_insert(&ins->ftab, h, ins->nflows)) return -1;
+  long fi = (long)ins->nflows++;
+  struct flow *f = &ins->flows[fi];
+  memset(f, 0, sizeof *f);
+  f->pub.key = *k;
+  f->pub.peer = -1;
+  f->pair_next = -1;
+  struct pair *p = &ins->pairs[pi];
+  if (p->tail >= 0)
+    ins->flows[p->tail].pair_next = fi;
+  else
+    p->head = fi;
+  p->tail = fi;
+  return fi;
+}
+
+static inline bool addr_eq(const jct_addr_t *a, const jct_addr_t *b) {
+  return a->family == b->family && memcmp(a->bytes, b->bytes, 16) == 0;
+}
+
+static long flow_of(jct_inspect_t *ins, const jct_packet_t *pkt) {
+  uint32_t qp = pkt->roce.bth.dest_qp;
+  if (ins->last >= 0) {
+    const jct_flow_key_t *k = &ins->flows[ins->last].pub.key;
+    if (k->dest_qp == qp && addr_eq(&k->src, &pkt->src) && addr_eq(&k->dst, &pkt->dst))
+      return ins->last;
+  }
+  jct_flow_key_t k;
+  make_key(&k, &pkt->src, &pkt->dst, qp);
+  uint32_t h = jct__ftab_hash(&k);
+  long fi = jct__ftab_find(&ins->ftab, &k, h, ins->flows, sizeof *ins->flows);
+  if (fi < 0) fi = flow_new(ins, &k, h);
+  if (fi >= 0) ins->last = fi;
+  return fi;
+}
+
+/* Pair ACK flow fi with the unpaired data flow in the other direction
+ * whose seen PSN range holds the acknowledged psn, if there is one. */
+static void try_pair(jct_inspect_t *ins, long fi, uint32_t psn) {
+  const jct_flow_key_t *k = &ins->flows[fi].pub.key;
+  long pi = pair_of(ins, &k->dst, &k->src, false);
+  if (pi < 0) return;
+  for (long d = ins->pairs[pi].head; d >= 0; d = ins->flows[d].pair_next) {
+    struct flow *df = &ins->flows[d];
+    if (d == fi || df->pub.peer >= 0 || !df->data_seen) continue;
+    const jct_flow_stats_t *s = &df->pub.st;
+    if (psn_diff(psn, s->psn_first) <= psn_diff(s->psn_highest, s->psn_first)) {
+      df->pub.peer = fi;
+      ins->flows[fi].pub.peer = d;
+      return;
+    }
+  }
+}
+
+static void on_aeth(const struct ctx *c, struct flow *f) {
+  const jct_packet_t *pkt = c->pkt;
+  jct_flow_stats_t *s = &f->pub.st;
+  uint8_t syn = pkt->roce.aeth.syndrome;
+  uint32_t psn = pkt->roce.bth.psn & JCT_PSN_MASK;
+  bool nak = true;
+  switch (jct_aeth_type(syn)) {
+  case JCT_AETH_ACK:
+    s->acks++;
+    nak = false;
+    break;
+  case JCT_AETH_RNR_NAK:
+    s->nak_rnr++;
+    break;
+  case JCT_AETH_NAK:
+    if (jct_aeth_value(syn) == JCT_NAK_PSN_SEQ_ERR)
+      s->nak_seq_err++;
+    else
+      s->nak_other++;
+    break;
+  default: /* reserved: neither */
+    return;
+  }
+  if (f->pub.peer < 0) try_pair(c->ins, c->fi, psn);
+  if (!nak) return;
+  if (f->pub.peer >= 0) c->ins->flows[f->pub.peer].nak_pending = true;
+  emit(c, JCT_EV_NAK, psn, syn, 0);
+}
+
+static const int8_t msg_kind_of[] = {
+    [JCT_OPK_SEND] = JCT_MSG_SEND,
+    [JCT_OPK_WRITE] = JCT_MSG_WRITE,
+    [JCT_OPK_READ_REQ] = JCT_MSG_READ_REQ,
+    [JCT_OPK_READ_RESP] = JCT_MSG_READ_RESP,
+    [JCT_OPK_ACK] = -1,
+    [JCT_OPK_ATOMIC] = JCT_MSG_ATOMIC,
+    [JCT_OPK_ATOMIC_ACK] = -1,
+    [JCT_OPK_CNP] = -1,
+};
+
+/* PSNs after a READ request at most its responses can take, less one. */
+static uint32_t read_slack(const jct_packet_t *pkt) {
+  uint32_t len = pkt->roce.reth.dma_len_bytes;
+  uint32_t n = len ? (len - 1) / MIN_MTU_BYTES + 1 : 1;
+  return n - 1;
+}
+
+static void ring_push(struct flow *f, uint32_t psn, uint64_t ts_ns) {
+  if (f->ring_len == MSG_RING) { /* forget the oldest, remember that we did */
+    f->ring_lost = true;
+    f->ring_lost_hi = f->ring_psn[f->ring_head];
+    f->ring_head = (uint8_t)((f->ring_head + 1) % MSG_RING);
+    f->ring_len--;
+  }
+  unsigned i = (f->ring_head + f->ring_len) % MSG_RING;
+  f->ring_psn[i] = psn;
+  f->ring_ns[i] = ts_ns;
+  f->ring_len++;
+}
+
+/* The start of the message whose FIRST packet psn the responder accepts:
+ * its first transmission's time, or now when that was not seen (and then
+ * the message starts now, counted as started). */
+static uint64_t message_start(struct flow *f, uint32_t psn, int kind, uint64_t now_ns) {
+  while (f->ring_len && psn_above(psn, f->ring_psn[f->ring_head])) {
+    f->ring_head = (uint8_t)((f->ring_head + 1) % MSG_RING);
+    f->ring_len--;
+  }
+  if (f->ring_len && f->ring_psn[f->ring_head] == psn) {
+    uint64_t t = f->ring_ns[f->ring_head];
+    f->ring_head = (uint8_t)((f->ring_head + 1) % MSG_RING);
+    f->ring_len--;
+    return t;
+  }
+  bool counted = f->ring_lost && !psn_above(psn, f->ring_lost_hi);
+  if (f->ring_lost && psn_above(psn, f->ring_lost_hi)) f->ring_lost = false;
+  if (!counted) f->pub.st.messages[kind]++;
+  return now_ns;
+}
+
+/* The responder's view: psn is the next PSN it takes. */
+static void accept(const struct ctx *c, struct flow *f, const struct jct_opcode_info *op,
+                   uint32_t psn, int kind) {
+  jct_flow_stats_t *s = &f->pub.st;
+  f->expected = (psn + 1) & JCT_PSN_MASK;
+  f->acc_slack = op->kind == JCT_OPK_READ_REQ ? read_slack(c->pkt) : 0;
+  if (kind < 0) return;
+  if (op->pos & JCT_POS_FIRST) {
+    f->asm_open = true;
+    f->asm_kind = (uint8_t)kind;
+    f->asm_psn = psn;
+    f->asm_start_ns = message_start(f, psn, kind, c->ts_ns);
+    f->asm_bytes = 0;
+  } else if (!f->asm_open || f->asm_kind != kind) {
+    f->asm_open = false; /* middle of a message we did not see start */
+    return;
+  }
+  f->asm_bytes += c->pkt->payload_bytes;
+  if (!(op->pos & JCT_POS_LAST)) return;
+  uint64_t dur = elapsed(f->asm_start_ns, c->ts_ns);
+  if (!s->messages_completed || dur < s->msg_time_min_ns) s->msg_time_min_ns = dur;
+  if (dur > s->msg_time_max_ns) s->msg_time_max_ns = dur;
+  s->messages_completed++;
+  s->message_bytes += f->asm_bytes;
+  s->msg_time_sum_ns += dur;
+  f->asm_open = false;
+  emit(c, JCT_EV_MSG_DONE, f->asm_psn, f->asm_bytes, dur);
+}
+
+static void on_data(const struct ctx *c, struct flow *f, const struct jct_opcode_info *op) {
+  const jct_packet_t *pkt = c->pkt;
+  jct_flow_stats_t *s = &f->pub.st;
+  uint32_t psn = pkt->roce.bth.psn & JCT_PSN_MASK;
+  int kind = op->kind < sizeof msg_kind_of ? msg_kind_of[op->kind] : -1;
+  bool resync = op->kind == JCT_OPK_READ_RESP && (op->pos & JCT_POS_FIRST);
+  bool fresh, acc;
+
+  if (!f->data_seen) {
+    f->data_seen = true;
+    s->psn_first = s->psn_highest = psn;
+    fresh = acc = true;
+  } else {
+    uint32_t d = psn_diff(psn, s->psn_highest);
+    fresh = d != 0 && d < PSN_HALF;
+    uint32_t e = psn_diff(psn, f->expected);
+    acc = e <= f->acc_slack || (resync && e < PSN_HALF);
+    if (!fresh) {
+      s->retransmitted_packets++;
+      s->retransmitted_bytes += pkt->payload_bytes;
+      /* A rewind is any step back: the first retransmission after new
+       * packets, or a second go-back while one is under way (a NAK for a
+       * packet lost again). The recovery time runs from the first. */
+      if (!f->rewinding || !psn_above(psn, f->last_psn)) {
+        uint64_t ahead = psn_diff(s->psn_highest, psn) + 1u;
+        if (!f->rewinding) f->rewind_ns = c->ts_ns;
+        f->rewinding = true;
+        if (f->nak_pending)
+          s->rewinds++;
+        else
+          s->timeouts++;
+        emit(c, f->nak_pending ? JCT_EV_REWIND : JCT_EV_TIMEOUT, psn, ahead, 0);
+        f->nak_pending = false;
+      }
+    } else {
+      if (f->rewinding) {
+        uint64_t dur = elapsed(f->rewind_ns, c->ts_ns);
+        f->rewinding = false;
+        s->recovery_ns += dur;
+        emit(c, JCT_EV_RECOVERED, psn, 0, dur);
+      }
+      if (d - 1 > f->gap_slack && !resync) {
+        uint32_t missing = d - 1 - f->gap_slack;
+        s->gaps++;
+        s->gap_psns += missing;
+        emit(c, JCT_EV_GAP, (s->psn_highest + 1 + f->gap_slack) & JCT_PSN_MASK, missing, 0);
+      }
+      s->psn_highest = psn;
+    }
+  }
+  if (fresh && kind >= 0 && (op->pos & JCT_POS_FIRST)) {
+    s->messages[kind]++;
+    ring_push(f, psn, c->ts_ns);
+  }
+  f->gap_slack = op->kind == JCT_OPK_READ_REQ && psn == s->psn_highest ? read_slack(pkt) : 0;
+  f->last_psn = psn;
+  if (acc) accept(c, f, op, psn, kind);
+}
+
+static int on_roce(struct ctx *c, uint32_t wire_len) {
+  jct_inspect_t *ins = c->ins;
+  const jct_packet_t *pkt = c->pkt;
+  long fi = flow_of(ins, pkt);
+  if (fi < 0) return JCT_ENOMEM;
+  c->fi = fi;
+  struct flow *f = &ins->flows[fi];
+  jct_flow_stats_t *s = &f->pub.st;
+  uint8_t opcode = pkt->roce.bth.opcode;
+  if (!s->packets || c->ts_ns < s->first_ns) s->first_ns = c->ts_ns;
+  if (c->ts_ns > s->last_ns) s->last_ns = c->ts_ns;
+  s->packets++;
+  s->wire_bytes += wire_len;
+  s->payload_bytes += pkt->payload_bytes;
+  s->opcode_packets[opcode]++;
+  f->pub.pcp = pkt->pcp;
+  f->pub.dscp = pkt->dscp;
+
+  if (!pkt->icrc_checked) {
+    ins->tot.icrc_unchecked++;
+  } else if (!pkt->icrc_ok) {
+    s->bad_icrc++;
+    emit(c, JCT_EV_BAD_ICRC, pkt->roce.bth.psn & JCT_PSN_MASK, pkt->icrc, 0);
+    return 0;
+  }
+  if (pkt->ecn == JCT_ECN_CE) {
+    s->ecn_ce++;
+    emit(c, JCT_EV_ECN_CE, pkt->roce.bth.psn & JCT_PSN_MASK, 0, 0);
+  }
+  const struct jct_opcode_info *op = pkt->op ? pkt->op : jct_opcode_info(opcode);
+  if (!op) return 0;
+  switch (op->kind) {
+  case JCT_OPK_ACK:
+  case JCT_OPK_ATOMIC_ACK:
+    on_aeth(c, f);
+    break;
+  case JCT_OPK_CNP:
+    s->cnps++;
+    emit(c, JCT_EV_CNP, pkt->roce.bth.psn & JCT_PSN_MASK, 0, 0);
+    break;
+  default:
+    on_data(c, f, op);
+  }
+  return 0;
+}
+
+int jct_inspect_add(jct_inspect_t *ins, const jct_packet_t *pkt, uint64_t ts_ns, uint64_t frame_no,
+                    uint32_t wire_len) {
+  jct_totals_t *t = &ins->tot;
+  if (!t->frames || ts_ns < t->first_ns) t->first_ns = ts_ns;
+  if (ts_ns > t->last_ns) t->last_ns = ts_ns;
+  t->frames++;
+  t->wire_bytes += wire_len;
+  struct ctx c = {.ins = ins, .pkt = pkt, .ts_ns = ts_ns, .frame_no = frame_no, .fi = -1};
+  switch (pkt->kind) {
+  case JCT_PKT_ROCE:
+    t->roce_packets++;
+    t->opcode_packets[pkt->roce.bth.opcode]++;
+    return on_roce(&c, wire_len);
+  case JCT_PKT_PFC:
+    t->pfc_frames++;
+    return jct__links_add(&ins->links, pkt, ts_ns, frame_no, ins->opts.on_event, ins->opts.arg);
+  case JCT_PKT_OTHER:
+    t->other_frames++;
+    break;
+  case JCT_PKT_MALFORMED:
+    t->malformed_frames++;
+    break;
+  }
+  if ((unsigned)pkt->reason < JCT_REASON__COUNT) t->by_reason[pkt->reason]++;
+  return 0;
+}
+
+void jct_inspect_finish(jct_inspect_t *ins) {
+  jct_totals_t *t = &ins->tot;
+  t->messages = t->messages_completed = 0;
+  t->acks = t->nak_seq_err = t->nak_rnr = t->nak_other = 0;
+  t->retransmitted_packets = t->retransmitted_bytes = 0;
+  t->gaps = t->gap_psns = t->rewinds = t->timeouts = t->recovery_ns = 0;
+  t->cnps = t->ecn_ce = t->bad_icrc = 0;
+  t->paused_ns = t->pause_frames_xoff = t->pause_frames_xon = 0;
+  for (size_t i = 0; i < ins->nflows; i++) {
+    const jct_flow_stats_t *s = &ins->flows[i].pub.st;
+    for (int k = 0; k < JCT_MSG__COUNT; k++)
+      t->messages += s->messages[k];
+    t->messages_completed += s->messages_completed;
+    t->acks += s->acks;
+    t->nak_seq_err += s->nak_seq_err;
+    t->nak_rnr += s->nak_rnr;
+    t->nak_other += s->nak_other;
+    t->retransmitted_packets += s->retransmitted_packets;
+    t->retransmitted_bytes += s->retransmitted_bytes;
+    t->gaps += s->gaps;
+    t->gap_psns += s->gap_psns;
+    t->rewinds += s->rewinds;
+    t->timeouts += s->timeouts;
+    t->recovery_ns += s->recovery_ns;
+    t->cnps += s->cnps;
+    t->ecn_ce += s->ecn_ce;
+    t->bad_icrc += s->bad_icrc;
+  }
+  jct__links_finish(&ins->links, t);
+}
+
+const jct_totals_t *jct_inspect_totals(const jct_inspect_t *ins) {
+  return &ins->tot;
+}
+
+size_t jct_inspect_nflows(const jct_inspect_t *ins) {
+  return ins->nflows;
+}
+
+const jct_flow_t *jct_inspect_flow(const jct_inspect_t *ins, size_t i) {
+  return i < ins->nflows ? &ins->flows[i].pub : NULL;
+}
+
+size_t jct_inspect_nlinks(const jct_inspect_t *ins) {
+  return ins->links.n;
+}
+
+const jct_link_t *jct_inspect_link(const jct_inspect_t *ins, size_t i) {
+  return jct__links_get(&ins->links, i);
+}
+
+uint64_t jct_inspect_link_rate_bps(const jct_inspect_t *ins) {
+  return ins->links.rate_bps;
+}
