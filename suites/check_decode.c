@@ -76,7 +76,7 @@ START_TEST(vlan_ipv6_ecn) {
 
   /* A second (inner) tag: the outer one's priority is kept. */
   uint8_t q[2048];
-  memcpy(q, f, 16);                                 /* MACs and the outer tag */
+  memcpy(q, f, 16);                                  /* MACs and the outer tag */
   const uint8_t inner[4] = {0x81, 0x00, 0xe0, 0x07}; /* PCP 7, VID 7 */
   memcpy(q + 16, inner, 4);
   memcpy(q + 20, f + 16, n - 16);
@@ -124,7 +124,8 @@ START_TEST(pfc_and_pause) {
   ck_assert_int_eq(jct_decode(JCT_LINK_EN10MB, f, n, n, &p), JCT_PKT_PFC);
   ck_assert(p.pfc.is_pause);
   ck_assert_uint_eq(p.pfc.class_enable, 0xff);
-  for (int i = 0; i < 8; i++) ck_assert_uint_eq(p.pfc.quanta[i], 300);
+  for (int i = 0; i < 8; i++)
+    ck_assert_uint_eq(p.pfc.quanta[i], 300);
 
   f[15] = 0x02; /* MAC control opcode 0x0102: neither */
   ck_assert_int_eq(jct_decode(JCT_LINK_EN10MB, f, n, n, &p), JCT_PKT_OTHER);

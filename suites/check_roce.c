@@ -27,10 +27,10 @@ START_TEST(opcode_table) {
   ck_assert_uint_eq(known, 38);
   ck_assert_str_eq(jct_opcode_name(0x07), "RC_RDMA_WRITE_MIDDLE");
   ck_assert_str_eq(jct_opcode_name(0x81), "CNP");
-  ck_assert_uint_eq(jct_opcode_info(0x0b)->hdr_bytes, 12 + 16 + 4);  /* RETH + ImmDt */
-  ck_assert_uint_eq(jct_opcode_info(0x12)->hdr_bytes, 12 + 4 + 8);   /* AETH + AtomicAckETH */
-  ck_assert_uint_eq(jct_opcode_info(0x13)->hdr_bytes, 12 + 28);      /* AtomicETH */
-  ck_assert_uint_eq(jct_opcode_info(0x65)->hdr_bytes, 12 + 8 + 4);   /* DETH + ImmDt */
+  ck_assert_uint_eq(jct_opcode_info(0x0b)->hdr_bytes, 12 + 16 + 4); /* RETH + ImmDt */
+  ck_assert_uint_eq(jct_opcode_info(0x12)->hdr_bytes, 12 + 4 + 8);  /* AETH + AtomicAckETH */
+  ck_assert_uint_eq(jct_opcode_info(0x13)->hdr_bytes, 12 + 28);     /* AtomicETH */
+  ck_assert_uint_eq(jct_opcode_info(0x65)->hdr_bytes, 12 + 8 + 4);  /* DETH + ImmDt */
   ck_assert_ptr_null(jct_opcode_info(0x15));
   ck_assert_ptr_null(jct_opcode_info(0x40)); /* RD is not RoCEv2 */
 }
@@ -89,8 +89,7 @@ static void assert_same_for(const struct jct_opcode_info *e, const struct jct_ro
     ck_assert_uint_eq(a->aeth.msn, b->aeth.msn);
   }
   if (e->ext & JCT_EXT_IMMDT) ck_assert_uint_eq(a->immdt, b->immdt);
-  if (e->ext & JCT_EXT_ATOMICETH)
-    ck_assert(memcmp(&a->atomic, &b->atomic, sizeof a->atomic) == 0);
+  if (e->ext & JCT_EXT_ATOMICETH) ck_assert(memcmp(&a->atomic, &b->atomic, sizeof a->atomic) == 0);
   if (e->ext & JCT_EXT_ATOMICACKETH) ck_assert_uint_eq(a->atomic_ack_orig, b->atomic_ack_orig);
   if (e->ext & JCT_EXT_DETH) {
     ck_assert_uint_eq(a->deth.qkey, b->deth.qkey);
@@ -176,7 +175,8 @@ START_TEST(icrc_masking) {
     ck_assert_uint_gt(n, 0);
     uint32_t base = icrc_of(f, n, 14);
     size_t ip_bytes = v6 ? 40 : 20, udp = 14 + ip_bytes, bth = udp + 8;
-    /* masked: TOS/traffic class, TTL/hop limit, IPv4 checksum, flow label, UDP checksum, BTH resv8a */
+    /* masked: TOS/traffic class, TTL/hop limit, IPv4 checksum, flow label, UDP checksum, BTH resv8a
+     */
     size_t masked_v4[] = {14 + 1, 14 + 8, 14 + 10, 14 + 11, udp + 6, udp + 7, bth + 4};
     size_t masked_v6[] = {14 + 1, 14 + 2, 14 + 3, 14 + 7, udp + 6, udp + 7, bth + 4};
     size_t *masked = v6 ? masked_v6 : masked_v4;

@@ -15,8 +15,10 @@ static const uint8_t mac_b[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
 
 static uint16_t ipv4_checksum(const uint8_t *h, size_t n) {
   uint32_t sum = 0;
-  for (size_t i = 0; i + 1 < n; i += 2) sum += jct__be16(h + i);
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  for (size_t i = 0; i + 1 < n; i += 2)
+    sum += jct__be16(h + i);
+  while (sum >> 16)
+    sum = (sum & 0xffff) + (sum >> 16);
   return (uint16_t)~sum;
 }
 
@@ -73,7 +75,8 @@ size_t craft_roce(uint8_t *buf, size_t cap, const craft_roce_t *c) {
     jct_roce_write(bth, hdrs, &h);
     bth[0] = c->h.bth.opcode;
   }
-  for (size_t i = 0; i < c->payload_bytes; i++) bth[hdrs + i] = (uint8_t)(i * 31 + 7);
+  for (size_t i = 0; i < c->payload_bytes; i++)
+    bth[hdrs + i] = (uint8_t)(i * 31 + 7);
   size_t icrc_off = ip_hdr + udp_len - JCT_ICRC_BYTES;
   uint32_t icrc = jct_icrc(ip, icrc_off);
   if (c->bad_icrc) icrc ^= 0x10;
@@ -97,7 +100,8 @@ size_t craft_pfc(uint8_t *buf, size_t cap, const uint8_t src_mac[6], uint16_t cl
   size_t n = mac_control(buf, cap, src_mac, 0x0101);
   if (!n) return 0;
   jct__put16(buf + 16, class_enable);
-  for (int i = 0; i < 8; i++) jct__put16(buf + 18 + 2 * i, quanta[i]);
+  for (int i = 0; i < 8; i++)
+    jct__put16(buf + 18 + 2 * i, quanta[i]);
   return n;
 }
 

@@ -17,12 +17,12 @@ typedef struct {
   uint16_t vlan_id;
   uint8_t pcp;
   uint8_t dscp, ecn;
-  const char *src, *dst;        /* "198.18.0.1" or "2001:2::1"; defaults 198.18.0.1 -> .2 */
-  uint16_t udp_sport;           /* default 49152 */
-  uint16_t udp_dport;           /* default 4791 */
-  struct jct_roce_hdrs h;       /* bth.opcode and the fields its headers need */
-  uint32_t payload_bytes;       /* filled with a pattern; padded to 4 as bth.pad_count says */
-  bool bad_icrc;                /* store the ICRC with one bit flipped */
+  const char *src, *dst;  /* "198.18.0.1" or "2001:2::1"; defaults 198.18.0.1 -> .2 */
+  uint16_t udp_sport;     /* default 49152 */
+  uint16_t udp_dport;     /* default 4791 */
+  struct jct_roce_hdrs h; /* bth.opcode and the fields its headers need */
+  uint32_t payload_bytes; /* filled with a pattern; padded to 4 as bth.pad_count says */
+  bool bad_icrc;          /* store the ICRC with one bit flipped */
 } craft_roce_t;
 
 /* Write the Ethernet frame into buf. Returns its length, 0 when it does not fit. */

@@ -33,8 +33,8 @@
 #define ETHERTYPE_MAC_CONTROL 0x8808
 #define MAC_CONTROL_PAUSE 0x0001
 #define MAC_CONTROL_PFC 0x0101
-#define PFC_BODY_BYTES 20   /* opcode, class-enable vector, 8 quanta */
-#define PAUSE_BODY_BYTES 4  /* opcode, quanta */
+#define PFC_BODY_BYTES 20  /* opcode, class-enable vector, 8 quanta */
+#define PAUSE_BODY_BYTES 4 /* opcode, quanta */
 #define IPV4_MIN_BYTES 20
 #define IPV6_BYTES 40
 #define UDP_BYTES 8
@@ -105,13 +105,15 @@ static jct_pkt_kind_t decode_mac_control(span_t s, jct_packet_t *pkt) {
   if (opcode == MAC_CONTROL_PFC) {
     if (s.cap < PFC_BODY_BYTES) return verdict(pkt, JCT_REASON_SHORT_PFC);
     pkt->pfc.class_enable = jct__be16(s.p + 2) & 0xff;
-    for (int i = 0; i < 8; i++) pkt->pfc.quanta[i] = jct__be16(s.p + 4 + 2 * i);
+    for (int i = 0; i < 8; i++)
+      pkt->pfc.quanta[i] = jct__be16(s.p + 4 + 2 * i);
   } else if (opcode == MAC_CONTROL_PAUSE) {
     if (s.cap < PAUSE_BODY_BYTES) return verdict(pkt, JCT_REASON_SHORT_PFC);
     pkt->pfc.is_pause = true;
     pkt->pfc.class_enable = 0xff;
     uint16_t q = jct__be16(s.p + 2);
-    for (int i = 0; i < 8; i++) pkt->pfc.quanta[i] = q;
+    for (int i = 0; i < 8; i++)
+      pkt->pfc.quanta[i] = q;
   } else {
     return verdict(pkt, JCT_REASON_MAC_CONTROL);
   }
@@ -163,7 +165,8 @@ static jct_pkt_kind_t decode_udp(span_t ip, size_t ip_hdr_bytes, span_t s, jct_p
 static jct_pkt_kind_t decode_ipv4(span_t s, jct_packet_t *pkt) {
   if (s.cap < IPV4_MIN_BYTES) return verdict(pkt, JCT_REASON_SHORT_IP);
   size_t hdr_bytes = (size_t)(s.p[0] & 0x0f) * 4;
-  if ((s.p[0] >> 4) != 4 || hdr_bytes < IPV4_MIN_BYTES) return verdict(pkt, JCT_REASON_BAD_IP_HEADER);
+  if ((s.p[0] >> 4) != 4 || hdr_bytes < IPV4_MIN_BYTES)
+    return verdict(pkt, JCT_REASON_BAD_IP_HEADER);
   if (s.cap < hdr_bytes) return verdict(pkt, JCT_REASON_SHORT_IP);
   size_t total = jct__be16(s.p + 2);
   if (total < hdr_bytes || total > s.len) return verdict(pkt, JCT_REASON_BAD_IP_LENGTH);

@@ -47,17 +47,17 @@ uint32_t jct_icrc(const uint8_t *ip, size_t len_bytes) {
   uint8_t *h = hdr + MASKED_LRH_BYTES;
   memcpy(h, ip, masked_bytes);
   if (version == 4) {
-    h[1] = 0xff;              /* type of service: DSCP and ECN */
-    h[8] = 0xff;              /* TTL */
-    h[10] = h[11] = 0xff;     /* header checksum */
+    h[1] = 0xff;          /* type of service: DSCP and ECN */
+    h[8] = 0xff;          /* TTL */
+    h[10] = h[11] = 0xff; /* header checksum */
   } else {
-    h[0] |= 0x0f;             /* traffic class, high nibble */
+    h[0] |= 0x0f;              /* traffic class, high nibble */
     h[1] = h[2] = h[3] = 0xff; /* traffic class, low nibble, and flow label */
-    h[7] = 0xff;              /* hop limit */
+    h[7] = 0xff;               /* hop limit */
   }
   uint8_t *udp = h + ip_bytes;
-  udp[6] = udp[7] = 0xff;     /* UDP checksum */
-  udp[UDP_BYTES + 4] = 0xff;  /* BTH reserved byte (FECN, BECN, resv6) */
+  udp[6] = udp[7] = 0xff;    /* UDP checksum */
+  udp[UDP_BYTES + 4] = 0xff; /* BTH reserved byte (FECN, BECN, resv6) */
 
   uint32_t crc = crc32_gzip_refl(0, hdr, (uint64_t)(MASKED_LRH_BYTES + masked_bytes));
   return crc32_gzip_refl(crc, ip + masked_bytes, (uint64_t)(len_bytes - masked_bytes));

@@ -21,10 +21,10 @@
 /* Header bytes (BTH plus extension headers) as a constant expression, so
  * the table cannot disagree with its own ext bits. */
 #define EXT_BYTES(e)                                                                               \
-  (((e) & E_DETH ? JCT_DETH_BYTES : 0) + ((e) & E_RETH ? JCT_RETH_BYTES : 0) +                     \
-   ((e) & E_ATOM ? JCT_ATOMICETH_BYTES : 0) + ((e) & E_AETH ? JCT_AETH_BYTES : 0) +                \
-   ((e) & E_AACK ? JCT_ATOMICACKETH_BYTES : 0) + ((e) & E_IMM ? JCT_IMMDT_BYTES : 0) +             \
-   ((e) & E_IETH ? JCT_IETH_BYTES : 0))
+  (((e)&E_DETH ? JCT_DETH_BYTES : 0) + ((e)&E_RETH ? JCT_RETH_BYTES : 0) +                         \
+   ((e)&E_ATOM ? JCT_ATOMICETH_BYTES : 0) + ((e)&E_AETH ? JCT_AETH_BYTES : 0) +                    \
+   ((e)&E_AACK ? JCT_ATOMICACKETH_BYTES : 0) + ((e)&E_IMM ? JCT_IMMDT_BYTES : 0) +                 \
+   ((e)&E_IETH ? JCT_IETH_BYTES : 0))
 
 #define OP(code, nm, ext_, kind_, pos_)                                                            \
   [code] = {nm, (ext_), (kind_), (pos_), JCT_BTH_BYTES + EXT_BYTES(ext_)}

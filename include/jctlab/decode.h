@@ -41,22 +41,23 @@ typedef enum {
 
 /* Why a frame is not a RoCE or PFC packet. The OTHER reasons come first. */
 #define JCT_REASON_MAP(XX)                                                                         \
-  XX(NONE, "none", "none")                                                                                 \
-  XX(NOT_IP, "not_ip", "ethertype is not IPv4 or IPv6")                                                      \
-  XX(NOT_UDP, "not_udp", "IP protocol is not UDP")                                                            \
-  XX(NOT_ROCE_PORT, "not_roce_port", "UDP destination port is not 4791")                                           \
-  XX(IP_FRAGMENT, "ip_fragment", "IP fragment")                                                                   \
-  XX(MAC_CONTROL, "mac_control", "MAC control frame that is not PFC or PAUSE")                                    \
-  XX(SHORT_L2, "short_l2", "frame shorter than its link header")                                               \
-  XX(SHORT_IP, "short_ip", "shorter than its IP header")                                                       \
-  XX(BAD_IP_HEADER, "bad_ip_header", "bad IP version or header length")                                            \
-  XX(BAD_IP_LENGTH, "bad_ip_length", "IP length disagrees with the frame")                                          \
-  XX(SHORT_UDP, "short_udp", "shorter than its UDP header")                                                     \
-  XX(BAD_UDP_LENGTH, "bad_udp_length", "UDP length disagrees with IP")                                               \
-  XX(SHORT_BTH, "short_bth", "UDP payload shorter than BTH and ICRC")                                           \
-  XX(UNKNOWN_OPCODE, "unknown_opcode", "BTH opcode RoCEv2 does not define")                                          \
-  XX(SHORT_EXT_HEADERS, "short_ext_headers", "shorter than the opcode's extension headers and ICRC")                    \
-  XX(BAD_PAD, "bad_pad", "pad count larger than the payload")                                                 \
+  XX(NONE, "none", "none")                                                                         \
+  XX(NOT_IP, "not_ip", "ethertype is not IPv4 or IPv6")                                            \
+  XX(NOT_UDP, "not_udp", "IP protocol is not UDP")                                                 \
+  XX(NOT_ROCE_PORT, "not_roce_port", "UDP destination port is not 4791")                           \
+  XX(IP_FRAGMENT, "ip_fragment", "IP fragment")                                                    \
+  XX(MAC_CONTROL, "mac_control", "MAC control frame that is not PFC or PAUSE")                     \
+  XX(SHORT_L2, "short_l2", "frame shorter than its link header")                                   \
+  XX(SHORT_IP, "short_ip", "shorter than its IP header")                                           \
+  XX(BAD_IP_HEADER, "bad_ip_header", "bad IP version or header length")                            \
+  XX(BAD_IP_LENGTH, "bad_ip_length", "IP length disagrees with the frame")                         \
+  XX(SHORT_UDP, "short_udp", "shorter than its UDP header")                                        \
+  XX(BAD_UDP_LENGTH, "bad_udp_length", "UDP length disagrees with IP")                             \
+  XX(SHORT_BTH, "short_bth", "UDP payload shorter than BTH and ICRC")                              \
+  XX(UNKNOWN_OPCODE, "unknown_opcode", "BTH opcode RoCEv2 does not define")                        \
+  XX(SHORT_EXT_HEADERS, "short_ext_headers",                                                       \
+     "shorter than the opcode's extension headers and ICRC")                                       \
+  XX(BAD_PAD, "bad_pad", "pad count larger than the payload")                                      \
   XX(SHORT_PFC, "short_pfc", "MAC control frame shorter than a PFC/PAUSE body")
 
 typedef enum {
@@ -74,41 +75,41 @@ const char *jct_reason_key(jct_reason_t r);
 const char *jct_reason_text(jct_reason_t r);
 
 typedef struct {
-  uint8_t family; /* 4 or 6; 0 when the frame had no IP header */
+  uint8_t family;    /* 4 or 6; 0 when the frame had no IP header */
   uint8_t bytes[16]; /* IPv4 in the first 4 bytes, the rest zero */
 } jct_addr_t;
 
 typedef struct {
-  uint16_t class_enable;  /* bit p set: quanta[p] applies (PAUSE: all eight) */
-  uint16_t quanta[8];     /* pause time per priority, units of 512 bit times */
-  bool is_pause;          /* 802.3x PAUSE (opcode 0x0001), not PFC */
+  uint16_t class_enable; /* bit p set: quanta[p] applies (PAUSE: all eight) */
+  uint16_t quanta[8];    /* pause time per priority, units of 512 bit times */
+  bool is_pause;         /* 802.3x PAUSE (opcode 0x0001), not PFC */
 } jct_pfc_t;
 
 enum { JCT_ECN_NOT_ECT = 0, JCT_ECN_ECT1 = 1, JCT_ECN_ECT0 = 2, JCT_ECN_CE = 3 };
 
 typedef struct {
   jct_pkt_kind_t kind;
-  jct_reason_t reason;        /* JCT_REASON_NONE for ROCE and PFC */
+  jct_reason_t reason; /* JCT_REASON_NONE for ROCE and PFC */
 
   /* Link layer (zero for link types without one). */
   uint8_t dst_mac[6], src_mac[6];
-  uint16_t ethertype;         /* after any VLAN tags */
-  bool vlan;                  /* an 802.1Q tag was present (the outer one is kept) */
+  uint16_t ethertype; /* after any VLAN tags */
+  bool vlan;          /* an 802.1Q tag was present (the outer one is kept) */
   uint16_t vlan_id;
-  uint8_t pcp;                /* 802.1Q priority code point, 0 when untagged */
+  uint8_t pcp; /* 802.1Q priority code point, 0 when untagged */
 
   /* IP (family 0 when absent). */
   jct_addr_t src, dst;
-  uint8_t dscp, ecn;          /* ecn: JCT_ECN_* (RFC 3168) */
+  uint8_t dscp, ecn; /* ecn: JCT_ECN_* (RFC 3168) */
   uint8_t ip_proto;
   uint16_t udp_sport, udp_dport;
 
   /* RoCEv2 (kind == JCT_PKT_ROCE). */
   struct jct_roce_hdrs roce;
   const struct jct_opcode_info *op; /* never NULL for ROCE */
-  uint32_t payload_bytes;     /* after the extension headers, less pad and ICRC */
-  uint32_t icrc;              /* as read, little-endian */
-  bool icrc_checked;          /* false when the frame was cut short by the snap length */
+  uint32_t payload_bytes;           /* after the extension headers, less pad and ICRC */
+  uint32_t icrc;                    /* as read, little-endian */
+  bool icrc_checked;                /* false when the frame was cut short by the snap length */
   bool icrc_ok;
 
   /* PFC / PAUSE (kind == JCT_PKT_PFC). */

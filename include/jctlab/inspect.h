@@ -45,7 +45,14 @@
 
 #include "jctlab/decode.h"
 
-enum { JCT_MSG_SEND, JCT_MSG_WRITE, JCT_MSG_READ_REQ, JCT_MSG_READ_RESP, JCT_MSG_ATOMIC, JCT_MSG__COUNT };
+enum {
+  JCT_MSG_SEND,
+  JCT_MSG_WRITE,
+  JCT_MSG_READ_REQ,
+  JCT_MSG_READ_RESP,
+  JCT_MSG_ATOMIC,
+  JCT_MSG__COUNT
+};
 
 typedef struct {
   jct_addr_t src, dst;
@@ -56,38 +63,38 @@ typedef struct {
   uint64_t packets, wire_bytes, payload_bytes;
   uint64_t first_ns, last_ns;
   uint64_t opcode_packets[256];
-  uint64_t messages[JCT_MSG__COUNT];  /* started (first transmissions) */
+  uint64_t messages[JCT_MSG__COUNT]; /* started (first transmissions) */
   uint64_t messages_completed;
-  uint64_t message_bytes;              /* payload of completed messages */
+  uint64_t message_bytes;                                     /* payload of completed messages */
   uint64_t msg_time_sum_ns, msg_time_min_ns, msg_time_max_ns; /* of completed ones */
-  uint64_t acks;                       /* AETH ACKs carried on this flow */
-  uint64_t nak_seq_err, nak_rnr, nak_other; /* NAKs carried on this flow */
-  uint64_t retransmitted_packets, retransmitted_bytes; /* bytes: payload */
+  uint64_t acks;                                              /* AETH ACKs carried on this flow */
+  uint64_t nak_seq_err, nak_rnr, nak_other;                   /* NAKs carried on this flow */
+  uint64_t retransmitted_packets, retransmitted_bytes;        /* bytes: payload */
   uint64_t gaps, gap_psns;
-  uint64_t rewinds;                    /* go-back-N rewinds after a NAK */
-  uint64_t timeouts;                   /* rewinds with no NAK before them */
+  uint64_t rewinds;  /* go-back-N rewinds after a NAK */
+  uint64_t timeouts; /* rewinds with no NAK before them */
   uint64_t recovery_ns;
   uint64_t cnps, ecn_ce, bad_icrc;
-  uint32_t psn_first, psn_highest;     /* of data packets; valid when the flow carried any */
+  uint32_t psn_first, psn_highest; /* of data packets; valid when the flow carried any */
 } jct_flow_stats_t;
 
 typedef struct {
   jct_flow_key_t key;
   jct_flow_stats_t st;
-  long peer;                           /* index of the ACK/data flow paired with it, or -1 */
-  uint8_t pcp, dscp;                   /* of its last packet */
+  long peer;         /* index of the ACK/data flow paired with it, or -1 */
+  uint8_t pcp, dscp; /* of its last packet */
 } jct_flow_t;
 
 typedef struct {
-  uint64_t frames, xoff, xon;          /* PFC/PAUSE frames naming this priority */
+  uint64_t frames, xoff, xon; /* PFC/PAUSE frames naming this priority */
   uint64_t paused_ns;
 } jct_pause_prio_t;
 
 typedef struct {
-  uint8_t src_mac[6];                  /* the sender of the pause frames */
+  uint8_t src_mac[6]; /* the sender of the pause frames */
   jct_pause_prio_t prio[8];
   uint64_t frames;
-  bool pause_802_3x;                   /* at least one was a plain PAUSE */
+  bool pause_802_3x; /* at least one was a plain PAUSE */
 } jct_link_t;
 
 typedef struct {
@@ -95,37 +102,37 @@ typedef struct {
   uint64_t roce_packets, pfc_frames, other_frames, malformed_frames;
   uint64_t by_reason[JCT_REASON__COUNT];
   uint64_t opcode_packets[256];
-  uint64_t first_ns, last_ns;          /* of all frames */
+  uint64_t first_ns, last_ns; /* of all frames */
   /* Sums over flows and links. */
   uint64_t messages, messages_completed;
   uint64_t acks, nak_seq_err, nak_rnr, nak_other;
   uint64_t retransmitted_packets, retransmitted_bytes;
   uint64_t gaps, gap_psns, rewinds, timeouts, recovery_ns;
   uint64_t cnps, ecn_ce, bad_icrc, icrc_unchecked;
-  uint64_t paused_ns;                  /* summed over links and priorities */
+  uint64_t paused_ns; /* summed over links and priorities */
   uint64_t pause_frames_xoff, pause_frames_xon;
 } jct_totals_t;
 
 typedef enum {
-  JCT_EV_MSG_DONE,   /* psn: the message's first PSN; value: payload bytes; dur_ns: completion time */
-  JCT_EV_GAP,        /* psn: first missing PSN; value: PSNs missing */
-  JCT_EV_NAK,        /* on the ACK flow; psn: the expected PSN; value: syndrome */
-  JCT_EV_REWIND,     /* go-back-N: psn rewound to; value: PSNs re-sent ahead (highest - psn + 1) */
-  JCT_EV_TIMEOUT,    /* a rewind with no NAK before it; as REWIND */
-  JCT_EV_RECOVERED,  /* first new PSN after a rewind; dur_ns: recovery time */
+  JCT_EV_MSG_DONE, /* psn: the message's first PSN; value: payload bytes; dur_ns: completion time */
+  JCT_EV_GAP,      /* psn: first missing PSN; value: PSNs missing */
+  JCT_EV_NAK,      /* on the ACK flow; psn: the expected PSN; value: syndrome */
+  JCT_EV_REWIND,   /* go-back-N: psn rewound to; value: PSNs re-sent ahead (highest - psn + 1) */
+  JCT_EV_TIMEOUT,  /* a rewind with no NAK before it; as REWIND */
+  JCT_EV_RECOVERED, /* first new PSN after a rewind; dur_ns: recovery time */
   JCT_EV_CNP,
   JCT_EV_ECN_CE,
-  JCT_EV_BAD_ICRC,   /* value: the ICRC read */
-  JCT_EV_PAUSE,      /* link event: prio, value: quanta, dur_ns: pause time */
-  JCT_EV_RESUME,     /* link event: XON for prio; dur_ns: how long it was paused */
+  JCT_EV_BAD_ICRC, /* value: the ICRC read */
+  JCT_EV_PAUSE,    /* link event: prio, value: quanta, dur_ns: pause time */
+  JCT_EV_RESUME,   /* link event: XON for prio; dur_ns: how long it was paused */
   JCT_EV__COUNT
 } jct_event_type_t;
 
 typedef struct {
   jct_event_type_t type;
   uint64_t ts_ns, frame_no;
-  long flow;                /* index of the flow, -1 for link events */
-  long link;                /* index of the link, -1 for flow events */
+  long flow; /* index of the flow, -1 for link events */
+  long link; /* index of the link, -1 for flow events */
   uint32_t psn;
   uint8_t prio;
   uint64_t value, dur_ns;
@@ -142,10 +149,10 @@ typedef void (*jct_packet_cb)(const jct_packet_t *pkt, uint64_t frame_no, uint64
                               void *arg);
 
 typedef struct {
-  uint64_t link_rate_bps;   /* for pause quanta; 0 means the default, 100 Gbit/s */
-  jct_event_cb on_event;    /* may be NULL */
-  void *arg;                /* for on_event */
-  jct_packet_cb on_packet;  /* may be NULL; jct_inspect_trace() only */
+  uint64_t link_rate_bps;  /* for pause quanta; 0 means the default, 100 Gbit/s */
+  jct_event_cb on_event;   /* may be NULL */
+  void *arg;               /* for on_event */
+  jct_packet_cb on_packet; /* may be NULL; jct_inspect_trace() only */
   void *packet_arg;
 } jct_inspect_opts_t;
 
@@ -156,8 +163,8 @@ int jct_inspect_new(jct_inspect_t **out, const jct_inspect_opts_t *opts);
 
 /* Account for one decoded frame seen at ts_ns. Errors: JCT_ENOMEM (a new
  * flow or link could not be stored; the frame is still counted in totals). */
-int jct_inspect_add(jct_inspect_t *ins, const jct_packet_t *pkt, uint64_t ts_ns,
-                    uint64_t frame_no, uint32_t wire_len);
+int jct_inspect_add(jct_inspect_t *ins, const jct_packet_t *pkt, uint64_t ts_ns, uint64_t frame_no,
+                    uint32_t wire_len);
 
 /* Close what is still open at the end of the capture (pauses in progress
  * count up to their expiry). Call once, before reading the results. */

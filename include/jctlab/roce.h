@@ -28,7 +28,7 @@
 #define JCT_IETH_BYTES 4
 #define JCT_ICRC_BYTES 4
 #define JCT_CNP_PAYLOAD_BYTES 16 /* reserved bytes after the BTH of a CNP */
-#define JCT_PSN_MASK 0xffffffu  /* PSNs are 24-bit and wrap */
+#define JCT_PSN_MASK 0xffffffu   /* PSNs are 24-bit and wrap */
 #define JCT_QPN_MASK 0xffffffu
 
 /* Opcodes used by RoCEv2 (IBA Vol. 1 table 9-1; CNP from Annex A17). */
@@ -95,11 +95,11 @@ enum jct_op_pos {
 };
 
 struct jct_opcode_info {
-  const char *name;   /* "RC_RDMA_WRITE_MIDDLE", as Linux's IB_OPCODE_* less the prefix */
-  uint16_t ext;       /* enum jct_ext bits */
-  uint8_t kind;       /* enum jct_op_kind */
-  uint8_t pos;        /* enum jct_op_pos */
-  uint8_t hdr_bytes;  /* BTH plus extension headers */
+  const char *name;  /* "RC_RDMA_WRITE_MIDDLE", as Linux's IB_OPCODE_* less the prefix */
+  uint16_t ext;      /* enum jct_ext bits */
+  uint8_t kind;      /* enum jct_op_kind */
+  uint8_t pos;       /* enum jct_op_pos */
+  uint8_t hdr_bytes; /* BTH plus extension headers */
 };
 
 /* The table entry for an opcode, or NULL when RoCEv2 does not define it
@@ -111,7 +111,12 @@ const char *jct_opcode_name(uint8_t opcode);
 
 /* AETH syndrome (IBA 9.7.5.1): bits 6-5 say ACK / RNR NAK / NAK, bits 4-0
  * carry the credit count, the RNR timer or the NAK code. */
-enum jct_aeth_type { JCT_AETH_ACK = 0, JCT_AETH_RNR_NAK = 1, JCT_AETH_RESERVED = 2, JCT_AETH_NAK = 3 };
+enum jct_aeth_type {
+  JCT_AETH_ACK = 0,
+  JCT_AETH_RNR_NAK = 1,
+  JCT_AETH_RESERVED = 2,
+  JCT_AETH_NAK = 3
+};
 enum jct_nak_code {
   JCT_NAK_PSN_SEQ_ERR = 0,
   JCT_NAK_INVALID_REQUEST = 1,
@@ -129,12 +134,12 @@ static inline uint8_t jct_aeth_value(uint8_t syndrome) {
 struct jct_bth {
   uint8_t opcode;
   bool se, migreq, ackreq;
-  bool fecn, becn;    /* the two top bits of the reserved byte before the QPN, as rxe */
-  uint8_t pad_count;  /* 0..3 bytes of padding before the ICRC */
+  bool fecn, becn;   /* the two top bits of the reserved byte before the QPN, as rxe */
+  uint8_t pad_count; /* 0..3 bytes of padding before the ICRC */
   uint8_t tver;
   uint16_t pkey;
-  uint32_t dest_qp;   /* 24 bits */
-  uint32_t psn;       /* 24 bits */
+  uint32_t dest_qp; /* 24 bits */
+  uint32_t psn;     /* 24 bits */
 };
 
 struct jct_reth {
@@ -145,7 +150,7 @@ struct jct_reth {
 
 struct jct_aeth {
   uint8_t syndrome;
-  uint32_t msn;       /* 24 bits */
+  uint32_t msn; /* 24 bits */
 };
 
 struct jct_atomiceth {
@@ -157,7 +162,7 @@ struct jct_atomiceth {
 
 struct jct_deth {
   uint32_t qkey;
-  uint32_t src_qp;    /* 24 bits */
+  uint32_t src_qp; /* 24 bits */
 };
 
 /* The BTH and whichever extension headers its opcode carries. */

@@ -14,11 +14,11 @@
 typedef struct jct_trace jct_trace_t;
 
 typedef struct {
-  uint64_t frame_no;     /* 1-based, as Wireshark numbers frames */
-  uint64_t ts_ns;        /* capture timestamp, ns since the epoch */
-  uint32_t caplen;       /* bytes captured, data[0..caplen) */
-  uint32_t wire_len;     /* bytes on the wire */
-  const uint8_t *data;   /* valid until the next jct_trace_next() or close */
+  uint64_t frame_no;   /* 1-based, as Wireshark numbers frames */
+  uint64_t ts_ns;      /* capture timestamp, ns since the epoch */
+  uint32_t caplen;     /* bytes captured, data[0..caplen) */
+  uint32_t wire_len;   /* bytes on the wire */
+  const uint8_t *data; /* valid until the next jct_trace_next() or close */
 } jct_record_t;
 
 /* Open a capture read from fp (jct_trace_close() closes it); name is used
