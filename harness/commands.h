@@ -8,5 +8,6 @@
 #define JCT_COMMANDS_H
 
 int jct_cmd_inspect(int argc, char **argv);
+int jct_cmd_synth(int argc, char **argv);
 
 #endif

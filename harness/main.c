@@ -17,6 +17,7 @@ static const struct {
   const char *summary;
 } commands[] = {
     {"inspect", jct_cmd_inspect, "postmortem view of a RoCEv2 capture (pcap, pcapng)"},
+    {"synth", jct_cmd_synth, "generate a collective's schedule (ring, tree, ...) as JSON"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

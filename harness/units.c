@@ -51,6 +51,37 @@ int jct__parse_count(const char *s, uint64_t max, uint64_t *out) {
   return 0;
 }
 
+int jct__parse_size_bytes(const char *s, uint64_t *out_bytes) {
+  static const struct {
+    const char *suffix;
+    uint64_t mult;
+  } units[] = {{"", 1},
+               {"b", 1},
+               {"k", 1u << 10},
+               {"kib", 1u << 10},
+               {"m", 1u << 20},
+               {"mib", 1u << 20},
+               {"g", 1u << 30},
+               {"gib", 1u << 30},
+               {"kb", 1000},
+               {"mb", 1000000},
+               {"gb", 1000000000},
+               {"t", 1ull << 40},
+               {"tib", 1ull << 40}};
+  if (!s || !isdigit((unsigned char)*s)) return JCT_EINVAL;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno) return JCT_EINVAL;
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+    if (strcasecmp(end, units[i].suffix) == 0) {
+      if (v > UINT64_MAX / units[i].mult) return JCT_EINVAL;
+      *out_bytes = v * units[i].mult;
+      return 0;
+    }
+  return JCT_EINVAL;
+}
+
 char *jct__fmt_bytes(uint64_t bytes, char *buf, size_t len) {
   static const char *const u[] = {"KiB", "MiB", "GiB", "TiB"};
   if (bytes < 1024) {

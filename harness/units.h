@@ -16,6 +16,12 @@
  * least 1 bit/s. */
 int jct__parse_rate_bps(const char *s, uint64_t *out_bps);
 
+/* Parse a size: a whole number and an optional unit, case-insensitive:
+ * K, M, G, T and KiB, MiB, GiB, TiB are powers of 1024 (as nccl-tests' -b
+ * and -e read "8M"); KB, MB, GB are powers of 1000; B or none, bytes.
+ * Returns 0, or JCT_EINVAL when the text is not a size or overflows. */
+int jct__parse_size_bytes(const char *s, uint64_t *out_bytes);
+
 /* Parse a non-negative decimal count. Returns 0 or JCT_EINVAL. */
 int jct__parse_count(const char *s, uint64_t max, uint64_t *out);
 

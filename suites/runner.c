@@ -11,6 +11,9 @@ int main(void) {
   srunner_add_suite(sr, trace_suite());
   srunner_add_suite(sr, inspect_suite());
   srunner_add_suite(sr, cli_suite());
+  srunner_add_suite(sr, schedule_suite());
+  srunner_add_suite(sr, clock_suite());
+  srunner_add_suite(sr, uroce_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -9,5 +9,8 @@ Suite *decode_suite(void);
 Suite *trace_suite(void);
 Suite *inspect_suite(void);
 Suite *cli_suite(void);
+Suite *schedule_suite(void);
+Suite *clock_suite(void);
+Suite *uroce_suite(void);
 
 #endif

@@ -1,0 +1,94 @@
+/* The schedule: what a replay executes, independent of where it came from
+ * (a capture, or generated for N ranks and S bytes).
+ *
+ * Ranks 0..nranks-1; connections, each one reliable-connection QP pair from
+ * a source rank to a destination rank on a channel; and send operations
+ * (conn, bytes, deps[], gap_ns). An op is sent by its connection's source
+ * rank. It may start once every op in deps has been completely received
+ * (each dep must be a message to this op's rank) and gap_ns has passed
+ * since the last of them completed (the compute or reduction time between
+ * receiving and sending). Sends on one connection are delivered in order.
+ *
+ * JSON (jansson), shape version 1; README "Schedules" documents it:
+ *   {"jctlab_schedule": 1, "algorithm": "ring", "ranks": 8, "bytes": 8388608,
+ *    "connections": [{"src": 0, "dst": 1, "channel": 0}, ...],
+ *    "ops": [{"conn": 0, "bytes": 1048576, "deps": [3], "gap_ns": 0,
+ *             "step": 0}, ...]}
+ * Op and connection ids are their indices in these arrays. "step" is
+ * informational (the algorithm's step; -1 when unknown).
+ */
+#ifndef JCTLAB_SCHEDULE_H
+#define JCTLAB_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  uint32_t src, dst; /* ranks */
+  uint32_t channel;
+} jct_conn_t;
+
+typedef struct {
+  uint32_t conn;
+  uint64_t bytes; /* message size, >= 1 */
+  uint32_t *deps; /* op ids, ndeps of them */
+  uint32_t ndeps;
+  uint64_t gap_ns;
+  int32_t step;
+} jct_op_t;
+
+typedef struct {
+  char algorithm[32]; /* "ring", "tree", ..., or "" */
+  uint32_t nranks;
+  uint64_t bytes; /* the collective's size S, 0 when unknown */
+  jct_conn_t *conns;
+  uint32_t nconns;
+  jct_op_t *ops;
+  uint32_t nops;
+} jct_schedule_t;
+
+/* Check a schedule: at least one rank and one op; every connection joins
+ * two different existing ranks; every op names an existing connection and
+ * has bytes > 0; every dep names an existing op other than itself whose
+ * message goes to this op's sender; and the deps have no cycle.
+ * Returns 0 or JCT_EINVAL with err naming the op or connection
+ * ("op 12: dep 40 is a message to rank 3, not to rank 5"). */
+int jct_schedule_validate(const jct_schedule_t *s, char *err, size_t errlen);
+
+/* Load from a JSON file (path, or "-" for standard input) / from a string;
+ * the result is validated. Errors: JCT_EIO (cannot read), JCT_EINVAL (not
+ * JSON, wrong shape, or invalid as above; err says where), JCT_ENOMEM. */
+int jct_schedule_load(jct_schedule_t **out, const char *path, char *err, size_t errlen);
+int jct_schedule_loads(jct_schedule_t **out, const char *json, size_t len, char *err,
+                       size_t errlen);
+
+/* Save as JSON (indented). Errors: JCT_EIO. */
+int jct_schedule_save(const jct_schedule_t *s, const char *path, char *err, size_t errlen);
+
+/* Generated collectives (synth.c), for nranks ranks and bytes_total bytes:
+ *   "ring": NCCL's ring AllReduce: reduce-scatter then all-gather over the
+ *      ring r -> r+1, 2(N-1) steps, chunks of S/N per step (S/(N*C) per
+ *      channel with C channels, each channel its own ring of QPs);
+ *   "tree": double binary tree (NCCL): two trees each carrying half the
+ *      data, reduce to the root then broadcast back; the second tree is the
+ *      first mirrored (rank r -> N-1-r), so most leaves of one are inner
+ *      nodes of the other;
+ *   "halving-doubling": Rabenseifner's reduce-scatter by recursive halving
+ *      then all-gather by recursive doubling (N a power of two);
+ *   "all-to-all": every rank sends S/N to every other rank, no deps.
+ * Errors: JCT_EINVAL (unknown algorithm, nranks < 2, bytes too small for
+ * one byte per chunk, N not a power of two for halving-doubling; err says
+ * which), JCT_ENOMEM. */
+int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nranks,
+                       uint64_t bytes_total, uint32_t channels, char *err, size_t errlen);
+
+/* The algorithm names jct_schedule_synth() knows, NULL-terminated. */
+extern const char *const jct_synth_algorithms[];
+
+/* Bus bandwidth factor for nccl-tests' busbw = algbw * factor:
+ * AllReduce 2(N-1)/N (ring, tree, halving-doubling), all-to-all (N-1)/N. */
+double jct_schedule_busbw_factor(const jct_schedule_t *s);
+
+void jct_schedule_free(jct_schedule_t *s);
+
+#endif

@@ -1,0 +1,190 @@
+/* uroce: jctlab's userspace RoCEv2 reliable-connection transport, as pure
+ * protocol state machines.
+ *
+ * A jct_uroce_qp_t is one end of an RC queue pair: a requester (with its
+ * completer) that segments posted RDMA WRITE messages into packets, and a
+ * responder that accepts the peer's packets and acknowledges them. It does
+ * no I/O and reads no clock: packets go in and out as UDP payload bytes
+ * (BTH .. ICRC, exactly what a UDP/4791 socket sends and receives), time is
+ * the caller's `now_ns` (CLOCK_MONOTONIC), and the QP says when it next
+ * needs to be called (jct_uroce_next_deadline_ns). Nothing is allocated
+ * after jct_uroce_qp_create().
+ *
+ * Wire format and semantics follow the InfiniBand Architecture
+ * Specification Vol. 1 (chapter 9: RC transport, PSNs, ACK/NAK, the local
+ * ACK timeout and the transport retry counter) and Annex A17 (RoCEv2), and
+ * behave as Linux soft-RoCE (drivers/infiniband/sw/rxe: rxe_req.c,
+ * rxe_comp.c, rxe_resp.c) does; where the two differ, the source files say
+ * which one is followed.
+ *
+ * The ICRC covers the IP and UDP headers, which the kernel writes. The QP
+ * builds them as Linux will for an unconnected UDP socket sending with
+ * IP_PMTUDISC_DO: IPv4 version/IHL 0x45, total length, ID 0 (Linux uses ID
+ * 0 for DF datagrams from unconnected sockets), DF, protocol 17, the
+ * configured addresses; IPv6 payload length, next header 17. TOS/traffic
+ * class, flow label, TTL/hop limit, header and UDP checksums are masked out
+ * of the ICRC and do not matter. The UDP source port must be the one the
+ * socket really sends from (cfg.udp_sport).
+ *
+ * Usage (the socket glue):
+ *   jct_uroce_cfg_init(&cfg); cfg.local_qpn = ...; jct_uroce_qp_create(&cfg, &qp, err, n);
+ *   post:     jct_uroce_post_write(qp, &wr, ...) / jct_uroce_post_cts(qp, wr_id, ...)
+ *   transmit: while ((n = jct_uroce_next_packet(qp, now, buf, cap))) sendto(buf, n)
+ *             (or one per pacing slot); ACKs come out first.
+ *   receive:  jct_uroce_rx(qp, payload, n, peer_udp_sport, now)
+ *   timers:   arm for jct_uroce_next_deadline_ns(qp); when due, jct_uroce_on_timer(qp, now),
+ *             then transmit again.
+ *   events:   cfg.cb is called from jct_uroce_rx() and jct_uroce_on_timer() (never from
+ *             next_packet) with message completions; it may post, but must not destroy the QP.
+ */
+#ifndef JCTLAB_UROCE_H
+#define JCTLAB_UROCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jctlab/decode.h" /* jct_addr_t */
+#include "jctlab/roce.h"
+
+#define JCT_UROCE_MAX_UNACKED_PSNS 128      /* window: PSNs sent and not yet acknowledged */
+#define JCT_UROCE_MAX_PKTS_PER_ACK 64       /* AckReq at least every this many packets */
+#define JCT_UROCE_CTS_BYTES 64              /* NCCL's clear-to-send: one 64-byte RDMA WRITE */
+#define JCT_UROCE_TIMEOUT_UNIT_NS 4096      /* local ACK timeout = 4.096 us * 2^timeout */
+#define JCT_UROCE_ACK_CREDIT_UNLIMITED 0x1f /* AETH syndrome of an ACK, as rxe sends */
+/* Largest UDP payload a QP with a 4096-byte path MTU produces:
+ * BTH + RETH + ImmDt + 4096 + ICRC. */
+#define JCT_UROCE_MAX_PACKET_BYTES                                                                 \
+  (JCT_BTH_BYTES + JCT_RETH_BYTES + JCT_IMMDT_BYTES + 4096 + JCT_ICRC_BYTES)
+
+typedef struct jct_uroce_qp jct_uroce_qp_t;
+
+/* Completion status, as the verbs work completion status it stands for. */
+typedef enum {
+  JCT_UROCE_WC_SUCCESS = 0,
+  JCT_UROCE_WC_RETRY_EXC_ERR, /* IBV_WC_RETRY_EXC_ERR: the transport retry counter ran out */
+} jct_uroce_wc_status_t;
+
+typedef enum {
+  JCT_UROCE_EV_SEND_DONE, /* requester: a posted message was acknowledged, or failed */
+  JCT_UROCE_EV_RECV,      /* responder: a whole message from the peer was accepted */
+} jct_uroce_ev_type_t;
+
+typedef struct {
+  jct_uroce_ev_type_t type;
+  jct_uroce_wc_status_t status; /* SEND_DONE; RECV is always SUCCESS */
+  uint64_t wr_id;               /* SEND_DONE: as posted */
+  uint32_t bytes;               /* message length */
+  bool has_imm;                 /* RECV: WRITE_*_WITH_IMMEDIATE (a CTS has none) */
+  uint32_t imm;                 /* host order */
+  uint64_t time_ns;             /* the now_ns of the call that completed it */
+} jct_uroce_event_t;
+
+typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
+
+typedef struct {
+  uint32_t local_qpn, remote_qpn; /* 24 bits */
+  uint32_t sq_psn;                /* first PSN this QP sends (24 bits) */
+  uint32_t rq_psn;                /* first PSN expected from the peer (its sq_psn) */
+  uint32_t path_mtu_bytes;        /* 256, 512, 1024, 2048 or 4096 (default) */
+  uint8_t timeout;          /* local ACK timeout exponent 0..31 (default 20); 0: no timer (IBA) */
+  uint8_t retry_cnt;        /* transport retries 0..7 (default 7) */
+  jct_addr_t local, remote; /* same family, 4 or 6 */
+  uint16_t udp_sport;       /* this QP's UDP source port; 0: rxe's hash of local_qpn */
+  uint16_t pkey;            /* default 0xffff */
+  uint32_t rkey;            /* RETH rkey when a work request gives none */
+  uint32_t sq_depth;        /* messages posted and not completed (default 256) */
+  /* Rank-level pause (PFC), owned by the caller and shared by its QPs: while
+   * now_ns < *paused_until_ns the QP transmits nothing. NULL: never paused. */
+  const uint64_t *paused_until_ns;
+  jct_uroce_cb cb; /* may be NULL */
+  void *data;      /* the caller's; jct_uroce_data() */
+} jct_uroce_cfg_t;
+
+/* One RDMA WRITE message. */
+typedef struct {
+  uint64_t wr_id;
+  uint32_t bytes; /* 0 .. 2^31 */
+  bool has_imm;   /* LAST/ONLY_WITH_IMMEDIATE, the peer gets a RECV event with imm */
+  uint32_t imm;
+  uint64_t remote_va; /* RETH virtual address */
+  uint32_t rkey;      /* 0: cfg.rkey */
+} jct_uroce_wr_t;
+
+/* Counters. Bytes are UDP payload bytes (BTH .. ICRC). */
+typedef struct {
+  uint64_t tx_pkts, tx_bytes;     /* everything produced, ACKs included */
+  uint64_t tx_data_pkts;          /* request packets, retransmissions included */
+  uint64_t retx_pkts, retx_bytes; /* request packets sent again (go-back-N) */
+  uint64_t tx_acks, tx_naks;      /* responder: ACK and NAK (PSN sequence error) packets */
+  uint64_t rx_pkts;               /* passed to jct_uroce_rx() */
+  uint64_t rx_acks, rx_naks;      /* requester: ACKs / NAK-PSN-sequence-errors received */
+  uint64_t rx_stale_acks;         /* ACKs for PSNs already acknowledged, or never sent */
+  uint64_t timeouts;              /* local ACK timer expiries with packets outstanding */
+  uint64_t go_back_n;             /* restarts of the send stream (NAK or timeout) */
+  uint64_t dup_pkts;              /* responder: PSN below the expected one (re-ACKed) */
+  uint64_t out_of_seq_pkts;       /* responder: PSN above the expected one */
+  uint64_t bad_icrc;              /* dropped silently, as rxe */
+  uint64_t rx_malformed;          /* too short, unknown/unsupported opcode, bad pad */
+  uint64_t rx_wrong_qp;           /* BTH destination QP is not ours */
+  uint64_t rx_bad_op_seq;         /* opcode out of order in a message (dropped) */
+  uint64_t msgs_sent, msgs_recv;  /* SEND_DONE successes, RECV events */
+  uint64_t window_stalls;         /* next_packet calls refused because the window was full */
+} jct_uroce_stats_t;
+
+/* What jct_uroce_rx() did with a packet. */
+typedef enum {
+  JCT_UROCE_RX_ACCEPTED,   /* request accepted in order, or an ACK/NAK processed */
+  JCT_UROCE_RX_DUPLICATE,  /* request below the expected PSN: re-ACKed */
+  JCT_UROCE_RX_OUT_OF_SEQ, /* request above the expected PSN: NAKed once, then silent */
+  JCT_UROCE_RX_BAD_ICRC,
+  JCT_UROCE_RX_MALFORMED,
+  JCT_UROCE_RX_WRONG_QP,
+  JCT_UROCE_RX_IGNORED, /* stale ACK, bad opcode sequence, or the QP is in error */
+} jct_uroce_rx_t;
+
+/* Defaults: path MTU 4096, timeout 20, retry 7, pkey 0xffff, sq_depth 256,
+ * everything else zero. */
+void jct_uroce_cfg_init(jct_uroce_cfg_t *cfg);
+
+/* Validate cfg completely and create a QP in the ready-to-send state.
+ * Returns 0 or JCT_EINVAL (err says which field) / JCT_ENOMEM. */
+int jct_uroce_qp_create(const jct_uroce_cfg_t *cfg, jct_uroce_qp_t **out, char *err, size_t errlen);
+void jct_uroce_qp_destroy(jct_uroce_qp_t *qp);
+
+/* Post one RDMA WRITE message (a CTS: 64 bytes, no immediate). Returns 0,
+ * or JCT_ENOMEM when sq_depth messages are outstanding, or JCT_EINVAL when
+ * the QP is in the error state or bytes is too large. When a post fails,
+ * no event will be delivered for it. */
+int jct_uroce_post_write(jct_uroce_qp_t *qp, const jct_uroce_wr_t *wr, char *err, size_t errlen);
+int jct_uroce_post_cts(jct_uroce_qp_t *qp, uint64_t wr_id, char *err, size_t errlen);
+
+/* Write the next packet to transmit (UDP payload, with a valid ICRC) into
+ * buf and return its length; 0 when there is nothing to send, the rank is
+ * paused, the window is full, the QP is in error, or cap is below
+ * jct_uroce_max_packet_bytes(). Pending ACK/NAKs come before data. */
+size_t jct_uroce_next_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap);
+
+/* One received UDP payload; udp_sport is the datagram's source port (it is
+ * in the ICRC). Never fails; the result says what happened. */
+jct_uroce_rx_t jct_uroce_rx(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t len, uint16_t udp_sport,
+                            uint64_t now_ns);
+
+/* When to call jct_uroce_on_timer() (the retransmit timer) or to try
+ * jct_uroce_next_packet() again (end of a pause with something to send).
+ * UINT64_MAX: nothing due. */
+uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp);
+void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns);
+
+const jct_uroce_stats_t *jct_uroce_stats(const jct_uroce_qp_t *qp);
+bool jct_uroce_in_error(const jct_uroce_qp_t *qp);
+uint16_t jct_uroce_udp_sport(const jct_uroce_qp_t *qp);
+size_t jct_uroce_max_packet_bytes(const jct_uroce_qp_t *qp);
+uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp);
+void *jct_uroce_data(const jct_uroce_qp_t *qp);
+
+/* The BTH destination QP of a received payload (to pick the QP), or
+ * UINT32_MAX when len is shorter than a BTH. */
+uint32_t jct_uroce_dest_qpn(const uint8_t *pkt, size_t len);
+
+#endif

@@ -1,0 +1,214 @@
+/* Schedules: generated collectives, validation, JSON. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "craft.h"
+#include "jctlab/error.h"
+#include "jctlab/schedule.h"
+#include "suites.h"
+
+static uint64_t sent_by(const jct_schedule_t *s, uint32_t rank) {
+  uint64_t b = 0;
+  for (uint32_t i = 0; i < s->nops; i++)
+    if (s->conns[s->ops[i].conn].src == rank) b += s->ops[i].bytes;
+  return b;
+}
+
+/* Which ranks' data each op carries: its sender's, and everything its deps
+ * carried. For an AllReduce every rank must end up having heard from all. */
+static void assert_everyone_hears_everyone(const jct_schedule_t *s) {
+  ck_assert_uint_le(s->nranks, 64);
+  uint64_t *carries = calloc(s->nops, sizeof *carries);
+  uint64_t *heard = calloc(s->nranks, sizeof *heard);
+  /* ops are emitted in dependency order by the generators: deps come first */
+  for (uint32_t i = 0; i < s->nops; i++) {
+    const jct_op_t *o = &s->ops[i];
+    carries[i] = 1ull << s->conns[o->conn].src;
+    for (uint32_t d = 0; d < o->ndeps; d++) {
+      ck_assert_uint_lt(o->deps[d], i);
+      carries[i] |= carries[o->deps[d]];
+    }
+    heard[s->conns[o->conn].dst] |= carries[i];
+  }
+  uint64_t all = s->nranks == 64 ? ~0ull : (1ull << s->nranks) - 1;
+  for (uint32_t r = 0; r < s->nranks; r++)
+    ck_assert_msg((heard[r] | 1ull << r) == all, "%s: rank %u misses some ranks' data",
+                  s->algorithm, r);
+  free(carries);
+  free(heard);
+}
+
+START_TEST(ring_shape) {
+  char err[256];
+  jct_schedule_t *s;
+  const uint32_t n = 8;
+  const uint64_t bytes = 8u << 20;
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", n, bytes, 1, err, sizeof err), 0);
+  ck_assert_uint_eq(s->nops, n * 2 * (n - 1));
+  ck_assert_uint_eq(s->nconns, n);
+  for (uint32_t i = 0; i < s->nops; i++) {
+    const jct_op_t *o = &s->ops[i];
+    const jct_conn_t *c = &s->conns[o->conn];
+    ck_assert_uint_eq(c->dst, (c->src + 1) % n);
+    ck_assert_uint_eq(o->bytes, bytes / n);
+    ck_assert_uint_eq(o->ndeps, o->step == 0 ? 0 : 1);
+    if (o->ndeps) { /* from the previous step of the previous rank */
+      const jct_op_t *d = &s->ops[o->deps[0]];
+      ck_assert_int_eq(d->step, o->step - 1);
+      ck_assert_uint_eq(s->conns[d->conn].dst, c->src);
+    }
+  }
+  for (uint32_t r = 0; r < n; r++)
+    ck_assert_uint_eq(sent_by(s, r), 2 * (n - 1) * bytes / n);
+  ck_assert_double_eq_tol(jct_schedule_busbw_factor(s), 2.0 * 7 / 8, 1e-12);
+  assert_everyone_hears_everyone(s);
+  jct_schedule_free(s);
+}
+END_TEST
+
+/* Every generator, odd sizes and channel counts: valid, exact byte totals,
+ * and an AllReduce that reaches everyone. */
+START_TEST(all_algorithms) {
+  static const uint32_t ranks[] = {2, 3, 4, 7, 8, 16};
+  char err[256];
+  for (int a = 0; jct_synth_algorithms[a]; a++)
+    for (size_t k = 0; k < sizeof ranks / sizeof *ranks; k++)
+      for (uint32_t ch = 1; ch <= 3; ch++) {
+        const char *alg = jct_synth_algorithms[a];
+        uint32_t n = ranks[k];
+        jct_schedule_t *s;
+        int rc = jct_schedule_synth(&s, alg, n, 1000003, ch, err, sizeof err);
+        if (strcmp(alg, "halving-doubling") == 0 && (n & (n - 1))) {
+          ck_assert_int_eq(rc, JCT_EINVAL);
+          continue;
+        }
+        ck_assert_msg(rc == 0, "%s n=%u: %s", alg, n, err);
+        ck_assert_int_eq(jct_schedule_validate(s, err, sizeof err), 0);
+        if (strcmp(alg, "all-to-all") == 0) {
+          uint64_t total = 0;
+          for (uint32_t r = 0; r < n; r++)
+            total += sent_by(s, r);
+          ck_assert_uint_eq(total, (uint64_t)n * 1000003 - 1000003 * 1); /* all but the own share */
+        } else {
+          assert_everyone_hears_everyone(s);
+        }
+        jct_schedule_free(s);
+      }
+}
+END_TEST
+
+START_TEST(synth_rejects) {
+  char err[256];
+  jct_schedule_t *s = (jct_schedule_t *)1;
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 1, 100, 1, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_null(s);
+  ck_assert_int_eq(jct_schedule_synth(&s, "butterfly", 4, 100, 1, err, sizeof err), JCT_EINVAL);
+  ck_assert(strstr(err, "butterfly") != NULL);
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 8, 7, 1, err, sizeof err), JCT_EINVAL);
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 8, 1 << 20, 0, err, sizeof err), JCT_EINVAL);
+  ck_assert_int_eq(jct_schedule_synth(&s, "halving-doubling", 6, 1 << 20, 1, err, sizeof err),
+                   JCT_EINVAL);
+  ck_assert(strstr(err, "power-of-two") != NULL);
+}
+END_TEST
+
+static int load(const char *json, char *err, size_t errlen) {
+  jct_schedule_t *s = NULL;
+  int rc = jct_schedule_loads(&s, json, strlen(json), err, errlen);
+  jct_schedule_free(s);
+  return rc;
+}
+
+#define TWO_CONNS "\"connections\":[{\"src\":0,\"dst\":1},{\"src\":1,\"dst\":0}]"
+
+START_TEST(validation_names_the_op) {
+  char err[256];
+  ck_assert_int_eq(
+      load("{\"jctlab_schedule\":1,\"ranks\":2," TWO_CONNS
+           ",\"ops\":[{\"conn\":0,\"bytes\":5},{\"conn\":1,\"bytes\":5,\"deps\":[0]}]}",
+           err, sizeof err),
+      0);
+  ck_assert_int_eq(load("{\"jctlab_schedule\":1,\"ranks\":2," TWO_CONNS
+                        ",\"ops\":[{\"conn\":0,\"bytes\":5,\"deps\":[1]},{\"conn\":1,\"bytes\":5,"
+                        "\"deps\":[0]}]}",
+                        err, sizeof err),
+                   JCT_EINVAL);
+  ck_assert_msg(strstr(err, "cycle") && strstr(err, "op "), "%s", err);
+  ck_assert_int_eq(
+      load("{\"jctlab_schedule\":1,\"ranks\":0,\"connections\":[],\"ops\":[]}", err, sizeof err),
+      JCT_EINVAL);
+  ck_assert_msg(strstr(err, "zero ranks"), "%s", err);
+  ck_assert_int_eq(
+      load("{\"jctlab_schedule\":1,\"ranks\":2,\"connections\":[{\"src\":0,\"dst\":5}],"
+           "\"ops\":[{\"conn\":0,\"bytes\":1}]}",
+           err, sizeof err),
+      JCT_EINVAL);
+  ck_assert_msg(strstr(err, "connection 0: rank 5"), "%s", err);
+  ck_assert_int_eq(
+      load("{\"jctlab_schedule\":1,\"ranks\":2," TWO_CONNS
+           ",\"ops\":[{\"conn\":0,\"bytes\":5},{\"conn\":0,\"bytes\":5,\"deps\":[0]}]}",
+           err, sizeof err),
+      JCT_EINVAL);
+  ck_assert_msg(strstr(err, "op 1: dep 0 is a message to rank 1, not to rank 0"), "%s", err);
+  ck_assert_int_eq(load("{\"jctlab_schedule\":1,\"ranks\":2," TWO_CONNS
+                        ",\"ops\":[{\"conn\":7,\"bytes\":5}]}",
+                        err, sizeof err),
+                   JCT_EINVAL);
+  ck_assert_msg(strstr(err, "op 0: connection 7"), "%s", err);
+  ck_assert_int_eq(load("{\"jctlab_schedule\":1,\"ranks\":2," TWO_CONNS
+                        ",\"ops\":[{\"conn\":0,\"bytes\":-5}]}",
+                        err, sizeof err),
+                   JCT_EINVAL);
+  ck_assert_msg(strstr(err, "op 0: \"bytes\""), "%s", err);
+  ck_assert_int_eq(load("{\"ranks\":2}", err, sizeof err), JCT_EINVAL);
+  ck_assert_msg(strstr(err, "not a jctlab schedule"), "%s", err);
+  ck_assert_int_eq(load("{\"jctlab_schedule\":1,", err, sizeof err), JCT_EINVAL);
+  ck_assert_msg(strstr(err, "line 1"), "%s", err);
+}
+END_TEST
+
+START_TEST(json_round_trip) {
+  char err[256], path[256];
+  jct_schedule_t *a, *b;
+  ck_assert_int_eq(jct_schedule_synth(&a, "tree", 7, 123457, 2, err, sizeof err), 0);
+  craft_tmpname(path, sizeof path, ".json");
+  ck_assert_int_eq(jct_schedule_save(a, path, err, sizeof err), 0);
+  ck_assert_int_eq(jct_schedule_load(&b, path, err, sizeof err), 0);
+  unlink(path);
+  ck_assert_str_eq(a->algorithm, b->algorithm);
+  ck_assert_uint_eq(a->nranks, b->nranks);
+  ck_assert_uint_eq(a->bytes, b->bytes);
+  ck_assert_uint_eq(a->nconns, b->nconns);
+  ck_assert_uint_eq(a->nops, b->nops);
+  ck_assert(memcmp(a->conns, b->conns, a->nconns * sizeof *a->conns) == 0);
+  for (uint32_t i = 0; i < a->nops; i++) {
+    ck_assert_uint_eq(a->ops[i].conn, b->ops[i].conn);
+    ck_assert_uint_eq(a->ops[i].bytes, b->ops[i].bytes);
+    ck_assert_uint_eq(a->ops[i].gap_ns, b->ops[i].gap_ns);
+    ck_assert_int_eq(a->ops[i].step, b->ops[i].step);
+    ck_assert_uint_eq(a->ops[i].ndeps, b->ops[i].ndeps);
+    for (uint32_t d = 0; d < a->ops[i].ndeps; d++)
+      ck_assert_uint_eq(a->ops[i].deps[d], b->ops[i].deps[d]);
+  }
+  jct_schedule_free(a);
+  jct_schedule_free(b);
+  ck_assert_int_eq(jct_schedule_load(&b, "/nonexistent/x.json", err, sizeof err), JCT_EIO);
+  ck_assert_msg(strstr(err, "/nonexistent/x.json"), "%s", err);
+}
+END_TEST
+
+Suite *schedule_suite(void) {
+  Suite *s = suite_create("schedule");
+  TCase *core = tcase_create("core");
+  tcase_add_test(core, ring_shape);
+  tcase_add_test(core, all_algorithms);
+  tcase_add_test(core, json_round_trip);
+  suite_add_tcase(s, core);
+  TCase *limits = tcase_create("limits");
+  tcase_add_test(limits, synth_rejects);
+  tcase_add_test(limits, validation_names_the_op);
+  suite_add_tcase(s, limits);
+  return s;
+}
