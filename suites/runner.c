@@ -13,7 +13,10 @@ int main(void) {
   srunner_add_suite(sr, cli_suite());
   srunner_add_suite(sr, schedule_suite());
   srunner_add_suite(sr, clock_suite());
+  srunner_add_suite(sr, topo_suite());
+  srunner_add_suite(sr, switch_suite());
   srunner_add_suite(sr, uroce_suite());
+  srunner_add_suite(sr, exec_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

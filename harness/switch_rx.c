@@ -1,0 +1,211 @@
+/* The switch model's forwarding path (see switch.c for the model):
+ * classification (802.1Q PCP, IP DSCP), ECN CE marking (RFC 3168, RED-like
+ * as DCQCN, checksum by RFC 1624), hooks, admission to the shared buffer
+ * and PFC XOFF on the ingress charge. */
+#include <string.h>
+
+#include "errf.h"
+#include "jctlab/error.h"
+#include "jctlab/switch.h"
+#include "wire.h"
+#include "switch_int.h"
+
+static uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256** (Blackman, Vigna). */
+static uint64_t rng_next(uint64_t s[4]) {
+  uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return r;
+}
+
+static double rng_unit(uint64_t s[4]) {
+  return (double)(rng_next(s) >> 11) * 0x1.0p-53;
+}
+
+/* ---- classification and ECN --------------------------------------------- */
+
+/* Priority and IP position: only the ethertype, one 802.1Q tag and the
+ * IP traffic class are read. */
+static cls_t classify(const jct_switch_t *sw, const uint8_t *f, size_t len) {
+  cls_t c = {sw->cfg.default_prio, 0, 0, 0};
+  size_t off = 12;
+  uint16_t et = jct__be16(f + 12);
+  bool tagged = false;
+  if (et == 0x8100 && len >= 18) {
+    c.prio = (uint8_t)(f[14] >> 5);
+    tagged = true;
+    et = jct__be16(f + 16);
+    off = 16;
+  }
+  size_t l3 = off + 2;
+  uint8_t tos;
+  if (et == 0x0800 && len >= l3 + 20 && (f[l3] >> 4) == 4) {
+    c.ipver = 4;
+    tos = f[l3 + 1];
+  } else if (et == 0x86dd && len >= l3 + 40 && (f[l3] >> 4) == 6) {
+    c.ipver = 6;
+    tos = (uint8_t)((f[l3] & 0x0f) << 4 | f[l3 + 1] >> 4);
+  } else {
+    return c;
+  }
+  c.l3 = (uint16_t)l3;
+  c.ecn = tos & 3;
+  if (!tagged) c.prio = sw->cfg.dscp_to_prio[tos >> 2];
+  return c;
+}
+
+/* Set CE on the IP header at h (RFC 3168); IPv4 checksum by RFC 1624. */
+static void mark_ce(uint8_t *h, uint8_t ipver) {
+  if (ipver == 6) {
+    h[1] |= 0x30;
+    return;
+  }
+  uint16_t old = jct__be16(h), hc = jct__be16(h + 10);
+  h[1] |= 3;
+  uint16_t neu = jct__be16(h);
+  uint32_t sum = (uint32_t)(uint16_t)~hc + (uint16_t)~old + neu;
+  while (sum >> 16)
+    sum = (sum & 0xffff) + (sum >> 16);
+  jct__put16(h + 10, (uint16_t)~sum);
+}
+
+static bool ecn_decide(jct_switch_t *sw, uint64_t q) {
+  const jct_switch_config_t *c = &sw->cfg;
+  if (q <= c->kmin_bytes) return false;
+  if (q >= c->kmax_bytes) return true;
+  double p = c->pmax * (double)(q - c->kmin_bytes) / (double)(c->kmax_bytes - c->kmin_bytes);
+  return rng_unit(sw->rng) < p;
+}
+
+/* ---- the forwarding path ------------------------------------------------ */
+
+/* Offer one copy to egress port e. Returns 0 or the drop reason. */
+static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data, size_t len,
+                 cls_t cls, uint64_t ready, uint64_t now) {
+  port_t *ep = &sw->port[e], *ip = &sw->port[in];
+  ep->st.offered++;
+  ip->st.copies++;
+  if (ep->hook[JCT_SW_EGRESS]) {
+    /* Egress hook call site: each copy, before admission (issue 4). */
+    if (data != sw->hook_buf) memcpy(sw->hook_buf, data, len);
+    jct_switch_frame_t fr = {sw->hook_buf, len, sw->cfg.max_frame_bytes, in, e, cls.prio};
+    uint64_t hold = 0;
+    jct_switch_verdict_t v = ep->hook[JCT_SW_EGRESS](ep->hook_arg[JCT_SW_EGRESS], &fr, now, &hold);
+    if (v == JCT_SW_DROP) {
+      ep->st.tx_drops[JCT_SW_DROP_INJECTOR]++;
+      return JCT_SW_DROP_INJECTOR;
+    }
+    if (v == JCT_SW_HOLD) ready = jct__sw_max64(ready, hold);
+    data = sw->hook_buf;
+    if (fr.len > fr.cap) fr.len = fr.cap;
+    if (v == JCT_SW_MODIFIED && fr.len >= 14) {
+      len = fr.len;
+      cls = classify(sw, data, len);
+    }
+    cls.prio = fr.prio & 7;
+  }
+  uint8_t bit = (uint8_t)(1u << cls.prio);
+  if ((ep->storm & bit) && sw->cfg.wd_action == JCT_SW_WD_DROP) {
+    ep->st.tx_drops[JCT_SW_DROP_PFC_WATCHDOG]++;
+    return JCT_SW_DROP_PFC_WATCHDOG;
+  }
+  uint32_t C = sw->cfg.cell_bytes, ncell = (uint32_t)((len + C - 1) / C);
+  uint64_t charged = (uint64_t)ncell * C;
+  if (sw->pool_used + charged > sw->cfg.buffer_bytes) {
+    int r = (sw->cfg.pfc_enable & bit) && (ip->xoff & bit) ? JCT_SW_DROP_PFC_HEADROOM
+                                                           : JCT_SW_DROP_BUFFER_OVERFLOW;
+    ep->st.tx_drops[r]++;
+    return r;
+  }
+  uint32_t s = jct__sw_store(sw, data, len, ncell);
+  if (s == NIL) {
+    ep->st.tx_drops[JCT_SW_DROP_HARNESS_POOL]++;
+    return JCT_SW_DROP_HARNESS_POOL;
+  }
+  slot_t *sl = &sw->slots[s];
+  sl->charged = (uint32_t)charged;
+  sl->ready_ns = ready;
+  sl->in_port = (uint8_t)in;
+  sl->prio = cls.prio;
+  fifo_t *q = &ep->q[cls.prio];
+  if ((sw->cfg.ecn_enable & bit) && cls.ipver && cls.ecn != 0 && cls.ecn != 3 &&
+      ecn_decide(sw, q->bytes)) {
+    mark_ce(sw->cells + (size_t)sl->cell * C + cls.l3, cls.ipver);
+    ep->st.ecn_marked++;
+  }
+  jct__sw_fifo_push(sw, q, s, (uint32_t)len);
+  ep->st.queued_frames++;
+  sw->pool_used += charged;
+  ip->in_use[cls.prio] += charged;
+  if ((sw->cfg.pfc_enable & bit) && !(ip->xoff & bit) &&
+      ip->in_use[cls.prio] >= sw->cfg.xoff_bytes) {
+    ip->xoff |= bit;
+    jct__sw_pfc_request(ip, cls.prio, now);
+    if (in != e) jct__sw_touch(sw, in);
+  }
+  jct__sw_touch(sw, e);
+  return 0;
+}
+
+static int rx_drop(port_t *pt, int reason) {
+  pt->st.rx_drops[reason]++;
+  return reason;
+}
+
+int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t len,
+                  uint64_t now_ns) {
+  if (!sw || port >= sw->nports || (!frame && len)) return JCT_EINVAL;
+  if (now_ns < sw->last_now_ns) now_ns = sw->last_now_ns;
+  sw->last_now_ns = now_ns;
+  jct__sw_advance(sw, now_ns);
+  port_t *ip = &sw->port[port];
+  ip->st.rx_frames++;
+  ip->st.rx_bytes += len;
+  if (len < 14) return rx_drop(ip, JCT_SW_DROP_RUNT);
+  if (len > sw->cfg.max_frame_bytes) return rx_drop(ip, JCT_SW_DROP_OVERSIZE);
+  if (jct__be16(frame + 12) == 0x8808) {
+    jct__sw_mac_control(sw, port, frame, len, now_ns);
+    return 0;
+  }
+  const uint8_t *data = frame;
+  uint64_t ready = now_ns;
+  if (ip->hook[JCT_SW_INGRESS]) {
+    /* Ingress hook call site: every data frame of the port, before forwarding. */
+    memcpy(sw->rx_buf, frame, len);
+    jct_switch_frame_t fr = {sw->rx_buf, len, sw->cfg.max_frame_bytes, port, UINT32_MAX, 0};
+    fr.prio = classify(sw, sw->rx_buf, len).prio;
+    uint64_t hold = 0;
+    jct_switch_verdict_t v =
+        ip->hook[JCT_SW_INGRESS](ip->hook_arg[JCT_SW_INGRESS], &fr, now_ns, &hold);
+    if (v == JCT_SW_DROP) return rx_drop(ip, JCT_SW_DROP_INJECTOR);
+    if (v == JCT_SW_HOLD) ready = jct__sw_max64(ready, hold);
+    if (fr.len > fr.cap) fr.len = fr.cap;
+    if (fr.len < 14) return rx_drop(ip, JCT_SW_DROP_RUNT);
+    data = sw->rx_buf;
+    len = fr.len;
+  }
+  cls_t cls = classify(sw, data, len);
+  int e = (data[0] & 1) ? -1 : jct__sw_mac_lookup(sw, data);
+  if (e == (int)port) return rx_drop(ip, JCT_SW_DROP_SAME_PORT);
+  ip->st.rx_forwarded++;
+  if (e >= 0) return offer(sw, (uint32_t)e, port, data, len, cls, ready, now_ns);
+  ip->st.floods++;
+  int rc = 0, ok = 0;
+  for (uint32_t p = 0; p < sw->nports; p++) {
+    if (p == port) continue;
+    int r = offer(sw, p, port, data, len, cls, ready, now_ns);
+    if (r == 0)
+      ok = 1;
+    else
+      rc = r;
+  }
+  return ok ? 0 : rc;
+}
