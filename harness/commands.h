@@ -9,5 +9,6 @@
 
 int jct_cmd_inspect(int argc, char **argv);
 int jct_cmd_synth(int argc, char **argv);
+int jct_cmd_run(int argc, char **argv);
 
 #endif

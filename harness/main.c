@@ -17,6 +17,7 @@ static const struct {
   const char *summary;
 } commands[] = {
     {"inspect", jct_cmd_inspect, "postmortem view of a RoCEv2 capture (pcap, pcapng)"},
+    {"run", jct_cmd_run, "run a collective on the emulated fabric and measure its JCT"},
     {"synth", jct_cmd_synth, "generate a collective's schedule (ring, tree, ...) as JSON"},
 };
 

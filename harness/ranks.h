@@ -1,0 +1,71 @@
+/* The ranks of a run over the uroce transport (internal to the harness):
+ * one UDP/4791 socket per rank in its namespace, one uroce QP per
+ * connection end, the rank's NIC serialization, and PFC pauses honoured.
+ *
+ * Each rank paces what it sends at the link rate, as its NIC would: a
+ * datagram of L bytes of UDP payload holds the link for
+ * (L + UDP 8 + IPv4 20 + Ethernet 14 + 24 preamble/FCS/IFG) * 8 / rate.
+ * Each rank also listens on its interface for PFC frames (libpcap, filter
+ * "ether proto 0x8808") and stops sending for the quanta given on the data
+ * priority, as a NIC honouring 802.1Qbb does.
+ *
+ * QP numbers: connection c's source end is QPN 0x100 + 2c, its destination
+ * end 0x101 + 2c. The executor's hooks post to them; QP events go back to
+ * the executor attached for the current repetition.
+ */
+#ifndef JCT_RANKS_H
+#define JCT_RANKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "jctlab/clock.h"
+#include "jctlab/executor.h"
+#include "jctlab/schedule.h"
+#include "jctlab/topo.h"
+#include "jctlab/uroce.h"
+
+typedef struct {
+  uint64_t rate_bps;
+  uint32_t path_mtu_bytes; /* 4096 */
+  uint8_t timeout;         /* 20, as NCCL */
+  uint8_t retry_cnt;       /* 7, as NCCL */
+  uint8_t dscp;            /* 26: priority 3 with the switch's DSCP >> 3 map */
+  uint8_t data_prio;       /* the priority whose pauses stop the rank (3) */
+} jct_ranks_opts_t;
+
+typedef struct jct_ranks jct_ranks_t;
+
+int jct_ranks_new(jct_ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const jct_topo_t *topo,
+                  const jct_schedule_t *s, const jct_ranks_opts_t *opts, char *err, size_t errlen);
+
+/* The executor hooks that post to the QPs, and the executor that receives
+ * the QPs' events (NULL: none; events are then ignored). */
+jct_exec_hooks_t jct_ranks_hooks(jct_ranks_t *r);
+void jct_ranks_attach(jct_ranks_t *r, jct_exec_t *e);
+
+/* Send what the last posts made ready; call after jct_exec_start() or
+ * jct_exec_on_timer() outside the ranks' own callbacks. */
+void jct_ranks_kick(jct_ranks_t *r);
+
+/* True when no QP has anything unacknowledged or queued. */
+bool jct_ranks_quiet(const jct_ranks_t *r);
+
+/* Nonzero once a QP failed (retry count exceeded) or the executor refused
+ * an event; err says which. */
+int jct_ranks_failed(const jct_ranks_t *r, char *err, size_t errlen);
+
+/* Counters summed over every QP. */
+void jct_ranks_stats(const jct_ranks_t *r, jct_uroce_stats_t *sum);
+
+/* Datagrams the kernel dropped at the ranks' sockets (UDP RcvbufErrors in
+ * each rank's namespace) plus sends the kernel refused: the harness's own
+ * losses, which make a run invalid. */
+uint64_t jct_ranks_harness_losses(const jct_ranks_t *r);
+
+/* Close sockets and listeners (through the loop, as fabric.h) and free. */
+void jct_ranks_free(jct_ranks_t *r);
+
+#endif

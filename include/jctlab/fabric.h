@@ -1,0 +1,67 @@
+/* The emulated fabric at run time: the topology (topo.h), the switch
+ * model (switch.h) with one libpcap port per rank link, driven by the
+ * nanosecond clock (clock.h) in the caller's libuv loop.
+ *
+ * Each switch port is the switch end of a rank's veth ("sw<i>"), opened
+ * with libpcap in immediate, non-blocking mode, inbound only
+ * (pcap_setdirection PCAP_D_IN, so the frames the switch itself injects are
+ * not read back), watched by uv_poll. Frames read are handed to the switch
+ * with the time they were read; frames the switch emits at their departure
+ * times are sent with pcap_inject on their port and, with pcap_out, also
+ * written to a capture (nanosecond timestamps, CLOCK_REALTIME).
+ *
+ * Frames the harness itself loses (pcap_inject failing, the kernel
+ * dropping frames before libpcap reads them) are counted apart: a run with
+ * any is invalid (DESIGN.md, decision 4).
+ */
+#ifndef JCTLAB_FABRIC_H
+#define JCTLAB_FABRIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "jctlab/clock.h"
+#include "jctlab/switch.h"
+#include "jctlab/topo.h"
+
+typedef struct {
+  uint32_t nranks;
+  uint64_t rate_bps;      /* every link's rate, switch ports and rank NICs */
+  uint64_t prop_delay_ns; /* every link's propagation delay */
+  uint32_t mtu;           /* IP MTU of the links; 0: JCT_TOPO_MTU_DEFAULT */
+  uint8_t data_prio;      /* the lossless priority RoCE traffic uses (3) */
+  bool pfc;               /* PFC on data_prio */
+  const char *pcap_out;   /* NULL, or where to write what crossed the switch */
+} jct_fabric_opts_t;
+
+typedef struct {
+  uint64_t inject_failures; /* pcap_inject refused a frame */
+  uint64_t pcap_drops;      /* frames the kernel dropped before libpcap read them */
+  uint64_t frames_in, frames_out;
+} jct_fabric_harness_stats_t;
+
+typedef struct jct_fabric jct_fabric_t;
+
+/* Build the topology and the switch and start reading the ports. The
+ * calling thread must be in the switch namespace (jct_ns_isolate()).
+ * Errors: JCT_EINVAL (a bad option or more ranks than the switch or the
+ * machine holds: err says which), JCT_EIO (namespaces, netlink, libpcap,
+ * the capture file), JCT_ENOMEM. On error nothing is left behind. */
+int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
+                   const jct_fabric_opts_t *opts, char *err, size_t errlen);
+
+const jct_topo_t *jct_fabric_topo(const jct_fabric_t *f);
+jct_switch_t *jct_fabric_switch(jct_fabric_t *f);
+void jct_fabric_harness_stats(jct_fabric_t *f, jct_fabric_harness_stats_t *out);
+
+/* True when the switch holds no frame (queued or on the wire). */
+bool jct_fabric_idle(const jct_fabric_t *f);
+
+/* Stop reading, flush and close the capture, free the switch and tear the
+ * topology down. The poll handles are closed through the loop: run it once
+ * more (uv_run NOWAIT) before closing the loop. NULL is fine. */
+void jct_fabric_free(jct_fabric_t *f);
+
+#endif

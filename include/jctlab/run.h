@@ -1,0 +1,74 @@
+/* A run: a schedule executed K times on the emulated fabric over the
+ * uroce transport, with the job's completion time measured each time
+ * (DESIGN.md, "Orchestrator" and decision 5).
+ *
+ * The caller must have called jct_ns_isolate() first, single-threaded.
+ *
+ * The α-β model (Hockney) the measurement is compared with, for the
+ * emulated link: B is the goodput of a link of rate R carrying full
+ * packets (R * PMTU / wire bytes per packet: PMTU plus BTH 12, ICRC 4,
+ * UDP 8, IPv4 20, Ethernet 14 and 24 bytes of preamble, FCS and gap); α is
+ * a message's latency: two propagation delays and one packet's
+ * serialization (the switch stores and forwards). AllReduce (ring, tree,
+ * halving-doubling): T = 2(N-1)·α + 2(N-1)/N · S/B; all-to-all:
+ * T = (N-1)·α + (N-1)/N · S/B.
+ *
+ * A run is invalid, never reported as a result, when the harness lost
+ * frames by its own fault (pcap_inject refused, kernel buffers overran) or
+ * a repetition did not finish; it is loop-bound when the event loop rather
+ * than the emulated link set the pace: its p99 lateness exceeded one
+ * packet's serialization time, or the process was busy for more than 90%
+ * of the wall time.
+ */
+#ifndef JCTLAB_RUN_H
+#define JCTLAB_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jctlab/schedule.h"
+#include "jctlab/switch.h"
+#include "jctlab/uroce.h"
+
+typedef struct {
+  const jct_schedule_t *schedule;
+  uint32_t reps;           /* >= 1 */
+  uint64_t rate_bps;       /* per link */
+  uint64_t prop_delay_ns;  /* per link */
+  uint32_t mtu;            /* link IP MTU; 0: 9000 */
+  uint32_t path_mtu_bytes; /* RoCE path MTU; 0: 4096 */
+  uint8_t timeout;         /* QP local ACK timeout exponent (NCCL: 20) */
+  uint8_t retry_cnt;       /* (NCCL: 7) */
+  bool pfc;                /* PFC on the data priority */
+  const char *pcap_out;    /* NULL, or a capture of what crossed the switch */
+} jct_run_opts_t;
+
+#define JCT_RUN_MAX_REPS 1000
+
+typedef struct {
+  uint32_t reps;
+  uint64_t jct_ns[JCT_RUN_MAX_REPS];
+  uint64_t median_ns, min_ns, max_ns;
+  double cv;                     /* standard deviation / mean */
+  double algbw_gbps, busbw_gbps; /* nccl-tests: S / median, algbw * factor; GB/s (1e9) */
+  double alpha_ns, goodput_bps, model_ns, model_ratio; /* model_ratio: median / model */
+  uint64_t lateness_p50_ns, lateness_p99_ns, lateness_max_ns;
+  double packet_time_ns; /* one full packet's serialization */
+  double cpu_busy;       /* process CPU time / wall time over the reps */
+  bool loop_bound;
+  bool valid;
+  char invalid_why[256];
+  jct_uroce_stats_t transport; /* summed over QPs and repetitions */
+  jct_switch_totals_t fabric;
+  uint64_t harness_losses; /* pcap_inject failures, pcap and socket drops */
+} jct_run_result_t;
+
+/* Run. Returns 0 with *res filled (res->valid says whether it may be
+ * reported), or JCT_EINVAL (bad options: err says which), JCT_EIO (the
+ * fabric could not be built), JCT_ENOMEM. */
+int jct_run(const jct_run_opts_t *opts, jct_run_result_t *res, char *err, size_t errlen);
+
+/* The α-β model for the options (fills alpha_ns, goodput_bps, model_ns). */
+void jct_run_model(const jct_run_opts_t *opts, jct_run_result_t *res);
+
+#endif
