@@ -97,8 +97,20 @@ static void sift_down(jct_clock_t *c, size_t i) {
  * wake-up. So the timerfd is moved only to an earlier time; when the
  * earliest timer is stopped or fires, the old setting is left to expire and
  * the wake-up re-arms for what is due then. */
+static void on_idle(uv_idle_t *h);
+
+/* Spin (keep the loop polling) while the earliest timer is close. */
+static bool spin(jct_clock_t *c, uint64_t due) {
+  bool close_by = due && c->spin_ns && due <= jct_now_ns() + c->spin_ns;
+  if (close_by && !c->spinning) uv_idle_start(&c->idle, on_idle);
+  if (!close_by && c->spinning) uv_idle_stop(&c->idle);
+  c->spinning = close_by;
+  return close_by;
+}
+
 static void arm(jct_clock_t *c) {
   uint64_t due = c->n ? c->heap[0]->due_ns : 0;
+  if (spin(c, due)) return;
   if (!due || (c->armed_ns && c->armed_ns <= due)) return;
   struct itimerspec its;
   memset(&its, 0, sizeof its);
@@ -155,6 +167,15 @@ size_t jct_clock_run_due(jct_clock_t *c) {
   return fired;
 }
 
+static void on_idle(uv_idle_t *h) {
+  jct_clock_run_due(h->data);
+}
+
+void jct_clock_set_spin_ns(jct_clock_t *c, uint64_t spin_ns) {
+  c->spin_ns = spin_ns;
+  arm(c);
+}
+
 static void on_timerfd(uv_poll_t *h, int status, int events) {
   (void)events;
   jct_clock_t *c = h->data;
@@ -177,6 +198,8 @@ int jct_clock_init(jct_clock_t *c, uv_loop_t *loop) {
     return JCT_EIO;
   }
   c->poll.data = c;
+  uv_idle_init(loop, &c->idle);
+  c->idle.data = c;
   return 0;
 }
 
@@ -188,6 +211,7 @@ void jct_clock_close(jct_clock_t *c, uv_close_cb close_cb) {
   c->cap = 0;
   uv_poll_stop(&c->poll);
   uv_close((uv_handle_t *)&c->poll, close_cb);
+  uv_close((uv_handle_t *)&c->idle, close_cb);
   close(c->tfd);
   c->tfd = -1;
 }

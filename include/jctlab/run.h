@@ -17,8 +17,8 @@
  * frames by its own fault (pcap_inject refused, kernel buffers overran) or
  * a repetition did not finish; it is loop-bound when the event loop rather
  * than the emulated link set the pace: its p99 lateness exceeded one
- * packet's serialization time, or the process was busy for more than 90%
- * of the wall time.
+ * packet's serialization time. (The loop spins between close timers, so
+ * its CPU time says little: cpu_busy is reported, not judged.)
  */
 #ifndef JCTLAB_RUN_H
 #define JCTLAB_RUN_H
