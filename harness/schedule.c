@@ -72,12 +72,16 @@ int jct_schedule_validate(const jct_schedule_t *s, char *err, size_t errlen) {
     if (k->src == k->dst)
       return fail(err, errlen, "connection %u: joins rank %u to itself", c, k->src);
   }
+  /* Every op's connection first: a dep looks at another op's connection. */
   for (uint32_t i = 0; i < s->nops; i++) {
     const jct_op_t *op = &s->ops[i];
     if (op->conn >= s->nconns)
       return fail(err, errlen, "op %u: connection %u does not exist (%u connections)", i, op->conn,
                   s->nconns);
     if (op->bytes == 0) return fail(err, errlen, "op %u: sends zero bytes", i);
+  }
+  for (uint32_t i = 0; i < s->nops; i++) {
+    const jct_op_t *op = &s->ops[i];
     uint32_t rank = s->conns[op->conn].src;
     for (uint32_t d = 0; d < op->ndeps; d++) {
       uint32_t dep = op->deps[d];
