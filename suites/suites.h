@@ -15,5 +15,6 @@ Suite *topo_suite(void);
 Suite *switch_suite(void);
 Suite *uroce_suite(void);
 Suite *exec_suite(void);
+Suite *run_suite(void);
 
 #endif
