@@ -43,6 +43,15 @@ static const char usage_text[] =
     "  --no-pfc           no PFC on the data priority (lossy fabric)\n"
     "  --timeout N        QP local ACK timeout exponent, 4.096 us * 2^N (default 20, NCCL's)\n"
     "  --retry N          QP retry count (default 7, NCCL's)\n"
+    "  --inject SPEC      an injector on the switch's path, repeatable, in order:\n"
+    "                     'drop p=0.001', 'drop psn=4096 qp=0x101', 'delay 50us jitter=10us',\n"
+    "                     'pause prio=3 quanta=65535 rate=1000/s for=200ms port=2', 'ecn p=0.05',\n"
+    "                     'corrupt p=0.0001', 'flap down=5ms every=1s', 'reorder p=0.01 gap=5'\n"
+    "                     (common keys: where=\"FILTER\" port=N dir=in|out at= until= seed=)\n"
+    "  --seed N           the run's seed; injectors without seed= derive theirs (default 1)\n"
+    "  --pfc-watchdog[=drop|forward]  the switch's PFC watchdog (200 ms, 200 ms, drop)\n"
+    "  --fault-log FILE   every injector action as a JSON line\n"
+    "  --pcap-drops FILE  the frames injectors dropped (nanosecond pcap)\n"
     "  --pcap-out FILE    write every frame that crossed the switch (nanosecond pcap)\n"
     "  --json FILE        the result as JSON ('-': standard output, instead of the table)\n"
     "\n"
@@ -80,6 +89,7 @@ static int parse_time_ns(const char *s, uint64_t *out) {
 typedef struct {
   const char *synth, *schedule, *json;
   uint64_t ranks, bytes, channels, reps, timeout, retry;
+  const char *inject[JCT_RUN_MAX_INJECTORS];
   jct_run_opts_t run;
 } args_t;
 
@@ -130,6 +140,27 @@ static int parse(int argc, char **argv, args_t *a) {
       if (jct__parse_count(v, 7, &a->retry)) return bad("--retry: '%s' is not 0 to 7", v);
     } else if (!strcmp(w, "--no-pfc")) {
       a->run.pfc = false;
+    } else if (!strcmp(w, "--inject")) {
+      NEED("a spec");
+      if (a->run.ninject == JCT_RUN_MAX_INJECTORS)
+        return bad("at most %u --inject", JCT_RUN_MAX_INJECTORS);
+      a->inject[a->run.ninject++] = v;
+    } else if (!strcmp(w, "--seed")) {
+      NEED("a number");
+      if (jct__parse_count(v, UINT64_MAX, &a->run.seed))
+        return bad("--seed: '%s' is not a number", v);
+    } else if (!strcmp(w, "--pfc-watchdog") || !strcmp(w, "--pfc-watchdog=drop")) {
+      a->run.pfc_watchdog = true;
+    } else if (!strcmp(w, "--pfc-watchdog=forward")) {
+      a->run.pfc_watchdog = a->run.watchdog_forward = true;
+    } else if (!strncmp(w, "--pfc-watchdog=", 15)) {
+      return bad("--pfc-watchdog: action '%s' is not drop or forward", w + 15);
+    } else if (!strcmp(w, "--fault-log")) {
+      NEED("a file");
+      a->run.fault_log = v;
+    } else if (!strcmp(w, "--pcap-drops")) {
+      NEED("a file");
+      a->run.pcap_drops = v;
     } else if (!strcmp(w, "--pcap-out")) {
       NEED("a file");
       a->run.pcap_out = v;
@@ -146,6 +177,32 @@ static int parse(int argc, char **argv, args_t *a) {
   return -1;
 }
 
+static void print_fabric(const jct_run_result_t *r) {
+  const jct_switch_totals_t *f = &r->fabric;
+  printf("fabric     %llu frames forwarded, %llu dropped", (unsigned long long)f->tx_frames,
+         (unsigned long long)(f->tx_drops + f->rx_drops));
+  for (int k = 0; k < JCT_SW_DROP_NREASONS; k++)
+    if (f->drops[k]) printf(" (%s %llu)", jct_switch_drop_name(k), (unsigned long long)f->drops[k]);
+  char b[32];
+  printf(", PFC XOFF %llu / XON %llu sent, %llu XOFF received (queues paused %s), ECN marks %llu\n",
+         (unsigned long long)f->tx_pfc_xoff, (unsigned long long)f->tx_pfc_xon,
+         (unsigned long long)f->rx_pfc_xoff, jct__fmt_ns(r->paused_ns, b, sizeof b),
+         (unsigned long long)f->ecn_marked);
+}
+
+static void print_injectors(const jct_run_result_t *r) {
+  for (uint32_t i = 0; i < r->ninjectors; i++) {
+    const jct_run_injector_t *in = &r->injectors[i];
+    const jct_injector_stats_t *st = &in->stats;
+    printf("injector   #%u '%s' (seed %llu): %llu seen, %llu matched, %llu dropped, %llu held, "
+           "%llu modified, %llu generated\n",
+           i, in->spec, (unsigned long long)in->seed, (unsigned long long)st->seen,
+           (unsigned long long)st->matched, (unsigned long long)st->dropped,
+           (unsigned long long)st->held, (unsigned long long)(st->modified + st->expedited),
+           (unsigned long long)st->generated);
+  }
+}
+
 static void print_table(const args_t *a, const jct_run_result_t *r) {
   const jct_schedule_t *s = a->run.schedule;
   char b1[32], b2[32], b3[32];
@@ -158,6 +215,8 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
     printf("  %4u  %14s\n", i + 1, jct__fmt_ns(r->jct_ns[i], b1, 32));
   if (!r->valid) {
     printf("\nINVALID RUN: %s\n", r->invalid_why);
+    print_fabric(r);
+    print_injectors(r);
     return;
   }
   printf("\nJCT        median %s, min %s, max %s, CV %.2f%%\n", jct__fmt_ns(r->median_ns, b1, 32),
@@ -176,10 +235,8 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          (unsigned long long)r->transport.tx_pkts, (unsigned long long)r->transport.tx_data_pkts,
          (unsigned long long)r->transport.retx_pkts, (unsigned long long)r->transport.rx_naks,
          (unsigned long long)r->transport.timeouts);
-  printf("fabric     %llu frames forwarded, %llu dropped, PFC XOFF %llu / XON %llu sent\n",
-         (unsigned long long)r->fabric.tx_frames,
-         (unsigned long long)r->fabric.tx_drops + (unsigned long long)r->fabric.rx_drops,
-         (unsigned long long)r->fabric.tx_pfc_xoff, (unsigned long long)r->fabric.tx_pfc_xon);
+  print_fabric(r);
+  print_injectors(r);
 }
 
 static int write_json(const args_t *a, const jct_run_result_t *r) {
@@ -226,6 +283,27 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                                 (json_int_t)(f->rx_drops + f->tx_drops), "pfc_xoff_sent",
                                 (json_int_t)f->tx_pfc_xoff, "ecn_marked", (json_int_t)f->ecn_marked,
                                 "harness_losses", (json_int_t)r->harness_losses));
+  json_t *drops = json_object();
+  for (int k = 0; k < JCT_SW_DROP_NREASONS; k++)
+    json_object_set_new(drops, jct_switch_drop_name(k), json_integer((json_int_t)f->drops[k]));
+  json_object_set_new(json_object_get(root, "fabric"), "drops_by_reason", drops);
+  json_object_set_new(json_object_get(root, "fabric"), "paused_ns",
+                      json_integer((json_int_t)r->paused_ns));
+  json_t *injs = json_array();
+  for (uint32_t i = 0; i < r->ninjectors; i++) {
+    const jct_run_injector_t *in = &r->injectors[i];
+    const jct_injector_stats_t *st = &in->stats;
+    json_array_append_new(
+        injs, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind",
+                        in->kind, "seed", (json_int_t)in->seed, "seen", (json_int_t)st->seen,
+                        "matched", (json_int_t)st->matched, "dropped", (json_int_t)st->dropped,
+                        "held", (json_int_t)st->held, "modified", (json_int_t)st->modified,
+                        "expedited", (json_int_t)st->expedited, "generated",
+                        (json_int_t)st->generated, "hold_ns_total", (json_int_t)st->hold_ns_total));
+  }
+  json_object_set_new(root, "injectors", injs);
+  json_object_set_new(json_object_get(root, "config"), "seed",
+                      json_integer((json_int_t)a->run.seed));
   int rc = strcmp(a->json, "-") == 0
                ? json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
                : json_dump_file(root, a->json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -239,6 +317,7 @@ int jct_cmd_run(int argc, char **argv) {
   a.run.rate_bps = 1000000000u;
   a.run.prop_delay_ns = 1000;
   a.run.pfc = true;
+  a.run.seed = 1;
   int status = parse(argc, argv, &a);
   if (status >= 0) return status;
 
@@ -253,6 +332,7 @@ int jct_cmd_run(int argc, char **argv) {
   }
   a.run.schedule = s;
   a.run.reps = (uint32_t)a.reps;
+  a.run.inject = a.inject;
   a.run.timeout = (uint8_t)a.timeout;
   a.run.retry_cnt = (uint8_t)a.retry;
   if ((rc = jct_ns_isolate(err, sizeof err))) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chain.h"
 #include "errf.h"
 #include "jctlab/error.h"
 #include "jctlab/fabric.h"
@@ -38,7 +39,7 @@ struct jct_fabric {
   polls_t *polls;
   jct_timer_t timer;
   pcap_t *dead;
-  pcap_dumper_t *dump;
+  pcap_dumper_t *dump, *drops;
   int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for the capture */
   jct_fabric_harness_stats_t hs;
   uint64_t now_ns; /* of the batch being read */
@@ -60,10 +61,17 @@ static void emit(uint32_t port, const uint8_t *frame, size_t len, uint64_t depar
 
 static void on_timer(jct_timer_t *t, uint64_t now_ns);
 
-/* Send what is due and wake again when the switch next has work. */
+/* Tick the injectors that are due, send what is due, and wake again when
+ * the switch or an injector next has work. */
 static void service(jct_fabric_t *f, uint64_t now_ns) {
+  jct_chain_t *chain = f->opts.chain;
+  if (chain && jct_chain_next_deadline_ns(chain) <= now_ns) jct_chain_tick(chain, now_ns);
   jct_switch_poll(f->sw, now_ns, emit, f);
   uint64_t next = jct_switch_next_deadline_ns(f->sw);
+  if (chain) {
+    uint64_t c = jct_chain_next_deadline_ns(chain);
+    if (c < next) next = c;
+  }
   if (next == UINT64_MAX) {
     jct_timer_stop(f->clock, &f->timer);
   } else if (!jct_timer_active(&f->timer) || f->timer.due_ns != next) {
@@ -112,17 +120,21 @@ static int open_port(jct_fabric_t *f, uint32_t i, char *err, size_t errlen) {
   return 0;
 }
 
-static int open_capture(jct_fabric_t *f, char *err, size_t errlen) {
+/* The captures (what crossed the switch, what injectors dropped):
+ * nanosecond pcap, timestamps on CLOCK_REALTIME. */
+static int open_captures(jct_fabric_t *f, char *err, size_t errlen) {
   struct timespec rt, mono;
   clock_gettime(CLOCK_REALTIME, &rt);
   clock_gettime(CLOCK_MONOTONIC, &mono);
   f->realtime_offset_ns = ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
                           ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+  if (!f->opts.pcap_out && !f->opts.pcap_drops) return 0;
   f->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, SNAPLEN, PCAP_TSTAMP_PRECISION_NANO);
   if (!f->dead) return JCT_ENOMEM;
-  f->dump = pcap_dump_open(f->dead, f->opts.pcap_out);
-  if (!f->dump)
+  if (f->opts.pcap_out && !(f->dump = pcap_dump_open(f->dead, f->opts.pcap_out)))
     return jct__errf(err, errlen, JCT_EIO, "%s: %s", f->opts.pcap_out, pcap_geterr(f->dead));
+  if (f->opts.pcap_drops && !(f->drops = pcap_dump_open(f->dead, f->opts.pcap_drops)))
+    return jct__errf(err, errlen, JCT_EIO, "%s: %s", f->opts.pcap_drops, pcap_geterr(f->dead));
   return 0;
 }
 
@@ -134,6 +146,8 @@ static int build_switch(jct_fabric_t *f, char *err, size_t errlen) {
     jct_switch_port_mac(i, cfg.port[i].mac);
   }
   cfg.buffer_bytes = SWITCH_BUFFER_BYTES;
+  cfg.wd_enable = f->opts.pfc_watchdog;
+  cfg.wd_action = f->opts.watchdog_forward ? JCT_SW_WD_FORWARD : JCT_SW_WD_DROP;
   if (f->opts.pfc) {
     cfg.pfc_enable = (uint8_t)(1u << f->opts.data_prio);
     cfg.xoff_bytes = XOFF_BYTES;
@@ -175,12 +189,23 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
   if ((rc = jct_topo_create(&f->topo, opts->nranks, &to, err, errlen))) goto fail;
   for (uint32_t i = 0; i < opts->nranks; i++)
     if ((rc = open_port(f, i, err, errlen))) goto fail;
-  if (opts->pcap_out && (rc = open_capture(f, err, errlen))) goto fail;
+  if ((rc = open_captures(f, err, errlen))) goto fail;
+  if (opts->chain && (rc = jct_chain_attach(opts->chain, f->sw, opts->nranks, opts->fault_log,
+                                            f->drops, f->realtime_offset_ns))) {
+    jct__errf(err, errlen, rc, "cannot put the injectors on the switch");
+    goto fail;
+  }
   *out = f;
   return 0;
 fail:
   jct_fabric_free(f);
   return rc;
+}
+
+void jct_fabric_start(jct_fabric_t *f, uint64_t now_ns) {
+  if (!f->opts.chain) return;
+  jct_chain_start(f->opts.chain, now_ns);
+  service(f, now_ns);
 }
 
 const jct_topo_t *jct_fabric_topo(const jct_fabric_t *f) {
@@ -192,7 +217,9 @@ jct_switch_t *jct_fabric_switch(jct_fabric_t *f) {
 }
 
 bool jct_fabric_idle(const jct_fabric_t *f) {
-  return jct_switch_next_deadline_ns(f->sw) == UINT64_MAX;
+  jct_switch_totals_t t;
+  jct_switch_totals(f->sw, &t);
+  return t.queued_frames == 0 && t.wire_frames == 0;
 }
 
 void jct_fabric_harness_stats(jct_fabric_t *f, jct_fabric_harness_stats_t *out) {
@@ -218,6 +245,7 @@ void jct_fabric_free(jct_fabric_t *f) {
   for (uint32_t i = 0; f->ports && i < f->opts.nranks; i++)
     if (f->ports[i].pcap) pcap_close(f->ports[i].pcap);
   if (f->dump) pcap_dump_close(f->dump);
+  if (f->drops) pcap_dump_close(f->drops);
   if (f->dead) pcap_close(f->dead);
   jct_switch_free(f->sw);
   jct_topo_destroy(f->topo);

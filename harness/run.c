@@ -1,11 +1,13 @@
 /* A run: K repetitions of a schedule on the emulated fabric
  * (include/jctlab/run.h). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
+#include "chain.h"
 #include "errf.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
@@ -40,6 +42,8 @@ void jct_run_model(const jct_run_opts_t *o, jct_run_result_t *r) {
 typedef struct {
   uv_loop_t loop;
   jct_clock_t clock;
+  jct_chain_t *chain;
+  FILE *fault_log;
   jct_fabric_t *fab;
   jct_ranks_t *ranks;
   jct_exec_t *exec;
@@ -133,6 +137,7 @@ static int one_rep(ctx_t *c, const jct_run_opts_t *o, jct_run_result_t *r, uint3
   jct_ranks_attach(c->ranks, c->exec);
   uint64_t limit_ns = (uint64_t)(r->model_ns * 20) + 10000000000u;
   uint64_t start = jct_now_ns();
+  jct_fabric_start(c->fab, start);
   rc = jct_exec_start(c->exec, start);
   jct_ranks_kick(c->ranks);
   bool done = rc == 0 && run_until(c, exec_done, start + limit_ns);
@@ -145,6 +150,13 @@ static int one_rep(ctx_t *c, const jct_run_opts_t *o, jct_run_result_t *r, uint3
     invalid(r, why);
   }
   r->jct_ns[rep] = jct_exec_jct_ns(c->exec);
+  for (uint32_t i = 0; i < r->ninjectors; i++) {
+    const jct_injector_stats_t *st = &jct_chain_get(c->chain, i)->stats;
+    jct_injector_stats_t *sum = &r->injectors[i].stats;
+    sum->seen += st->seen, sum->matched += st->matched, sum->dropped += st->dropped;
+    sum->held += st->held, sum->modified += st->modified, sum->expedited += st->expedited;
+    sum->generated += st->generated, sum->hold_ns_total += st->hold_ns_total;
+  }
   jct_ranks_attach(c->ranks, NULL);
   jct_exec_free(c->exec);
   c->exec = NULL;
@@ -165,12 +177,34 @@ static int check_opts(const jct_run_opts_t *o, char *err, size_t errlen) {
                      (unsigned long long)o->rate_bps);
   if (o->schedule->bytes == 0)
     return jct__errf(err, errlen, JCT_EINVAL, "the schedule does not say its size (\"bytes\")");
+  if (o->ninject > JCT_RUN_MAX_INJECTORS)
+    return jct__errf(err, errlen, JCT_EINVAL, "%u injectors: at most %u", o->ninject,
+                     JCT_RUN_MAX_INJECTORS);
+  return 0;
+}
+
+/* The injectors, before anything else is built: a bad spec is bad input. */
+static int make_chain(ctx_t *c, const jct_run_opts_t *o, jct_run_result_t *r, char *err,
+                      size_t errlen) {
+  int rc = jct_chain_new(&c->chain, o->inject, o->ninject, o->seed, err, errlen);
+  if (rc) return rc;
+  r->ninjectors = o->ninject;
+  for (uint32_t i = 0; i < o->ninject; i++) {
+    const jct_injector_t *inj = jct_chain_get(c->chain, i);
+    snprintf(r->injectors[i].spec, sizeof r->injectors[i].spec, "%s", inj->spec);
+    snprintf(r->injectors[i].kind, sizeof r->injectors[i].kind, "%s", inj->ops->name);
+    r->injectors[i].seed = inj->seed;
+  }
+  if (o->fault_log && !(c->fault_log = fopen(o->fault_log, "w")))
+    return jct__errf(err, errlen, JCT_EIO, "%s: %s", o->fault_log, strerror(errno));
   return 0;
 }
 
 static void teardown(ctx_t *c) {
   jct_ranks_free(c->ranks);
   jct_fabric_free(c->fab);
+  jct_chain_free(c->chain);
+  if (c->fault_log) fclose(c->fault_log);
   jct_clock_close(&c->clock, NULL);
   uv_run(&c->loop, UV_RUN_NOWAIT);
   uv_loop_close(&c->loop);
@@ -194,13 +228,23 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
     return jct__errf(err, errlen, rc, "cannot create the event loop's timer");
   }
   jct_clock_set_spin_ns(&c->clock, SPIN_NS);
+  if ((rc = make_chain(c, o, r, err, errlen))) {
+    teardown(c);
+    free(c);
+    return rc;
+  }
   jct_fabric_opts_t fo = {.nranks = o->schedule->nranks,
                           .rate_bps = o->rate_bps,
                           .prop_delay_ns = o->prop_delay_ns,
                           .mtu = o->mtu,
                           .data_prio = DATA_PRIO,
                           .pfc = o->pfc,
-                          .pcap_out = o->pcap_out};
+                          .pfc_watchdog = o->pfc_watchdog,
+                          .watchdog_forward = o->watchdog_forward,
+                          .pcap_out = o->pcap_out,
+                          .pcap_drops = o->pcap_drops,
+                          .fault_log = c->fault_log,
+                          .chain = c->chain};
   jct_ranks_opts_t ro = {.rate_bps = o->rate_bps,
                          .path_mtu_bytes = o->path_mtu_bytes ? o->path_mtu_bytes : 4096,
                          .timeout = o->timeout,
@@ -230,6 +274,11 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   r->loop_bound = (double)r->lateness_p99_ns > r->packet_time_ns;
   jct_ranks_stats(c->ranks, &r->transport);
   jct_switch_totals(jct_fabric_switch(c->fab), &r->fabric);
+  for (uint32_t p = 0; p < o->schedule->nranks; p++) {
+    jct_switch_port_stats_t ps;
+    if (jct_switch_port_stats(jct_fabric_switch(c->fab), p, jct_now_ns(), &ps) == 0)
+      for (int q = 0; q < JCT_SWITCH_PRIOS; q++) r->paused_ns += ps.paused_ns[q];
+  }
   jct_fabric_harness_stats_t hs;
   jct_fabric_harness_stats(c->fab, &hs);
   r->harness_losses = hs.inject_failures + hs.pcap_drops + jct_ranks_harness_losses(c->ranks);

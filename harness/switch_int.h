@@ -97,6 +97,7 @@ int jct__sw_mac_lookup(const jct_switch_t *sw, const uint8_t *mac);
 /* switch_sched.c */
 uint32_t jct__sw_store(jct_switch_t *sw, const uint8_t *data, size_t len, uint32_t ncell);
 void jct__sw_fifo_push(jct_switch_t *sw, fifo_t *f, uint32_t s, uint32_t len);
+void jct__sw_fifo_push_head(jct_switch_t *sw, fifo_t *f, uint32_t s, uint32_t len);
 void jct__sw_touch(jct_switch_t *sw, uint32_t p);
 void jct__sw_pfc_request(port_t *pt, int prio, uint64_t t);
 void jct__sw_advance(jct_switch_t *sw, uint64_t now);

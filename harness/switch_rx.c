@@ -89,7 +89,7 @@ static bool ecn_decide(jct_switch_t *sw, uint64_t q) {
 
 /* Offer one copy to egress port e. Returns 0 or the drop reason. */
 static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data, size_t len,
-                 cls_t cls, uint64_t ready, uint64_t now) {
+                 cls_t cls, uint64_t ready, bool head, uint64_t now) {
   port_t *ep = &sw->port[e], *ip = &sw->port[in];
   ep->st.offered++;
   ip->st.copies++;
@@ -104,9 +104,10 @@ static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data,
       return JCT_SW_DROP_INJECTOR;
     }
     if (v == JCT_SW_HOLD) ready = jct__sw_max64(ready, hold);
+    if (v == JCT_SW_HEAD) head = true;
     data = sw->hook_buf;
     if (fr.len > fr.cap) fr.len = fr.cap;
-    if (v == JCT_SW_MODIFIED && fr.len >= 14) {
+    if ((v == JCT_SW_MODIFIED || v == JCT_SW_HEAD) && fr.len >= 14) {
       len = fr.len;
       cls = classify(sw, data, len);
     }
@@ -141,7 +142,10 @@ static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data,
     mark_ce(sw->cells + (size_t)sl->cell * C + cls.l3, cls.ipver);
     ep->st.ecn_marked++;
   }
-  jct__sw_fifo_push(sw, q, s, (uint32_t)len);
+  if (head)
+    jct__sw_fifo_push_head(sw, q, s, (uint32_t)len);
+  else
+    jct__sw_fifo_push(sw, q, s, (uint32_t)len);
   ep->st.queued_frames++;
   sw->pool_used += charged;
   ip->in_use[cls.prio] += charged;
@@ -177,6 +181,7 @@ int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t 
   }
   const uint8_t *data = frame;
   uint64_t ready = now_ns;
+  bool head = false;
   if (ip->hook[JCT_SW_INGRESS]) {
     /* Ingress hook call site: every data frame of the port, before forwarding. */
     memcpy(sw->rx_buf, frame, len);
@@ -187,6 +192,7 @@ int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t 
         ip->hook[JCT_SW_INGRESS](ip->hook_arg[JCT_SW_INGRESS], &fr, now_ns, &hold);
     if (v == JCT_SW_DROP) return rx_drop(ip, JCT_SW_DROP_INJECTOR);
     if (v == JCT_SW_HOLD) ready = jct__sw_max64(ready, hold);
+    if (v == JCT_SW_HEAD) head = true;
     if (fr.len > fr.cap) fr.len = fr.cap;
     if (fr.len < 14) return rx_drop(ip, JCT_SW_DROP_RUNT);
     data = sw->rx_buf;
@@ -196,12 +202,12 @@ int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t 
   int e = (data[0] & 1) ? -1 : jct__sw_mac_lookup(sw, data);
   if (e == (int)port) return rx_drop(ip, JCT_SW_DROP_SAME_PORT);
   ip->st.rx_forwarded++;
-  if (e >= 0) return offer(sw, (uint32_t)e, port, data, len, cls, ready, now_ns);
+  if (e >= 0) return offer(sw, (uint32_t)e, port, data, len, cls, ready, head, now_ns);
   ip->st.floods++;
   int rc = 0, ok = 0;
   for (uint32_t p = 0; p < sw->nports; p++) {
     if (p == port) continue;
-    int r = offer(sw, p, port, data, len, cls, ready, now_ns);
+    int r = offer(sw, p, port, data, len, cls, ready, head, now_ns);
     if (r == 0)
       ok = 1;
     else

@@ -71,6 +71,14 @@ void jct__sw_fifo_push(jct_switch_t *sw, fifo_t *f, uint32_t s, uint32_t len) {
   f->bytes += len;
 }
 
+void jct__sw_fifo_push_head(jct_switch_t *sw, fifo_t *f, uint32_t s, uint32_t len) {
+  sw->slots[s].next = f->head;
+  f->head = s;
+  if (f->tail == NIL) f->tail = s;
+  f->frames++;
+  f->bytes += len;
+}
+
 static uint32_t fifo_pop(jct_switch_t *sw, fifo_t *f) {
   uint32_t s = f->head;
   f->head = sw->slots[s].next;

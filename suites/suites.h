@@ -16,5 +16,7 @@ Suite *switch_suite(void);
 Suite *uroce_suite(void);
 Suite *exec_suite(void);
 Suite *run_suite(void);
+Suite *injector_suite(void);
+Suite *injector_kinds_suite(void);
 
 #endif

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <uv.h>
 
 #include "jctlab/clock.h"
@@ -28,12 +29,17 @@
 
 typedef struct {
   uint32_t nranks;
-  uint64_t rate_bps;      /* every link's rate, switch ports and rank NICs */
-  uint64_t prop_delay_ns; /* every link's propagation delay */
-  uint32_t mtu;           /* IP MTU of the links; 0: JCT_TOPO_MTU_DEFAULT */
-  uint8_t data_prio;      /* the lossless priority RoCE traffic uses (3) */
-  bool pfc;               /* PFC on data_prio */
-  const char *pcap_out;   /* NULL, or where to write what crossed the switch */
+  uint64_t rate_bps;       /* every link's rate, switch ports and rank NICs */
+  uint64_t prop_delay_ns;  /* every link's propagation delay */
+  uint32_t mtu;            /* IP MTU of the links; 0: JCT_TOPO_MTU_DEFAULT */
+  uint8_t data_prio;       /* the lossless priority RoCE traffic uses (3) */
+  bool pfc;                /* PFC on data_prio */
+  bool pfc_watchdog;       /* the switch's PFC watchdog (SONiC defaults: 200 ms, 200 ms) */
+  bool watchdog_forward;   /* its action: forward instead of drop */
+  const char *pcap_out;    /* NULL, or where to write what crossed the switch */
+  const char *pcap_drops;  /* NULL, or where to write the frames injectors dropped */
+  FILE *fault_log;         /* NULL, or where injectors' actions go, one JSON line each */
+  struct jct_chain *chain; /* NULL, or the injectors, put on the switch's hooks */
 } jct_fabric_opts_t;
 
 typedef struct {
@@ -55,6 +61,9 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
 const jct_topo_t *jct_fabric_topo(const jct_fabric_t *f);
 jct_switch_t *jct_fabric_switch(jct_fabric_t *f);
 void jct_fabric_harness_stats(jct_fabric_t *f, jct_fabric_harness_stats_t *out);
+
+/* A repetition starts now: the injectors restart. */
+void jct_fabric_start(jct_fabric_t *f, uint64_t now_ns);
 
 /* True when the switch holds no frame (queued or on the wire). */
 bool jct_fabric_idle(const jct_fabric_t *f);

@@ -26,24 +26,41 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "jctlab/injector.h"
 #include "jctlab/schedule.h"
 #include "jctlab/switch.h"
 #include "jctlab/uroce.h"
 
 typedef struct {
   const jct_schedule_t *schedule;
-  uint32_t reps;           /* >= 1 */
-  uint64_t rate_bps;       /* per link */
-  uint64_t prop_delay_ns;  /* per link */
-  uint32_t mtu;            /* link IP MTU; 0: 9000 */
-  uint32_t path_mtu_bytes; /* RoCE path MTU; 0: 4096 */
-  uint8_t timeout;         /* QP local ACK timeout exponent (NCCL: 20) */
-  uint8_t retry_cnt;       /* (NCCL: 7) */
-  bool pfc;                /* PFC on the data priority */
-  const char *pcap_out;    /* NULL, or a capture of what crossed the switch */
+  uint32_t reps;             /* >= 1 */
+  uint64_t rate_bps;         /* per link */
+  uint64_t prop_delay_ns;    /* per link */
+  uint32_t mtu;              /* link IP MTU; 0: 9000 */
+  uint32_t path_mtu_bytes;   /* RoCE path MTU; 0: 4096 */
+  uint8_t timeout;           /* QP local ACK timeout exponent (NCCL: 20) */
+  uint8_t retry_cnt;         /* (NCCL: 7) */
+  bool pfc;                  /* PFC on the data priority */
+  bool pfc_watchdog;         /* the switch's PFC watchdog (200 ms detection and restoration) */
+  bool watchdog_forward;     /* its action: forward instead of drop */
+  const char *pcap_out;      /* NULL, or a capture of what crossed the switch */
+  const char *pcap_drops;    /* NULL, or a capture of the frames injectors dropped */
+  const char *fault_log;     /* NULL, or every injector action as a JSON line */
+  const char *const *inject; /* injector specs (injector.h), in chain order */
+  uint32_t ninject;
+  uint64_t seed; /* the run's seed: injectors without seed= derive theirs from it */
 } jct_run_opts_t;
 
 #define JCT_RUN_MAX_REPS 1000
+#define JCT_RUN_MAX_INJECTORS 16
+
+/* One injector's spec, seed and counters summed over the repetitions. */
+typedef struct {
+  char spec[512];
+  char kind[16];
+  uint64_t seed;
+  jct_injector_stats_t stats;
+} jct_run_injector_t;
 
 typedef struct {
   uint32_t reps;
@@ -61,6 +78,9 @@ typedef struct {
   jct_uroce_stats_t transport; /* summed over QPs and repetitions */
   jct_switch_totals_t fabric;
   uint64_t harness_losses; /* pcap_inject failures, pcap and socket drops */
+  uint64_t paused_ns; /* egress time the switch's queues were paused by PFC, summed over ports */
+  uint32_t ninjectors;
+  jct_run_injector_t injectors[JCT_RUN_MAX_INJECTORS];
 } jct_run_result_t;
 
 /* Run. Returns 0 with *res filled (res->valid says whether it may be

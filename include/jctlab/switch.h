@@ -163,11 +163,19 @@ uint64_t jct_switch_next_deadline_ns(const jct_switch_t *sw);
  *                    before *hold_until_ns (its queue keeps its order: a held
  *                    head holds the frames behind it, as netem without
  *                    reorder); a held frame occupies the buffer meanwhile,
- *   JCT_SW_MODIFIED  forward f->data as changed.
+ *   JCT_SW_MODIFIED  forward f->data as changed,
+ *   JCT_SW_HEAD      forward f->data (changed or not) at the head of its
+ *                    queue, ahead of frames held there (netem's reorder).
  * Hooks are called with the switch in a consistent state but must not call
  * back into the switch. A pause-storm injector sends PFC frames with
  * jct_switch_rx(), as a rank would. */
-typedef enum { JCT_SW_PASS = 0, JCT_SW_DROP, JCT_SW_HOLD, JCT_SW_MODIFIED } jct_switch_verdict_t;
+typedef enum {
+  JCT_SW_PASS = 0,
+  JCT_SW_DROP,
+  JCT_SW_HOLD,
+  JCT_SW_MODIFIED,
+  JCT_SW_HEAD
+} jct_switch_verdict_t;
 typedef enum { JCT_SW_INGRESS = 0, JCT_SW_EGRESS = 1 } jct_switch_stage_t;
 
 typedef struct {

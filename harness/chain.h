@@ -1,0 +1,50 @@
+/* The injector chain of a run (internal to the harness): the injectors
+ * given with --inject, in order, sitting on the switch's hooks (switch.h)
+ * of every port, ingress and egress; each injector's port=/dir= decide
+ * where it acts. A frame meets the injectors in order: the first drop ends
+ * its way (the frame is counted against that injector alone), holds add up
+ * to the latest, modifications pass on to the next injector.
+ *
+ * Optionally every action is written to a fault log, one JSON object per
+ * line ({"t_ns", "port", "dir", "injector", "kind", "action", "src", "dst",
+ * "qp", "psn", "hold_ns"}, t_ns from the repetition's start), and every
+ * dropped frame to a capture of its own.
+ *
+ * Injectors that act on time (pause storms, flaps) are ticked by the
+ * fabric at jct_chain_next_deadline_ns(); the frames they make enter the
+ * switch on their port as if its rank had sent them.
+ */
+#ifndef JCT_CHAIN_H
+#define JCT_CHAIN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jctlab/injector.h"
+#include "jctlab/switch.h"
+
+typedef struct jct_chain jct_chain_t;
+
+/* Create the injectors from specs. run_seed feeds their default seeds.
+ * Errors: JCT_EINVAL (err names the spec and the bad word), JCT_ENOMEM. */
+int jct_chain_new(jct_chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
+                  char *err, size_t errlen);
+
+/* Install the chain on every port of sw (nports); log and drops may be NULL;
+ * realtime_offset_ns converts the clock for the drops capture. */
+int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
+                     void *drops_dumper, int64_t realtime_offset_ns);
+
+/* A repetition starts now: every injector restarts (window, PRNG, state). */
+void jct_chain_start(jct_chain_t *c, uint64_t now_ns);
+
+uint64_t jct_chain_next_deadline_ns(const jct_chain_t *c);
+/* Tick the injectors due by now; their frames go into the switch. */
+void jct_chain_tick(jct_chain_t *c, uint64_t now_ns);
+
+size_t jct_chain_len(const jct_chain_t *c);
+const jct_injector_t *jct_chain_get(const jct_chain_t *c, size_t i);
+
+void jct_chain_free(jct_chain_t *c);
+
+#endif

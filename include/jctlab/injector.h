@@ -1,0 +1,162 @@
+/* Injectors: the stages on the switch's path that make the network
+ * misbehave (DESIGN.md, "Injector"). One small interface, one file per kind
+ * in injectors/, a registry that lists the kinds explicitly.
+ *
+ * A spec is one string a person types, the same on the command line
+ * (--inject SPEC) and in a scenario file:
+ *     KIND [key=value ...]
+ *     drop p=0.001 where="udp dst port 4791 and src host 198.18.0.3" at=1s until=2s
+ * Values may be quoted ("..." or '...') to hold spaces. Keys every kind
+ * takes (handled here, not by the kinds):
+ *     where=EXPR   a libpcap filter expression (pcap_compile for Ethernet,
+ *                  matched with pcap_offline_filter); default: every frame
+ *     port=N       the switch port (link) it sits on, dir=in|out which side
+ *                  of the switch (in: frames received from rank N; out:
+ *                  frames sent to rank N); default: every port, out
+ *     at=TIME until=TIME   active window from the start of the run
+ *                  (TIME: 500ns, 10us, 5ms, 1s); default: always
+ *     seed=N       the kind's PRNG seed; default: the run's seed, mixed with
+ *                  the injector's position so two injectors differ. Every
+ *                  run records the seeds it used; the same seed gives the
+ *                  same faults on the same frames.
+ * Errors point at the word: "drop p=1.5: p=1.5 is outside [0, 1]",
+ * "delay 50us dist=cauchy: dist=cauchy: unknown distribution (uniform,
+ * normal, pareto)", "drop where=\"udp port\": where: syntax error".
+ *
+ * Injectors see frames, now_ns and deadlines: no libuv, no I/O, no malloc
+ * on the per-frame path, so tests drive them with a fake clock.
+ */
+#ifndef JCTLAB_INJECTOR_H
+#define JCTLAB_INJECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* PASS: unchanged; DROP; HOLD: not before hold_until_ns, keeping its
+ * queue's order (netem without reorder); MODIFIED: data changed;
+ * EXPEDITE: forward now, ahead of frames held in its queue (netem's
+ * reorder: __qdisc_enqueue_head). */
+typedef enum { JCT_PASS = 0, JCT_DROP, JCT_HOLD, JCT_MODIFIED, JCT_EXPEDITE } jct_verdict_t;
+
+/* A frame on its way through the switch. The injector may change data
+ * (up to cap bytes, setting len) and then returns JCT_MODIFIED; or set
+ * hold_until_ns and return JCT_HOLD. */
+typedef struct {
+  uint8_t *data;
+  size_t len, cap;
+  uint32_t port;          /* the switch port it was received on (in) or goes to (out) */
+  bool out;               /* on the egress side */
+  uint64_t hold_until_ns; /* JCT_HOLD: not before this */
+} jct_frame_t;
+
+/* A parsed spec: the kind and its key=value words, with where each word
+ * starts in the original string (for errors that point at it). */
+#define JCT_SPEC_MAX_ARGS 24
+typedef struct {
+  const char *text; /* the whole spec, as given */
+  char kind[16];
+  uint32_t nargs;
+  struct {
+    char key[24];
+    char value[256];
+    uint32_t offset; /* of the word in text */
+    bool used;       /* taken by the framework or the kind */
+  } arg[JCT_SPEC_MAX_ARGS];
+} jct_spec_t;
+
+/* Parse text into spec. Errors: JCT_EINVAL ("drop p=: p has no value",
+ * "drop p=0.1 \"x: unterminated quote", too many words). */
+int jct_spec_parse(const char *text, jct_spec_t *spec, char *err, size_t errlen);
+
+/* The value of key (marking it used), or NULL when absent. */
+const char *jct_spec_get(jct_spec_t *spec, const char *key);
+
+/* Typed getters: 0 when absent (out untouched) or parsed, JCT_EINVAL with
+ * err pointing at the word otherwise. Probabilities must lie in [0, 1] and
+ * also read "25%"; times read 500ns, 10us, 5ms, 1s (ns when bare); rates
+ * read "1000/s"; counts are whole numbers; QPNs and PSNs take 0x too. */
+int jct_spec_prob(jct_spec_t *spec, const char *key, double *out, char *err, size_t errlen);
+int jct_spec_time_ns(jct_spec_t *spec, const char *key, uint64_t *out, char *err, size_t errlen);
+int jct_spec_u64(jct_spec_t *spec, const char *key, uint64_t max, uint64_t *out, char *err,
+                 size_t errlen);
+int jct_spec_rate_per_s(jct_spec_t *spec, const char *key, double *out, char *err, size_t errlen);
+
+/* Every counter an injector keeps, in one struct for all kinds. */
+typedef struct {
+  uint64_t seen;    /* frames offered (in its window and on its port/side) */
+  uint64_t matched; /* of which the where= filter selected */
+  uint64_t dropped, held, modified, expedited;
+  uint64_t generated; /* frames it made itself (pause storm's PFC frames) */
+  uint64_t hold_ns_total;
+} jct_injector_stats_t;
+
+typedef struct jct_injector jct_injector_t;
+
+/* Frames an injector makes itself go back to the switch through this
+ * (a pause storm's PFC frames arrive on port as if its rank sent them). */
+typedef void (*jct_inject_emit_fn)(void *arg, uint32_t port, const uint8_t *frame, size_t len,
+                                   uint64_t now_ns);
+
+struct jct_injector_ops {
+  const char *name;  /* the spec's KIND: "drop", "delay", "pause", ... */
+  const char *usage; /* one line: "drop p=P | model=gemodel p= r= [h= k=] | every=N | ..." */
+  size_t priv_size;
+  /* Take the kind's keys from spec (jct_spec_get and the typed getters),
+   * validate them all before anything applies. When init fails, destroy is
+   * not called: init cleans up after itself. */
+  int (*init)(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen);
+  /* A frame the framework matched (port, side, window, where=). */
+  jct_verdict_t (*process)(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns);
+  /* For kinds that act on time (pause storms, flaps): when tick is next
+   * due, UINT64_MAX when never; tick may emit frames. NULL when unused. */
+  uint64_t (*next_deadline_ns)(const jct_injector_t *inj);
+  void (*tick)(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg);
+  void (*destroy)(jct_injector_t *inj); /* may be NULL */
+};
+
+/* What the framework keeps for every injector; kinds use priv and the
+ * helpers below. */
+struct jct_injector {
+  const struct jct_injector_ops *ops;
+  char spec[512]; /* as given, for reports */
+  uint32_t index; /* position in its chain, for logs */
+  bool all_ports, out;
+  uint32_t port;
+  uint64_t at_ns, until_ns; /* window relative to start_ns; until 0: none */
+  uint64_t start_ns;        /* the run's start, set by jct_injector_start */
+  uint64_t seed;
+  uint64_t rng[4]; /* xoshiro256** state, seeded from seed */
+  void *filter;    /* compiled where= (struct bpf_program), or NULL */
+  jct_injector_stats_t stats;
+  void *priv; /* ops->priv_size bytes, zeroed */
+};
+
+/* The registered kinds, NULL-terminated (injectors/registry.c). */
+extern const struct jct_injector_ops *const jct_injector_kinds[];
+
+/* Create an injector from a spec string. run_seed feeds the default seed;
+ * index is its position in the chain. Errors: JCT_EINVAL (err points at
+ * the bad word: unknown kind, unknown key, bad value, bad filter),
+ * JCT_ENOMEM. */
+int jct_injector_new(jct_injector_t **out, const char *spec, uint64_t run_seed, uint32_t index,
+                     char *err, size_t errlen);
+void jct_injector_free(jct_injector_t *inj);
+
+/* The run (or repetition) starts now: windows count from here; the PRNG
+ * restarts from the seed so every repetition sees the same faults. */
+void jct_injector_start(jct_injector_t *inj, uint64_t start_ns);
+
+/* Offer a frame. The framework checks port, side, window and where= and
+ * counts, then calls the kind. */
+jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns);
+
+/* Tick a time-driven injector (ops->tick) at now_ns; the frames it makes go
+ * to emit and are counted as generated here. No-op for kinds without tick. */
+void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg);
+
+/* Kinds' PRNG (xoshiro256**), seeded by the framework: uniform in [0, 1). */
+double jct_injector_uniform(jct_injector_t *inj);
+uint64_t jct_injector_u64(jct_injector_t *inj);
+
+#endif

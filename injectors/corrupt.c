@@ -1,0 +1,121 @@
+/* corrupt: flip one bit of a RoCEv2 packet so that its ICRC fails and the
+ * receiver drops it, as Linux rxe does (drivers/infiniband/sw/rxe/rxe_icrc.c,
+ * rxe_icrc_check: a mismatch drops the packet before the transport sees it).
+ *
+ *     corrupt p=P
+ *
+ * Each selected RoCEv2 packet (UDP destination port 4791, an opcode RoCEv2
+ * defines, room for BTH and ICRC) is corrupted with probability P; other
+ * frames pass untouched and draw no random number. netem's corrupt
+ * (sch_netem.c) flips one random bit anywhere in the linear data; that would
+ * often break the Ethernet, IP or UDP headers instead, and the frame would
+ * be lost before RoCE, not rejected by it.
+ *
+ * Where the bit flips: uniformly among the bits after the 12-byte BTH up to
+ * the end of the ICRC (extension headers, payload, pad and the ICRC
+ * itself). The BTH stays intact, so the opcode, the header layout and the
+ * pad count are unchanged and the frame still parses as the same RoCE
+ * packet; the ICRC covers every one of those bits (Annex A17.3.3), so it no
+ * longer matches. The region is never empty: it holds at least the ICRC.
+ *
+ * A nonzero UDP checksum is updated incrementally (RFC 1624 eqn. 3; 0 is
+ * written as 0xffff, RFC 768), so a receiver's UDP layer still accepts the
+ * datagram and the drop happens where rxe makes it, at the ICRC check. The
+ * ICRC masks the UDP checksum, so this update does not repair the ICRC.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "jctlab/error.h"
+#include "jctlab/injector.h"
+#include "jctlab/roce.h"
+#include "wire.h"
+
+typedef struct {
+  double p;
+} corrupt_t;
+
+static uint16_t csum_update(uint16_t hc, uint16_t m, uint16_t m1) {
+  uint32_t sum = (uint32_t)(uint16_t)~hc + (uint16_t)~m + m1;
+  sum = (sum & 0xffffu) + (sum >> 16);
+  sum = (sum & 0xffffu) + (sum >> 16);
+  return (uint16_t)~sum;
+}
+
+/* Offset and length of the UDP datagram of a RoCEv2 packet; false when the
+ * frame is not one. */
+static bool find_roce(const uint8_t *d, size_t len, size_t *udp, size_t *udp_len) {
+  size_t o = 12;
+  if (len < o + 2) return false;
+  uint16_t t = jct__be16(d + o);
+  while ((t == 0x8100 || t == 0x88a8) && len >= o + 6) {
+    o += 4;
+    t = jct__be16(d + o);
+  }
+  o += 2;
+  const uint8_t *ip = d + o;
+  if (t == 0x0800) {
+    if (len < o + 20 || ip[0] >> 4 != 4 || ip[9] != 17) return false;
+    if ((jct__be16(ip + 6) & 0x3fffu) != 0) return false; /* a fragment */
+    o += (size_t)(ip[0] & 15u) * 4;
+  } else if (t == 0x86dd) {
+    if (len < o + 40 || ip[0] >> 4 != 6 || ip[6] != 17) return false;
+    o += 40;
+  } else {
+    return false;
+  }
+  if (len < o + 8 || jct__be16(d + o + 2) != JCT_ROCEV2_UDP_PORT) return false;
+  size_t ul = jct__be16(d + o + 4);
+  if (ul < 8 + JCT_BTH_BYTES + JCT_ICRC_BYTES || ul > len - o) return false;
+  if (!jct_opcode_info(d[o + 8])) return false;
+  *udp = o;
+  *udp_len = ul;
+  return true;
+}
+
+static int corrupt_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
+  corrupt_t *c = inj->priv;
+  double p = -1;
+  int rc = jct_spec_prob(spec, "p", &p, err, errlen);
+  if (rc) return rc;
+  if (p < 0) {
+    snprintf(err, errlen, "%s: needs p=P, the corruption probability", spec->text);
+    return JCT_EINVAL;
+  }
+  c->p = p;
+  return 0;
+}
+
+/* Flip bit `bit` of the region starting at offset `first` of the UDP
+ * datagram at u (udp_len bytes), keeping a nonzero UDP checksum right. */
+static void flip(uint8_t *u, size_t udp_len, size_t first, uint64_t bit) {
+  size_t at = first + (size_t)(bit / 8);
+  size_t w = at & ~(size_t)1; /* the 16-bit word of the checksum sum */
+  uint16_t m = (uint16_t)(u[w] << 8 | (w + 1 < udp_len ? u[w + 1] : 0));
+  u[at] ^= (uint8_t)(1u << (bit % 8));
+  uint16_t m1 = (uint16_t)(u[w] << 8 | (w + 1 < udp_len ? u[w + 1] : 0));
+  uint16_t ck = jct__be16(u + 6);
+  if (ck == 0) return; /* IPv4 without a UDP checksum */
+  ck = csum_update(ck, m, m1);
+  jct__put16(u + 6, ck ? ck : 0xffff);
+}
+
+static jct_verdict_t corrupt_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
+  (void)now_ns;
+  corrupt_t *c = inj->priv;
+  size_t udp, udp_len;
+  if (!find_roce(f->data, f->len, &udp, &udp_len)) return JCT_PASS;
+  if (!(jct_injector_uniform(inj) < c->p)) return JCT_PASS;
+  size_t first = 8 + JCT_BTH_BYTES;
+  uint64_t nbits = (uint64_t)(udp_len - first) * 8;
+  flip(f->data + udp, udp_len, first, jct_injector_u64(inj) % nbits);
+  return JCT_MODIFIED;
+}
+
+const struct jct_injector_ops jct_corrupt_ops = {
+    .name = "corrupt",
+    .usage = "corrupt p=P  (flip one bit after the BTH of RoCE packets: the ICRC fails)",
+    .priv_size = sizeof(corrupt_t),
+    .init = corrupt_init,
+    .process = corrupt_process,
+};

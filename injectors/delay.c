@@ -1,0 +1,196 @@
+/* delay: hold every selected frame for a constant delay plus jitter, with
+ * netem's distributions and correlation.
+ *
+ *     delay TIME [jitter=TIME] [dist=uniform|normal|pareto|paretonormal] [corr=P]
+ *
+ * A frame seen at now is held until now + d (JCT_HOLD), d drawn per frame
+ * as Linux netem does it (net/sched/sch_netem.c, tabledist() and
+ * get_crandom(); the tables from iproute2 netem/normal.c, pareto.c,
+ * paretonormal.c; tc-netem(8)), with mu = TIME, sigma = jitter:
+ *   - no jitter: d = mu exactly;
+ *   - uniform (the default): d = mu - sigma + floor(u * 2 sigma), u in [0, 1);
+ *   - the others: d = mu + sigma * Q(u), Q the distribution's inverse CDF:
+ *       normal        Q = Phi^-1 (standard normal);
+ *       pareto        Q = (4/3) ((1 - u)^(-1/3) - 1.5): Pareto with shape 3
+ *                     and scale 1, less its mean 1.5, times 4/3;
+ *       paretonormal  Q = (normal + 3 pareto) / 4 at the same u;
+ *     each clipped to netem's table range, int16 / 8192 (NETEM_DIST_SCALE):
+ *     [-4, 32767/8192]. netem's pareto is therefore not zero-mean, unit-sd:
+ *     its mean is -0.033 sigma and its sd 0.821 sigma (the tail is cut at
+ *     4.5 times the scale); tests check these closed forms.
+ *   - a negative d holds nothing (netem sends such a packet at once).
+ * u comes from netem's correlated generator: with rho = corr as a 32-bit
+ * fraction, next = (U * (2^32 - rho') + last * rho') >> 32, rho' = rho + 1,
+ * U a fresh 32-bit draw; corr=0 uses U alone. The first `last` of a run is
+ * a draw from the seeded PRNG (netem's is unseeded).
+ *
+ * Where jctlab differs from netem, on purpose:
+ *   - netem reduces the correlated value modulo 2 sigma (uniform) or modulo
+ *     the table size; the modulo keeps its low bits and discards the high
+ *     ones that carry the correlation, so in netem corr= barely correlates
+ *     delays. jctlab scales it (u = value / 2^32), so successive delays
+ *     have the lag-1 autocorrelation corr (uniform exactly; the others
+ *     close to it), which is what tc-netem(8) describes. As in netem, a
+ *     correlated u is not uniform: its sd shrinks by sqrt((1-c)/(1+c)).
+ *   - netem looks Q up in a 4096-entry table; jctlab computes it with the
+ *     C math library (erfc, pow), so quantiles are continuous, not in steps
+ *     of 1/4096, while the range clipping above is netem's.
+ *   - netem's tfifo sorts by send time, so jitter larger than the gap
+ *     between packets reorders them; here the switch holds the queue's head
+ *     (JCT_SW_HOLD), so frames keep their order, as netem with a rate or a
+ *     FIFO child. Use the reorder kind for netem's reordering.
+ *
+ * dist= without jitter= is refused, as tc refuses it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jctlab/error.h"
+#include "jctlab/injector.h"
+
+#define MAX_DELAY_NS 100000000000ull /* 100 s */
+#define TABLE_MIN (-4.0)             /* netem's int16 table, in units of sigma */
+#define TABLE_MAX (32767.0 / 8192.0)
+
+typedef enum { DIST_UNIFORM, DIST_NORMAL, DIST_PARETO, DIST_PARETONORMAL } dist_t;
+static const char *const dist_names[] = {"uniform", "normal", "pareto", "paretonormal"};
+
+typedef struct {
+  uint64_t mu_ns, sigma_ns;
+  dist_t dist;
+  uint32_t rho; /* correlation as a 32-bit fraction */
+  uint32_t last;
+  bool primed; /* last drawn: a run's first frame draws it */
+} delay_t;
+
+/* ---- netem's correlated generator and distributions ---------------------- */
+
+static uint32_t draw32(jct_injector_t *inj) {
+  return (uint32_t)(jct_injector_u64(inj) >> 32);
+}
+
+/* get_crandom(): the next value leans on the last by rho. */
+static uint32_t crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last) {
+  uint64_t value = draw32(inj);
+  if (rho == 0) return (uint32_t)value;
+  uint64_t r = (uint64_t)rho + 1;
+  *last = (uint32_t)((value * ((1ull << 32) - r) + (uint64_t)*last * r) >> 32);
+  return *last;
+}
+
+static double clip(double x) {
+  return x < TABLE_MIN ? TABLE_MIN : x > TABLE_MAX ? TABLE_MAX : x;
+}
+
+/* Phi^-1(u): Abramowitz & Stegun 26.2.23 as the start (error < 4.5e-4),
+ * then Newton steps on Phi(x) = erfc(-x / sqrt 2) / 2. */
+static double normal_quantile(double u) {
+  if (u <= 0) return -INFINITY;
+  if (u >= 1) return INFINITY;
+  double q = u < 0.5 ? u : 1 - u;
+  double t = sqrt(-2 * log(q));
+  double x = t - (2.515517 + t * (0.802853 + t * 0.010328)) /
+                     (1 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
+  if (u < 0.5) x = -x;
+  for (int i = 0; i < 3; i++) {
+    double pdf = exp(-x * x / 2) / sqrt(2 * M_PI);
+    if (!(pdf > 1e-300)) break;
+    x -= (0.5 * erfc(-x / M_SQRT2) - u) / pdf;
+  }
+  return x;
+}
+
+static double pareto_quantile(double u) {
+  double x = (4.0 / 3.0) * (pow(1 - u, -1.0 / 3.0) - 1.5);
+  return x > TABLE_MAX ? TABLE_MAX : x; /* pareto.c cuts before mixing */
+}
+
+/* Q(u) in units of sigma, clipped to netem's table range. */
+static double dist_quantile(dist_t d, double u) {
+  switch (d) {
+  case DIST_NORMAL:
+    return clip(normal_quantile(u));
+  case DIST_PARETO:
+    return clip(pareto_quantile(u));
+  case DIST_PARETONORMAL:
+    return clip((clip(normal_quantile(u)) + 3 * pareto_quantile(u)) / 4);
+  case DIST_UNIFORM:
+    break;
+  }
+  return 2 * u - 1;
+}
+
+/* The delay of the next frame, in ns; 0 when negative. */
+static uint64_t next_delay_ns(jct_injector_t *inj, delay_t *d) {
+  if (d->sigma_ns == 0) return d->mu_ns;
+  double u = crandom(inj, d->rho, &d->last) / 4294967296.0;
+  double x;
+  if (d->dist == DIST_UNIFORM)
+    x = (double)d->mu_ns - (double)d->sigma_ns + floor(u * 2 * (double)d->sigma_ns);
+  else
+    x = (double)d->mu_ns + (double)d->sigma_ns * dist_quantile(d->dist, u);
+  return x <= 0 ? 0 : (uint64_t)llround(x);
+}
+
+/* ---- the kind ----------------------------------------------------------- */
+
+static int bad(const jct_spec_t *spec, char *err, size_t errlen, const char *word,
+               const char *why) {
+  snprintf(err, errlen, "%s: %s: %s", spec->text, word, why);
+  return JCT_EINVAL;
+}
+
+static int delay_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
+  delay_t *d = inj->priv;
+  uint64_t mu = UINT64_MAX, sigma = 0;
+  double corr = 0;
+  dist_t dist = DIST_UNIFORM;
+  int rc = jct_spec_time_ns(spec, "", &mu, err, errlen); /* the bare TIME */
+  if (!rc) rc = jct_spec_time_ns(spec, "jitter", &sigma, err, errlen);
+  if (!rc) rc = jct_spec_prob(spec, "corr", &corr, err, errlen);
+  if (rc) return rc;
+  if (mu == UINT64_MAX) return bad(spec, err, errlen, "delay", "needs a TIME (delay 50us)");
+  if (mu > MAX_DELAY_NS) return bad(spec, err, errlen, "TIME", "is above 100s");
+  if (sigma > MAX_DELAY_NS) return bad(spec, err, errlen, "jitter", "is above 100s");
+  const char *ds = jct_spec_get(spec, "dist");
+  if (ds) {
+    size_t i = 0;
+    while (i < 4 && strcmp(ds, dist_names[i]) != 0)
+      i++;
+    if (i == 4) {
+      char word[300];
+      snprintf(word, sizeof word, "dist=%s", ds);
+      return bad(spec, err, errlen, word,
+                 "unknown distribution (uniform, normal, pareto, paretonormal)");
+    }
+    if (sigma == 0 && i != DIST_UNIFORM)
+      return bad(spec, err, errlen, "dist", "a distribution needs jitter=TIME");
+    dist = (dist_t)i;
+  }
+  d->mu_ns = mu;
+  d->sigma_ns = sigma;
+  d->dist = dist;
+  long long rho = llround(corr * 4294967296.0);
+  d->rho = rho > (long long)UINT32_MAX ? UINT32_MAX : (uint32_t)rho;
+  return 0;
+}
+
+static jct_verdict_t delay_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
+  delay_t *d = inj->priv;
+  if (!d->primed) { /* jct_injector_start puts primed back to false */
+    d->primed = true;
+    d->last = draw32(inj);
+  }
+  uint64_t dl = next_delay_ns(inj, d);
+  f->hold_until_ns = now_ns + dl;
+  return JCT_HOLD;
+}
+
+const struct jct_injector_ops jct_delay_ops = {
+    .name = "delay",
+    .usage = "delay TIME [jitter=TIME] [dist=uniform|normal|pareto|paretonormal] [corr=P]",
+    .priv_size = sizeof(delay_t),
+    .init = delay_init,
+    .process = delay_process,
+};

@@ -1,0 +1,409 @@
+/* drop: lose matched frames, by a random loss model, on a schedule, or one
+ * targeted RoCE packet.
+ *
+ *   drop p=P                                Bernoulli: each frame lost with P
+ *   drop p=P burst=K                        ... and a loss takes the next K-1 too
+ *   drop model=gemodel p=P [r=R] [h=H] [k=K]    Gilbert-Elliott
+ *   drop model=state p13=P [p31=] [p32=] [p23=] [p14=]   4-state Markov
+ *   drop every=N [burst=K]                  frames N, 2N, ... (or the last K of
+ *                                           every N: N-K+1..N, 2N-K+1..2N, ...)
+ *   drop psn=PSN qp=QPN [count=C] [retransmissions=no|yes]
+ * Probabilities read 0.01 or 1%.
+ *
+ * The two correlated models are those of Linux netem (net/sched/sch_netem.c,
+ * loss_gilb_ell and loss_4state), from S. Salsano, F. Ludovici, A. Ordine,
+ * D. Giannuzzi, "Definition of a general and intuitive loss model for packet
+ * networks and its implementation in the Netem module in the Linux kernel"
+ * (University of Rome "Tor Vergata", 2012), with netem's transition rules
+ * and tc's defaults, so a netem line carries over:
+ *
+ *   tc qdisc ... netem loss random P%           drop p=P%
+ *   tc qdisc ... netem loss gemodel p r 1-h 1-k    drop model=gemodel p=p r=r h=h k=k
+ *       (tc takes the loss probabilities 1-h and 1-k as percentages; here
+ *       h and k are the probabilities of NOT losing: `gemodel 1% 30% 80% 0%`
+ *       is `model=gemodel p=1% r=30% h=20% k=100%`)
+ *   tc qdisc ... netem loss state p13 p31 p32 p23 p14
+ *                                          drop model=state p13= p31= p32= p23= p14=
+ *
+ * Gilbert-Elliott (states Good and Bad, starting in Good). Per frame, as
+ * netem: from the current state, first move (Good->Bad with p, Bad->Good
+ * with r), then lose the frame with the loss probability of the state it
+ * was in (1-k in Good, 1-h in Bad). Defaults as tc: r = 1-p, h = 0 (every
+ * frame in Bad is lost), k = 1 (none in Good); p is required. Stationary
+ * share of Bad = p/(p+r); loss rate = (r(1-k) + p(1-h))/(p+r); with h=0,
+ * k=1 the mean loss burst is 1/r frames.
+ *
+ * 4-state Markov (tc-netem(8): state 1 good reception, 2 good reception
+ * within a burst, 3 burst losses, 4 independent losses; starting in 1).
+ * Per frame one uniform draw u moves the chain, and the frame is lost when
+ * the state it lands in is 3 or 4:
+ *   1: u < p14 -> 4;  u < p14+p13 -> 3;  else stay in 1
+ *   2: u < p23 -> 3;  else stay in 2
+ *   3: u < p32 -> 2;  u < p32+p31 -> 1;  else stay in 3
+ *   4: -> 1
+ * Defaults as tc: p31 = 1-p13, p32 = 0, p23 = 1, p14 = 0 (p13 alone is
+ * Bernoulli with p13). p13+p14 and p31+p32 must not exceed 1.
+ *
+ * every=N counts matched frames from 1 and drops the Nth, 2Nth, ...;
+ * burst=K with every=N drops the last K of each N (K=1 is every=N).
+ * burst=K with p=P: each frame starts a burst of K losses with P.
+ *
+ * psn= and qp= pick the RoCEv2 packet (UDP port 4791 over IPv4 or IPv6,
+ * optionally 802.1Q-tagged) whose BTH destination QP and PSN are these
+ * (InfiniBand Architecture Specification vol. 1, 9.2 BTH; Annex A17
+ * RoCEv2). A frame is a retransmission when its PSN is not after the
+ * highest PSN already seen to that QP (24-bit serial arithmetic, as rxe
+ * compares PSNs). By default only the first transmission is dropped
+ * (count=1); with retransmissions=yes every frame carrying the PSN is,
+ * up to count times (default: no limit), so the requester's retry
+ * counter can be run out.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "errf.h"
+#include "jctlab/error.h"
+#include "jctlab/injector.h"
+#include "jctlab/roce.h"
+#include "wire.h"
+
+extern const struct jct_injector_ops jct_drop_ops;
+
+typedef enum { MODE_BERNOULLI, MODE_GEMODEL, MODE_4STATE, MODE_EVERY, MODE_PSN } drop_mode_t;
+
+enum { GE_GOOD, GE_BAD };
+enum { S_GOOD_RX = 1, S_BURST_RX = 2, S_BURST_LOSS = 3, S_ISOLATED_LOSS = 4 };
+
+typedef struct {
+  drop_mode_t mode;
+  /* Bernoulli */
+  double p;
+  uint64_t burst;      /* frames lost per loss event (>= 1) */
+  uint64_t burst_left; /* losses still owed by the current burst */
+  /* Gilbert-Elliott: p (above), r, h, k, state */
+  double r, h, k;
+  int ge_state;
+  /* 4-state */
+  double p13, p31, p32, p23, p14;
+  int state;
+  /* every=N */
+  uint64_t every, nth;
+  /* targeted */
+  uint32_t psn, qp;
+  uint64_t count, done;
+  bool retransmissions, seen_qp;
+  uint32_t highest_psn;
+} drop_t;
+
+/* Gilbert-Elliott, as netem's loss_gilb_ell: true when the frame is lost. */
+static bool loss_gilb_ell(drop_t *d, jct_injector_t *inj) {
+  switch (d->ge_state) {
+  case GE_GOOD:
+    if (jct_injector_uniform(inj) < d->p) d->ge_state = GE_BAD;
+    return jct_injector_uniform(inj) < 1.0 - d->k;
+  default:
+    if (jct_injector_uniform(inj) < d->r) d->ge_state = GE_GOOD;
+    return jct_injector_uniform(inj) < 1.0 - d->h;
+  }
+}
+
+/* 4-state Markov, as netem's loss_4state: true when the frame is lost. */
+static bool loss_4state(drop_t *d, jct_injector_t *inj) {
+  double u = jct_injector_uniform(inj);
+  switch (d->state) {
+  case S_GOOD_RX:
+    if (u < d->p14)
+      d->state = S_ISOLATED_LOSS;
+    else if (u < d->p14 + d->p13)
+      d->state = S_BURST_LOSS;
+    break;
+  case S_BURST_RX:
+    if (u < d->p23) d->state = S_BURST_LOSS;
+    break;
+  case S_BURST_LOSS:
+    if (u < d->p32)
+      d->state = S_BURST_RX;
+    else if (u < d->p32 + d->p31)
+      d->state = S_GOOD_RX;
+    break;
+  default: /* S_ISOLATED_LOSS */
+    d->state = S_GOOD_RX;
+    break;
+  }
+  return d->state == S_BURST_LOSS || d->state == S_ISOLATED_LOSS;
+}
+
+/* Bernoulli, each loss extended to a burst of d->burst frames. */
+static bool loss_bernoulli(drop_t *d, jct_injector_t *inj) {
+  if (d->burst_left) {
+    d->burst_left--;
+    return true;
+  }
+  if (jct_injector_uniform(inj) < d->p) {
+    d->burst_left = d->burst - 1;
+    return true;
+  }
+  return false;
+}
+
+/* The last `burst` of every `every` matched frames. */
+static bool loss_every(drop_t *d) {
+  uint64_t pos = d->nth++ % d->every; /* 0-based position in the period */
+  return pos >= d->every - d->burst;
+}
+
+/* BTH destination QP and PSN of a RoCEv2 data packet (not an ACK, atomic
+ * ACK or CNP, whose PSNs count in the other direction's numbering); false
+ * for anything else. */
+static bool roce_bth(const uint8_t *f, size_t len, uint32_t *qp, uint32_t *psn) {
+  size_t off = 12;
+  if (len < off + 2) return false;
+  uint16_t type = jct__be16(f + off);
+  while ((type == 0x8100 || type == 0x88a8) && len >= off + 6) {
+    off += 4;
+    type = jct__be16(f + off);
+  }
+  off += 2;
+  if (type == 0x0800) {
+    if (len < off + 20 || (f[off] >> 4) != 4) return false;
+    size_t ihl = (size_t)(f[off] & 0x0f) * 4;
+    if (ihl < 20 || f[off + 9] != 17) return false;
+    if (jct__be16(f + off + 6) & 0x3fff) return false; /* a fragment */
+    off += ihl;
+  } else if (type == 0x86dd) {
+    if (len < off + 40 || (f[off] >> 4) != 6 || f[off + 6] != 17) return false;
+    off += 40;
+  } else {
+    return false;
+  }
+  if (len < off + 8 + 12 || jct__be16(f + off + 2) != 4791) return false;
+  const uint8_t *bth = f + off + 8;
+  const struct jct_opcode_info *op = jct_opcode_info(bth[0]);
+  if (!op || op->kind == JCT_OPK_ACK || op->kind == JCT_OPK_ATOMIC_ACK || op->kind == JCT_OPK_CNP)
+    return false;
+  *qp = jct__be24(bth + 5);
+  *psn = jct__be24(bth + 9);
+  return true;
+}
+
+/* a after b in 24-bit serial arithmetic. */
+static bool psn_after(uint32_t a, uint32_t b) {
+  return ((a - b) & 0xffffff) != 0 && ((a - b) & 0xffffff) < 0x800000;
+}
+
+static bool loss_targeted(drop_t *d, const jct_frame_t *f) {
+  uint32_t qp, psn;
+  if (!roce_bth(f->data, f->len, &qp, &psn) || qp != d->qp) return false;
+  bool retransmission = d->seen_qp && !psn_after(psn, d->highest_psn);
+  if (!d->seen_qp || psn_after(psn, d->highest_psn)) d->highest_psn = psn;
+  d->seen_qp = true;
+  if (psn != d->psn || d->done >= d->count) return false;
+  if (retransmission && !d->retransmissions) return false;
+  d->done++;
+  return true;
+}
+
+static jct_verdict_t drop_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
+  (void)now_ns;
+  drop_t *d = inj->priv;
+  bool lose = false;
+  switch (d->mode) {
+  case MODE_BERNOULLI:
+    lose = loss_bernoulli(d, inj);
+    break;
+  case MODE_GEMODEL:
+    lose = loss_gilb_ell(d, inj);
+    break;
+  case MODE_4STATE:
+    lose = loss_4state(d, inj);
+    break;
+  case MODE_EVERY:
+    lose = loss_every(d);
+    break;
+  case MODE_PSN:
+    lose = loss_targeted(d, f);
+    break;
+  }
+  return lose ? JCT_DROP : JCT_PASS;
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+/* Index of key in spec, -1 when absent (without taking it). */
+static int find(const jct_spec_t *spec, const char *key) {
+  for (uint32_t i = 0; i < spec->nargs; i++)
+    if (strcmp(spec->arg[i].key, key) == 0) return (int)i;
+  return -1;
+}
+
+static int word_err(const jct_spec_t *spec, int i, char *err, size_t errlen, const char *detail) {
+  const jct_spec_t *s = spec;
+  return jct__errf(err, errlen, JCT_EINVAL, "%s: %s=%s: %s", s->text, s->arg[i].key,
+                   s->arg[i].value, detail);
+}
+
+/* Keys (blank-separated in keys) that only other modes take: present with
+ * this mode is an error naming the word. */
+static int refuse(const jct_spec_t *spec, const char *keys, const char *mode, char *err,
+                  size_t errlen) {
+  for (uint32_t i = 0; i < spec->nargs; i++) {
+    const char *key = spec->arg[i].key, *at = keys;
+    size_t n = strlen(key);
+    while (n && (at = strstr(at, key)) != NULL) {
+      bool word = (at == keys || at[-1] == ' ') && (at[n] == ' ' || at[n] == '\0');
+      if (word) {
+        char detail[96];
+        snprintf(detail, sizeof detail, "does not go with %s", mode);
+        return word_err(spec, (int)i, err, errlen, detail);
+      }
+      at += n;
+    }
+  }
+  return 0;
+}
+
+static int need(const jct_spec_t *spec, const char *key, const char *mode, char *err,
+                size_t errlen) {
+  if (find(spec, key) >= 0) return 0;
+  return jct__errf(err, errlen, JCT_EINVAL, "%s: %s needs %s=", spec->text, mode, key);
+}
+
+#define PROB(key, dst)                                                                             \
+  do {                                                                                             \
+    if ((rc = jct_spec_prob(spec, key, dst, err, errlen)) < 0) return rc;                          \
+  } while (0)
+
+static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+  static const char others[] = "p13 p31 p32 p23 p14 every burst psn qp count retransmissions";
+  int rc;
+  if ((rc = refuse(spec, others, "model=gemodel", err, errlen)) < 0) return rc;
+  if ((rc = need(spec, "p", "model=gemodel", err, errlen)) < 0) return rc;
+  PROB("p", &d->p);
+  d->r = 1.0 - d->p;
+  d->h = 0.0;
+  d->k = 1.0;
+  PROB("r", &d->r);
+  PROB("h", &d->h);
+  PROB("k", &d->k);
+  d->mode = MODE_GEMODEL;
+  d->ge_state = GE_GOOD;
+  return 0;
+}
+
+static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+  static const char others[] = "p r h k every burst psn qp count retransmissions";
+  int rc;
+  if ((rc = refuse(spec, others, "model=state", err, errlen)) < 0) return rc;
+  if ((rc = need(spec, "p13", "model=state", err, errlen)) < 0) return rc;
+  PROB("p13", &d->p13);
+  d->p31 = 1.0 - d->p13;
+  d->p32 = 0.0;
+  d->p23 = 1.0;
+  d->p14 = 0.0;
+  PROB("p31", &d->p31);
+  PROB("p32", &d->p32);
+  PROB("p23", &d->p23);
+  PROB("p14", &d->p14);
+  if (d->p13 + d->p14 > 1.0 + 1e-12)
+    return word_err(spec, find(spec, find(spec, "p14") >= 0 ? "p14" : "p13"), err, errlen,
+                    "p13 + p14 exceed 1 (both leave state 1)");
+  if (d->p31 + d->p32 > 1.0 + 1e-12)
+    return word_err(spec, find(spec, find(spec, "p32") >= 0 ? "p32" : "p31"), err, errlen,
+                    "p31 + p32 exceed 1 (both leave state 3)");
+  d->mode = MODE_4STATE;
+  d->state = S_GOOD_RX;
+  return 0;
+}
+
+static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+  static const char others[] = "p r h k p13 p31 p32 p23 p14 psn qp count retransmissions";
+  int rc;
+  if ((rc = refuse(spec, others, "every=", err, errlen)) < 0) return rc;
+  d->burst = 1;
+  if ((rc = jct_spec_u64(spec, "every", UINT64_MAX, &d->every, err, errlen)) < 0) return rc;
+  if ((rc = jct_spec_u64(spec, "burst", UINT64_MAX, &d->burst, err, errlen)) < 0) return rc;
+  if (d->every == 0) return word_err(spec, find(spec, "every"), err, errlen, "must be at least 1");
+  if (d->burst == 0) return word_err(spec, find(spec, "burst"), err, errlen, "must be at least 1");
+  if (d->burst > d->every)
+    return word_err(spec, find(spec, "burst"), err, errlen, "is longer than every=");
+  d->mode = MODE_EVERY;
+  return 0;
+}
+
+static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+  static const char others[] = "p r h k p13 p31 p32 p23 p14 every burst";
+  int rc;
+  uint64_t v;
+  if ((rc = refuse(spec, others, "psn=", err, errlen)) < 0) return rc;
+  if ((rc = need(spec, "psn", "drop qp=", err, errlen)) < 0) return rc;
+  if ((rc = need(spec, "qp", "drop psn=", err, errlen)) < 0) return rc;
+  if ((rc = jct_spec_u64(spec, "psn", 0xffffff, &v, err, errlen)) < 0) return rc;
+  d->psn = (uint32_t)v;
+  if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &v, err, errlen)) < 0) return rc;
+  d->qp = (uint32_t)v;
+  const char *retx = jct_spec_get(spec, "retransmissions");
+  if (retx) {
+    if (strcmp(retx, "yes") == 0)
+      d->retransmissions = true;
+    else if (strcmp(retx, "no") != 0)
+      return word_err(spec, find(spec, "retransmissions"), err, errlen, "is yes or no");
+  }
+  d->count = d->retransmissions ? UINT64_MAX : 1;
+  if ((rc = jct_spec_u64(spec, "count", UINT64_MAX, &d->count, err, errlen)) < 0) return rc;
+  if (d->count == 0) return word_err(spec, find(spec, "count"), err, errlen, "must be at least 1");
+  d->mode = MODE_PSN;
+  return 0;
+}
+
+static int init_bernoulli(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+  static const char others[] = "r h k p13 p31 p32 p23 p14 every psn qp count retransmissions";
+  int rc;
+  if ((rc = refuse(spec, others, "p=", err, errlen)) < 0) return rc;
+  PROB("p", &d->p);
+  d->burst = 1;
+  if ((rc = jct_spec_u64(spec, "burst", UINT64_MAX, &d->burst, err, errlen)) < 0) return rc;
+  if (d->burst == 0) return word_err(spec, find(spec, "burst"), err, errlen, "must be at least 1");
+  d->mode = MODE_BERNOULLI;
+  return 0;
+}
+
+static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
+  drop_t d = {0};
+  int rc;
+  const char *model = jct_spec_get(spec, "model");
+  if (model) {
+    if (strcmp(model, "gemodel") == 0)
+      rc = init_gemodel(&d, spec, err, errlen);
+    else if (strcmp(model, "state") == 0)
+      rc = init_4state(&d, spec, err, errlen);
+    else if (strcmp(model, "random") == 0 || strcmp(model, "bernoulli") == 0) {
+      if ((rc = need(spec, "p", "model=random", err, errlen)) < 0) return rc;
+      rc = init_bernoulli(&d, spec, err, errlen);
+    } else {
+      return word_err(spec, find(spec, "model"), err, errlen,
+                      "unknown loss model (random, gemodel, state)");
+    }
+  } else if (find(spec, "psn") >= 0 || find(spec, "qp") >= 0) {
+    rc = init_psn(&d, spec, err, errlen);
+  } else if (find(spec, "every") >= 0) {
+    rc = init_every(&d, spec, err, errlen);
+  } else if (find(spec, "p") >= 0) {
+    rc = init_bernoulli(&d, spec, err, errlen);
+  } else {
+    return jct__errf(err, errlen, JCT_EINVAL, "%s: drop needs p=, model=, every= or psn= (%s)",
+                     spec->text, jct_drop_ops.usage);
+  }
+  if (rc < 0) return rc;
+  *(drop_t *)inj->priv = d; /* all validated: now it applies */
+  return 0;
+}
+
+const struct jct_injector_ops jct_drop_ops = {
+    .name = "drop",
+    .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
+             "p23= p14=] | every=N [burst=K] | psn=PSN qp=QPN [count=C] [retransmissions=yes]",
+    .priv_size = sizeof(drop_t),
+    .init = drop_init,
+    .process = drop_process,
+};

@@ -1,0 +1,319 @@
+/* The injector framework: what every kind shares (injector.h).
+ *
+ * jct_injector_new parses the spec, finds the kind in the registry, takes
+ * the common keys (where=, port=, dir=, at=, until=, seed=), lets the kind
+ * take its own, and then refuses the spec if any word is left that nobody
+ * took, naming the first such word. Everything is validated before the
+ * injector exists, so a bad spec never half-applies (as netem_change()
+ * checks a whole configuration before it changes anything).
+ *
+ * Per frame, jct_injector_process checks the port and side, the time
+ * window and the where= filter, calls the kind, and updates the counters:
+ * the one place where counters change (sch_netem.c keeps its drop counts in
+ * one place too). where= is a libpcap filter expression compiled once for
+ * Ethernet (pcap_open_dead(DLT_EN10MB) + pcap_compile) and run on each
+ * frame with pcap_offline_filter; nothing is allocated per frame.
+ *
+ * Randomness: xoshiro256** (Blackman and Vigna, "Scrambled linear
+ * pseudorandom number generators", 2018), its four words of state filled by
+ * splitmix64 from the injector's seed, as the authors recommend. The seed is
+ * kept in the injector so reports can record it and a run can be repeated
+ * exactly; without seed= it is the run's seed mixed with the injector's
+ * position in its chain, so two injectors of one run differ.
+ *
+ * jct_injector_start begins a run or a repetition: the window counts from
+ * it, the PRNG restarts from the seed, the counters restart from zero, and
+ * the kind's private state goes back to what its init left (a copy is kept
+ * at creation), so every repetition sees the same faults on the same frames.
+ */
+#include <pcap/pcap.h>
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errf.h"
+#include "jctlab/error.h"
+#include "jctlab/injector.h"
+
+/* The public struct, plus the copy of the kind's state after init. */
+typedef struct {
+  jct_injector_t pub;
+  void *priv_initial;
+} injector_box_t;
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+static inline uint64_t rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+uint64_t jct_injector_u64(jct_injector_t *inj) {
+  uint64_t *s = inj->rng;
+  uint64_t result = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
+double jct_injector_uniform(jct_injector_t *inj) {
+  return (double)(jct_injector_u64(inj) >> 11) * 0x1.0p-53;
+}
+
+static void seed_rng(jct_injector_t *inj) {
+  uint64_t x = inj->seed;
+  for (int i = 0; i < 4; i++)
+    inj->rng[i] = splitmix64(&x);
+}
+
+/* "<spec>: <word as typed>: <detail>" for the word at arg i. */
+static int word_err(const jct_spec_t *spec, uint32_t i, char *err, size_t errlen,
+                    const char *detail) {
+  const char *w = spec->text + spec->arg[i].offset;
+  int n = 0;
+  char quote = 0;
+  for (; w[n]; n++) {
+    if (quote) {
+      if (w[n] == '\\' && quote == '"' && w[n + 1])
+        n++;
+      else if (w[n] == quote)
+        quote = 0;
+    } else if (w[n] == '"' || w[n] == '\'') {
+      quote = w[n];
+    } else if (w[n] == ' ' || w[n] == '\t' || w[n] == '\n') {
+      break;
+    }
+  }
+  return jct__errf(err, errlen, JCT_EINVAL, "%s: %.*s: %s", spec->text, n, w, detail);
+}
+
+/* The index of a named key in spec, nargs when absent. */
+static uint32_t arg_index(const jct_spec_t *spec, const char *key) {
+  uint32_t i = 0;
+  while (i < spec->nargs && strcmp(spec->arg[i].key, key) != 0)
+    i++;
+  return i;
+}
+
+static int take_where(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
+  const char *expr = jct_spec_get(spec, "where");
+  if (!expr) return 0;
+  pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+  if (!dead) return jct__errf(err, errlen, JCT_ENOMEM, "%s: where: out of memory", spec->text);
+  struct bpf_program *prog = calloc(1, sizeof *prog);
+  if (!prog) {
+    pcap_close(dead);
+    return jct__errf(err, errlen, JCT_ENOMEM, "%s: where: out of memory", spec->text);
+  }
+  if (pcap_compile(dead, prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+    int rc = jct__errf(err, errlen, JCT_EINVAL, "%s: where: %s", spec->text, pcap_geterr(dead));
+    free(prog);
+    pcap_close(dead);
+    return rc;
+  }
+  pcap_close(dead);
+  inj->filter = prog;
+  return 0;
+}
+
+static int take_common(jct_injector_t *inj, jct_spec_t *spec, uint64_t run_seed, char *err,
+                       size_t errlen) {
+  int rc;
+  uint64_t port = UINT64_MAX;
+  if ((rc = jct_spec_u64(spec, "port", UINT32_MAX, &port, err, errlen)) < 0) return rc;
+  if (port != UINT64_MAX) {
+    inj->all_ports = false;
+    inj->port = (uint32_t)port;
+  }
+  const char *dir = jct_spec_get(spec, "dir");
+  if (dir) {
+    if (strcmp(dir, "in") == 0)
+      inj->out = false;
+    else if (strcmp(dir, "out") == 0)
+      inj->out = true;
+    else
+      return word_err(spec, arg_index(spec, "dir"), err, errlen, "dir is in or out");
+  }
+  if ((rc = jct_spec_time_ns(spec, "at", &inj->at_ns, err, errlen)) < 0) return rc;
+  if ((rc = jct_spec_time_ns(spec, "until", &inj->until_ns, err, errlen)) < 0) return rc;
+  if (arg_index(spec, "until") < spec->nargs && inj->until_ns <= inj->at_ns)
+    return word_err(spec, arg_index(spec, "until"), err, errlen,
+                    "the window ends before it starts (until <= at)");
+
+  uint64_t x = run_seed + 0x9e3779b97f4a7c15u * ((uint64_t)inj->index + 1);
+  inj->seed = splitmix64(&x);
+  if ((rc = jct_spec_u64(spec, "seed", UINT64_MAX, &inj->seed, err, errlen)) < 0) return rc;
+  return take_where(inj, spec, err, errlen);
+}
+
+static const struct jct_injector_ops *find_kind(const char *name) {
+  for (size_t i = 0; jct_injector_kinds[i]; i++)
+    if (jct_injector_kinds[i]->name && strcmp(jct_injector_kinds[i]->name, name) == 0)
+      return jct_injector_kinds[i];
+  return NULL;
+}
+
+static int unknown_kind(const jct_spec_t *spec, char *err, size_t errlen) {
+  char names[160] = "";
+  size_t used = 0;
+  for (size_t i = 0; jct_injector_kinds[i] && used < sizeof names; i++) {
+    int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                     jct_injector_kinds[i]->name);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+  return jct__errf(err, errlen, JCT_EINVAL, "%s: %s: unknown injector kind (%s)", spec->text,
+                   spec->kind, names);
+}
+
+static void injector_destroy(injector_box_t *box) {
+  jct_injector_t *inj = &box->pub;
+  if (inj->ops && inj->ops->destroy && inj->priv) inj->ops->destroy(inj);
+  if (inj->filter) {
+    pcap_freecode(inj->filter);
+    free(inj->filter);
+  }
+  free(box);
+}
+
+int jct_injector_new(jct_injector_t **out, const char *text, uint64_t run_seed, uint32_t index,
+                     char *err, size_t errlen) {
+  *out = NULL;
+  jct_spec_t *spec = malloc(sizeof *spec); /* about 7 KB: not on the stack */
+  if (!spec) return jct__errf(err, errlen, JCT_ENOMEM, "out of memory");
+  int rc = jct_spec_parse(text, spec, err, errlen);
+  if (rc < 0) {
+    free(spec);
+    return rc;
+  }
+  const struct jct_injector_ops *ops = find_kind(spec->kind);
+  if (!ops) {
+    rc = unknown_kind(spec, err, errlen);
+    free(spec);
+    return rc;
+  }
+
+  /* One block: the box, then the kind's state, then its copy. */
+  size_t align = alignof(max_align_t);
+  size_t head = (sizeof(injector_box_t) + align - 1) / align * align;
+  size_t priv = (ops->priv_size + align - 1) / align * align;
+  injector_box_t *box = calloc(1, head + 2 * priv);
+  if (!box) {
+    free(spec);
+    return jct__errf(err, errlen, JCT_ENOMEM, "out of memory");
+  }
+  jct_injector_t *inj = &box->pub;
+  inj->ops = ops;
+  snprintf(inj->spec, sizeof inj->spec, "%s", text);
+  inj->index = index;
+  inj->all_ports = true;
+  inj->out = true;
+  if (priv) {
+    inj->priv = (char *)box + head;
+    box->priv_initial = (char *)box + head + priv;
+  }
+
+  rc = take_common(inj, spec, run_seed, err, errlen);
+  seed_rng(inj);
+  if (rc == 0 && ops->init) rc = ops->init(inj, spec, err, errlen);
+  if (rc < 0) {
+    if (ops->destroy) inj->ops = NULL; /* init failed: it cleaned up after itself */
+    injector_destroy(box);
+    free(spec);
+    return rc;
+  }
+  for (uint32_t i = 0; i < spec->nargs; i++) {
+    if (spec->arg[i].used) continue;
+    char detail[320];
+    if (spec->arg[i].key[0])
+      snprintf(detail, sizeof detail, "unknown key for %s (%s)", ops->name,
+               ops->usage ? ops->usage : ops->name);
+    else
+      snprintf(detail, sizeof detail, "unexpected word for %s (%s)", ops->name,
+               ops->usage ? ops->usage : ops->name);
+    rc = word_err(spec, i, err, errlen, detail);
+    injector_destroy(box);
+    free(spec);
+    return rc;
+  }
+  free(spec);
+  if (priv) memcpy(box->priv_initial, inj->priv, ops->priv_size);
+  seed_rng(inj); /* init may have drawn numbers: start every run from the seed */
+  *out = inj;
+  return 0;
+}
+
+void jct_injector_free(jct_injector_t *inj) {
+  if (inj) injector_destroy((injector_box_t *)(void *)inj);
+}
+
+void jct_injector_start(jct_injector_t *inj, uint64_t start_ns) {
+  injector_box_t *box = (injector_box_t *)(void *)inj;
+  inj->start_ns = start_ns;
+  seed_rng(inj);
+  memset(&inj->stats, 0, sizeof inj->stats);
+  if (inj->priv) memcpy(inj->priv, box->priv_initial, inj->ops->priv_size);
+}
+
+jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
+  if (f->out != inj->out || (!inj->all_ports && f->port != inj->port)) return JCT_PASS;
+  uint64_t t = now_ns > inj->start_ns ? now_ns - inj->start_ns : 0;
+  if (t < inj->at_ns || (inj->until_ns && t >= inj->until_ns)) return JCT_PASS;
+  jct_injector_stats_t *st = &inj->stats;
+  st->seen++;
+  if (inj->filter) {
+    struct pcap_pkthdr h = {.caplen = (bpf_u_int32)f->len, .len = (bpf_u_int32)f->len};
+    if (!pcap_offline_filter(inj->filter, &h, f->data)) return JCT_PASS;
+  }
+  st->matched++;
+  jct_verdict_t v = inj->ops->process ? inj->ops->process(inj, f, now_ns) : JCT_PASS;
+  switch (v) {
+  case JCT_DROP:
+    st->dropped++;
+    break;
+  case JCT_HOLD:
+    st->held++;
+    if (f->hold_until_ns > now_ns) st->hold_ns_total += f->hold_until_ns - now_ns;
+    break;
+  case JCT_MODIFIED:
+    st->modified++;
+    break;
+  case JCT_EXPEDITE:
+    st->expedited++;
+    break;
+  case JCT_PASS:
+    break;
+  }
+  return v;
+}
+
+/* The kind's frames pass through here on their way out, to be counted. */
+typedef struct {
+  jct_injector_t *inj;
+  jct_inject_emit_fn emit;
+  void *arg;
+} tick_ctx_t;
+
+static void count_and_emit(void *arg, uint32_t port, const uint8_t *frame, size_t len,
+                           uint64_t now_ns) {
+  tick_ctx_t *t = arg;
+  t->inj->stats.generated++;
+  t->emit(t->arg, port, frame, len, now_ns);
+}
+
+void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg) {
+  if (!inj->ops->tick) return;
+  tick_ctx_t t = {inj, emit, arg};
+  inj->ops->tick(inj, now_ns, count_and_emit, &t);
+}

@@ -1,0 +1,506 @@
+/* The injector framework (spec parsing, selection by port, side, window and
+ * where=, seeds, counters) and the drop kind: Bernoulli, Gilbert-Elliott
+ * and 4-state loss against their closed forms, every-Nth, bursts, targeted
+ * PSN drops, and errors that name the bad word.
+ *
+ * Statistical tests use fixed seeds and assert intervals: the exact
+ * binomial 99.9% interval (normal approximation, n large) for Bernoulli;
+ * for the correlated models, whose losses are not independent, the
+ * interval comes from batch means (100 batches, far longer than the
+ * chains' memory) with Student's t for 99 degrees of freedom; for mean
+ * burst lengths, from the observed spread of burst lengths. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "craft.h"
+#include "jctlab/error.h"
+#include "jctlab/injector.h"
+#include "suites.h"
+
+#define Z999 3.2905  /* two-sided 99.9% normal quantile */
+#define T999_99 3.39 /* two-sided 99.9% Student t, 99 degrees of freedom */
+
+static jct_injector_t *mk(const char *spec, uint64_t run_seed, uint32_t index) {
+  char err[512] = "";
+  jct_injector_t *inj = NULL;
+  int rc = jct_injector_new(&inj, spec, run_seed, index, err, sizeof err);
+  ck_assert_msg(rc == 0, "%s: %s", spec, err);
+  ck_assert_ptr_nonnull(inj);
+  jct_injector_start(inj, 0);
+  return inj;
+}
+
+static void expect_error(const char *spec, const char *word) {
+  char err[512] = "";
+  jct_injector_t *inj = NULL;
+  int rc = jct_injector_new(&inj, spec, 1, 0, err, sizeof err);
+  ck_assert_msg(rc == JCT_EINVAL, "%s: accepted (rc %d)", spec, rc);
+  ck_assert_ptr_null(inj);
+  ck_assert_msg(strstr(err, word) != NULL, "%s: error \"%s\" does not name %s", spec, err, word);
+}
+
+/* A RoCEv2 RDMA WRITE ONLY frame. */
+typedef struct {
+  uint8_t buf[256];
+  jct_frame_t f;
+} frame_t;
+
+static void roce_frame(frame_t *fr, const char *src, uint32_t qp, uint32_t psn, bool ipv6) {
+  craft_roce_t c = {.payload_bytes = 64, .src = src, .ipv6 = ipv6, .vlan = ipv6};
+  if (ipv6 && !src) c.src = "2001:2::1";
+  if (ipv6) c.dst = "2001:2::2";
+  c.h.bth.opcode = JCT_OP_RC_RDMA_WRITE_ONLY;
+  c.h.bth.dest_qp = qp;
+  c.h.bth.psn = psn;
+  c.h.reth.dma_len_bytes = 64;
+  size_t n = craft_roce(fr->buf, sizeof fr->buf, &c);
+  ck_assert_uint_gt(n, 0);
+  fr->f = (jct_frame_t){.data = fr->buf, .len = n, .cap = sizeof fr->buf, .out = true};
+}
+
+static bool dropped(jct_injector_t *inj, frame_t *fr, uint64_t now_ns) {
+  return jct_injector_process(inj, &fr->f, now_ns) == JCT_DROP;
+}
+
+/* ---- spec parsing ------------------------------------------------------- */
+
+START_TEST(spec_words) {
+  jct_spec_t s;
+  char err[256];
+  const char *text = "delay 50us jitter=10us where='udp and  host 198.18.0.3' x=\"a\\\"b c\"";
+  ck_assert_int_eq(jct_spec_parse(text, &s, err, sizeof err), 0);
+  ck_assert_str_eq(s.kind, "delay");
+  ck_assert_uint_eq(s.nargs, 4);
+  ck_assert_str_eq(s.arg[0].key, "");
+  ck_assert_str_eq(s.arg[0].value, "50us");
+  ck_assert_uint_eq(s.arg[1].offset, 11);
+  ck_assert_str_eq(jct_spec_get(&s, "where"), "udp and  host 198.18.0.3");
+  ck_assert_str_eq(jct_spec_get(&s, "x"), "a\"b c");
+  ck_assert(s.arg[3].used && !s.arg[0].used);
+  ck_assert_ptr_null(jct_spec_get(&s, "absent"));
+  uint64_t ns = 0;
+  ck_assert_int_eq(jct_spec_time_ns(&s, "", &ns, err, sizeof err), 0);
+  ck_assert_uint_eq(ns, 50000);
+  ck_assert_int_eq(jct_spec_time_ns(&s, "jitter", &ns, err, sizeof err), 0);
+  ck_assert_uint_eq(ns, 10000);
+
+  ck_assert_int_eq(jct_spec_parse("pause rate=1000/s for=1.5ms quanta=0xffff p=25% t=500 u=2s", &s,
+                                  err, sizeof err),
+                   0);
+  double v = 0;
+  ck_assert_int_eq(jct_spec_rate_per_s(&s, "rate", &v, err, sizeof err), 0);
+  ck_assert(v == 1000.0);
+  ck_assert_int_eq(jct_spec_time_ns(&s, "for", &ns, err, sizeof err), 0);
+  ck_assert_uint_eq(ns, 1500000);
+  ck_assert_int_eq(jct_spec_time_ns(&s, "t", &ns, err, sizeof err), 0);
+  ck_assert_uint_eq(ns, 500);
+  ck_assert_int_eq(jct_spec_time_ns(&s, "u", &ns, err, sizeof err), 0);
+  ck_assert_uint_eq(ns, 2000000000u);
+  uint64_t q = 0;
+  ck_assert_int_eq(jct_spec_u64(&s, "quanta", 65535, &q, err, sizeof err), 0);
+  ck_assert_uint_eq(q, 65535);
+  ck_assert_int_eq(jct_spec_prob(&s, "p", &v, err, sizeof err), 0);
+  ck_assert(v == 0.25);
+  q = 7; /* absent keys leave out untouched */
+  ck_assert_int_eq(jct_spec_u64(&s, "absent", 10, &q, err, sizeof err), 0);
+  ck_assert_uint_eq(q, 7);
+}
+END_TEST
+
+START_TEST(spec_errors) {
+  jct_spec_t s;
+  char err[256];
+  ck_assert_int_eq(jct_spec_parse("drop p=", &s, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "p has no value"));
+  ck_assert_int_eq(jct_spec_parse("drop p=0.1 \"x", &s, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "unterminated quote"));
+  ck_assert_int_eq(jct_spec_parse("drop p=0.1 p=0.2", &s, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "p=0.2"));
+  ck_assert_int_eq(jct_spec_parse("   ", &s, err, sizeof err), JCT_EINVAL);
+  ck_assert_int_eq(jct_spec_parse("p=0.1", &s, err, sizeof err), JCT_EINVAL);
+  char many[512] = "drop";
+  for (int i = 0; i <= JCT_SPEC_MAX_ARGS; i++)
+    snprintf(many + strlen(many), sizeof many - strlen(many), " k%d=1", i);
+  ck_assert_int_eq(jct_spec_parse(many, &s, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "too many"));
+
+  ck_assert_int_eq(jct_spec_parse("x p=1.5 q=-1 t=5parsecs u=12x r=2/h", &s, err, sizeof err), 0);
+  double v = -1;
+  uint64_t n = 3;
+  ck_assert_int_eq(jct_spec_prob(&s, "p", &v, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "p=1.5 is outside [0, 1]"));
+  ck_assert(v == -1);
+  ck_assert_int_eq(jct_spec_prob(&s, "q", &v, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "q=-1"));
+  ck_assert_int_eq(jct_spec_time_ns(&s, "t", &n, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "t=5parsecs"));
+  ck_assert_int_eq(jct_spec_u64(&s, "u", 100, &n, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "u=12x"));
+  ck_assert_int_eq(jct_spec_rate_per_s(&s, "r", &v, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "r=2/h"));
+  ck_assert_uint_eq(n, 3);
+}
+END_TEST
+
+START_TEST(bad_specs_name_the_word) {
+  expect_error("drop p=1.5", "p=1.5");
+  expect_error("drop model=foo", "model=foo");
+  expect_error("drop p=0.1 bogus=1", "bogus=1");
+  expect_error("drop where=\"udp port\"", "where");
+  expect_error("delayy 1ms", "delayy");
+  expect_error("drop p=abc", "p=abc");
+  expect_error("drop p=0.1 extra", "extra");
+  expect_error("drop model=gemodel r=0.3", "p=");
+  expect_error("drop model=gemodel p=0.1 r=2", "r=2");
+  expect_error("drop p=0.1 every=10", "p=0.1");
+  expect_error("drop model=state p13=0.1 every=3", "every=3");
+  expect_error("drop model=state p13=0.7 p14=0.5", "p14=0.5");
+  expect_error("drop model=state p13=0.1 p31=0.7 p32=0.5", "p32=0.5");
+  expect_error("drop psn=5", "qp=");
+  expect_error("drop psn=5 qp=0x1000000", "qp=0x1000000");
+  expect_error("drop psn=5 qp=3 retransmissions=maybe", "retransmissions=maybe");
+  expect_error("drop every=0", "every=0");
+  expect_error("drop every=3 burst=4", "burst=4");
+  expect_error("drop", "drop needs");
+  expect_error("drop p=0.1 at=2ms until=1ms", "until=1ms");
+  expect_error("drop p=0.1 dir=up", "dir=up");
+  expect_error("drop p=0.1 port=-1", "port=-1");
+}
+END_TEST
+
+/* ---- the framework ------------------------------------------------------ */
+
+START_TEST(where_selects_frames) {
+  jct_injector_t *inj = mk("drop p=1 where=\"udp dst port 4791 and src host 198.18.0.3\"", 1, 0);
+  frame_t a, b;
+  roce_frame(&a, "198.18.0.1", 0x11, 1, false);
+  roce_frame(&b, "198.18.0.3", 0x11, 1, false);
+  for (int i = 0; i < 100; i++) {
+    ck_assert(!dropped(inj, &a, 0));
+    if (i % 2) ck_assert(dropped(inj, &b, 0));
+  }
+  ck_assert_uint_eq(inj->stats.seen, 150);
+  ck_assert_uint_eq(inj->stats.matched, 50);
+  ck_assert_uint_eq(inj->stats.dropped, 50);
+  jct_injector_free(inj);
+}
+END_TEST
+
+START_TEST(window_port_and_side) {
+  jct_injector_t *inj = mk("drop p=1 at=1ms until=2ms port=2 dir=in", 1, 0);
+  uint64_t t0 = 5000000000u;
+  jct_injector_start(inj, t0);
+  frame_t a;
+  roce_frame(&a, NULL, 1, 1, false);
+  a.f.out = false;
+  a.f.port = 2;
+  ck_assert(!dropped(inj, &a, t0 + 999999));
+  ck_assert(dropped(inj, &a, t0 + 1000000));
+  ck_assert(dropped(inj, &a, t0 + 1999999));
+  ck_assert(!dropped(inj, &a, t0 + 2000000));
+  a.f.port = 1;
+  ck_assert(!dropped(inj, &a, t0 + 1500000));
+  a.f.port = 2;
+  a.f.out = true;
+  ck_assert(!dropped(inj, &a, t0 + 1500000));
+  ck_assert_uint_eq(inj->stats.seen, 2);
+  ck_assert_uint_eq(inj->stats.dropped, 2);
+  jct_injector_free(inj);
+
+  inj = mk("drop p=1", 1, 0); /* default: every port, egress side */
+  a.f.port = 7;
+  ck_assert(dropped(inj, &a, 0));
+  a.f.out = false;
+  ck_assert(!dropped(inj, &a, 0));
+  jct_injector_free(inj);
+}
+END_TEST
+
+/* The first n verdicts as a bit pattern. */
+static void pattern(jct_injector_t *inj, size_t n, uint8_t *bits) {
+  frame_t a;
+  roce_frame(&a, NULL, 1, 1, false);
+  memset(bits, 0, (n + 7) / 8);
+  for (size_t i = 0; i < n; i++)
+    if (dropped(inj, &a, 0)) bits[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+START_TEST(seeds_repeat_faults) {
+  enum { N = 20000 };
+  static uint8_t a[N / 8], b[N / 8];
+  jct_injector_t *x = mk("drop p=0.1", 42, 0), *y = mk("drop p=10%", 42, 0);
+  pattern(x, N, a);
+  pattern(y, N, b);
+  ck_assert(memcmp(a, b, sizeof a) == 0); /* same seed, same faults */
+  ck_assert_uint_gt(x->stats.dropped, 0);
+
+  /* The recorded seed reproduces the run given explicitly. */
+  char spec[64];
+  snprintf(spec, sizeof spec, "drop p=0.1 seed=%llu", (unsigned long long)x->seed);
+  jct_injector_t *z = mk(spec, 999, 5);
+  pattern(z, N, b);
+  ck_assert(memcmp(a, b, sizeof a) == 0);
+  jct_injector_free(z);
+
+  /* Another run seed, another position in the chain, another seed=: differ. */
+  z = mk("drop p=0.1", 43, 0);
+  pattern(z, N, b);
+  ck_assert(memcmp(a, b, sizeof a) != 0);
+  jct_injector_free(z);
+  z = mk("drop p=0.1", 42, 1);
+  pattern(z, N, b);
+  ck_assert(memcmp(a, b, sizeof a) != 0);
+  jct_injector_free(z);
+
+  /* start: the same faults again, counters from zero. */
+  jct_injector_free(y);
+  y = mk("drop model=gemodel p=0.05 r=0.2 h=0.3 k=0.99", 42, 0);
+  pattern(y, N, a);
+  uint64_t first = y->stats.dropped;
+  jct_injector_start(y, 1000);
+  ck_assert_uint_eq(y->stats.seen, 0);
+  pattern(y, N, b);
+  ck_assert(memcmp(a, b, sizeof a) == 0);
+  ck_assert_uint_eq(y->stats.dropped, first);
+  jct_injector_free(x);
+  jct_injector_free(y);
+}
+END_TEST
+
+/* ---- drop: the loss models ----------------------------------------------- */
+
+typedef struct {
+  double rate, rate_half;   /* loss rate and the half-width of its interval */
+  double burst, burst_half; /* mean burst length and its half-width */
+} loss_stats_t;
+
+/* Run n frames through spec; loss rate with a batch-means interval, mean
+ * burst length with an interval from the burst lengths' spread. */
+static loss_stats_t measure(const char *spec, uint64_t seed, size_t n) {
+  enum { BATCHES = 100 };
+  jct_injector_t *inj = mk(spec, seed, 0);
+  frame_t a;
+  roce_frame(&a, NULL, 1, 1, false);
+  double batch[BATCHES] = {0};
+  size_t per = n / BATCHES, lost = 0, run = 0, bursts = 0;
+  double sum_b = 0, sum_b2 = 0;
+  for (size_t i = 0; i < per * BATCHES; i++) {
+    if (dropped(inj, &a, 0)) {
+      lost++;
+      batch[i / per] += 1;
+      run++;
+    } else if (run) {
+      bursts++;
+      sum_b += (double)run;
+      sum_b2 += (double)run * (double)run;
+      run = 0;
+    }
+  }
+  ck_assert_uint_eq(inj->stats.dropped, lost);
+  ck_assert_uint_eq(inj->stats.matched, per * BATCHES);
+  jct_injector_free(inj);
+  loss_stats_t s;
+  s.rate = (double)lost / (double)(per * BATCHES);
+  double var = 0;
+  for (int b = 0; b < BATCHES; b++) {
+    double d = batch[b] / (double)per - s.rate;
+    var += d * d;
+  }
+  var /= BATCHES - 1;
+  s.rate_half = T999_99 * sqrt(var / BATCHES);
+  ck_assert_uint_gt(bursts, 100);
+  s.burst = sum_b / (double)bursts;
+  double bvar = (sum_b2 - (double)bursts * s.burst * s.burst) / (double)(bursts - 1);
+  s.burst_half = Z999 * sqrt(bvar / (double)bursts);
+  return s;
+}
+
+START_TEST(bernoulli_rate) {
+  const double p = 0.01;
+  const size_t n = 1000000;
+  jct_injector_t *inj = mk("drop p=1%", 20240611, 0);
+  frame_t a;
+  roce_frame(&a, NULL, 1, 1, false);
+  size_t lost = 0;
+  for (size_t i = 0; i < n; i++)
+    lost += dropped(inj, &a, 0);
+  double mean = (double)n * p, half = Z999 * sqrt((double)n * p * (1 - p));
+  ck_assert_msg(fabs((double)lost - mean) <= half, "lost %zu, want %.0f +- %.0f", lost, mean, half);
+  ck_assert_uint_eq(inj->stats.dropped, lost);
+  ck_assert_uint_eq(inj->stats.seen, n);
+  jct_injector_free(inj);
+
+  /* Bursts: each loss event takes 4 frames; events start with p among the
+   * frames not already in a burst. */
+  loss_stats_t s = measure("drop p=0.01 burst=4", 7, 1000000);
+  double want = 4 * p / (1 + 3 * p); /* a renewal cycle: 1/p frames, then 3 more lost */
+  ck_assert_msg(fabs(s.rate - want) <= s.rate_half, "rate %g want %g +- %g", s.rate, want,
+                s.rate_half);
+  ck_assert(s.burst >= 4.0); /* back-to-back events merge into longer runs */
+}
+END_TEST
+
+START_TEST(gilbert_elliott) {
+  /* h=0, k=1: every frame in Bad is lost, none in Good. */
+  double p = 0.01, r = 0.3;
+  loss_stats_t s = measure("drop model=gemodel p=0.01 r=0.3", 11, 1000000);
+  double pi_b = p / (p + r);
+  ck_assert_msg(fabs(s.rate - pi_b) <= s.rate_half, "rate %g want %g +- %g", s.rate, pi_b,
+                s.rate_half);
+  ck_assert_msg(fabs(s.burst - 1 / r) <= s.burst_half, "burst %g want %g +- %g", s.burst, 1 / r,
+                s.burst_half);
+
+  /* Losses in both states: loss = pi_B (1-h) + pi_G (1-k). */
+  p = 0.05, r = 0.2;
+  double h = 0.3, k = 0.99;
+  s = measure("drop model=gemodel p=5% r=20% h=30% k=99%", 12, 1000000);
+  pi_b = p / (p + r);
+  double want = pi_b * (1 - h) + (1 - pi_b) * (1 - k);
+  ck_assert_msg(fabs(s.rate - want) <= s.rate_half, "rate %g want %g +- %g", s.rate, want,
+                s.rate_half);
+  ck_assert(s.rate_half < 0.01); /* the interval is tight enough to mean something */
+
+  /* tc's default r = 1 - p: losses independent, rate p. */
+  s = measure("drop model=gemodel p=0.02", 13, 1000000);
+  ck_assert_msg(fabs(s.rate - 0.02) <= s.rate_half, "rate %g", s.rate);
+}
+END_TEST
+
+START_TEST(four_state) {
+  const double p13 = 0.01, p31 = 0.3, p32 = 0.1, p23 = 0.4, p14 = 0.005;
+  loss_stats_t s =
+      measure("drop model=state p13=0.01 p31=0.3 p32=0.1 p23=0.4 p14=0.005", 21, 2000000);
+  /* Balance equations with pi1 = 1: pi3 p31 = pi1 p13, pi2 p23 = pi3 p32,
+   * pi4 = pi1 p14. */
+  double pi1 = 1, pi3 = p13 / p31, pi2 = pi3 * p32 / p23, pi4 = p14;
+  double sum = pi1 + pi2 + pi3 + pi4;
+  double loss = (pi3 + pi4) / sum;
+  /* Bursts start by entering 3 from 1 or 2, or 4 from 1. */
+  double burst = (pi3 + pi4) / (pi1 * (p13 + p14) + pi2 * p23);
+  ck_assert_msg(fabs(s.rate - loss) <= s.rate_half, "rate %g want %g +- %g", s.rate, loss,
+                s.rate_half);
+  ck_assert_msg(fabs(s.burst - burst) <= s.burst_half, "burst %g want %g +- %g", s.burst, burst,
+                s.burst_half);
+
+  /* p13 alone is Bernoulli (tc's defaults: p31 = 1 - p13, p23 = 1). */
+  s = measure("drop model=state p13=0.03", 22, 1000000);
+  ck_assert_msg(fabs(s.rate - 0.03) <= s.rate_half, "rate %g", s.rate);
+}
+END_TEST
+
+START_TEST(every_nth_and_bursts) {
+  jct_injector_t *inj = mk("drop every=7", 1, 0);
+  frame_t a;
+  roce_frame(&a, NULL, 1, 1, false);
+  for (int i = 1; i <= 100; i++)
+    ck_assert_int_eq(dropped(inj, &a, 0), i % 7 == 0);
+  ck_assert_uint_eq(inj->stats.dropped, 14);
+  jct_injector_start(inj, 0);
+  for (int i = 1; i <= 14; i++)
+    ck_assert_int_eq(dropped(inj, &a, 0), i % 7 == 0);
+  jct_injector_free(inj);
+
+  inj = mk("drop burst=3 every=10", 1, 0);
+  for (int i = 1; i <= 100; i++)
+    ck_assert_int_eq(dropped(inj, &a, 0), (i - 1) % 10 >= 7);
+  ck_assert_uint_eq(inj->stats.dropped, 30);
+  jct_injector_free(inj);
+}
+END_TEST
+
+/* A go-back-N exchange on QP 0x11: PSN 100..110, then 105..110 twice. */
+static void psn_run(jct_injector_t *inj, bool ipv6, uint32_t *drops_at_105) {
+  frame_t a, other;
+  roce_frame(&other, NULL, 0x12, 105, ipv6); /* same PSN, another QP */
+  int pass = 0;
+  for (uint32_t psn = 100; psn <= 110; psn++) {
+    roce_frame(&a, NULL, 0x11, psn, ipv6);
+    bool d = dropped(inj, &a, 0);
+    if (psn != 105)
+      ck_assert(!d);
+    else
+      drops_at_105[pass] = d;
+    ck_assert(!dropped(inj, &other, 0));
+  }
+  for (pass = 1; pass <= 2; pass++)
+    for (uint32_t psn = 105; psn <= 110; psn++) {
+      roce_frame(&a, NULL, 0x11, psn, ipv6);
+      bool d = dropped(inj, &a, 0);
+      if (psn != 105)
+        ck_assert(!d);
+      else
+        drops_at_105[pass] = d;
+    }
+}
+
+START_TEST(targeted_psn) {
+  uint32_t d[3];
+  jct_injector_t *inj = mk("drop psn=105 qp=0x11", 1, 0);
+  psn_run(inj, false, d);
+  ck_assert(d[0] && !d[1] && !d[2]); /* the first transmission only */
+  ck_assert_uint_eq(inj->stats.dropped, 1);
+  jct_injector_start(inj, 0); /* a repetition drops it again */
+  psn_run(inj, true, d);      /* over IPv6 with an 802.1Q tag */
+  ck_assert(d[0] && !d[1] && !d[2]);
+  jct_injector_free(inj);
+
+  inj = mk("drop psn=105 qp=17 retransmissions=yes count=2", 1, 0);
+  psn_run(inj, false, d);
+  ck_assert(d[0] && d[1] && !d[2]);
+  jct_injector_free(inj);
+
+  inj = mk("drop psn=105 qp=0x11 retransmissions=yes", 1, 0);
+  psn_run(inj, false, d);
+  ck_assert(d[0] && d[1] && d[2]);
+  ck_assert_uint_eq(inj->stats.dropped, 3);
+  jct_injector_free(inj);
+
+  /* A retransmission is never a first transmission. */
+  inj = mk("drop psn=105 qp=0x11 count=5", 1, 0);
+  psn_run(inj, false, d);
+  ck_assert(d[0] && !d[1] && !d[2]);
+  jct_injector_free(inj);
+
+  /* PSN wrap: 0xfffffe, 0xffffff, 0, 1 are all first transmissions. */
+  inj = mk("drop psn=0 qp=0x11", 1, 0);
+  frame_t a;
+  uint32_t seq[] = {0xfffffe, 0xffffff, 0, 1};
+  for (int i = 0; i < 4; i++) {
+    roce_frame(&a, NULL, 0x11, seq[i], false);
+    ck_assert_int_eq(dropped(inj, &a, 0), seq[i] == 0);
+  }
+  jct_injector_free(inj);
+
+  /* Not RoCE: never taken for the target. */
+  inj = mk("drop psn=105 qp=0x11", 1, 0);
+  roce_frame(&a, NULL, 0x11, 105, false);
+  a.buf[14 + 20 + 3] ^= 0x01; /* UDP destination port 4791 -> 4790 */
+  ck_assert(!dropped(inj, &a, 0));
+  jct_injector_free(inj);
+}
+END_TEST
+
+Suite *injector_suite(void) {
+  Suite *s = suite_create("injector");
+  TCase *core = tcase_create("core");
+  tcase_add_test(core, spec_words);
+  tcase_add_test(core, where_selects_frames);
+  tcase_add_test(core, window_port_and_side);
+  tcase_add_test(core, seeds_repeat_faults);
+  tcase_add_test(core, every_nth_and_bursts);
+  tcase_add_test(core, targeted_psn);
+  suite_add_tcase(s, core);
+  TCase *limits = tcase_create("limits");
+  tcase_add_test(limits, spec_errors);
+  tcase_add_test(limits, bad_specs_name_the_word);
+  suite_add_tcase(s, limits);
+  TCase *stats = tcase_create("stats");
+  tcase_set_timeout(stats, 60);
+  tcase_add_test(stats, bernoulli_rate);
+  tcase_add_test(stats, gilbert_elliott);
+  tcase_add_test(stats, four_state);
+  suite_add_tcase(s, stats);
+  return s;
+}
