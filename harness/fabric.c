@@ -10,11 +10,14 @@
 #include "jctlab/error.h"
 #include "jctlab/fabric.h"
 
-#define PCAP_BUFFER_BYTES (8u << 20)
+#define PCAP_BUFFER_BYTES (16u << 20)
 #define SNAPLEN 65535
 #define XOFF_BYTES (256u << 10)
 #define XON_BYTES (128u << 10)
 #define SWITCH_BUFFER_BYTES (32u << 20)
+#define KMIN_BYTES (64u << 10)
+#define KMAX_BYTES (256u << 10)
+#define PMAX 0.2
 
 /* Poll handles live until libuv has closed them, which may be after the
  * fabric is gone: they sit in a block of their own freed by the last close. */
@@ -33,7 +36,8 @@ struct jct_fabric {
   jct_fabric_opts_t opts;
   uv_loop_t *loop;
   jct_clock_t *clock;
-  jct_topo_t *topo;
+  const jct_topo_t *topo;
+  jct_topo_t *own_topo; /* the one it built, when not given one */
   jct_switch_t *sw;
   port_t *ports;
   polls_t *polls;
@@ -83,11 +87,18 @@ static void on_timer(jct_timer_t *t, uint64_t now_ns) {
   service(t->data, now_ns);
 }
 
+/* Each frame enters the switch at the time the kernel stamped it (in
+ * nanoseconds, CLOCK_REALTIME, brought to the monotonic clock), not at the
+ * time the batch it came in was read: a batch read at once would otherwise
+ * look like a burst at an infinite rate. */
 static void on_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes) {
   port_t *p = (port_t *)user;
   jct_fabric_t *f = p->fab;
   f->hs.frames_in++;
-  jct_switch_rx(f->sw, p->index, bytes, h->caplen, f->now_ns);
+  int64_t rt = (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)h->ts.tv_usec; /* ns: nano handle */
+  uint64_t t = (uint64_t)(rt - f->realtime_offset_ns);
+  if (t > f->now_ns || t + 1000000000u < f->now_ns) t = f->now_ns; /* clocks stepped: trust now */
+  jct_switch_rx(f->sw, p->index, bytes, h->caplen, t);
 }
 
 static void on_readable(uv_poll_t *h, int status, int events) {
@@ -106,8 +117,12 @@ static int open_port(jct_fabric_t *f, uint32_t i, char *err, size_t errlen) {
   pcap_t *p = pcap_create(ifname, eb);
   if (!p) return jct__errf(err, errlen, JCT_EIO, "port %s: %s", ifname, eb);
   f->ports[i] = (port_t){f, i, p};
-  if (pcap_set_snaplen(p, SNAPLEN) || pcap_set_promisc(p, 1) || pcap_set_immediate_mode(p, 1) ||
-      pcap_set_buffer_size(p, PCAP_BUFFER_BYTES) || pcap_activate(p) < 0 ||
+  /* The snap length sizes the ring's slots: the links' MTU plus headers,
+   * not 64 KiB, or the ring holds only a hundred frames. */
+  int snaplen = (int)(f->opts.mtu ? f->opts.mtu : JCT_TOPO_MTU_DEFAULT) + 64;
+  if (pcap_set_snaplen(p, snaplen) || pcap_set_promisc(p, 1) || pcap_set_immediate_mode(p, 1) ||
+      pcap_set_buffer_size(p, PCAP_BUFFER_BYTES) ||
+      pcap_set_tstamp_precision(p, PCAP_TSTAMP_PRECISION_NANO) || pcap_activate(p) < 0 ||
       pcap_setnonblock(p, 1, eb) < 0 || pcap_setdirection(p, PCAP_D_IN) < 0)
     return jct__errf(err, errlen, JCT_EIO, "port %s: %s", ifname, *eb ? eb : pcap_geterr(p));
   int fd = pcap_get_selectable_fd(p);
@@ -122,12 +137,15 @@ static int open_port(jct_fabric_t *f, uint32_t i, char *err, size_t errlen) {
 
 /* The captures (what crossed the switch, what injectors dropped):
  * nanosecond pcap, timestamps on CLOCK_REALTIME. */
-static int open_captures(jct_fabric_t *f, char *err, size_t errlen) {
+static void measure_realtime_offset(jct_fabric_t *f) {
   struct timespec rt, mono;
   clock_gettime(CLOCK_REALTIME, &rt);
   clock_gettime(CLOCK_MONOTONIC, &mono);
   f->realtime_offset_ns = ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000 +
                           ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
+}
+
+static int open_captures(jct_fabric_t *f, char *err, size_t errlen) {
   if (!f->opts.pcap_out && !f->opts.pcap_drops) return 0;
   f->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, SNAPLEN, PCAP_TSTAMP_PRECISION_NANO);
   if (!f->dead) return JCT_ENOMEM;
@@ -152,6 +170,13 @@ static int build_switch(jct_fabric_t *f, char *err, size_t errlen) {
     cfg.pfc_enable = (uint8_t)(1u << f->opts.data_prio);
     cfg.xoff_bytes = XOFF_BYTES;
     cfg.xon_bytes = XON_BYTES;
+  }
+  if (f->opts.ecn) {
+    cfg.ecn_enable = (uint8_t)(1u << f->opts.data_prio);
+    cfg.kmin_bytes = KMIN_BYTES;
+    cfg.kmax_bytes = KMAX_BYTES;
+    cfg.pmax = PMAX;
+    cfg.seed = 1;
   }
   int rc = jct_switch_new(&f->sw, &cfg, err, errlen);
   for (uint32_t i = 0; !rc && i < f->opts.nranks; i++) {
@@ -185,8 +210,19 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
   int rc = JCT_ENOMEM;
   if (!f->ports || !f->polls) goto fail;
   jct_topo_opts_t to = {.mtu = opts->mtu, .ipv6 = false};
+  measure_realtime_offset(f);
   if ((rc = build_switch(f, err, errlen))) goto fail;
-  if ((rc = jct_topo_create(&f->topo, opts->nranks, &to, err, errlen))) goto fail;
+  if (opts->topo) {
+    f->topo = opts->topo;
+    if (jct_topo_nranks(f->topo) != opts->nranks) {
+      rc = jct__errf(err, errlen, JCT_EINVAL, "the topology has %zu ranks, not %u",
+                     jct_topo_nranks(f->topo), opts->nranks);
+      goto fail;
+    }
+  } else {
+    if ((rc = jct_topo_create(&f->own_topo, opts->nranks, &to, err, errlen))) goto fail;
+    f->topo = f->own_topo;
+  }
   for (uint32_t i = 0; i < opts->nranks; i++)
     if ((rc = open_port(f, i, err, errlen))) goto fail;
   if ((rc = open_captures(f, err, errlen))) goto fail;
@@ -248,7 +284,7 @@ void jct_fabric_free(jct_fabric_t *f) {
   if (f->drops) pcap_dump_close(f->drops);
   if (f->dead) pcap_close(f->dead);
   jct_switch_free(f->sw);
-  jct_topo_destroy(f->topo);
+  jct_topo_destroy(f->own_topo);
   free(f->ports);
   free(f);
 }

@@ -34,6 +34,8 @@ typedef struct {
   uint32_t mtu;            /* IP MTU of the links; 0: JCT_TOPO_MTU_DEFAULT */
   uint8_t data_prio;       /* the lossless priority RoCE traffic uses (3) */
   bool pfc;                /* PFC on data_prio */
+  bool ecn;                /* ECN marking on data_prio (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2) */
+  const jct_topo_t *topo;  /* NULL: build one; else use this one (nranks ranks), not freed */
   bool pfc_watchdog;       /* the switch's PFC watchdog (SONiC defaults: 200 ms, 200 ms) */
   bool watchdog_forward;   /* its action: forward instead of drop */
   const char *pcap_out;    /* NULL, or where to write what crossed the switch */
