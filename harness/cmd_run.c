@@ -41,6 +41,7 @@ static const char usage_text[] =
     "  --delay TIME       every link's propagation delay: 1us, 500ns, 2ms (default 1us)\n"
     "  --reps K           repetitions (default 5)\n"
     "  --no-pfc           no PFC on the data priority (lossy fabric)\n"
+    "  --ecn              ECN marking on the data priority (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2)\n"
     "  --timeout N        QP local ACK timeout exponent, 4.096 us * 2^N (default 20, NCCL's)\n"
     "  --retry N          QP retry count (default 7, NCCL's)\n"
     "  --inject SPEC      an injector on the switch's path, repeatable, in order:\n"
@@ -140,6 +141,8 @@ static int parse(int argc, char **argv, args_t *a) {
       if (jct__parse_count(v, 7, &a->retry)) return bad("--retry: '%s' is not 0 to 7", v);
     } else if (!strcmp(w, "--no-pfc")) {
       a->run.pfc = false;
+    } else if (!strcmp(w, "--ecn")) {
+      a->run.ecn = true;
     } else if (!strcmp(w, "--inject")) {
       NEED("a spec");
       if (a->run.ninject == JCT_RUN_MAX_INJECTORS)

@@ -239,6 +239,7 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
                           .mtu = o->mtu,
                           .data_prio = DATA_PRIO,
                           .pfc = o->pfc,
+                          .ecn = o->ecn,
                           .pfc_watchdog = o->pfc_watchdog,
                           .watchdog_forward = o->watchdog_forward,
                           .pcap_out = o->pcap_out,
@@ -277,7 +278,8 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   for (uint32_t p = 0; p < o->schedule->nranks; p++) {
     jct_switch_port_stats_t ps;
     if (jct_switch_port_stats(jct_fabric_switch(c->fab), p, jct_now_ns(), &ps) == 0)
-      for (int q = 0; q < JCT_SWITCH_PRIOS; q++) r->paused_ns += ps.paused_ns[q];
+      for (int q = 0; q < JCT_SWITCH_PRIOS; q++)
+        r->paused_ns += ps.paused_ns[q];
   }
   jct_fabric_harness_stats_t hs;
   jct_fabric_harness_stats(c->fab, &hs);

@@ -41,6 +41,7 @@ typedef struct {
   uint8_t timeout;           /* QP local ACK timeout exponent (NCCL: 20) */
   uint8_t retry_cnt;         /* (NCCL: 7) */
   bool pfc;                  /* PFC on the data priority */
+  bool ecn;                  /* ECN marking on the data priority (thresholds in fabric.h) */
   bool pfc_watchdog;         /* the switch's PFC watchdog (200 ms detection and restoration) */
   bool watchdog_forward;     /* its action: forward instead of drop */
   const char *pcap_out;      /* NULL, or a capture of what crossed the switch */
