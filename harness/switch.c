@@ -53,15 +53,9 @@
 #include "errf.h"
 #include "jctlab/error.h"
 #include "jctlab/switch.h"
+#include "rng.h"
 #include "wire.h"
 #include "switch_int.h"
-
-static uint64_t splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 const char *jct_switch_drop_name(int reason) {
   static const char *const names[] = {"forwarded",
@@ -261,9 +255,7 @@ int jct_switch_new(jct_switch_t **out, const jct_switch_config_t *cfg, char *err
     sw->slots[i].next = i + 1 < sw->nslots ? i + 1 : NIL;
   sw->free_slot = 0;
   sw->free_slots = sw->nslots;
-  uint64_t x = cfg->seed;
-  for (int i = 0; i < 4; i++)
-    sw->rng[i] = splitmix64(&x);
+  jct__rng_seed(sw->rng, cfg->seed);
   *out = sw;
   return 0;
 }

@@ -7,28 +7,10 @@
 #include "errf.h"
 #include "jctlab/error.h"
 #include "jctlab/switch.h"
+#include "frame.h"
+#include "rng.h"
 #include "wire.h"
 #include "switch_int.h"
-
-static uint64_t rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
-/* xoshiro256** (Blackman, Vigna). */
-static uint64_t rng_next(uint64_t s[4]) {
-  uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return r;
-}
-
-static double rng_unit(uint64_t s[4]) {
-  return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
 
 /* ---- classification and ECN --------------------------------------------- */
 
@@ -36,16 +18,11 @@ static double rng_unit(uint64_t s[4]) {
  * IP traffic class are read. */
 static cls_t classify(const jct_switch_t *sw, const uint8_t *f, size_t len) {
   cls_t c = {sw->cfg.default_prio, 0, 0, 0};
-  size_t off = 12;
-  uint16_t et = jct__be16(f + 12);
-  bool tagged = false;
-  if (et == 0x8100 && len >= 18) {
-    c.prio = (uint8_t)(f[14] >> 5);
-    tagged = true;
-    et = jct__be16(f + 16);
-    off = 16;
-  }
-  size_t l3 = off + 2;
+  size_t l3;
+  uint16_t et;
+  int pcp;
+  if (!jct__frame_l3(f, len, &l3, &et, &pcp)) return c;
+  if (pcp >= 0) c.prio = (uint8_t)pcp;
   uint8_t tos;
   if (et == 0x0800 && len >= l3 + 20 && (f[l3] >> 4) == 4) {
     c.ipver = 4;
@@ -58,23 +35,8 @@ static cls_t classify(const jct_switch_t *sw, const uint8_t *f, size_t len) {
   }
   c.l3 = (uint16_t)l3;
   c.ecn = tos & 3;
-  if (!tagged) c.prio = sw->cfg.dscp_to_prio[tos >> 2];
+  if (pcp < 0) c.prio = sw->cfg.dscp_to_prio[tos >> 2];
   return c;
-}
-
-/* Set CE on the IP header at h (RFC 3168); IPv4 checksum by RFC 1624. */
-static void mark_ce(uint8_t *h, uint8_t ipver) {
-  if (ipver == 6) {
-    h[1] |= 0x30;
-    return;
-  }
-  uint16_t old = jct__be16(h), hc = jct__be16(h + 10);
-  h[1] |= 3;
-  uint16_t neu = jct__be16(h);
-  uint32_t sum = (uint32_t)(uint16_t)~hc + (uint16_t)~old + neu;
-  while (sum >> 16)
-    sum = (sum & 0xffff) + (sum >> 16);
-  jct__put16(h + 10, (uint16_t)~sum);
 }
 
 static bool ecn_decide(jct_switch_t *sw, uint64_t q) {
@@ -82,7 +44,7 @@ static bool ecn_decide(jct_switch_t *sw, uint64_t q) {
   if (q <= c->kmin_bytes) return false;
   if (q >= c->kmax_bytes) return true;
   double p = c->pmax * (double)(q - c->kmin_bytes) / (double)(c->kmax_bytes - c->kmin_bytes);
-  return rng_unit(sw->rng) < p;
+  return jct__rng_unit(sw->rng) < p;
 }
 
 /* ---- the forwarding path ------------------------------------------------ */
@@ -139,7 +101,7 @@ static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data,
   fifo_t *q = &ep->q[cls.prio];
   if ((sw->cfg.ecn_enable & bit) && cls.ipver && cls.ecn != 0 && cls.ecn != 3 &&
       ecn_decide(sw, q->bytes)) {
-    mark_ce(sw->cells + (size_t)sl->cell * C + cls.l3, cls.ipver);
+    jct__ip_set_ce(sw->cells + (size_t)sl->cell * C + cls.l3);
     ep->st.ecn_marked++;
   }
   if (head)

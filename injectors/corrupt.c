@@ -29,49 +29,12 @@
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "jctlab/roce.h"
+#include "frame.h"
 #include "wire.h"
 
 typedef struct {
   double p;
 } corrupt_t;
-
-static uint16_t csum_update(uint16_t hc, uint16_t m, uint16_t m1) {
-  uint32_t sum = (uint32_t)(uint16_t)~hc + (uint16_t)~m + m1;
-  sum = (sum & 0xffffu) + (sum >> 16);
-  sum = (sum & 0xffffu) + (sum >> 16);
-  return (uint16_t)~sum;
-}
-
-/* Offset and length of the UDP datagram of a RoCEv2 packet; false when the
- * frame is not one. */
-static bool find_roce(const uint8_t *d, size_t len, size_t *udp, size_t *udp_len) {
-  size_t o = 12;
-  if (len < o + 2) return false;
-  uint16_t t = jct__be16(d + o);
-  while ((t == 0x8100 || t == 0x88a8) && len >= o + 6) {
-    o += 4;
-    t = jct__be16(d + o);
-  }
-  o += 2;
-  const uint8_t *ip = d + o;
-  if (t == 0x0800) {
-    if (len < o + 20 || ip[0] >> 4 != 4 || ip[9] != 17) return false;
-    if ((jct__be16(ip + 6) & 0x3fffu) != 0) return false; /* a fragment */
-    o += (size_t)(ip[0] & 15u) * 4;
-  } else if (t == 0x86dd) {
-    if (len < o + 40 || ip[0] >> 4 != 6 || ip[6] != 17) return false;
-    o += 40;
-  } else {
-    return false;
-  }
-  if (len < o + 8 || jct__be16(d + o + 2) != JCT_ROCEV2_UDP_PORT) return false;
-  size_t ul = jct__be16(d + o + 4);
-  if (ul < 8 + JCT_BTH_BYTES + JCT_ICRC_BYTES || ul > len - o) return false;
-  if (!jct_opcode_info(d[o + 8])) return false;
-  *udp = o;
-  *udp_len = ul;
-  return true;
-}
 
 static int corrupt_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
   corrupt_t *c = inj->priv;
@@ -96,7 +59,7 @@ static void flip(uint8_t *u, size_t udp_len, size_t first, uint64_t bit) {
   uint16_t m1 = (uint16_t)(u[w] << 8 | (w + 1 < udp_len ? u[w + 1] : 0));
   uint16_t ck = jct__be16(u + 6);
   if (ck == 0) return; /* IPv4 without a UDP checksum */
-  ck = csum_update(ck, m, m1);
+  ck = jct__csum_update(ck, m, m1);
   jct__put16(u + 6, ck ? ck : 0xffff);
 }
 
@@ -104,7 +67,7 @@ static jct_verdict_t corrupt_process(jct_injector_t *inj, jct_frame_t *f, uint64
   (void)now_ns;
   corrupt_t *c = inj->priv;
   size_t udp, udp_len;
-  if (!find_roce(f->data, f->len, &udp, &udp_len)) return JCT_PASS;
+  if (!jct__frame_roce(f->data, f->len, &udp, &udp_len)) return JCT_PASS;
   if (!(jct_injector_uniform(inj) < c->p)) return JCT_PASS;
   size_t first = 8 + JCT_BTH_BYTES;
   uint64_t nbits = (uint64_t)(udp_len - first) * 8;

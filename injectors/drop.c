@@ -66,6 +66,7 @@
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "jctlab/roce.h"
+#include "frame.h"
 #include "wire.h"
 
 extern const struct jct_injector_ops jct_drop_ops;
@@ -157,30 +158,11 @@ static bool loss_every(drop_t *d) {
  * ACK or CNP, whose PSNs count in the other direction's numbering); false
  * for anything else. */
 static bool roce_bth(const uint8_t *f, size_t len, uint32_t *qp, uint32_t *psn) {
-  size_t off = 12;
-  if (len < off + 2) return false;
-  uint16_t type = jct__be16(f + off);
-  while ((type == 0x8100 || type == 0x88a8) && len >= off + 6) {
-    off += 4;
-    type = jct__be16(f + off);
-  }
-  off += 2;
-  if (type == 0x0800) {
-    if (len < off + 20 || (f[off] >> 4) != 4) return false;
-    size_t ihl = (size_t)(f[off] & 0x0f) * 4;
-    if (ihl < 20 || f[off + 9] != 17) return false;
-    if (jct__be16(f + off + 6) & 0x3fff) return false; /* a fragment */
-    off += ihl;
-  } else if (type == 0x86dd) {
-    if (len < off + 40 || (f[off] >> 4) != 6 || f[off + 6] != 17) return false;
-    off += 40;
-  } else {
-    return false;
-  }
-  if (len < off + 8 + 12 || jct__be16(f + off + 2) != 4791) return false;
-  const uint8_t *bth = f + off + 8;
+  size_t udp, udp_len;
+  if (!jct__frame_roce(f, len, &udp, &udp_len)) return false;
+  const uint8_t *bth = f + udp + 8;
   const struct jct_opcode_info *op = jct_opcode_info(bth[0]);
-  if (!op || op->kind == JCT_OPK_ACK || op->kind == JCT_OPK_ATOMIC_ACK || op->kind == JCT_OPK_CNP)
+  if (op->kind == JCT_OPK_ACK || op->kind == JCT_OPK_ATOMIC_ACK || op->kind == JCT_OPK_CNP)
     return false;
   *qp = jct__be24(bth + 5);
   *psn = jct__be24(bth + 9);

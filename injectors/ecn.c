@@ -25,33 +25,11 @@
 
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
-#include "wire.h"
+#include "frame.h"
 
 typedef struct {
   double p;
 } ecn_t;
-
-/* RFC 1624 eqn. 3: the checksum after a 16-bit word changes from m to m1. */
-static uint16_t csum_update(uint16_t hc, uint16_t m, uint16_t m1) {
-  uint32_t sum = (uint32_t)(uint16_t)~hc + (uint16_t)~m + m1;
-  sum = (sum & 0xffffu) + (sum >> 16);
-  sum = (sum & 0xffffu) + (sum >> 16);
-  return (uint16_t)~sum;
-}
-
-/* Offset of the IP header and its ethertype; false when there is none. */
-static bool find_ip(const uint8_t *d, size_t len, size_t *off, uint16_t *type) {
-  size_t o = 12;
-  if (len < o + 2) return false;
-  uint16_t t = jct__be16(d + o);
-  while ((t == 0x8100 || t == 0x88a8) && len >= o + 6) {
-    o += 4;
-    t = jct__be16(d + o);
-  }
-  *off = o + 2;
-  *type = t;
-  return t == 0x0800 || t == 0x86dd;
-}
 
 static int ecn_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
   ecn_t *e = inj->priv;
@@ -66,33 +44,23 @@ static int ecn_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t err
   return 0;
 }
 
-/* Mark CE in the IPv4 header at ip, keeping its checksum right. */
-static void mark_v4(uint8_t *ip) {
-  uint16_t m = jct__be16(ip);
-  ip[1] |= 3u;
-  jct__put16(ip + 10, csum_update(jct__be16(ip + 10), m, jct__be16(ip)));
-}
-
 static jct_verdict_t ecn_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
   (void)now_ns;
   ecn_t *e = inj->priv;
   size_t off;
   uint16_t type;
-  if (!find_ip(f->data, f->len, &off, &type)) return JCT_PASS;
-  uint8_t *ip = f->data + off;
-  if (type == 0x0800) {
-    if (f->len < off + 20 || ip[0] >> 4 != 4 || (ip[0] & 15u) < 5) return JCT_PASS;
-    uint8_t ecn = ip[1] & 3u;
-    if (ecn != 1 && ecn != 2) return JCT_PASS;
-    if (!(jct_injector_uniform(inj) < e->p)) return JCT_PASS;
-    mark_v4(ip);
-    return JCT_MODIFIED;
-  }
-  if (f->len < off + 40 || ip[0] >> 4 != 6) return JCT_PASS;
-  uint8_t ecn = (ip[1] >> 4) & 3u;
-  if (ecn != 1 && ecn != 2) return JCT_PASS;
+  int pcp;
+  if (!jct__frame_l3(f->data, f->len, &off, &type, &pcp)) return JCT_PASS;
+  uint8_t *ip = f->data + off, ecn;
+  if (type == 0x0800 && f->len >= off + 20 && ip[0] >> 4 == 4 && (ip[0] & 15u) >= 5)
+    ecn = ip[1] & 3u;
+  else if (type == 0x86dd && f->len >= off + 40 && ip[0] >> 4 == 6)
+    ecn = (ip[1] >> 4) & 3u;
+  else
+    return JCT_PASS;
+  if (ecn != 1 && ecn != 2) return JCT_PASS; /* not ECT, or already CE */
   if (!(jct_injector_uniform(inj) < e->p)) return JCT_PASS;
-  ip[1] |= 0x30u;
+  jct__ip_set_ce(ip);
   return JCT_MODIFIED;
 }
 

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "errf.h"
+#include "rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 
@@ -43,38 +44,16 @@ typedef struct {
   void *priv_initial;
 } injector_box_t;
 
-static uint64_t splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
-static inline uint64_t rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
 uint64_t jct_injector_u64(jct_injector_t *inj) {
-  uint64_t *s = inj->rng;
-  uint64_t result = rotl(s[1] * 5, 7) * 9;
-  uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
+  return jct__rng_next(inj->rng);
 }
 
 double jct_injector_uniform(jct_injector_t *inj) {
-  return (double)(jct_injector_u64(inj) >> 11) * 0x1.0p-53;
+  return jct__rng_unit(inj->rng);
 }
 
 static void seed_rng(jct_injector_t *inj) {
-  uint64_t x = inj->seed;
-  for (int i = 0; i < 4; i++)
-    inj->rng[i] = splitmix64(&x);
+  jct__rng_seed(inj->rng, inj->seed);
 }
 
 /* "<spec>: <word as typed>: <detail>" for the word at arg i. */
@@ -152,7 +131,7 @@ static int take_common(jct_injector_t *inj, jct_spec_t *spec, uint64_t run_seed,
                     "the window ends before it starts (until <= at)");
 
   uint64_t x = run_seed + 0x9e3779b97f4a7c15u * ((uint64_t)inj->index + 1);
-  inj->seed = splitmix64(&x);
+  inj->seed = jct__splitmix64(&x);
   if ((rc = jct_spec_u64(spec, "seed", UINT64_MAX, &inj->seed, err, errlen)) < 0) return rc;
   return take_where(inj, spec, err, errlen);
 }

@@ -18,5 +18,6 @@ Suite *exec_suite(void);
 Suite *run_suite(void);
 Suite *injector_suite(void);
 Suite *injector_kinds_suite(void);
+Suite *inject_suite(void);
 
 #endif
