@@ -130,8 +130,14 @@ int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *lo
   free(c->sites);
   c->sites = calloc(2 * (size_t)nports, sizeof *c->sites);
   if (!c->sites) return JCT_ENOMEM;
+  /* A hook only where some injector acts: each costs the switch a copy of
+   * the frame. */
   for (uint32_t p = 0; p < nports; p++)
     for (int out = 0; out <= 1; out++) {
+      bool needed = false;
+      for (size_t i = 0; i < c->n; i++)
+        needed |= c->inj[i]->out == (bool)out && (c->inj[i]->all_ports || c->inj[i]->port == p);
+      if (!needed) continue;
       site_t *s = &c->sites[2 * p + (uint32_t)out];
       *s = (site_t){c, p, out};
       int rc = jct_switch_set_hook(sw, p, out ? JCT_SW_EGRESS : JCT_SW_INGRESS, on_frame, s);
@@ -157,17 +163,30 @@ uint64_t jct_chain_next_deadline_ns(const jct_chain_t *c) {
   return d;
 }
 
+typedef struct {
+  jct_chain_t *c;
+  const jct_injector_t *inj;
+} ticking_t;
+
 static void emit_into_switch(void *arg, uint32_t port, const uint8_t *frame, size_t len,
                              uint64_t now_ns) {
-  jct_chain_t *c = arg;
+  ticking_t *t = arg;
+  jct_chain_t *c = t->c;
+  if (c->log)
+    fprintf(c->log,
+            "{\"t_ns\":%llu,\"port\":%u,\"dir\":\"in\",\"injector\":%u,\"kind\":\"%s\","
+            "\"action\":\"generate\",\"bytes\":%zu}\n",
+            (unsigned long long)(now_ns - c->start_ns), port, t->inj->index, t->inj->ops->name,
+            len);
   jct_switch_rx(c->sw, port, frame, len, now_ns);
 }
 
 void jct_chain_tick(jct_chain_t *c, uint64_t now_ns) {
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
+    ticking_t t = {c, inj};
     if (inj->ops->tick && inj->ops->next_deadline_ns && inj->ops->next_deadline_ns(inj) <= now_ns)
-      jct_injector_tick(inj, now_ns, emit_into_switch, c);
+      jct_injector_tick(inj, now_ns, emit_into_switch, &t);
   }
 }
 

@@ -184,7 +184,7 @@ static void print_fabric(const jct_run_result_t *r) {
   const jct_switch_totals_t *f = &r->fabric;
   printf("fabric     %llu frames forwarded, %llu dropped", (unsigned long long)f->tx_frames,
          (unsigned long long)(f->tx_drops + f->rx_drops));
-  for (int k = 0; k < JCT_SW_DROP_NREASONS; k++)
+  for (int k = 1; k < JCT_SW_DROP_NREASONS; k++)
     if (f->drops[k]) printf(" (%s %llu)", jct_switch_drop_name(k), (unsigned long long)f->drops[k]);
   char b[32];
   printf(", PFC XOFF %llu / XON %llu sent, %llu XOFF received (queues paused %s), ECN marks %llu\n",
@@ -287,7 +287,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                                 (json_int_t)f->tx_pfc_xoff, "ecn_marked", (json_int_t)f->ecn_marked,
                                 "harness_losses", (json_int_t)r->harness_losses));
   json_t *drops = json_object();
-  for (int k = 0; k < JCT_SW_DROP_NREASONS; k++)
+  for (int k = 1; k < JCT_SW_DROP_NREASONS; k++) /* 0 is "forwarded" */
     json_object_set_new(drops, jct_switch_drop_name(k), json_integer((json_int_t)f->drops[k]));
   json_object_set_new(json_object_get(root, "fabric"), "drops_by_reason", drops);
   json_object_set_new(json_object_get(root, "fabric"), "paused_ns",

@@ -68,10 +68,11 @@ static jct_verdict_t corrupt_process(jct_injector_t *inj, jct_frame_t *f, uint64
   corrupt_t *c = inj->priv;
   size_t udp, udp_len;
   if (!jct__frame_roce(f->data, f->len, &udp, &udp_len)) return JCT_PASS;
-  if (!(jct_injector_uniform(inj) < c->p)) return JCT_PASS;
+  if (!(jct_injector_packet_uniform(inj, f, 0) < c->p)) return JCT_PASS;
   size_t first = 8 + JCT_BTH_BYTES;
   uint64_t nbits = (uint64_t)(udp_len - first) * 8;
-  flip(f->data + udp, udp_len, first, jct_injector_u64(inj) % nbits);
+  flip(f->data + udp, udp_len, first,
+       (uint64_t)(jct_injector_packet_uniform(inj, f, 1) * (double)nbits) % nbits);
   return JCT_MODIFIED;
 }
 

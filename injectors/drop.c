@@ -136,12 +136,12 @@ static bool loss_4state(drop_t *d, jct_injector_t *inj) {
 }
 
 /* Bernoulli, each loss extended to a burst of d->burst frames. */
-static bool loss_bernoulli(drop_t *d, jct_injector_t *inj) {
+static bool loss_bernoulli(drop_t *d, jct_injector_t *inj, const jct_frame_t *f) {
   if (d->burst_left) {
     d->burst_left--;
     return true;
   }
-  if (jct_injector_uniform(inj) < d->p) {
+  if (jct_injector_packet_uniform(inj, f, 0) < d->p) {
     d->burst_left = d->burst - 1;
     return true;
   }
@@ -192,7 +192,7 @@ static jct_verdict_t drop_process(jct_injector_t *inj, jct_frame_t *f, uint64_t 
   bool lose = false;
   switch (d->mode) {
   case MODE_BERNOULLI:
-    lose = loss_bernoulli(d, inj);
+    lose = loss_bernoulli(d, inj, f);
     break;
   case MODE_GEMODEL:
     lose = loss_gilb_ell(d, inj);

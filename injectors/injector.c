@@ -34,9 +34,15 @@
 #include <string.h>
 
 #include "errf.h"
+#include "frame.h"
+#include "wire.h"
 #include "rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
+#include "jctlab/roce.h"
+
+#define FLOW_SLOTS 4096 /* a power of two */
+#define JSON_SAFE_MAX ((1ull << 53) - 1)
 
 /* The public struct, plus the copy of the kind's state after init. */
 typedef struct {
@@ -131,8 +137,9 @@ static int take_common(jct_injector_t *inj, jct_spec_t *spec, uint64_t run_seed,
                     "the window ends before it starts (until <= at)");
 
   uint64_t x = run_seed + 0x9e3779b97f4a7c15u * ((uint64_t)inj->index + 1);
-  inj->seed = jct__splitmix64(&x);
-  if ((rc = jct_spec_u64(spec, "seed", UINT64_MAX, &inj->seed, err, errlen)) < 0) return rc;
+  /* Seeds stay below 2^53, so JSON reports carry them exactly. */
+  inj->seed = jct__splitmix64(&x) & JSON_SAFE_MAX;
+  if ((rc = jct_spec_u64(spec, "seed", JSON_SAFE_MAX, &inj->seed, err, errlen)) < 0) return rc;
   return take_where(inj, spec, err, errlen);
 }
 
@@ -156,8 +163,71 @@ static int unknown_kind(const jct_spec_t *spec, char *err, size_t errlen) {
                    spec->kind, names);
 }
 
+/* ---- packet-keyed randomness ------------------------------------------- */
+
+typedef struct {
+  uint64_t key; /* 0: empty */
+  uint32_t last_psn, highest_psn, rewinds;
+} flow_slot_t;
+
+/* The packet's identity as a 64-bit hash, or 0 when it is not RoCEv2 or its
+ * flow does not fit the table. */
+static uint64_t packet_key(jct_injector_t *inj, const jct_frame_t *f) {
+  size_t udp, udp_len, l3;
+  uint16_t type;
+  int pcp;
+  if (!inj->flows || !jct__frame_roce(f->data, f->len, &udp, &udp_len) ||
+      !jct__frame_l3(f->data, f->len, &l3, &type, &pcp))
+    return 0;
+  const uint8_t *ip = f->data + l3, *bth = f->data + udp + 8;
+  size_t alen = type == 0x86dd ? 16 : 4, aoff = type == 0x86dd ? 8 : 12;
+  uint64_t h = 0x243f6a8885a308d3u; /* FNV-1a over the addresses and the QP */
+  for (size_t i = 0; i < 2 * alen; i++)
+    h = (h ^ ip[aoff + i]) * 0x100000001b3u;
+  for (size_t i = 5; i < 8; i++)
+    h = (h ^ bth[i]) * 0x100000001b3u;
+  h |= 1;
+  uint32_t psn = jct__be24(bth + 9);
+  /* ACKs and CNPs carry PSNs of the other direction's numbering: they are
+   * known by flow, PSN and opcode, and leave the data's history alone. */
+  const struct jct_opcode_info *op = jct_opcode_info(bth[0]);
+  if (op->kind == JCT_OPK_ACK || op->kind == JCT_OPK_ATOMIC_ACK || op->kind == JCT_OPK_CNP)
+    return h ^ (uint64_t)psn << 24 ^ (uint64_t)bth[0] << 48;
+  flow_slot_t *t = inj->flows;
+  size_t i = (size_t)(h >> 32) & (FLOW_SLOTS - 1);
+  for (size_t n = 0; t[i].key && t[i].key != h; i = (i + 1) & (FLOW_SLOTS - 1))
+    if (++n == FLOW_SLOTS) return 0;
+  flow_slot_t *fl = &t[i];
+  bool fresh = true; /* a first transmission: above every PSN the flow sent */
+  if (!fl->key) {
+    fl->key = h;
+    fl->last_psn = fl->highest_psn = psn;
+  } else {
+    uint32_t from_last = (psn - fl->last_psn) & 0xffffffu;
+    uint32_t from_high = (psn - fl->highest_psn) & 0xffffffu;
+    fresh = from_high && from_high < 0x800000u;
+    if (!fresh && (from_last == 0 || from_last >= 0x800000u)) fl->rewinds++;
+    if (fresh) fl->highest_psn = psn;
+    fl->last_psn = psn;
+  }
+  /* A first transmission is known by its flow and PSN alone, so the same
+   * packets draw the same numbers however the NAKs' timing interleaves
+   * them with go-backs; a retransmission also by the go-back it belongs
+   * to, so each one draws anew. */
+  uint64_t episode = fresh ? 0 : fl->rewinds;
+  return h ^ (uint64_t)psn << 24 ^ (uint64_t)bth[0] << 48 ^ episode * 0x9e3779b97f4a7c15u;
+}
+
+double jct_injector_packet_uniform(jct_injector_t *inj, const jct_frame_t *f, uint64_t salt) {
+  uint64_t key = packet_key(inj, f);
+  if (!key) return jct_injector_uniform(inj);
+  uint64_t x = inj->seed ^ key ^ salt * 0xd1b54a32d192ed03u;
+  return (double)(jct__splitmix64(&x) >> 11) * 0x1.0p-53;
+}
+
 static void injector_destroy(injector_box_t *box) {
   jct_injector_t *inj = &box->pub;
+  free(inj->flows);
   if (inj->ops && inj->ops->destroy && inj->priv) inj->ops->destroy(inj);
   if (inj->filter) {
     pcap_freecode(inj->filter);
@@ -202,6 +272,12 @@ int jct_injector_new(jct_injector_t **out, const char *text, uint64_t run_seed, 
     inj->priv = (char *)box + head;
     box->priv_initial = (char *)box + head + priv;
   }
+  inj->flows = calloc(FLOW_SLOTS, sizeof(flow_slot_t));
+  if (!inj->flows) {
+    free(spec);
+    free(box);
+    return jct__errf(err, errlen, JCT_ENOMEM, "out of memory");
+  }
 
   rc = take_common(inj, spec, run_seed, err, errlen);
   seed_rng(inj);
@@ -243,6 +319,7 @@ void jct_injector_start(jct_injector_t *inj, uint64_t start_ns) {
   seed_rng(inj);
   memset(&inj->stats, 0, sizeof inj->stats);
   if (inj->priv) memcpy(inj->priv, box->priv_initial, inj->ops->priv_size);
+  if (inj->flows) memset(inj->flows, 0, FLOW_SLOTS * sizeof(flow_slot_t));
 }
 
 jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {

@@ -289,7 +289,10 @@ START_TEST(drop_tail_times_out) {
   printf("inject: tail drop: JCT %.1f ms, lossless %.1f ms: +%.1f ms, %.2f x the timeout "
          "(%.1f ms)\n",
          lossy / 1e6, lossless / 1e6, (lossy - lossless) / 1e6, ratio, TIMEOUT_NS / 1e6);
-  ck_assert_msg(ratio >= 0.5 && ratio <= 3, "JCT increase %.2f x the timeout", ratio);
+  /* The retransmit timer runs from the QP's last progress (an ACK), not
+   * from the lost packet, and that message's own sending overlaps it: the
+   * job waits less than a whole timeout, but it waits. */
+  ck_assert_msg(ratio >= 0.25 && ratio <= 3, "JCT increase %.2f x the timeout", ratio);
   json_decref(cap);
   json_decref(run);
   json_decref(base);
@@ -359,33 +362,35 @@ START_TEST(pause_storm_watchdog) {
 }
 END_TEST
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 /* One run of test 5: its injector's seed and the (qp, psn) of its drops. */
 static json_t *seeded_drops(const char *seed, json_int_t *inj_seed) {
   char log[256];
   craft_tmpname(log, sizeof log, ".log");
-  const char *const args[] = {
-      "--bytes",
-      "2MiB",
-      "--timeout",
-      TIMEOUT_EXP,
-      "--seed",
-      seed,
-      "--inject",
-      "drop p=0.001 where=\"src host 198.18.0.1 and dst host 198.18.0.2 and greater 1000\"",
-      "--fault-log",
-      log,
-      NULL};
+  const char *const args[] = {"--bytes",     "2MiB", "--timeout", TIMEOUT_EXP,
+                              "--seed",      seed,   "--inject",  "drop p=0.002",
+                              "--fault-log", log,    NULL};
   json_t *run = run_ok(args);
   json_t *lines = read_log(log);
   unlink(log);
   *inj_seed = jint(run, "injectors.0.seed");
   ck_assert_int_eq((json_int_t)json_array_size(lines), jint(run, "injectors.0.dropped"));
+  size_t n = json_array_size(lines), i;
+  uint64_t *keys = calloc(n ? n : 1, sizeof *keys);
   json_t *drops = json_array(), *l;
-  size_t i;
   json_array_foreach(lines, i, l) {
     ck_assert_str_eq(json_string_value(jget(l, "action")), "drop");
-    json_array_append_new(drops, json_pack("[I,I]", jint(l, "qp"), jint(l, "psn")));
+    keys[i] = (uint64_t)jint(l, "qp") << 24 | (uint64_t)jint(l, "psn");
   }
+  qsort(keys, n, sizeof *keys, cmp_u64);
+  for (i = 0; i < n; i++)
+    json_array_append_new(
+        drops, json_pack("[I,I]", (json_int_t)(keys[i] >> 24), (json_int_t)(keys[i] & 0xffffff)));
+  free(keys);
   json_decref(lines);
   json_decref(run);
   return drops;
@@ -397,19 +402,9 @@ static void print_drops(const char *what, json_t *drops) {
   free(s);
 }
 
-/* 5. The same seed drops the same packets; another seed others.
- *
- * The injector draws once per frame it matches, so which packet a draw
- * falls on depends on the order the frames reach it. Over the whole
- * fabric that order depends on real time (frames of different ports
- * interleave differently from run to run), and so the drops of a plain
- * `drop p=0.001` differ between runs of the same seed (issue reported).
- * Here the injector sees one ordered stream: connection 0's data packets
- * (rank 0 to rank 1, longer than 1000 bytes: not the ACKs of the CTS
- * messages), which arrive in PSN order until the first drop. After a drop,
- * how many packets the sender had sent before the NAK came back depends on
- * real time, so a later draw may fall on another PSN: the first drop must
- * be the same, and the whole list is printed. */
+/* 5. The same seed drops the same packets; another seed others. Drops
+ * are listed sorted, since frames of different ports reach the injector in
+ * an order that depends on real time. */
 START_TEST(seeded_runs_identical) {
   json_int_t s1, s2, s3;
   json_t *a = seeded_drops("7", &s1), *b = seeded_drops("7", &s2), *c = seeded_drops("8", &s3);
@@ -419,15 +414,12 @@ START_TEST(seeded_runs_identical) {
   ck_assert_int_eq(s1, s2);
   ck_assert_int_ne(s1, s3);
   ck_assert_uint_gt(json_array_size(a), 0);
-  ck_assert_uint_gt(json_array_size(b), 0);
   ck_assert_uint_gt(json_array_size(c), 0);
-  ck_assert_msg(json_equal(json_array_get(a, 0), json_array_get(b, 0)),
-                "seed 7's first drop differs between two runs");
-  ck_assert_msg(!json_equal(json_array_get(a, 0), json_array_get(c, 0)),
-                "seeds 7 and 8 drop the same packet first");
-  /* Connection 0's data only. */
-  ck_assert_int_eq(json_integer_value(json_array_get(json_array_get(a, 0), 0)), CONN0_QP);
-  ck_assert_int_eq(json_integer_value(json_array_get(json_array_get(c, 0), 0)), CONN0_QP);
+  /* The drops are a function of the seed and the packet (flow, PSN, and
+   * how often its flow went back), not of the order frames from different
+   * ports reached the injector: the whole list repeats. */
+  ck_assert_msg(json_equal(a, b), "seed 7 dropped different packets in two runs");
+  ck_assert_msg(!json_equal(a, c), "seeds 7 and 8 dropped the same packets");
   json_decref(a);
   json_decref(b);
   json_decref(c);

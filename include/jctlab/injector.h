@@ -128,6 +128,7 @@ struct jct_injector {
   uint64_t seed;
   uint64_t rng[4]; /* xoshiro256** state, seeded from seed */
   void *filter;    /* compiled where= (struct bpf_program), or NULL */
+  void *flows;     /* per-flow PSN history for jct_injector_packet_uniform */
   jct_injector_stats_t stats;
   void *priv; /* ops->priv_size bytes, zeroed */
 };
@@ -154,6 +155,18 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
 /* Tick a time-driven injector (ops->tick) at now_ns; the frames it makes go
  * to emit and are counted as generated here. No-op for kinds without tick. */
 void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg);
+
+/* A number in [0, 1) that depends only on the seed, salt and the packet, so
+ * that the same seed gives the same faults on the same packets whatever
+ * order frames from different ports reach the injector in. A RoCEv2 data
+ * packet's first transmission is known by its flow (addresses, destination
+ * QP), PSN and opcode; a retransmission also by the go-back it belongs to,
+ * so each draws anew; ACKs and CNPs by flow, PSN and opcode. Other frames,
+ * or flows beyond the injector's table (4096), take the next number of
+ * the injector's stream. The memoryless kinds use it (drop p=, ecn,
+ * corrupt); the Markov loss models and jitter keep a sequence and use the
+ * stream. */
+double jct_injector_packet_uniform(jct_injector_t *inj, const jct_frame_t *f, uint64_t salt);
 
 /* Kinds' PRNG (xoshiro256**), seeded by the framework: uniform in [0, 1). */
 double jct_injector_uniform(jct_injector_t *inj);
