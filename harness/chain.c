@@ -95,7 +95,7 @@ static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t
                                      uint64_t *hold_until_ns) {
   site_t *s = arg;
   jct_chain_t *c = s->c;
-  jct_frame_t f = {sf->data, sf->len, sf->cap, s->port, s->out, 0};
+  jct_frame_t f = {sf->data, sf->len, sf->cap, s->port, s->out, 0, sf->scratch};
   uint64_t hold = 0;
   bool modified = false, expedite = false;
   for (size_t i = 0; i < c->n; i++) {
@@ -111,6 +111,7 @@ static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t
     if (v == JCT_MODIFIED) modified = true;
     if (v == JCT_EXPEDITE) expedite = true;
   }
+  sf->data = f.data; /* the scratch copy, when an injector changed it */
   sf->len = f.len;
   if (hold > now_ns) {
     *hold_until_ns = hold;

@@ -57,8 +57,8 @@ static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data,
   ip->st.copies++;
   if (ep->hook[JCT_SW_EGRESS]) {
     /* Egress hook call site: each copy, before admission (issue 4). */
-    if (data != sw->hook_buf) memcpy(sw->hook_buf, data, len);
-    jct_switch_frame_t fr = {sw->hook_buf, len, sw->cfg.max_frame_bytes, in, e, cls.prio};
+    jct_switch_frame_t fr = {(uint8_t *)data, len,         sw->cfg.max_frame_bytes, in, e,
+                             cls.prio,        sw->hook_buf};
     uint64_t hold = 0;
     jct_switch_verdict_t v = ep->hook[JCT_SW_EGRESS](ep->hook_arg[JCT_SW_EGRESS], &fr, now, &hold);
     if (v == JCT_SW_DROP) {
@@ -67,7 +67,7 @@ static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data,
     }
     if (v == JCT_SW_HOLD) ready = jct__sw_max64(ready, hold);
     if (v == JCT_SW_HEAD) head = true;
-    data = sw->hook_buf;
+    data = fr.data;
     if (fr.len > fr.cap) fr.len = fr.cap;
     if ((v == JCT_SW_MODIFIED || v == JCT_SW_HEAD) && fr.len >= 14) {
       len = fr.len;
@@ -146,9 +146,9 @@ int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t 
   bool head = false;
   if (ip->hook[JCT_SW_INGRESS]) {
     /* Ingress hook call site: every data frame of the port, before forwarding. */
-    memcpy(sw->rx_buf, frame, len);
-    jct_switch_frame_t fr = {sw->rx_buf, len, sw->cfg.max_frame_bytes, port, UINT32_MAX, 0};
-    fr.prio = classify(sw, sw->rx_buf, len).prio;
+    jct_switch_frame_t fr = {(uint8_t *)frame, len, sw->cfg.max_frame_bytes, port, UINT32_MAX, 0,
+                             sw->rx_buf};
+    fr.prio = classify(sw, frame, len).prio;
     uint64_t hold = 0;
     jct_switch_verdict_t v =
         ip->hook[JCT_SW_INGRESS](ip->hook_arg[JCT_SW_INGRESS], &fr, now_ns, &hold);
@@ -157,7 +157,7 @@ int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t 
     if (v == JCT_SW_HEAD) head = true;
     if (fr.len > fr.cap) fr.len = fr.cap;
     if (fr.len < 14) return rx_drop(ip, JCT_SW_DROP_RUNT);
-    data = sw->rx_buf;
+    data = fr.data;
     len = fr.len;
   }
   cls_t cls = classify(sw, data, len);

@@ -71,7 +71,7 @@ static jct_verdict_t corrupt_process(jct_injector_t *inj, jct_frame_t *f, uint64
   if (!(jct_injector_packet_uniform(inj, f, 0) < c->p)) return JCT_PASS;
   size_t first = 8 + JCT_BTH_BYTES;
   uint64_t nbits = (uint64_t)(udp_len - first) * 8;
-  flip(f->data + udp, udp_len, first,
+  flip(jct_frame_writable(f) + udp, udp_len, first,
        (uint64_t)(jct_injector_packet_uniform(inj, f, 1) * (double)nbits) % nbits);
   return JCT_MODIFIED;
 }

@@ -60,7 +60,7 @@ static jct_verdict_t ecn_process(jct_injector_t *inj, jct_frame_t *f, uint64_t n
     return JCT_PASS;
   if (ecn != 1 && ecn != 2) return JCT_PASS; /* not ECT, or already CE */
   if (!(jct_injector_packet_uniform(inj, f, 0) < e->p)) return JCT_PASS;
-  jct__ip_set_ce(ip);
+  jct__ip_set_ce(jct_frame_writable(f) + off);
   return JCT_MODIFIED;
 }
 

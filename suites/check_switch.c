@@ -724,7 +724,7 @@ static jct_switch_verdict_t hold_50us(void *arg, jct_switch_frame_t *f, uint64_t
                                       uint64_t *hold) {
   (void)arg;
   ck_assert_uint_eq(f->out_port, 1);
-  f->data[21] = 0xee;
+  jct_switch_frame_writable(f)[21] = 0xee;
   *hold = now_ns + 50000;
   return JCT_SW_HOLD;
 }

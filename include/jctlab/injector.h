@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* PASS: unchanged; DROP; HOLD: not before hold_until_ns, keeping its
  * queue's order (netem without reorder); MODIFIED: data changed;
@@ -39,16 +40,28 @@
  * reorder: __qdisc_enqueue_head). */
 typedef enum { JCT_PASS = 0, JCT_DROP, JCT_HOLD, JCT_MODIFIED, JCT_EXPEDITE } jct_verdict_t;
 
-/* A frame on its way through the switch. The injector may change data
- * (up to cap bytes, setting len) and then returns JCT_MODIFIED; or set
- * hold_until_ns and return JCT_HOLD. */
+/* A frame on its way through the switch. data is read-only until the
+ * injector takes a writable copy with jct_frame_writable() (copy on write:
+ * an injector that only looks costs no copy); then it may change it (up to
+ * cap bytes, setting len) and return JCT_MODIFIED. Or it sets
+ * hold_until_ns and returns JCT_HOLD. */
 typedef struct {
   uint8_t *data;
   size_t len, cap;
   uint32_t port;          /* the switch port it was received on (in) or goes to (out) */
   bool out;               /* on the egress side */
   uint64_t hold_until_ns; /* JCT_HOLD: not before this */
+  uint8_t *scratch;       /* where a changed copy goes; NULL: data itself is writable */
 } jct_frame_t;
+
+/* The frame, writable: copied into scratch first when it is not there. */
+static inline uint8_t *jct_frame_writable(jct_frame_t *f) {
+  if (f->scratch && f->data != f->scratch) {
+    memcpy(f->scratch, f->data, f->len);
+    f->data = f->scratch;
+  }
+  return f->data;
+}
 
 /* A parsed spec: the kind and its key=value words, with where each word
  * starts in the original string (for errors that point at it). */

@@ -53,6 +53,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define JCT_SWITCH_MAX_PORTS 64
 #define JCT_SWITCH_PRIOS 8
@@ -155,8 +156,9 @@ uint64_t jct_switch_next_deadline_ns(const jct_switch_t *sw);
  *
  * One hook per port and stage. JCT_SW_INGRESS runs on every non-control
  * frame received on the port, before forwarding; JCT_SW_EGRESS runs on each
- * copy offered to the port, before buffer admission. The hook may read and
- * change f->data (up to f->cap bytes; set f->len) and returns:
+ * copy offered to the port, before buffer admission. The hook may read
+ * f->data and change a copy of it (jct_switch_frame_writable(), then up to
+ * f->cap bytes; set f->len), and returns:
  *   JCT_SW_PASS      forward unchanged,
  *   JCT_SW_DROP      drop, counted as reason "injector" at this stage,
  *   JCT_SW_HOLD      forward, but the frame may not start serialization
@@ -178,13 +180,26 @@ typedef enum {
 } jct_switch_verdict_t;
 typedef enum { JCT_SW_INGRESS = 0, JCT_SW_EGRESS = 1 } jct_switch_stage_t;
 
+/* The frame a hook sees. data is read-only: a hook that changes the frame
+ * first takes a writable copy with jct_switch_frame_writable() (copy on
+ * write: hooks that only look cost no copy). */
 typedef struct {
-  uint8_t *data;
-  size_t len, cap;
+  uint8_t *data;     /* the frame, read-only unless it is scratch */
+  size_t len, cap;   /* cap: bytes of scratch */
   uint32_t in_port;  /* where it was received */
   uint32_t out_port; /* egress stage: where it goes; ingress: UINT32_MAX */
   uint8_t prio;      /* the classified priority */
+  uint8_t *scratch;  /* the switch's buffer for a changed copy */
 } jct_switch_frame_t;
+
+/* The frame, copied into scratch first if it is not there yet. */
+static inline uint8_t *jct_switch_frame_writable(jct_switch_frame_t *f) {
+  if (f->data != f->scratch) {
+    memcpy(f->scratch, f->data, f->len);
+    f->data = f->scratch;
+  }
+  return f->data;
+}
 
 typedef jct_switch_verdict_t (*jct_switch_hook_fn)(void *arg, jct_switch_frame_t *f,
                                                    uint64_t now_ns, uint64_t *hold_until_ns);
