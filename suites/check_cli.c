@@ -14,76 +14,14 @@
 #include "craft.h"
 #include "jctlab/decode.h"
 #include "suites.h"
+#include "testkit.h"
 #include "units.h"
 
 #define DEFAULT_TRACE JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap"
 
-typedef struct {
-  int status; /* exit status, or -1 when it did not exit normally */
-  char *out, *err;
-  size_t out_len;
-} result_t;
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_ptr_nonnull(f);
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  ck_assert_ptr_nonnull(buf);
-  size_t got;
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (cap - n - 1 == 0) {
-      cap *= 2;
-      buf = realloc(buf, cap);
-      ck_assert_ptr_nonnull(buf);
-    }
-  }
-  fclose(f);
-  buf[n] = '\0';
-  if (len) *len = n;
-  return buf;
-}
-
-/* Run argv (argv[0] is the program, found on PATH when it has no '/'),
- * stdout and stderr to temporary files read back into the result. */
-static result_t run(char *const argv[]) {
-  char out[256], err[256];
-  craft_tmpname(out, sizeof out, ".out");
-  craft_tmpname(err, sizeof err, ".err");
-  fflush(stdout);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr)) _exit(127);
-    execvp(argv[0], argv);
-    _exit(127);
-  }
-  int ws;
-  ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-  result_t r = {.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1};
-  r.out = slurp(out, &r.out_len);
-  r.err = slurp(err, NULL);
-  unlink(out);
-  unlink(err);
-  return r;
-}
-
-static void result_free(result_t *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static size_t count_lines(const char *s) {
-  size_t n = 0;
-  for (; *s; s++)
-    n += *s == '\n';
-  return n;
-}
-
 /* Exit 2 and exactly one line on stderr that contains each of the words. */
 static void expect_bad(char *const argv[], const char *word1, const char *word2) {
-  result_t r = run(argv);
+  result_t r = run_cmd(argv, NULL, 120);
   ck_assert_int_eq(r.status, 2);
   ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
   ck_assert_msg(strstr(r.err, word1) != NULL, "stderr: %s (wanted %s)", r.err, word1);
@@ -99,7 +37,7 @@ static json_int_t get_int(json_t *obj, const char *key) {
 
 START_TEST(default_trace_json) {
   char *argv[] = {JCT_BINARY, "inspect", "--json", NULL};
-  result_t r = run(argv);
+  result_t r = run_cmd(argv, NULL, 120);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   ck_assert_str_eq(r.err, "");
   json_error_t je;
@@ -174,7 +112,7 @@ START_TEST(summary_json_file_and_rate) {
   craft_tmpname(js, sizeof js, ".json");
   char *argv[] = {JCT_BINARY,    "inspect", "-r",    DEFAULT_TRACE, "--json", js,
                   "--link-rate", "25Gbit",  "--top", "2",           NULL};
-  result_t r = run(argv);
+  result_t r = run_cmd(argv, NULL, 120);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   /* The summary took standard output. */
   ck_assert_ptr_nonnull(strstr(r.out, "Capture"));
@@ -190,7 +128,7 @@ START_TEST(summary_json_file_and_rate) {
 
   /* `--json TRACE`: a capture after --json is the trace, never overwritten. */
   char *argv2[] = {JCT_BINARY, "inspect", "--json", DEFAULT_TRACE, NULL};
-  r = run(argv2);
+  r = run_cmd(argv2, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "\"jctlab_inspect\": 1"));
   result_free(&r);
@@ -234,7 +172,7 @@ START_TEST(truncated_capture) {
   fclose(f);
   free(all);
   char *argv[] = {JCT_BINARY, "inspect", "--json", path, NULL};
-  result_t r = run(argv);
+  result_t r = run_cmd(argv, NULL, 120);
   ck_assert_int_eq(r.status, 2);
   ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
   ck_assert_ptr_nonnull(strstr(r.err, path));
@@ -289,10 +227,10 @@ START_TEST(packets_match_tshark) {
                 "-e",
                 "infiniband.aeth.syndrome",
                 NULL};
-  result_t want = run(ts);
+  result_t want = run_cmd(ts, NULL, 120);
   ck_assert_msg(want.status == 0, "tshark: %s", want.err);
   char *jc[] = {JCT_BINARY, "inspect", "--packets", DEFAULT_TRACE, NULL};
-  result_t got = run(jc);
+  result_t got = run_cmd(jc, NULL, 120);
   ck_assert_int_eq(got.status, 0);
   ck_assert_uint_eq(count_lines(want.out), 2799);
   char *sw, *sg;
@@ -309,7 +247,7 @@ END_TEST
 
 START_TEST(timeline_json_lines) {
   char *argv[] = {JCT_BINARY, "inspect", "--timeline=json", NULL};
-  result_t r = run(argv);
+  result_t r = run_cmd(argv, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   size_t naks = 0, rewinds = 0, lines = 0;
   uint64_t last_t = 0;
@@ -336,7 +274,7 @@ START_TEST(timeline_json_lines) {
   result_free(&r);
 
   char *text[] = {JCT_BINARY, "inspect", "--timeline", DEFAULT_TRACE, NULL};
-  r = run(text);
+  r = run_cmd(text, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "198.18.0.2>198.18.0.1 qp 0x11"));
   ck_assert_ptr_nonnull(strstr(r.out, "PSN sequence error"));
@@ -346,18 +284,18 @@ END_TEST
 
 START_TEST(help_and_version) {
   char *v[] = {JCT_BINARY, "--version", NULL};
-  result_t r = run(v);
+  result_t r = run_cmd(v, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   ck_assert_int_eq(strncmp(r.out, "jctlab ", 7), 0);
   result_free(&r);
   char *h[] = {JCT_BINARY, "help", "inspect", NULL};
-  r = run(h);
+  r = run_cmd(h, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "--timeline"));
   ck_assert_ptr_nonnull(strstr(r.out, "exit status"));
   result_free(&r);
   char *none[] = {JCT_BINARY, NULL};
-  r = run(none);
+  r = run_cmd(none, NULL, 120);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "inspect"));
   result_free(&r);

@@ -35,6 +35,7 @@
 
 #include "craft.h"
 #include "suites.h"
+#include "testkit.h"
 
 Suite *inject_suite(void); /* until suites.h declares it */
 
@@ -47,112 +48,6 @@ Suite *inject_suite(void); /* until suites.h declares it */
 #define TIMEOUT_NS (4096.0 * (1 << 14))
 /* A PFC frame's pause at 100 Mbit/s: 65535 quanta of 512 bit times. */
 #define QUANTA_NS (65535.0 * 512 * 1e9 / 1e8)
-
-typedef struct {
-  int status; /* exit status, or -1 when killed by a signal */
-  char *out, *err;
-} result_t;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-  size_t cap = 4096, n = 0, got;
-  char *buf = malloc(cap);
-  ck_assert_ptr_nonnull(buf);
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (n + 1 == cap) {
-      cap *= 2;
-      buf = realloc(buf, cap);
-      ck_assert_ptr_nonnull(buf);
-    }
-  }
-  fclose(f);
-  buf[n] = '\0';
-  return buf;
-}
-
-/* Run argv (argv[0] a path) with stdout and stderr to temporary files, for
- * at most limit_s seconds (then it is killed and the test fails). The
- * child dies with the test process (PR_SET_PDEATHSIG). */
-static result_t run_jct(char *const argv[], double limit_s) {
-  char out[256], err[256];
-  craft_tmpname(out, sizeof out, ".out");
-  craft_tmpname(err, sizeof err, ".err");
-  pid_t parent = getpid();
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr)) _exit(127);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent) _exit(127);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  double t0 = now_s();
-  int ws;
-  pid_t got;
-  struct timespec tick = {0, 5000000};
-  while ((got = waitpid(pid, &ws, WNOHANG)) == 0 && now_s() - t0 < limit_s)
-    nanosleep(&tick, NULL);
-  if (got == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &ws, 0);
-    unlink(out);
-    unlink(err);
-    ck_abort_msg("jctlab did not finish in %.0f s", limit_s);
-  }
-  ck_assert_int_eq(got, pid);
-  result_t r = {.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1};
-  r.out = slurp(out);
-  r.err = slurp(err);
-  unlink(out);
-  unlink(err);
-  return r;
-}
-
-static void result_free(result_t *r) {
-  free(r->out);
-  free(r->err);
-}
-
-/* A member by dotted path ("transport.naks"; "injectors.0.dropped"). */
-static json_t *jget(json_t *doc, const char *path) {
-  char key[128];
-  json_t *v = doc;
-  for (const char *p = path; v && *p;) {
-    size_t n = strcspn(p, ".");
-    ck_assert_uint_lt(n, sizeof key);
-    memcpy(key, p, n);
-    key[n] = '\0';
-    if (json_is_array(v))
-      v = json_array_get(v, strtoul(key, NULL, 10));
-    else
-      v = json_object_get(v, key);
-    p += n + (p[n] == '.');
-  }
-  ck_assert_msg(v != NULL, "JSON has no %s", path);
-  return v;
-}
-
-static json_int_t jint(json_t *doc, const char *path) {
-  json_t *v = jget(doc, path);
-  ck_assert_msg(json_is_integer(v), "%s is not an integer", path);
-  return json_integer_value(v);
-}
-
-static bool jbool(json_t *doc, const char *path) {
-  json_t *v = jget(doc, path);
-  ck_assert_msg(json_is_boolean(v), "%s is not a boolean", path);
-  return json_is_true(v);
-}
 
 /* The options every run here shares, then the test's, then --json FILE:
  * exit 0, a valid run; returns its JSON. */
@@ -174,7 +69,7 @@ static json_t *run_ok(const char *const extra[]) {
   argv[n++] = "--json";
   argv[n++] = js;
   argv[n] = NULL;
-  result_t r = run_jct(argv, RUN_LIMIT_S);
+  result_t r = run_cmd(argv, NULL, RUN_LIMIT_S);
   ck_assert_msg(r.status == 0, "jctlab run exit %d: %s", r.status, r.err);
   json_error_t je;
   json_t *doc = json_load_file(js, 0, &je);
@@ -190,7 +85,7 @@ static json_t *run_ok(const char *const extra[]) {
 /* `jctlab inspect --json FILE`'s document. */
 static json_t *inspect(const char *pcap) {
   char *argv[] = {JCT_BINARY, "inspect", "--json", (char *)pcap, NULL};
-  result_t r = run_jct(argv, RUN_LIMIT_S);
+  result_t r = run_cmd(argv, NULL, RUN_LIMIT_S);
   ck_assert_msg(r.status == 0, "inspect exit %d: %s", r.status, r.err);
   json_error_t je;
   json_t *doc = json_loads(r.out, 0, &je);
@@ -201,7 +96,7 @@ static json_t *inspect(const char *pcap) {
 
 /* The fault log's lines, each parsed; fails on a line that is not JSON. */
 static json_t *read_log(const char *path) {
-  char *text = slurp(path);
+  char *text = slurp(path, NULL);
   json_t *lines = json_array();
   for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
     json_error_t je;
@@ -440,7 +335,7 @@ START_TEST(bad_specs) {
     char *argv[] = {JCT_BINARY, "run",  "--synth", "ring", "--ranks",  "4",
                     "--bytes",  "1MiB", "--reps",  "1",    "--inject", (char *)cases[i].spec,
                     NULL};
-    result_t r = run_jct(argv, 10);
+    result_t r = run_cmd(argv, NULL, 10);
     ck_assert_msg(r.status == 2, "'%s': exit %d (stderr: %s)", cases[i].spec, r.status, r.err);
     ck_assert_str_eq(r.out, "");
     char *nl = strchr(r.err, '\n');

@@ -33,170 +33,13 @@
 
 #include "craft.h"
 #include "suites.h"
+#include "testkit.h"
 
 #define PMTU_BYTES 4096
 /* Per packet besides the payload: BTH 12, ICRC 4, UDP 8, IPv4 20,
  * Ethernet 14, preamble + FCS + inter-frame gap 24 (run.h). */
 #define WIRE_OVERHEAD_BYTES 82
 #define NOBODY_ID 65534
-#define EXIT_SETUID_FAILED 126 /* the child could not become nobody */
-
-typedef struct {
-  bool as_nobody;     /* drop to uid/gid 65534 before exec */
-  const char *tmpdir; /* TMPDIR for the child; NULL: inherited */
-} spawn_opts_t;
-
-typedef struct {
-  pid_t pid;
-  char out[256], err[256]; /* files holding its stdout and stderr */
-} child_t;
-
-typedef struct {
-  int status; /* exit status, or -1 when killed by a signal */
-  int signal; /* the signal that killed it, or 0 */
-  char *out, *err;
-} result_t;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-  size_t cap = 4096, n = 0, got;
-  char *buf = malloc(cap);
-  ck_assert_ptr_nonnull(buf);
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (n + 1 == cap) {
-      cap *= 2;
-      buf = realloc(buf, cap);
-      ck_assert_ptr_nonnull(buf);
-    }
-  }
-  fclose(f);
-  buf[n] = '\0';
-  return buf;
-}
-
-/* Start argv[0] (a path) with stdout and stderr to temporary files. The
- * child dies with the test process (PR_SET_PDEATHSIG), so a test that
- * fails or times out leaves no jctlab running. */
-static child_t spawn(char *const argv[], const spawn_opts_t *o) {
-  child_t c;
-  craft_tmpname(c.out, sizeof c.out, ".out");
-  craft_tmpname(c.err, sizeof c.err, ".err");
-  pid_t parent = getpid();
-  fflush(stdout);
-  fflush(stderr);
-  c.pid = fork();
-  ck_assert_int_ge(c.pid, 0);
-  if (c.pid == 0) {
-    if (!freopen(c.out, "w", stdout) || !freopen(c.err, "w", stderr)) _exit(127);
-    if (o && o->as_nobody && (setgroups(0, NULL) || setgid(NOBODY_ID) || setuid(NOBODY_ID)))
-      _exit(EXIT_SETUID_FAILED);
-    /* After setuid, which clears the death signal. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent) _exit(127);
-    if (o && o->tmpdir && setenv("TMPDIR", o->tmpdir, 1)) _exit(127);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  return c;
-}
-
-static result_t collect(child_t *c, int ws) {
-  result_t r = {.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1,
-                .signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0};
-  r.out = slurp(c->out);
-  r.err = slurp(c->err);
-  unlink(c->out);
-  unlink(c->err);
-  return r;
-}
-
-/* Wait for the child at most limit_s seconds; past that, kill it and fail. */
-static result_t finish(child_t *c, double limit_s) {
-  double t0 = now_s();
-  int ws;
-  pid_t got;
-  while ((got = waitpid(c->pid, &ws, WNOHANG)) == 0 && now_s() - t0 < limit_s)
-    sleep_ms(5);
-  if (got == 0) {
-    kill(c->pid, SIGKILL);
-    waitpid(c->pid, &ws, 0);
-    unlink(c->out);
-    unlink(c->err);
-    ck_abort_msg("jctlab did not finish in %.0f s", limit_s);
-  }
-  ck_assert_int_eq(got, c->pid);
-  return collect(c, ws);
-}
-
-static result_t run_jct(char *const argv[], const spawn_opts_t *o, double limit_s) {
-  child_t c = spawn(argv, o);
-  return finish(&c, limit_s);
-}
-
-static void result_free(result_t *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static size_t count_lines(const char *s) {
-  size_t n = 0;
-  for (; *s; s++)
-    n += *s == '\n';
-  return n;
-}
-
-/* A member by dotted path ("transport.naks"); fails when missing. */
-static json_t *jget(json_t *doc, const char *path) {
-  char key[128];
-  json_t *v = doc;
-  for (const char *p = path; v && *p;) {
-    size_t n = strcspn(p, ".");
-    ck_assert_uint_lt(n, sizeof key);
-    memcpy(key, p, n);
-    key[n] = '\0';
-    v = json_object_get(v, key);
-    p += n + (p[n] == '.');
-  }
-  ck_assert_msg(v != NULL, "JSON has no %s", path);
-  return v;
-}
-
-static double jnum(json_t *doc, const char *path) {
-  json_t *v = jget(doc, path);
-  ck_assert_msg(json_is_number(v), "%s is not a number", path);
-  return json_number_value(v);
-}
-
-static json_int_t jint(json_t *doc, const char *path) {
-  json_t *v = jget(doc, path);
-  ck_assert_msg(json_is_integer(v), "%s is not an integer", path);
-  return json_integer_value(v);
-}
-
-static bool jbool(json_t *doc, const char *path) {
-  json_t *v = jget(doc, path);
-  ck_assert_msg(json_is_boolean(v), "%s is not a boolean", path);
-  return json_is_true(v);
-}
-
-static json_t *parse_json(const char *text, const char *what) {
-  json_error_t je;
-  json_t *doc = json_loads(text, 0, &je);
-  ck_assert_msg(doc != NULL, "%s: JSON: %s at line %d", what, je.text, je.line);
-  return doc;
-}
 
 static void assert_near(double got, double want, double rel, const char *what) {
   ck_assert_msg(fabs(got - want) <= rel * fabs(want), "%s: %.9g, expected %.9g", what, got, want);
@@ -223,7 +66,7 @@ static sched_count_t synth_count(const char *algo, const char *ranks, const char
   char *argv[] = {JCT_BINARY,       "synth",   (char *)algo,  "--ranks",
                   (char *)ranks,    "--bytes", (char *)bytes, "--channels",
                   (char *)channels, "-o",      path,          NULL};
-  result_t r = run_jct(argv, NULL, 10);
+  result_t r = run_cmd(argv, NULL, 10);
   ck_assert_msg(r.status == 0, "synth exit %d: %s", r.status, r.err);
   result_free(&r);
   json_t *doc = json_load_file(path, 0, NULL);
@@ -285,7 +128,7 @@ static bool ring_attempt(char *msg, size_t msglen) {
   char *argv[] = {JCT_BINARY, "run",  "--synth", "ring",    "--ranks", "4",
                   "--bytes",  "2MiB", "--rate",  "100mbit", "--delay", "1us",
                   "--reps",   "3",    "--json",  js,        NULL};
-  result_t r = run_jct(argv, NULL, 20);
+  result_t r = run_cmd(argv, NULL, 20);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   ck_assert_str_eq(r.err, "");
   ck_assert_ptr_nonnull(strstr(r.out, "median")); /* the table too */
@@ -381,7 +224,7 @@ START_TEST(pcap_out_inspects_clean) {
   char *argv[] = {JCT_BINARY,   "run",  "--synth", "ring",    "--ranks", "4",
                   "--bytes",    "1MiB", "--rate",  "100mbit", "--reps",  "1",
                   "--pcap-out", pcap,   "--json",  js,        NULL};
-  result_t r = run_jct(argv, NULL, 20);
+  result_t r = run_cmd(argv, NULL, 20);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   result_free(&r);
   json_t *run = json_load_file(js, 0, NULL);
@@ -390,7 +233,7 @@ START_TEST(pcap_out_inspects_clean) {
   assert_clean_run(run);
 
   char *inspect[] = {JCT_BINARY, "inspect", "--json", pcap, NULL};
-  r = run_jct(inspect, NULL, 20);
+  r = run_cmd(inspect, NULL, 20);
   unlink(pcap);
   ck_assert_msg(r.status == 0, "inspect exit %d: %s", r.status, r.err);
   json_t *doc = parse_json(r.out, "inspect");
@@ -452,13 +295,13 @@ static int userns_probe(void) {
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     if (geteuid() == 0 && (setgroups(0, NULL) || setgid(NOBODY_ID) || setuid(NOBODY_ID)))
-      _exit(EXIT_SETUID_FAILED);
+      _exit(TK_EXIT_SETUID_FAILED);
     _exit(unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : (errno & 0x7f));
   }
   int ws;
   ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
   ck_assert(WIFEXITED(ws));
-  ck_assert_msg(WEXITSTATUS(ws) != EXIT_SETUID_FAILED, "cannot become uid %d", NOBODY_ID);
+  ck_assert_msg(WEXITSTATUS(ws) != TK_EXIT_SETUID_FAILED, "cannot become uid %d", NOBODY_ID);
   return WEXITSTATUS(ws);
 }
 
@@ -476,8 +319,8 @@ START_TEST(runs_unprivileged) {
   spawn_opts_t o = {.as_nobody = root};
   char *argv[] = {JCT_BINARY, "run",     "--synth", "ring", "--ranks", "4", "--bytes", "1MiB",
                   "--rate",   "100mbit", "--reps",  "1",    "--json",  "-", NULL};
-  result_t r = run_jct(argv, &o, 20);
-  ck_assert_msg(r.status != EXIT_SETUID_FAILED, "cannot become uid %d", NOBODY_ID);
+  result_t r = run_cmd(argv, &o, 20);
+  ck_assert_msg(r.status != TK_EXIT_SETUID_FAILED, "cannot become uid %d", NOBODY_ID);
   ck_assert_msg(r.status == 0, "exit %d as uid %d: %s", r.status, root ? NOBODY_ID : (int)getuid(),
                 r.err);
   ck_assert_str_eq(r.err, "");
@@ -762,7 +605,7 @@ END_TEST
 
 /* Exit 2, nothing on stdout, one line on stderr containing the words. */
 static void expect_bad(char *const argv[], const char *word1, const char *word2) {
-  result_t r = run_jct(argv, NULL, 10);
+  result_t r = run_cmd(argv, NULL, 10);
   ck_assert_msg(r.status == 2, "exit %d (stderr: %s)", r.status, r.err);
   ck_assert_str_eq(r.out, "");
   ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
@@ -832,7 +675,7 @@ START_TEST(algorithms_complete) {
         RUN_ARGS("--synth", (char *)cases[i].algo, "--ranks", (char *)cases[i].ranks, "--bytes",
                  (char *)cases[i].bytes, "--channels", (char *)cases[i].channels, "--rate",
                  "100mbit", "--reps", "1", "--json", "-");
-    result_t r = run_jct(argv, NULL, 15);
+    result_t r = run_cmd(argv, NULL, 15);
     ck_assert_msg(r.status == 0, "%s: exit %d: %s", cases[i].algo, r.status, r.err);
     json_t *doc = parse_json(r.out, cases[i].algo);
     assert_clean_run(doc);

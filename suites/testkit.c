@@ -1,0 +1,155 @@
+/* What the integration suites share (testkit.h). */
+#include "testkit.h"
+
+#include <check.h>
+#include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "craft.h"
+
+#define NOBODY_ID 65534
+
+double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0, got;
+  char *buf = malloc(cap);
+  ck_assert_ptr_nonnull(buf);
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (n + 1 == cap) {
+      cap *= 2;
+      buf = realloc(buf, cap);
+      ck_assert_ptr_nonnull(buf);
+    }
+  }
+  fclose(f);
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+child_t spawn(char *const argv[], const spawn_opts_t *o) {
+  child_t c;
+  craft_tmpname(c.out, sizeof c.out, ".out");
+  craft_tmpname(c.err, sizeof c.err, ".err");
+  pid_t parent = getpid();
+  fflush(stdout);
+  fflush(stderr);
+  c.pid = fork();
+  ck_assert_int_ge(c.pid, 0);
+  if (c.pid == 0) {
+    if (!freopen(c.out, "w", stdout) || !freopen(c.err, "w", stderr)) _exit(127);
+    if (o && o->as_nobody && (setgroups(0, NULL) || setgid(NOBODY_ID) || setuid(NOBODY_ID)))
+      _exit(TK_EXIT_SETUID_FAILED);
+    /* After setuid, which clears the death signal. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent) _exit(127);
+    if (o && o->tmpdir && setenv("TMPDIR", o->tmpdir, 1)) _exit(127);
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  return c;
+}
+
+result_t collect(child_t *c, int ws) {
+  result_t r = {.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1,
+                .signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0};
+  r.out = slurp(c->out, &r.out_len);
+  r.err = slurp(c->err, NULL);
+  unlink(c->out);
+  unlink(c->err);
+  return r;
+}
+
+result_t finish(child_t *c, double limit_s) {
+  double t0 = now_s();
+  int ws;
+  pid_t got;
+  while ((got = waitpid(c->pid, &ws, WNOHANG)) == 0 && now_s() - t0 < limit_s)
+    sleep_ms(5);
+  if (got == 0) {
+    kill(c->pid, SIGKILL);
+    waitpid(c->pid, &ws, 0);
+    unlink(c->out);
+    unlink(c->err);
+    ck_abort_msg("%s did not finish in %.0f s", "the command", limit_s);
+  }
+  ck_assert_int_eq(got, c->pid);
+  return collect(c, ws);
+}
+
+result_t run_cmd(char *const argv[], const spawn_opts_t *o, double limit_s) {
+  child_t c = spawn(argv, o);
+  return finish(&c, limit_s);
+}
+
+void result_free(result_t *r) {
+  free(r->out);
+  free(r->err);
+}
+
+size_t count_lines(const char *s) {
+  size_t n = 0;
+  for (; *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+json_t *jget(json_t *doc, const char *path) {
+  char key[128];
+  json_t *v = doc;
+  for (const char *p = path; v && *p;) {
+    size_t n = strcspn(p, ".");
+    ck_assert_uint_lt(n, sizeof key);
+    memcpy(key, p, n);
+    key[n] = '\0';
+    v = json_is_array(v) ? json_array_get(v, strtoul(key, NULL, 10)) : json_object_get(v, key);
+    p += n + (p[n] == '.');
+  }
+  ck_assert_msg(v != NULL, "JSON has no %s", path);
+  return v;
+}
+
+double jnum(json_t *doc, const char *path) {
+  json_t *v = jget(doc, path);
+  ck_assert_msg(json_is_number(v), "%s is not a number", path);
+  return json_number_value(v);
+}
+
+json_int_t jint(json_t *doc, const char *path) {
+  json_t *v = jget(doc, path);
+  ck_assert_msg(json_is_integer(v), "%s is not an integer", path);
+  return json_integer_value(v);
+}
+
+bool jbool(json_t *doc, const char *path) {
+  json_t *v = jget(doc, path);
+  ck_assert_msg(json_is_boolean(v), "%s is not a boolean", path);
+  return json_is_true(v);
+}
+
+json_t *parse_json(const char *text, const char *what) {
+  json_error_t je;
+  json_t *doc = json_loads(text, 0, &je);
+  ck_assert_msg(doc != NULL, "%s: JSON: %s at line %d", what, je.text, je.line);
+  return doc;
+}

@@ -1,0 +1,56 @@
+/* What the integration suites share (test code only): running a program
+ * with its output captured and a time limit, and reading JSON by path. */
+#ifndef JCT_TESTKIT_H
+#define JCT_TESTKIT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct {
+  bool as_nobody;     /* drop to uid/gid 65534 before exec */
+  const char *tmpdir; /* TMPDIR for the child; NULL: inherited */
+} spawn_opts_t;
+
+typedef struct {
+  pid_t pid;
+  char out[256], err[256]; /* files holding its stdout and stderr */
+} child_t;
+
+typedef struct {
+  int status; /* exit status, or -1 when it did not exit */
+  int signal; /* the signal that killed it, or 0 */
+  char *out, *err;
+  size_t out_len;
+} result_t;
+
+#define TK_EXIT_SETUID_FAILED 126 /* the child could not become nobody */
+
+double now_s(void);
+void sleep_ms(long ms);
+/* A whole file as a string; *len (may be NULL) its length. */
+char *slurp(const char *path, size_t *len);
+
+/* Start argv (argv[0] a path, or a name found on PATH) with stdout and
+ * stderr to temporary files. The child dies with the test process
+ * (PR_SET_PDEATHSIG), so a failed test leaves nothing running. */
+child_t spawn(char *const argv[], const spawn_opts_t *o);
+/* Read back a child that ended with wait status ws; its files are removed. */
+result_t collect(child_t *c, int ws);
+/* Wait at most limit_s seconds; past that, kill it and fail the test. */
+result_t finish(child_t *c, double limit_s);
+/* spawn, then finish. o may be NULL. */
+result_t run_cmd(char *const argv[], const spawn_opts_t *o, double limit_s);
+void result_free(result_t *r);
+size_t count_lines(const char *s);
+
+/* A member by dotted path ("transport.naks", "injectors.0.dropped"); fails
+ * the test when it is missing or of the wrong type. */
+json_t *jget(json_t *doc, const char *path);
+double jnum(json_t *doc, const char *path);
+json_int_t jint(json_t *doc, const char *path);
+bool jbool(json_t *doc, const char *path);
+json_t *parse_json(const char *text, const char *what);
+
+#endif
