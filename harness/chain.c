@@ -95,7 +95,12 @@ static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t
                                      uint64_t *hold_until_ns) {
   site_t *s = arg;
   jct_chain_t *c = s->c;
-  jct_frame_t f = {sf->data, sf->len, sf->cap, s->port, s->out, 0, sf->scratch};
+  jct_frame_t f = {.data = sf->data,
+                   .len = sf->len,
+                   .cap = sf->cap,
+                   .port = s->port,
+                   .out = s->out,
+                   .scratch = sf->scratch};
   uint64_t hold = 0;
   bool modified = false, expedite = false;
   for (size_t i = 0; i < c->n; i++) {

@@ -66,8 +66,8 @@ static void flip(uint8_t *u, size_t udp_len, size_t first, uint64_t bit) {
 static jct_verdict_t corrupt_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
   (void)now_ns;
   corrupt_t *c = inj->priv;
-  size_t udp, udp_len;
-  if (!jct__frame_roce(f->data, f->len, &udp, &udp_len)) return JCT_PASS;
+  if (!jct_frame_roce(f)) return JCT_PASS;
+  size_t udp = f->udp, udp_len = f->udp_len;
   if (!(jct_injector_packet_uniform(inj, f, 0) < c->p)) return JCT_PASS;
   size_t first = 8 + JCT_BTH_BYTES;
   uint64_t nbits = (uint64_t)(udp_len - first) * 8;

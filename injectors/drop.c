@@ -136,7 +136,7 @@ static bool loss_4state(drop_t *d, jct_injector_t *inj) {
 }
 
 /* Bernoulli, each loss extended to a burst of d->burst frames. */
-static bool loss_bernoulli(drop_t *d, jct_injector_t *inj, const jct_frame_t *f) {
+static bool loss_bernoulli(drop_t *d, jct_injector_t *inj, jct_frame_t *f) {
   if (d->burst_left) {
     d->burst_left--;
     return true;
@@ -157,10 +157,9 @@ static bool loss_every(drop_t *d) {
 /* BTH destination QP and PSN of a RoCEv2 data packet (not an ACK, atomic
  * ACK or CNP, whose PSNs count in the other direction's numbering); false
  * for anything else. */
-static bool roce_bth(const uint8_t *f, size_t len, uint32_t *qp, uint32_t *psn) {
-  size_t udp, udp_len;
-  if (!jct__frame_roce(f, len, &udp, &udp_len)) return false;
-  const uint8_t *bth = f + udp + 8;
+static bool roce_bth(jct_frame_t *f, uint32_t *qp, uint32_t *psn) {
+  if (!jct_frame_roce(f)) return false;
+  const uint8_t *bth = f->data + f->udp + 8;
   const struct jct_opcode_info *op = jct_opcode_info(bth[0]);
   if (op->kind == JCT_OPK_ACK || op->kind == JCT_OPK_ATOMIC_ACK || op->kind == JCT_OPK_CNP)
     return false;
@@ -174,9 +173,9 @@ static bool psn_after(uint32_t a, uint32_t b) {
   return ((a - b) & 0xffffff) != 0 && ((a - b) & 0xffffff) < 0x800000;
 }
 
-static bool loss_targeted(drop_t *d, const jct_frame_t *f) {
+static bool loss_targeted(drop_t *d, jct_frame_t *f) {
   uint32_t qp, psn;
-  if (!roce_bth(f->data, f->len, &qp, &psn) || qp != d->qp) return false;
+  if (!roce_bth(f, &qp, &psn) || qp != d->qp) return false;
   bool retransmission = d->seen_qp && !psn_after(psn, d->highest_psn);
   if (!d->seen_qp || psn_after(psn, d->highest_psn)) d->highest_psn = psn;
   d->seen_qp = true;

@@ -170,15 +170,15 @@ typedef struct {
   uint32_t last_psn, highest_psn, rewinds;
 } flow_slot_t;
 
-/* The packet's identity as a 64-bit hash, or 0 when it is not RoCEv2 or its
- * flow does not fit the table. */
-static uint64_t packet_key(jct_injector_t *inj, const jct_frame_t *f) {
+bool jct_frame_roce(jct_frame_t *f) {
+  if (f->parsed) return f->parsed == 2;
   size_t udp, udp_len, l3;
   uint16_t type;
   int pcp;
-  if (!inj->flows || !jct__frame_roce(f->data, f->len, &udp, &udp_len) ||
+  f->parsed = 1;
+  if (!jct__frame_roce(f->data, f->len, &udp, &udp_len) ||
       !jct__frame_l3(f->data, f->len, &l3, &type, &pcp))
-    return 0;
+    return false;
   const uint8_t *ip = f->data + l3, *bth = f->data + udp + 8;
   size_t alen = type == 0x86dd ? 16 : 4, aoff = type == 0x86dd ? 8 : 12;
   uint64_t h = 0x243f6a8885a308d3u; /* FNV-1a over the addresses and the QP */
@@ -186,7 +186,19 @@ static uint64_t packet_key(jct_injector_t *inj, const jct_frame_t *f) {
     h = (h ^ ip[aoff + i]) * 0x100000001b3u;
   for (size_t i = 5; i < 8; i++)
     h = (h ^ bth[i]) * 0x100000001b3u;
-  h |= 1;
+  f->udp = (uint16_t)udp;
+  f->udp_len = (uint16_t)udp_len;
+  f->flow_hash = h | 1;
+  f->parsed = 2;
+  return true;
+}
+
+/* The packet's identity as a 64-bit hash, or 0 when it is not RoCEv2 or its
+ * flow does not fit the table. */
+static uint64_t packet_key(jct_injector_t *inj, jct_frame_t *f) {
+  if (!inj->flows || !jct_frame_roce(f)) return 0;
+  const uint8_t *bth = f->data + f->udp + 8;
+  uint64_t h = f->flow_hash;
   uint32_t psn = jct__be24(bth + 9);
   /* ACKs and CNPs carry PSNs of the other direction's numbering: they are
    * known by flow, PSN and opcode, and leave the data's history alone. */
@@ -218,7 +230,7 @@ static uint64_t packet_key(jct_injector_t *inj, const jct_frame_t *f) {
   return h ^ (uint64_t)psn << 24 ^ (uint64_t)bth[0] << 48 ^ episode * 0x9e3779b97f4a7c15u;
 }
 
-double jct_injector_packet_uniform(jct_injector_t *inj, const jct_frame_t *f, uint64_t salt) {
+double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t salt) {
   uint64_t key = packet_key(inj, f);
   if (!key) return jct_injector_uniform(inj);
   uint64_t x = inj->seed ^ key ^ salt * 0xd1b54a32d192ed03u;

@@ -52,7 +52,17 @@ typedef struct {
   bool out;               /* on the egress side */
   uint64_t hold_until_ns; /* JCT_HOLD: not before this */
   uint8_t *scratch;       /* where a changed copy goes; NULL: data itself is writable */
+  /* Where the RoCEv2 headers are, found once by jct_frame_roce() and shared
+   * by every injector the frame meets (so each need not walk it again).
+   * Zero: not looked at yet; whoever rewrites the headers zeroes parsed. */
+  uint8_t parsed;        /* 0 not yet, 1 not RoCEv2, 2 RoCEv2 */
+  uint16_t udp, udp_len; /* the UDP datagram: offset in data, length */
+  uint64_t flow_hash;    /* of the IP addresses and the BTH destination QP */
 } jct_frame_t;
+
+/* True when the frame is a RoCEv2 packet (frame.h's jct__frame_roce
+ * rules); then f->udp, f->udp_len and f->flow_hash are set. Parses once. */
+bool jct_frame_roce(jct_frame_t *f);
 
 /* The frame, writable: copied into scratch first when it is not there. */
 static inline uint8_t *jct_frame_writable(jct_frame_t *f) {
@@ -179,7 +189,7 @@ void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn 
  * the injector's stream. The memoryless kinds use it (drop p=, ecn,
  * corrupt); the Markov loss models and jitter keep a sequence and use the
  * stream. */
-double jct_injector_packet_uniform(jct_injector_t *inj, const jct_frame_t *f, uint64_t salt);
+double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
 
 /* Kinds' PRNG (xoshiro256**), seeded by the framework: uniform in [0, 1). */
 double jct_injector_uniform(jct_injector_t *inj);
