@@ -150,6 +150,13 @@ static int one_rep(ctx_t *c, const jct_run_opts_t *o, jct_run_result_t *r, uint3
     invalid(r, why);
   }
   r->jct_ns[rep] = jct_exec_jct_ns(c->exec);
+  jct_ranks_attach(c->ranks, NULL);
+  jct_exec_free(c->exec);
+  c->exec = NULL;
+  jct_timer_stop(&c->clock, &c->exec_timer);
+  run_until(c, drained, jct_now_ns() + DRAIN_NS);
+  /* The injectors' counters include what they did while the fabric
+   * drained, so the report and the fault log agree. */
   for (uint32_t i = 0; i < r->ninjectors; i++) {
     const jct_injector_stats_t *st = &jct_chain_get(c->chain, i)->stats;
     jct_injector_stats_t *sum = &r->injectors[i].stats;
@@ -157,11 +164,6 @@ static int one_rep(ctx_t *c, const jct_run_opts_t *o, jct_run_result_t *r, uint3
     sum->held += st->held, sum->modified += st->modified, sum->expedited += st->expedited;
     sum->generated += st->generated, sum->hold_ns_total += st->hold_ns_total;
   }
-  jct_ranks_attach(c->ranks, NULL);
-  jct_exec_free(c->exec);
-  c->exec = NULL;
-  jct_timer_stop(&c->clock, &c->exec_timer);
-  run_until(c, drained, jct_now_ns() + DRAIN_NS);
   (void)err, (void)errlen;
   return 0;
 }

@@ -168,6 +168,8 @@ static int unknown_kind(const jct_spec_t *spec, char *err, size_t errlen) {
 typedef struct {
   uint64_t key; /* 0: empty */
   uint32_t last_psn, highest_psn, rewinds;
+  uint32_t acks; /* ACKs and CNPs seen on the flow */
+  bool data_seen;
 } flow_slot_t;
 
 bool jct_frame_roce(jct_frame_t *f) {
@@ -205,19 +207,23 @@ static uint64_t packet_key(jct_injector_t *inj, jct_frame_t *f) {
   const uint8_t *bth = f->data + f->udp + 8;
   uint64_t h = f->flow_hash;
   uint32_t psn = jct__be24(bth + 9);
-  /* ACKs and CNPs carry PSNs of the other direction's numbering: they are
-   * known by flow, PSN and opcode, and leave the data's history alone. */
-  const struct jct_opcode_info *op = jct_opcode_info(bth[0]);
-  if (op->kind == JCT_OPK_ACK || op->kind == JCT_OPK_ATOMIC_ACK || op->kind == JCT_OPK_CNP)
-    return h ^ (uint64_t)psn << 24 ^ (uint64_t)bth[0] << 48;
   flow_slot_t *t = inj->flows;
   size_t i = (size_t)(h >> 32) & (FLOW_SLOTS - 1);
   for (size_t n = 0; t[i].key && t[i].key != h; i = (i + 1) & (FLOW_SLOTS - 1))
     if (++n == FLOW_SLOTS) return 0;
   flow_slot_t *fl = &t[i];
+  fl->key = h;
+  /* ACKs and CNPs carry PSNs of the other direction's numbering, and the
+   * same ACK comes again when a retransmission is re-acknowledged: they
+   * are known by their place in the flow's sequence of ACKs, so a repeat
+   * draws anew (a dropped ACK is not dropped forever), and leave the
+   * data's history alone. */
+  const struct jct_opcode_info *op = jct_opcode_info(bth[0]);
+  if (op->kind == JCT_OPK_ACK || op->kind == JCT_OPK_ATOMIC_ACK || op->kind == JCT_OPK_CNP)
+    return h ^ (uint64_t)++fl->acks * 0xd6e8feb86659fd93u ^ (uint64_t)bth[0] << 48;
   bool fresh = true; /* a first transmission: above every PSN the flow sent */
-  if (!fl->key) {
-    fl->key = h;
+  if (!fl->data_seen) {
+    fl->data_seen = true;
     fl->last_psn = fl->highest_psn = psn;
   } else {
     uint32_t from_last = (psn - fl->last_psn) & 0xffffffu;

@@ -321,6 +321,19 @@ START_TEST(seeded_runs_identical) {
 }
 END_TEST
 
+/* 5b. ACK loss recovers: a repeated ACK (the same PSN, acknowledging a
+ * retransmission) draws anew, so 30% ACK loss costs timeouts, not the run
+ * (a key without the ACK's place in its flow dropped one ACK forever). */
+START_TEST(ack_loss_recovers) {
+  const char *const args[] = {
+      "--bytes", "1MiB", "--timeout", "10", "--inject", "drop p=0.3 where=\"less 100\"", NULL};
+  json_t *run = run_ok(args);
+  ck_assert_int_gt(jint(run, "injectors.0.dropped"), 0);
+  ck_assert_int_gt(jint(run, "transport.timeouts"), 0);
+  json_decref(run);
+}
+END_TEST
+
 /* 6. A spec that does not parse: exit 2 before any namespace is made,
  * nothing on stdout, one line on stderr naming the spec and the word. */
 START_TEST(bad_specs) {
@@ -375,6 +388,7 @@ Suite *inject_suite(void) {
   tcase_add_test(core, drop_one_psn_naks);
   tcase_add_test(core, drop_tail_times_out);
   tcase_add_test(core, seeded_runs_identical);
+  tcase_add_test(core, ack_loss_recovers);
   tcase_add_test(core, pcap_drops_counts);
   suite_add_tcase(s, core);
   TCase *pfc = tcase_create("pfc");
