@@ -104,11 +104,11 @@ static void loss_story(FILE *o, const jct_totals_t *t) {
           jct__fmt_bytes(t->retransmitted_bytes, b, sizeof b), (unsigned long long)t->timeouts,
           plural(t->timeouts, "timeout", "timeouts"), jct__fmt_ns(t->recovery_ns, d, sizeof d));
   fprintf(o,
-          "  %llu PSN %s at the capture point (%llu PSNs lost before it); %llu RNR NAKs, "
+          "  %llu PSN %s at the capture point (%llu %s lost before it); %llu RNR NAKs, "
           "%llu other NAKs\n",
           (unsigned long long)t->gaps, plural(t->gaps, "gap", "gaps"),
-          (unsigned long long)t->gap_psns, (unsigned long long)t->nak_rnr,
-          (unsigned long long)t->nak_other);
+          (unsigned long long)t->gap_psns, plural(t->gap_psns, "PSN", "PSNs"),
+          (unsigned long long)t->nak_rnr, (unsigned long long)t->nak_other);
   fprintf(o, "Congestion %llu CNPs, %llu ECN-CE marks\n", (unsigned long long)t->cnps,
           (unsigned long long)t->ecn_ce);
   fprintf(o, "ICRC       %llu bad", (unsigned long long)t->bad_icrc);
