@@ -66,19 +66,6 @@ typedef struct {
 
 /* ---- netem's correlated generator and distributions ---------------------- */
 
-static uint32_t draw32(jct_injector_t *inj) {
-  return (uint32_t)(jct_injector_u64(inj) >> 32);
-}
-
-/* get_crandom(): the next value leans on the last by rho. */
-static uint32_t crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last) {
-  uint64_t value = draw32(inj);
-  if (rho == 0) return (uint32_t)value;
-  uint64_t r = (uint64_t)rho + 1;
-  *last = (uint32_t)((value * ((1ull << 32) - r) + (uint64_t)*last * r) >> 32);
-  return *last;
-}
-
 static double clip(double x) {
   return x < TABLE_MIN ? TABLE_MIN : x > TABLE_MAX ? TABLE_MAX : x;
 }
@@ -124,7 +111,7 @@ static double dist_quantile(dist_t d, double u) {
 /* The delay of the next frame, in ns; 0 when negative. */
 static uint64_t next_delay_ns(jct_injector_t *inj, delay_t *d) {
   if (d->sigma_ns == 0) return d->mu_ns;
-  double u = crandom(inj, d->rho, &d->last) / 4294967296.0;
+  double u = jct_injector_crandom(inj, d->rho, &d->last) / 4294967296.0;
   double x;
   if (d->dist == DIST_UNIFORM)
     x = (double)d->mu_ns - (double)d->sigma_ns + floor(u * 2 * (double)d->sigma_ns);
@@ -180,7 +167,7 @@ static jct_verdict_t delay_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
   delay_t *d = inj->priv;
   if (!d->primed) { /* jct_injector_start puts primed back to false */
     d->primed = true;
-    d->last = draw32(inj);
+    d->last = jct_injector_u32(inj);
   }
   uint64_t dl = next_delay_ns(inj, d);
   f->hold_until_ns = now_ns + dl;

@@ -54,6 +54,18 @@ uint64_t jct_injector_u64(jct_injector_t *inj) {
   return jct__rng_next(inj->rng);
 }
 
+uint32_t jct_injector_u32(jct_injector_t *inj) {
+  return (uint32_t)(jct__rng_next(inj->rng) >> 32);
+}
+
+uint32_t jct_injector_crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last) {
+  uint64_t value = jct_injector_u32(inj);
+  if (rho == 0) return (uint32_t)value;
+  uint64_t r = (uint64_t)rho + 1;
+  *last = (uint32_t)((value * ((1ull << 32) - r) + (uint64_t)*last * r) >> 32);
+  return *last;
+}
+
 double jct_injector_uniform(jct_injector_t *inj) {
   return jct__rng_unit(inj->rng);
 }

@@ -45,19 +45,6 @@ typedef struct {
   bool primed;
 } reorder_t;
 
-static uint32_t draw32(jct_injector_t *inj) {
-  return (uint32_t)(jct_injector_u64(inj) >> 32);
-}
-
-/* netem's get_crandom(): the next value leans on the last by rho. */
-static uint32_t crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last) {
-  uint64_t value = draw32(inj);
-  if (rho == 0) return (uint32_t)value;
-  uint64_t r = (uint64_t)rho + 1;
-  *last = (uint32_t)((value * ((1ull << 32) - r) + (uint64_t)*last * r) >> 32);
-  return *last;
-}
-
 static uint32_t fraction32(double p) {
   long long v = llround(p * 4294967296.0);
   return v > (long long)UINT32_MAX ? UINT32_MAX : (uint32_t)v;
@@ -96,9 +83,9 @@ static bool goes_at_once(jct_injector_t *inj, reorder_t *r) {
   if (r->counter + 1 < r->gap) return false;
   if (!r->primed) { /* jct_injector_start puts primed back to false */
     r->primed = true;
-    r->last = draw32(inj);
+    r->last = jct_injector_u32(inj);
   }
-  uint32_t x = crandom(inj, r->rho, &r->last);
+  uint32_t x = jct_injector_crandom(inj, r->rho, &r->last);
   return r->p != 0 && x <= r->p; /* netem: immediate unless P < x; P = 0 never */
 }
 

@@ -191,8 +191,16 @@ void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn 
  * stream. */
 double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
 
-/* Kinds' PRNG (xoshiro256**), seeded by the framework: uniform in [0, 1). */
+/* A 32-bit number correlated with the last one by rho (a 32-bit fraction;
+ * 0: independent), as netem's get_crandom() (net/sched/sch_netem.c):
+ * next = (value * (2^32 - rho') + last * rho') >> 32, rho' = rho + 1.
+ * *last is the caller's state. */
+uint32_t jct_injector_crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last);
+
+/* Kinds' PRNG (xoshiro256**), seeded by the framework: uniform in [0, 1);
+ * 64 and 32 bits. */
 double jct_injector_uniform(jct_injector_t *inj);
 uint64_t jct_injector_u64(jct_injector_t *inj);
+uint32_t jct_injector_u32(jct_injector_t *inj);
 
 #endif
