@@ -24,6 +24,8 @@ struct jct_chain {
   pcap_dumper_t *drops;
   int64_t realtime_offset_ns;
   uint64_t start_ns;
+  uint32_t nports;
+  bool disabled;
 };
 
 int jct_chain_new(jct_chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
@@ -132,6 +134,7 @@ int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *lo
   c->log = log;
   c->drops = drops_dumper;
   c->realtime_offset_ns = realtime_offset_ns;
+  c->nports = nports;
   if (!c->n) return 0;
   free(c->sites);
   c->sites = calloc(2 * (size_t)nports, sizeof *c->sites);
@@ -158,8 +161,25 @@ void jct_chain_start(jct_chain_t *c, uint64_t now_ns) {
     jct_injector_start(c->inj[i], now_ns);
 }
 
+int jct_chain_set_enabled(jct_chain_t *c, bool on) {
+  if (!c->sites || c->disabled == !on) {
+    c->disabled = !on;
+    return 0;
+  }
+  c->disabled = !on;
+  for (uint32_t i = 0; i < 2 * c->nports; i++) {
+    site_t *s = &c->sites[i];
+    if (!s->c) continue; /* no hook was needed here */
+    jct_switch_stage_t stage = s->out ? JCT_SW_EGRESS : JCT_SW_INGRESS;
+    int rc = jct_switch_set_hook(c->sw, s->port, stage, on ? on_frame : NULL, on ? s : NULL);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 uint64_t jct_chain_next_deadline_ns(const jct_chain_t *c) {
   uint64_t d = UINT64_MAX;
+  if (c->disabled) return d;
   for (size_t i = 0; i < c->n; i++) {
     const jct_injector_t *inj = c->inj[i];
     if (!inj->ops->next_deadline_ns) continue;
@@ -188,6 +208,7 @@ static void emit_into_switch(void *arg, uint32_t port, const uint8_t *frame, siz
 }
 
 void jct_chain_tick(jct_chain_t *c, uint64_t now_ns) {
+  if (c->disabled) return;
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
     ticking_t t = {c, inj};

@@ -17,6 +17,7 @@
 #ifndef JCT_CHAIN_H
 #define JCT_CHAIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -34,6 +35,11 @@ int jct_chain_new(jct_chain_t **out, const char *const *specs, size_t n, uint64_
  * realtime_offset_ns converts the clock for the drops capture. */
 int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
                      void *drops_dumper, int64_t realtime_offset_ns);
+
+/* Take the injectors off the switch's hooks (a baseline repetition: the
+ * switch then does no injector work at all) or put them back; their
+ * counters and state are kept. Errors: those of jct_switch_set_hook(). */
+int jct_chain_set_enabled(jct_chain_t *c, bool on);
 
 /* A repetition starts now: every injector restarts (window, PRNG, state). */
 void jct_chain_start(jct_chain_t *c, uint64_t now_ns);

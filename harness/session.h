@@ -1,0 +1,71 @@
+/* A session (internal to the harness): one emulated fabric, its ranks and
+ * its injector chain, built once and then asked for repetitions one at a
+ * time, each either with the injectors on the switch's path (faulted) or
+ * off it (baseline). `jctlab run` asks for K faulted repetitions; `jctlab
+ * replay` alternates baseline and faulted ones on the same fabric
+ * (DESIGN.md, decision 5), so both see the same machine at the same time.
+ *
+ * Each repetition reports its JCT, every op's timing, and the counters it
+ * moved (transport, switch, pauses, injectors) as differences over the
+ * repetition and the drain after it, so that baseline and faulted figures
+ * never mix. Retransmitted packets are also sampled over time, in bins of
+ * bin_ns from the repetition's start, for the report's plot.
+ */
+#ifndef JCT_SESSION_H
+#define JCT_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jctlab/executor.h"
+#include "jctlab/run.h"
+
+#define JCT_REP_MAX_BINS 200
+
+typedef struct {
+  bool faulted;
+  bool ok;           /* finished; when false, why says what went wrong */
+  char why[256];
+  uint64_t jct_ns;
+  jct_op_timing_t *timing; /* nops, times from the repetition's start; owned */
+  jct_uroce_stats_t transport;
+  jct_switch_totals_t fabric;
+  uint64_t paused_ns;
+  jct_injector_stats_t injectors[JCT_RUN_MAX_INJECTORS];
+  uint64_t bin_ns;
+  uint32_t nbins;
+  uint32_t retx_bins[JCT_REP_MAX_BINS]; /* retransmitted packets per bin */
+} jct_rep_t;
+
+typedef struct jct_session jct_session_t;
+
+/* Build what o describes (injectors first: a bad spec is bad input) and
+ * let the links come up. bin_ns: the retransmission bins' width (0: none).
+ * Errors as jct_run(). */
+int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_ns, char *err,
+                    size_t errlen);
+
+/* One repetition, faulted or not. Fills *rep (rep->ok false: it failed,
+ * rep->why says how; the session is then unusable for more). Errors:
+ * JCT_ENOMEM. */
+int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *rep);
+
+/* The loop's lateness over every repetition so far, CPU busy fraction,
+ * the harness's own losses (nonzero: the run is invalid; why says how),
+ * and totals over the session. */
+typedef struct {
+  uint64_t lateness_p50_ns, lateness_p99_ns, lateness_max_ns;
+  double cpu_busy;
+  uint64_t harness_losses;
+  char harness_why[200];
+} jct_session_health_t;
+void jct_session_health(jct_session_t *s, jct_session_health_t *h);
+
+/* The injectors' identities (spec, kind, seed; stats zero). */
+uint32_t jct_session_injectors(const jct_session_t *s, jct_run_injector_t *out, uint32_t max);
+
+void jct_rep_clear(jct_rep_t *rep); /* frees the timing */
+void jct_session_free(jct_session_t *s);
+
+#endif
