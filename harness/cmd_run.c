@@ -20,6 +20,7 @@
 #include "jctlab/run.h"
 #include "jctlab/schedule.h"
 #include "jctlab/topo.h"
+#include "run_args.h"
 #include "units.h"
 
 static const char usage_text[] =
@@ -37,24 +38,8 @@ static const char usage_text[] =
     "  --bytes SIZE       the collective's size: 8MiB, 64M, 1GiB\n"
     "  --channels C       channels (default 1)\n"
     "  --schedule FILE    a schedule (JSON, from jctlab synth or edited) instead of --synth\n"
-    "  --rate RATE        every link's rate: 100mbit, 1gbit, 10gbit (default 1gbit)\n"
-    "  --delay TIME       every link's propagation delay: 1us, 500ns, 2ms (default 1us)\n"
-    "  --reps K           repetitions (default 5)\n"
-    "  --no-pfc           no PFC on the data priority (lossy fabric)\n"
-    "  --ecn              ECN marking on the data priority (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2)\n"
-    "  --timeout N        QP local ACK timeout exponent, 4.096 us * 2^N (default 20, NCCL's)\n"
-    "  --retry N          QP retry count (default 7, NCCL's)\n"
-    "  --inject SPEC      an injector on the switch's path, repeatable, in order:\n"
-    "                     'drop p=0.001', 'drop psn=4096 qp=0x101', 'delay 50us jitter=10us',\n"
-    "                     'pause prio=3 quanta=65535 rate=1000/s for=200ms port=2', 'ecn p=0.05',\n"
-    "                     'corrupt p=0.0001', 'flap down=5ms every=1s', 'reorder p=0.01 gap=5'\n"
-    "                     (common keys: where=\"FILTER\" port=N dir=in|out at= until= seed=)\n"
-    "  --seed N           the run's seed; injectors without seed= derive theirs (default 1)\n"
-    "  --pfc-watchdog[=drop|forward]  the switch's PFC watchdog (200 ms, 200 ms, drop)\n"
-    "  --fault-log FILE   every injector action as a JSON line\n"
-    "  --pcap-drops FILE  the frames injectors dropped (nanosecond pcap)\n"
-    "  --pcap-out FILE    write every frame that crossed the switch (nanosecond pcap)\n"
-    "  --json FILE        the result as JSON ('-': standard output, instead of the table)\n"
+    "%s"
+  "  --json FILE        the result as JSON ('-': standard output, instead of the table)\n"
     "\n"
     "exit status: 0 valid run, 2 bad input, 3 invalid run (the harness lost frames or a\n"
     "repetition did not finish), 1 jctlab failed.\n";
@@ -70,113 +55,29 @@ static int bad(const char *fmt, ...) {
   return 2;
 }
 
-/* "1us", "500ns", "2ms", "1s", a plain number of ns. */
-static int parse_time_ns(const char *s, uint64_t *out) {
-  static const struct {
-    const char *u;
-    uint64_t mult;
-  } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s) return JCT_EINVAL;
-  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-    if (strcmp(end, units[i].u) == 0) {
-      *out = v * units[i].mult;
-      return 0;
-    }
-  return JCT_EINVAL;
-}
-
 typedef struct {
-  const char *synth, *schedule, *json;
-  uint64_t ranks, bytes, channels, reps, timeout, retry;
-  const char *inject[JCT_RUN_MAX_INJECTORS];
-  jct_run_opts_t run;
+  jct_run_args_t r;
+  const char *json;
 } args_t;
 
 static int parse(int argc, char **argv, args_t *a) {
   for (int i = 1; i < argc; i++) {
-    const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED(what)                                                                                 \
-  do {                                                                                             \
-    if (!v) return bad("%s needs %s", w, what);                                                    \
-    i++;                                                                                           \
-  } while (0)
+    const char *w = argv[i];
+    int got = jct__run_args_parse(&a->r, argc, argv, &i, "run");
+    if (got == 2) return 2;
+    if (got == 1) continue;
     if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
-      fputs(usage_text, stdout);
+      printf(usage_text, jct__run_args_help);
       return 0;
-    } else if (!strcmp(w, "--synth")) {
-      NEED("an algorithm");
-      a->synth = v;
-    } else if (!strcmp(w, "--schedule")) {
-      NEED("a file");
-      a->schedule = v;
-    } else if (!strcmp(w, "--ranks")) {
-      NEED("a number");
-      if (jct__parse_count(v, 1u << 20, &a->ranks)) return bad("--ranks: '%s' is not a number", v);
-    } else if (!strcmp(w, "--bytes")) {
-      NEED("a size");
-      if (jct__parse_size_bytes(v, &a->bytes)) return bad("--bytes: '%s' is not a size", v);
-    } else if (!strcmp(w, "--channels")) {
-      NEED("a number");
-      if (jct__parse_count(v, 64, &a->channels) || !a->channels)
-        return bad("--channels: '%s' is not 1 to 64", v);
-    } else if (!strcmp(w, "--rate")) {
-      NEED("a rate");
-      if (jct__parse_rate_bps(v, &a->run.rate_bps))
-        return bad("--rate: '%s' is not a rate (100mbit, 1gbit, 10gbit)", v);
-    } else if (!strcmp(w, "--delay")) {
-      NEED("a time");
-      if (parse_time_ns(v, &a->run.prop_delay_ns) || a->run.prop_delay_ns > 1000000000u)
-        return bad("--delay: '%s' is not a time up to 1 s (1us, 500ns, 2ms)", v);
-    } else if (!strcmp(w, "--reps")) {
-      NEED("a number");
-      if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
-        return bad("--reps: '%s' is not 1 to %u", v, JCT_RUN_MAX_REPS);
-    } else if (!strcmp(w, "--timeout")) {
-      NEED("an exponent");
-      if (jct__parse_count(v, 31, &a->timeout)) return bad("--timeout: '%s' is not 0 to 31", v);
-    } else if (!strcmp(w, "--retry")) {
-      NEED("a count");
-      if (jct__parse_count(v, 7, &a->retry)) return bad("--retry: '%s' is not 0 to 7", v);
-    } else if (!strcmp(w, "--no-pfc")) {
-      a->run.pfc = false;
-    } else if (!strcmp(w, "--ecn")) {
-      a->run.ecn = true;
-    } else if (!strcmp(w, "--inject")) {
-      NEED("a spec");
-      if (a->run.ninject == JCT_RUN_MAX_INJECTORS)
-        return bad("at most %u --inject", JCT_RUN_MAX_INJECTORS);
-      a->inject[a->run.ninject++] = v;
-    } else if (!strcmp(w, "--seed")) {
-      NEED("a number");
-      if (jct__parse_count(v, UINT64_MAX, &a->run.seed))
-        return bad("--seed: '%s' is not a number", v);
-    } else if (!strcmp(w, "--pfc-watchdog") || !strcmp(w, "--pfc-watchdog=drop")) {
-      a->run.pfc_watchdog = true;
-    } else if (!strcmp(w, "--pfc-watchdog=forward")) {
-      a->run.pfc_watchdog = a->run.watchdog_forward = true;
-    } else if (!strncmp(w, "--pfc-watchdog=", 15)) {
-      return bad("--pfc-watchdog: action '%s' is not drop or forward", w + 15);
-    } else if (!strcmp(w, "--fault-log")) {
-      NEED("a file");
-      a->run.fault_log = v;
-    } else if (!strcmp(w, "--pcap-drops")) {
-      NEED("a file");
-      a->run.pcap_drops = v;
-    } else if (!strcmp(w, "--pcap-out")) {
-      NEED("a file");
-      a->run.pcap_out = v;
     } else if (!strcmp(w, "--json")) {
-      NEED("a file");
-      a->json = v;
+      if (i + 1 >= argc) return bad("--json needs a file");
+      a->json = argv[++i];
     } else {
       return bad("unknown option '%s'", w);
     }
-#undef NEED
   }
-  if (!a->synth == !a->schedule) return bad("give --synth ALGO or --schedule FILE");
-  if (a->synth && (!a->ranks || !a->bytes)) return bad("--synth needs --ranks and --bytes");
+  if (!a->r.synth == !a->r.schedule) return bad("give --synth ALGO or --schedule FILE");
+  if (a->r.synth && (!a->r.ranks || !a->r.bytes)) return bad("--synth needs --ranks and --bytes");
   return -1;
 }
 
@@ -207,12 +108,12 @@ static void print_injectors(const jct_run_result_t *r) {
 }
 
 static void print_table(const args_t *a, const jct_run_result_t *r) {
-  const jct_schedule_t *s = a->run.schedule;
+  const jct_schedule_t *s = a->r.run.schedule;
   char b1[32], b2[32], b3[32];
   printf("jctlab run: %s, %u ranks, %s, %s links, delay %s, uroce (PMTU %u), PFC %s\n",
          s->algorithm[0] ? s->algorithm : "schedule", s->nranks, jct__fmt_bytes(s->bytes, b1, 32),
-         jct__fmt_rate(a->run.rate_bps, b2, 32), jct__fmt_ns(a->run.prop_delay_ns, b3, 32),
-         a->run.path_mtu_bytes ? a->run.path_mtu_bytes : 4096, a->run.pfc ? "on" : "off");
+         jct__fmt_rate(a->r.run.rate_bps, b2, 32), jct__fmt_ns(a->r.run.prop_delay_ns, b3, 32),
+         a->r.run.path_mtu_bytes ? a->r.run.path_mtu_bytes : 4096, a->r.run.pfc ? "on" : "off");
   printf("\n  %4s  %14s\n", "rep", "JCT");
   for (uint32_t i = 0; i < r->reps; i++)
     printf("  %4u  %14s\n", i + 1, jct__fmt_ns(r->jct_ns[i], b1, 32));
@@ -243,17 +144,17 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
 }
 
 static int write_json(const args_t *a, const jct_run_result_t *r) {
-  const jct_schedule_t *s = a->run.schedule;
+  const jct_schedule_t *s = a->r.run.schedule;
   json_t *reps = json_array();
   for (uint32_t i = 0; i < r->reps; i++)
     json_array_append_new(reps, json_integer((json_int_t)r->jct_ns[i]));
   json_t *root = json_pack(
       "{s:i,s:b,s:s?,s:{s:s,s:I,s:I,s:I,s:I,s:I,s:b,s:I},s:o}", "jctlab_run", 1, "valid", r->valid,
       "invalid_why", r->valid ? NULL : r->invalid_why, "config", "algorithm", s->algorithm, "ranks",
-      (json_int_t)s->nranks, "bytes", (json_int_t)s->bytes, "rate_bps", (json_int_t)a->run.rate_bps,
-      "prop_delay_ns", (json_int_t)a->run.prop_delay_ns, "reps", (json_int_t)r->reps, "pfc",
-      a->run.pfc, "path_mtu_bytes",
-      (json_int_t)(a->run.path_mtu_bytes ? a->run.path_mtu_bytes : 4096), "jct_ns", reps);
+      (json_int_t)s->nranks, "bytes", (json_int_t)s->bytes, "rate_bps", (json_int_t)a->r.run.rate_bps,
+      "prop_delay_ns", (json_int_t)a->r.run.prop_delay_ns, "reps", (json_int_t)r->reps, "pfc",
+      a->r.run.pfc, "path_mtu_bytes",
+      (json_int_t)(a->r.run.path_mtu_bytes ? a->r.run.path_mtu_bytes : 4096), "jct_ns", reps);
   if (r->valid) {
     json_object_set_new(root, "jct",
                         json_pack("{s:I,s:I,s:I,s:f}", "median_ns", (json_int_t)r->median_ns,
@@ -306,7 +207,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   }
   json_object_set_new(root, "injectors", injs);
   json_object_set_new(json_object_get(root, "config"), "seed",
-                      json_integer((json_int_t)a->run.seed));
+                      json_integer((json_int_t)a->r.run.seed));
   int rc = strcmp(a->json, "-") == 0
                ? json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
                : json_dump_file(root, a->json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -316,35 +217,29 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
 }
 
 int jct_cmd_run(int argc, char **argv) {
-  args_t a = {.channels = 1, .reps = 5, .timeout = 20, .retry = 7};
-  a.run.rate_bps = 1000000000u;
-  a.run.prop_delay_ns = 1000;
-  a.run.pfc = true;
-  a.run.seed = 1;
+  args_t a = {0};
+  jct__run_args_init(&a.r, 1000000000u);
   int status = parse(argc, argv, &a);
   if (status >= 0) return status;
 
   char err[512];
   jct_schedule_t *s;
-  int rc = a.synth ? jct_schedule_synth(&s, a.synth, (uint32_t)a.ranks, a.bytes,
-                                        (uint32_t)a.channels, err, sizeof err)
-                   : jct_schedule_load(&s, a.schedule, err, sizeof err);
+  int rc = a.r.synth ? jct_schedule_synth(&s, a.r.synth, (uint32_t)a.r.ranks, a.r.bytes,
+                                        (uint32_t)a.r.channels, err, sizeof err)
+                   : jct_schedule_load(&s, a.r.schedule, err, sizeof err);
   if (rc) {
     fprintf(stderr, "jctlab run: %s\n", err);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
-  a.run.schedule = s;
-  a.run.reps = (uint32_t)a.reps;
-  a.run.inject = a.inject;
-  a.run.timeout = (uint8_t)a.timeout;
-  a.run.retry_cnt = (uint8_t)a.retry;
+  jct__run_args_finish(&a.r);
+  a.r.run.schedule = s;
   if ((rc = jct_ns_isolate(err, sizeof err))) {
     fprintf(stderr, "jctlab run: %s\n", err);
     jct_schedule_free(s);
     return 1;
   }
   static jct_run_result_t r; /* large: the per-repetition JCTs */
-  rc = jct_run(&a.run, &r, err, sizeof err);
+  rc = jct_run(&a.r.run, &r, err, sizeof err);
   if (rc) {
     fprintf(stderr, "jctlab run: %s\n", err);
     jct_schedule_free(s);

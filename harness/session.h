@@ -18,25 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jctlab/executor.h"
+#include "jctlab/replay.h"
 #include "jctlab/run.h"
 
-#define JCT_REP_MAX_BINS 200
-
-typedef struct {
-  bool faulted;
-  bool ok;           /* finished; when false, why says what went wrong */
-  char why[256];
-  uint64_t jct_ns;
-  jct_op_timing_t *timing; /* nops, times from the repetition's start; owned */
-  jct_uroce_stats_t transport;
-  jct_switch_totals_t fabric;
-  uint64_t paused_ns;
-  jct_injector_stats_t injectors[JCT_RUN_MAX_INJECTORS];
-  uint64_t bin_ns;
-  uint32_t nbins;
-  uint32_t retx_bins[JCT_REP_MAX_BINS]; /* retransmitted packets per bin */
-} jct_rep_t;
 
 typedef struct jct_session jct_session_t;
 

@@ -1,0 +1,160 @@
+/* Replay: baseline and faulted repetitions interleaved on one session,
+ * then their statistics (include/jctlab/replay.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errf.h"
+#include "jctlab/clock.h"
+#include "jctlab/error.h"
+#include "jctlab/replay.h"
+#include "replay_int.h"
+#include "session.h"
+
+/* Retransmissions over time are counted in bins of about a 50th of the
+ * model's JCT, at least 10 us. */
+static uint64_t bin_width_ns(const jct_run_opts_t *o) {
+  jct_run_result_t m;
+  jct_run_model(o, &m);
+  uint64_t w = (uint64_t)(m.model_ns / 50);
+  return w < 10000 ? 10000 : w;
+}
+
+static void add_u64(void *sum, const void *x, size_t size) {
+  uint64_t *s = sum;
+  const uint64_t *a = x;
+  for (size_t i = 0; i < size / sizeof(uint64_t); i++)
+    s[i] += a[i];
+}
+
+static void sum_side(jct_replay_side_t *side, const jct_rep_t *reps, uint32_t k) {
+  for (uint32_t i = 0; i < k; i++) {
+    add_u64(&side->transport, &reps[i].transport, sizeof side->transport);
+    add_u64(&side->fabric, &reps[i].fabric, sizeof side->fabric);
+    side->paused_ns += reps[i].paused_ns;
+  }
+}
+
+static void invalid(jct_replay_result_t *r, const char *why) {
+  if (!r->valid) return;
+  r->valid = false;
+  snprintf(r->invalid_why, sizeof r->invalid_why, "%s", why);
+}
+
+static void finish(const jct_run_opts_t *o, jct_replay_result_t *r) {
+  uint32_t k = r->reps;
+  sum_side(&r->b, r->baseline, k);
+  sum_side(&r->f, r->faulted, k);
+  for (uint32_t i = 0; i < k; i++)
+    for (uint32_t j = 0; j < r->ninjectors; j++)
+      add_u64(&r->injectors[j].stats, &r->faulted[i].injectors[j], sizeof r->faulted[i].injectors[j]);
+  if (!r->valid) return;
+  uint64_t *b = malloc(k * sizeof *b), *f = malloc(k * sizeof *f);
+  if (!b || !f) {
+    free(b);
+    free(f);
+    invalid(r, "out of memory");
+    return;
+  }
+  for (uint32_t i = 0; i < k; i++)
+    b[i] = r->baseline[i].jct_ns, f[i] = r->faulted[i].jct_ns;
+  jct_replay_side_t bs = r->b, fs = r->f; /* keep the sums */
+  jct_replay_stats(b, f, k, o->seed, &r->b, &r->f, &r->degradation, &r->ci95_low, &r->ci95_high);
+  r->b.transport = bs.transport, r->b.fabric = bs.fabric, r->b.paused_ns = bs.paused_ns;
+  r->f.transport = fs.transport, r->f.fabric = fs.fabric, r->f.paused_ns = fs.paused_ns;
+  double factor = jct_schedule_busbw_factor(o->schedule);
+  r->b.algbw_gbps = (double)o->schedule->bytes / (double)r->b.median_ns;
+  r->f.algbw_gbps = (double)o->schedule->bytes / (double)r->f.median_ns;
+  r->b.busbw_gbps = r->b.algbw_gbps * factor;
+  r->f.busbw_gbps = r->f.algbw_gbps * factor;
+  free(b);
+  free(f);
+  if (jct__replay_path(o->schedule, r->baseline[r->b.median_rep].timing,
+                       r->faulted[r->f.median_rep].timing, r))
+    invalid(r, "out of memory");
+}
+
+int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *arg,
+               jct_replay_result_t *r, char *err, size_t errlen) {
+  memset(r, 0, sizeof *r);
+  r->culprit = -1;
+  if (!o->schedule) return jct__errf(err, errlen, JCT_EINVAL, "no schedule");
+  if (o->reps < 1 || o->reps > JCT_RUN_MAX_REPS)
+    return jct__errf(err, errlen, JCT_EINVAL, "--reps %u is outside [1, %u]", o->reps,
+                     JCT_RUN_MAX_REPS);
+  if (o->rate_bps < 1000000 || o->rate_bps > JCT_SWITCH_MAX_RATE_BPS)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--rate %llu bit/s is outside what the fabric emulates [1 Mbit/s, 1 Tbit/s]",
+                     (unsigned long long)o->rate_bps);
+  if (o->ninject > JCT_RUN_MAX_INJECTORS)
+    return jct__errf(err, errlen, JCT_EINVAL, "%u injectors: at most %u", o->ninject,
+                     JCT_RUN_MAX_INJECTORS);
+  r->reps = o->reps;
+  r->valid = true;
+  r->baseline = calloc(o->reps, sizeof *r->baseline);
+  r->faulted = calloc(o->reps, sizeof *r->faulted);
+  if (!r->baseline || !r->faulted) {
+    jct_replay_result_free(r);
+    return JCT_ENOMEM;
+  }
+  jct_run_result_t model;
+  jct_run_model(o, &model);
+  r->packet_time_ns = model.packet_time_ns;
+  jct_session_t *s;
+  int rc = jct_session_new(&s, o, bin_width_ns(o), err, errlen);
+  if (rc) {
+    jct_replay_result_free(r);
+    return rc;
+  }
+  r->ninjectors = jct_session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
+  uint64_t wall0 = jct_now_ns();
+  /* B F B F ...: both sides see the machine in the same state. */
+  for (uint32_t i = 0; i < o->reps && r->valid && rc == 0; i++)
+    for (int side = 0; side < 2 && r->valid && rc == 0; side++) {
+      jct_rep_t *rep = side ? &r->faulted[i] : &r->baseline[i];
+      if ((rc = jct_session_rep(s, side == 1, i, rep))) break;
+      if (!rep->ok) {
+        char why[256];
+        snprintf(why, sizeof why, "%s repetition %u: %.200s", side ? "faulted" : "baseline",
+                 i + 1, rep->why);
+        invalid(r, why);
+      }
+      if (progress) progress(arg, 2 * i + (uint32_t)side + 1, 2 * o->reps);
+    }
+  r->wall_s = (double)(jct_now_ns() - wall0) * 1e-9;
+  jct_session_health_t h;
+  jct_session_health(s, &h);
+  jct_session_free(s);
+  r->lateness_p50_ns = h.lateness_p50_ns;
+  r->lateness_p99_ns = h.lateness_p99_ns;
+  r->lateness_max_ns = h.lateness_max_ns;
+  r->cpu_busy = h.cpu_busy;
+  r->harness_losses = h.harness_losses;
+  if (rc) {
+    jct_replay_result_free(r);
+    return rc;
+  }
+  if (h.harness_losses) invalid(r, h.harness_why);
+  if ((double)h.lateness_p99_ns > r->packet_time_ns) {
+    char why[200];
+    snprintf(why, sizeof why,
+             "the event loop's p99 lateness (%.0f us) exceeds one packet's time at this rate "
+             "(%.0f us): the loop, not the emulated link, set the pace; lower --rate",
+             (double)h.lateness_p99_ns / 1e3, r->packet_time_ns / 1e3);
+    invalid(r, why);
+  }
+  finish(o, r);
+  return 0;
+}
+
+void jct_replay_result_free(jct_replay_result_t *r) {
+  for (uint32_t i = 0; i < r->reps; i++) {
+    if (r->baseline) jct_rep_clear(&r->baseline[i]);
+    if (r->faulted) jct_rep_clear(&r->faulted[i]);
+  }
+  free(r->baseline);
+  free(r->faulted);
+  free(r->path);
+  r->baseline = r->faulted = NULL;
+  r->path = NULL;
+}

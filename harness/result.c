@@ -1,0 +1,195 @@
+/* The result document: a replay's figures as JSON (result.h). */
+#include <string.h>
+
+#include "jctlab/error.h"
+#include "result.h"
+
+#define JCT_VERSION_STR "0.1.0"
+
+jct_verdict_kind_t jct_verdict_of(const jct_replay_result_t *r, const jct_budget_t *b) {
+  if (!r->valid) return JCT_VERDICT_INVALID;
+  if (b->max_degradation > 0) return r->degradation <= b->max_degradation ? JCT_VERDICT_PASS : JCT_VERDICT_FAIL;
+  if (b->max_jct_ns > 0) return r->f.median_ns <= b->max_jct_ns ? JCT_VERDICT_PASS : JCT_VERDICT_FAIL;
+  return JCT_VERDICT_NONE;
+}
+
+const char *jct_verdict_name(jct_verdict_kind_t v) {
+  static const char *const names[] = {"none", "pass", "fail", "invalid"};
+  return (unsigned)v < 4 ? names[v] : "none";
+}
+
+static json_t *u64(uint64_t v) {
+  return json_integer((json_int_t)v);
+}
+
+json_t *jct_result_new(const char *command, const jct_run_opts_t *o, const jct_result_input_t *in) {
+  const jct_schedule_t *s = o->schedule;
+  double scale = in->scale > 0 ? in->scale : 1;
+  json_t *doc = json_pack(
+      "{s:i,s:s,s:s,s:{s:s,s:s,s:s,s:s?,s:I,s:I,s:I},"
+      "s:{s:s,s:I,s:I,s:b,s:b,s:s,s:I,s:i,s:i},s:{s:f,s:I,s:I},s:I,s:I,s:[]}",
+      "jctlab_result", 1, "command", command, "jctlab_version", JCT_VERSION_STR, "input", "source",
+      in->source, "kind", in->kind, "algorithm", s->algorithm, "pattern", in->pattern, "ranks",
+      (json_int_t)s->nranks, "ops", (json_int_t)s->nops, "bytes", (json_int_t)s->bytes, "fabric",
+      "transport", "uroce", "rate_bps", (json_int_t)o->rate_bps, "prop_delay_ns",
+      (json_int_t)o->prop_delay_ns, "pfc", o->pfc, "ecn", o->ecn, "pfc_watchdog",
+      in->pfc_watchdog ? in->pfc_watchdog : (o->pfc_watchdog ? (o->watchdog_forward ? "forward" : "drop") : "off"),
+      "path_mtu_bytes", (json_int_t)(o->path_mtu_bytes ? o->path_mtu_bytes : 4096), "timeout",
+      o->timeout, "retry_cnt", o->retry_cnt, "scale", "factor", scale, "captured_rate_bps",
+      (json_int_t)in->captured_rate_bps, "projected_rate_bps",
+      (json_int_t)(scale != 1 && in->captured_rate_bps ? in->captured_rate_bps : 0), "seed",
+      (json_int_t)o->seed, "reps", (json_int_t)o->reps, "cases");
+  return doc;
+}
+
+static json_t *side_json(const jct_replay_result_t *r, const jct_replay_side_t *s,
+                         const jct_rep_t *reps) {
+  json_t *jct = json_array();
+  for (uint32_t i = 0; i < r->reps; i++)
+    json_array_append_new(jct, reps[i].ok ? u64(reps[i].jct_ns) : json_null());
+  json_t *o = json_pack("{s:o}", "jct_ns", jct);
+  if (!r->valid) return o;
+  json_object_set_new(o, "median_jct_ns", u64(s->median_ns));
+  json_object_set_new(o, "p99_jct_ns", u64(s->p99_ns));
+  json_object_set_new(o, "min_jct_ns", u64(s->min_ns));
+  json_object_set_new(o, "max_jct_ns", u64(s->max_ns));
+  json_object_set_new(o, "algbw_gbps", json_real(s->algbw_gbps));
+  json_object_set_new(o, "busbw_gbps", json_real(s->busbw_gbps));
+  return o;
+}
+
+static json_t *transport_json(const jct_uroce_stats_t *t) {
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "packets", (json_int_t)t->tx_pkts,
+                   "data_packets", (json_int_t)t->tx_data_pkts, "retransmitted_packets",
+                   (json_int_t)t->retx_pkts, "retransmitted_bytes", (json_int_t)t->retx_bytes,
+                   "naks", (json_int_t)t->rx_naks, "timeouts", (json_int_t)t->timeouts, "cnps",
+                   (json_int_t)0);
+}
+
+static json_t *drops_json(const jct_replay_result_t *r) {
+  json_t *inj = json_array();
+  for (uint32_t i = 0; i < r->ninjectors; i++) {
+    const jct_run_injector_t *in = &r->injectors[i];
+    const jct_injector_stats_t *st = &in->stats;
+    json_array_append_new(
+        inj, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind", in->kind,
+                       "seed", (json_int_t)in->seed, "seen", (json_int_t)st->seen, "matched",
+                       (json_int_t)st->matched, "dropped", (json_int_t)st->dropped, "held",
+                       (json_int_t)st->held, "modified", (json_int_t)(st->modified + st->expedited),
+                       "generated", (json_int_t)st->generated));
+  }
+  const jct_switch_totals_t *f = &r->f.fabric;
+  json_t *fab = json_pack(
+      "{s:I,s:I,s:I}", "buffer_full",
+      (json_int_t)(f->drops[JCT_SW_DROP_BUFFER_OVERFLOW] + f->drops[JCT_SW_DROP_PFC_HEADROOM]),
+      "pfc_watchdog", (json_int_t)f->drops[JCT_SW_DROP_PFC_WATCHDOG], "link_down", (json_int_t)0);
+  /* Every reason the switch counts, by its own name, too. */
+  for (int k = 1; k < JCT_SW_DROP_NREASONS; k++)
+    if (k != JCT_SW_DROP_INJECTOR && f->drops[k])
+      json_object_set_new(fab, jct_switch_drop_name(k), u64(f->drops[k]));
+  uint64_t link_down = 0;
+  for (uint32_t i = 0; i < r->ninjectors; i++)
+    if (strcmp(r->injectors[i].kind, "flap") == 0) link_down += r->injectors[i].stats.dropped;
+  json_object_set_new(fab, "link_down", u64(link_down));
+  return json_pack("{s:o,s:o}", "injectors", inj, "fabric", fab);
+}
+
+static json_t *timeline_json(const jct_schedule_t *s, const jct_rep_t *rep, uint32_t index) {
+  json_t *ops = json_array();
+  for (uint32_t i = 0; i < s->nops; i++) {
+    const jct_conn_t *c = &s->conns[s->ops[i].conn];
+    const jct_op_timing_t *t = &rep->timing[i];
+    json_array_append_new(ops, json_pack("{s:I,s:I,s:I,s:i,s:I,s:I}", "op", (json_int_t)i, "rank",
+                                         (json_int_t)c->src, "dst", (json_int_t)c->dst, "step",
+                                         s->ops[i].step, "start_ns", (json_int_t)t->start_ns,
+                                         "done_ns", (json_int_t)t->done_ns));
+  }
+  return json_pack("{s:I,s:I,s:o}", "rep", (json_int_t)index, "jct_ns", (json_int_t)rep->jct_ns,
+                   "ops", ops);
+}
+
+static json_t *bins_json(const jct_rep_t *rep) {
+  json_t *a = json_array();
+  for (uint32_t i = 0; i < rep->nbins; i++)
+    json_array_append_new(a, json_integer(rep->retx_bins[i]));
+  return a;
+}
+
+static json_t *path_json(const jct_schedule_t *s, const jct_replay_result_t *r) {
+  json_t *a = json_array();
+  const jct_rep_t *rep = &r->faulted[r->f.median_rep];
+  for (uint32_t i = 0; i < r->npath; i++) {
+    const jct_path_op_t *p = &r->path[i];
+    const jct_op_t *op = &s->ops[p->op];
+    const jct_conn_t *c = &s->conns[op->conn];
+    json_array_append_new(
+        a, json_pack("{s:I,s:I,s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "rank", (json_int_t)c->src,
+                     "op", (json_int_t)p->op, "step", op->step, "conn", (json_int_t)op->conn, "dst",
+                     (json_int_t)c->dst, "bytes", (json_int_t)op->bytes, "start_ns",
+                     (json_int_t)rep->timing[p->op].start_ns, "done_ns",
+                     (json_int_t)rep->timing[p->op].done_ns, "late_ns", (json_int_t)p->late_ns,
+                     "added_ns", (json_int_t)p->added_ns, "culprit", (int32_t)i == r->culprit));
+  }
+  return a;
+}
+
+int jct_result_add_case(json_t *doc, const jct_run_opts_t *o, const jct_result_input_t *in,
+                        const jct_case_meta_t *m, const jct_replay_result_t *r) {
+  const jct_schedule_t *s = o->schedule;
+  json_t *inject = json_array();
+  for (uint32_t i = 0; i < m->ninject; i++)
+    json_array_append_new(inject, json_string(m->inject[i]));
+  jct_verdict_kind_t v = jct_verdict_of(r, &m->budget);
+  json_t *c = json_pack("{s:s,s:o}", "name", m->name, "inject", inject);
+  json_object_set_new(c, "sweep",
+                      m->sweep_key ? json_pack("{s:s,s:f}", "key", m->sweep_key, "value",
+                                               m->sweep_value)
+                                   : json_null());
+  json_object_set_new(c, "budget",
+                      m->budget.max_degradation > 0
+                          ? json_pack("{s:f}", "max_degradation", m->budget.max_degradation)
+                      : m->budget.max_jct_ns ? json_pack("{s:I}", "max_jct_ns",
+                                                         (json_int_t)m->budget.max_jct_ns)
+                                             : json_null());
+  json_object_set_new(c, "verdict", json_string(jct_verdict_name(v)));
+  if (!r->valid) json_object_set_new(c, "invalid_why", json_string(r->invalid_why));
+  json_object_set_new(c, "baseline", side_json(r, &r->b, r->baseline));
+  json_object_set_new(c, "faulted", side_json(r, &r->f, r->faulted));
+  if (r->valid) {
+    json_object_set_new(c, "degradation",
+                        json_pack("{s:f,s:f,s:f}", "median", r->degradation, "ci95_low",
+                                  r->ci95_low, "ci95_high", r->ci95_high));
+    double scale = in->scale > 0 ? in->scale : 1;
+    if (scale != 1 && in->captured_rate_bps) {
+      /* Bandwidth-bound projection: sizes back to 1/scale, rate to the captured one. */
+      double k = (double)o->rate_bps / (scale * (double)in->captured_rate_bps);
+      json_object_set_new(c, "projected",
+                          json_pack("{s:I,s:I}", "baseline_jct_ns",
+                                    (json_int_t)((double)r->b.median_ns * k), "faulted_jct_ns",
+                                    (json_int_t)((double)r->f.median_ns * k)));
+    } else {
+      json_object_set_new(c, "projected", json_null());
+    }
+  }
+  json_object_set_new(c, "transport", transport_json(&r->f.transport));
+  json_object_set_new(c, "baseline_transport", transport_json(&r->b.transport));
+  json_object_set_new(c, "paused_ns", u64(r->f.paused_ns));
+  json_object_set_new(c, "drops", drops_json(r));
+  if (r->valid) {
+    json_object_set_new(c, "critical_path", path_json(s, r));
+    const jct_rep_t *b = &r->baseline[r->b.median_rep], *f = &r->faulted[r->f.median_rep];
+    json_object_set_new(c, "timeline",
+                        json_pack("{s:o,s:o}", "baseline", timeline_json(s, b, r->b.median_rep),
+                                  "faulted", timeline_json(s, f, r->f.median_rep)));
+    json_object_set_new(c, "retransmissions",
+                        json_pack("{s:I,s:o,s:o}", "bin_ns", (json_int_t)f->bin_ns, "baseline",
+                                  bins_json(b), "faulted", bins_json(f)));
+  }
+  json_object_set_new(c, "lateness",
+                      json_pack("{s:I,s:I,s:I,s:f}", "p50_ns", (json_int_t)r->lateness_p50_ns,
+                                "p99_ns", (json_int_t)r->lateness_p99_ns, "max_ns",
+                                (json_int_t)r->lateness_max_ns, "packet_time_ns",
+                                r->packet_time_ns));
+  json_object_set_new(c, "wall_s", json_real(r->wall_s));
+  return json_array_append_new(json_object_get(doc, "cases"), c) ? JCT_ENOMEM : 0;
+}

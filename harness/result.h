@@ -1,0 +1,56 @@
+/* The result document (internal to the harness): what `jctlab replay` and
+ * `jctlab run SCENARIO` print with --json and what --report and --junit
+ * are made from. One jansson object, schema "jctlab_result": 1, every
+ * figure with its unit in its name; README "Result JSON" documents it.
+ *
+ * Verdicts: a case with a budget passes when its faulted median JCT is
+ * within it (max_degradation: faulted median / baseline median <= the
+ * budget; max_jct: faulted median <= the budget), fails when not, and is
+ * invalid when its replay was (never judged); with no budget it is
+ * "none".
+ */
+#ifndef JCT_RESULT_H
+#define JCT_RESULT_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "jctlab/replay.h"
+#include "jctlab/run.h"
+
+typedef enum { JCT_VERDICT_NONE, JCT_VERDICT_PASS, JCT_VERDICT_FAIL, JCT_VERDICT_INVALID } jct_verdict_kind_t;
+
+typedef struct {
+  double max_degradation; /* 0: none */
+  uint64_t max_jct_ns;    /* 0: none */
+} jct_budget_t;
+
+typedef struct {
+  const char *source;  /* the trace, schedule file or "synth" */
+  const char *kind;    /* "trace", "schedule", "synth" */
+  const char *pattern; /* what inference recognised, or NULL */
+  double scale;        /* sizes were multiplied by this (1: not scaled) */
+  uint64_t captured_rate_bps; /* the trace's link rate, 0: unknown */
+  const char *pfc_watchdog;   /* "off", "drop", "forward" */
+} jct_result_input_t;
+
+typedef struct {
+  const char *name;
+  const char *const *inject; /* the case's injector specs */
+  uint32_t ninject;
+  const char *sweep_key; /* NULL: not part of a sweep */
+  double sweep_value;
+  jct_budget_t budget;
+} jct_case_meta_t;
+
+jct_verdict_kind_t jct_verdict_of(const jct_replay_result_t *r, const jct_budget_t *b);
+const char *jct_verdict_name(jct_verdict_kind_t v);
+
+/* A new document with an empty "cases" array. NULL: out of memory. */
+json_t *jct_result_new(const char *command, const jct_run_opts_t *o, const jct_result_input_t *in);
+
+/* Append one case (the replay's figures, judged against meta->budget). */
+int jct_result_add_case(json_t *doc, const jct_run_opts_t *o, const jct_result_input_t *in,
+                        const jct_case_meta_t *meta, const jct_replay_result_t *r);
+
+#endif

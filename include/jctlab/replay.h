@@ -1,0 +1,112 @@
+/* Replay: a schedule run K times without faults (baseline) and K times
+ * with them (faulted), interleaved B F B F ... on one emulated fabric, and
+ * the job's slowdown (DESIGN.md, decision 5).
+ *
+ * Figures (times in ns, from CLOCK_MONOTONIC on the orchestrator):
+ * - JCT per repetition: first send of the schedule to its last receive.
+ * - median; p99 by nearest rank (with K < 100 it is the maximum); min; max.
+ * - degradation = faulted median / baseline median, with a 95% percentile
+ *   bootstrap interval: 2000 resamples of each side's K JCTs (with
+ *   replacement, seeded by the run's seed), the ratio of the resampled
+ *   medians each time, its 2.5th and 97.5th percentiles (Efron and
+ *   Tibshirani, "An Introduction to the Bootstrap", ch. 13).
+ * - algbw = S / median JCT, busbw = algbw * factor (nccl-tests: 2(N-1)/N
+ *   for AllReduce), in GB/s (1e9 bytes per second).
+ * - the critical path of the faulted median repetition: from the op that
+ *   completed last, back through the dependency that completed last before
+ *   each op became ready, to an op with none; per op, late_ns is how much
+ *   later it completed than in the baseline median repetition, and
+ *   added_ns how much longer its own transfer (start to done) took. The op
+ *   with the largest added_ns is the one that made the job late.
+ *
+ * A replay is invalid (never reported as a result) when a repetition did
+ * not finish, the harness lost frames by its own fault, or the loop's p99
+ * lateness exceeded one packet's serialization time at the emulated rate
+ * (the loop, not the link, set the pace).
+ */
+#ifndef JCTLAB_REPLAY_H
+#define JCTLAB_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jctlab/executor.h"
+#include "jctlab/injector.h"
+#include "jctlab/run.h"
+#include "jctlab/switch.h"
+#include "jctlab/uroce.h"
+
+#define JCT_REP_MAX_BINS 200
+#define JCT_REPLAY_BOOTSTRAP 2000
+
+/* One repetition. */
+typedef struct {
+  bool faulted;
+  bool ok;           /* finished; when false, why says what went wrong */
+  char why[256];
+  uint64_t jct_ns;
+  jct_op_timing_t *timing; /* schedule->nops of them, from the repetition's start; owned */
+  jct_uroce_stats_t transport; /* counters moved by this repetition and its drain */
+  jct_switch_totals_t fabric;
+  uint64_t paused_ns;
+  jct_injector_stats_t injectors[JCT_RUN_MAX_INJECTORS];
+  uint64_t bin_ns;
+  uint32_t nbins;
+  uint32_t retx_bins[JCT_REP_MAX_BINS]; /* retransmitted packets per bin_ns */
+} jct_rep_t;
+
+typedef struct {
+  uint64_t median_ns, p99_ns, min_ns, max_ns;
+  double algbw_gbps, busbw_gbps;
+  jct_uroce_stats_t transport; /* summed over the side's repetitions */
+  jct_switch_totals_t fabric;
+  uint64_t paused_ns;
+  uint32_t median_rep; /* index (into the side's reps) of the repetition at the median */
+} jct_replay_side_t;
+
+typedef struct {
+  uint32_t op;
+  uint64_t late_ns;  /* completed this much later than in the baseline (0 if earlier) */
+  int64_t added_ns;  /* its own transfer took this much longer */
+} jct_path_op_t;
+
+typedef struct {
+  uint32_t reps;
+  jct_rep_t *baseline, *faulted; /* reps each, in the order they ran */
+  jct_replay_side_t b, f;
+  double degradation, ci95_low, ci95_high;
+  bool valid;
+  char invalid_why[256];
+  uint32_t ninjectors;
+  jct_run_injector_t injectors[JCT_RUN_MAX_INJECTORS]; /* summed over faulted reps */
+  jct_path_op_t *path; /* npath, first to last */
+  uint32_t npath;
+  int32_t culprit; /* index into path of the op with the largest added_ns, -1: none */
+  uint64_t lateness_p50_ns, lateness_p99_ns, lateness_max_ns;
+  double packet_time_ns, cpu_busy;
+  uint64_t harness_losses;
+  double wall_s;
+} jct_replay_result_t;
+
+/* Progress: called after each repetition with how many of total ran. */
+typedef void (*jct_replay_progress_fn)(void *arg, uint32_t done, uint32_t total);
+
+/* Replay o->schedule: o->reps baseline and o->reps faulted repetitions,
+ * interleaved, the faulted ones with o->inject on the switch's path.
+ * The caller must have called jct_ns_isolate() first. Returns 0 with *res
+ * filled (res->valid says whether it may be reported; free it with
+ * jct_replay_result_free), or JCT_EINVAL (bad options or injector spec: err
+ * says which), JCT_EIO (the fabric could not be built), JCT_ENOMEM. */
+int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *arg,
+               jct_replay_result_t *res, char *err, size_t errlen);
+
+void jct_replay_result_free(jct_replay_result_t *res);
+
+/* The statistics alone, for tests: fills b/f (median, p99, min, max),
+ * degradation and its interval from the JCTs. */
+void jct_replay_stats(const uint64_t *base_ns, const uint64_t *fault_ns, uint32_t k,
+                      uint64_t seed, jct_replay_side_t *b, jct_replay_side_t *f,
+                      double *degradation, double *lo, double *hi);
+
+#endif
