@@ -7,7 +7,7 @@
  *   drop model=state p13=P [p31=] [p32=] [p23=] [p14=]   4-state Markov
  *   drop every=N [burst=K]                  frames N, 2N, ... (or the last K of
  *                                           every N: N-K+1..N, 2N-K+1..2N, ...)
- *   drop psn=PSN qp=QPN [count=C] [retransmissions=no|yes]
+ *   drop psn=PSN[,PSN...] qp=QPN [count=C] [retransmissions=no|yes]
  * Probabilities read 0.01 or 1%.
  *
  * The two correlated models are those of Linux netem (net/sched/sch_netem.c,
@@ -56,10 +56,13 @@
  * compares PSNs). By default only the first transmission is dropped
  * (count=1); with retransmissions=yes every frame carrying the PSN is,
  * up to count times (default: no limit), so the requester's retry
- * counter can be run out.
+ * counter can be run out. psn= may list up to 64 PSNs of the same QP,
+ * comma-separated (psn=100,164,200): count then applies to each (a
+ * postmortem replays a trace's losses on one QP with one injector).
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errf.h"
@@ -91,8 +94,11 @@ typedef struct {
   /* every=N */
   uint64_t every, nth;
   /* targeted */
-  uint32_t psn, qp;
-  uint64_t count, done;
+#define DROP_MAX_PSNS 64
+  uint32_t psn[DROP_MAX_PSNS], qp;
+  uint32_t npsn;
+  uint64_t done_psn[DROP_MAX_PSNS];
+  uint64_t count;
   bool retransmissions, seen_qp;
   uint32_t highest_psn;
 } drop_t;
@@ -179,9 +185,11 @@ static bool loss_targeted(drop_t *d, jct_frame_t *f) {
   bool retransmission = d->seen_qp && !psn_after(psn, d->highest_psn);
   if (!d->seen_qp || psn_after(psn, d->highest_psn)) d->highest_psn = psn;
   d->seen_qp = true;
-  if (psn != d->psn || d->done >= d->count) return false;
+  uint32_t i = 0;
+  while (i < d->npsn && d->psn[i] != psn) i++;
+  if (i == d->npsn || d->done_psn[i] >= d->count) return false;
   if (retransmission && !d->retransmissions) return false;
-  d->done++;
+  d->done_psn[i]++;
   return true;
 }
 
@@ -312,6 +320,24 @@ static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   return 0;
 }
 
+/* psn=A or psn=A,B,C (PSNs < 2^24, decimal or 0x hex). */
+static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+  const char *v = jct_spec_get(spec, "psn");
+  d->npsn = 0;
+  for (const char *p = v;;) {
+    char *end;
+    if (*p < '0' || *p > '9') break;
+    unsigned long long x = strtoull(p, &end, 0);
+    if (end == p || x > 0xffffff || d->npsn == DROP_MAX_PSNS) break;
+    d->psn[d->npsn++] = (uint32_t)x;
+    if (*end == 0) return 0;
+    if (*end != ',') break;
+    p = end + 1;
+  }
+  return word_err(spec, find(spec, "psn"), err, errlen,
+                  "is a PSN below 2^24, or up to 64 of them separated by commas");
+}
+
 static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k p13 p31 p32 p23 p14 every burst";
   int rc;
@@ -319,8 +345,7 @@ static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   if ((rc = refuse(spec, others, "psn=", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "psn", "drop qp=", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "qp", "drop psn=", err, errlen)) < 0) return rc;
-  if ((rc = jct_spec_u64(spec, "psn", 0xffffff, &v, err, errlen)) < 0) return rc;
-  d->psn = (uint32_t)v;
+  if ((rc = parse_psns(d, spec, err, errlen)) < 0) return rc;
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &v, err, errlen)) < 0) return rc;
   d->qp = (uint32_t)v;
   const char *retx = jct_spec_get(spec, "retransmissions");
@@ -383,7 +408,7 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
 const struct jct_injector_ops jct_drop_ops = {
     .name = "drop",
     .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
-             "p23= p14=] | every=N [burst=K] | psn=PSN qp=QPN [count=C] [retransmissions=yes]",
+             "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] [retransmissions=yes]",
     .priv_size = sizeof(drop_t),
     .init = drop_init,
     .process = drop_process,

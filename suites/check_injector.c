@@ -159,6 +159,9 @@ START_TEST(bad_specs_name_the_word) {
   expect_error("drop model=state p13=0.7 p14=0.5", "p14=0.5");
   expect_error("drop model=state p13=0.1 p31=0.7 p32=0.5", "p32=0.5");
   expect_error("drop psn=5", "qp=");
+  expect_error("drop psn=5,,6 qp=3", "psn=5,,6");
+  expect_error("drop psn=5,x qp=3", "psn=5,x");
+  expect_error("drop psn=16777216 qp=3", "psn=16777216");
   expect_error("drop psn=5 qp=0x1000000", "qp=0x1000000");
   expect_error("drop psn=5 qp=3 retransmissions=maybe", "retransmissions=maybe");
   expect_error("drop every=0", "every=0");
@@ -461,6 +464,17 @@ START_TEST(targeted_psn) {
   inj = mk("drop psn=105 qp=0x11 count=5", 1, 0);
   psn_run(inj, false, d);
   ck_assert(d[0] && !d[1] && !d[2]);
+  jct_injector_free(inj);
+
+  /* A list: each PSN's first transmission, once each. */
+  inj = mk("drop psn=101,105,0x6c qp=0x11", 1, 0);
+  frame_t l;
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t psn = 100; psn <= 110; psn++) {
+      roce_frame(&l, NULL, 0x11, psn, false);
+      ck_assert_int_eq(dropped(inj, &l, 0), pass == 0 && (psn == 101 || psn == 105 || psn == 108));
+    }
+  ck_assert_uint_eq(inj->stats.dropped, 3);
   jct_injector_free(inj);
 
   /* PSN wrap: 0xfffffe, 0xffffff, 0, 1 are all first transmissions. */
