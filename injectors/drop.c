@@ -7,7 +7,7 @@
  *   drop model=state p13=P [p31=] [p32=] [p23=] [p14=]   4-state Markov
  *   drop every=N [burst=K]                  frames N, 2N, ... (or the last K of
  *                                           every N: N-K+1..N, 2N-K+1..2N, ...)
- *   drop psn=PSN[,PSN...] qp=QPN [count=C] [retransmissions=no|yes]
+ *   drop psn=PSN[,PSN...] qp=QPN [count=C] | pkt=MSG:PKT[,...] qp=QPN [retransmissions=no|yes]
  * Probabilities read 0.01 or 1%.
  *
  * The two correlated models are those of Linux netem (net/sched/sch_netem.c,
@@ -59,6 +59,11 @@
  * counter can be run out. psn= may list up to 64 PSNs of the same QP,
  * comma-separated (psn=100,164,200): count then applies to each (a
  * postmortem replays a trace's losses on one QP with one injector).
+ * pkt=M:K (or a list) picks by position instead: the K-th packet (from 0)
+ * of the M-th message (from 0, a message starting at a FIRST or ONLY
+ * opcode) sent to the QP since the repetition started, first
+ * transmissions only; PSNs go on from one repetition to the next on the
+ * same QPs, positions do not.
  */
 #include <math.h>
 #include <stdio.h>
@@ -98,6 +103,10 @@ typedef struct {
   uint32_t psn[DROP_MAX_PSNS], qp;
   uint32_t npsn;
   uint64_t done_psn[DROP_MAX_PSNS];
+  bool by_msg;                        /* pkt=: psn[i] is message i's packet pkt_of[i] */
+  uint32_t msg_of[DROP_MAX_PSNS];
+  int64_t cur_msg;                    /* the message first transmissions are in, -1 before */
+  uint32_t cur_pkt;
   uint64_t count;
   bool retransmissions, seen_qp;
   uint32_t highest_psn;
@@ -163,7 +172,7 @@ static bool loss_every(drop_t *d) {
 /* BTH destination QP and PSN of a RoCEv2 data packet (not an ACK, atomic
  * ACK or CNP, whose PSNs count in the other direction's numbering); false
  * for anything else. */
-static bool roce_bth(jct_frame_t *f, uint32_t *qp, uint32_t *psn) {
+static bool roce_bth(jct_frame_t *f, uint32_t *qp, uint32_t *psn, uint8_t *pos) {
   if (!jct_frame_roce(f)) return false;
   const uint8_t *bth = f->data + f->udp + 8;
   const struct jct_opcode_info *op = jct_opcode_info(bth[0]);
@@ -171,6 +180,7 @@ static bool roce_bth(jct_frame_t *f, uint32_t *qp, uint32_t *psn) {
     return false;
   *qp = jct__be24(bth + 5);
   *psn = jct__be24(bth + 9);
+  *pos = op->pos;
   return true;
 }
 
@@ -181,12 +191,22 @@ static bool psn_after(uint32_t a, uint32_t b) {
 
 static bool loss_targeted(drop_t *d, jct_frame_t *f) {
   uint32_t qp, psn;
-  if (!roce_bth(f, &qp, &psn) || qp != d->qp) return false;
+  uint8_t pos;
+  if (!roce_bth(f, &qp, &psn, &pos) || qp != d->qp) return false;
   bool retransmission = d->seen_qp && !psn_after(psn, d->highest_psn);
   if (!d->seen_qp || psn_after(psn, d->highest_psn)) d->highest_psn = psn;
   d->seen_qp = true;
   uint32_t i = 0;
-  while (i < d->npsn && d->psn[i] != psn) i++;
+  if (d->by_msg) {
+    if (retransmission) return false;
+    if (pos & JCT_POS_FIRST)
+      d->cur_msg++, d->cur_pkt = 0;
+    else
+      d->cur_pkt++;
+    while (i < d->npsn && (d->msg_of[i] != d->cur_msg || d->psn[i] != d->cur_pkt)) i++;
+  } else {
+    while (i < d->npsn && d->psn[i] != psn) i++;
+  }
   if (i == d->npsn || d->done_psn[i] >= d->count) return false;
   if (retransmission && !d->retransmissions) return false;
   d->done_psn[i]++;
@@ -264,7 +284,7 @@ static int need(const jct_spec_t *spec, const char *key, const char *mode, char 
   } while (0)
 
 static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "p13 p31 p32 p23 p14 every burst psn qp count retransmissions";
+  static const char others[] = "p13 p31 p32 p23 p14 every burst psn pkt qp count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "model=gemodel", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p", "model=gemodel", err, errlen)) < 0) return rc;
@@ -281,7 +301,7 @@ static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 }
 
 static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "p r h k every burst psn qp count retransmissions";
+  static const char others[] = "p r h k every burst psn pkt qp count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "model=state", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p13", "model=state", err, errlen)) < 0) return rc;
@@ -306,7 +326,7 @@ static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 }
 
 static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "p r h k p13 p31 p32 p23 p14 psn qp count retransmissions";
+  static const char others[] = "p r h k p13 p31 p32 p23 p14 psn pkt qp count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "every=", err, errlen)) < 0) return rc;
   d->burst = 1;
@@ -338,17 +358,47 @@ static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
                   "is a PSN below 2^24, or up to 64 of them separated by commas");
 }
 
+/* pkt=M:K or pkt=M:K,M:K,... (message and packet indices from 0). */
+static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+  const char *v = jct_spec_get(spec, "pkt");
+  d->npsn = 0;
+  d->by_msg = true;
+  d->cur_msg = -1;
+  for (const char *p = v;;) {
+    char *end, *end2;
+    if (*p < '0' || *p > '9') break;
+    unsigned long long m = strtoull(p, &end, 10);
+    if (*end != ':' || end[1] < '0' || end[1] > '9') break;
+    unsigned long long k = strtoull(end + 1, &end2, 10);
+    if (m > UINT32_MAX || k > UINT32_MAX || d->npsn == DROP_MAX_PSNS) break;
+    d->msg_of[d->npsn] = (uint32_t)m;
+    d->psn[d->npsn++] = (uint32_t)k;
+    if (*end2 == 0) return 0;
+    if (*end2 != ',') break;
+    p = end2 + 1;
+  }
+  return word_err(spec, find(spec, "pkt"), err, errlen,
+                  "is MESSAGE:PACKET (from 0), or up to 64 of them separated by commas");
+}
+
 static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k p13 p31 p32 p23 p14 every burst";
   int rc;
   uint64_t v;
   if ((rc = refuse(spec, others, "psn=", err, errlen)) < 0) return rc;
-  if ((rc = need(spec, "psn", "drop qp=", err, errlen)) < 0) return rc;
-  if ((rc = need(spec, "qp", "drop psn=", err, errlen)) < 0) return rc;
-  if ((rc = parse_psns(d, spec, err, errlen)) < 0) return rc;
+  bool by_msg = find(spec, "pkt") >= 0;
+  if (by_msg && find(spec, "psn") >= 0)
+    return word_err(spec, find(spec, "pkt"), err, errlen, "goes without psn=");
+  if (!by_msg && (rc = need(spec, "psn", "drop qp=", err, errlen)) < 0) return rc;
+  if ((rc = need(spec, "qp", by_msg ? "drop pkt=" : "drop psn=", err, errlen)) < 0) return rc;
+  if ((rc = by_msg ? parse_pkts(d, spec, err, errlen) : parse_psns(d, spec, err, errlen)) < 0)
+    return rc;
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &v, err, errlen)) < 0) return rc;
   d->qp = (uint32_t)v;
   const char *retx = jct_spec_get(spec, "retransmissions");
+  if (retx && by_msg)
+    return word_err(spec, find(spec, "retransmissions"), err, errlen,
+                    "cannot go with pkt= (it counts first transmissions)");
   if (retx) {
     if (strcmp(retx, "yes") == 0)
       d->retransmissions = true;
@@ -363,7 +413,7 @@ static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 }
 
 static int init_bernoulli(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "r h k p13 p31 p32 p23 p14 every psn qp count retransmissions";
+  static const char others[] = "r h k p13 p31 p32 p23 p14 every psn pkt qp count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "p=", err, errlen)) < 0) return rc;
   PROB("p", &d->p);
@@ -390,7 +440,7 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
       return word_err(spec, find(spec, "model"), err, errlen,
                       "unknown loss model (random, gemodel, state)");
     }
-  } else if (find(spec, "psn") >= 0 || find(spec, "qp") >= 0) {
+  } else if (find(spec, "psn") >= 0 || find(spec, "qp") >= 0 || find(spec, "pkt") >= 0) {
     rc = init_psn(&d, spec, err, errlen);
   } else if (find(spec, "every") >= 0) {
     rc = init_every(&d, spec, err, errlen);
@@ -408,7 +458,7 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
 const struct jct_injector_ops jct_drop_ops = {
     .name = "drop",
     .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
-             "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] [retransmissions=yes]",
+             "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] | pkt=MSG:PKT[,...] qp=QPN [retransmissions=yes]",
     .priv_size = sizeof(drop_t),
     .init = drop_init,
     .process = drop_process,

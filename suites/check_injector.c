@@ -162,6 +162,10 @@ START_TEST(bad_specs_name_the_word) {
   expect_error("drop psn=5,,6 qp=3", "psn=5,,6");
   expect_error("drop psn=5,x qp=3", "psn=5,x");
   expect_error("drop psn=16777216 qp=3", "psn=16777216");
+  expect_error("drop pkt=3 qp=3", "pkt=3");
+  expect_error("drop pkt=3:1 psn=4 qp=3", "pkt=3:1");
+  expect_error("drop pkt=3:1", "qp=");
+  expect_error("drop pkt=3:1 qp=3 retransmissions=yes", "retransmissions=yes");
   expect_error("drop psn=5 qp=0x1000000", "qp=0x1000000");
   expect_error("drop psn=5 qp=3 retransmissions=maybe", "retransmissions=maybe");
   expect_error("drop every=0", "every=0");
@@ -475,6 +479,32 @@ START_TEST(targeted_psn) {
       ck_assert_int_eq(dropped(inj, &l, 0), pass == 0 && (psn == 101 || psn == 105 || psn == 108));
     }
   ck_assert_uint_eq(inj->stats.dropped, 3);
+  jct_injector_free(inj);
+
+  /* By position: three 3-packet messages (FIRST, MIDDLE, LAST) from PSN
+   * 500, then message 1 again (go-back-N); pkt=1:2,2:0 drops PSN 505 and
+   * 506 once, and again after the injector restarts at other PSNs. */
+  inj = mk("drop pkt=1:2,2:0 qp=0x11", 1, 0);
+  for (int rep = 0; rep < 2; rep++) {
+    uint32_t base = rep ? 9000 : 500;
+    jct_injector_start(inj, 0);
+    uint32_t seq[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5};
+    for (int i = 0; i < 12; i++) {
+      uint32_t psn = base + seq[i];
+      roce_frame(&l, NULL, 0x11, psn, false);
+      static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
+                                       JCT_OP_RC_RDMA_WRITE_LAST};
+      craft_roce_t c = {.payload_bytes = 64};
+      c.h.bth.opcode = pos_op[seq[i] % 3];
+      c.h.bth.dest_qp = 0x11;
+      c.h.bth.psn = psn;
+      c.h.reth.dma_len_bytes = 192;
+      size_t n = craft_roce(l.buf, sizeof l.buf, &c);
+      l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+      ck_assert_int_eq(dropped(inj, &l, 0), i < 9 && (seq[i] == 5 || seq[i] == 6));
+    }
+    ck_assert_uint_eq(inj->stats.dropped, 2);
+  }
   jct_injector_free(inj);
 
   /* PSN wrap: 0xfffffe, 0xffffff, 0, 1 are all first transmissions. */
