@@ -44,6 +44,7 @@ int main(void) {
   srunner_add_suite(sr, injector_suite());
   srunner_add_suite(sr, injector_kinds_suite());
   srunner_add_suite(sr, inject_suite());
+  srunner_add_suite(sr, replay_stats_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

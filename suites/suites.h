@@ -19,5 +19,6 @@ Suite *run_suite(void);
 Suite *injector_suite(void);
 Suite *injector_kinds_suite(void);
 Suite *inject_suite(void);
+Suite *replay_stats_suite(void);
 
 #endif

@@ -1,0 +1,114 @@
+/* The replay's statistics without a fabric (include/jctlab/replay.h):
+ * medians, nearest-rank p99, the bootstrap interval of the degradation,
+ * and the critical path walked back through the dependencies. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jctlab/replay.h"
+#include "replay_int.h"
+#include "suites.h"
+
+START_TEST(medians_and_p99) {
+  uint64_t b[5] = {100, 104, 98, 101, 99}, f[5] = {150, 170, 149, 160, 155};
+  jct_replay_side_t sb = {0}, sf = {0};
+  double d, lo, hi;
+  jct_replay_stats(b, f, 5, 1, &sb, &sf, &d, &lo, &hi);
+  ck_assert_uint_eq(sb.median_ns, 100);
+  ck_assert_uint_eq(sf.median_ns, 155);
+  ck_assert_uint_eq(sb.min_ns, 98);
+  ck_assert_uint_eq(sf.max_ns, 170);
+  ck_assert_uint_eq(sf.p99_ns, 170); /* nearest rank of 5 is the largest */
+  ck_assert_uint_eq(sb.median_rep, 0);
+  ck_assert_uint_eq(sf.median_rep, 4);
+  ck_assert_double_eq_tol(d, 1.55, 1e-12);
+  /* The interval holds the point estimate and lies within the extreme ratios. */
+  ck_assert(lo <= d && d <= hi);
+  ck_assert(lo >= 149.0 / 104 - 1e-12 && hi <= 170.0 / 98 + 1e-12);
+  ck_assert(lo < hi);
+  /* Even counts: the median is the mean of the middle two. */
+  uint64_t e[4] = {10, 40, 20, 30};
+  jct_replay_stats(e, e, 4, 1, &sb, &sf, &d, &lo, &hi);
+  ck_assert_uint_eq(sb.median_ns, 25);
+  ck_assert_double_eq_tol(d, 1.0, 1e-12);
+}
+END_TEST
+
+START_TEST(p99_of_many) {
+  uint64_t v[200];
+  for (int i = 0; i < 200; i++)
+    v[i] = (uint64_t)(200 - i); /* 200 .. 1 */
+  jct_replay_side_t sb = {0}, sf = {0};
+  double d, lo, hi;
+  jct_replay_stats(v, v, 200, 3, &sb, &sf, &d, &lo, &hi);
+  ck_assert_uint_eq(sb.p99_ns, 198); /* rank ceil(0.99 * 200) = 198 */
+  ck_assert_uint_eq(sb.median_ns, 100); /* (100 + 101) / 2, truncated */
+}
+END_TEST
+
+START_TEST(bootstrap_repeats_and_narrows) {
+  uint64_t b[7] = {1000, 1010, 990, 1005, 995, 1002, 998};
+  uint64_t f[7] = {2000, 2100, 1900, 2050, 1950, 2020, 1980};
+  jct_replay_side_t sb, sf;
+  double d1, lo1, hi1, d2, lo2, hi2;
+  jct_replay_stats(b, f, 7, 42, &sb, &sf, &d1, &lo1, &hi1);
+  jct_replay_stats(b, f, 7, 42, &sb, &sf, &d2, &lo2, &hi2);
+  ck_assert(lo1 == lo2 && hi1 == hi2); /* the same seed, the same interval */
+  /* Identical repetitions: no spread, the interval is the point. */
+  uint64_t same_b[5] = {500, 500, 500, 500, 500}, same_f[5] = {600, 600, 600, 600, 600};
+  jct_replay_stats(same_b, same_f, 5, 42, &sb, &sf, &d2, &lo2, &hi2);
+  ck_assert_double_eq_tol(lo2, 1.2, 1e-12);
+  ck_assert_double_eq_tol(hi2, 1.2, 1e-12);
+  /* One repetition: no interval to speak of, it is the point too. */
+  jct_replay_stats(b, f, 1, 42, &sb, &sf, &d2, &lo2, &hi2);
+  ck_assert_double_eq_tol(lo2, 2.0, 1e-12);
+  ck_assert_double_eq_tol(hi2, 2.0, 1e-12);
+}
+END_TEST
+
+/* A chain 0 -> 1 -> 2 (op i goes from rank i to rank i+1 and depends on
+ * op i-1), plus an op 3 on the side; in the faulted run op 1's transfer
+ * took 500 ns longer. */
+START_TEST(critical_path) {
+  jct_conn_t conns[4] = {{0, 1, 0}, {1, 2, 0}, {2, 3, 0}, {3, 0, 0}};
+  uint32_t d0[] = {0}, d1[] = {1};
+  jct_op_t ops[4] = {{0, 10, NULL, 0, 0, 0},
+                     {1, 10, d0, 1, 0, 1},
+                     {2, 10, d1, 1, 0, 2},
+                     {3, 10, NULL, 0, 0, 0}};
+  jct_schedule_t s = {.nranks = 4, .bytes = 40, .conns = conns, .nconns = 4, .ops = ops, .nops = 4};
+  jct_op_timing_t base[4] = {{0, 0, 100}, {100, 100, 200}, {200, 200, 300}, {0, 0, 150}};
+  jct_op_timing_t fault[4] = {{0, 0, 100}, {100, 100, 700}, {700, 700, 800}, {0, 0, 160}};
+  jct_replay_result_t r = {0};
+  ck_assert_int_eq(jct__replay_path(&s, base, fault, &r), 0);
+  ck_assert_uint_eq(r.npath, 3);
+  ck_assert_uint_eq(r.path[0].op, 0);
+  ck_assert_uint_eq(r.path[1].op, 1);
+  ck_assert_uint_eq(r.path[2].op, 2);
+  ck_assert_uint_eq(r.path[0].late_ns, 0);
+  ck_assert_uint_eq(r.path[1].late_ns, 500);
+  ck_assert_uint_eq(r.path[2].late_ns, 500);
+  ck_assert_int_eq(r.path[1].added_ns, 500);
+  ck_assert_int_eq(r.path[2].added_ns, 0);
+  ck_assert_int_eq(r.culprit, 1);
+  free(r.path);
+
+  /* When the side op finishes last, the path is that op alone. */
+  fault[3].done_ns = 900;
+  ck_assert_int_eq(jct__replay_path(&s, base, fault, &r), 0);
+  ck_assert_uint_eq(r.npath, 1);
+  ck_assert_uint_eq(r.path[0].op, 3);
+  ck_assert_uint_eq(r.path[0].late_ns, 750);
+  free(r.path);
+}
+END_TEST
+
+Suite *replay_stats_suite(void) {
+  Suite *s = suite_create("replay_stats");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, medians_and_p99);
+  tcase_add_test(tc, p99_of_many);
+  tcase_add_test(tc, bootstrap_repeats_and_narrows);
+  tcase_add_test(tc, critical_path);
+  suite_add_tcase(s, tc);
+  return s;
+}
