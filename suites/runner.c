@@ -33,6 +33,7 @@ int main(void) {
   srunner_add_suite(sr, decode_suite());
   srunner_add_suite(sr, trace_suite());
   srunner_add_suite(sr, inspect_suite());
+  srunner_add_suite(sr, infer_suite());
   srunner_add_suite(sr, cli_suite());
   srunner_add_suite(sr, schedule_suite());
   srunner_add_suite(sr, clock_suite());
@@ -44,7 +45,10 @@ int main(void) {
   srunner_add_suite(sr, injector_suite());
   srunner_add_suite(sr, injector_kinds_suite());
   srunner_add_suite(sr, inject_suite());
+  srunner_add_suite(sr, report_suite());
+  srunner_add_suite(sr, scenario_suite());
   srunner_add_suite(sr, replay_stats_suite());
+  srunner_add_suite(sr, replay_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

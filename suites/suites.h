@@ -8,6 +8,7 @@ Suite *roce_suite(void);
 Suite *decode_suite(void);
 Suite *trace_suite(void);
 Suite *inspect_suite(void);
+Suite *infer_suite(void);
 Suite *cli_suite(void);
 Suite *schedule_suite(void);
 Suite *clock_suite(void);
@@ -19,6 +20,9 @@ Suite *run_suite(void);
 Suite *injector_suite(void);
 Suite *injector_kinds_suite(void);
 Suite *inject_suite(void);
+Suite *report_suite(void);
+Suite *scenario_suite(void);
 Suite *replay_stats_suite(void);
+Suite *replay_suite(void);
 
 #endif

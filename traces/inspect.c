@@ -141,6 +141,10 @@ const jct_inspect_opts_t *jct__inspect_opts(const jct_inspect_t *ins) {
   return &ins->opts;
 }
 
+long jct__inspect_last_flow(const jct_inspect_t *ins) {
+  return ins->last;
+}
+
 void jct_inspect_free(jct_inspect_t *ins) {
   if (!ins) return;
   free(ins->flows);

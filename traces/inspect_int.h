@@ -7,4 +7,7 @@
 /* The options an analysis was made with. */
 const jct_inspect_opts_t *jct__inspect_opts(const jct_inspect_t *ins);
 
+/* The flow of the last RoCE packet added, or -1. */
+long jct__inspect_last_flow(const jct_inspect_t *ins);
+
 #endif

@@ -1,0 +1,144 @@
+/* Schedule inference: the replayable schedule (schedule.h) of the job a
+ * RoCEv2 capture recorded, with a report of how far to trust it and the
+ * losses seen in it, for `jctlab schedule` and the postmortem replay.
+ *
+ * What is inferred, in one streaming pass over the capture (trace.h,
+ * decode.h) with the inspector's definitions (inspect.h) of flows,
+ * messages, first transmissions, gaps and rewinds:
+ * - ranks: the IP addresses that send or receive a message, in address
+ *   order (198.18.0.1 is rank 0 when it is the lowest);
+ * - connections: the QP flows (source, destination, BTH destination QP)
+ *   that carry messages; the channel numbers the connections between one
+ *   pair of ranks in destination QP order;
+ * - ops: one per message, first transmissions only (a retransmission is
+ *   the fault, not the job). Bytes: the RETH's DMA length of an RDMA WRITE,
+ *   else the payload the message carried. Start: the first transmission of
+ *   its first packet; done: its last packet accepted in PSN order at the
+ *   capture point;
+ * - deps, by happens-before: a send on rank r depends, per connection into
+ *   r, on the most recent message r had completely received before the send
+ *   started and that no earlier send on the same connection already
+ *   depended on; deps implied by another dep (its ancestor) are dropped;
+ * - gap_ns: from the last dep's completion to the send's start, less the
+ *   capture point's turnaround (the smallest such gap in the capture: the
+ *   network's share, which a replay's fabric recreates by itself); from the
+ *   completion of the last of its rank's earlier sends when that came later
+ *   (the send may have been queued behind them: a stall is not compute).
+ * Flow control is recognised and left out, since an executor regenerates
+ * it: an RDMA WRITE of at most cts_max_bytes without immediate data, going
+ * against a direction that carries messages with immediate data (NCCL's and
+ * jctlab's clear-to-send). READ requests and atomics are not sends and are
+ * counted apart. Control traffic is ignored and counted: frames that are
+ * not RoCE (the TCP bootstrap, ARP, neighbour discovery) and CM MADs
+ * (RoCE packets to QP 1, the GSI).
+ *
+ * Losses (faults): each first-transmission packet that was lost, by PSN:
+ * PSNs missing at the capture point (a gap: lost before it), and rewind
+ * targets no gap explains (lost after it). A fault is recovered by the
+ * first rewind whose range holds it: a go-back-N rewind after a NAK, or a
+ * timeout. A retransmission lost too counts in `again`: re-sent PSNs
+ * skipped at the capture point, or a rewind that shows up just after
+ * faults not yet recovered (its first packets lost again). A re-sent PSN
+ * skipped whose first transmission got through is a fault of its own
+ * (`retransmission`).
+ */
+#ifndef JCTLAB_INFER_H
+#define JCTLAB_INFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jctlab/decode.h"
+#include "jctlab/schedule.h"
+
+#define JCT_INFER_CTS_MAX_BYTES 64 /* NCCL's clear-to-send */
+
+typedef struct {
+  uint32_t cts_max_bytes; /* flow-control WRITEs are at most this; 0: 64 */
+  bool keep_turnaround;   /* gap_ns as measured, the network's share included */
+} jct_infer_opts_t;
+
+typedef struct {
+  uint32_t op;           /* the op (schedule index) whose message lost it */
+  uint32_t psn;          /* the lost packet's PSN */
+  uint64_t offset_bytes; /* where the packet's payload starts in the message */
+  bool tail;             /* the message's last packet (only a timeout recovers it) */
+  bool timeout;          /* recovered by the retransmit timer, not after a NAK */
+  bool before_capture;   /* never seen at the capture point (a PSN gap) */
+  bool retransmission;   /* its first transmission got through; a retransmission was lost */
+  uint32_t again;        /* its retransmissions lost too, after the first loss */
+} jct_infer_fault_t;
+
+typedef struct {
+  /* What the capture held. */
+  uint64_t frames, roce_packets, pfc_frames, malformed_frames;
+  uint64_t control_frames;                         /* ignored: the sum of the three below */
+  uint64_t control_tcp, control_cm, control_other; /* other: ARP, ND, UDP not 4791, ... */
+  uint64_t messages;                               /* started, as `jctlab inspect` counts them */
+  uint64_t messages_completed;                     /* at the capture point */
+  uint64_t flow_control; /* clear-to-send messages recognised and left out */
+  uint64_t not_sends;    /* READ requests and atomics, left out */
+  uint64_t retransmitted_packets;
+  /* The schedule. */
+  uint32_t ranks, connections, ops;
+  jct_addr_t *rank_addr; /* ranks of them: rank r's address */
+  uint64_t total_bytes;  /* sum of the ops' bytes */
+  /* Confidence. */
+  uint32_t ops_with_deps;
+  uint32_t ops_no_plausible_dep; /* no dep, not its rank's first send, and its rank idle
+                                    before it for longer than any message took */
+  uint32_t ops_incomplete;       /* never completed at the capture point */
+  uint32_t ops_queued;       /* started after their rank's earlier sends, the last completed over
+                                two turnarounds after their deps: maybe queued behind them */
+  uint64_t frames_backwards; /* clock skew: a timestamp before the previous frame's */
+  uint32_t skewed_messages;  /* clock skew: completed before they started */
+  uint64_t turnaround_ns;    /* subtracted from every gap (0 with keep_turnaround) */
+  uint64_t gap_median_ns, gap_max_ns; /* of the ops with deps, as in the schedule */
+  /* Recognition (jct_infer_pattern). */
+  char pattern[24];        /* "ring", "tree", "all-to-all", "halving-doubling", "unknown" */
+  char evidence[256];      /* why, in words */
+  uint64_t bytes_estimate; /* the collective's size S, 0 when unknown */
+  uint32_t repetitions;    /* of the collective in the capture, 0 when unknown */
+  /* Losses. */
+  jct_infer_fault_t *faults;
+  uint32_t nfaults;
+  uint32_t faults_on_flow_control; /* losses of left-out messages, not in faults */
+} jct_infer_report_t;
+
+/* Infer the schedule recorded in the capture at trace_path ("-": standard
+ * input). opts may be NULL. On success *out is a valid schedule
+ * (jct_schedule_validate) whose "algorithm" is the recognised pattern (or
+ * "inferred") and whose "bytes" is the estimate of S (for an unknown
+ * pattern, the bytes of all its ops); rep (which may be
+ * NULL) is filled and owns memory: jct_infer_report_free().
+ * Errors: JCT_EIO (cannot open), JCT_ENOTCAP, JCT_ELINKTYPE, JCT_ETRUNC
+ * (the capture ends inside a record: nothing is returned), JCT_EINVAL (no
+ * RoCE message to make a schedule of; err says what was seen instead),
+ * JCT_ENOMEM. err says which file and what is wrong. */
+int jct_infer(const char *trace_path, const jct_infer_opts_t *opts, jct_schedule_t **out,
+              jct_infer_report_t *rep, char *err, size_t errlen);
+
+/* The same from a capture read from fp (closed before it returns, even on
+ * error), named name in messages: fuzz targets feed memory (fmemopen). */
+int jct_infer_file(FILE *fp, const char *name, const jct_infer_opts_t *opts, jct_schedule_t **out,
+                   jct_infer_report_t *rep, char *err, size_t errlen);
+
+/* Recognise the collective a schedule runs: "ring" (one cycle through all
+ * ranks, a multiple of 2(N-1) ops per connection), "halving-doubling" (N a
+ * power of two >= 4, partners r XOR 2^k), "all-to-all" (every ordered pair
+ * of ranks connected, N >= 3, the same number k of ops per connection; for
+ * N < 5 also no chain of deps longer than k), "tree" (every connection has
+ * its reverse and
+ * the edges are one or two spanning trees: N-1 to 2(N-1) of them, joined),
+ * else "unknown". Writes the evidence into evidence (may be NULL), and S
+ * (AllReduce: total bytes / 2(N-1) per repetition; all-to-all: / (N-1);
+ * unknown: 0) and the repetitions seen into *bytes_out / *reps_out (may be
+ * NULL). Returns the name (static storage). Never fails. */
+const char *jct_infer_pattern(const jct_schedule_t *s, char *evidence, size_t evlen,
+                              uint64_t *bytes_out, uint32_t *reps_out);
+
+void jct_infer_report_free(jct_infer_report_t *rep);
+
+#endif

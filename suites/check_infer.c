@@ -1,0 +1,327 @@
+/* Schedule inference (include/jctlab/infer.h) and `jctlab schedule`:
+ * the shipped ring capture gives back the ring synth makes, op by op; the
+ * default rxe trace gives a valid schedule with inspect's message count and
+ * its losses; a crafted capture shows control traffic counted, a dep and a
+ * loss found; the pattern recogniser names every generated collective; bad
+ * input is an error, and exit status 2 from the binary; and `jctlab run
+ * --schedule` runs what both shipped captures give (namespaces: as root,
+ * or in a user namespace, as check_run.c). */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "craft.h"
+#include "jctlab/error.h"
+#include "jctlab/infer.h"
+#include "jctlab/inspect.h"
+#include "jctlab/schedule.h"
+#include "suites.h"
+#include "testkit.h"
+
+#define RING_TRACE JCT_SOURCE_DIR "/traces/ring8.pcap"
+#define RXE_TRACE JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap"
+
+START_TEST(ring_capture_gives_synths_ring) {
+  jct_schedule_t *s, *want;
+  jct_infer_report_t rep;
+  char err[256];
+  ck_assert_int_eq(jct_infer(RING_TRACE, NULL, &s, &rep, err, sizeof err), 0);
+  ck_assert_int_eq(jct_schedule_synth(&want, "ring", 8, 256 * 1024, 1, err, sizeof err), 0);
+  ck_assert_int_eq(jct_schedule_validate(s, err, sizeof err), 0);
+  ck_assert_uint_eq(s->nranks, 8);
+  ck_assert_uint_eq(s->nconns, 8);
+  for (uint32_t c = 0; c < 8; c++) { /* r -> r+1, one channel */
+    ck_assert_uint_eq(s->conns[c].src, want->conns[c].src);
+    ck_assert_uint_eq(s->conns[c].dst, want->conns[c].dst);
+    ck_assert_uint_eq(s->conns[c].dst, (c + 1) % 8);
+  }
+  ck_assert_uint_eq(s->nops, 2 * 7 * 8);
+  ck_assert_uint_eq(s->nops, want->nops);
+  for (uint32_t i = 0; i < s->nops; i++) {
+    const jct_op_t *a = &s->ops[i], *b = &want->ops[i];
+    ck_assert_msg(a->conn == b->conn && a->bytes == b->bytes && a->ndeps == b->ndeps,
+                  "op %u: conn %u bytes %llu %u deps, synth: conn %u bytes %llu %u deps", i,
+                  a->conn, (unsigned long long)a->bytes, a->ndeps, b->conn,
+                  (unsigned long long)b->bytes, b->ndeps);
+    for (uint32_t d = 0; d < a->ndeps; d++)
+      ck_assert_uint_eq(a->deps[d], b->deps[d]);
+    ck_assert_int_eq(a->step, b->step);
+  }
+  ck_assert_str_eq(rep.pattern, "ring");
+  ck_assert_str_eq(s->algorithm, "ring");
+  ck_assert_uint_eq(rep.bytes_estimate, 256 * 1024);
+  ck_assert_uint_eq(rep.repetitions, 1);
+  ck_assert_uint_eq(rep.flow_control, 112); /* one clear-to-send per message */
+  ck_assert_uint_eq(rep.messages, 224);
+  ck_assert_uint_eq(rep.nfaults, 0);
+  ck_assert_uint_eq(rep.ops_with_deps, 104);
+  ck_assert_uint_eq(rep.ops_no_plausible_dep, 0);
+  ck_assert_uint_eq(rep.frames_backwards + rep.skewed_messages, 0);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+  jct_schedule_free(want);
+}
+END_TEST
+
+START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  jct_inspect_t *ins;
+  char err[256];
+  ck_assert_int_eq(jct_inspect_path(RXE_TRACE, NULL, &ins, err, sizeof err), 0);
+  const jct_totals_t *t = jct_inspect_totals(ins);
+  ck_assert_int_eq(jct_infer(RXE_TRACE, NULL, &s, &rep, err, sizeof err), 0);
+  ck_assert_int_eq(jct_schedule_validate(s, err, sizeof err), 0);
+  ck_assert_uint_eq(s->nops, t->messages); /* 48 writes + 48 sends */
+  ck_assert_uint_eq(s->nops, 96);
+  ck_assert_uint_eq(rep.messages, t->messages);
+  ck_assert_uint_eq(s->nranks, 2);
+  ck_assert_uint_eq(s->nconns, 2); /* the write QP and the send QP, client to server */
+  ck_assert_uint_eq(s->ops[0].bytes, 32768);
+  ck_assert_uint_eq(s->ops[95].bytes, 4096);
+  ck_assert_uint_eq(rep.control_tcp, 72); /* perftest's exchange of QP numbers */
+  ck_assert_uint_eq(rep.control_frames, t->other_frames);
+  ck_assert_uint_eq(rep.flow_control, 0);
+  ck_assert_str_eq(rep.pattern, "unknown");
+  /* Every PSN missing at the capture point is a lost first transmission. */
+  uint32_t before = 0, timeouts = 0;
+  for (uint32_t i = 0; i < rep.nfaults; i++) {
+    const jct_infer_fault_t *f = &rep.faults[i];
+    ck_assert_uint_lt(f->op, s->nops);
+    ck_assert_uint_lt(f->offset_bytes, s->ops[f->op].bytes);
+    before += f->before_capture && !f->retransmission;
+    timeouts += f->timeout;
+    if (i) ck_assert(f->op >= rep.faults[i - 1].op);
+  }
+  ck_assert_uint_eq(before, t->gap_psns);
+  ck_assert_uint_ge(timeouts, t->timeouts);
+  ck_assert_uint_eq(rep.faults[0].op, 0); /* the first gap: psn 9768683, 17 KiB into write 0 */
+  ck_assert_uint_eq(rep.faults[0].psn, 9768683);
+  ck_assert_uint_eq(rep.faults[0].offset_bytes, 16384);
+  ck_assert(!rep.faults[0].timeout && !rep.faults[0].tail);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+  jct_inspect_free(ins);
+}
+END_TEST
+
+/* A TCP segment: Ethernet, IPv4 (protocol 6), 20 bytes of TCP header. */
+static size_t tcp_frame(uint8_t *f) {
+  static const uint8_t hdr[] = {
+      2,    0, 0, 0,  0, 2, 2,    0, 0,  0, 0, 1, 0x08, 0x00, /* Ethernet */
+      0x45, 0, 0, 40, 0, 0, 0x40, 0, 64, 6, 0, 0, 198,  18,   0, 1, 198, 18, 0, 2};
+  memset(f, 0, 54);
+  memcpy(f, hdr, sizeof hdr);
+  f[34] = 0x4e, f[35] = 0x20, f[36] = 0x4e, f[37] = 0x21; /* ports 20000 -> 20001 */
+  f[46] = 0x50;                                           /* data offset 5 */
+  return 54;
+}
+
+static void add(craft_pcap_t *p, uint64_t t_us, const char *src, const char *dst, uint8_t opcode,
+                uint32_t qp, uint32_t psn, uint32_t payload) {
+  uint8_t f[2048];
+  craft_roce_t c = {.src = src, .dst = dst, .payload_bytes = payload};
+  c.h.bth.opcode = opcode;
+  c.h.bth.dest_qp = qp;
+  c.h.bth.psn = psn;
+  c.h.bth.pkey = 0xffff;
+  c.h.reth.dma_len_bytes = 3072;
+  c.h.aeth.syndrome = opcode == JCT_OP_RC_ACKNOWLEDGE && psn == 101 ? 0x60 : 0x1f;
+  c.h.deth.src_qp = 1;
+  size_t n = craft_roce(f, sizeof f, &c);
+  ck_assert_uint_gt(n, 0);
+  craft_pcap_add(p, t_us * 1000, f, n, n);
+}
+
+START_TEST(crafted_capture_control_dep_and_loss) {
+  char path[512], err[256];
+  uint8_t f[64];
+  craft_tmpname(path, sizeof path, ".pcap");
+  craft_pcap_t *p = craft_pcap_open(path, true, 1);
+  size_t n = tcp_frame(f);
+  craft_pcap_add(p, 0, f, n, n);
+  add(p, 1, "198.18.0.1", "198.18.0.2", JCT_OP_UD_SEND_ONLY, 1, 7, 256); /* a CM MAD */
+  add(p, 10, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_FIRST, 0x11, 100, 1024);
+  add(p, 12, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_LAST, 0x11, 102, 1024);
+  add(p, 13, "198.18.0.2", "198.18.0.1", JCT_OP_RC_ACKNOWLEDGE, 0x22, 101, 0); /* NAK */
+  add(p, 14, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_MIDDLE, 0x11, 101, 1024);
+  add(p, 15, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_LAST, 0x11, 102, 1024);
+  add(p, 16, "198.18.0.2", "198.18.0.1", JCT_OP_RC_ACKNOWLEDGE, 0x22, 102, 0);
+  add(p, 30, "198.18.0.2", "198.18.0.1", JCT_OP_RC_SEND_ONLY, 0x33, 500, 512);
+  add(p, 31, "198.18.0.1", "198.18.0.2", JCT_OP_RC_ACKNOWLEDGE, 0x44, 500, 0);
+  craft_pcap_close(p);
+
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  jct_infer_opts_t o = {.keep_turnaround = true};
+  int rc = jct_infer(path, &o, &s, &rep, err, sizeof err);
+  ck_assert_msg(rc == 0, "%s", err);
+  ck_assert_uint_eq(rep.control_tcp, 1);
+  ck_assert_uint_eq(rep.control_cm, 1);
+  ck_assert_uint_eq(rep.control_frames, 2);
+  ck_assert_uint_eq(s->nranks, 2);
+  ck_assert_uint_eq(s->nconns, 2);
+  ck_assert_uint_eq(s->nops, 2);
+  ck_assert_uint_eq(s->ops[0].bytes, 3072); /* the RETH's length */
+  ck_assert_uint_eq(s->ops[1].bytes, 512);
+  ck_assert_uint_eq(s->ops[0].ndeps, 0);
+  ck_assert_uint_eq(s->ops[1].ndeps, 1); /* the send followed the write's completion */
+  ck_assert_uint_eq(s->ops[1].deps[0], 0);
+  ck_assert_uint_eq(s->ops[1].gap_ns, 15000);
+  ck_assert_uint_eq(rep.nfaults, 1);
+  ck_assert_uint_eq(rep.faults[0].op, 0);
+  ck_assert_uint_eq(rep.faults[0].psn, 101);
+  ck_assert_uint_eq(rep.faults[0].offset_bytes, 1024);
+  ck_assert(rep.faults[0].before_capture && !rep.faults[0].timeout && !rep.faults[0].tail);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+  /* Without keep_turnaround the smallest gap is the network's: none is left. */
+  ck_assert_int_eq(jct_infer(path, NULL, &s, &rep, err, sizeof err), 0);
+  ck_assert_uint_eq(s->ops[1].gap_ns, 0);
+  ck_assert_uint_eq(rep.turnaround_ns, 15000);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+  unlink(path);
+}
+END_TEST
+
+START_TEST(bad_input_is_an_error) {
+  jct_schedule_t *s = (jct_schedule_t *)1;
+  char err[256], path[512];
+  ck_assert_int_eq(jct_infer("/nonexistent/x.pcap", NULL, &s, NULL, err, sizeof err), JCT_EIO);
+  ck_assert_ptr_null(s);
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/README.md", NULL, &s, NULL, err, sizeof err),
+                   JCT_ENOTCAP);
+  /* A capture with no RoCE message: only control traffic. */
+  uint8_t f[64];
+  craft_tmpname(path, sizeof path, ".pcap");
+  craft_pcap_t *p = craft_pcap_open(path, false, 1);
+  size_t n = tcp_frame(f);
+  craft_pcap_add(p, 0, f, n, n);
+  craft_pcap_close(p);
+  ck_assert_int_eq(jct_infer(path, NULL, &s, NULL, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "no RoCE message"));
+  ck_assert_ptr_null(s);
+  unlink(path);
+}
+END_TEST
+
+/* Each generated collective is recognised, with its size back. */
+START_TEST(patterns_of_synth) {
+  static const struct {
+    const char *alg;
+    uint32_t n, channels;
+  } cases[] = {{"ring", 8, 1},
+               {"ring", 2, 1},
+               {"ring", 5, 2},
+               {"tree", 8, 1},
+               {"tree", 4, 1},
+               {"tree", 3, 1},
+               {"halving-doubling", 8, 1},
+               {"halving-doubling", 4, 1},
+               {"all-to-all", 8, 1},
+               {"all-to-all", 3, 2}};
+  char err[256], ev[256];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    jct_schedule_t *s;
+    uint64_t bytes = 0, want = 1u << 20;
+    uint32_t reps = 0;
+    ck_assert_int_eq(
+        jct_schedule_synth(&s, cases[i].alg, cases[i].n, want, cases[i].channels, err, sizeof err),
+        0);
+    const char *name = jct_infer_pattern(s, ev, sizeof ev, &bytes, &reps);
+    const char *expect = cases[i].n == 2 ? "ring" : cases[i].alg;
+    ck_assert_msg(strcmp(name, expect) == 0, "%s N=%u: %s (%s)", cases[i].alg, cases[i].n, name,
+                  ev);
+    ck_assert_msg(bytes == want, "%s N=%u: S %llu", cases[i].alg, cases[i].n,
+                  (unsigned long long)bytes);
+    jct_schedule_free(s);
+  }
+}
+END_TEST
+
+START_TEST(cli_schedule) {
+  char out[512], rep[512];
+  craft_tmpname(out, sizeof out, ".json");
+  craft_tmpname(rep, sizeof rep, ".json");
+  char *argv[] = {JCT_BINARY, "schedule", RING_TRACE, "-o", out, "--json-report", rep, NULL};
+  result_t r = run_cmd(argv, NULL, 60);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "Pattern    ring")); /* the report, on stdout */
+  result_free(&r);
+  jct_schedule_t *s;
+  char err[256];
+  ck_assert_int_eq(jct_schedule_load(&s, out, err, sizeof err), 0);
+  ck_assert_uint_eq(s->nops, 112);
+  jct_schedule_free(s);
+  char *text = slurp(rep, NULL);
+  json_t *doc = parse_json(text, "report");
+  ck_assert_str_eq(json_string_value(jget(doc, "pattern.name")), "ring");
+  ck_assert_int_eq(jint(doc, "capture.flow_control"), 112);
+  ck_assert_int_eq(jint(doc, "schedule.ranks"), 8);
+  json_decref(doc);
+  free(text);
+  unlink(out);
+  unlink(rep);
+
+  char *missing[] = {JCT_BINARY, "schedule", "/nonexistent/x.pcap", NULL};
+  char *notcap[] = {JCT_BINARY, "schedule", JCT_SOURCE_DIR "/traces/README.md", NULL};
+  char *opt[] = {JCT_BINARY, "schedule", "--bogus", NULL};
+  char **bad[] = {missing, notcap, opt};
+  for (size_t i = 0; i < 3; i++) {
+    r = run_cmd(bad[i], NULL, 60);
+    ck_assert_msg(r.status == 2, "%s: exit %d", bad[i][2], r.status);
+    ck_assert_ptr_nonnull(strstr(r.err, "jctlab schedule: "));
+    ck_assert_uint_eq(r.out_len, 0);
+    result_free(&r);
+  }
+}
+END_TEST
+
+/* Both shipped captures give schedules `jctlab run --schedule` executes. */
+START_TEST(inferred_schedules_run) {
+  const char *traces[] = {RING_TRACE, RXE_TRACE};
+  for (size_t i = 0; i < 2; i++) {
+    char sched[512];
+    craft_tmpname(sched, sizeof sched, ".json");
+    char *infer[] = {JCT_BINARY, "schedule", (char *)traces[i], "-o", sched, "--quiet", NULL};
+    result_t r = run_cmd(infer, NULL, 60);
+    ck_assert_msg(r.status == 0, "%s: exit %d: %s", traces[i], r.status, r.err);
+    result_free(&r);
+    char *run[] = {JCT_BINARY, "run", "--schedule", sched, "--rate", "1gbit",
+                   "--reps",   "1",   "--json",     "-",   NULL};
+    r = run_cmd(run, NULL, 60);
+    ck_assert_msg(r.status == 0, "%s: run exit %d: %s", traces[i], r.status, r.err);
+    json_t *doc = parse_json(r.out, "run");
+    ck_assert(jbool(doc, "valid"));
+    ck_assert_uint_eq(json_array_size(jget(doc, "jct_ns")), 1);
+    ck_assert_int_gt(jint(doc, "jct_ns.0"), 0);
+    json_decref(doc);
+    result_free(&r);
+    unlink(sched);
+  }
+}
+END_TEST
+
+Suite *infer_suite(void) {
+  Suite *s = suite_create("infer");
+  TCase *core = tcase_create("core");
+  tcase_set_timeout(core, 60);
+  tcase_add_test(core, ring_capture_gives_synths_ring);
+  tcase_add_test(core, rxe_trace_gives_a_valid_schedule_and_its_losses);
+  tcase_add_test(core, crafted_capture_control_dep_and_loss);
+  tcase_add_test(core, patterns_of_synth);
+  suite_add_tcase(s, core);
+  TCase *limits = tcase_create("limits");
+  tcase_add_test(limits, bad_input_is_an_error);
+  suite_add_tcase(s, limits);
+  TCase *cli = tcase_create("cli");
+  tcase_set_timeout(cli, 120);
+  tcase_add_test(cli, cli_schedule);
+  tcase_add_test(cli, inferred_schedules_run);
+  suite_add_tcase(s, cli);
+  return s;
+}

@@ -1,0 +1,287 @@
+/* Schedule inference (include/jctlab/infer.h): from the messages and losses
+ * of a capture (infer_scan.c, infer_loss.c) to ranks and connections
+ * (infer_conns.c) and ops, whose deps come from infer_deps.c, and to the
+ * report.
+ *
+ * Ops are numbered so that a schedule made from a capture of a generated
+ * collective comes out in the generator's order: by channel, then step (the
+ * op's depth in the dep graph, never less than the previous op's on its
+ * connection, so each connection's ops stay in PSN order), then sending
+ * rank, then connection. Connections are numbered by channel, then source
+ * and destination rank.
+ *
+ * The schedule is allocated the way jct_schedule_free() frees it, but this
+ * file calls nothing of the schedule module (it lives in the fabric library,
+ * which links this one).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errf.h"
+#include "infer_int.h"
+#include "jctlab/error.h"
+#include "jctlab/trace.h"
+
+typedef struct {
+  const jct__iop_t *ops;
+  const jct_conn_t *conns;
+  const jct__iscan_t *sc;
+} order_ctx_t;
+
+static int by_final(const void *a, const void *b, void *arg) {
+  const order_ctx_t *c = arg;
+  uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+  const jct__iop_t *x = &c->ops[i], *y = &c->ops[j];
+  const jct_conn_t *cx = &c->conns[x->conn], *cy = &c->conns[y->conn];
+  if (cx->channel != cy->channel) return cx->channel < cy->channel ? -1 : 1;
+  if (x->step != y->step) return x->step < y->step ? -1 : 1;
+  if (cx->src != cy->src) return cx->src < cy->src ? -1 : 1;
+  if (x->conn != y->conn) return x->conn < y->conn ? -1 : 1;
+  return i < j ? -1 : i > j;
+}
+
+/* Losses of ops, by their final ids; those of left-out messages counted. */
+static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op_of_msg,
+                  jct_infer_report_t *rep) {
+  rep->faults = malloc((sc->nfaults ? sc->nfaults : 1) * sizeof *rep->faults);
+  if (!rep->faults) return JCT_ENOMEM;
+  for (size_t f = 0; f < sc->nflows; f++) {
+    const jct__iflow_t *fl = &sc->flows[f];
+    for (size_t k = 0; k < fl->nfaults; k++) {
+      const jct__ifault_t *x = &sc->faults[fl->faults[k]];
+      long mi = jct__iscan_msg_at(sc, fl, x->u);
+      if (mi < 0) continue; /* before the first message seen */
+      const jct__imsg_t *m = &sc->msgs[mi];
+      if (cls[mi] != JCT__CLS_OP) {
+        rep->faults_on_flow_control++;
+        continue;
+      }
+      uint64_t k_pkt = x->u - m->first_u;
+      rep->faults[rep->nfaults++] =
+          (jct_infer_fault_t){.op = op_of_msg[mi],
+                              .psn = (uint32_t)((fl->psn0 + (x->u - JCT__U_BASE)) & JCT_PSN_MASK),
+                              .offset_bytes = k_pkt * m->first_payload,
+                              .tail = m->last_seen && x->u == m->last_u,
+                              .timeout = x->timeout,
+                              .before_capture = x->before_capture,
+                              .retransmission = x->retransmission,
+                              .again = x->again};
+    }
+  }
+  return 0;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int fault_cmp(const void *a, const void *b) {
+  const jct_infer_fault_t *x = a, *y = b;
+  if (x->op != y->op) return x->op < y->op ? -1 : 1;
+  return x->offset_bytes < y->offset_bytes ? -1 : x->offset_bytes > y->offset_bytes;
+}
+
+/* Make the ops (per connection, PSN order), find deps, number them. */
+static int plan(const jct__iscan_t *sc, const uint8_t *cls, const jct__iconn_t *ic, uint32_t nc,
+                const jct_infer_opts_t *o, jct_schedule_t *s, jct_infer_report_t *rep) {
+  int rc = JCT_ENOMEM;
+  uint32_t nops = 0;
+  for (size_t i = 0; i < sc->nmsgs; i++)
+    nops += cls[i] == JCT__CLS_OP;
+  jct__iop_t *ops = calloc(nops ? nops : 1, sizeof *ops);
+  uint32_t *first = calloc(nc ? nc : 1, sizeof *first), *cnt = calloc(nc ? nc : 1, sizeof *cnt);
+  uint32_t *order = malloc((nops ? nops : 1) * sizeof *order);
+  uint32_t *final = malloc((nops ? nops : 1) * sizeof *final);
+  uint32_t *op_of_msg = malloc((sc->nmsgs ? sc->nmsgs : 1) * sizeof *op_of_msg);
+  if (!ops || !first || !cnt || !order || !final || !op_of_msg) goto out;
+  uint32_t n = 0;
+  for (uint32_t c = 0; c < nc; c++) {
+    const jct__iflow_t *f = &sc->flows[ic[c].flow];
+    first[c] = n;
+    for (size_t k = 0; k < f->nmsgs; k++) {
+      uint32_t mi = f->msgs[k];
+      if (cls[mi] != JCT__CLS_OP) continue;
+      const jct__imsg_t *m = &sc->msgs[mi];
+      jct__iop_t *op = &ops[n];
+      op->msg = mi, op->conn = c, op->src = ic[c].src;
+      op->start_ns = m->start_ns;
+      op->done_ns = m->done_ns;
+      if (op->done_ns != JCT__NEVER && op->done_ns < op->start_ns) {
+        rep->skewed_messages++; /* "received" before it was sent: clocks disagree */
+        op->done_ns = op->start_ns;
+      }
+      op->bytes = jct__imsg_bytes(m);
+      rep->total_bytes += op->bytes;
+      n++;
+    }
+    cnt[c] = n - first[c];
+  }
+  for (uint32_t c = 0; c < nc; c++)
+    s->conns[c] = (jct_conn_t){ic[c].src, ic[c].dst, ic[c].channel};
+  jct__iplan_t p = {.ops = ops,
+                    .nops = nops,
+                    .nranks = rep->ranks,
+                    .nconns = nc,
+                    .conns = s->conns,
+                    .conn_first = first,
+                    .conn_nops = cnt};
+  if ((rc = jct__infer_deps(&p, o->keep_turnaround, rep))) goto out;
+  rc = JCT_ENOMEM;
+  for (uint32_t i = 0; i < nops; i++)
+    order[i] = i;
+  order_ctx_t oc = {ops, s->conns, sc};
+  qsort_r(order, nops, sizeof *order, by_final, &oc);
+  for (uint32_t i = 0; i < nops; i++)
+    final[order[i]] = i;
+  s->ops = calloc(nops ? nops : 1, sizeof *s->ops);
+  if (!s->ops) goto out;
+  s->nops = nops;
+  for (uint32_t i = 0; i < nops; i++) {
+    jct__iop_t *src = &ops[order[i]];
+    jct_op_t *d = &s->ops[i];
+    d->conn = src->conn, d->bytes = src->bytes, d->gap_ns = src->gap_ns;
+    d->step = (int32_t)src->step;
+    d->deps = src->deps, d->ndeps = src->ndeps;
+    src->deps = NULL;
+    for (uint32_t k = 0; k < d->ndeps; k++)
+      d->deps[k] = final[d->deps[k]];
+    qsort(d->deps, d->ndeps, sizeof *d->deps, cmp_u32);
+    op_of_msg[src->msg] = i;
+  }
+  if ((rc = faults(sc, cls, op_of_msg, rep))) goto out;
+  qsort(rep->faults, rep->nfaults, sizeof *rep->faults, fault_cmp);
+  rep->ops = nops;
+out:
+  for (uint32_t i = 0; ops && i < nops; i++)
+    free(ops[i].deps);
+  free(ops);
+  free(first);
+  free(cnt);
+  free(order);
+  free(final);
+  free(op_of_msg);
+  return rc;
+}
+
+static void schedule_free(jct_schedule_t *s) {
+  if (!s) return;
+  for (uint32_t i = 0; i < s->nops; i++)
+    free(s->ops[i].deps);
+  free(s->ops);
+  free(s->conns);
+  free(s);
+}
+
+static int build(const jct__iscan_t *sc, const jct_infer_opts_t *o, jct_schedule_t **out,
+                 jct_infer_report_t *rep) {
+  uint8_t *cls = malloc(sc->nmsgs ? sc->nmsgs : 1);
+  jct__iconn_t *ic = NULL;
+  uint32_t nc = 0;
+  jct_schedule_t *s = calloc(1, sizeof *s);
+  int rc = JCT_ENOMEM;
+  if (!cls || !s) goto out;
+  uint32_t cts_max = o->cts_max_bytes ? o->cts_max_bytes : JCT_INFER_CTS_MAX_BYTES;
+  if ((rc = jct__infer_classify(sc, cts_max, cls, rep)) ||
+      (rc = jct__infer_ranks_conns(sc, cls, rep, &ic, &nc)))
+    goto out;
+  rc = JCT_ENOMEM;
+  if (!(s->conns = calloc(nc ? nc : 1, sizeof *s->conns))) goto out;
+  s->nconns = nc;
+  s->nranks = rep->ranks;
+  rep->connections = nc;
+  if ((rc = plan(sc, cls, ic, nc, o, s, rep))) goto out;
+  const char *pat = jct_infer_pattern(s, rep->evidence, sizeof rep->evidence, &rep->bytes_estimate,
+                                      &rep->repetitions);
+  snprintf(rep->pattern, sizeof rep->pattern, "%s", pat);
+  snprintf(s->algorithm, sizeof s->algorithm, "%s", strcmp(pat, "unknown") ? pat : "inferred");
+  s->bytes = rep->bytes_estimate ? rep->bytes_estimate : rep->total_bytes; /* run needs one */
+  *out = s;
+  s = NULL;
+out:
+  schedule_free(s);
+  free(cls);
+  free(ic);
+  return rc;
+}
+
+static void fill_counts(const jct__iscan_t *sc, jct_infer_report_t *rep) {
+  rep->frames = sc->frames;
+  rep->roce_packets = sc->roce_packets + sc->control_cm;
+  rep->pfc_frames = sc->pfc_frames;
+  rep->malformed_frames = sc->malformed_frames;
+  rep->control_tcp = sc->control_tcp;
+  rep->control_cm = sc->control_cm;
+  rep->control_other = sc->control_other;
+  rep->control_frames = sc->control_tcp + sc->control_cm + sc->control_other;
+  rep->messages = sc->messages;
+  rep->messages_completed = sc->messages_completed;
+  rep->retransmitted_packets = sc->retransmitted_packets;
+  rep->frames_backwards = sc->frames_backwards;
+}
+
+static int infer(jct_trace_t *t, const char *trace_path, const jct_infer_opts_t *opts,
+                 jct_schedule_t **out, jct_infer_report_t *rep, char *err, size_t errlen) {
+  static const jct_infer_opts_t defaults = {0};
+  jct_infer_report_t local;
+  if (!rep) rep = &local;
+  memset(rep, 0, sizeof *rep);
+  if (!opts) opts = &defaults;
+  jct__iscan_t sc;
+  memset(&sc, 0, sizeof sc);
+  int rc = jct__infer_scan(t, trace_path, &sc, err, errlen);
+  if (!rc) {
+    fill_counts(&sc, rep);
+    rc = build(&sc, opts, out, rep);
+    if (rc == JCT_ENOMEM) jct__errf(err, errlen, rc, "%s: out of memory", trace_path);
+  }
+  if (!rc && rep->ops == 0) {
+    rc = jct__errf(err, errlen, JCT_EINVAL,
+                   "%s: no RoCE message to make a schedule of (%llu frames: %llu RoCE packets, "
+                   "%llu control, %llu flow control)",
+                   trace_path, (unsigned long long)rep->frames,
+                   (unsigned long long)rep->roce_packets, (unsigned long long)rep->control_frames,
+                   (unsigned long long)rep->flow_control);
+    schedule_free(*out);
+    *out = NULL;
+  }
+  jct__iscan_free(&sc);
+  if (rc || rep == &local) jct_infer_report_free(rep);
+  return rc;
+}
+
+int jct_infer_file(FILE *fp, const char *name, const jct_infer_opts_t *opts, jct_schedule_t **out,
+                   jct_infer_report_t *rep, char *err, size_t errlen) {
+  jct_trace_t *t;
+  *out = NULL;
+  if (rep) memset(rep, 0, sizeof *rep);
+  int rc = jct_trace_open_file(&t, fp, name, err, errlen);
+  if (rc < 0) return rc;
+  rc = infer(t, name, opts, out, rep, err, errlen);
+  jct_trace_close(t);
+  return rc;
+}
+
+int jct_infer(const char *trace_path, const jct_infer_opts_t *opts, jct_schedule_t **out,
+              jct_infer_report_t *rep, char *err, size_t errlen) {
+  if (strcmp(trace_path, "-") == 0)
+    return jct_infer_file(stdin, "(standard input)", opts, out, rep, err, errlen);
+  jct_trace_t *t;
+  *out = NULL;
+  if (rep) memset(rep, 0, sizeof *rep);
+  int rc = jct_trace_open(&t, trace_path, err, errlen);
+  if (rc < 0) return rc;
+  rc = infer(t, trace_path, opts, out, rep, err, errlen);
+  jct_trace_close(t);
+  return rc;
+}
+
+void jct_infer_report_free(jct_infer_report_t *rep) {
+  if (!rep) return;
+  free(rep->rank_addr);
+  free(rep->faults);
+  rep->rank_addr = NULL;
+  rep->faults = NULL;
+  rep->nfaults = 0;
+}

@@ -1,0 +1,141 @@
+/* What the schedule inference's files share (internal to jctlab):
+ * infer_scan.c reads the capture into messages and losses, infer.c makes
+ * the schedule of them, infer_pattern.c recognises the collective. */
+#ifndef JCT_INFER_INT_H
+#define JCT_INFER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jctlab/infer.h"
+#include "jctlab/inspect.h"
+
+#define JCT__NEVER UINT64_MAX    /* done_ns of a message never completed */
+#define JCT__U_BASE (1ull << 32) /* a flow's first PSN, unwrapped: never goes below 0 */
+
+/* One message, first transmissions. PSNs are unwrapped to 64 bits per flow
+ * so that they sort. */
+typedef struct {
+  uint32_t flow;              /* index into the scan's flows */
+  uint64_t first_u, last_u;   /* unwrapped PSNs of its first and last packets */
+  uint64_t start_ns, done_ns; /* done: JCT__NEVER when not completed */
+  uint64_t bytes_seen;        /* payload of the first transmissions seen */
+  uint64_t bytes_done;        /* payload accepted, when completed */
+  uint32_t reth_len;          /* RETH DMA length (has_reth) */
+  uint32_t first_payload;     /* payload bytes of its first packet (the path MTU if longer) */
+  uint32_t imm;
+  uint8_t kind; /* JCT_MSG_* */
+  bool has_reth, has_imm, last_seen;
+} jct__imsg_t;
+
+/* One first-transmission packet lost. */
+typedef struct {
+  uint32_t flow;
+  uint64_t u;     /* unwrapped PSN */
+  uint64_t ts_ns; /* when the loss showed (the packet after the gap, or the rewind) */
+  bool before_capture, recovered, timeout;
+  bool retransmission; /* only a retransmission of it was lost */
+  uint32_t again;
+} jct__ifault_t;
+
+typedef struct {
+  jct_flow_key_t key;
+  bool seen;
+  uint32_t psn0;   /* its first data packet's PSN: unwrapped U_BASE */
+  uint32_t hi;     /* highest PSN of a data packet, 24-bit */
+  uint64_t hi_u;   /* the same, unwrapped */
+  uint64_t last_u; /* of the last data packet */
+  bool last_retx;  /* ... which was a retransmission */
+  bool retx_gap;   /* re-sent PSNs went missing since the last rewind */
+  uint32_t *msgs;  /* message indices, by first_u */
+  size_t nmsgs, capmsgs;
+  uint32_t *faults; /* fault indices, by u */
+  size_t nfaults, capfaults;
+  bool has_imm_msg; /* carries a message with immediate data */
+} jct__iflow_t;
+
+typedef struct {
+  jct__imsg_t *msgs;
+  size_t nmsgs, capmsgs;
+  jct__ifault_t *faults;
+  size_t nfaults, capfaults;
+  jct__iflow_t *flows;
+  size_t nflows, capflows;
+  /* counts for the report */
+  uint64_t frames, roce_packets, pfc_frames, malformed_frames;
+  uint64_t control_tcp, control_cm, control_other;
+  uint64_t messages, messages_completed, retransmitted_packets;
+  uint64_t frames_backwards;
+} jct__iscan_t;
+
+/* What a message is to the schedule (infer_conns.c). */
+enum { JCT__CLS_OP, JCT__CLS_CTS, JCT__CLS_NOT_SEND };
+
+/* A connection being made: its flow, ranks, destination QP, channel, id. */
+typedef struct {
+  uint32_t flow, src, dst, qp, channel, id;
+} jct__iconn_t;
+
+/* A message's size: a WRITE's RETH length, else the payload it carried. */
+uint64_t jct__imsg_bytes(const jct__imsg_t *m);
+/* cls[i] for every message; counts flow control and not-sends in rep. */
+int jct__infer_classify(const jct__iscan_t *sc, uint32_t cts_max, uint8_t *cls,
+                        jct_infer_report_t *rep);
+/* rep->ranks and rep->rank_addr, and the connections (*conns_out, malloc'd),
+ * in final order. Errors: JCT_ENOMEM. */
+int jct__infer_ranks_conns(const jct__iscan_t *sc, const uint8_t *cls, jct_infer_report_t *rep,
+                           jct__iconn_t **conns_out, uint32_t *nconns_out);
+
+/* One op while the schedule is made (infer.c, infer_deps.c). */
+typedef struct {
+  uint32_t msg, conn;         /* conn: the final connection id */
+  uint32_t src;               /* sending rank */
+  uint64_t start_ns, done_ns; /* done: JCT__NEVER when never completed */
+  uint64_t bytes;
+  uint32_t *deps; /* op indices (this array's), then final ids */
+  uint32_t ndeps;
+  uint32_t step;
+  uint64_t gap_ns;
+} jct__iop_t;
+
+/* The ops in make order: each connection's ops contiguous and in PSN order
+ * (conn_first[c], conn_nops[c]); conns[c] its ranks. */
+typedef struct {
+  jct__iop_t *ops;
+  uint32_t nops, nranks, nconns;
+  const jct_conn_t *conns;
+  const uint32_t *conn_first, *conn_nops;
+} jct__iplan_t;
+
+/* Deps by happens-before, implied ones dropped; steps; gap_ns (less the
+ * turnaround unless keep_turnaround), and the confidence figures in rep.
+ * Errors: JCT_ENOMEM. */
+int jct__infer_deps(jct__iplan_t *p, bool keep_turnaround, jct_infer_report_t *rep);
+
+/* Read the open capture t (named path in messages; the caller closes it)
+ * into sc (zeroed by the caller). Errors as jct_infer(); sc holds what was
+ * read either way: jct__iscan_free(). */
+struct jct_trace;
+int jct__infer_scan(struct jct_trace *t, const char *path, jct__iscan_t *sc, char *err,
+                    size_t errlen);
+void jct__iscan_free(jct__iscan_t *sc);
+
+/* The message of flow f holding unwrapped PSN u (the last one starting at
+ * or before it), or -1. */
+long jct__iscan_msg_at(const jct__iscan_t *sc, const jct__iflow_t *f, uint64_t u);
+
+/* Losses (infer_loss.c), on flow fi at unwrapped PSN u: the fault there
+ * (or -1); n PSNs missing at the capture point; re-sent PSNs [from_u, to_u)
+ * skipped; a rewind (or timeout) to u re-sending `ahead` PSNs. Errors:
+ * JCT_ENOMEM. */
+long jct__iloss_at(const jct__iscan_t *sc, const jct__iflow_t *f, uint64_t u);
+int jct__iloss_gap(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t n, uint64_t ts_ns);
+int jct__iloss_retx_skip(jct__iscan_t *sc, uint32_t fi, uint64_t from_u, uint64_t to_u,
+                         uint64_t ts_ns);
+int jct__iloss_rewind(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead, bool timeout,
+                      uint64_t ts_ns);
+
+/* Grow *arr to hold n + 1 elements of size bytes. 0 or JCT_ENOMEM. */
+int jct__grow(void **arr, size_t *cap, size_t n, size_t size);
+
+#endif
