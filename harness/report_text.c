@@ -1,0 +1,130 @@
+/* The terminal's report (report.h): the run in two lines, then a table per
+ * case, baseline against faulted, and the case's counters below it. Every
+ * figure missing from the document (an invalid case has no faulted ones)
+ * prints as "n/a". */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+#include "report_int.h"
+
+#define COL 16
+
+static void side_row(FILE *out, const json_t *c, const char *label, const char *key, bool ns) {
+  char pb[64], pf[64], b[32], f[32];
+  snprintf(pb, sizeof pb, "baseline.%s", key);
+  snprintf(pf, sizeof pf, "faulted.%s", key);
+  if (ns)
+    fprintf(out, "  %-16s %*s %*s\n", label, COL, jct__rfmt_ns(c, pb, b, 32), COL,
+            jct__rfmt_ns(c, pf, f, 32));
+  else
+    fprintf(out, "  %-16s %*s %*s\n", label, COL, jct__rfmt_real(c, pb, "%.4f", b, 32), COL,
+            jct__rfmt_real(c, pf, "%.4f", f, 32));
+}
+
+static void drops(FILE *out, const json_t *c) {
+  const json_t *inj = jct__rget(c, "drops.injectors"), *e;
+  size_t i;
+  const char *lead = "  drops            ";
+  json_array_foreach(inj, i, e) {
+    char s[6][32];
+    const char *spec = jct__rstr(e, "spec"), *kind = jct__rstr(e, "kind");
+    fprintf(out,
+            "%s#%zu '%s' (%s, seed %s): %s seen, %s matched, %s dropped, %s held, %s modified\n",
+            lead, i + 1, spec ? spec : "?", kind ? kind : "?", jct__rfmt_count(e, "seed", s[0], 32),
+            jct__rfmt_count(e, "seen", s[1], 32), jct__rfmt_count(e, "matched", s[2], 32),
+            jct__rfmt_count(e, "dropped", s[3], 32), jct__rfmt_count(e, "held", s[4], 32),
+            jct__rfmt_count(e, "modified", s[5], 32));
+    lead = "                   ";
+  }
+  const json_t *fab = jct__rget(c, "drops.fabric"), *v;
+  const char *k;
+  if (!json_object_size(fab)) {
+    if (!json_array_size(inj)) fprintf(out, "%sn/a\n", lead);
+    return;
+  }
+  fprintf(out, "%sfabric:", lead);
+  const char *sep = " ";
+  json_object_foreach((json_t *)fab, k, v) {
+    fprintf(out, "%s%s %.0f", sep, k, json_is_number(v) ? json_number_value(v) : 0.0);
+    sep = ", ";
+  }
+  fprintf(out, "\n");
+}
+
+static void critical_path(FILE *out, const json_t *c) {
+  const json_t *path = jct__rget(c, "critical_path");
+  size_t n = json_array_size(path);
+  if (!n) {
+    fprintf(out, "  critical path    n/a\n");
+    return;
+  }
+  const json_t *last = json_array_get(path, n - 1), *worst = NULL, *e;
+  double most = -1, v;
+  size_t i;
+  json_array_foreach(path, i, e) {
+    if (jct__rnum(e, "added_ns", &v) && v > most) most = v, worst = e;
+  }
+  char s[5][32];
+  fprintf(out, "  critical path    %zu ops, ending with op %s (rank %s -> %s, step %s), %s late\n",
+          n, jct__rfmt_count(last, "op", s[0], 32), jct__rfmt_count(last, "rank", s[1], 32),
+          jct__rfmt_count(last, "dst", s[2], 32), jct__rfmt_count(last, "step", s[3], 32),
+          jct__rfmt_ns(last, "late_ns", s[4], 32));
+  if (worst && most > 0)
+    fprintf(out, "                   most delay added at op %s (rank %s -> %s, step %s): %s\n",
+            jct__rfmt_count(worst, "op", s[0], 32), jct__rfmt_count(worst, "rank", s[1], 32),
+            jct__rfmt_count(worst, "dst", s[2], 32), jct__rfmt_count(worst, "step", s[3], 32),
+            jct__rfmt_ns(worst, "added_ns", s[4], 32));
+}
+
+static void one_case(FILE *out, const json_t *c, size_t index) {
+  char buf[400], bud[64], s[8][32];
+  const char *name = jct__rstr(c, "name");
+  fprintf(out, "\ncase %zu: %s\n", index + 1, name ? name : "?");
+  fprintf(out, "  %-16s %s\n", "inject", jct__rfmt_inject(c, buf, sizeof buf));
+  fprintf(out, "  %-16s %*s %*s\n", "", COL, "baseline", COL, "faulted");
+  side_row(out, c, "JCT median", "median_jct_ns", true);
+  side_row(out, c, "JCT p99", "p99_jct_ns", true);
+  side_row(out, c, "JCT min", "min_jct_ns", true);
+  side_row(out, c, "JCT max", "max_jct_ns", true);
+  side_row(out, c, "algbw (GB/s)", "algbw_gbps", false);
+  side_row(out, c, "busbw (GB/s)", "busbw_gbps", false);
+  double v;
+  if (jct__rnum(c, "projected.baseline_jct_ns", &v))
+    fprintf(out, "  %-16s %*s %*s\n", "JCT projected", COL,
+            jct__rfmt_ns(c, "projected.baseline_jct_ns", s[0], 32), COL,
+            jct__rfmt_ns(c, "projected.faulted_jct_ns", s[1], 32));
+  fprintf(out, "  %-16s %s (faulted / baseline median, 95%% interval)\n", "degradation",
+          jct__rfmt_degradation(c, buf, sizeof buf));
+  fprintf(out, "  %-16s %s packets (%s), %s NAKs, %s timeouts, %s CNPs\n", "retransmitted",
+          jct__rfmt_count(c, "transport.retransmitted_packets", s[0], 32),
+          jct__rfmt_bytes(c, "transport.retransmitted_bytes", s[1], 32),
+          jct__rfmt_count(c, "transport.naks", s[2], 32),
+          jct__rfmt_count(c, "transport.timeouts", s[3], 32),
+          jct__rfmt_count(c, "transport.cnps", s[4], 32));
+  fprintf(out, "  %-16s %s\n", "paused (PFC)", jct__rfmt_ns(c, "paused_ns", s[0], 32));
+  drops(out, c);
+  critical_path(out, c);
+  fprintf(out, "  %-16s p50 %s, p99 %s, max %s\n", "loop lateness",
+          jct__rfmt_ns(c, "lateness.p50_ns", s[0], 32),
+          jct__rfmt_ns(c, "lateness.p99_ns", s[1], 32),
+          jct__rfmt_ns(c, "lateness.max_ns", s[2], 32));
+  fprintf(out, "  %-16s %s (budget: %s)\n", "verdict", jct__rverdict(c),
+          jct__rfmt_budget(c, bud, sizeof bud));
+  const char *why = jct__rstr(c, "invalid_why");
+  if (why) fprintf(out, "  %-16s %s\n", "invalid run", why);
+}
+
+void jct_report_text(FILE *out, const json_t *r) {
+  char buf[600], fab[300];
+  double reps = 0, seed = 0;
+  jct__rnum(r, "reps", &reps);
+  jct__rnum(r, "seed", &seed);
+  const char *cmd = jct__rstr(r, "command");
+  fprintf(out, "jctlab %s: %s\n", cmd ? cmd : "result", jct__rfmt_input(r, buf, sizeof buf));
+  fprintf(out, "fabric: %s; %.0f baseline and %.0f faulted repetitions per case, seed %.0f\n",
+          jct__rfmt_fabric(r, fab, sizeof fab), reps, reps, seed);
+  size_t i;
+  const json_t *c;
+  json_array_foreach(jct__rget(r, "cases"), i, c) one_case(out, c, i);
+}
