@@ -25,6 +25,7 @@
 
 static const char usage_text[] =
     "usage: jctlab run (--synth ALGO --ranks N --bytes SIZE | --schedule FILE) [options]\n"
+    "       jctlab run SCENARIO.yaml [options]   (see jctlab run SCENARIO.yaml --help)\n"
     "\n"
     "Run a collective on jctlab's emulated fabric: ranks in network namespaces,\n"
     "RoCEv2 over jctlab's userspace transport (uroce), a userspace switch pacing\n"
@@ -217,6 +218,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
 }
 
 int jct_cmd_run(int argc, char **argv) {
+  if (argc > 1 && jct_is_scenario_arg(argv[1])) return jct_cmd_run_scenario(argc, argv);
   args_t a = {0};
   jct__run_args_init(&a.r, 1000000000u);
   int status = parse(argc, argv, &a);

@@ -7,8 +7,16 @@
 #ifndef JCT_COMMANDS_H
 #define JCT_COMMANDS_H
 
+#include <stdbool.h>
+
 int jct_cmd_inspect(int argc, char **argv);
 int jct_cmd_synth(int argc, char **argv);
 int jct_cmd_run(int argc, char **argv);
+int jct_cmd_schedule(int argc, char **argv);
+int jct_cmd_replay(int argc, char **argv);
+/* `jctlab run SCENARIO.yaml` (cmd_scenario.c); jct_cmd_run hands over to it
+ * when its first argument names a .yaml or .yml file. */
+int jct_cmd_run_scenario(int argc, char **argv);
+bool jct_is_scenario_arg(const char *arg);
 
 #endif

@@ -19,6 +19,8 @@ static const struct {
     {"inspect", jct_cmd_inspect, "postmortem view of a RoCEv2 capture (pcap, pcapng)"},
     {"run", jct_cmd_run, "run a collective on the emulated fabric and measure its JCT"},
     {"synth", jct_cmd_synth, "generate a collective's schedule (ring, tree, ...) as JSON"},
+    {"schedule", jct_cmd_schedule, "infer a capture's schedule (ranks, connections, deps) as JSON"},
+    {"replay", jct_cmd_replay, "replay a job with and without faults: what the faults cost"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

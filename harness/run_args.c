@@ -14,6 +14,7 @@ const char jct__run_args_help[] =
     "  --reps K           repetitions (default 5)\n"
     "  --no-pfc           no PFC on the data priority (lossy fabric)\n"
     "  --ecn              ECN marking on the data priority (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2)\n"
+    "  --path-mtu N       RoCE path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
     "  --timeout N        QP local ACK timeout exponent, 4.096 us * 2^N (default 20, NCCL's)\n"
     "  --retry N          QP retry count (default 7, NCCL's)\n"
     "  --inject SPEC      an injector on the switch's path, repeatable, in order:\n"
@@ -95,7 +96,7 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
   }
   static const char *const valued[] = {"--synth",  "--schedule", "--ranks",     "--bytes",
                                        "--channels", "--rate",   "--delay",     "--reps",
-                                       "--timeout", "--retry",   "--inject",    "--seed",
+                                       "--timeout", "--retry",   "--inject",    "--seed", "--path-mtu",
                                        "--fault-log", "--pcap-drops", "--pcap-out", NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w)) k++;
@@ -122,6 +123,11 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
   } else if (!strcmp(w, "--reps")) {
     if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
       return bad(prog, "%s: '%s' is not 1 to 1000", w, v);
+  } else if (!strcmp(w, "--path-mtu")) {
+    uint64_t m;
+    if (jct__parse_count(v, 4096, &m) || m < 256 || (m & (m - 1)))
+      return bad(prog, "%s: '%s' is not 256, 512, 1024, 2048 or 4096", w, v);
+    r->path_mtu_bytes = (uint32_t)m;
   } else if (!strcmp(w, "--timeout")) {
     if (jct__parse_count(v, 31, &a->timeout)) return bad(prog, "%s: '%s' is not 0 to 31", w, v);
   } else if (!strcmp(w, "--retry")) {

@@ -20,7 +20,7 @@
 #define SETTLE_NS 20000000u
 /* Spin rather than sleep for timers due this soon (clock.h): sleeping and
  * re-arming cost more than the gaps between packets. */
-#define SPIN_NS 100000u
+#define SPIN_NS 1000000u
 
 struct jct_session {
   uv_loop_t loop;
@@ -166,7 +166,11 @@ int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *r
   jct_ranks_attach(s->ranks, s->exec);
   snapshot_t before, after;
   snap(s, &before);
-  uint64_t limit_ns = (uint64_t)(s->model_ns * 20) + 10000000000u;
+  /* Generous: 20 times the model, 10 s, and every retry of one message
+   * running out its timer twice over (4.096 us * 2^timeout each). */
+  uint64_t qp_timeout_ns = 4096ull << (s->o->timeout < 31 ? s->o->timeout : 31);
+  uint64_t limit_ns = (uint64_t)(s->model_ns * 20) + 10000000000u +
+                      2 * (uint64_t)(s->o->retry_cnt + 1) * qp_timeout_ns;
   uint64_t start = jct_now_ns();
   s->sampling = rep;
   s->rep_start_ns = start;

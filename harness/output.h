@@ -1,0 +1,15 @@
+/* Where a result document goes (internal): the terminal table on standard
+ * output, or the JSON ('-': standard output instead of the table; a file:
+ * besides it), a JUnit file and a report directory. Shared by `jctlab
+ * replay` and `jctlab run SCENARIO`. */
+#ifndef JCT_OUTPUT_H
+#define JCT_OUTPUT_H
+
+#include <jansson.h>
+
+/* Returns 0, or 1 when something could not be written (said on stderr,
+ * prefixed "jctlab PROG: "). json, junit, report may be NULL. */
+int jct_output_result(const json_t *doc, const char *json, const char *junit, const char *report,
+                      const char *prog);
+
+#endif

@@ -1,0 +1,27 @@
+/* A progress bar on a terminal (internal): for runs longer than a few
+ * seconds, one line on stderr redrawn in place, only when stderr is a TTY
+ * (never in CI logs or pipes). */
+#ifndef JCT_PROGRESS_H
+#define JCT_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+  FILE *out;
+  const char *what;
+  bool tty, drawn;
+  uint64_t start_ns;
+  uint32_t offset, total; /* for a sequence of runs: done = offset + this run's */
+} jct_progress_t;
+
+#define JCT_PROGRESS_AFTER_NS 2000000000u /* show only after 2 s */
+
+void jct_progress_init(jct_progress_t *p, FILE *out, const char *what);
+/* A jct_replay_progress_fn: done of total repetitions so far. */
+void jct_progress_update(void *arg, uint32_t done, uint32_t total);
+/* Clear the line, if one was drawn. */
+void jct_progress_done(jct_progress_t *p);
+
+#endif

@@ -1,0 +1,278 @@
+/* `jctlab replay` and `jctlab run SCENARIO.yaml` end to end, as a user
+ * runs them (the built binary, JCT_BINARY), in namespaces (issue 5):
+ *   - baseline and faulted repetitions interleave on one fabric and never
+ *     mix: the baseline retransmits nothing and no injector sees a
+ *     baseline frame; a sweep gives one case per value, in order;
+ *   - the degradation is the ratio of the medians and lies in its interval;
+ *   - budgets decide the exit status (0 within, 1 exceeded) and the JUnit
+ *     file says the same; an invalid run exits 3 and is never judged;
+ *   - the postmortem of the shipped trace drops exactly the packets the
+ *     inference found lost, in every faulted repetition;
+ *   - bad input exits 2 with one line naming the problem, before any
+ *     namespace is built.
+ * Rates stay at 50 Mbit/s so that a loaded 2-core machine keeps up. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "craft.h"
+#include "suites.h"
+#include "testkit.h"
+
+#define LIMIT_S 120.0
+#define MAX_ARGS 40
+
+/* jctlab ARGS... --json FILE: its exit status and document (NULL when it
+ * wrote none). */
+static json_t *jctlab_json(const char *const args[], int *status, char **err_text) {
+  char js[256];
+  craft_tmpname(js, sizeof js, ".json");
+  char *argv[MAX_ARGS];
+  size_t n = 0;
+  argv[n++] = JCT_BINARY;
+  for (size_t i = 0; args[i]; i++) {
+    ck_assert_uint_lt(n, MAX_ARGS - 3);
+    argv[n++] = (char *)args[i];
+  }
+  argv[n++] = "--json";
+  argv[n++] = js;
+  argv[n] = NULL;
+  result_t r = run_cmd(argv, NULL, LIMIT_S);
+  *status = r.status;
+  if (err_text) *err_text = strdup(r.err ? r.err : "");
+  json_error_t je;
+  json_t *doc = access(js, F_OK) == 0 ? json_load_file(js, 0, &je) : NULL;
+  unlink(js);
+  result_free(&r);
+  return doc;
+}
+
+static json_t *case_at(json_t *doc, size_t i) {
+  json_t *c = json_array_get(json_object_get(doc, "cases"), i);
+  ck_assert_msg(json_is_object(c), "no case %zu", i);
+  return c;
+}
+
+START_TEST(sweep_interleaves_without_mixing) {
+  const char *args[] = {"replay", "--synth", "ring",  "--ranks", "4",        "--bytes",
+                        "256KiB", "--rate",  "50mbit", "--reps", "3",        "--timeout",
+                        "14",     "--inject", "drop p=[0, 0.03]", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json(args, &status, &err);
+  ck_assert_msg(status == 0, "exit %d: %s", status, err);
+  ck_assert_int_eq(jint(doc, "jctlab_result"), 1);
+  ck_assert_int_eq(jint(doc, "reps"), 3);
+  ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 2);
+  for (size_t i = 0; i < 2; i++) {
+    json_t *c = case_at(doc, i);
+    ck_assert_str_eq(json_string_value(json_object_get(c, "verdict")), "none");
+    ck_assert_double_eq_tol(jnum(c, "sweep.value"), i ? 0.03 : 0, 1e-12);
+    ck_assert_uint_eq(json_array_size(jget(c, "baseline.jct_ns")), 3);
+    ck_assert_uint_eq(json_array_size(jget(c, "faulted.jct_ns")), 3);
+    /* The baseline never met an injector. */
+    ck_assert_int_eq(jint(c, "baseline_transport.retransmitted_packets"), 0);
+    ck_assert_int_eq(jint(c, "baseline_transport.naks"), 0);
+    double d = jnum(c, "degradation.median");
+    double ratio = (double)jint(c, "faulted.median_jct_ns") / (double)jint(c, "baseline.median_jct_ns");
+    ck_assert_double_eq_tol(d, ratio, 1e-9);
+    ck_assert(jnum(c, "degradation.ci95_low") <= d && d <= jnum(c, "degradation.ci95_high"));
+    ck_assert_uint_gt(json_array_size(jget(c, "critical_path")), 0);
+    ck_assert_uint_eq(json_array_size(jget(c, "timeline.faulted.ops")), 24); /* ring of 4: 2*3*4 */
+  }
+  /* p=0: the injector saw every faulted frame and dropped none. */
+  json_t *c0 = case_at(doc, 0), *c1 = case_at(doc, 1);
+  ck_assert_int_gt(jint(c0, "drops.injectors.0.seen"), 0);
+  ck_assert_int_eq(jint(c0, "drops.injectors.0.dropped"), 0);
+  ck_assert_int_eq(jint(c0, "transport.retransmitted_packets"), 0);
+  /* 3% loss: drops, each answered by a NAK or a timeout, and a slower job. */
+  json_int_t dropped = jint(c1, "drops.injectors.0.dropped");
+  ck_assert_int_gt(dropped, 0);
+  ck_assert_int_gt(jint(c1, "transport.retransmitted_packets"), 0);
+  ck_assert_int_le(jint(c1, "transport.naks") + jint(c1, "transport.timeouts"), dropped);
+  ck_assert(jnum(c1, "degradation.median") > 1.0);
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
+START_TEST(budgets_decide_the_exit_status) {
+  char junit[256];
+  craft_tmpname(junit, sizeof junit, ".xml");
+  const char *over[] = {"replay", "--synth",  "ring",   "--ranks",  "4",     "--bytes",
+                        "128KiB", "--rate",   "50mbit", "--reps",   "2",     "--timeout",
+                        "14",     "--inject", "drop p=0.05", "--max-degradation", "1.0001",
+                        "--junit", junit, NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json(over, &status, &err);
+  ck_assert_msg(status == 1, "exit %d (want 1, over budget): %s", status, err);
+  ck_assert_str_eq(json_string_value(json_object_get(case_at(doc, 0), "verdict")), "fail");
+  char *xml = slurp(junit, NULL);
+  ck_assert_ptr_nonnull(strstr(xml, "<testcase"));
+  ck_assert_ptr_nonnull(strstr(xml, "<failure"));
+  free(xml);
+  unlink(junit);
+  json_decref(doc);
+  free(err);
+
+  const char *within[] = {"replay", "--synth",  "ring",   "--ranks", "4",   "--bytes",
+                          "128KiB", "--rate",   "50mbit", "--reps",  "2",   "--inject",
+                          "drop p=0", "--max-degradation", "3", "--junit", junit, NULL};
+  doc = jctlab_json(within, &status, &err);
+  ck_assert_msg(status == 0, "exit %d (want 0, within budget): %s", status, err);
+  ck_assert_str_eq(json_string_value(json_object_get(case_at(doc, 0), "verdict")), "pass");
+  xml = slurp(junit, NULL);
+  ck_assert_ptr_null(strstr(xml, "<failure"));
+  free(xml);
+  unlink(junit);
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
+/* At 1 Tbit/s a packet lasts 33 ns: no event loop keeps that pace, and
+ * the replay must say so rather than report a result. */
+START_TEST(invalid_run_exits_3) {
+  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
+                        "--rate", "1tbit", "--reps", "1", "--inject", "drop p=0",
+                        "--max-degradation", "10", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json(args, &status, &err);
+  ck_assert_msg(status == 3, "exit %d (want 3): %s", status, err);
+  json_t *c = case_at(doc, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(c, "verdict")), "invalid");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c, "invalid_why")), "loop"));
+  ck_assert_ptr_null(json_object_get(c, "degradation"));
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
+/* The shipped trace, replayed with its own losses: every faulted
+ * repetition drops each planned packet once, the baseline none. */
+START_TEST(postmortem_of_the_default_trace) {
+  const char *args[] = {"replay", "--rate", "50mbit", "--reps", "2", "--timeout", "14", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json(args, &status, &err);
+  ck_assert_msg(status == 0, "exit %d: %s", status, err);
+  ck_assert_str_eq(json_string_value(jget(doc, "input.kind")), "trace");
+  ck_assert_int_eq(jint(doc, "input.ranks"), 2);
+  json_t *c = case_at(doc, 0);
+  json_t *inj = jget(c, "drops.injectors");
+  ck_assert_uint_gt(json_array_size(inj), 0);
+  json_int_t planned = 0, dropped = 0;
+  for (size_t i = 0; i < json_array_size(inj); i++) {
+    const char *spec = json_string_value(json_object_get(json_array_get(inj, i), "spec"));
+    ck_assert_ptr_nonnull(strstr(spec, "pkt="));
+    planned += 1;
+    for (const char *p = strchr(spec, ','); p; p = strchr(p + 1, ','))
+      planned++;
+    dropped += json_integer_value(json_object_get(json_array_get(inj, i), "dropped"));
+  }
+  ck_assert_int_ge(planned, 20); /* the trace lost 27 first transmissions */
+  ck_assert_int_eq(dropped, 2 * planned);
+  ck_assert_int_eq(jint(c, "baseline_transport.retransmitted_packets"), 0);
+  ck_assert_int_gt(jint(c, "transport.retransmitted_packets"), 0);
+  ck_assert(jnum(c, "degradation.median") > 1.0);
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(scenario_file) {
+  char yaml[256], junit[256];
+  craft_tmpname(yaml, sizeof yaml, ".yaml");
+  craft_tmpname(junit, sizeof junit, ".xml");
+  write_text(yaml, "name: tiny\n"
+                   "synth: {algorithm: ring, ranks: 4, bytes: 128KiB}\n"
+                   "rate: 50mbit\n"
+                   "timeout: 14\n"
+                   "reps: 2\n"
+                   "cases:\n"
+                   "  - name: loss\n"
+                   "    inject: [\"drop p=[0, 0.05]\"]\n"
+                   "    max_degradation: 1.0001\n"
+                   "  - name: delay\n"
+                   "    inject: [\"delay 20us\"]\n"
+                   "    max_jct: 10s\n");
+  const char *args[] = {"run", yaml, "--junit", junit, NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json(args, &status, &err);
+  /* 5% loss cannot stay within 1.0001: exit 1; the others pass. */
+  ck_assert_msg(status == 1, "exit %d: %s", status, err);
+  ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 3);
+  ck_assert_str_eq(json_string_value(json_object_get(case_at(doc, 0), "name")), "loss p=0");
+  ck_assert_str_eq(json_string_value(json_object_get(case_at(doc, 1), "name")), "loss p=0.05");
+  ck_assert_str_eq(json_string_value(json_object_get(case_at(doc, 1), "verdict")), "fail");
+  ck_assert_str_eq(json_string_value(json_object_get(case_at(doc, 2), "verdict")), "pass");
+  ck_assert_str_eq(json_string_value(jget(doc, "scenario.name")), "tiny");
+  char *xml = slurp(junit, NULL);
+  size_t testcases = 0;
+  for (const char *p = strstr(xml, "<testcase"); p; p = strstr(p + 1, "<testcase"))
+    testcases++;
+  ck_assert_uint_eq(testcases, 3);
+  ck_assert_ptr_nonnull(strstr(xml, "<failure"));
+  free(xml);
+  unlink(junit);
+  unlink(yaml);
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
+/* Bad input: exit 2, one line naming the problem, no document. */
+START_TEST(bad_input) {
+  static const struct {
+    const char *args[12];
+    const char *says;
+  } cases[] = {
+      {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--inject", "drop p=2", NULL},
+       "p=2"},
+      {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--inject",
+        "drop p=[0, 1", NULL},
+       "["},
+      {{"replay", "/nonexistent/incident.pcap", NULL}, "/nonexistent/incident.pcap"},
+      {{"replay", "--path-mtu", "1000", NULL}, "--path-mtu"},
+      {{"replay", "--max-degradation", "0.5", NULL}, "--max-degradation"},
+      {{"run", "/nonexistent/s.yaml", NULL}, "/nonexistent/s.yaml"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    int status;
+    char *err;
+    json_t *doc = jctlab_json(cases[i].args, &status, &err);
+    ck_assert_msg(status == 2, "%s %s: exit %d, want 2: %s", cases[i].args[0], cases[i].args[1],
+                  status, err);
+    ck_assert_msg(strstr(err, cases[i].says), "stderr does not name '%s': %s", cases[i].says, err);
+    ck_assert_ptr_null(doc);
+    free(err);
+  }
+}
+END_TEST
+
+Suite *replay_suite(void) {
+  Suite *s = suite_create("replay");
+  TCase *tc = tcase_create("end_to_end");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, sweep_interleaves_without_mixing);
+  tcase_add_test(tc, budgets_decide_the_exit_status);
+  tcase_add_test(tc, invalid_run_exits_3);
+  tcase_add_test(tc, postmortem_of_the_default_trace);
+  tcase_add_test(tc, scenario_file);
+  tcase_add_test(tc, bad_input);
+  suite_add_tcase(s, tc);
+  return s;
+}
