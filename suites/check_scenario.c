@@ -164,12 +164,15 @@ START_TEST(shipped_postmortem) {
   ck_assert_ptr_nonnull(want);
   ck_assert_str_eq(s->input, want);
   free(want);
-  ck_assert_uint_eq(s->ncases, 2);
+  ck_assert_uint_eq(s->ncases, 4); /* the trace's losses, then a sweep of three */
   ck_assert(s->cases[0].trace_faults);
   ck_assert_uint_eq(s->cases[0].ninject, 0);
-  ck_assert(s->cases[0].budget.max_degradation == 0 && s->cases[0].budget.max_jct_ns == 0);
+  ck_assert(s->cases[0].budget.max_degradation == 1.5);
   ck_assert(!s->cases[1].trace_faults);
-  ck_assert_str_eq(s->cases[1].inject[0], "drop p=1%");
+  ck_assert_str_eq(s->cases[1].inject[0], "drop p=0.1%");
+  ck_assert_str_eq(s->cases[3].inject[0], "drop p=2%");
+  ck_assert_double_eq_tol(s->cases[2].sweep_value, 0.01, 1e-12);
+  ck_assert(s->cases[3].budget.max_degradation == 2.0);
   jct_scenario_free(s);
 }
 END_TEST
