@@ -26,7 +26,8 @@ const char jct__run_args_help[] =
     "  --pfc-watchdog[=drop|forward]  the switch's PFC watchdog (200 ms, 200 ms, drop)\n"
     "  --fault-log FILE   every injector action as a JSON line\n"
     "  --pcap-drops FILE  the frames injectors dropped (nanosecond pcap)\n"
-    "  --pcap-out FILE    write every frame that crossed the switch (nanosecond pcap)\n";
+    "  --pcap-out FILE    write every frame that crossed the switch (nanosecond pcap)\n"
+    "  --pcap-in FILE     write every frame as it reached the switch, before the injectors\n";
 
 int jct__parse_time_ns(const char *s, uint64_t *out) {
   static const struct {
@@ -97,7 +98,7 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
   static const char *const valued[] = {"--synth",  "--schedule", "--ranks",     "--bytes",
                                        "--channels", "--rate",   "--delay",     "--reps",
                                        "--timeout", "--retry",   "--inject",    "--seed", "--path-mtu",
-                                       "--fault-log", "--pcap-drops", "--pcap-out", NULL};
+                                       "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in", NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w)) k++;
   if (!valued[k]) return 0;
@@ -142,6 +143,8 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
     r->fault_log = v;
   } else if (!strcmp(w, "--pcap-drops")) {
     r->pcap_drops = v;
+  } else if (!strcmp(w, "--pcap-in")) {
+    r->pcap_in = v;
   } else {
     r->pcap_out = v;
   }

@@ -309,6 +309,7 @@ int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_n
                           .pfc_watchdog = o->pfc_watchdog,
                           .watchdog_forward = o->watchdog_forward,
                           .pcap_out = o->pcap_out,
+                          .pcap_in = o->pcap_in,
                           .pcap_drops = o->pcap_drops,
                           .fault_log = s->fault_log,
                           .chain = s->chain};

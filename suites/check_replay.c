@@ -50,6 +50,21 @@ static json_t *jctlab_json(const char *const args[], int *status, char **err_tex
   return doc;
 }
 
+/* The same, run again (up to 3 times in all) while the replay was invalid
+ * because the event loop fell behind: on a loaded 2-core machine another
+ * process can take the core for milliseconds, and jctlab rightly refuses
+ * to report such a run. Anything else is the test's to judge. */
+static json_t *jctlab_json_retry(const char *const args[], int *status, char **err_text) {
+  json_t *doc = NULL;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    if (doc) json_decref(doc);
+    if (attempt) free(*err_text);
+    doc = jctlab_json(args, status, err_text);
+    if (*status != 3 || !strstr(*err_text, "lateness")) break;
+  }
+  return doc;
+}
+
 static json_t *case_at(json_t *doc, size_t i) {
   json_t *c = json_array_get(json_object_get(doc, "cases"), i);
   ck_assert_msg(json_is_object(c), "no case %zu", i);
@@ -62,7 +77,7 @@ START_TEST(sweep_interleaves_without_mixing) {
                         "14",     "--inject", "drop p=[0, 0.03]", NULL};
   int status;
   char *err;
-  json_t *doc = jctlab_json(args, &status, &err);
+  json_t *doc = jctlab_json_retry(args, &status, &err);
   ck_assert_msg(status == 0, "exit %d: %s", status, err);
   ck_assert_int_eq(jint(doc, "jctlab_result"), 1);
   ck_assert_int_eq(jint(doc, "reps"), 3);
@@ -108,7 +123,7 @@ START_TEST(budgets_decide_the_exit_status) {
                         "--junit", junit, NULL};
   int status;
   char *err;
-  json_t *doc = jctlab_json(over, &status, &err);
+  json_t *doc = jctlab_json_retry(over, &status, &err);
   ck_assert_msg(status == 1, "exit %d (want 1, over budget): %s", status, err);
   ck_assert_str_eq(json_string_value(json_object_get(case_at(doc, 0), "verdict")), "fail");
   char *xml = slurp(junit, NULL);
@@ -122,7 +137,7 @@ START_TEST(budgets_decide_the_exit_status) {
   const char *within[] = {"replay", "--synth",  "ring",   "--ranks", "4",   "--bytes",
                           "128KiB", "--rate",   "50mbit", "--reps",  "2",   "--inject",
                           "drop p=0", "--max-degradation", "3", "--junit", junit, NULL};
-  doc = jctlab_json(within, &status, &err);
+  doc = jctlab_json_retry(within, &status, &err);
   ck_assert_msg(status == 0, "exit %d (want 0, within budget): %s", status, err);
   ck_assert_str_eq(json_string_value(json_object_get(case_at(doc, 0), "verdict")), "pass");
   xml = slurp(junit, NULL);
@@ -153,13 +168,34 @@ START_TEST(invalid_run_exits_3) {
 }
 END_TEST
 
+/* --scale halves every message; --captured-rate projects the JCTs back:
+ * JCT x rate / (scale x captured rate). */
+START_TEST(scale_and_projection) {
+  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "256KiB",
+                        "--rate", "50mbit", "--reps", "1", "--inject", "drop p=0",
+                        "--scale", "0.5", "--captured-rate", "200mbit", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0, "exit %d: %s", status, err);
+  ck_assert_int_eq(jint(doc, "input.bytes"), 128 * 1024);
+  ck_assert_double_eq_tol(jnum(doc, "scale.factor"), 0.5, 1e-12);
+  json_t *c = case_at(doc, 0);
+  double k = 50e6 / (0.5 * 200e6);
+  ck_assert_int_eq(jint(c, "projected.faulted_jct_ns"),
+                   (json_int_t)((double)jint(c, "faulted.median_jct_ns") * k));
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
 /* The shipped trace, replayed with its own losses: every faulted
  * repetition drops each planned packet once, the baseline none. */
 START_TEST(postmortem_of_the_default_trace) {
   const char *args[] = {"replay", "--rate", "50mbit", "--reps", "2", "--timeout", "14", NULL};
   int status;
   char *err;
-  json_t *doc = jctlab_json(args, &status, &err);
+  json_t *doc = jctlab_json_retry(args, &status, &err);
   ck_assert_msg(status == 0, "exit %d: %s", status, err);
   ck_assert_str_eq(json_string_value(jget(doc, "input.kind")), "trace");
   ck_assert_int_eq(jint(doc, "input.ranks"), 2);
@@ -211,7 +247,7 @@ START_TEST(scenario_file) {
   const char *args[] = {"run", yaml, "--junit", junit, NULL};
   int status;
   char *err;
-  json_t *doc = jctlab_json(args, &status, &err);
+  json_t *doc = jctlab_json_retry(args, &status, &err);
   /* 5% loss cannot stay within 1.0001: exit 1; the others pass. */
   ck_assert_msg(status == 1, "exit %d: %s", status, err);
   ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 3);
@@ -271,6 +307,7 @@ Suite *replay_suite(void) {
   tcase_add_test(tc, budgets_decide_the_exit_status);
   tcase_add_test(tc, invalid_run_exits_3);
   tcase_add_test(tc, postmortem_of_the_default_trace);
+  tcase_add_test(tc, scale_and_projection);
   tcase_add_test(tc, scenario_file);
   tcase_add_test(tc, bad_input);
   suite_add_tcase(s, tc);

@@ -45,6 +45,7 @@ typedef struct {
   bool pfc_watchdog;         /* the switch's PFC watchdog (200 ms detection and restoration) */
   bool watchdog_forward;     /* its action: forward instead of drop */
   const char *pcap_out;      /* NULL, or a capture of what crossed the switch */
+  const char *pcap_in;       /* NULL, or a capture of every frame as it reached the switch */
   const char *pcap_drops;    /* NULL, or a capture of the frames injectors dropped */
   const char *fault_log;     /* NULL, or every injector action as a JSON line */
   const char *const *inject; /* injector specs (injector.h), in chain order */
