@@ -25,7 +25,9 @@
  * (the machine is shared: medians and ratios).
  *
  * Usage: inject_rate [--frames N] [--rounds R] [--payload BYTES] [--each]
+ *                    [--only none|chain]
  *   --each  also each injector alone (where the loss of rate comes from)
+ *   --only  run one configuration's rounds and print its rate (for perf)
  * Prints one line per configuration and the loss of rate; exit 1 when a
  * count does not add up (a frame lost or invented by the model).
  */
@@ -245,6 +247,7 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
 int main(int argc, char **argv) {
   uint64_t nframes = 1000000, rounds = 5, payload = 4096;
   bool each = false;
+  int only = -1; /* --only: 0 none, 1 chain */
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(argv[i], "--frames") && parse_u64(v, 1000, 1000000000, &nframes))
@@ -255,9 +258,12 @@ int main(int argc, char **argv) {
       i++;
     else if (!strcmp(argv[i], "--each"))
       each = true;
+    else if (!strcmp(argv[i], "--only") && (!strcmp(v, "none") || !strcmp(v, "chain")))
+      only = !strcmp(v, "chain"), i++;
     else {
       fprintf(stderr,
-              "usage: inject_rate [--frames N] [--rounds 1-%d] [--payload 0-8192] [--each]\n",
+              "usage: inject_rate [--frames N] [--rounds 1-%d] [--payload 0-8192] [--each] "
+              "[--only none|chain]\n",
               MAX_ROUNDS);
       return 2;
     }
@@ -289,6 +295,10 @@ int main(int argc, char **argv) {
   memset(sum, 0, sizeof sum);
   for (uint64_t r = 0; r < rounds && !status; r++)
     for (int with = 0; with <= 1 && !status; with++) {
+      if (only >= 0 && with != only) {
+        rate[with][r] = 0;
+        continue;
+      }
       status = run_round(with ? chain : NULL, 0, frames, len, nframes, &last[with]);
       rate[with][r] = (double)nframes / last[with].wall_s;
       /* Every frame offered is forwarded or dropped by an injector. */
@@ -320,6 +330,7 @@ int main(int argc, char **argv) {
          (unsigned long long)nframes, len, (unsigned long long)rounds);
   double med[2];
   for (int with = 0; with <= 1; with++) {
+    if (only >= 0 && with != only) continue;
     qsort(rate[with], rounds, sizeof(double), cmp_double);
     med[with] = rounds % 2 ? rate[with][rounds / 2]
                            : (rate[with][rounds / 2 - 1] + rate[with][rounds / 2]) / 2;
@@ -327,8 +338,9 @@ int main(int argc, char **argv) {
            with ? "chain of 5 injectors" : "no injectors", med[with], rate[with][0],
            rate[with][rounds - 1], 1e9 / med[with]);
   }
-  printf("  loss of rate          %11.1f%%  (goal: under 20%%)\n", (1 - med[1] / med[0]) * 100);
-  if (each) each_alone(frames, len, nframes, rounds, med[0]);
+  if (only < 0)
+    printf("  loss of rate          %11.1f%%  (goal: under 20%%)\n", (1 - med[1] / med[0]) * 100);
+  if (each && only < 0) each_alone(frames, len, nframes, rounds, med[0]);
   for (size_t k = 0; k < NSPECS; k++)
     printf("  injector #%zu %-44s matched %llu, dropped %llu, held %llu, modified %llu\n", k,
            chain_specs[k], (unsigned long long)sum[k].matched, (unsigned long long)sum[k].dropped,

@@ -8,11 +8,16 @@
 #include "jctlab/decode.h"
 #include "jctlab/error.h"
 
-/* What a hook is called with: which port and side it sits on. */
+/* What a hook is called with: which port and side it sits on, the
+ * injectors that act there (in chain order) and the site's flow history,
+ * shared by them so that a frame's packet identity is found once. */
 typedef struct {
   jct_chain_t *c;
   uint32_t port;
   bool out;
+  jct_injector_t **inj;
+  size_t n;
+  void *flows;
 } site_t;
 
 struct jct_chain {
@@ -102,14 +107,15 @@ static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t
                    .cap = sf->cap,
                    .port = s->port,
                    .out = s->out,
-                   .scratch = sf->scratch};
+                   .scratch = sf->scratch,
+                   .site_flows = s->flows};
   uint64_t hold = 0;
   bool modified = false, expedite = false;
-  for (size_t i = 0; i < c->n; i++) {
+  for (size_t i = 0; i < s->n; i++) {
     f.hold_until_ns = 0;
-    jct_verdict_t v = jct_injector_process(c->inj[i], &f, now_ns);
+    jct_verdict_t v = jct_injector_process(s->inj[i], &f, now_ns);
     if (v == JCT_PASS) continue;
-    if (c->log) log_action(c, c->inj[i], s, &f, v, now_ns);
+    if (c->log) log_action(c, s->inj[i], s, &f, v, now_ns);
     if (v == JCT_DROP) {
       if (c->drops) dump_drop(c, &f, now_ns);
       return JCT_SW_DROP;
@@ -128,27 +134,43 @@ static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t
   return modified ? JCT_SW_MODIFIED : JCT_SW_PASS;
 }
 
+static void free_sites(jct_chain_t *c) {
+  if (!c->sites) return;
+  for (uint32_t i = 0; i < 2 * c->nports; i++) {
+    free(c->sites[i].inj);
+    jct_flows_free(c->sites[i].flows);
+  }
+  free(c->sites);
+  c->sites = NULL;
+}
+
 int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
                      void *drops_dumper, int64_t realtime_offset_ns) {
+  free_sites(c); /* of an earlier attach: c->nports is still its */
   c->sw = sw;
   c->log = log;
   c->drops = drops_dumper;
   c->realtime_offset_ns = realtime_offset_ns;
   c->nports = nports;
   if (!c->n) return 0;
-  free(c->sites);
   c->sites = calloc(2 * (size_t)nports, sizeof *c->sites);
   if (!c->sites) return JCT_ENOMEM;
-  /* A hook only where some injector acts: each costs the switch a copy of
-   * the frame. */
+  /* A hook only where some injector acts: a hook costs the switch a call
+   * and the injectors a look at every frame. */
   for (uint32_t p = 0; p < nports; p++)
     for (int out = 0; out <= 1; out++) {
-      bool needed = false;
-      for (size_t i = 0; i < c->n; i++)
-        needed |= c->inj[i]->out == (bool)out && (c->inj[i]->all_ports || c->inj[i]->port == p);
-      if (!needed) continue;
       site_t *s = &c->sites[2 * p + (uint32_t)out];
-      *s = (site_t){c, p, out};
+      for (size_t i = 0; i < c->n; i++) {
+        if (c->inj[i]->out != (bool)out || !(c->inj[i]->all_ports || c->inj[i]->port == p))
+          continue;
+        if (!s->inj && !(s->inj = calloc(c->n, sizeof *s->inj))) return JCT_ENOMEM;
+        s->inj[s->n++] = c->inj[i];
+      }
+      if (!s->n) continue;
+      if (!(s->flows = jct_flows_new())) return JCT_ENOMEM;
+      s->c = c;
+      s->port = p;
+      s->out = out;
       int rc = jct_switch_set_hook(sw, p, out ? JCT_SW_EGRESS : JCT_SW_INGRESS, on_frame, s);
       if (rc) return rc;
     }
@@ -157,6 +179,8 @@ int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *lo
 
 void jct_chain_start(jct_chain_t *c, uint64_t now_ns) {
   c->start_ns = now_ns;
+  for (uint32_t i = 0; c->sites && i < 2 * c->nports; i++)
+    jct_flows_clear(c->sites[i].flows);
   for (size_t i = 0; i < c->n; i++)
     jct_injector_start(c->inj[i], now_ns);
 }
@@ -230,6 +254,6 @@ void jct_chain_free(jct_chain_t *c) {
   for (size_t i = 0; i < c->n; i++)
     jct_injector_free(c->inj[i]);
   free(c->inj);
-  free(c->sites);
+  free_sites(c);
   free(c);
 }

@@ -11,6 +11,7 @@
 #include "jctlab/fabric.h"
 
 #define PCAP_BUFFER_BYTES (16u << 20)
+#define DUMP_BUFFER_BYTES (256u << 10) /* stdio's 4 KiB made a write(2) per frame */
 #define SNAPLEN 65535
 #define XOFF_BYTES (256u << 10)
 #define XON_BYTES (128u << 10)
@@ -43,7 +44,7 @@ struct jct_fabric {
   polls_t *polls;
   jct_timer_t timer;
   pcap_t *dead;
-  pcap_dumper_t *dump, *drops;
+  pcap_dumper_t *dump, *drops, *in_dump;
   int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for the capture */
   jct_fabric_harness_stats_t hs;
   uint64_t now_ns; /* of the batch being read */
@@ -59,6 +60,7 @@ static void emit(uint32_t port, const uint8_t *frame, size_t len, uint64_t depar
     h.ts.tv_sec = (time_t)(ts / 1000000000u);
     h.ts.tv_usec = (suseconds_t)(ts % 1000000000u); /* nanoseconds: the dumper is nano */
     h.caplen = h.len = (bpf_u_int32)len;
+    if (f->opts.pcap_snaplen && h.caplen > f->opts.pcap_snaplen) h.caplen = f->opts.pcap_snaplen;
     pcap_dump((u_char *)f->dump, &h, frame);
   }
 }
@@ -98,6 +100,14 @@ static void on_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *by
   int64_t rt = (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)h->ts.tv_usec; /* ns: nano handle */
   uint64_t t = (uint64_t)(rt - f->realtime_offset_ns);
   if (t > f->now_ns || t + 1000000000u < f->now_ns) t = f->now_ns; /* clocks stepped: trust now */
+  if (f->in_dump) {
+    struct pcap_pkthdr d = *h;
+    uint64_t ts = (uint64_t)((int64_t)t + f->realtime_offset_ns); /* as emit() stamps */
+    d.ts.tv_sec = (time_t)(ts / 1000000000u);
+    d.ts.tv_usec = (suseconds_t)(ts % 1000000000u); /* nanoseconds: the dumper is nano */
+    if (f->opts.pcap_snaplen && d.caplen > f->opts.pcap_snaplen) d.caplen = f->opts.pcap_snaplen;
+    pcap_dump((u_char *)f->in_dump, &d, bytes);
+  }
   jct_switch_rx(f->sw, p->index, bytes, h->caplen, t);
 }
 
@@ -135,8 +145,8 @@ static int open_port(jct_fabric_t *f, uint32_t i, char *err, size_t errlen) {
   return 0;
 }
 
-/* The captures (what crossed the switch, what injectors dropped):
- * nanosecond pcap, timestamps on CLOCK_REALTIME. */
+/* The captures (what crossed the switch, what injectors dropped, what
+ * arrived at the ports): nanosecond pcap, timestamps on CLOCK_REALTIME. */
 static void measure_realtime_offset(jct_fabric_t *f) {
   struct timespec rt, mono;
   clock_gettime(CLOCK_REALTIME, &rt);
@@ -145,14 +155,27 @@ static void measure_realtime_offset(jct_fabric_t *f) {
                           ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
 }
 
+/* A dumper on path with a large stdio buffer, so that writing a capture
+ * costs the loop a system call per 256 KiB, not per frame. */
+static pcap_dumper_t *dump_open(jct_fabric_t *f, const char *path) {
+  FILE *fp = strcmp(path, "-") ? fopen(path, "wb") : NULL;
+  if (!fp) return pcap_dump_open(f->dead, path); /* "-" (stdout), or libpcap's own error */
+  setvbuf(fp, NULL, _IOFBF, DUMP_BUFFER_BYTES);
+  pcap_dumper_t *d = pcap_dump_fopen(f->dead, fp); /* pcap_dump_close closes fp */
+  if (!d) fclose(fp);
+  return d;
+}
+
 static int open_captures(jct_fabric_t *f, char *err, size_t errlen) {
-  if (!f->opts.pcap_out && !f->opts.pcap_drops) return 0;
+  if (!f->opts.pcap_out && !f->opts.pcap_drops && !f->opts.pcap_in) return 0;
   f->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, SNAPLEN, PCAP_TSTAMP_PRECISION_NANO);
   if (!f->dead) return JCT_ENOMEM;
-  if (f->opts.pcap_out && !(f->dump = pcap_dump_open(f->dead, f->opts.pcap_out)))
+  if (f->opts.pcap_out && !(f->dump = dump_open(f, f->opts.pcap_out)))
     return jct__errf(err, errlen, JCT_EIO, "%s: %s", f->opts.pcap_out, pcap_geterr(f->dead));
-  if (f->opts.pcap_drops && !(f->drops = pcap_dump_open(f->dead, f->opts.pcap_drops)))
+  if (f->opts.pcap_drops && !(f->drops = dump_open(f, f->opts.pcap_drops)))
     return jct__errf(err, errlen, JCT_EIO, "%s: %s", f->opts.pcap_drops, pcap_geterr(f->dead));
+  if (f->opts.pcap_in && !(f->in_dump = dump_open(f, f->opts.pcap_in)))
+    return jct__errf(err, errlen, JCT_EIO, "%s: %s", f->opts.pcap_in, pcap_geterr(f->dead));
   return 0;
 }
 
@@ -282,6 +305,7 @@ void jct_fabric_free(jct_fabric_t *f) {
     if (f->ports[i].pcap) pcap_close(f->ports[i].pcap);
   if (f->dump) pcap_dump_close(f->dump);
   if (f->drops) pcap_dump_close(f->drops);
+  if (f->in_dump) pcap_dump_close(f->in_dump);
   if (f->dead) pcap_close(f->dead);
   jct_switch_free(f->sw);
   jct_topo_destroy(f->own_topo);

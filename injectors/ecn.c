@@ -50,7 +50,12 @@ static jct_verdict_t ecn_process(jct_injector_t *inj, jct_frame_t *f, uint64_t n
   size_t off;
   uint16_t type;
   int pcp;
-  if (!jct__frame_l3(f->data, f->len, &off, &type, &pcp)) return JCT_PASS;
+  if (jct_frame_roce(f)) { /* parsed once for the chain: IPv4 or IPv6 */
+    off = f->l3;
+    type = f->data[off] >> 4 == 4 ? 0x0800 : 0x86dd;
+  } else if (!jct__frame_l3(f->data, f->len, &off, &type, &pcp)) {
+    return JCT_PASS;
+  }
   uint8_t *ip = f->data + off, ecn;
   if (type == 0x0800 && f->len >= off + 20 && ip[0] >> 4 == 4 && (ip[0] & 15u) >= 5)
     ecn = ip[1] & 3u;

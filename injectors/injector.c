@@ -12,7 +12,9 @@
  * the one place where counters change (sch_netem.c keeps its drop counts in
  * one place too). where= is a libpcap filter expression compiled once for
  * Ethernet (pcap_open_dead(DLT_EN10MB) + pcap_compile) and run on each
- * frame with pcap_offline_filter; nothing is allocated per frame.
+ * frame by injectors/bpf.c (pcap_offline_filter's semantics, a third of its
+ * cost), or by pcap_offline_filter itself for a program bpf.c does not
+ * accept; nothing is allocated per frame.
  *
  * Randomness: xoshiro256** (Blackman and Vigna, "Scrambled linear
  * pseudorandom number generators", 2018), its four words of state filled by
@@ -33,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf.h"
 #include "errf.h"
 #include "frame.h"
 #include "wire.h"
@@ -121,6 +124,7 @@ static int take_where(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t e
   }
   pcap_close(dead);
   inj->filter = prog;
+  inj->filter_own = jct__bpf_prepare(prog); /* NULL: libpcap runs it */
   return 0;
 }
 
@@ -187,16 +191,13 @@ typedef struct {
 bool jct_frame_roce(jct_frame_t *f) {
   if (f->parsed) return f->parsed == 2;
   size_t udp, udp_len, l3;
-  uint16_t type;
-  int pcp;
   f->parsed = 1;
-  if (!jct__frame_roce(f->data, f->len, &udp, &udp_len) ||
-      !jct__frame_l3(f->data, f->len, &l3, &type, &pcp))
-    return false;
+  if (!jct__frame_roce_l3(f->data, f->len, &l3, &udp, &udp_len)) return false;
   /* The flow: addresses and destination QP, folded 8 bytes at a time and
    * mixed (splitmix64's finaliser): a few multiplies, not one per byte. */
   const uint8_t *ip = f->data + l3, *bth = f->data + udp + 8;
-  size_t alen = type == 0x86dd ? 32 : 8, aoff = type == 0x86dd ? 8 : 12;
+  bool v6 = ip[0] >> 4 == 6;
+  size_t alen = v6 ? 32 : 8, aoff = v6 ? 8 : 12;
   uint64_t h = jct__be24(bth + 5);
   for (size_t i = 0; i < alen; i += 8) {
     uint64_t w;
@@ -205,6 +206,7 @@ bool jct_frame_roce(jct_frame_t *f) {
     h ^= h >> 29;
   }
   h = jct__splitmix64(&h);
+  f->l3 = (uint16_t)l3;
   f->udp = (uint16_t)udp;
   f->udp_len = (uint16_t)udp_len;
   f->flow_hash = h | 1;
@@ -212,14 +214,25 @@ bool jct_frame_roce(jct_frame_t *f) {
   return true;
 }
 
-/* The packet's identity as a 64-bit hash, or 0 when it is not RoCEv2 or its
- * flow does not fit the table. */
-static uint64_t packet_key(jct_injector_t *inj, jct_frame_t *f) {
-  if (!inj->flows || !jct_frame_roce(f)) return 0;
+void *jct_flows_new(void) {
+  return calloc(FLOW_SLOTS, sizeof(flow_slot_t));
+}
+
+void jct_flows_clear(void *flows) {
+  if (flows) memset(flows, 0, FLOW_SLOTS * sizeof(flow_slot_t));
+}
+
+void jct_flows_free(void *flows) {
+  free(flows);
+}
+
+/* The packet's identity as a 64-bit hash, by the history in table t, or 0
+ * when it is not RoCEv2 or its flow does not fit the table. */
+static uint64_t flow_key(flow_slot_t *t, jct_frame_t *f) {
+  if (!jct_frame_roce(f)) return 0;
   const uint8_t *bth = f->data + f->udp + 8;
   uint64_t h = f->flow_hash;
   uint32_t psn = jct__be24(bth + 9);
-  flow_slot_t *t = inj->flows;
   size_t i = (size_t)(h >> 32) & (FLOW_SLOTS - 1);
   for (size_t n = 0; t[i].key && t[i].key != h; i = (i + 1) & (FLOW_SLOTS - 1))
     if (++n == FLOW_SLOTS) return 0;
@@ -253,6 +266,19 @@ static uint64_t packet_key(jct_injector_t *inj, jct_frame_t *f) {
   return h ^ (uint64_t)psn << 24 ^ (uint64_t)bth[0] << 48 ^ episode * 0x9e3779b97f4a7c15u;
 }
 
+/* The frame's key: once per frame from its site's history when it has one
+ * (every injector there then agrees on it), else from the injector's. */
+static uint64_t packet_key(jct_injector_t *inj, jct_frame_t *f) {
+  if (f->site_flows) {
+    if (!f->keyed) {
+      f->packet_key = flow_key(f->site_flows, f);
+      f->keyed = true;
+    }
+    return f->packet_key;
+  }
+  return inj->flows ? flow_key(inj->flows, f) : 0;
+}
+
 double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t salt) {
   uint64_t key = packet_key(inj, f);
   if (!key) return jct_injector_uniform(inj);
@@ -264,6 +290,7 @@ static void injector_destroy(injector_box_t *box) {
   jct_injector_t *inj = &box->pub;
   free(inj->flows);
   if (inj->ops && inj->ops->destroy && inj->priv) inj->ops->destroy(inj);
+  free(inj->filter_own);
   if (inj->filter) {
     pcap_freecode(inj->filter);
     free(inj->filter);
@@ -357,18 +384,16 @@ void jct_injector_start(jct_injector_t *inj, uint64_t start_ns) {
   if (inj->flows) memset(inj->flows, 0, FLOW_SLOTS * sizeof(flow_slot_t));
 }
 
-jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
-  if (f->out != inj->out || (!inj->all_ports && f->port != inj->port)) return JCT_PASS;
-  uint64_t t = now_ns > inj->start_ns ? now_ns - inj->start_ns : 0;
-  if (t < inj->at_ns || (inj->until_ns && t >= inj->until_ns)) return JCT_PASS;
-  jct_injector_stats_t *st = &inj->stats;
-  st->seen++;
-  if (inj->filter) {
-    struct pcap_pkthdr h = {.caplen = (bpf_u_int32)f->len, .len = (bpf_u_int32)f->len};
-    if (!pcap_offline_filter(inj->filter, &h, f->data)) return JCT_PASS;
-  }
-  st->matched++;
-  jct_verdict_t v = inj->ops->process ? inj->ops->process(inj, f, now_ns) : JCT_PASS;
+/* where= on one frame: true when it selects it. */
+static bool where_selects(const jct_injector_t *inj, const jct_frame_t *f) {
+  if (inj->filter_own) return jct__bpf_run(inj->filter_own, f->data, (uint32_t)f->len) != 0;
+  struct pcap_pkthdr h = {.caplen = (bpf_u_int32)f->len, .len = (bpf_u_int32)f->len};
+  return pcap_offline_filter(inj->filter, &h, f->data) != 0;
+}
+
+/* The counters of a verdict other than PASS. */
+static void count_verdict(jct_injector_stats_t *st, jct_verdict_t v, const jct_frame_t *f,
+                          uint64_t now_ns) {
   switch (v) {
   case JCT_DROP:
     st->dropped++;
@@ -386,6 +411,21 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
   case JCT_PASS:
     break;
   }
+}
+
+jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
+  if (f->out != inj->out || (!inj->all_ports && f->port != inj->port)) return JCT_PASS;
+  if (inj->at_ns | inj->until_ns) {
+    uint64_t t = now_ns > inj->start_ns ? now_ns - inj->start_ns : 0;
+    if (t < inj->at_ns || (inj->until_ns && t >= inj->until_ns)) return JCT_PASS;
+  }
+  jct_injector_stats_t *st = &inj->stats;
+  st->seen++;
+  if (inj->filter && !where_selects(inj, f)) return JCT_PASS;
+  st->matched++;
+  if (!inj->ops->process) return JCT_PASS;
+  jct_verdict_t v = inj->ops->process(inj, f, now_ns);
+  if (v != JCT_PASS) count_verdict(st, v, f, now_ns);
   return v;
 }
 

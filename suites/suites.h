@@ -13,6 +13,7 @@ Suite *cli_suite(void);
 Suite *schedule_suite(void);
 Suite *clock_suite(void);
 Suite *topo_suite(void);
+Suite *fabric_suite(void);
 Suite *switch_suite(void);
 Suite *uroce_suite(void);
 Suite *exec_suite(void);

@@ -23,10 +23,16 @@ bool jct__frame_l3(const uint8_t *f, size_t len, size_t *l3, uint16_t *ethertype
 }
 
 bool jct__frame_roce(const uint8_t *f, size_t len, size_t *udp, size_t *udp_len) {
+  size_t l3;
+  return jct__frame_roce_l3(f, len, &l3, udp, udp_len);
+}
+
+bool jct__frame_roce_l3(const uint8_t *f, size_t len, size_t *l3, size_t *udp, size_t *udp_len) {
   size_t o;
   uint16_t t;
   int pcp;
   if (!jct__frame_l3(f, len, &o, &t, &pcp)) return false;
+  *l3 = o;
   const uint8_t *ip = f + o;
   if (t == ETHERTYPE_IPV4) {
     if (len < o + 20 || ip[0] >> 4 != 4 || (ip[0] & 15u) < 5 || ip[9] != 17) return false;

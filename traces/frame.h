@@ -20,6 +20,8 @@ bool jct__frame_l3(const uint8_t *f, size_t len, size_t *l3, uint16_t *ethertype
  * holds a BTH and ICRC, and an opcode RoCEv2 defines. Offset and length of
  * the datagram; false for anything else. */
 bool jct__frame_roce(const uint8_t *f, size_t len, size_t *udp, size_t *udp_len);
+/* The same, also giving the IP header's offset (l3). */
+bool jct__frame_roce_l3(const uint8_t *f, size_t len, size_t *l3, size_t *udp, size_t *udp_len);
 
 /* RFC 1624 eqn. 3: the Internet checksum hc after a 16-bit word of the data
  * changed from m to m1. */

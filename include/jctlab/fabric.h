@@ -8,7 +8,14 @@
  * not read back), watched by uv_poll. Frames read are handed to the switch
  * with the time they were read; frames the switch emits at their departure
  * times are sent with pcap_inject on their port and, with pcap_out, also
- * written to a capture (nanosecond timestamps, CLOCK_REALTIME).
+ * written to a capture (nanosecond timestamps, CLOCK_REALTIME). With
+ * pcap_in, every frame read from a port is written to a capture of its own
+ * as it arrived, before the switch and its injectors see it, stamped with
+ * the arrival time the switch takes for it (the kernel's receive stamp) on
+ * the same clock as pcap_out's departures: pairing a frame across the two
+ * gives the time it spent in the switch (bench/inject_delay does). Frames
+ * an injector makes itself (a pause storm's) do not arrive at a port and
+ * are not in it.
  *
  * Frames the harness itself loses (pcap_inject failing, the kernel
  * dropping frames before libpcap reads them) are counted apart: a run with
@@ -39,6 +46,8 @@ typedef struct {
   bool pfc_watchdog;       /* the switch's PFC watchdog (SONiC defaults: 200 ms, 200 ms) */
   bool watchdog_forward;   /* its action: forward instead of drop */
   const char *pcap_out;    /* NULL, or where to write what crossed the switch */
+  const char *pcap_in;     /* NULL, or where to write every frame as it arrived at a port */
+  uint32_t pcap_snaplen;   /* bytes of each frame kept in pcap_out and pcap_in; 0: all */
   const char *pcap_drops;  /* NULL, or where to write the frames injectors dropped */
   FILE *fault_log;         /* NULL, or where injectors' actions go, one JSON line each */
   struct jct_chain *chain; /* NULL, or the injectors, put on the switch's hooks */

@@ -56,12 +56,28 @@ typedef struct {
    * by every injector the frame meets (so each need not walk it again).
    * Zero: not looked at yet; whoever rewrites the headers zeroes parsed. */
   uint8_t parsed;        /* 0 not yet, 1 not RoCEv2, 2 RoCEv2 */
+  uint16_t l3;           /* the IP header: offset in data */
   uint16_t udp, udp_len; /* the UDP datagram: offset in data, length */
   uint64_t flow_hash;    /* of the IP addresses and the BTH destination QP */
+  /* The flow history of the hook site the frame is at (a chain keeps one
+   * per site: jct_flows_new()), or NULL: each injector keeps its own. With
+   * a site's, the packet's identity (jct_injector_packet_uniform) is found
+   * once per frame and shared by every injector it meets there. */
+  void *site_flows;
+  uint64_t packet_key; /* valid when keyed */
+  bool keyed;
 } jct_frame_t;
 
+/* A flow-history table for jct_frame_t.site_flows (4096 flows, about
+ * 100 KB): NULL when out of memory. clear empties it (a repetition
+ * starts); free takes NULL. */
+void *jct_flows_new(void);
+void jct_flows_clear(void *flows);
+void jct_flows_free(void *flows);
+
 /* True when the frame is a RoCEv2 packet (frame.h's jct__frame_roce
- * rules); then f->udp, f->udp_len and f->flow_hash are set. Parses once. */
+ * rules); then f->l3, f->udp, f->udp_len and f->flow_hash are set. Parses
+ * once. */
 bool jct_frame_roce(jct_frame_t *f);
 
 /* The frame, writable: copied into scratch first when it is not there. */
@@ -149,9 +165,10 @@ struct jct_injector {
   uint64_t at_ns, until_ns; /* window relative to start_ns; until 0: none */
   uint64_t start_ns;        /* the run's start, set by jct_injector_start */
   uint64_t seed;
-  uint64_t rng[4]; /* xoshiro256** state, seeded from seed */
-  void *filter;    /* compiled where= (struct bpf_program), or NULL */
-  void *flows;     /* per-flow PSN history for jct_injector_packet_uniform */
+  uint64_t rng[4];  /* xoshiro256** state, seeded from seed */
+  void *filter;     /* compiled where= (struct bpf_program), or NULL */
+  void *filter_own; /* where= as injectors/bpf.c runs it; NULL: by libpcap */
+  void *flows;      /* per-flow PSN history for jct_injector_packet_uniform */
   jct_injector_stats_t stats;
   void *priv; /* ops->priv_size bytes, zeroed */
 };
@@ -184,11 +201,12 @@ void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn 
  * order frames from different ports reach the injector in. A RoCEv2 data
  * packet's first transmission is known by its flow (addresses, destination
  * QP), PSN and opcode; a retransmission also by the go-back it belongs to,
- * so each draws anew; ACKs and CNPs by flow, PSN and opcode. Other frames,
- * or flows beyond the injector's table (4096), take the next number of
- * the injector's stream. The memoryless kinds use it (drop p=, ecn,
- * corrupt); the Markov loss models and jitter keep a sequence and use the
- * stream. */
+ * so each draws anew; ACKs and CNPs by flow, PSN and opcode. The history
+ * that tells them apart is the frame's site_flows when set (found once per
+ * frame), else the injector's own. Other frames, or flows beyond the
+ * table (4096), take the next number of the injector's stream. The
+ * memoryless kinds use it (drop p=, ecn, corrupt); the Markov loss models
+ * and jitter keep a sequence and use the stream. */
 double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
 
 /* A 32-bit number correlated with the last one by rho (a 32-bit fraction;
