@@ -12,9 +12,7 @@
  * the one place where counters change (sch_netem.c keeps its drop counts in
  * one place too). where= is a libpcap filter expression compiled once for
  * Ethernet (pcap_open_dead(DLT_EN10MB) + pcap_compile) and run on each
- * frame by injectors/bpf.c (pcap_offline_filter's semantics, a third of its
- * cost), or by pcap_offline_filter itself for a program bpf.c does not
- * accept; nothing is allocated per frame.
+ * frame by pcap_offline_filter; nothing is allocated per frame.
  *
  * Randomness: xoshiro256** (Blackman and Vigna, "Scrambled linear
  * pseudorandom number generators", 2018), its four words of state filled by
@@ -35,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpf.h"
 #include "errf.h"
 #include "frame.h"
 #include "wire.h"
@@ -124,7 +121,6 @@ static int take_where(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t e
   }
   pcap_close(dead);
   inj->filter = prog;
-  inj->filter_own = jct__bpf_prepare(prog); /* NULL: libpcap runs it */
   return 0;
 }
 
@@ -290,7 +286,6 @@ static void injector_destroy(injector_box_t *box) {
   jct_injector_t *inj = &box->pub;
   free(inj->flows);
   if (inj->ops && inj->ops->destroy && inj->priv) inj->ops->destroy(inj);
-  free(inj->filter_own);
   if (inj->filter) {
     pcap_freecode(inj->filter);
     free(inj->filter);
@@ -386,7 +381,6 @@ void jct_injector_start(jct_injector_t *inj, uint64_t start_ns) {
 
 /* where= on one frame: true when it selects it. */
 static bool where_selects(const jct_injector_t *inj, const jct_frame_t *f) {
-  if (inj->filter_own) return jct__bpf_run(inj->filter_own, f->data, (uint32_t)f->len) != 0;
   struct pcap_pkthdr h = {.caplen = (bpf_u_int32)f->len, .len = (bpf_u_int32)f->len};
   return pcap_offline_filter(inj->filter, &h, f->data) != 0;
 }

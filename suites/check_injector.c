@@ -196,86 +196,6 @@ START_TEST(where_selects_frames) {
 }
 END_TEST
 
-/* where= runs on jctlab's own BPF interpreter (injectors/bpf.c): it must
- * select exactly the frames pcap_offline_filter selects, on whole, tagged,
- * IPv6, cut-short and odd frames, for programs that use every kind of load,
- * arithmetic and jump pcap_compile makes. */
-START_TEST(where_agrees_with_libpcap) {
-  static const char *const filters[] = {
-      "udp dst port 4791",
-      "udp dst port 4791 and src host 198.18.0.3",
-      "ip6 and udp",
-      "vlan and udp dst port 4791",
-      "udp[8] == 0x0a",
-      "ip[1] & 3 == 2",
-      "len > 100",
-      "len <= 60",
-      "ether[0] & 1 = 0",
-      "(udp[8:2] * 3) % 7 = 1",
-      "ip[2:2] / 4 > 10",
-      "(ip[2:2] - 20) << 2 > 100 or ip[2:2] >> 1 < 30",
-      "udp[20:4] ^ 0xffffffff != 0 and (udp[12:4] | 1) & 3 = 1",
-      "src net 198.18.0.0/15 and not tcp",
-      "portrange 4000-5000",
-      "udp[300:4] = 0",
-      "ip[0] & 0xf > 5 or udp[2:2] - udp[0:2] > 0",
-      "ether proto 0x8808 or icmp",
-  };
-  enum { NFRAMES = 12 };
-  uint8_t buf[NFRAMES][400];
-  size_t len[NFRAMES];
-  for (int i = 0; i < 8; i++) {
-    craft_roce_t c = {.payload_bytes = (uint32_t)(16 + 40 * i),
-                      .src = i & 1 ? "198.18.0.3" : NULL,
-                      .ipv6 = i >= 6,
-                      .vlan = i % 3 == 0,
-                      .ecn = (uint8_t)(i & 3),
-                      .udp_dport = i == 5 ? 4500 : 0};
-    if (c.ipv6) c.src = "2001:2::1", c.dst = "2001:2::2";
-    c.h.bth.opcode = i & 2 ? JCT_OP_RC_SEND_ONLY : JCT_OP_RC_RDMA_WRITE_MIDDLE;
-    c.h.bth.dest_qp = 0x11 + (uint32_t)i;
-    c.h.bth.psn = (uint32_t)i * 977;
-    len[i] = craft_roce(buf[i], sizeof buf[i], &c);
-    ck_assert_uint_gt(len[i], 0);
-  }
-  /* Cut short inside the Ethernet, IP and UDP headers, and a frame of
-   * pattern bytes. */
-  static const size_t cut[3] = {13, 30, 44};
-  for (int i = 0; i < 3; i++) {
-    memcpy(buf[8 + i], buf[i], sizeof buf[i]);
-    len[8 + i] = cut[i];
-  }
-  for (size_t b = 0; b < sizeof buf[11]; b++)
-    buf[11][b] = (uint8_t)(b * 37 + 11);
-  len[11] = sizeof buf[11];
-
-  pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
-  ck_assert_ptr_nonnull(dead);
-  for (size_t k = 0; k < sizeof filters / sizeof *filters; k++) {
-    char spec[256];
-    snprintf(spec, sizeof spec, "drop p=0 where=\"%s\"", filters[k]);
-    jct_injector_t *inj = mk(spec, 1, 0);
-    ck_assert_msg(inj->filter_own, "%s: left to libpcap", filters[k]);
-    struct bpf_program prog;
-    ck_assert_int_eq(pcap_compile(dead, &prog, filters[k], 1, PCAP_NETMASK_UNKNOWN), 0);
-    uint64_t want = 0;
-    for (int i = 0; i < NFRAMES; i++) {
-      struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len[i], .len = (bpf_u_int32)len[i]};
-      bool lib = pcap_offline_filter(&prog, &h, buf[i]) != 0;
-      want += lib;
-      jct_frame_t f = {.data = buf[i], .len = len[i], .cap = sizeof buf[i], .out = true};
-      uint64_t before = inj->stats.matched;
-      jct_injector_process(inj, &f, 0);
-      ck_assert_msg((inj->stats.matched > before) == lib, "%s, frame %d: libpcap %s it", filters[k],
-                    i, lib ? "selects" : "does not select");
-    }
-    ck_assert_uint_eq(inj->stats.matched, want);
-    pcap_freecode(&prog);
-    jct_injector_free(inj);
-  }
-  pcap_close(dead);
-}
-END_TEST
 
 START_TEST(window_port_and_side) {
   jct_injector_t *inj = mk("drop p=1 at=1ms until=2ms port=2 dir=in", 1, 0);
@@ -613,7 +533,6 @@ Suite *injector_suite(void) {
   TCase *core = tcase_create("core");
   tcase_add_test(core, spec_words);
   tcase_add_test(core, where_selects_frames);
-  tcase_add_test(core, where_agrees_with_libpcap);
   tcase_add_test(core, window_port_and_side);
   tcase_add_test(core, seeds_repeat_faults);
   tcase_add_test(core, every_nth_and_bursts);

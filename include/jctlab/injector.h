@@ -167,7 +167,6 @@ struct jct_injector {
   uint64_t seed;
   uint64_t rng[4];  /* xoshiro256** state, seeded from seed */
   void *filter;     /* compiled where= (struct bpf_program), or NULL */
-  void *filter_own; /* where= as injectors/bpf.c runs it; NULL: by libpcap */
   void *flows;      /* per-flow PSN history for jct_injector_packet_uniform */
   jct_injector_stats_t stats;
   void *priv; /* ops->priv_size bytes, zeroed */
