@@ -168,6 +168,26 @@ START_TEST(invalid_run_exits_3) {
 }
 END_TEST
 
+/* jctlab's own ring capture replays as the ring it was: the inferred
+ * pattern, 8 ranks, 112 ops, and a drop costs retransmissions. */
+START_TEST(ring_capture_replays) {
+  const char *args[] = {"replay", JCT_SOURCE_DIR "/traces/ring8.pcap", "--rate", "50mbit",
+                        "--reps", "1", "--timeout", "14", "--inject", "drop p=0.005", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0, "exit %d: %s", status, err);
+  ck_assert_str_eq(json_string_value(jget(doc, "input.pattern")), "ring");
+  ck_assert_int_eq(jint(doc, "input.ranks"), 8);
+  ck_assert_int_eq(jint(doc, "input.ops"), 112);
+  json_t *c = case_at(doc, 0);
+  ck_assert_int_gt(jint(c, "drops.injectors.0.dropped"), 0);
+  ck_assert_int_gt(jint(c, "transport.retransmitted_packets"), 0);
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
 /* --scale halves every message; --captured-rate projects the JCTs back:
  * JCT x rate / (scale x captured rate). */
 START_TEST(scale_and_projection) {
@@ -308,6 +328,7 @@ Suite *replay_suite(void) {
   tcase_add_test(tc, invalid_run_exits_3);
   tcase_add_test(tc, postmortem_of_the_default_trace);
   tcase_add_test(tc, scale_and_projection);
+  tcase_add_test(tc, ring_capture_replays);
   tcase_add_test(tc, scenario_file);
   tcase_add_test(tc, bad_input);
   suite_add_tcase(s, tc);
