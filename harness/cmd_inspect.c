@@ -81,16 +81,7 @@ typedef struct {
 } args_t;
 
 /* One line on stderr for a bad command line; returns the exit status. */
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "jctlab inspect: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (try 'jctlab inspect --help')\n");
-  va_end(ap);
-  return EXIT_BAD_INPUT;
-}
+#define bad(...) jct__cmd_bad("inspect", __VA_ARGS__)
 
 static bool has_suffix(const char *s, const char *suf) {
   size_t n = strlen(s), m = strlen(suf);

@@ -66,16 +66,7 @@ static const char usage_text[] =
     "2 bad input, 3 invalid run (the harness lost frames, a repetition did not finish, or\n"
     "the event loop rather than the link set the pace: never reported as a result).\n";
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "jctlab replay: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (try 'jctlab replay --help')\n");
-  va_end(ap);
-  return 2;
-}
+#define bad(...) jct__cmd_bad("replay", __VA_ARGS__)
 
 typedef struct {
   jct_run_args_t r;

@@ -45,16 +45,7 @@ static const char usage_text[] =
     "exit status: 0 valid run, 2 bad input, 3 invalid run (the harness lost frames or a\n"
     "repetition did not finish), 1 jctlab failed.\n";
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "jctlab run: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (try 'jctlab run --help')\n");
-  va_end(ap);
-  return 2;
-}
+#define bad(...) jct__cmd_bad("run", __VA_ARGS__)
 
 typedef struct {
   jct_run_args_t r;

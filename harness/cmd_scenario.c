@@ -40,16 +40,7 @@ static const char usage_text[] =
     "3 an invalid run (the harness lost frames, a repetition did not finish, or the\n"
     "event loop set the pace).\n";
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "jctlab run: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (try 'jctlab run --help')\n");
-  va_end(ap);
-  return 2;
-}
+#define bad(...) jct__cmd_bad("run", __VA_ARGS__)
 
 bool jct_is_scenario_arg(const char *arg) {
   size_t n = strlen(arg);

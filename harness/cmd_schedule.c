@@ -45,16 +45,7 @@ static const char usage_text[] =
     "exit status: 0 success, 2 bad input (bad option, no such file, not a capture,\n"
     "no RoCE message), 1 jctlab failed (out of memory, a write error).\n";
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "jctlab schedule: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (try 'jctlab schedule --help')\n");
-  va_end(ap);
-  return 2;
-}
+#define bad(...) jct__cmd_bad("schedule", __VA_ARGS__)
 
 static int write_report_json(const char *path, const char *trace, const jct_infer_report_t *rep) {
   json_t *doc = jct__infer_report_json(trace, rep);

@@ -31,16 +31,7 @@ static const char usage_text[] =
     "\n"
     "exit status: 0 success, 2 bad input, 1 write error.\n";
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "jctlab synth: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (try 'jctlab synth --help')\n");
-  va_end(ap);
-  return 2;
-}
+#define bad(...) jct__cmd_bad("synth", __VA_ARGS__)
 
 int jct_cmd_synth(int argc, char **argv) {
   const char *alg = NULL, *out = "-";

@@ -9,6 +9,11 @@
 
 #include <stdbool.h>
 
+/* Bad input on the command line of `jctlab CMD`: one line on stderr,
+ * "jctlab CMD: <what> (try 'jctlab CMD --help')"; returns 2, the exit
+ * status for bad input (cmd_util.c). */
+int jct__cmd_bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 int jct_cmd_inspect(int argc, char **argv);
 int jct_cmd_synth(int argc, char **argv);
 int jct_cmd_run(int argc, char **argv);

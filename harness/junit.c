@@ -1,6 +1,6 @@
 /* JUnit XML for CI systems (junit.h): counts first, then one testcase per
  * fault case; every string that came from a user (case names, specs) or a
- * run (why it was invalid) goes through xml() on its way out. */
+ * run (why it was invalid) goes through jct__xml_escape() on its way out. */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -35,8 +35,7 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
   return len;
 }
 
-/* s escaped for XML 1.0, as element text or (attr) an attribute value. */
-static void xml(FILE *f, const char *s, bool attr) {
+void jct__xml_escape(FILE *f, const char *s, bool attr) {
   const unsigned char *p = (const unsigned char *)(s ? s : "");
   size_t n = strlen((const char *)p);
   while (n) {
@@ -84,7 +83,7 @@ static void xml(FILE *f, const char *s, bool attr) {
 
 static void attr(FILE *f, const char *name, const char *value) {
   fprintf(f, " %s=\"", name);
-  xml(f, value, true);
+  jct__xml_escape(f, value, true);
   fputc('"', f);
 }
 
@@ -165,11 +164,11 @@ static void testcase(FILE *f, const char *suite, const jct_junit_case_t *c) {
     attr(f, "message", msg);
     attr(f, "type", fail ? "budget_exceeded" : "invalid_run");
     fputs(">", f);
-    xml(f, msg, false);
+    jct__xml_escape(f, msg, false);
     fprintf(f, "</%s>\n", fail ? "failure" : "error");
   }
   fputs("      <system-out>", f);
-  xml(f, msg, false);
+  jct__xml_escape(f, msg, false);
   fputs("</system-out>\n    </testcase>\n", f);
 }
 

@@ -26,6 +26,7 @@
 #ifndef JCT_JUNIT_H
 #define JCT_JUNIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -60,5 +61,11 @@ int jct_junit_write_file(const char *path, const char *suite, const jct_junit_ca
 /* What a case's <failure>/<error> message, or its <system-out>, says:
  * "degradation 1.312 (95% CI 1.201 to 1.405) exceeds the budget 1.15". */
 void jct_junit_case_summary(const jct_junit_case_t *c, char *buf, size_t len);
+
+/* s written to f escaped for XML 1.0 (and HTML): & < > always, quotes and
+ * tab/newline as character references when attr (an attribute value),
+ * bytes that are not valid UTF-8 or not allowed in XML replaced by U+FFFD.
+ * NULL is "". The report's HTML uses it too. */
+void jct__xml_escape(FILE *f, const char *s, bool attr);
 
 #endif

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errf.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/replay.h"
@@ -78,17 +77,8 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *a
                jct_replay_result_t *r, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
   r->culprit = -1;
-  if (!o->schedule) return jct__errf(err, errlen, JCT_EINVAL, "no schedule");
-  if (o->reps < 1 || o->reps > JCT_RUN_MAX_REPS)
-    return jct__errf(err, errlen, JCT_EINVAL, "--reps %u is outside [1, %u]", o->reps,
-                     JCT_RUN_MAX_REPS);
-  if (o->rate_bps < 1000000 || o->rate_bps > JCT_SWITCH_MAX_RATE_BPS)
-    return jct__errf(err, errlen, JCT_EINVAL,
-                     "--rate %llu bit/s is outside what the fabric emulates [1 Mbit/s, 1 Tbit/s]",
-                     (unsigned long long)o->rate_bps);
-  if (o->ninject > JCT_RUN_MAX_INJECTORS)
-    return jct__errf(err, errlen, JCT_EINVAL, "%u injectors: at most %u", o->ninject,
-                     JCT_RUN_MAX_INJECTORS);
+  int rc = jct__run_check_opts(o, err, errlen);
+  if (rc) return rc;
   r->reps = o->reps;
   r->valid = true;
   r->baseline = calloc(o->reps, sizeof *r->baseline);
@@ -101,7 +91,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *a
   jct_run_model(o, &model);
   r->packet_time_ns = model.packet_time_ns;
   jct_session_t *s;
-  int rc = jct_session_new(&s, o, bin_width_ns(o), err, errlen);
+  rc = jct_session_new(&s, o, bin_width_ns(o), err, errlen);
   if (rc) {
     jct_replay_result_free(r);
     return rc;

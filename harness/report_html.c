@@ -14,30 +14,11 @@
 
 #include "errf.h"
 #include "jctlab/error.h"
+#include "junit.h"
 #include "report_int.h"
 
 static void text(FILE *f, const char *s) {
-  for (; s && *s; s++) {
-    switch (*s) {
-    case '&':
-      fputs("&amp;", f);
-      break;
-    case '<':
-      fputs("&lt;", f);
-      break;
-    case '>':
-      fputs("&gt;", f);
-      break;
-    case '"':
-      fputs("&quot;", f);
-      break;
-    case '\'':
-      fputs("&#39;", f);
-      break;
-    default:
-      fputc(*s, f);
-    }
-  }
+  jct__xml_escape(f, s, true);
 }
 
 static void begin(FILE *f, const char *title) {

@@ -57,7 +57,7 @@ static void invalid(jct_run_result_t *r, const char *why) {
   snprintf(r->invalid_why, sizeof r->invalid_why, "%s", why);
 }
 
-static int check_opts(const jct_run_opts_t *o, char *err, size_t errlen) {
+int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen) {
   if (!o->schedule) return jct__errf(err, errlen, JCT_EINVAL, "no schedule");
   if (o->reps < 1 || o->reps > JCT_RUN_MAX_REPS)
     return jct__errf(err, errlen, JCT_EINVAL, "--reps %u is outside [1, %u]", o->reps,
@@ -99,7 +99,7 @@ static void add_rep(jct_run_result_t *r, const jct_rep_t *rep) {
 
 int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
-  int rc = check_opts(o, err, errlen);
+  int rc = jct__run_check_opts(o, err, errlen);
   if (rc) return rc;
   r->reps = o->reps;
   r->valid = true;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
 #include "jctlab/error.h"
 #include "run_args.h"
 #include "units.h"
@@ -65,16 +66,7 @@ void jct__run_args_finish(jct_run_args_t *a) {
   a->run.retry_cnt = (uint8_t)a->retry;
 }
 
-static int bad(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad(const char *prog, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "jctlab %s: ", prog);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, " (try 'jctlab %s --help')\n", prog);
-  va_end(ap);
-  return 2;
-}
+#define bad jct__cmd_bad
 
 int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const char *prog) {
   const char *w = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;

@@ -24,6 +24,12 @@
 
 typedef struct jct_session jct_session_t;
 
+/* Options a run or a replay refuses before building anything: no
+ * schedule, reps outside [1, JCT_RUN_MAX_REPS], a rate outside what the
+ * fabric emulates, a schedule without its size, too many injectors.
+ * Returns 0 or JCT_EINVAL (err says which). (run.c) */
+int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen);
+
 /* Build what o describes (injectors first: a bad spec is bad input) and
  * let the links come up. bin_ns: the retransmission bins' width (0: none).
  * Errors as jct_run(). */
