@@ -128,9 +128,8 @@ int jct_cmd_run_scenario(int argc, char **argv) {
     fprintf(stderr, "jctlab run: %s\n", err);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
-  if (sc->transport != JCT_TRANSPORT_UROCE) {
-    fprintf(stderr, "jctlab run: %s: transport %s is not available yet (uroce is)\n", a.path,
-            jct_transport_name(sc->transport));
+  if (sc->transport == JCT_TRANSPORT_VERBS && !sc->lab_ranks) {
+    fprintf(stderr, "jctlab run: %s: transport verbs needs 'lab: N' (soft-RoCE VMs)\n", a.path);
     jct_scenario_free(sc);
     return 2;
   }

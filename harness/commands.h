@@ -19,6 +19,8 @@ int jct_cmd_synth(int argc, char **argv);
 int jct_cmd_run(int argc, char **argv);
 int jct_cmd_schedule(int argc, char **argv);
 int jct_cmd_replay(int argc, char **argv);
+/* `jctlab agent`: a verbs rank driven over a control channel (cmd_agent.c). */
+int jct_cmd_agent(int argc, char **argv);
 /* `jctlab run SCENARIO.yaml` (cmd_scenario.c); jct_cmd_run hands over to it
  * when its first argument names a .yaml or .yml file. */
 int jct_cmd_run_scenario(int argc, char **argv);

@@ -123,7 +123,8 @@ static void on_readable(uv_poll_t *h, int status, int events) {
 
 static int open_port(jct_fabric_t *f, uint32_t i, char *err, size_t errlen) {
   char eb[PCAP_ERRBUF_SIZE] = "";
-  const char *ifname = jct_topo_switch_ifname(f->topo, i);
+  const char *ifname =
+      f->opts.port_ifnames ? f->opts.port_ifnames[i] : jct_topo_switch_ifname(f->topo, i);
   pcap_t *p = pcap_create(ifname, eb);
   if (!p) return jct__errf(err, errlen, JCT_EIO, "port %s: %s", ifname, eb);
   f->ports[i] = (port_t){f, i, p};
@@ -235,7 +236,9 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
   jct_topo_opts_t to = {.mtu = opts->mtu, .ipv6 = false};
   measure_realtime_offset(f);
   if ((rc = build_switch(f, err, errlen))) goto fail;
-  if (opts->topo) {
+  if (opts->port_ifnames) {
+    f->topo = NULL; /* the caller's interfaces: nothing to build */
+  } else if (opts->topo) {
     f->topo = opts->topo;
     if (jct_topo_nranks(f->topo) != opts->nranks) {
       rc = jct__errf(err, errlen, JCT_EINVAL, "the topology has %zu ranks, not %u",

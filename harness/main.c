@@ -21,6 +21,7 @@ static const struct {
     {"synth", jct_cmd_synth, "generate a collective's schedule (ring, tree, ...) as JSON"},
     {"schedule", jct_cmd_schedule, "infer a capture's schedule (ranks, connections, deps) as JSON"},
     {"replay", jct_cmd_replay, "replay a job with and without faults: what the faults cost"},
+    {"agent", jct_cmd_agent, "a rank on the verbs transport (jctlab starts it in its lab VMs)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -31,6 +31,8 @@ static void sum_side(jct_replay_side_t *side, const jct_rep_t *reps, uint32_t k)
     add_u64(&side->transport, &reps[i].transport, sizeof side->transport);
     add_u64(&side->fabric, &reps[i].fabric, sizeof side->fabric);
     side->paused_ns += reps[i].paused_ns;
+    for (uint32_t c = 0; c < reps[i].dev.n; c++)
+      jct_dev_counters_add(&side->dev, reps[i].dev.c[c].name, reps[i].dev.c[c].value);
   }
 }
 
@@ -61,6 +63,7 @@ static void finish(const jct_run_opts_t *o, jct_replay_result_t *r) {
   jct_replay_stats(b, f, k, o->seed, &r->b, &r->f, &r->degradation, &r->ci95_low, &r->ci95_high);
   r->b.transport = bs.transport, r->b.fabric = bs.fabric, r->b.paused_ns = bs.paused_ns;
   r->f.transport = fs.transport, r->f.fabric = fs.fabric, r->f.paused_ns = fs.paused_ns;
+  r->b.dev = bs.dev, r->f.dev = fs.dev;
   double factor = jct_schedule_busbw_factor(o->schedule);
   r->b.algbw_gbps = (double)o->schedule->bytes / (double)r->b.median_ns;
   r->f.algbw_gbps = (double)o->schedule->bytes / (double)r->f.median_ns;

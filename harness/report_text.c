@@ -52,6 +52,23 @@ static void drops(FILE *out, const json_t *c) {
   fprintf(out, "\n");
 }
 
+/* The RDMA devices' own counters (verbs): the faulted side's, then the
+ * baseline's, for the counters that moved. */
+static void device_counters(FILE *out, const json_t *c) {
+  const json_t *f = jct__rget(c, "device_counters"), *b = jct__rget(c, "baseline_device_counters");
+  if (!json_is_object(f)) return;
+  fprintf(out, "  %-16s faulted / baseline, summed over ranks and repetitions:\n",
+          "device counters");
+  const char *k;
+  const json_t *v;
+  json_object_foreach((json_t *)f, k, v) {
+    json_int_t bv = json_integer_value(json_object_get(b, k));
+    if (json_integer_value(v) || bv)
+      fprintf(out, "  %-16s   %-22s %10lld / %lld\n", "", k, (long long)json_integer_value(v),
+              (long long)bv);
+  }
+}
+
 static void critical_path(FILE *out, const json_t *c) {
   const json_t *path = jct__rget(c, "critical_path");
   size_t n = json_array_size(path);
@@ -103,6 +120,7 @@ static void one_case(FILE *out, const json_t *c, size_t index) {
           jct__rfmt_count(c, "transport.timeouts", s[3], 32),
           jct__rfmt_count(c, "transport.cnps", s[4], 32));
   fprintf(out, "  %-16s %s\n", "paused (PFC)", jct__rfmt_ns(c, "paused_ns", s[0], 32));
+  device_counters(out, c);
   drops(out, c);
   critical_path(out, c);
   fprintf(out, "  %-16s p50 %s, p99 %s, max %s\n", "loop lateness",

@@ -8,8 +8,10 @@
 
 jct_verdict_kind_t jct_verdict_of(const jct_replay_result_t *r, const jct_budget_t *b) {
   if (!r->valid) return JCT_VERDICT_INVALID;
-  if (b->max_degradation > 0) return r->degradation <= b->max_degradation ? JCT_VERDICT_PASS : JCT_VERDICT_FAIL;
-  if (b->max_jct_ns > 0) return r->f.median_ns <= b->max_jct_ns ? JCT_VERDICT_PASS : JCT_VERDICT_FAIL;
+  if (b->max_degradation > 0)
+    return r->degradation <= b->max_degradation ? JCT_VERDICT_PASS : JCT_VERDICT_FAIL;
+  if (b->max_jct_ns > 0)
+    return r->f.median_ns <= b->max_jct_ns ? JCT_VERDICT_PASS : JCT_VERDICT_FAIL;
   return JCT_VERDICT_NONE;
 }
 
@@ -31,9 +33,12 @@ json_t *jct_result_new(const char *command, const jct_run_opts_t *o, const jct_r
       "jctlab_result", 1, "command", command, "jctlab_version", JCT_VERSION_STR, "input", "source",
       in->source, "kind", in->kind, "algorithm", s->algorithm, "pattern", in->pattern, "ranks",
       (json_int_t)s->nranks, "ops", (json_int_t)s->nops, "bytes", (json_int_t)s->bytes, "fabric",
-      "transport", "uroce", "rate_bps", (json_int_t)o->rate_bps, "prop_delay_ns",
-      (json_int_t)o->prop_delay_ns, "pfc", o->pfc, "ecn", o->ecn, "pfc_watchdog",
-      in->pfc_watchdog ? in->pfc_watchdog : (o->pfc_watchdog ? (o->watchdog_forward ? "forward" : "drop") : "off"),
+      "transport",
+      o->transport == JCT_TRANSPORT_VERBS ? (o->lab_ranks ? "verbs (rxe lab)" : "verbs") : "uroce",
+      "rate_bps", (json_int_t)o->rate_bps, "prop_delay_ns", (json_int_t)o->prop_delay_ns, "pfc",
+      o->pfc, "ecn", o->ecn, "pfc_watchdog",
+      in->pfc_watchdog ? in->pfc_watchdog
+                       : (o->pfc_watchdog ? (o->watchdog_forward ? "forward" : "drop") : "off"),
       "path_mtu_bytes", (json_int_t)(o->path_mtu_bytes ? o->path_mtu_bytes : 4096), "timeout",
       o->timeout, "retry_cnt", o->retry_cnt, "scale", "factor", scale, "captured_rate_bps",
       (json_int_t)in->captured_rate_bps, "projected_rate_bps",
@@ -58,12 +63,28 @@ static json_t *side_json(const jct_replay_result_t *r, const jct_replay_side_t *
   return o;
 }
 
-static json_t *transport_json(const jct_uroce_stats_t *t) {
+/* verbs: rxe counts neither the packets it resends nor the data packets it
+ * sends apart from its ACKs, so those figures are null there. */
+static json_t *transport_json(const jct_uroce_stats_t *t, bool verbs) {
+  if (verbs)
+    return json_pack("{s:I,s:n,s:n,s:n,s:I,s:I,s:I}", "packets", (json_int_t)t->tx_pkts,
+                     "data_packets", "retransmitted_packets", "retransmitted_bytes", "naks",
+                     (json_int_t)t->rx_naks, "timeouts", (json_int_t)t->timeouts, "cnps",
+                     (json_int_t)0);
   return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "packets", (json_int_t)t->tx_pkts,
                    "data_packets", (json_int_t)t->tx_data_pkts, "retransmitted_packets",
                    (json_int_t)t->retx_pkts, "retransmitted_bytes", (json_int_t)t->retx_bytes,
                    "naks", (json_int_t)t->rx_naks, "timeouts", (json_int_t)t->timeouts, "cnps",
                    (json_int_t)0);
+}
+
+/* The RDMA devices' own counters (verbs), or null (uroce). */
+static json_t *dev_json(const jct_dev_counters_t *d) {
+  if (!d->n) return json_null();
+  json_t *o = json_object();
+  for (uint32_t i = 0; i < d->n; i++)
+    json_object_set_new(o, d->c[i].name, json_integer((json_int_t)d->c[i].value));
+  return o;
 }
 
 static json_t *drops_json(const jct_replay_result_t *r) {
@@ -142,15 +163,15 @@ int jct_result_add_case(json_t *doc, const jct_run_opts_t *o, const jct_result_i
   jct_verdict_kind_t v = jct_verdict_of(r, &m->budget);
   json_t *c = json_pack("{s:s,s:o}", "name", m->name, "inject", inject);
   json_object_set_new(c, "sweep",
-                      m->sweep_key ? json_pack("{s:s,s:f}", "key", m->sweep_key, "value",
-                                               m->sweep_value)
-                                   : json_null());
+                      m->sweep_key
+                          ? json_pack("{s:s,s:f}", "key", m->sweep_key, "value", m->sweep_value)
+                          : json_null());
   json_object_set_new(c, "budget",
                       m->budget.max_degradation > 0
                           ? json_pack("{s:f}", "max_degradation", m->budget.max_degradation)
-                      : m->budget.max_jct_ns ? json_pack("{s:I}", "max_jct_ns",
-                                                         (json_int_t)m->budget.max_jct_ns)
-                                             : json_null());
+                      : m->budget.max_jct_ns
+                          ? json_pack("{s:I}", "max_jct_ns", (json_int_t)m->budget.max_jct_ns)
+                          : json_null());
   json_object_set_new(c, "verdict", json_string(jct_verdict_name(v)));
   if (!r->valid) json_object_set_new(c, "invalid_why", json_string(r->invalid_why));
   json_object_set_new(c, "baseline", side_json(r, &r->b, r->baseline));
@@ -171,8 +192,12 @@ int jct_result_add_case(json_t *doc, const jct_run_opts_t *o, const jct_result_i
       json_object_set_new(c, "projected", json_null());
     }
   }
-  json_object_set_new(c, "transport", transport_json(&r->f.transport));
-  json_object_set_new(c, "baseline_transport", transport_json(&r->b.transport));
+  json_object_set_new(c, "transport",
+                      transport_json(&r->f.transport, o->transport == JCT_TRANSPORT_VERBS));
+  json_object_set_new(c, "baseline_transport",
+                      transport_json(&r->b.transport, o->transport == JCT_TRANSPORT_VERBS));
+  json_object_set_new(c, "device_counters", dev_json(&r->f.dev));
+  json_object_set_new(c, "baseline_device_counters", dev_json(&r->b.dev));
   json_object_set_new(c, "paused_ns", u64(r->f.paused_ns));
   json_object_set_new(c, "drops", drops_json(r));
   if (r->valid) {

@@ -28,7 +28,10 @@ const char jct__run_args_help[] =
     "  --fault-log FILE   every injector action as a JSON line\n"
     "  --pcap-drops FILE  the frames injectors dropped (nanosecond pcap)\n"
     "  --pcap-out FILE    write every frame that crossed the switch (nanosecond pcap)\n"
-    "  --pcap-in FILE     write every frame as it reached the switch, before the injectors\n";
+    "  --pcap-in FILE     write every frame as it reached the switch, before the injectors\n"
+    "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
+    "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
+    "                     their NICs on the switch (implies --transport verbs and --ranks N)\n";
 
 int jct__parse_time_ns(const char *s, uint64_t *out) {
   static const struct {
@@ -87,12 +90,14 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
   } else if (!strncmp(w, "--pfc-watchdog=", 15)) {
     return bad(prog, "%s: the action '%s' is not drop or forward", "--pfc-watchdog", w + 15);
   }
-  static const char *const valued[] = {"--synth",  "--schedule", "--ranks",     "--bytes",
-                                       "--channels", "--rate",   "--delay",     "--reps",
-                                       "--timeout", "--retry",   "--inject",    "--seed", "--path-mtu",
-                                       "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in", NULL};
+  static const char *const valued[] = {"--synth",    "--schedule",  "--ranks",      "--bytes",
+                                       "--channels", "--rate",      "--delay",      "--reps",
+                                       "--timeout",  "--retry",     "--inject",     "--seed",
+                                       "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out",
+                                       "--pcap-in",  "--transport", "--lab",        NULL};
   size_t k = 0;
-  while (valued[k] && strcmp(valued[k], w)) k++;
+  while (valued[k] && strcmp(valued[k], w))
+    k++;
   if (!valued[k]) return 0;
   if (!v) return bad(prog, "%s needs a value", w);
   (*i)++;
@@ -101,7 +106,27 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
   } else if (!strcmp(w, "--schedule")) {
     a->schedule = v;
   } else if (!strcmp(w, "--ranks")) {
-    if (jct__parse_count(v, 1u << 20, &a->ranks)) return bad(prog, "%s: '%s' is not a number", w, v);
+    if (jct__parse_count(v, 1u << 20, &a->ranks))
+      return bad(prog, "%s: '%s' is not a number", w, v);
+    if (r->lab_ranks && a->ranks != r->lab_ranks)
+      return bad(prog, "--ranks %s: the lab has %u", v, r->lab_ranks);
+  } else if (!strcmp(w, "--transport")) {
+    if (strcmp(v, "uroce") && strcmp(v, "verbs"))
+      return bad(prog, "%s: '%s' is not uroce or verbs", w, v);
+    r->transport = v[0] == 'v' ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
+    a->transport_set = true;
+    if (r->lab_ranks && r->transport == JCT_TRANSPORT_UROCE)
+      return bad(prog, "--transport uroce: the lab's ranks run verbs");
+  } else if (!strcmp(w, "--lab")) {
+    uint64_t n;
+    if (jct__parse_count(v, 64, &n) || n < 2) return bad(prog, "%s: '%s' is not 2 to 64", w, v);
+    if (a->ranks && a->ranks != n)
+      return bad(prog, "%s %s: --ranks is %llu", w, v, (unsigned long long)a->ranks);
+    if (a->transport_set && r->transport == JCT_TRANSPORT_UROCE)
+      return bad(prog, "--lab: the lab's ranks run verbs, not uroce");
+    r->lab_ranks = (uint32_t)n;
+    a->ranks = n;
+    r->transport = JCT_TRANSPORT_VERBS;
   } else if (!strcmp(w, "--bytes")) {
     if (jct__parse_size_bytes(v, &a->bytes)) return bad(prog, "%s: '%s' is not a size", w, v);
   } else if (!strcmp(w, "--channels")) {
@@ -126,11 +151,11 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
   } else if (!strcmp(w, "--retry")) {
     if (jct__parse_count(v, 7, &a->retry)) return bad(prog, "%s: '%s' is not 0 to 7", w, v);
   } else if (!strcmp(w, "--inject")) {
-    if (r->ninject == JCT_RUN_MAX_INJECTORS)
-      return bad(prog, "%s: at most 16 of them (%s)", w, v);
+    if (r->ninject == JCT_RUN_MAX_INJECTORS) return bad(prog, "%s: at most 16 of them (%s)", w, v);
     a->inject[r->ninject++] = v;
   } else if (!strcmp(w, "--seed")) {
-    if (jct__parse_count(v, UINT64_MAX, &r->seed)) return bad(prog, "%s: '%s' is not a number", w, v);
+    if (jct__parse_count(v, UINT64_MAX, &r->seed))
+      return bad(prog, "%s: '%s' is not a number", w, v);
   } else if (!strcmp(w, "--fault-log")) {
     r->fault_log = v;
   } else if (!strcmp(w, "--pcap-drops")) {

@@ -3,6 +3,7 @@
 #ifndef JCT_RUN_ARGS_H
 #define JCT_RUN_ARGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "jctlab/run.h"
@@ -10,6 +11,7 @@
 typedef struct {
   const char *synth, *schedule;
   uint64_t ranks, bytes, channels, reps, timeout, retry;
+  bool transport_set;
   const char *inject[JCT_RUN_MAX_INJECTORS];
   jct_run_opts_t run;
 } jct_run_args_t;

@@ -587,6 +587,8 @@ static int parse_top(const ctx_t *c, yaml_node_t *root) {
       if (!(rc = get_count(c, v, k, 0, 7, &u))) s->retry = (uint8_t)u;
     } else if (!strcmp(k, "reps")) {
       if (!(rc = get_count(c, v, k, 1, JCT_RUN_MAX_REPS, &u))) s->reps = (uint32_t)u;
+    } else if (!strcmp(k, "lab")) {
+      if (!(rc = get_count(c, v, k, 2, 64, &u))) s->lab_ranks = (uint32_t)u;
     } else if (!strcmp(k, "seed")) {
       rc = get_count(c, v, k, 0, UINT64_MAX, &s->seed);
     } else if (!strcmp(k, "scale")) {
@@ -597,7 +599,7 @@ static int parse_top(const ctx_t *c, yaml_node_t *root) {
     } else {
       rc = at(c, kn,
               "unknown key '%s' (name, description, synth, trace, schedule, transport, rate, "
-              "captured_rate, delay, mtu, path_mtu, pfc, ecn, pfc_watchdog, timeout, retry, reps, "
+              "captured_rate, delay, mtu, path_mtu, pfc, ecn, pfc_watchdog, timeout, retry, reps, lab, "
               "seed, scale, cases)",
               k);
     }
@@ -753,6 +755,8 @@ void jct_scenario_free(jct_scenario_t *s) {
 void jct_scenario_case_opts(const jct_scenario_t *s, const jct_scenario_case_t *c,
                             jct_run_opts_t *o) {
   o->reps = s->reps;
+  o->transport = s->transport;
+  o->lab_ranks = s->lab_ranks;
   o->rate_bps = s->rate_bps;
   o->prop_delay_ns = s->delay_ns;
   o->mtu = s->mtu;

@@ -41,7 +41,6 @@
 
 typedef enum { JCT_SCEN_SYNTH, JCT_SCEN_TRACE, JCT_SCEN_SCHEDULE } jct_scenario_source_t;
 typedef enum { JCT_WATCHDOG_OFF, JCT_WATCHDOG_DROP, JCT_WATCHDOG_FORWARD } jct_watchdog_t;
-typedef enum { JCT_TRANSPORT_UROCE, JCT_TRANSPORT_VERBS } jct_transport_t;
 
 /* One fault case, after sweep expansion. Its fabric switches (pfc, ecn,
  * pfc_watchdog) are the scenario's unless the case overrides them. */
@@ -72,6 +71,7 @@ typedef struct {
   } synth;     /* source JCT_SCEN_SYNTH */
   char *input; /* absolute path of the trace or schedule; NULL for synth */
   jct_transport_t transport;
+  uint32_t lab_ranks; /* lab: N, soft-RoCE VMs for the verbs transport (0: none) */
   uint64_t rate_bps, captured_rate_bps; /* captured: 0 unknown */
   uint64_t delay_ns;
   uint32_t mtu, path_mtu_bytes; /* link IP MTU, RoCE path MTU; 0: the fabric's default */

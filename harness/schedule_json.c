@@ -11,6 +11,7 @@
 #include "errf.h"
 #include "jctlab/error.h"
 #include "jctlab/schedule.h"
+#include "schedule_json.h"
 
 #define SCHEMA_VERSION 1
 
@@ -151,7 +152,7 @@ int jct_schedule_load(jct_schedule_t **out, const char *path, char *err, size_t 
   return rc;
 }
 
-static json_t *to_json(const jct_schedule_t *s) {
+json_t *jct__schedule_json(const jct_schedule_t *s) {
   json_t *conns = json_array(), *ops = json_array();
   for (uint32_t i = 0; i < s->nconns; i++)
     json_array_append_new(conns, json_pack("{s:I,s:I,s:I}", "src", (json_int_t)s->conns[i].src,
@@ -172,7 +173,7 @@ static json_t *to_json(const jct_schedule_t *s) {
 }
 
 int jct_schedule_save(const jct_schedule_t *s, const char *path, char *err, size_t errlen) {
-  json_t *root = to_json(s);
+  json_t *root = jct__schedule_json(s);
   if (!root) return JCT_ENOMEM;
   size_t flags = JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_COMPACT;
   int rc =

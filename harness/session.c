@@ -6,43 +6,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "chain.h"
 #include "errf.h"
-#include "jctlab/clock.h"
 #include "jctlab/error.h"
-#include "jctlab/fabric.h"
-#include "ranks.h"
-#include "session.h"
-
-#define DATA_PRIO 3
-#define DATA_DSCP 26 /* DSCP 26 >> 3 = priority 3 */
-#define DRAIN_NS 2000000000u
-#define SETTLE_NS 20000000u
-/* Spin rather than sleep for timers due this soon (clock.h): sleeping and
- * re-arming cost more than the gaps between packets. */
-#define SPIN_NS 1000000u
-
-struct jct_session {
-  uv_loop_t loop;
-  bool loop_open;
-  jct_clock_t clock;
-  bool clock_open;
-  const jct_run_opts_t *o;
-  double model_ns;
-  uint64_t bin_ns;
-  jct_chain_t *chain;
-  FILE *fault_log;
-  jct_fabric_t *fab;
-  jct_ranks_t *ranks;
-  jct_exec_t *exec;
-  jct_timer_t exec_timer, wake;
-  bool broken;
-  double cpu0;
-  uint64_t wall0;
-  /* Sampling retransmissions during a repetition. */
-  jct_rep_t *sampling;
-  uint64_t rep_start_ns, next_sample_ns, retx_at_start;
-};
+#include "session_int.h"
 
 /* Counter structs are plain uint64_t fields: difference them word by word. */
 static void diff_u64(void *out, const void *after, const void *before, size_t size) {
@@ -72,7 +38,7 @@ static void arm_exec(jct_session_t *s) {
 /* Put the retransmissions since the repetition started into their bins. */
 static void sample(jct_session_t *s, uint64_t now_ns) {
   jct_rep_t *rep = s->sampling;
-  if (!rep || !rep->bin_ns || now_ns < s->next_sample_ns) return;
+  if (!rep || !s->ranks || !rep->bin_ns || now_ns < s->next_sample_ns) return;
   jct_uroce_stats_t st;
   jct_ranks_stats(s->ranks, &st);
   uint64_t bin = (now_ns - s->rep_start_ns) / rep->bin_ns;
@@ -84,10 +50,22 @@ static void sample(jct_session_t *s, uint64_t now_ns) {
   s->next_sample_ns = s->rep_start_ns + (bin + 1) * rep->bin_ns;
 }
 
-/* Run the loop until done() or the deadline; returns whether done. */
-static bool run_until(jct_session_t *s, bool (*done)(jct_session_t *), uint64_t deadline_ns) {
+int jct__session_failed(const jct_session_t *s, char *why, size_t len) {
+  if (s->ranks) return jct_ranks_failed(s->ranks, why, len);
+  if (s->agents && jct_agents_failed(s->agents, why, len)) return 1;
+  for (uint32_t i = 0; s->lab && i < s->o->schedule->nranks; i++)
+    if (!jct_lab_alive(s->lab, i)) {
+      char tail[400];
+      jct_lab_console_tail(s->lab, i, tail, sizeof tail);
+      if (why) snprintf(why, len, "rank %u's VM stopped; its console ends:\n%s", i, tail);
+      return 1;
+    }
+  return 0;
+}
+
+bool jct__session_run_until(jct_session_t *s, bool (*done)(jct_session_t *), uint64_t deadline_ns) {
   jct_timer_start(&s->clock, &s->wake, deadline_ns, on_wake);
-  while (!done(s) && jct_now_ns() < deadline_ns && !jct_ranks_failed(s->ranks, NULL, 0)) {
+  while (!done(s) && jct_now_ns() < deadline_ns && !jct__session_failed(s, NULL, 0)) {
     uv_run(&s->loop, UV_RUN_ONCE);
     if (s->exec) arm_exec(s);
     if (s->sampling) sample(s, jct_now_ns());
@@ -101,7 +79,7 @@ static bool exec_done(jct_session_t *s) {
 }
 
 static bool drained(jct_session_t *s) {
-  return jct_ranks_quiet(s->ranks) && jct_fabric_idle(s->fab);
+  return (!s->ranks || jct_ranks_quiet(s->ranks)) && jct_fabric_idle(s->fab);
 }
 
 static bool never(jct_session_t *s) {
@@ -134,59 +112,43 @@ typedef struct {
 } snapshot_t;
 
 static void snap(jct_session_t *s, snapshot_t *x) {
-  jct_ranks_stats(s->ranks, &x->transport);
+  memset(x, 0, sizeof *x);
+  if (s->ranks) jct_ranks_stats(s->ranks, &x->transport);
   jct_switch_totals(jct_fabric_switch(s->fab), &x->fabric);
   x->paused_ns = paused_now(s);
 }
 
-static void fail_rep(jct_session_t *s, jct_rep_t *rep, const char *why) {
+void jct__session_fail_rep(jct_session_t *s, jct_rep_t *rep, const char *why) {
   rep->ok = false;
   snprintf(rep->why, sizeof rep->why, "%s", why);
   s->broken = true;
 }
 
-int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *rep) {
+/* One repetition on the uroce ranks, with the executor in this process. */
+static int uroce_rep(jct_session_t *s, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   const jct_schedule_t *sch = s->o->schedule;
-  memset(rep, 0, sizeof *rep);
-  rep->faulted = faulted;
-  rep->ok = true;
-  rep->bin_ns = s->bin_ns;
-  if (s->broken) {
-    fail_rep(s, rep, "an earlier repetition failed");
-    return 0;
-  }
-  if (!(rep->timing = calloc(sch->nops, sizeof *rep->timing))) return JCT_ENOMEM;
-  if (jct_chain_set_enabled(s->chain, faulted)) {
-    fail_rep(s, rep, "cannot put the injectors on the switch's path");
-    return 0;
-  }
   jct_exec_hooks_t hooks = jct_ranks_hooks(s->ranks);
-  int rc = jct_exec_new(&s->exec, sch, 0, &hooks);
-  if (rc) return rc;
+  int rc0 = jct_exec_new(&s->exec, sch, 0, &hooks);
+  if (rc0) return rc0;
   jct_ranks_attach(s->ranks, s->exec);
-  snapshot_t before, after;
-  snap(s, &before);
-  /* Generous: 20 times the model, 10 s, and every retry of one message
-   * running out its timer twice over (4.096 us * 2^timeout each). */
-  uint64_t qp_timeout_ns = 4096ull << (s->o->timeout < 31 ? s->o->timeout : 31);
-  uint64_t limit_ns = (uint64_t)(s->model_ns * 20) + 10000000000u +
-                      2 * (uint64_t)(s->o->retry_cnt + 1) * qp_timeout_ns;
   uint64_t start = jct_now_ns();
   s->sampling = rep;
   s->rep_start_ns = start;
   s->next_sample_ns = start;
-  s->retx_at_start = before.transport.retx_pkts;
+  jct_uroce_stats_t st;
+  jct_ranks_stats(s->ranks, &st);
+  s->retx_at_start = st.retx_pkts;
   jct_fabric_start(s->fab, start);
-  rc = jct_exec_start(s->exec, start);
+  int rc = jct_exec_start(s->exec, start);
   jct_ranks_kick(s->ranks);
-  bool done = rc == 0 && run_until(s, exec_done, start + limit_ns);
+  bool done = rc == 0 && jct__session_run_until(s, exec_done, start + limit_ns);
   char why[256];
   if (jct_ranks_failed(s->ranks, why, sizeof why)) {
-    fail_rep(s, rep, why);
+    jct__session_fail_rep(s, rep, why);
   } else if (!done) {
     snprintf(why, sizeof why, "repetition %u did not finish in %.1f s (%u of %u messages)",
              index + 1, (double)limit_ns / 1e9, jct_exec_ops_done(s->exec), sch->nops);
-    fail_rep(s, rep, why);
+    jct__session_fail_rep(s, rep, why);
   }
   sample(s, jct_now_ns());
   s->sampling = NULL;
@@ -202,11 +164,44 @@ int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *r
   jct_exec_free(s->exec);
   s->exec = NULL;
   jct_timer_stop(&s->clock, &s->exec_timer);
-  run_until(s, drained, jct_now_ns() + DRAIN_NS);
+  return 0;
+}
+
+int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *rep) {
+  const jct_schedule_t *sch = s->o->schedule;
+  memset(rep, 0, sizeof *rep);
+  rep->faulted = faulted;
+  rep->ok = true;
+  rep->bin_ns = s->bin_ns;
+  if (s->broken) {
+    jct__session_fail_rep(s, rep, "an earlier repetition failed");
+    return 0;
+  }
+  if (!(rep->timing = calloc(sch->nops, sizeof *rep->timing))) return JCT_ENOMEM;
+  if (jct_chain_set_enabled(s->chain, faulted)) {
+    jct__session_fail_rep(s, rep, "cannot put the injectors on the switch's path");
+    return 0;
+  }
+  snapshot_t before, after;
+  snap(s, &before);
+  /* Generous: 20 times the model, 10 s, and every retry of one message
+   * running out its timer twice over (4.096 us * 2^timeout each). */
+  uint64_t qp_timeout_ns = 4096ull << (s->o->timeout < 31 ? s->o->timeout : 31);
+  uint64_t limit_ns = (uint64_t)(s->model_ns * 20) + 10000000000u +
+                      2 * (uint64_t)(s->o->retry_cnt + 1) * qp_timeout_ns;
+  if (s->agents) {
+    jct_fabric_start(s->fab, jct_now_ns());
+    jct__session_verbs_rep(s, index, limit_ns, rep);
+  } else {
+    int rc = uroce_rep(s, index, limit_ns, rep);
+    if (rc) return rc;
+  }
+  jct__session_run_until(s, drained, jct_now_ns() + DRAIN_NS);
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
   snap(s, &after);
-  diff_u64(&rep->transport, &after.transport, &before.transport, sizeof rep->transport);
+  if (s->ranks)
+    diff_u64(&rep->transport, &after.transport, &before.transport, sizeof rep->transport);
   diff_u64(&rep->fabric, &after.fabric, &before.fabric, sizeof rep->fabric);
   rep->fabric.queued_frames = after.fabric.queued_frames; /* levels, not counters */
   rep->fabric.wire_frames = after.fabric.wire_frames;
@@ -228,7 +223,8 @@ void jct_session_health(jct_session_t *s, jct_session_health_t *h) {
   h->lateness_max_ns = s->clock.lateness.max_ns;
   jct_fabric_harness_stats_t hs;
   jct_fabric_harness_stats(s->fab, &hs);
-  h->harness_losses = hs.inject_failures + hs.pcap_drops + jct_ranks_harness_losses(s->ranks);
+  h->harness_losses =
+      hs.inject_failures + hs.pcap_drops + (s->ranks ? jct_ranks_harness_losses(s->ranks) : 0);
   if (h->harness_losses)
     snprintf(h->harness_why, sizeof h->harness_why,
              "the harness lost %llu frames by its own fault (pcap_inject %llu, pcap drops %llu, "
@@ -257,6 +253,7 @@ void jct_rep_clear(jct_rep_t *rep) {
 
 void jct_session_free(jct_session_t *s) {
   if (!s) return;
+  jct__session_lab_down(s);
   jct_ranks_free(s->ranks);
   jct_fabric_free(s->fab);
   jct_chain_free(s->chain);
@@ -319,13 +316,26 @@ int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_n
                          .retry_cnt = o->retry_cnt,
                          .dscp = DATA_DSCP,
                          .data_prio = DATA_PRIO};
+  const char *ports[JCT_SWITCH_MAX_PORTS];
+  if (o->transport == JCT_TRANSPORT_VERBS) {
+    /* The ranks are VMs; the switch's ports are their TAPs. */
+    if ((rc = jct__session_lab_up(s, err, errlen))) {
+      jct_session_free(s);
+      return rc;
+    }
+    for (uint32_t i = 0; i < o->schedule->nranks && i < JCT_SWITCH_MAX_PORTS; i++)
+      ports[i] = jct_lab_port_ifname(s->lab, i);
+    fo.port_ifnames = ports;
+  }
   if ((rc = jct_fabric_new(&s->fab, &s->loop, &s->clock, &fo, err, errlen)) ||
-      (rc = jct_ranks_new(&s->ranks, &s->loop, &s->clock, jct_fabric_topo(s->fab), o->schedule,
-                          &ro, err, errlen))) {
+      (o->transport == JCT_TRANSPORT_UROCE &&
+       (rc = jct_ranks_new(&s->ranks, &s->loop, &s->clock, jct_fabric_topo(s->fab), o->schedule,
+                           &ro, err, errlen))) ||
+      (o->transport == JCT_TRANSPORT_VERBS && (rc = jct__session_agents_up(s, err, errlen)))) {
     jct_session_free(s);
     return rc;
   }
-  run_until(s, never, jct_now_ns() + SETTLE_NS); /* let the links come up */
+  jct__session_run_until(s, never, jct_now_ns() + SETTLE_NS); /* let the links come up */
   memset(&s->clock.lateness, 0, sizeof s->clock.lateness);
   s->cpu0 = cpu_seconds();
   s->wall0 = jct_now_ns();

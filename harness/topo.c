@@ -429,6 +429,71 @@ static int req_neigh(jct__nl_t *nl, size_t i, int ifindex, size_t j, const jct_a
   return 0;
 }
 
+/* Set MTU, no IPv6 link-local address, and up, on ifname in the calling
+ * thread's namespace (a switch port made outside a topology: a lab TAP). */
+int jct__topo_port_iface(const char *ifname, uint32_t mtu, char *err, size_t errlen) {
+  int idx = (int)if_nametoindex(ifname);
+  if (idx <= 0) {
+    snprintf(err, errlen, "%s: no such interface", ifname);
+    return JCT_EIO;
+  }
+  jct__nl_t *nl;
+  int rc = jct__nl_open(&nl, err, errlen);
+  if (rc) return rc;
+  struct nlmsghdr *nlh;
+  rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "set MTU %u on %s", mtu, ifname);
+  if (rc == 0) {
+    struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+    ifi->ifi_family = AF_UNSPEC;
+    ifi->ifi_index = idx;
+    mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
+  }
+  if (rc == 0 && access("/proc/sys/net/ipv6", F_OK) == 0)
+    rc = req_no_ll(nl, 0, idx, ifname, err, errlen);
+  if (rc == 0) rc = req_up(nl, 0, idx, ifname, err, errlen);
+  if (rc == 0) rc = jct__nl_flush(nl, err, errlen);
+  jct__nl_close(nl);
+  return rc;
+}
+
+/* An interface outside any topology made a rank's (a lab VM's NIC, as the
+ * VM's agent sees it: harness/agent.c), in the calling thread's namespace:
+ * MTU, lo and it up, no IPv6 link-local address, rank i's IPv4 address and
+ * permanent IPv4 neighbours for the other nranks - 1 ranks. */
+int jct__topo_configure_iface(size_t i, size_t nranks, const char *ifname, uint32_t mtu, char *err,
+                              size_t errlen) {
+  int idx = (int)if_nametoindex(ifname);
+  if (idx <= 0) {
+    snprintf(err, errlen, "%s: no such interface", ifname);
+    return JCT_EIO;
+  }
+  jct__nl_t *nl;
+  int rc = jct__nl_open(&nl, err, errlen);
+  if (rc) return rc;
+  struct nlmsghdr *nlh;
+  rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "set MTU %u on %s", mtu, ifname);
+  if (rc == 0) {
+    struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+    ifi->ifi_family = AF_UNSPEC;
+    ifi->ifi_index = idx;
+    mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
+  }
+  if (rc == 0) rc = req_up(nl, i, 0, "lo", err, errlen);
+  if (rc == 0 && access("/proc/sys/net/ipv6", F_OK) == 0)
+    rc = req_no_ll(nl, i, idx, ifname, err, errlen);
+  if (rc == 0) rc = req_up(nl, i, idx, ifname, err, errlen);
+  jct_addr_t a4 = jct_rank_ipv4(i);
+  if (rc == 0) rc = req_addr(nl, i, idx, &a4, err, errlen);
+  for (size_t j = 0; rc == 0 && j < nranks; j++) {
+    if (j == i) continue;
+    a4 = jct_rank_ipv4(j);
+    rc = req_neigh(nl, i, idx, j, &a4, err, errlen);
+  }
+  if (rc == 0) rc = jct__nl_flush(nl, err, errlen);
+  jct__nl_close(nl);
+  return rc;
+}
+
 /* Everything inside rank i's namespace, through its own sockets. */
 static int configure_rank(jct_topo_t *t, size_t i, jct__nl_t *rnl, int rfd, char *err,
                           size_t errlen) {

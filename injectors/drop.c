@@ -7,7 +7,7 @@
  *   drop model=state p13=P [p31=] [p32=] [p23=] [p14=]   4-state Markov
  *   drop every=N [burst=K]                  frames N, 2N, ... (or the last K of
  *                                           every N: N-K+1..N, 2N-K+1..2N, ...)
- *   drop psn=PSN[,PSN...] qp=QPN [count=C] | pkt=MSG:PKT[,...] qp=QPN [retransmissions=no|yes]
+ *   drop psn=PSN[,PSN...] qp=QPN [count=C] | pkt=MSG:PKT[,...] [qp=QPN]
  * Probabilities read 0.01 or 1%.
  *
  * The two correlated models are those of Linux netem (net/sched/sch_netem.c,
@@ -63,7 +63,11 @@
  * of the M-th message (from 0, a message starting at a FIRST or ONLY
  * opcode) sent to the QP since the repetition started, first
  * transmissions only; PSNs go on from one repetition to the next on the
- * same QPs, positions do not.
+ * same QPs, positions do not. pkt= may go without qp=: the QP is then the
+ * first one a request packet that passed where= went to (for transports
+ * whose QP numbers the device picks, as rxe does: pick the flow with
+ * where=, e.g. "src host 198.18.0.1 and udp[8] != 0x0b" for rank 0's data
+ * without its 64-byte clear-to-send WRITE_ONLY_WITH_IMMEDIATEs).
  */
 #include <math.h>
 #include <stdio.h>
@@ -103,12 +107,13 @@ typedef struct {
   uint32_t psn[DROP_MAX_PSNS], qp;
   uint32_t npsn;
   uint64_t done_psn[DROP_MAX_PSNS];
-  bool by_msg;                        /* pkt=: psn[i] is message i's packet pkt_of[i] */
+  bool by_msg; /* pkt=: psn[i] is message i's packet pkt_of[i] */
   uint32_t msg_of[DROP_MAX_PSNS];
-  int64_t cur_msg;                    /* the message first transmissions are in, -1 before */
+  int64_t cur_msg; /* the message first transmissions are in, -1 before */
   uint32_t cur_pkt;
   uint64_t count;
   bool retransmissions, seen_qp;
+  bool any_qp; /* pkt= without qp=: the first QP seen */
   uint32_t highest_psn;
 } drop_t;
 
@@ -192,7 +197,9 @@ static bool psn_after(uint32_t a, uint32_t b) {
 static bool loss_targeted(drop_t *d, jct_frame_t *f) {
   uint32_t qp, psn;
   uint8_t pos;
-  if (!roce_bth(f, &qp, &psn, &pos) || qp != d->qp) return false;
+  if (!roce_bth(f, &qp, &psn, &pos)) return false;
+  if (d->any_qp && !d->seen_qp) d->qp = qp;
+  if (qp != d->qp) return false;
   bool retransmission = d->seen_qp && !psn_after(psn, d->highest_psn);
   if (!d->seen_qp || psn_after(psn, d->highest_psn)) d->highest_psn = psn;
   d->seen_qp = true;
@@ -203,9 +210,11 @@ static bool loss_targeted(drop_t *d, jct_frame_t *f) {
       d->cur_msg++, d->cur_pkt = 0;
     else
       d->cur_pkt++;
-    while (i < d->npsn && (d->msg_of[i] != d->cur_msg || d->psn[i] != d->cur_pkt)) i++;
+    while (i < d->npsn && (d->msg_of[i] != d->cur_msg || d->psn[i] != d->cur_pkt))
+      i++;
   } else {
-    while (i < d->npsn && d->psn[i] != psn) i++;
+    while (i < d->npsn && d->psn[i] != psn)
+      i++;
   }
   if (i == d->npsn || d->done_psn[i] >= d->count) return false;
   if (retransmission && !d->retransmissions) return false;
@@ -390,9 +399,11 @@ static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   if (by_msg && find(spec, "psn") >= 0)
     return word_err(spec, find(spec, "pkt"), err, errlen, "goes without psn=");
   if (!by_msg && (rc = need(spec, "psn", "drop qp=", err, errlen)) < 0) return rc;
-  if ((rc = need(spec, "qp", by_msg ? "drop pkt=" : "drop psn=", err, errlen)) < 0) return rc;
+  if (!by_msg && (rc = need(spec, "qp", "drop psn=", err, errlen)) < 0) return rc;
   if ((rc = by_msg ? parse_pkts(d, spec, err, errlen) : parse_psns(d, spec, err, errlen)) < 0)
     return rc;
+  d->any_qp = find(spec, "qp") < 0;
+  v = 0;
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &v, err, errlen)) < 0) return rc;
   d->qp = (uint32_t)v;
   const char *retx = jct_spec_get(spec, "retransmissions");
@@ -458,7 +469,8 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
 const struct jct_injector_ops jct_drop_ops = {
     .name = "drop",
     .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
-             "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] | pkt=MSG:PKT[,...] qp=QPN [retransmissions=yes]",
+             "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] | "
+             "pkt=MSG:PKT[,...] qp=QPN [retransmissions=yes]",
     .priv_size = sizeof(drop_t),
     .init = drop_init,
     .process = drop_process,

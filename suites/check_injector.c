@@ -165,7 +165,7 @@ START_TEST(bad_specs_name_the_word) {
   expect_error("drop psn=16777216 qp=3", "psn=16777216");
   expect_error("drop pkt=3 qp=3", "pkt=3");
   expect_error("drop pkt=3:1 psn=4 qp=3", "pkt=3:1");
-  expect_error("drop pkt=3:1", "qp=");
+  expect_error("drop psn=3", "qp=");
   expect_error("drop pkt=3:1 qp=3 retransmissions=yes", "retransmissions=yes");
   expect_error("drop psn=5 qp=0x1000000", "qp=0x1000000");
   expect_error("drop psn=5 qp=3 retransmissions=maybe", "retransmissions=maybe");
@@ -507,6 +507,25 @@ START_TEST(targeted_psn) {
     }
     ck_assert_uint_eq(inj->stats.dropped, 2);
   }
+  jct_injector_free(inj);
+
+  /* pkt= without qp=: the QP of the first request seen (0x22 here), and no
+   * other, even when another QP's packets interleave. */
+  inj = mk("drop pkt=0:1", 1, 0);
+  for (int i = 0; i < 6; i++) {
+    uint32_t qp = i % 2 ? 0x11 : 0x22, k = (uint32_t)i / 2;
+    static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
+                                     JCT_OP_RC_RDMA_WRITE_LAST};
+    craft_roce_t c = {.payload_bytes = 64};
+    c.h.bth.opcode = pos_op[k];
+    c.h.bth.dest_qp = qp;
+    c.h.bth.psn = 700 + k;
+    c.h.reth.dma_len_bytes = 192;
+    size_t n = craft_roce(l.buf, sizeof l.buf, &c);
+    l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+    ck_assert_int_eq(dropped(inj, &l, 0), qp == 0x22 && k == 1);
+  }
+  ck_assert_uint_eq(inj->stats.dropped, 1);
   jct_injector_free(inj);
 
   /* PSN wrap: 0xfffffe, 0xffffff, 0, 1 are all first transmissions. */

@@ -25,5 +25,6 @@ Suite *report_suite(void);
 Suite *scenario_suite(void);
 Suite *replay_stats_suite(void);
 Suite *replay_suite(void);
+Suite *lab_replay_suite(void);
 
 #endif

@@ -2,7 +2,8 @@
  * model (switch.h) with one libpcap port per rank link, driven by the
  * nanosecond clock (clock.h) in the caller's libuv loop.
  *
- * Each switch port is the switch end of a rank's veth ("sw<i>"), opened
+ * Each switch port is the switch end of a rank's veth ("sw<i>"), or an
+ * interface the caller made (port_ifnames: a soft-RoCE VM's TAP), opened
  * with libpcap in immediate, non-blocking mode, inbound only
  * (pcap_setdirection PCAP_D_IN, so the frames the switch itself injects are
  * not read back), watched by uv_poll. Frames read are handed to the switch
@@ -43,6 +44,12 @@ typedef struct {
   bool pfc;                /* PFC on data_prio */
   bool ecn;                /* ECN marking on data_prio (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2) */
   const jct_topo_t *topo;  /* NULL: build one; else use this one (nranks ranks), not freed */
+  /* NULL: the ports are the topology's "sw<i>" veth ends. Else nranks names
+   * of interfaces that already exist in the calling thread's namespace (the
+   * TAPs of soft-RoCE VMs, harness/lab.h), one per rank: no topology is
+   * built and jct_fabric_topo() returns NULL. Rank i's MAC must still be
+   * jct_rank_mac(i) (topo.h): the switch's MAC table is built from it. */
+  const char *const *port_ifnames;
   bool pfc_watchdog;       /* the switch's PFC watchdog (SONiC defaults: 200 ms, 200 ms) */
   bool watchdog_forward;   /* its action: forward instead of drop */
   const char *pcap_out;    /* NULL, or where to write what crossed the switch */

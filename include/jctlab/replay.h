@@ -40,6 +40,26 @@
 #define JCT_REP_MAX_BINS 200
 #define JCT_REPLAY_BOOTSTRAP 2000
 
+#define JCT_DEV_COUNTERS_MAX 40
+
+/* An RDMA device's own counters, on the verbs transport: every file of
+ * /sys/class/infiniband/DEV/ports/1/hw_counters/ (as Linux rxe keeps them:
+ * rcvd_seq_err counts NAK-sequence-errors received, out_of_seq_request
+ * out-of-order requests seen, ...), by name, with how much each moved,
+ * summed over ranks. */
+typedef struct {
+  uint32_t n;
+  struct {
+    char name[40];
+    uint64_t value;
+  } c[JCT_DEV_COUNTERS_MAX];
+} jct_dev_counters_t;
+
+/* The value of counter name (0 when absent). */
+uint64_t jct_dev_counters_get(const jct_dev_counters_t *h, const char *name);
+/* Add value to counter name (added when absent and there is room). */
+void jct_dev_counters_add(jct_dev_counters_t *h, const char *name, uint64_t value);
+
 /* One repetition. */
 typedef struct {
   bool faulted;
@@ -48,6 +68,7 @@ typedef struct {
   uint64_t jct_ns;
   jct_op_timing_t *timing; /* schedule->nops of them, from the repetition's start; owned */
   jct_uroce_stats_t transport; /* counters moved by this repetition and its drain */
+  jct_dev_counters_t dev;      /* verbs: the devices' counters (n 0 on uroce) */
   jct_switch_totals_t fabric;
   uint64_t paused_ns;
   jct_injector_stats_t injectors[JCT_RUN_MAX_INJECTORS];
@@ -60,6 +81,7 @@ typedef struct {
   uint64_t median_ns, p99_ns, min_ns, max_ns;
   double algbw_gbps, busbw_gbps;
   jct_uroce_stats_t transport; /* summed over the side's repetitions */
+  jct_dev_counters_t dev;
   jct_switch_totals_t fabric;
   uint64_t paused_ns;
   uint32_t median_rep; /* index (into the side's reps) of the repetition at the median */

@@ -31,8 +31,16 @@
 #include "jctlab/switch.h"
 #include "jctlab/uroce.h"
 
+/* Which transport the ranks run: jctlab's own userspace RoCE (uroce.h), in
+ * network namespaces of this process; or rdma-core (libibverbs, librdmacm)
+ * in rank agents, over soft-RoCE (Linux rxe) in the lab's VMs or a real
+ * NIC (DESIGN.md, "Ranks and transports" and decision 7). */
+typedef enum { JCT_TRANSPORT_UROCE, JCT_TRANSPORT_VERBS } jct_transport_t;
+
 typedef struct {
   const jct_schedule_t *schedule;
+  jct_transport_t transport; /* uroce (0) or verbs */
+  uint32_t lab_ranks;        /* verbs: boot this many soft-RoCE VMs, one per rank (0: none) */
   uint32_t reps;             /* >= 1 */
   uint64_t rate_bps;         /* per link */
   uint64_t prop_delay_ns;    /* per link */

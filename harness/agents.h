@@ -1,0 +1,78 @@
+/* The orchestrator's side of the rank agents (internal to the harness).
+ *
+ * A rank that runs outside jctlab's process, on the `verbs` transport, is
+ * driven by an agent (`jctlab agent`, harness/agent.c): in a soft-RoCE VM
+ * of the lab (harness/lab.h) today, on a host with an RDMA NIC later. Each
+ * agent is reached over one byte stream (the VM's virtio-serial port; a TCP
+ * connection would do as well) carrying JSON objects, one per line, whose
+ * "msg" says what they are:
+ *
+ *   agent -> orchestrator  hello {rank, kernel, dev, netdev, addr}, once up
+ *   setup {rank, schedule, timeout, retry_cnt, tos, slots, rate_bps, mtu}
+ *                                                           -> listening
+ *   connect                                                 -> connected {qps}
+ *   run {rep}        -> done {rep, ops: [[op, ready_ns, start_ns, done_ns]..],
+ *                             counters: {name: delta, ..}}  or failed {why}
+ *   quit                                                    -> bye
+ *   error {why} may come at any time: the agent cannot go on.
+ *
+ * Each phase is asynchronous: start it, run the loop until
+ * jct_agents_waiting() is false or jct_agents_failed() is set. Times in a
+ * done message are the agent's, from when it received run; the
+ * orchestrator places them on its own clock at the moment it sent run to
+ * that agent, so control-channel latency never counts in JCT (it is the
+ * same few microseconds for every repetition anyway).
+ */
+#ifndef JCT_AGENTS_H
+#define JCT_AGENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "jctlab/executor.h"
+#include "jctlab/replay.h"
+#include "jctlab/schedule.h"
+
+#define JCT_AGENT_PORT 7471 /* rdma_cm port the agents listen on */
+
+typedef struct jct_agents jct_agents_t;
+
+/* Watch n control channels (fds, not owned, made nonblocking) in loop.
+ * Each agent i is expected to be rank i. Errors: JCT_ENOMEM, JCT_EIO. */
+int jct_agents_new(jct_agents_t **out, uv_loop_t *loop, uint32_t n, const int *fds);
+
+/* The phases. hello: wait for every agent's hello. */
+void jct_agents_expect_hello(jct_agents_t *a);
+typedef struct {
+  uint8_t timeout, retry_cnt, tos; /* the QPs' (ack timeout exponent, retries, IP TOS) */
+  uint32_t slots;                  /* CTS announced ahead per connection */
+  uint64_t rate_bps;               /* the agent's NIC shapes its sending to this */
+  uint32_t mtu;                    /* the agent's NIC's IP MTU */
+} jct_agents_setup_t;
+int jct_agents_setup(jct_agents_t *a, const jct_schedule_t *s, const jct_agents_setup_t *o);
+int jct_agents_connect(jct_agents_t *a);
+int jct_agents_run(jct_agents_t *a, uint32_t rep);
+int jct_agents_quit(jct_agents_t *a);
+
+/* Some agent has not answered the current phase yet. */
+bool jct_agents_waiting(const jct_agents_t *a);
+/* Nonzero once an agent failed, closed its channel or broke the protocol;
+ * err says which agent and why. */
+int jct_agents_failed(const jct_agents_t *a, char *err, size_t errlen);
+
+/* What rank i said in its hello ("kernel 6.12.x, rxe0 on eth0 198.18.0.1"). */
+const char *jct_agents_hello(const jct_agents_t *a, uint32_t i);
+
+/* After a run: every op's timing on the orchestrator's clock (ns,
+ * CLOCK_MONOTONIC; 0 where no agent reported it), for nops ops, and the
+ * device counters summed over agents. Returns JCT_EINVAL when an agent
+ * named an op outside the schedule. */
+int jct_agents_timing(const jct_agents_t *a, jct_op_timing_t *t, uint32_t nops);
+void jct_agents_counters(const jct_agents_t *a, jct_dev_counters_t *sum);
+
+/* Stop watching (handles close through the loop: run it once more). */
+void jct_agents_free(jct_agents_t *a);
+
+#endif

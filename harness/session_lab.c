@@ -1,0 +1,157 @@
+/* A session on the verbs transport: the lab's VMs as ranks, their TAPs as
+ * the switch's ports, and repetitions asked of the rank agents
+ * (session_int.h, agents.h, lab.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errf.h"
+#include "jctlab/error.h"
+#include "session_int.h"
+
+#define LAB_MAX_RANKS 16             /* 512 MiB each: what a 24 GiB, 2-core machine runs */
+#define HELLO_KVM_NS 90000000000ull  /* boot to hello, with KVM */
+#define HELLO_TCG_NS 300000000000ull /* and without: TCG boots ~10x slower */
+#define PHASE_NS 60000000000ull      /* setup, connect */
+#define QUIT_NS 3000000000ull
+
+static bool answered(jct_session_t *s) {
+  return !jct_agents_waiting(s->agents);
+}
+
+/* Wait for the agents' answers to the current phase. */
+static int await(jct_session_t *s, const char *phase, uint64_t limit_ns, char *err, size_t errlen) {
+  bool ok = jct__session_run_until(s, answered, jct_now_ns() + limit_ns);
+  char why[768];
+  if (jct__session_failed(s, why, sizeof why))
+    return jct__errf(err, errlen, JCT_EIO, "the lab, %s: %s", phase, why);
+  if (!ok) {
+    for (uint32_t i = 0; i < s->o->schedule->nranks; i++) {
+      char tail[400];
+      jct_lab_console_tail(s->lab, i, tail, sizeof tail);
+      fprintf(stderr, "jctlab: rank %u's VM console ends:\n%s\n", i, tail);
+    }
+    return jct__errf(err, errlen, JCT_EIO, "the lab, %s: no answer from every agent in %.0f s",
+                     phase, (double)limit_ns / 1e9);
+  }
+  return 0;
+}
+
+int jct__session_lab_up(jct_session_t *s, char *err, size_t errlen) {
+  uint32_t n = s->o->schedule->nranks;
+  if (!s->o->lab_ranks)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--transport verbs needs --lab N (agents on real hosts are not wired to "
+                     "the command line yet)");
+  if (s->o->lab_ranks != n)
+    return jct__errf(err, errlen, JCT_EINVAL, "--lab %u: the schedule has %u ranks",
+                     s->o->lab_ranks, n);
+  if (n > LAB_MAX_RANKS)
+    return jct__errf(err, errlen, JCT_EINVAL, "--lab %u: the lab runs at most %u VMs", n,
+                     LAB_MAX_RANKS);
+  jct_lab_opts_t lo = {.nranks = n, .mtu = s->o->mtu};
+  return jct_lab_up(&s->lab, &lo, err, errlen);
+}
+
+int jct__session_agents_up(jct_session_t *s, char *err, size_t errlen) {
+  const jct_run_opts_t *o = s->o;
+  uint32_t n = o->schedule->nranks;
+  int fds[LAB_MAX_RANKS];
+  for (uint32_t i = 0; i < n; i++)
+    fds[i] = jct_lab_control_fd(s->lab, i);
+  int rc = jct_agents_new(&s->agents, &s->loop, n, fds);
+  if (rc) return jct__errf(err, errlen, rc, "cannot watch the agents' control channels");
+  jct_agents_expect_hello(s->agents);
+  bool kvm = strcmp(jct_lab_accel(s->lab), "kvm") == 0;
+  uint64_t t0 = jct_now_ns();
+  if ((rc = await(s, "booting", kvm ? HELLO_KVM_NS : HELLO_TCG_NS, err, errlen))) return rc;
+  if (getenv("JCT_LAB_VERBOSE"))
+    for (uint32_t i = 0; i < n; i++)
+      fprintf(stderr, "jctlab: rank %u up after %.1f s (%s): %s\n", i,
+              (double)(jct_now_ns() - t0) / 1e9, jct_lab_accel(s->lab),
+              jct_agents_hello(s->agents, i));
+  jct_agents_setup_t so = {.timeout = o->timeout,
+                           .retry_cnt = o->retry_cnt,
+                           .tos = DATA_DSCP << 2,
+                           .slots = JCT_EXEC_DEFAULT_SLOTS,
+                           .rate_bps = o->rate_bps,
+                           .mtu = o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT};
+  if ((rc = jct_agents_setup(s->agents, o->schedule, &so)) ||
+      (rc = await(s, "setting up the QPs", PHASE_NS, err, errlen)))
+    return rc ? rc : JCT_EIO;
+  if ((rc = jct_agents_connect(s->agents)) ||
+      (rc = await(s, "connecting the QPs", PHASE_NS, err, errlen)))
+    return rc;
+  return 0;
+}
+
+/* The device counters as the transport's: what rxe counts that uroce does
+ * too (rxe's names, drivers/infiniband/sw/rxe/rxe_hw_counters.c). */
+static void map_counters(const jct_dev_counters_t *d, jct_uroce_stats_t *t) {
+  memset(t, 0, sizeof *t);
+  t->tx_pkts = jct_dev_counters_get(d, "sent_pkts");
+  t->rx_pkts = jct_dev_counters_get(d, "rcvd_pkts");
+  t->rx_naks = jct_dev_counters_get(d, "rcvd_seq_err");
+  t->out_of_seq_pkts = jct_dev_counters_get(d, "out_of_seq_request");
+  t->dup_pkts = jct_dev_counters_get(d, "duplicate_request");
+  t->timeouts = jct_dev_counters_get(d, "completer_retry_err");
+  t->go_back_n = t->rx_naks + t->timeouts;
+}
+
+void jct__session_verbs_rep(jct_session_t *s, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
+  const jct_schedule_t *sch = s->o->schedule;
+  uint64_t sent = jct_now_ns();
+  char why[768];
+  if (jct_agents_run(s->agents, ++s->agent_runs)) {
+    jct_agents_failed(s->agents, why, sizeof why);
+    jct__session_fail_rep(s, rep, why);
+    return;
+  }
+  bool done = jct__session_run_until(s, answered, sent + limit_ns);
+  if (jct__session_failed(s, why, sizeof why)) {
+    jct__session_fail_rep(s, rep, why);
+    return;
+  }
+  if (!done) {
+    snprintf(why, sizeof why, "repetition %u did not finish in %.1f s", index + 1,
+             (double)limit_ns / 1e9);
+    jct__session_fail_rep(s, rep, why);
+    return;
+  }
+  if (jct_agents_timing(s->agents, rep->timing, sch->nops)) {
+    jct__session_fail_rep(s, rep, "an agent reported an op outside the schedule");
+    return;
+  }
+  /* JCT (DESIGN.md decision 5): the first send to the last receive. */
+  uint64_t first = UINT64_MAX, last = 0;
+  for (uint32_t i = 0; i < sch->nops; i++) {
+    const jct_op_timing_t *t = &rep->timing[i];
+    if (!t->start_ns || !t->done_ns) {
+      snprintf(why, sizeof why, "op %u was not reported sent and received", i);
+      jct__session_fail_rep(s, rep, why);
+      return;
+    }
+    if (t->start_ns < first) first = t->start_ns;
+    if (t->done_ns > last) last = t->done_ns;
+  }
+  rep->jct_ns = last > first ? last - first : 0;
+  for (uint32_t i = 0; i < sch->nops; i++) {
+    jct_op_timing_t *t = &rep->timing[i];
+    t->ready_ns = t->ready_ns > first ? t->ready_ns - first : 0;
+    t->start_ns -= first;
+    t->done_ns -= first;
+  }
+  jct_agents_counters(s->agents, &rep->dev);
+  map_counters(&rep->dev, &rep->transport);
+}
+
+void jct__session_lab_down(jct_session_t *s) {
+  if (s->agents) {
+    if (!jct_agents_failed(s->agents, NULL, 0) && jct_agents_quit(s->agents) == 0)
+      jct__session_run_until(s, answered, jct_now_ns() + QUIT_NS);
+    jct_agents_free(s->agents);
+    s->agents = NULL;
+  }
+  jct_lab_down(s->lab);
+  s->lab = NULL;
+}

@@ -1,0 +1,91 @@
+/* The `verbs` transport (internal to the harness): one rank's side of a
+ * schedule over rdma-core (libibverbs, librdmacm), on soft-RoCE (Linux rxe)
+ * or a real RDMA NIC, driven by a libuv loop and the schedule executor
+ * (include/jctlab/executor.h). It runs in a rank's agent (agent.c).
+ *
+ * As the uroce transport (ranks.h), one RC QP per connection carries both
+ * directions: the connection's source writes each message into the
+ * destination's buffer with one RDMA WRITE WITH IMMEDIATE (immediate: the
+ * op id; a message above 1 GiB goes as RDMA WRITEs and a last WRITE WITH
+ * IMMEDIATE), and the destination announces each buffer with a 64-byte RDMA
+ * WRITE WITH IMMEDIATE the other way (immediate JCT_VERBS_CTS_IMM), as
+ * NCCL's IB transport does with its clear-to-send. Both ends keep receive
+ * WRs posted for the immediates (IB spec vol. 1, 9.4.3: a WRITE with
+ * immediate consumes a receive WR).
+ *
+ * Connections are made with rdma_cm (RDMA_PS_TCP, port JCT_AGENT_PORT):
+ * every rank listens on its address (jct_rank_ipv4(rank), topo.h); the
+ * source of each connection connects to its destination. The connect's
+ * private data carries the connection id and the source's CTS buffer
+ * (address, rkey); the accept's, the destination's data buffer. QP
+ * attributes from the options: local ACK timeout exponent
+ * (RDMA_OPTION_ID_ACK_TIMEOUT: 4.096 us * 2^timeout), retry count
+ * (rdma_conn_param.retry_count), IP TOS (RDMA_OPTION_ID_TOS; DSCP 26 is
+ * TOS 104); RNR retry 7 (infinite). The path MTU is the device's active
+ * MTU, which rxe derives from its netdev's MTU (MTU 9000: 4096).
+ *
+ * Every descriptor (the cm event channel, the completion channel) is
+ * nonblocking and watched by uv_poll: nothing here ever blocks the loop.
+ * Events that arrive while no executor is attached (a peer's CTS for the
+ * next repetition can come before this rank's run starts) are kept and
+ * delivered when one is.
+ */
+#ifndef JCT_VERBS_H
+#define JCT_VERBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "jctlab/executor.h"
+#include "jctlab/replay.h"
+#include "jctlab/schedule.h"
+
+#define JCT_VERBS_CTS_IMM 0xffffffffu
+#define JCT_VERBS_CTS_BYTES 64
+
+typedef struct {
+  uint8_t timeout;   /* local ACK timeout exponent */
+  uint8_t retry_cnt; /* 0..7 */
+  uint8_t tos;       /* IP TOS of the QPs' packets */
+  uint32_t slots;    /* CTS ahead per connection (the executor's) */
+  uint16_t port;     /* rdma_cm port */
+} jct_verbs_opts_t;
+
+typedef struct jct_verbs jct_verbs_t;
+
+/* Listen on this rank's address and make the PD, CQ and buffers on the
+ * device it is bound to. Errors: JCT_EIO (no RDMA device on that address,
+ * a verbs call failed: err says which), JCT_ENOMEM. */
+int jct_verbs_new(jct_verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
+                  const jct_verbs_opts_t *o, char *err, size_t errlen);
+
+/* Connect every connection this rank is the source of (asynchronously). */
+int jct_verbs_connect(jct_verbs_t *v);
+/* Every connection of this rank, in either direction, is established. */
+bool jct_verbs_connected(const jct_verbs_t *v);
+/* The device's name ("rxe0"), once bound. */
+const char *jct_verbs_device(const jct_verbs_t *v);
+
+/* Hooks for the executor: post_send acts for connections this rank is the
+ * source of, post_cts for those it is the destination of; others are no-ops
+ * (each rank's executor runs the whole schedule but acts for itself). */
+jct_exec_hooks_t jct_verbs_hooks(jct_verbs_t *v);
+/* Deliver CTS and receive events to e (NULL: keep them for the next). */
+void jct_verbs_attach(jct_verbs_t *v, jct_exec_t *e);
+/* Sends posted and not yet completed. */
+uint32_t jct_verbs_outstanding(const jct_verbs_t *v);
+/* Nonzero once a work completion failed (e.g. IBV_WC_RETRY_EXC_ERR), a
+ * connection was refused or lost, or the executor refused an event; err
+ * says which. */
+int jct_verbs_failed(const jct_verbs_t *v, char *err, size_t errlen);
+
+void jct_verbs_free(jct_verbs_t *v);
+
+/* Every counter file in /sys/class/infiniband/DEV/ports/1/hw_counters (or
+ * under root, for tests: root/DEV/ports/1/hw_counters), by name. Returns
+ * how many were read (0: none there). */
+uint32_t jct_verbs_hw_counters(const char *root, const char *dev, jct_dev_counters_t *out);
+
+#endif
