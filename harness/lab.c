@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@
 #define QEMU "qemu-system-x86_64"
 #define TERM_GRACE_MS 2000
 #define MAX_ARGS 64
+#define VM_NICE 10
 
 typedef struct {
   pid_t pid;
@@ -118,6 +120,9 @@ static int make_tap(vm_t *v, uint32_t i, uint32_t mtu, char *err, size_t errlen)
 static void exec_qemu(const vm_t *v, int guest_ctl, char *const argv[], const char *log) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   setpgid(0, 0); /* a terminal's ^C goes to jctlab, which stops the VMs itself */
+  /* Under TCG a VM takes a whole core; the switch's loop must still keep
+   * its timers, or the run is invalid (replay.h): the VMs yield to it. */
+  setpriority(PRIO_PROCESS, 0, VM_NICE);
   int null = open("/dev/null", O_RDONLY);
   int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (null < 0 || out < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
