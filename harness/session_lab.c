@@ -14,6 +14,20 @@
 #define HELLO_TCG_NS 300000000000ull /* and without: TCG boots ~10x slower */
 #define PHASE_NS 60000000000ull      /* setup, connect */
 #define QUIT_NS 3000000000ull
+#define RXE_INFLIGHT_PKTS 64u
+
+static uint32_t path_mtu(const jct_run_opts_t *o) {
+  return o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
+}
+
+/* rxe's path MTU is its active MTU, the largest IB MTU that fits the
+ * netdev's MTU less 96 bytes of headers (GRH, UDP, BTH, extensions, ICRC:
+ * rxe's eth_mtu_int_to_enum): the VMs' NICs get path MTU + 128 when
+ * --path-mtu asks for less than 4096, the links' MTU (9000) otherwise. */
+static uint32_t vm_mtu(const jct_run_opts_t *o) {
+  if (path_mtu(o) < 4096) return path_mtu(o) + 128;
+  return o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT;
+}
 
 static bool answered(jct_session_t *s) {
   return !jct_agents_waiting(s->agents);
@@ -49,7 +63,23 @@ int jct__session_lab_up(jct_session_t *s, char *err, size_t errlen) {
   if (n > LAB_MAX_RANKS)
     return jct__errf(err, errlen, JCT_EINVAL, "--lab %u: the lab runs at most %u VMs", n,
                      LAB_MAX_RANKS);
-  jct_lab_opts_t lo = {.nranks = n, .mtu = s->o->mtu};
+  /* rxe hands the kernel up to 64 packets per QP before it waits
+   * (RXE_INFLIGHT_SKBS_PER_QP_HIGH), and the VM's NIC drains them at the
+   * link rate: when that takes longer than half the QP timeout, rxe's
+   * retransmit timer fires on packets still queued in its own NIC and the
+   * baseline itself retransmits (seen: 2,492 packets resent and a QP in
+   * error at 25 Mbit/s, timeout 14). */
+  double queue_ns = RXE_INFLIGHT_PKTS * (path_mtu(s->o) + 82.0) * 8 * 1e9 / (double)s->o->rate_bps;
+  double timeout_ns = 4096.0 * (double)(1ull << (s->o->timeout < 31 ? s->o->timeout : 31));
+  if (queue_ns > timeout_ns / 2)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--rate %.0f Mbit/s with --timeout %u: rxe queues up to %u packets per QP "
+                     "in the VM's NIC (%.0f ms at this rate), more than half the QP timeout "
+                     "(%.0f ms), so its retransmit timer would fire on packets still queued: "
+                     "raise --rate or --timeout",
+                     (double)s->o->rate_bps / 1e6, s->o->timeout, RXE_INFLIGHT_PKTS, queue_ns / 1e6,
+                     timeout_ns / 1e6);
+  jct_lab_opts_t lo = {.nranks = n, .mtu = vm_mtu(s->o)};
   return jct_lab_up(&s->lab, &lo, err, errlen);
 }
 
@@ -75,7 +105,7 @@ int jct__session_agents_up(jct_session_t *s, char *err, size_t errlen) {
                            .tos = DATA_DSCP << 2,
                            .slots = JCT_EXEC_DEFAULT_SLOTS,
                            .rate_bps = o->rate_bps,
-                           .mtu = o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT};
+                           .mtu = vm_mtu(o)};
   if ((rc = jct_agents_setup(s->agents, o->schedule, &so)) ||
       (rc = await(s, "setting up the QPs", PHASE_NS, err, errlen)))
     return rc ? rc : JCT_EIO;

@@ -441,15 +441,17 @@ int jct__topo_port_iface(const char *ifname, uint32_t mtu, char *err, size_t err
   int rc = jct__nl_open(&nl, err, errlen);
   if (rc) return rc;
   struct nlmsghdr *nlh;
-  rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "set MTU %u on %s", mtu, ifname);
+  /* No IPv6 link-local first: below an MTU of 1280 the kernel turns IPv6
+   * off on the link and refuses the setting. */
+  rc = access("/proc/sys/net/ipv6", F_OK) == 0 ? req_no_ll(nl, 0, idx, ifname, err, errlen) : 0;
+  if (rc == 0)
+    rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "set MTU %u on %s", mtu, ifname);
   if (rc == 0) {
     struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
     ifi->ifi_family = AF_UNSPEC;
     ifi->ifi_index = idx;
     mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
   }
-  if (rc == 0 && access("/proc/sys/net/ipv6", F_OK) == 0)
-    rc = req_no_ll(nl, 0, idx, ifname, err, errlen);
   if (rc == 0) rc = req_up(nl, 0, idx, ifname, err, errlen);
   if (rc == 0) rc = jct__nl_flush(nl, err, errlen);
   jct__nl_close(nl);
@@ -471,7 +473,9 @@ int jct__topo_configure_iface(size_t i, size_t nranks, const char *ifname, uint3
   int rc = jct__nl_open(&nl, err, errlen);
   if (rc) return rc;
   struct nlmsghdr *nlh;
-  rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "set MTU %u on %s", mtu, ifname);
+  rc = access("/proc/sys/net/ipv6", F_OK) == 0 ? req_no_ll(nl, i, idx, ifname, err, errlen) : 0;
+  if (rc == 0)
+    rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "set MTU %u on %s", mtu, ifname);
   if (rc == 0) {
     struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
     ifi->ifi_family = AF_UNSPEC;
@@ -479,8 +483,6 @@ int jct__topo_configure_iface(size_t i, size_t nranks, const char *ifname, uint3
     mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
   }
   if (rc == 0) rc = req_up(nl, i, 0, "lo", err, errlen);
-  if (rc == 0 && access("/proc/sys/net/ipv6", F_OK) == 0)
-    rc = req_no_ll(nl, i, idx, ifname, err, errlen);
   if (rc == 0) rc = req_up(nl, i, idx, ifname, err, errlen);
   jct_addr_t a4 = jct_rank_ipv4(i);
   if (rc == 0) rc = req_addr(nl, i, idx, &a4, err, errlen);
