@@ -58,12 +58,24 @@ START_TEST(test_one_drop_one_nak) {
                   "--inject",  "drop pkt=0:3 where=\"src host 198.18.0.1 and udp[8] != 0x0b\"",
                   "--json",    js,
                   NULL};
-  result_t r = run_cmd(argv, NULL, LIMIT_S);
-  ck_assert_msg(r.status == 0, "jctlab replay --lab 2 exited %d:\n%s", r.status, r.err);
-  json_error_t je;
-  json_t *doc = json_load_file(js, 0, &je);
+  /* Up to 3 runs while one is invalid because the loop fell behind: the
+   * VMs (TCG) and the switch share 2 cores, and jctlab rightly refuses to
+   * report such a run. Anything else is the test's to judge. */
+  result_t r = {0};
+  json_t *doc = NULL;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    if (attempt) result_free(&r);
+    if (doc) json_decref(doc);
+    r = run_cmd(argv, NULL, LIMIT_S);
+    json_error_t je;
+    doc = json_load_file(js, 0, &je);
+    ck_assert_msg(doc, "no JSON (exit %d): %s\n%s", r.status, je.text, r.err);
+    const char *why = json_string_value(json_object_get(jget(doc, "cases.0"), "invalid_why"));
+    if (r.status != 3 || !why || !strstr(why, "lateness")) break;
+    fprintf(stderr, "lab_replay: run %d invalid (%s), again\n", attempt + 1, why);
+  }
   unlink(js);
-  ck_assert_msg(doc, "no JSON: %s", je.text);
+  ck_assert_msg(r.status == 0, "jctlab replay --lab 2 exited %d:\n%s", r.status, r.err);
   ck_assert_str_eq(json_string_value(jget(doc, "fabric.transport")), "verbs (rxe lab)");
   json_t *c = jget(doc, "cases.0");
   ck_assert_msg(!json_object_get(c, "invalid_why"), "invalid: %s",
