@@ -41,6 +41,11 @@ struct rank {
   uint32_t *eps; /* endpoint indices */
   uint32_t neps, rr;
   uint64_t next_tx_ns, paused_until_ns;
+  /* The NIC's transmit queue (opts.nic_queue_pkts > 0): packets the QPs
+   * handed over and the link has not sent yet, oldest first. */
+  uint8_t (*q)[JCT_UROCE_MAX_PACKET_BYTES];
+  uint32_t *q_len, *q_ep;
+  uint32_t q_head, q_count;
   jct_timer_t timer;
   bool dirty;
 };
@@ -84,6 +89,38 @@ static uint64_t wire_ns(const jct_ranks_t *R, size_t len) {
 
 static void on_rank_timer(jct_timer_t *t, uint64_t now_ns);
 
+/* The next packet of the rank's QPs, round robin, into buf; 0 when none
+ * has one. *ep says whose. */
+static size_t next_packet(rank_t *k, uint64_t now, uint8_t *buf, endpoint_t **ep) {
+  jct_ranks_t *R = k->R;
+  for (uint32_t j = 0; j < k->neps; j++) {
+    *ep = &R->eps[k->eps[(k->rr + j) % k->neps]];
+    size_t len = jct_uroce_next_packet((*ep)->qp, now, buf, JCT_UROCE_MAX_PACKET_BYTES);
+    if (len) {
+      k->rr = (k->rr + j + 1) % k->neps;
+      return len;
+    }
+  }
+  return 0;
+}
+
+/* With a transmit queue, the QPs hand over packets as soon as there is
+ * room, whatever the link's pace, as rxe hands skbs to the kernel: what is
+ * queued goes out even after a NAK rewinds its QP. */
+static void fill_queue(rank_t *k, uint64_t now) {
+  jct_ranks_t *R = k->R;
+  uint32_t cap = R->opts.nic_queue_pkts;
+  while (k->q_count < cap) {
+    uint32_t slot = (k->q_head + k->q_count) % cap;
+    endpoint_t *ep;
+    size_t len = next_packet(k, now, k->q[slot], &ep);
+    if (!len) break;
+    k->q_len[slot] = (uint32_t)len;
+    k->q_ep[slot] = (uint32_t)(ep - R->eps);
+    k->q_count++;
+  }
+}
+
 /* Fire due QP timers, then send as the NIC's pacing allows, round robin
  * over the rank's QPs; then sleep until the next send slot or QP deadline. */
 static void service(rank_t *k, uint64_t now) {
@@ -96,20 +133,32 @@ static void service(rank_t *k, uint64_t now) {
   uint64_t slack = CATCH_UP_PACKETS * wire_ns(R, JCT_UROCE_MAX_PACKET_BYTES);
   if (k->next_tx_ns + slack < now) k->next_tx_ns = now - slack;
   bool paced = false;
+  uint32_t cap = R->opts.nic_queue_pkts;
+  /* A paused priority stops the queue too (the QPs check the pause
+   * themselves before they hand over a packet). */
+  if (cap && k->paused_until_ns > k->next_tx_ns) k->next_tx_ns = k->paused_until_ns;
   while (!(paced = k->next_tx_ns > now)) {
     size_t len = 0;
     endpoint_t *ep = NULL;
-    for (uint32_t j = 0; j < k->neps && !len; j++) {
-      ep = &R->eps[k->eps[(k->rr + j) % k->neps]];
-      len = jct_uroce_next_packet(ep->qp, now, R->tx, sizeof R->tx);
-      if (len) k->rr = (k->rr + j + 1) % k->neps;
+    const uint8_t *pkt = R->tx;
+    if (cap) {
+      fill_queue(k, now);
+      if (!k->q_count) break;
+      pkt = k->q[k->q_head];
+      len = k->q_len[k->q_head];
+      ep = &R->eps[k->q_ep[k->q_head]];
+      k->q_head = (k->q_head + 1) % cap;
+      k->q_count--;
+    } else if (!(len = next_packet(k, now, R->tx, &ep))) {
+      break;
     }
-    if (!len) break;
-    if (sendto(k->fd, R->tx, len, 0, (struct sockaddr *)&ep->peer, ep->peerlen) != (ssize_t)len)
+    if (sendto(k->fd, pkt, len, 0, (struct sockaddr *)&ep->peer, ep->peerlen) != (ssize_t)len)
       R->send_failures++;
     k->next_tx_ns += wire_ns(R, len);
   }
-  uint64_t due = paced ? k->next_tx_ns : UINT64_MAX;
+  if (cap) fill_queue(k, now);
+  uint64_t due = paced && (!cap || k->q_count) ? k->next_tx_ns : UINT64_MAX;
+  if (cap && k->q_count && k->next_tx_ns < due) due = k->next_tx_ns;
   for (uint32_t i = 0; i < k->neps; i++) {
     uint64_t d = jct_uroce_next_deadline_ns(R->eps[k->eps[i]].qp);
     if (d < due) due = d;
@@ -353,6 +402,14 @@ int jct_ranks_new(jct_ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const 
     *k = (rank_t){.R = R, .index = i, .fd = -1, .eps = R->ep_storage + off};
     k->timer.data = k;
     off += count[i];
+    uint32_t cap = opts->nic_queue_pkts;
+    if (cap &&
+        (!(k->q = calloc(cap, sizeof *k->q)) || !(k->q_len = calloc(cap, sizeof(uint32_t))) ||
+         !(k->q_ep = calloc(cap, sizeof(uint32_t))))) {
+      free(count);
+      rc = JCT_ENOMEM;
+      goto fail;
+    }
   }
   free(count);
   for (uint32_t i = 0; i < s->nranks; i++) {
@@ -435,6 +492,9 @@ void jct_ranks_free(jct_ranks_t *R) {
     jct_timer_stop(R->clock, &R->ranks[i].timer);
     if (R->ranks[i].fd >= 0) close(R->ranks[i].fd);
     if (R->ranks[i].pfc) pcap_close(R->ranks[i].pfc);
+    free(R->ranks[i].q);
+    free(R->ranks[i].q_len);
+    free(R->ranks[i].q_ep);
   }
   for (uint32_t e = 0; R->eps && e < 2 * R->s->nconns; e++)
     jct_uroce_qp_destroy(R->eps[e].qp);

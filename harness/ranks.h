@@ -34,6 +34,13 @@ typedef struct {
   uint8_t retry_cnt;       /* 7, as NCCL */
   uint8_t dscp;            /* 26: priority 3 with the switch's DSCP >> 3 map */
   uint8_t data_prio;       /* the priority whose pauses stop the rank (3) */
+  /* 0: the QPs make each packet when the link can send it (a NIC whose
+   * QPs are scheduled at line rate). N: the NIC has a transmit queue of N
+   * packets that the QPs fill as soon as there is room and that drains at
+   * the link rate, so a NAK's go-back-N starts behind what is queued: Linux
+   * rxe hands the kernel up to 64 packets per QP (RXE_INFLIGHT_SKBS_PER_QP_HIGH),
+   * and that is what a soft-RoCE VM of the lab does (bench/transports). */
+  uint32_t nic_queue_pkts;
 } jct_ranks_opts_t;
 
 typedef struct jct_ranks jct_ranks_t;

@@ -29,6 +29,8 @@ const char jct__run_args_help[] =
     "  --pcap-drops FILE  the frames injectors dropped (nanosecond pcap)\n"
     "  --pcap-out FILE    write every frame that crossed the switch (nanosecond pcap)\n"
     "  --pcap-in FILE     write every frame as it reached the switch, before the injectors\n"
+    "  --nic-queue N      uroce: a NIC transmit queue of N packets that the QPs fill ahead\n"
+    "                     of the link, as rxe's 64 per QP (default 0: none)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
     "                     their NICs on the switch (implies --transport verbs and --ranks N)\n";
@@ -94,7 +96,8 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
                                        "--channels", "--rate",      "--delay",      "--reps",
                                        "--timeout",  "--retry",     "--inject",     "--seed",
                                        "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out",
-                                       "--pcap-in",  "--transport", "--lab",        NULL};
+                                       "--pcap-in",  "--transport", "--lab",        "--nic-queue",
+                                       NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
@@ -110,6 +113,10 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
       return bad(prog, "%s: '%s' is not a number", w, v);
     if (r->lab_ranks && a->ranks != r->lab_ranks)
       return bad(prog, "--ranks %s: the lab has %u", v, r->lab_ranks);
+  } else if (!strcmp(w, "--nic-queue")) {
+    uint64_t n;
+    if (jct__parse_count(v, 4096, &n)) return bad(prog, "%s: '%s' is not 0 to 4096", w, v);
+    r->nic_queue_pkts = (uint32_t)n;
   } else if (!strcmp(w, "--transport")) {
     if (strcmp(v, "uroce") && strcmp(v, "verbs"))
       return bad(prog, "%s: '%s' is not uroce or verbs", w, v);

@@ -311,6 +311,7 @@ int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_n
                           .fault_log = s->fault_log,
                           .chain = s->chain};
   jct_ranks_opts_t ro = {.rate_bps = o->rate_bps,
+                         .nic_queue_pkts = o->nic_queue_pkts,
                          .path_mtu_bytes = o->path_mtu_bytes ? o->path_mtu_bytes : 4096,
                          .timeout = o->timeout,
                          .retry_cnt = o->retry_cnt,

@@ -37,14 +37,15 @@ static bool answered(jct_session_t *s) {
 static int await(jct_session_t *s, const char *phase, uint64_t limit_ns, char *err, size_t errlen) {
   bool ok = jct__session_run_until(s, answered, jct_now_ns() + limit_ns);
   char why[768];
-  if (jct__session_failed(s, why, sizeof why))
-    return jct__errf(err, errlen, JCT_EIO, "the lab, %s: %s", phase, why);
-  if (!ok) {
+  bool failed = jct__session_failed(s, why, sizeof why);
+  if (failed || !ok)
     for (uint32_t i = 0; i < s->o->schedule->nranks; i++) {
       char tail[400];
       jct_lab_console_tail(s->lab, i, tail, sizeof tail);
       fprintf(stderr, "jctlab: rank %u's VM console ends:\n%s\n", i, tail);
     }
+  if (failed) return jct__errf(err, errlen, JCT_EIO, "the lab, %s: %s", phase, why);
+  if (!ok) {
     return jct__errf(err, errlen, JCT_EIO, "the lab, %s: no answer from every agent in %.0f s",
                      phase, (double)limit_ns / 1e9);
   }

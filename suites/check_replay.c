@@ -291,6 +291,34 @@ START_TEST(scenario_file) {
 END_TEST
 
 /* Bad input: exit 2, one line naming the problem, no document. */
+/* --nic-queue: what is queued in the NIC goes out even after the NAK, and
+ * is resent: one targeted loss near the start of a 64-packet message costs
+ * the queue's worth of resent packets with a 64-packet queue, a few
+ * without (the packets in flight on the links). */
+static json_int_t resent_after_one_loss(const char *queue) {
+  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "512KiB",
+                        "--rate", "50mbit", "--reps", "1", "--timeout", "14", "--nic-queue",
+                        queue, "--inject", "drop pkt=0:2 qp=0x101", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0, "exit %d: %s", status, err);
+  free(err);
+  ck_assert_int_eq(jint(doc, "fabric.nic_queue_pkts"), atoi(queue));
+  ck_assert_int_eq(jint(doc, "cases.0.drops.injectors.0.dropped"), 1);
+  ck_assert_int_eq(jint(doc, "cases.0.transport.naks"), 1);
+  json_int_t resent = jint(doc, "cases.0.transport.retransmitted_packets");
+  json_decref(doc);
+  return resent;
+}
+
+START_TEST(nic_queue_is_resent_after_a_nak) {
+  json_int_t q0 = resent_after_one_loss("0"), q64 = resent_after_one_loss("64");
+  ck_assert_msg(q0 >= 1 && q0 < 32, "without a queue: %lld resent", (long long)q0);
+  ck_assert_msg(q64 >= 48, "with 64 queued: %lld resent", (long long)q64);
+}
+END_TEST
+
 START_TEST(bad_input) {
   static const struct {
     const char *args[12];
@@ -330,6 +358,7 @@ Suite *replay_suite(void) {
   tcase_add_test(tc, scale_and_projection);
   tcase_add_test(tc, ring_capture_replays);
   tcase_add_test(tc, scenario_file);
+  tcase_add_test(tc, nic_queue_is_resent_after_a_nak);
   tcase_add_test(tc, bad_input);
   suite_add_tcase(s, tc);
   return s;

@@ -46,6 +46,7 @@ typedef struct {
   uint64_t prop_delay_ns;    /* per link */
   uint32_t mtu;              /* link IP MTU; 0: 9000 */
   uint32_t path_mtu_bytes;   /* RoCE path MTU; 0: 4096 */
+  uint32_t nic_queue_pkts;   /* uroce: the NIC's transmit queue, packets (0: none; ranks.h) */
   uint8_t timeout;           /* QP local ACK timeout exponent (NCCL: 20) */
   uint8_t retry_cnt;         /* (NCCL: 7) */
   bool pfc;                  /* PFC on the data priority */
