@@ -27,6 +27,7 @@ typedef struct {
   size_t len, cap;
   bool answered; /* the current phase's answer came */
   char hello[160];
+  char addr[48]; /* its data address, from the hello */
   uint64_t run_sent_ns;
   json_t *done; /* the last done message */
 } agent_t;
@@ -81,6 +82,7 @@ static void on_hello(agent_t *g, json_t *m) {
   const char *dev = json_string_value(json_object_get(m, "dev"));
   const char *netdev = json_string_value(json_object_get(m, "netdev"));
   const char *addr = json_string_value(json_object_get(m, "addr"));
+  snprintf(g->addr, sizeof g->addr, "%s", addr ? addr : "");
   snprintf(g->hello, sizeof g->hello, "kernel %s, %s on %s %s", kernel ? kernel : "?",
            dev ? dev : "?", netdev ? netdev : "?", addr ? addr : "?");
 }
@@ -243,8 +245,10 @@ void jct_agents_expect_hello(jct_agents_t *a) {
 }
 
 int jct_agents_setup(jct_agents_t *a, const jct_schedule_t *s, const jct_agents_setup_t *o) {
-  json_t *sched = jct__schedule_json(s);
-  if (!sched) return JCT_ENOMEM;
+  json_t *sched = jct__schedule_json(s), *addrs = json_array();
+  if (!sched || !addrs) return JCT_ENOMEM;
+  for (uint32_t i = 0; i < a->n; i++)
+    json_array_append_new(addrs, json_string(a->a[i].addr));
   begin(a, "listening");
   int rc = 0;
   for (uint32_t i = 0; i < a->n && !rc; i++) {
@@ -256,6 +260,7 @@ int jct_agents_setup(jct_agents_t *a, const jct_schedule_t *s, const jct_agents_
     json_decref(m);
   }
   json_decref(sched);
+  json_decref(addrs);
   return rc;
 }
 

@@ -8,7 +8,8 @@
  * "msg" says what they are:
  *
  *   agent -> orchestrator  hello {rank, kernel, dev, netdev, addr}, once up
- *   setup {rank, schedule, timeout, retry_cnt, tos, slots, rate_bps, mtu}
+ *   setup {rank, schedule, timeout, retry_cnt, tos, slots, rate_bps, mtu,
+ *          addrs: every rank's data address, from the hellos}
  *                                                           -> listening
  *   connect                                                 -> connected {qps}
  *   run {rep}        -> done {rep, ops: [[op, ready_ns, start_ns, done_ns]..],

@@ -2,16 +2,23 @@
  * over a control channel (the protocol is in agents.h).
  *
  *   jctlab agent --control PATH --rank R --nranks N [--mtu M] [--netdev IF]
+ *   jctlab agent --listen [ADDR:]PORT --rank R --nranks N --no-net [--addr IPV4]
  *
  * In a lab VM (lab.h; scripts/lab-init starts it) it first makes the VM a
  * rank: NETDEV (eth0) gets rank R's address and neighbours (topo.h) and an
  * rxe device "rxe0" on top of it (the RDMA netlink request `rdma link add
  * rxe0 type rxe netdev eth0` sends); then says hello and serves setup,
  * connect, run and quit. `--no-net` skips the network part, for hosts
- * whose RDMA NIC is already set up.
+ * whose RDMA NIC is already set up; there `--listen` takes the
+ * orchestrator's TCP connection instead of a device (`jctlab run
+ * --agents`), and `--addr` is the RDMA NIC's IPv4 address (default: rank
+ * R's lab address, 198.18.0.R+1).
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <jansson.h>
 #include <libmnl/libmnl.h>
 #include <rdma/rdma_netlink.h>
@@ -39,7 +46,7 @@
 #define RXE_NAME "rxe0"
 
 typedef struct {
-  const char *control, *netdev;
+  const char *control, *netdev, *listen, *addr;
   uint64_t rank, nranks, mtu;
   bool no_net;
 } args_t;
@@ -179,6 +186,25 @@ static void do_setup(agent_t *g, json_t *m) {
     send_error(g, "error", "setup for another rank or another number of ranks");
     return;
   }
+  /* The ranks' data addresses, when the orchestrator gives them. */
+  uint32_t *addrs = NULL;
+  json_t *aj = json_object_get(m, "addrs");
+  if (json_is_array(aj)) {
+    if (json_array_size(aj) != g->sched->nranks || !(addrs = calloc(g->sched->nranks, 4))) {
+      send_error(g, "error", "setup: addrs is not one IPv4 address per rank");
+      return;
+    }
+    for (size_t i = 0; i < json_array_size(aj); i++) {
+      const char *a = json_string_value(json_array_get(aj, i));
+      struct in_addr in;
+      if (!a || inet_pton(AF_INET, a, &in) != 1) {
+        free(addrs);
+        send_error(g, "error", "setup: addrs holds something that is not an IPv4 address");
+        return;
+      }
+      addrs[i] = in.s_addr;
+    }
+  }
   uint64_t rate = (uint64_t)json_integer_value(json_object_get(m, "rate_bps"));
   if (!g->a.no_net && rate &&
       (rc = jct__agent_shape(g->a.netdev, rate, (uint32_t)g->a.mtu, err, sizeof err))) {
@@ -189,9 +215,11 @@ static void do_setup(agent_t *g, json_t *m) {
                          .retry_cnt = (uint8_t)json_integer_value(json_object_get(m, "retry_cnt")),
                          .tos = (uint8_t)json_integer_value(json_object_get(m, "tos")),
                          .slots = (uint32_t)json_integer_value(json_object_get(m, "slots")),
-                         .port = JCT_AGENT_PORT};
-  if ((rc = jct_verbs_new(&g->verbs, &g->loop, g->sched, (uint32_t)g->a.rank, &vo, err,
-                          sizeof err))) {
+                         .port = JCT_AGENT_PORT,
+                         .addrs_be = addrs};
+  rc = jct_verbs_new(&g->verbs, &g->loop, g->sched, (uint32_t)g->a.rank, &vo, err, sizeof err);
+  free(addrs);
+  if (rc) {
     send_error(g, "error", err);
     return;
   }
@@ -341,15 +369,46 @@ static void check(agent_t *g) {
   arm(g);
 }
 
+/* --listen [ADDR:]PORT: wait for the orchestrator's one TCP connection.
+ * Returns the connected fd (nonblocking), or -1 with the reason on stderr. */
+static int accept_orchestrator(const char *spec) {
+  char host[64] = "0.0.0.0";
+  const char *colon = strrchr(spec, ':'), *port = colon ? colon + 1 : spec;
+  if (colon) snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  char *end;
+  unsigned long p = strtoul(port, &end, 10);
+  if (*end || !p || p > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+    fprintf(stderr, "jctlab agent: --listen %s: not [IPV4:]PORT\n", spec);
+    return -1;
+  }
+  sa.sin_port = htons((uint16_t)p);
+  int one = 1, ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+      bind(ls, (struct sockaddr *)&sa, sizeof sa) || listen(ls, 1)) {
+    fprintf(stderr, "jctlab agent: --listen %s: %s\n", spec, strerror(errno));
+    if (ls >= 0) close(ls);
+    return -1;
+  }
+  fprintf(stderr, "jctlab agent: waiting for the orchestrator on %s\n", spec);
+  int fd = accept4(ls, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) fprintf(stderr, "jctlab agent: accept: %s\n", strerror(errno));
+  close(ls);
+  return fd;
+}
+
 static int parse(int argc, char **argv, args_t *a) {
   a->netdev = "eth0";
   a->mtu = JCT_TOPO_MTU_DEFAULT;
   for (int i = 1; i < argc; i++) {
     const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
-      printf("usage: jctlab agent --control PATH --rank R --nranks N [--mtu M] [--netdev IF] "
-             "[--no-net]\n\nA rank on the verbs transport, driven by the orchestrator over "
-             "PATH (a lab VM's\nvirtio-serial port). jctlab starts it itself in the lab's VMs.\n");
+      printf("usage: jctlab agent --control PATH --rank R --nranks N [--mtu M] [--netdev IF]\n"
+             "       jctlab agent --listen [ADDR:]PORT --rank R --nranks N --no-net [--addr IPV4]\n"
+             "\nA rank on the verbs transport, driven by the orchestrator over PATH (a lab VM's\n"
+             "virtio-serial port: jctlab starts it itself in the lab's VMs) or over the one TCP\n"
+             "connection it accepts on PORT (a host with rxe or an RDMA NIC already set up, its\n"
+             "data address --addr: `jctlab run --transport verbs --agents HOST:PORT,...`).\n");
       return 0;
     }
     if (!strcmp(w, "--no-net")) {
@@ -360,6 +419,10 @@ static int parse(int argc, char **argv, args_t *a) {
     i++;
     if (!strcmp(w, "--control"))
       a->control = v;
+    else if (!strcmp(w, "--listen"))
+      a->listen = v;
+    else if (!strcmp(w, "--addr"))
+      a->addr = v;
     else if (!strcmp(w, "--netdev"))
       a->netdev = v;
     else if (!strcmp(w, "--rank") && !jct__parse_count(v, 65534, &a->rank))
@@ -371,7 +434,11 @@ static int parse(int argc, char **argv, args_t *a) {
     else
       return bad("'%s %s' is not an option this command takes", w, v);
   }
-  if (!a->control) return bad("no --control PATH");
+  if (!a->control == !a->listen) return bad("give one of --control PATH and --listen [ADDR:]PORT");
+  if (a->listen && !a->no_net) return bad("--listen goes with --no-net (a host's NIC is set up)");
+  struct in_addr in;
+  if (a->addr && inet_pton(AF_INET, a->addr, &in) != 1)
+    return bad("--addr %s: not an IPv4 address", a->addr);
   if (a->nranks < 2 || a->rank >= a->nranks) return bad("--rank must be below --nranks (>= 2)");
   return -1;
 }
@@ -384,9 +451,10 @@ int jct_cmd_agent(int argc, char **argv) {
     free(g);
     return st;
   }
-  g->fd = open(g->a.control, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  g->fd = g->a.listen ? accept_orchestrator(g->a.listen)
+                      : open(g->a.control, O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (g->fd < 0) {
-    fprintf(stderr, "jctlab agent: %s: %s\n", g->a.control, strerror(errno));
+    if (g->a.control) fprintf(stderr, "jctlab agent: %s: %s\n", g->a.control, strerror(errno));
     free(g);
     return 2;
   }
@@ -412,6 +480,7 @@ int jct_cmd_agent(int argc, char **argv) {
   char addr[32];
   jct_addr_t a4 = jct_rank_ipv4(g->a.rank);
   jct_addr_str(&a4, addr, sizeof addr);
+  if (g->a.addr) snprintf(addr, sizeof addr, "%s", g->a.addr);
   send_msg(g, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s}", "msg", "hello", "rank", (json_int_t)g->a.rank,
                         "kernel", u.release, "dev", g->a.no_net ? "" : RXE_NAME, "netdev",
                         g->a.netdev, "addr", addr));

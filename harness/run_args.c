@@ -33,7 +33,9 @@ const char jct__run_args_help[] =
     "                     of the link, as rxe's 64 per QP (default 0: none)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
-    "                     their NICs on the switch (implies --transport verbs and --ranks N)\n";
+    "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
+    "  --agents LIST      verbs on hosts: HOST:PORT,... of `jctlab agent --listen`, in rank\n"
+    "                     order; their own fabric, no injectors (implies --transport verbs)\n";
 
 int jct__parse_time_ns(const char *s, uint64_t *out) {
   static const struct {
@@ -92,12 +94,11 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
   } else if (!strncmp(w, "--pfc-watchdog=", 15)) {
     return bad(prog, "%s: the action '%s' is not drop or forward", "--pfc-watchdog", w + 15);
   }
-  static const char *const valued[] = {"--synth",    "--schedule",  "--ranks",      "--bytes",
-                                       "--channels", "--rate",      "--delay",      "--reps",
-                                       "--timeout",  "--retry",     "--inject",     "--seed",
-                                       "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out",
-                                       "--pcap-in",  "--transport", "--lab",        "--nic-queue",
-                                       NULL};
+  static const char *const valued[] = {
+      "--synth",    "--schedule",  "--ranks",      "--bytes",    "--channels", "--rate",
+      "--delay",    "--reps",      "--timeout",    "--retry",    "--inject",   "--seed",
+      "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in",  "--transport",
+      "--lab",      "--nic-queue", "--agents",     NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
@@ -113,6 +114,12 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
       return bad(prog, "%s: '%s' is not a number", w, v);
     if (r->lab_ranks && a->ranks != r->lab_ranks)
       return bad(prog, "--ranks %s: the lab has %u", v, r->lab_ranks);
+  } else if (!strcmp(w, "--agents")) {
+    if (r->lab_ranks) return bad(prog, "--agents: the lab's VMs are the ranks already (--lab)");
+    if (a->transport_set && r->transport == JCT_TRANSPORT_UROCE)
+      return bad(prog, "--agents: agents run verbs, not uroce");
+    r->agents = v;
+    r->transport = JCT_TRANSPORT_VERBS;
   } else if (!strcmp(w, "--nic-queue")) {
     uint64_t n;
     if (jct__parse_count(v, 4096, &n)) return bad(prog, "%s: '%s' is not 0 to 4096", w, v);
@@ -131,6 +138,7 @@ int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const 
       return bad(prog, "%s %s: --ranks is %llu", w, v, (unsigned long long)a->ranks);
     if (a->transport_set && r->transport == JCT_TRANSPORT_UROCE)
       return bad(prog, "--lab: the lab's ranks run verbs, not uroce");
+    if (r->agents) return bad(prog, "--lab: the ranks are --agents already");
     r->lab_ranks = (uint32_t)n;
     a->ranks = n;
     r->transport = JCT_TRANSPORT_VERBS;

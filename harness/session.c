@@ -79,7 +79,7 @@ static bool exec_done(jct_session_t *s) {
 }
 
 static bool drained(jct_session_t *s) {
-  return (!s->ranks || jct_ranks_quiet(s->ranks)) && jct_fabric_idle(s->fab);
+  return (!s->ranks || jct_ranks_quiet(s->ranks)) && (!s->fab || jct_fabric_idle(s->fab));
 }
 
 static bool never(jct_session_t *s) {
@@ -96,7 +96,7 @@ static double cpu_seconds(void) {
 
 static uint64_t paused_now(jct_session_t *s) {
   uint64_t sum = 0;
-  for (uint32_t p = 0; p < s->o->schedule->nranks; p++) {
+  for (uint32_t p = 0; s->fab && p < s->o->schedule->nranks; p++) {
     jct_switch_port_stats_t ps;
     if (jct_switch_port_stats(jct_fabric_switch(s->fab), p, jct_now_ns(), &ps) == 0)
       for (int q = 0; q < JCT_SWITCH_PRIOS; q++)
@@ -114,7 +114,7 @@ typedef struct {
 static void snap(jct_session_t *s, snapshot_t *x) {
   memset(x, 0, sizeof *x);
   if (s->ranks) jct_ranks_stats(s->ranks, &x->transport);
-  jct_switch_totals(jct_fabric_switch(s->fab), &x->fabric);
+  if (s->fab) jct_switch_totals(jct_fabric_switch(s->fab), &x->fabric);
   x->paused_ns = paused_now(s);
 }
 
@@ -190,7 +190,7 @@ int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *r
   uint64_t limit_ns = (uint64_t)(s->model_ns * 20) + 10000000000u +
                       2 * (uint64_t)(s->o->retry_cnt + 1) * qp_timeout_ns;
   if (s->agents) {
-    jct_fabric_start(s->fab, jct_now_ns());
+    if (s->fab) jct_fabric_start(s->fab, jct_now_ns());
     jct__session_verbs_rep(s, index, limit_ns, rep);
   } else {
     int rc = uroce_rep(s, index, limit_ns, rep);
@@ -221,8 +221,8 @@ void jct_session_health(jct_session_t *s, jct_session_health_t *h) {
   h->lateness_p50_ns = jct_lateness_quantile_ns(&s->clock.lateness, 0.5);
   h->lateness_p99_ns = jct_lateness_quantile_ns(&s->clock.lateness, 0.99);
   h->lateness_max_ns = s->clock.lateness.max_ns;
-  jct_fabric_harness_stats_t hs;
-  jct_fabric_harness_stats(s->fab, &hs);
+  jct_fabric_harness_stats_t hs = {0};
+  if (s->fab) jct_fabric_harness_stats(s->fab, &hs);
   h->harness_losses =
       hs.inject_failures + hs.pcap_drops + (s->ranks ? jct_ranks_harness_losses(s->ranks) : 0);
   if (h->harness_losses)
@@ -318,6 +318,24 @@ int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_n
                          .dscp = DATA_DSCP,
                          .data_prio = DATA_PRIO};
   const char *ports[JCT_SWITCH_MAX_PORTS];
+  if (o->agents) {
+    /* Agents on hosts: their traffic crosses the hosts' own fabric, not a
+     * jctlab switch, so there is no fabric here and nothing to inject. */
+    if (o->ninject) {
+      jct_session_free(s);
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "--agents: the ranks' traffic crosses your fabric, not jctlab's switch, "
+                       "so injectors cannot act on it (run them on the lab, --lab N)");
+    }
+    if ((rc = jct__session_agents_up(s, err, errlen))) {
+      jct_session_free(s);
+      return rc;
+    }
+    s->cpu0 = cpu_seconds();
+    s->wall0 = jct_now_ns();
+    *out = s;
+    return 0;
+  }
   if (o->transport == JCT_TRANSPORT_VERBS) {
     /* The ranks are VMs; the switch's ports are their TAPs. */
     if ((rc = jct__session_lab_up(s, err, errlen))) {

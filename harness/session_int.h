@@ -32,10 +32,12 @@ struct jct_session {
   jct_chain_t *chain;
   FILE *fault_log;
   jct_fabric_t *fab;
-  jct_ranks_t *ranks;   /* uroce: the ranks in namespaces; NULL on verbs */
-  jct_lab_t *lab;       /* verbs with the lab: one VM per rank */
-  jct_agents_t *agents; /* verbs: the ranks' agents */
-  uint32_t agent_runs;  /* runs asked of the agents so far */
+  jct_ranks_t *ranks;                  /* uroce: the ranks in namespaces; NULL on verbs */
+  jct_lab_t *lab;                      /* verbs with the lab: one VM per rank */
+  jct_agents_t *agents;                /* verbs: the ranks' agents */
+  uint32_t agent_runs;                 /* runs asked of the agents so far */
+  int agent_fds[JCT_SWITCH_MAX_PORTS]; /* --agents: the TCP connections */
+  uint32_t nagent_fds;
   jct_exec_t *exec;
   jct_timer_t exec_timer, wake;
   bool broken;

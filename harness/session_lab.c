@@ -1,7 +1,11 @@
 /* A session on the verbs transport: the lab's VMs as ranks, their TAPs as
  * the switch's ports, and repetitions asked of the rank agents
  * (session_int.h, agents.h, lab.h). */
+#include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,15 +42,16 @@ static int await(jct_session_t *s, const char *phase, uint64_t limit_ns, char *e
   bool ok = jct__session_run_until(s, answered, jct_now_ns() + limit_ns);
   char why[768];
   bool failed = jct__session_failed(s, why, sizeof why);
-  if (failed || !ok)
+  if ((failed || !ok) && s->lab)
     for (uint32_t i = 0; i < s->o->schedule->nranks; i++) {
       char tail[400];
       jct_lab_console_tail(s->lab, i, tail, sizeof tail);
       fprintf(stderr, "jctlab: rank %u's VM console ends:\n%s\n", i, tail);
     }
-  if (failed) return jct__errf(err, errlen, JCT_EIO, "the lab, %s: %s", phase, why);
+  const char *who = s->lab ? "the lab" : "the agents";
+  if (failed) return jct__errf(err, errlen, JCT_EIO, "%s, %s: %s", who, phase, why);
   if (!ok) {
-    return jct__errf(err, errlen, JCT_EIO, "the lab, %s: no answer from every agent in %.0f s",
+    return jct__errf(err, errlen, JCT_EIO, "%s, %s: no answer from every agent in %.0f s", who,
                      phase, (double)limit_ns / 1e9);
   }
   return 0;
@@ -56,8 +61,8 @@ int jct__session_lab_up(jct_session_t *s, char *err, size_t errlen) {
   uint32_t n = s->o->schedule->nranks;
   if (!s->o->lab_ranks)
     return jct__errf(err, errlen, JCT_EINVAL,
-                     "--transport verbs needs --lab N (agents on real hosts are not wired to "
-                     "the command line yet)");
+                     "--transport verbs needs --lab N (soft-RoCE VMs) or --agents HOST:PORT,... "
+                     "(`jctlab agent --listen` on hosts with RDMA NICs)");
   if (s->o->lab_ranks != n)
     return jct__errf(err, errlen, JCT_EINVAL, "--lab %u: the schedule has %u ranks",
                      s->o->lab_ranks, n);
@@ -84,19 +89,67 @@ int jct__session_lab_up(jct_session_t *s, char *err, size_t errlen) {
   return jct_lab_up(&s->lab, &lo, err, errlen);
 }
 
+/* --agents HOST:PORT,...: one TCP connection per agent, in rank order. */
+static int dial_agents(jct_session_t *s, int *fds, char *err, size_t errlen) {
+  uint32_t n = s->o->schedule->nranks, i = 0, listed = 1;
+  const char *p = s->o->agents;
+  for (const char *c = p; *c; c++)
+    listed += *c == ',';
+  if (listed != n)
+    return jct__errf(err, errlen, JCT_EINVAL, "--agents: %u agents for %u ranks", listed, n);
+  while (*p && i < n) {
+    size_t len = strcspn(p, ",");
+    char spec[256], *colon;
+    snprintf(spec, sizeof spec, "%.*s", (int)len, p);
+    p += len + (p[len] == ',');
+    if (!(colon = strrchr(spec, ':')))
+      return jct__errf(err, errlen, JCT_EINVAL, "--agents: '%s' is not HOST:PORT", spec);
+    *colon = '\0';
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
+    int g = getaddrinfo(spec, colon + 1, &hints, &ai);
+    if (g)
+      return jct__errf(err, errlen, JCT_EINVAL, "--agents: %s:%s: %s", spec, colon + 1,
+                       gai_strerror(g));
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+      int e = errno;
+      if (fd >= 0) close(fd);
+      freeaddrinfo(ai);
+      return jct__errf(err, errlen, JCT_EIO, "--agents: rank %u's agent at %s:%s: %s", i, spec,
+                       colon + 1, strerror(e));
+    }
+    freeaddrinfo(ai);
+    fds[i] = s->agent_fds[i] = fd;
+    s->nagent_fds = ++i;
+  }
+  if (i != n || *p)
+    return jct__errf(err, errlen, JCT_EINVAL, "--agents: %s agents for %u ranks",
+                     *p ? "more" : "fewer", n);
+  return 0;
+}
+
 int jct__session_agents_up(jct_session_t *s, char *err, size_t errlen) {
   const jct_run_opts_t *o = s->o;
   uint32_t n = o->schedule->nranks;
-  int fds[LAB_MAX_RANKS];
-  for (uint32_t i = 0; i < n; i++)
-    fds[i] = jct_lab_control_fd(s->lab, i);
-  int rc = jct_agents_new(&s->agents, &s->loop, n, fds);
-  if (rc) return jct__errf(err, errlen, rc, "cannot watch the agents' control channels");
+  int fds[JCT_SWITCH_MAX_PORTS];
+  if (n > JCT_SWITCH_MAX_PORTS)
+    return jct__errf(err, errlen, JCT_EINVAL, "at most %u agents", JCT_SWITCH_MAX_PORTS);
+  int rc;
+  if (o->agents) {
+    if ((rc = dial_agents(s, fds, err, errlen))) return rc;
+  } else {
+    for (uint32_t i = 0; i < n; i++)
+      fds[i] = jct_lab_control_fd(s->lab, i);
+  }
+  if ((rc = jct_agents_new(&s->agents, &s->loop, n, fds)))
+    return jct__errf(err, errlen, rc, "cannot watch the agents' control channels");
   jct_agents_expect_hello(s->agents);
-  bool kvm = strcmp(jct_lab_accel(s->lab), "kvm") == 0;
+  bool kvm = s->lab && strcmp(jct_lab_accel(s->lab), "kvm") == 0;
   uint64_t t0 = jct_now_ns();
-  if ((rc = await(s, "booting", kvm ? HELLO_KVM_NS : HELLO_TCG_NS, err, errlen))) return rc;
-  if (getenv("JCT_LAB_VERBOSE"))
+  if ((rc = await(s, s->lab ? "booting" : "waiting for the agents' hellos",
+                  kvm || !s->lab ? HELLO_KVM_NS : HELLO_TCG_NS, err, errlen)))
+    return rc;
+  if (getenv("JCT_LAB_VERBOSE") && s->lab)
     for (uint32_t i = 0; i < n; i++)
       fprintf(stderr, "jctlab: rank %u up after %.1f s (%s): %s\n", i,
               (double)(jct_now_ns() - t0) / 1e9, jct_lab_accel(s->lab),
@@ -190,4 +243,7 @@ void jct__session_lab_down(jct_session_t *s) {
   }
   jct_lab_down(s->lab);
   s->lab = NULL;
+  for (uint32_t i = 0; i < s->nagent_fds; i++)
+    close(s->agent_fds[i]);
+  s->nagent_fds = 0;
 }

@@ -62,6 +62,7 @@ struct jct_verbs {
   conn_t *conns; /* indexed by connection id; only this rank's are used */
   uint32_t nlocal, outstanding;
   jct_exec_t *exec;
+  uint32_t *addrs_be; /* copied from the options, or NULL */
   int failed;
   char why[256];
 };
@@ -74,6 +75,20 @@ static void fail(jct_verbs_t *v, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(v->why, sizeof v->why, fmt, ap);
   va_end(ap);
+}
+
+/* Rank r's data address with port (host order). */
+static void rank_addr(const jct_verbs_t *v, uint32_t r, uint16_t port,
+                      struct sockaddr_storage *ss) {
+  if (!v->addrs_be) {
+    jct_rank_sockaddr(r, AF_INET, port, ss);
+    return;
+  }
+  memset(ss, 0, sizeof *ss);
+  struct sockaddr_in *in = (struct sockaddr_in *)ss;
+  in->sin_family = AF_INET;
+  in->sin_port = htons(port);
+  in->sin_addr.s_addr = v->addrs_be[r];
 }
 
 static bool local(const jct_verbs_t *v, uint32_t c) {
@@ -372,8 +387,15 @@ int jct_verbs_new(jct_verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, u
     if (local(v, c)) v->nlocal++;
   }
   int rc = JCT_EIO;
+  if (o->addrs_be) {
+    if (!(v->addrs_be = malloc(s->nranks * sizeof *v->addrs_be))) {
+      jct_verbs_free(v);
+      return JCT_ENOMEM;
+    }
+    memcpy(v->addrs_be, o->addrs_be, s->nranks * sizeof *v->addrs_be);
+  }
   struct sockaddr_storage ss;
-  socklen_t sl = jct_rank_sockaddr(rank, AF_INET, o->port, &ss);
+  rank_addr(v, rank, o->port, &ss);
   if (!(v->ec = rdma_create_event_channel())) {
     jct__errf(err, errlen, rc, "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
               strerror(errno));
@@ -384,7 +406,6 @@ int jct_verbs_new(jct_verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, u
     jct__errf(err, errlen, rc, "rank %u: cannot listen on its address: %s", rank, strerror(errno));
     goto fail;
   }
-  (void)sl;
   if (!(v->ctx = v->listen->verbs)) {
     jct__errf(err, errlen, rc, "rank %u: no RDMA device on its address", rank);
     goto fail;
@@ -421,8 +442,8 @@ int jct_verbs_connect(jct_verbs_t *v) {
     conn_t *k = &v->conns[c];
     if (!k->is_src) continue;
     struct sockaddr_storage src, dst;
-    jct_rank_sockaddr(v->rank, AF_INET, 0, &src);
-    jct_rank_sockaddr(v->s->conns[c].dst, AF_INET, v->o.port, &dst);
+    rank_addr(v, v->rank, 0, &src);
+    rank_addr(v, v->s->conns[c].dst, v->o.port, &dst);
     if (rdma_create_id(v->ec, &k->cm, k, RDMA_PS_TCP) ||
         rdma_resolve_addr(k->cm, (struct sockaddr *)&src, (struct sockaddr *)&dst, RESOLVE_MS)) {
       fail(v, "connection %u: rdma_resolve_addr: %s", c, strerror(errno));
@@ -479,6 +500,8 @@ void jct_verbs_free(jct_verbs_t *v) {
   free(v->cts_src);
   free(v->conns);
   v->conns = NULL;
+  free(v->addrs_be);
+  v->addrs_be = NULL;
   if (v->polls_open) {
     int open = v->polls_open;
     if (open >= 1) uv_close((uv_handle_t *)&v->ec_poll, on_closed);

@@ -14,7 +14,8 @@
  * immediate consumes a receive WR).
  *
  * Connections are made with rdma_cm (RDMA_PS_TCP, port JCT_AGENT_PORT):
- * every rank listens on its address (jct_rank_ipv4(rank), topo.h); the
+ * every rank listens on its address (opts.addrs_be; in the lab
+ * jct_rank_ipv4(rank), topo.h); the
  * source of each connection connects to its destination. The connect's
  * private data carries the connection id and the source's CTS buffer
  * (address, rkey); the accept's, the destination's data buffer. QP
@@ -51,6 +52,10 @@ typedef struct {
   uint8_t tos;       /* IP TOS of the QPs' packets */
   uint32_t slots;    /* CTS ahead per connection (the executor's) */
   uint16_t port;     /* rdma_cm port */
+  /* Each rank's IPv4 data address, network order, schedule->nranks of
+   * them (the agents' hellos say them); NULL: jct_rank_ipv4(rank), the
+   * lab's (topo.h). */
+  const uint32_t *addrs_be;
 } jct_verbs_opts_t;
 
 typedef struct jct_verbs jct_verbs_t;

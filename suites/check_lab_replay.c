@@ -9,6 +9,7 @@
  *   - nothing is left behind: no qemu process, no TAP.
  * Skipped, with the reason printed, only where the lab cannot run at all
  * (no qemu, no kernel image: scripts/setup-deps --with-lab installs both). */
+#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,11 +97,67 @@ START_TEST(test_one_drop_one_nak) {
 }
 END_TEST
 
+/* --agents: the orchestrator reaches agents on hosts over TCP (`jctlab
+ * agent --listen`), here two on this host. Where the host has an RDMA
+ * device the run completes; where it has none (this project's machines:
+ * no rdma_rxe) each agent says so at setup, the run fails with that reason
+ * (exit 1), and both agents end. Bad --agents lists are bad input. */
+START_TEST(agents_over_tcp) {
+  char p0[32], p1[32], list[80];
+  int base = 41000 + (int)(getpid() % 4000) * 2;
+  snprintf(p0, sizeof p0, "127.0.0.1:%d", base);
+  snprintf(p1, sizeof p1, "127.0.0.1:%d", base + 1);
+  snprintf(list, sizeof list, "%s,%s", p0, p1);
+  char *a0[] = {JCT_BINARY, "agent", "--listen", p0, "--rank", "0", "--nranks", "2", "--no-net",
+                "--addr", "127.0.0.1", NULL};
+  char *a1[] = {JCT_BINARY, "agent", "--listen", p1, "--rank", "1", "--nranks", "2", "--no-net",
+                "--addr", "127.0.0.1", NULL};
+  child_t c0 = spawn(a0, NULL), c1 = spawn(a1, NULL);
+  sleep_ms(300);
+  char *run[] = {JCT_BINARY, "run", "--agents", list, "--synth", "ring", "--ranks", "2",
+                 "--bytes", "64KiB", "--reps", "1", NULL};
+  result_t r = run_cmd(run, NULL, 60);
+  DIR *d = opendir("/sys/class/infiniband");
+  int devs = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    devs += e->d_name[0] != '.';
+  if (d) closedir(d);
+  if (devs) {
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  } else {
+    ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "rank 0's agent") || strstr(r.err, "rank 1's agent"), "%s", r.err);
+  }
+  result_free(&r);
+  result_t e0 = finish(&c0, 10), e1 = finish(&c1, 10); /* both agents end by themselves */
+  result_free(&e0);
+  result_free(&e1);
+
+  char *refused[] = {JCT_BINARY, "run", "--agents", "127.0.0.1:1,127.0.0.1:2", "--synth",
+                     "ring", "--ranks", "2", "--bytes", "64KiB", NULL};
+  r = run_cmd(refused, NULL, 30);
+  ck_assert_msg(r.status == 1 && strstr(r.err, "refused"), "exit %d: %s", r.status, r.err);
+  result_free(&r);
+  char *few[] = {JCT_BINARY, "run", "--agents", "127.0.0.1:1", "--synth", "ring", "--ranks",
+                 "2", "--bytes", "64KiB", NULL};
+  r = run_cmd(few, NULL, 30);
+  ck_assert_msg(r.status == 2 && strstr(r.err, "1 agents for 2 ranks"), "exit %d: %s", r.status, r.err);
+  result_free(&r);
+  char *inj[] = {JCT_BINARY, "replay", "--agents", list, "--synth", "ring", "--ranks", "2",
+                 "--bytes", "64KiB", "--inject", "drop p=0.01", NULL};
+  r = run_cmd(inj, NULL, 30);
+  ck_assert_msg(r.status == 2 && strstr(r.err, "injectors cannot act"), "exit %d: %s", r.status,
+                r.err);
+  result_free(&r);
+}
+END_TEST
+
 Suite *lab_replay_suite(void) {
   Suite *s = suite_create("lab_replay");
   TCase *t = tcase_create("rxe");
   tcase_set_timeout(t, LIMIT_S + 60);
   tcase_add_test(t, test_one_drop_one_nak);
+  tcase_add_test(t, agents_over_tcp);
   suite_add_tcase(s, t);
   return s;
 }

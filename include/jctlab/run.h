@@ -41,6 +41,8 @@ typedef struct {
   const jct_schedule_t *schedule;
   jct_transport_t transport; /* uroce (0) or verbs */
   uint32_t lab_ranks;        /* verbs: boot this many soft-RoCE VMs, one per rank (0: none) */
+  const char *agents;        /* verbs on hosts: "HOST:PORT,..." of `jctlab agent --listen`, rank
+                                order; no jctlab fabric then (NULL: none) */
   uint32_t reps;             /* >= 1 */
   uint64_t rate_bps;         /* per link */
   uint64_t prop_delay_ns;    /* per link */
