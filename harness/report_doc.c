@@ -138,13 +138,24 @@ static void counters_table(doc_t *d, const json_t *c) {
   ROW(d, "timeouts", jct__rfmt_count(c, "transport.timeouts", y, 32));
   ROW(d, "CNPs", jct__rfmt_count(c, "transport.cnps", z, 32));
   ROW(d, "paused (PFC)", jct__rfmt_ns(c, "paused_ns", w, 32));
+  /* verbs: the RDMA devices' own counters that moved (faulted / baseline). */
+  const json_t *dev = jct__rget(c, "device_counters"),
+               *bdev = jct__rget(c, "baseline_device_counters");
+  const char *k;
+  const json_t *val;
+  json_object_foreach((json_t *)dev, k, val) {
+    json_int_t fv = json_integer_value(val), bv = json_integer_value(json_object_get(bdev, k));
+    if (!fv && !bv) continue;
+    char label[64], cell[64];
+    snprintf(label, sizeof label, "device: %s", k);
+    snprintf(cell, sizeof cell, "%lld (baseline %lld)", (long long)fv, (long long)bv);
+    ROW(d, label, cell);
+  }
   char lat[128];
   snprintf(lat, sizeof lat, "p50 %s, p99 %s, max %s", jct__rfmt_ns(c, "lateness.p50_ns", l1, 32),
            jct__rfmt_ns(c, "lateness.p99_ns", l2, 32), jct__rfmt_ns(c, "lateness.max_ns", l3, 32));
   ROW(d, "event loop lateness", lat);
   const json_t *fab = jct__rget(c, "drops.fabric");
-  const char *k;
-  const json_t *val;
   json_object_foreach((json_t *)fab, k, val) {
     char label[96];
     snprintf(label, sizeof label, "fabric drops: %s", k);

@@ -108,14 +108,14 @@ START_TEST(agents_over_tcp) {
   snprintf(p0, sizeof p0, "127.0.0.1:%d", base);
   snprintf(p1, sizeof p1, "127.0.0.1:%d", base + 1);
   snprintf(list, sizeof list, "%s,%s", p0, p1);
-  char *a0[] = {JCT_BINARY, "agent", "--listen", p0, "--rank", "0", "--nranks", "2", "--no-net",
-                "--addr", "127.0.0.1", NULL};
-  char *a1[] = {JCT_BINARY, "agent", "--listen", p1, "--rank", "1", "--nranks", "2", "--no-net",
-                "--addr", "127.0.0.1", NULL};
+  char *a0[] = {JCT_BINARY, "agent", "--listen", p0,       "--rank",    "0",
+                "--nranks", "2",     "--no-net", "--addr", "127.0.0.1", NULL};
+  char *a1[] = {JCT_BINARY, "agent", "--listen", p1,       "--rank",    "1",
+                "--nranks", "2",     "--no-net", "--addr", "127.0.0.1", NULL};
   child_t c0 = spawn(a0, NULL), c1 = spawn(a1, NULL);
   sleep_ms(300);
-  char *run[] = {JCT_BINARY, "run", "--agents", list, "--synth", "ring", "--ranks", "2",
-                 "--bytes", "64KiB", "--reps", "1", NULL};
+  char *run[] = {JCT_BINARY, "run",     "--agents", list,     "--synth", "ring", "--ranks",
+                 "2",        "--bytes", "64KiB",    "--reps", "1",       NULL};
   result_t r = run_cmd(run, NULL, 60);
   DIR *d = opendir("/sys/class/infiniband");
   int devs = 0;
@@ -133,22 +133,81 @@ START_TEST(agents_over_tcp) {
   result_free(&e0);
   result_free(&e1);
 
-  char *refused[] = {JCT_BINARY, "run", "--agents", "127.0.0.1:1,127.0.0.1:2", "--synth",
-                     "ring", "--ranks", "2", "--bytes", "64KiB", NULL};
+  char *refused[] = {JCT_BINARY, "run",   "--agents", "127.0.0.1:1,127.0.0.1:2",
+                     "--synth",  "ring",  "--ranks",  "2",
+                     "--bytes",  "64KiB", NULL};
   r = run_cmd(refused, NULL, 30);
   ck_assert_msg(r.status == 1 && strstr(r.err, "refused"), "exit %d: %s", r.status, r.err);
   result_free(&r);
-  char *few[] = {JCT_BINARY, "run", "--agents", "127.0.0.1:1", "--synth", "ring", "--ranks",
-                 "2", "--bytes", "64KiB", NULL};
+  char *few[] = {JCT_BINARY, "run", "--agents", "127.0.0.1:1", "--synth", "ring",
+                 "--ranks",  "2",   "--bytes",  "64KiB",       NULL};
   r = run_cmd(few, NULL, 30);
-  ck_assert_msg(r.status == 2 && strstr(r.err, "1 agents for 2 ranks"), "exit %d: %s", r.status, r.err);
+  ck_assert_msg(r.status == 2 && strstr(r.err, "1 agents for 2 ranks"), "exit %d: %s", r.status,
+                r.err);
   result_free(&r);
-  char *inj[] = {JCT_BINARY, "replay", "--agents", list, "--synth", "ring", "--ranks", "2",
-                 "--bytes", "64KiB", "--inject", "drop p=0.01", NULL};
+  char *inj[] = {JCT_BINARY, "replay",  "--agents", list,       "--synth",     "ring", "--ranks",
+                 "2",        "--bytes", "64KiB",    "--inject", "drop p=0.01", NULL};
   r = run_cmd(inj, NULL, 30);
   ck_assert_msg(r.status == 2 && strstr(r.err, "injectors cannot act"), "exit %d: %s", r.status,
                 r.err);
   result_free(&r);
+}
+END_TEST
+
+/* A scenario file with `transport: verbs` and `lab: 2` runs on the lab;
+ * verbs without a lab is bad input. The Markdown report lists rxe's
+ * counters. */
+START_TEST(scenario_on_the_lab) {
+  if (lab_skipped()) return;
+  char yaml[256], bad[256], js[256], dir[256];
+  craft_tmpname(yaml, sizeof yaml, ".yaml");
+  craft_tmpname(bad, sizeof bad, ".yaml");
+  craft_tmpname(js, sizeof js, ".json");
+  craft_tmpname(dir, sizeof dir, ".d");
+  unlink(dir);
+  FILE *f = fopen(yaml, "w");
+  fputs("name: lab\nsynth: {algorithm: ring, ranks: 2, bytes: 128KiB}\ntransport: verbs\n"
+        "lab: 2\nrate: 100mbit\ntimeout: 14\nreps: 1\ncases:\n  - name: one loss\n"
+        "    inject: [\"drop pkt=0:2 where=\\\"src host 198.18.0.2 and udp[8] != 0x0b\\\"\"]\n"
+        "    max_degradation: 50\n",
+        f);
+  fclose(f);
+  f = fopen(bad, "w");
+  fputs("synth: {algorithm: ring, ranks: 2, bytes: 128KiB}\ntransport: verbs\ncases:\n"
+        "  - name: x\n    inject: [\"drop p=0\"]\n",
+        f);
+  fclose(f);
+  char *argv[] = {JCT_BINARY, "run", yaml, "--json", js, "--report", dir, NULL};
+  result_t r = {0};
+  json_t *doc = NULL;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    if (attempt) result_free(&r);
+    if (doc) json_decref(doc);
+    r = run_cmd(argv, NULL, LIMIT_S);
+    json_error_t je;
+    doc = json_load_file(js, 0, &je);
+    ck_assert_msg(doc, "no JSON (exit %d): %s\n%s", r.status, je.text, r.err);
+    if (r.status != 3) break;
+  }
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  ck_assert_str_eq(json_string_value(jget(doc, "fabric.transport")), "verbs (rxe lab)");
+  ck_assert_int_eq(jint(doc, "cases.0.device_counters.rcvd_seq_err"), 1);
+  char md[300];
+  snprintf(md, sizeof md, "%s/report.md", dir);
+  char *text = slurp(md, NULL);
+  ck_assert_msg(text && strstr(text, "device: rcvd\\_seq\\_err"), "report.md lists no rxe counter");
+  free(text);
+  json_decref(doc);
+  result_free(&r);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, js);
+  ck_assert_int_eq(system(cmd), 0);
+  char *argv2[] = {JCT_BINARY, "run", bad, NULL};
+  r = run_cmd(argv2, NULL, 30);
+  ck_assert_msg(r.status == 2 && strstr(r.err, "lab: N"), "exit %d: %s", r.status, r.err);
+  result_free(&r);
+  unlink(yaml);
+  unlink(bad);
 }
 END_TEST
 
@@ -158,6 +217,7 @@ Suite *lab_replay_suite(void) {
   tcase_set_timeout(t, LIMIT_S + 60);
   tcase_add_test(t, test_one_drop_one_nak);
   tcase_add_test(t, agents_over_tcp);
+  tcase_add_test(t, scenario_on_the_lab);
   suite_add_tcase(s, t);
   return s;
 }
