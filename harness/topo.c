@@ -429,21 +429,14 @@ static int req_neigh(jct__nl_t *nl, size_t i, int ifindex, size_t j, const jct_a
   return 0;
 }
 
-/* Set MTU, no IPv6 link-local address, and up, on ifname in the calling
- * thread's namespace (a switch port made outside a topology: a lab TAP). */
-int jct__topo_port_iface(const char *ifname, uint32_t mtu, char *err, size_t errlen) {
-  int idx = (int)if_nametoindex(ifname);
-  if (idx <= 0) {
-    snprintf(err, errlen, "%s: no such interface", ifname);
-    return JCT_EIO;
-  }
-  jct__nl_t *nl;
-  int rc = jct__nl_open(&nl, err, errlen);
-  if (rc) return rc;
+/* Requests for an interface made outside a topology (idx, ifname, in the
+ * calling thread's namespace): no IPv6 link-local address first (below an
+ * MTU of 1280 the kernel turns IPv6 off on the link and refuses the
+ * setting), then the MTU, then up. */
+static int req_iface(jct__nl_t *nl, size_t i, int idx, const char *ifname, uint32_t mtu, char *err,
+                     size_t errlen) {
   struct nlmsghdr *nlh;
-  /* No IPv6 link-local first: below an MTU of 1280 the kernel turns IPv6
-   * off on the link and refuses the setting. */
-  rc = access("/proc/sys/net/ipv6", F_OK) == 0 ? req_no_ll(nl, 0, idx, ifname, err, errlen) : 0;
+  int rc = access("/proc/sys/net/ipv6", F_OK) == 0 ? req_no_ll(nl, i, idx, ifname, err, errlen) : 0;
   if (rc == 0)
     rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "set MTU %u on %s", mtu, ifname);
   if (rc == 0) {
@@ -452,38 +445,42 @@ int jct__topo_port_iface(const char *ifname, uint32_t mtu, char *err, size_t err
     ifi->ifi_index = idx;
     mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
   }
-  if (rc == 0) rc = req_up(nl, 0, idx, ifname, err, errlen);
+  if (rc == 0) rc = req_up(nl, i, idx, ifname, err, errlen);
+  return rc;
+}
+
+/* Open a socket for ifname's requests; *idx its index. */
+static int open_for(const char *ifname, int *idx, jct__nl_t **nl, char *err, size_t errlen) {
+  *idx = (int)if_nametoindex(ifname);
+  if (*idx <= 0) {
+    snprintf(err, errlen, "%s: no such interface", ifname);
+    return JCT_EIO;
+  }
+  return jct__nl_open(nl, err, errlen);
+}
+
+/* A switch port made outside a topology (a lab TAP): MTU, no IPv6
+ * link-local address, up. */
+int jct__topo_port_iface(const char *ifname, uint32_t mtu, char *err, size_t errlen) {
+  jct__nl_t *nl;
+  int idx, rc = open_for(ifname, &idx, &nl, err, errlen);
+  if (rc) return rc;
+  rc = req_iface(nl, 0, idx, ifname, mtu, err, errlen);
   if (rc == 0) rc = jct__nl_flush(nl, err, errlen);
   jct__nl_close(nl);
   return rc;
 }
 
-/* An interface outside any topology made a rank's (a lab VM's NIC, as the
- * VM's agent sees it: harness/agent.c), in the calling thread's namespace:
- * MTU, lo and it up, no IPv6 link-local address, rank i's IPv4 address and
- * permanent IPv4 neighbours for the other nranks - 1 ranks. */
+/* An interface outside any topology made rank i's (a lab VM's NIC, as the
+ * VM's agent sees it: harness/cmd_agent.c): as a port, plus lo up, rank
+ * i's IPv4 address and permanent IPv4 neighbours for the other ranks. */
 int jct__topo_configure_iface(size_t i, size_t nranks, const char *ifname, uint32_t mtu, char *err,
                               size_t errlen) {
-  int idx = (int)if_nametoindex(ifname);
-  if (idx <= 0) {
-    snprintf(err, errlen, "%s: no such interface", ifname);
-    return JCT_EIO;
-  }
   jct__nl_t *nl;
-  int rc = jct__nl_open(&nl, err, errlen);
+  int idx, rc = open_for(ifname, &idx, &nl, err, errlen);
   if (rc) return rc;
-  struct nlmsghdr *nlh;
-  rc = access("/proc/sys/net/ipv6", F_OK) == 0 ? req_no_ll(nl, i, idx, ifname, err, errlen) : 0;
-  if (rc == 0)
-    rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "set MTU %u on %s", mtu, ifname);
-  if (rc == 0) {
-    struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
-    ifi->ifi_family = AF_UNSPEC;
-    ifi->ifi_index = idx;
-    mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
-  }
-  if (rc == 0) rc = req_up(nl, i, 0, "lo", err, errlen);
-  if (rc == 0) rc = req_up(nl, i, idx, ifname, err, errlen);
+  rc = req_up(nl, i, 0, "lo", err, errlen);
+  if (rc == 0) rc = req_iface(nl, i, idx, ifname, mtu, err, errlen);
   jct_addr_t a4 = jct_rank_ipv4(i);
   if (rc == 0) rc = req_addr(nl, i, idx, &a4, err, errlen);
   for (size_t j = 0; rc == 0 && j < nranks; j++) {
