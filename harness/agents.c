@@ -252,10 +252,10 @@ int jct_agents_setup(jct_agents_t *a, const jct_schedule_t *s, const jct_agents_
   begin(a, "listening");
   int rc = 0;
   for (uint32_t i = 0; i < a->n && !rc; i++) {
-    json_t *m = json_pack("{s:s,s:I,s:O,s:i,s:i,s:i,s:I,s:I,s:I}", "msg", "setup", "rank",
+    json_t *m = json_pack("{s:s,s:I,s:O,s:i,s:i,s:i,s:I,s:I,s:I,s:O}", "msg", "setup", "rank",
                           (json_int_t)i, "schedule", sched, "timeout", o->timeout, "retry_cnt",
                           o->retry_cnt, "tos", o->tos, "slots", (json_int_t)o->slots, "rate_bps",
-                          (json_int_t)o->rate_bps, "mtu", (json_int_t)o->mtu);
+                          (json_int_t)o->rate_bps, "mtu", (json_int_t)o->mtu, "addrs", addrs);
     rc = m ? send_msg(a, i, m) : JCT_ENOMEM;
     json_decref(m);
   }

@@ -26,5 +26,6 @@ Suite *scenario_suite(void);
 Suite *replay_stats_suite(void);
 Suite *replay_suite(void);
 Suite *lab_replay_suite(void);
+Suite *agents_suite(void);
 
 #endif
