@@ -4,7 +4,9 @@
  * agent that breaks the protocol (not JSON, an answer nobody asked for,
  * another rank's hello, an error, a closed channel) fails the set with a
  * reason that names the agent. No VM, no RDMA device. */
+#include <arpa/inet.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include "jctlab/error.h"
 #include "jctlab/schedule.h"
 #include "suites.h"
+#include "testkit.h"
 
 typedef struct {
   uv_loop_t loop;
@@ -89,7 +92,7 @@ START_TEST(a_run_round_trip) {
   ck_assert_int_eq(json_integer_value(json_object_get(m, "rank")), 1);
   ck_assert_str_eq(json_string_value(json_array_get(json_object_get(m, "addrs"), 1)), "198.18.0.2");
   ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(m, "schedule"), "ops")),
-                   s->nops);
+                    s->nops);
   json_decref(m);
   ck_assert_int_gt(read(r.agent[0], buf, sizeof buf), 0);
   say(&r, 0, "{\"msg\":\"listening\"}\n");
@@ -168,11 +171,60 @@ START_TEST(protocol_errors_name_the_agent) {
 }
 END_TEST
 
+/* The agent's side: `jctlab agent --listen` answers bad input from the
+ * orchestrator with an error line and goes on, and ends on quit. */
+static void agent_says(int fd, const char *line, const char *want) {
+  if (line) ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+  char buf[4096];
+  size_t len = 0;
+  for (int k = 0; k < 100 && !memchr(buf, '\n', len); k++) {
+    ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+    if (n > 0) len += (size_t)n;
+    if (n <= 0) sleep_ms(20);
+  }
+  buf[len] = '\0';
+  ck_assert_msg(strstr(buf, want), "sent %s, got '%s', not '%s'", line ? line : "nothing", buf,
+                want);
+}
+
+START_TEST(agent_answers_bad_input) {
+  char port[32];
+  int p = 43000 + (int)(getpid() % 2000);
+  snprintf(port, sizeof port, "127.0.0.1:%d", p);
+  char *argv[] = {JCT_BINARY, "agent", "--listen", port,     "--rank",    "1",
+                  "--nranks", "2",     "--no-net", "--addr", "127.0.0.1", NULL};
+  child_t c = spawn(argv, NULL);
+  int fd = -1;
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  for (int k = 0; k < 100; k++) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) break;
+    close(fd);
+    fd = -1;
+    sleep_ms(20);
+  }
+  ck_assert_int_ge(fd, 0);
+  agent_says(fd, NULL, "\"msg\":\"hello\",\"rank\":1");
+  agent_says(fd, "not json\n", "not a JSON object");
+  agent_says(fd, "{\"rank\":1}\n", "without");
+  agent_says(fd, "{\"msg\":\"dance\"}\n", "unknown message");
+  agent_says(fd, "{\"msg\":\"run\",\"rep\":1}\n", "run before the connections are up");
+  agent_says(fd, "{\"msg\":\"setup\",\"rank\":1}\n", "setup without a schedule");
+  agent_says(fd, "{\"msg\":\"quit\"}\n", "bye");
+  result_t r = finish(&c, 10);
+  ck_assert_int_eq(r.status, 0);
+  result_free(&r);
+  close(fd);
+}
+END_TEST
+
 Suite *agents_suite(void) {
   Suite *s = suite_create("agents");
   TCase *t = tcase_create("protocol");
   tcase_add_test(t, a_run_round_trip);
   tcase_add_test(t, protocol_errors_name_the_agent);
+  tcase_add_test(t, agent_answers_bad_input);
   suite_add_tcase(s, t);
   return s;
 }
