@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -33,13 +34,12 @@ typedef struct {
   int status; /* once reaped */
   bool reaped;
   int tap_fd, ctl_fd; /* ctl_fd: the host's end */
+  int console_fd;     /* a memfd: the VM's ttyS0 and qemu's own messages */
   char ifname[IFNAMSIZ];
-  char console[PATH_MAX];
 } vm_t;
 
 struct jct_lab {
   uint32_t n;
-  char dir[PATH_MAX - 64]; /* room for the file names in it */
   char accel[8];
   vm_t vm[];
 };
@@ -115,20 +115,22 @@ static int make_tap(vm_t *v, uint32_t i, uint32_t mtu, char *err, size_t errlen)
   return jct__topo_port_iface(v->ifname, mtu, err, errlen);
 }
 
-/* The child: the TAP as fd 3, the control channel as fd 4, console and
- * qemu's own messages to files; dies with jctlab. Never returns. */
-static void exec_qemu(const vm_t *v, int guest_ctl, char *const argv[], const char *log) {
+/* The child: the TAP as fd 3, the control channel as fd 4, the console as
+ * fd 5 (write-only, for qemu's fd set), qemu's own messages to the same
+ * memfd; dies with jctlab. Never returns. */
+static void exec_qemu(const vm_t *v, int guest_ctl, char *const argv[]) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   setpgid(0, 0); /* a terminal's ^C goes to jctlab, which stops the VMs itself */
   /* Under TCG a VM takes a whole core; the switch's loop must still keep
    * its timers, or the run is invalid (replay.h): the VMs yield to it. */
   setpriority(PRIO_PROCESS, 0, VM_NICE);
-  int null = open("/dev/null", O_RDONLY);
-  int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  char self[64];
+  snprintf(self, sizeof self, "/proc/self/fd/%d", v->console_fd);
+  int null = open("/dev/null", O_RDONLY), out = open(self, O_WRONLY | O_APPEND);
   if (null < 0 || out < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
-      dup2(v->tap_fd, 3) < 0 || dup2(guest_ctl, 4) < 0)
+      dup2(v->tap_fd, 3) < 0 || dup2(guest_ctl, 4) < 0 || dup2(out, 5) < 0)
     _exit(127);
-  for (int fd = 5; fd < 1024; fd++)
+  for (int fd = 6; fd < 1024; fd++)
     close(fd);
   execvp(QEMU, argv);
   fprintf(stderr, "jctlab lab: cannot run %s: %s\n", QEMU, strerror(errno));
@@ -146,17 +148,21 @@ static int start_vm(jct_lab_t *l, uint32_t i, const jct_lab_opts_t *o, const cha
   fcntl(v->ctl_fd, F_SETFL, fcntl(v->ctl_fd, F_GETFL) | O_NONBLOCK);
   uint8_t mac[6];
   jct_rank_mac(i, mac);
-  char kernel[PATH_MAX], initrd[PATH_MAX], append[PATH_MAX + 256], serial[PATH_MAX + 8],
-      log[PATH_MAX], mem[16], nic[96];
+  char kernel[PATH_MAX], initrd[PATH_MAX], append[PATH_MAX + 256], mem[16], nic[96];
   snprintf(kernel, sizeof kernel, "%s/vmlinuz", dir);
   snprintf(initrd, sizeof initrd, "%s/initrd.img", dir);
   snprintf(append, sizeof append,
            "console=ttyS0 quiet panic=-1 jctlab.agent=%s jctlab.rank=%u jctlab.nranks=%u "
            "jctlab.mtu=%u",
            agent, i, l->n, o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT);
-  snprintf(v->console, sizeof v->console, "%s/console%u.log", l->dir, i);
-  snprintf(serial, sizeof serial, "file:%s", v->console);
-  snprintf(log, sizeof log, "%s/qemu%u.log", l->dir, i);
+  /* The console in memory, never a file: nothing to remove, even when
+   * jctlab is killed. */
+  char name[32];
+  snprintf(name, sizeof name, "jctlab-console%u", i);
+  if ((v->console_fd = memfd_create(name, MFD_CLOEXEC)) < 0) {
+    close(sv[1]);
+    return jct__errf(err, errlen, JCT_EIO, "memfd_create: %s", strerror(errno));
+  }
   snprintf(mem, sizeof mem, "%u", o->mem_mib ? o->mem_mib : 512);
   snprintf(nic, sizeof nic, "virtio-net-pci,netdev=n0,mac=%02x:%02x:%02x:%02x:%02x:%02x", mac[0],
            mac[1], mac[2], mac[3], mac[4], mac[5]);
@@ -182,8 +188,10 @@ static int start_vm(jct_lab_t *l, uint32_t i, const jct_lab_opts_t *o, const cha
                    initrd,
                    "-append",
                    append,
+                   "-add-fd",
+                   "fd=5,set=1",
                    "-serial",
-                   serial,
+                   "file:/dev/fdset/1",
                    "-fsdev",
                    "local,id=r,path=/,security_model=none,readonly=on,multidevs=remap",
                    "-device",
@@ -208,7 +216,7 @@ static int start_vm(jct_lab_t *l, uint32_t i, const jct_lab_opts_t *o, const cha
     close(sv[1]);
     return jct__errf(err, errlen, JCT_EIO, "fork: %s", strerror(errno));
   }
-  if (pid == 0) exec_qemu(v, sv[1], argv, log);
+  if (pid == 0) exec_qemu(v, sv[1], argv);
   close(sv[1]);
   v->pid = pid;
   return 0;
@@ -224,16 +232,8 @@ int jct_lab_up(jct_lab_t **out, const jct_lab_opts_t *o, char *err, size_t errle
   if (!l) return JCT_ENOMEM;
   l->n = o->nranks;
   for (uint32_t i = 0; i < l->n; i++)
-    l->vm[i].tap_fd = l->vm[i].ctl_fd = -1;
+    l->vm[i].tap_fd = l->vm[i].ctl_fd = l->vm[i].console_fd = -1;
   pick_accel(cache_dir(o), l->accel, sizeof l->accel);
-  const char *tmp = getenv("TMPDIR");
-  snprintf(l->dir, sizeof l->dir, "%s/jctlab-lab.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(l->dir)) {
-    int rc = jct__errf(err, errlen, JCT_EIO, "%s: %s", l->dir, strerror(errno));
-    l->dir[0] = '\0';
-    jct_lab_down(l);
-    return rc;
-  }
   char agent[PATH_MAX];
   if (o->agent_path)
     snprintf(agent, sizeof agent, "%s", o->agent_path);
@@ -267,19 +267,15 @@ const char *jct_lab_accel(const jct_lab_t *l) {
 void jct_lab_console_tail(const jct_lab_t *l, uint32_t i, char *buf, size_t len) {
   if (!len) return;
   buf[0] = '\0';
-  if (i >= l->n) return;
-  FILE *f = fopen(l->vm[i].console, "r");
-  if (!f) {
+  if (i >= l->n || l->vm[i].console_fd < 0) return;
+  struct stat st;
+  if (fstat(l->vm[i].console_fd, &st) || st.st_size == 0) {
     snprintf(buf, len, "(no console output)");
     return;
   }
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  long from = size > (long)len - 1 ? size - ((long)len - 1) : 0;
-  fseek(f, from, SEEK_SET);
-  size_t got = fread(buf, 1, len - 1, f);
-  buf[got] = '\0';
-  fclose(f);
+  off_t from = st.st_size > (off_t)len - 1 ? st.st_size - ((off_t)len - 1) : 0;
+  ssize_t got = pread(l->vm[i].console_fd, buf, len - 1, from);
+  buf[got > 0 ? got : 0] = '\0';
   /* Start at a whole line. */
   char *nl = from ? strchr(buf, '\n') : NULL;
   if (nl) memmove(buf, nl + 1, strlen(nl + 1) + 1);
@@ -296,14 +292,23 @@ bool jct_lab_alive(jct_lab_t *l, uint32_t i) {
   return i < l->n && l->vm[i].pid > 0 && !reap(&l->vm[i], WNOHANG);
 }
 
-static void remove_dir(const char *dir, uint32_t n) {
-  char p[PATH_MAX];
-  for (uint32_t i = 0; i < n; i++)
-    for (int k = 0; k < 2; k++) {
-      snprintf(p, sizeof p, "%s/%s%u.log", dir, k ? "qemu" : "console", i);
-      unlink(p);
-    }
-  rmdir(dir);
+/* JCT_LAB_KEEP: the consoles into files, for reading after the run. */
+static void keep_consoles(const jct_lab_t *l) {
+  const char *tmp = getenv("TMPDIR");
+  char dir[PATH_MAX - 32];
+  snprintf(dir, sizeof dir, "%s/jctlab-lab.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) return;
+  for (uint32_t i = 0; i < l->n; i++) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/console%u.log", dir, i);
+    FILE *f = fopen(p, "w");
+    char buf[65536];
+    ssize_t n;
+    for (off_t off = 0; f && (n = pread(l->vm[i].console_fd, buf, sizeof buf, off)) > 0; off += n)
+      fwrite(buf, 1, (size_t)n, f);
+    if (f) fclose(f);
+  }
+  fprintf(stderr, "jctlab: the lab's consoles are kept in %s\n", dir);
 }
 
 void jct_lab_down(jct_lab_t *l) {
@@ -327,11 +332,8 @@ void jct_lab_down(jct_lab_t *l) {
     if (v->ctl_fd >= 0) close(v->ctl_fd);
     if (v->tap_fd >= 0) close(v->tap_fd); /* a TAP without its fd is gone */
   }
-  if (l->dir[0]) {
-    if (getenv("JCT_LAB_KEEP"))
-      fprintf(stderr, "jctlab: the lab's consoles are kept in %s\n", l->dir);
-    else
-      remove_dir(l->dir, l->n);
-  }
+  if (getenv("JCT_LAB_KEEP")) keep_consoles(l);
+  for (uint32_t i = 0; i < l->n; i++)
+    if (l->vm[i].console_fd >= 0) close(l->vm[i].console_fd);
   free(l);
 }

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "craft.h"
@@ -208,6 +210,36 @@ START_TEST(scenario_on_the_lab) {
 }
 END_TEST
 
+/* SIGKILL in the middle of a lab run leaves nothing: every qemu dies
+ * with jctlab (PR_SET_PDEATHSIG), the TAPs with its namespace, and the
+ * consoles were never files. */
+START_TEST(sigkill_leaves_nothing) {
+  if (lab_skipped()) return;
+  int before = count_procs("qemu-system-x86_64");
+  char *argv[] = {JCT_BINARY, "replay",  "--lab",  "2", "--synth",  "ring",     "--bytes", "64MiB",
+                  "--rate",   "100mbit", "--reps", "3", "--inject", "drop p=0", NULL};
+  child_t c = spawn(argv, NULL);
+  int up = 0;
+  for (int k = 0; k < 300 && up < before + 2; k++) {
+    sleep_ms(100);
+    up = count_procs("qemu-system-x86_64");
+  }
+  ck_assert_int_eq(up, before + 2);
+  sleep_ms(1000);
+  kill(c.pid, SIGKILL);
+  int ws;
+  waitpid(c.pid, &ws, 0);
+  result_t r = collect(&c, ws);
+  result_free(&r);
+  int left = up;
+  for (int k = 0; k < 50 && left > before; k++) {
+    sleep_ms(100);
+    left = count_procs("qemu-system-x86_64");
+  }
+  ck_assert_int_eq(left, before);
+}
+END_TEST
+
 Suite *lab_replay_suite(void) {
   Suite *s = suite_create("lab_replay");
   TCase *t = tcase_create("rxe");
@@ -215,6 +247,7 @@ Suite *lab_replay_suite(void) {
   tcase_add_test(t, test_one_drop_one_nak);
   tcase_add_test(t, agents_over_tcp);
   tcase_add_test(t, scenario_on_the_lab);
+  tcase_add_test(t, sigkill_leaves_nothing);
   suite_add_tcase(s, t);
   return s;
 }
