@@ -26,8 +26,9 @@
 
 #define WIRE_OVERHEAD_BYTES 24       /* preamble 8, FCS 4, inter-frame gap 12 */
 #define QUEUE_LIMIT_BYTES (8u << 20) /* far above rxe's 64 packets per QP */
+#define PAUSED_BPS 8000u             /* tbf's slowest useful rate */
 
-int jct__agent_shape(const char *ifname, uint64_t rate_bps, uint32_t mtu, char *err,
+int jct__agent_shape(const char *ifname, uint64_t rate_bps, uint32_t mtu, bool paused, char *err,
                      size_t errlen) {
   unsigned ifindex = if_nametoindex(ifname);
   if (!ifindex) return jct__errf(err, errlen, JCT_EIO, "%s: no such interface", ifname);
@@ -61,6 +62,13 @@ int jct__agent_shape(const char *ifname, uint64_t rate_bps, uint32_t mtu, char *
   /* Two frames may leave back to back: the bucket holds one MTU-sized frame
    * and the next, so a full RoCE packet never waits for tokens it can't get. */
   uint32_t burst = 2 * (mtu + 14 + WIRE_OVERHEAD_BYTES);
+  if (paused) {
+    /* Paused (PFC XOFF): a trickle, and a bucket of one frame (tbf drops a
+     * frame larger than its bucket), so at most the frame on the wire leaves. */
+    rate_Bps = PAUSED_BPS / 8;
+    q.rate.rate = (uint32_t)rate_Bps;
+    burst = mtu + 14 + WIRE_OVERHEAD_BYTES;
+  }
   struct nlattr *opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
   mnl_attr_put(nlh, TCA_TBF_PARMS, sizeof q, &q);
   if (rate_Bps >= UINT32_MAX) mnl_attr_put_u64(nlh, TCA_TBF_RATE64, rate_Bps);

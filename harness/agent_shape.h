@@ -4,13 +4,34 @@
 #define JCT_AGENT_SHAPE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <uv.h>
 
 /* Make a tbf of rate_bps (wire bits per second, preamble to gap counted)
  * the root qdisc of ifname, in the calling thread's network namespace;
- * mtu: the interface's IP MTU. Replaces what was there. Errors: JCT_EIO
+ * mtu: the interface's IP MTU. paused: 8 kbit/s and a one-frame bucket
+ * instead (a PFC XOFF: agent_pfc.c), what is queued stays queued. Replaces
+ * what was there. Errors: JCT_EIO
  * (no such interface, the kernel refused: err gives its reason, e.g. no
  * sch_tbf), JCT_EINVAL (rate below 8 kbit/s). */
-int jct__agent_shape(const char *ifname, uint64_t rate_bps, uint32_t mtu, char *err, size_t errlen);
+int jct__agent_shape(const char *ifname, uint64_t rate_bps, uint32_t mtu, bool paused, char *err,
+                     size_t errlen);
+
+/* The agent's NIC honours 802.1Qbb PFC as uroce's ranks do (ranks.h): it
+ * listens on ifname for PFC frames (libpcap, "ether proto 0x8808",
+ * inbound) and, for quanta q > 0 on priority prio, pauses its shaper for
+ * q x 512 bit times at rate_bps (q = 0 resumes at once), on the agent's
+ * clock. A virtio NIC ignores pause frames; without this a pause storm on
+ * the lab would fill the switch's queues until they drop. Errors: JCT_EIO
+ * (libpcap cannot listen: err says why), JCT_ENOMEM. */
+typedef struct jct__agent_pfc jct__agent_pfc_t;
+struct jct_clock;
+int jct__agent_pfc_new(jct__agent_pfc_t **out, uv_loop_t *loop, struct jct_clock *clock,
+                       const char *ifname, uint8_t prio, uint64_t rate_bps, uint32_t mtu, char *err,
+                       size_t errlen);
+/* Time paused so far, ns. */
+uint64_t jct__agent_pfc_paused_ns(const jct__agent_pfc_t *p);
+void jct__agent_pfc_free(jct__agent_pfc_t *p);
 
 #endif

@@ -62,11 +62,13 @@ typedef struct {
   size_t len, cap;
   jct_schedule_t *sched;
   jct_verbs_t *verbs;
+  jct__agent_pfc_t *pfc; /* honours PFC on the data priority (lab VMs) */
   bool want_connected;
   jct_exec_t *exec;
   uint64_t run_ns;
   json_int_t rep;
   jct_dev_counters_t before;
+  uint64_t paused_before_ns;
   bool quit;
   int status;
 } agent_t;
@@ -207,7 +209,11 @@ static void do_setup(agent_t *g, json_t *m) {
   }
   uint64_t rate = (uint64_t)json_integer_value(json_object_get(m, "rate_bps"));
   if (!g->a.no_net && rate &&
-      (rc = jct__agent_shape(g->a.netdev, rate, (uint32_t)g->a.mtu, err, sizeof err))) {
+      ((rc = jct__agent_shape(g->a.netdev, rate, (uint32_t)g->a.mtu, false, err, sizeof err)) ||
+       (rc = jct__agent_pfc_new(&g->pfc, &g->loop, &g->clock, g->a.netdev,
+                                (uint8_t)(json_integer_value(json_object_get(m, "tos")) >> 5), rate,
+                                (uint32_t)g->a.mtu, err, sizeof err)))) {
+    free(addrs);
     send_error(g, "error", err);
     return;
   }
@@ -233,6 +239,7 @@ static void do_run(agent_t *g, json_t *m) {
   }
   g->rep = json_integer_value(json_object_get(m, "rep"));
   jct_verbs_hw_counters(NULL, jct_verbs_device(g->verbs), &g->before);
+  g->paused_before_ns = jct__agent_pfc_paused_ns(g->pfc);
   jct_exec_hooks_t hooks = jct_verbs_hooks(g->verbs);
   if (jct_exec_new(&g->exec, g->sched, 0, &hooks)) {
     send_error(g, "failed", "out of memory");
@@ -280,6 +287,11 @@ static void finish_run(agent_t *g) {
     json_object_set_new(counters, after.c[i].name,
                         json_integer((json_int_t)(after.c[i].value - b)));
   }
+  /* Not rxe's: how long this agent's NIC honoured PFC pauses. */
+  if (g->pfc)
+    json_object_set_new(counters, "nic_paused_ns",
+                        json_integer((json_int_t)(jct__agent_pfc_paused_ns(g->pfc) -
+                                                  g->paused_before_ns)));
   jct_verbs_attach(g->verbs, NULL);
   jct_exec_free(g->exec);
   g->exec = NULL;
@@ -490,6 +502,7 @@ int jct_cmd_agent(int argc, char **argv) {
   }
   int status = g->status;
   jct_verbs_free(g->verbs);
+  jct__agent_pfc_free(g->pfc);
   jct_schedule_free(g->sched);
   uv_close((uv_handle_t *)&g->poll, NULL);
   jct_clock_close(&g->clock, NULL);

@@ -240,6 +240,33 @@ START_TEST(sigkill_leaves_nothing) {
 }
 END_TEST
 
+/* A pause storm toward rank 1: the switch pauses rank 0's VM with XOFF,
+ * and the VM's agent honours it (a virtio NIC would not): its NIC reports
+ * time paused and the switch drops nothing. */
+START_TEST(vm_nics_honour_pfc) {
+  if (lab_skipped()) return;
+  char js[256];
+  craft_tmpname(js, sizeof js, ".json");
+  char *argv[] = {
+      JCT_BINARY, "replay",  "--lab",     "2",
+      "--synth",  "ring",    "--bytes",   "4MiB",
+      "--rate",   "100mbit", "--timeout", "16",
+      "--reps",   "1",       "--inject",  "pause prio=3 quanta=65535 rate=1000/s for=300ms port=1",
+      "--json",   js,        NULL};
+  result_t r;
+  json_t *doc = run_retrying(argv, js, &r);
+  unlink(js);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  ck_assert_int_eq(jint(doc, "cases.0.drops.fabric.buffer_full"), 0);
+  ck_assert_int_gt(jint(doc, "cases.0.device_counters.nic_paused_ns"), 50000000);
+  ck_assert_int_eq(json_integer_value(json_object_get(jget(doc, "cases.0.baseline_device_counters"),
+                                                      "nic_paused_ns")),
+                   0);
+  json_decref(doc);
+  result_free(&r);
+}
+END_TEST
+
 Suite *lab_replay_suite(void) {
   Suite *s = suite_create("lab_replay");
   TCase *t = tcase_create("rxe");
@@ -248,6 +275,7 @@ Suite *lab_replay_suite(void) {
   tcase_add_test(t, agents_over_tcp);
   tcase_add_test(t, scenario_on_the_lab);
   tcase_add_test(t, sigkill_leaves_nothing);
+  tcase_add_test(t, vm_nics_honour_pfc);
   suite_add_tcase(s, t);
   return s;
 }
