@@ -1,11 +1,11 @@
 /* The agent's NIC honours PFC: pause frames on its interface pause its
- * shaper (agent_shape.h). */
+ * shaper (agent_nic.h). */
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent_shape.h"
+#include "agent_nic.h"
 #include "errf.h"
 #include "jctlab/clock.h"
 #include "jctlab/decode.h"

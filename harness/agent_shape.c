@@ -19,7 +19,7 @@
 #include <net/if.h>
 #include <string.h>
 
-#include "agent_shape.h"
+#include "agent_nic.h"
 #include "errf.h"
 #include "jctlab/error.h"
 #include "netlink.h"

@@ -14,22 +14,20 @@
  * --agents`), and `--addr` is the RDMA NIC's IPv4 address (default: rank
  * R's lab address, 198.18.0.R+1).
  */
-#include <errno.h>
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <jansson.h>
-#include <libmnl/libmnl.h>
-#include <rdma/rdma_netlink.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "agent_shape.h"
+#include "agent_nic.h"
 #include "agents.h"
 #include "commands.h"
 #include "errf.h"
@@ -106,54 +104,6 @@ static void send_error(agent_t *g, const char *msg, const char *why) {
 }
 
 /* ---- making the VM a rank ----------------------------------------------- */
-
-static int rxe_add(const char *netdev, char *err, size_t errlen) {
-  char path[128];
-  snprintf(path, sizeof path, "/sys/class/infiniband/%s", RXE_NAME);
-  if (access(path, F_OK) == 0) return 0;
-  struct mnl_socket *nl = mnl_socket_open(NETLINK_RDMA);
-  if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-    if (nl) mnl_socket_close(nl);
-    return jct__errf(err, errlen, JCT_EIO, "RDMA netlink: %s (is ib_core loaded?)",
-                     strerror(errno));
-  }
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-  nlh->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_NEWLINK);
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-  nlh->nlmsg_seq = (uint32_t)time(NULL);
-  mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, RXE_NAME);
-  mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_LINK_TYPE, "rxe");
-  mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_NDEV_NAME, netdev);
-  int rc = 0;
-  if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-    rc = jct__errf(err, errlen, JCT_EIO, "rdma link add: %s", strerror(errno));
-  } else {
-    ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof buf);
-    if (n < 0 ||
-        mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, mnl_socket_get_portid(nl), NULL, NULL) < 0)
-      rc = jct__errf(err, errlen, JCT_EIO, "rdma link add %s type rxe netdev %s: %s", RXE_NAME,
-                     netdev, strerror(errno));
-  }
-  mnl_socket_close(nl);
-  return rc;
-}
-
-static int rxe_wait_active(char *err, size_t errlen) {
-  char path[128], state[64] = "";
-  snprintf(path, sizeof path, "/sys/class/infiniband/%s/ports/1/state", RXE_NAME);
-  for (int i = 0; i < 500; i++) {
-    FILE *f = fopen(path, "r");
-    if (f) {
-      if (!fgets(state, sizeof state, f)) state[0] = '\0';
-      fclose(f);
-      if (strstr(state, "ACTIVE")) return 0;
-    }
-    struct timespec ts = {0, 10000000};
-    nanosleep(&ts, NULL);
-  }
-  return jct__errf(err, errlen, JCT_EIO, "%s did not become ACTIVE (state: %s)", RXE_NAME, state);
-}
 
 /* ---- the messages ------------------------------------------------------- */
 
@@ -289,9 +239,9 @@ static void finish_run(agent_t *g) {
   }
   /* Not rxe's: how long this agent's NIC honoured PFC pauses. */
   if (g->pfc)
-    json_object_set_new(counters, "nic_paused_ns",
-                        json_integer((json_int_t)(jct__agent_pfc_paused_ns(g->pfc) -
-                                                  g->paused_before_ns)));
+    json_object_set_new(
+        counters, "nic_paused_ns",
+        json_integer((json_int_t)(jct__agent_pfc_paused_ns(g->pfc) - g->paused_before_ns)));
   jct_verbs_attach(g->verbs, NULL);
   jct_exec_free(g->exec);
   g->exec = NULL;
@@ -472,10 +422,10 @@ int jct_cmd_agent(int argc, char **argv) {
   }
   char err[512] = "";
   int rc = 0;
-  if (!g->a.no_net &&
-      ((rc = jct__topo_configure_iface(g->a.rank, g->a.nranks, g->a.netdev, (uint32_t)g->a.mtu, err,
-                                       sizeof err)) ||
-       (rc = rxe_add(g->a.netdev, err, sizeof err)) || (rc = rxe_wait_active(err, sizeof err)))) {
+  if (!g->a.no_net && ((rc = jct__topo_configure_iface(g->a.rank, g->a.nranks, g->a.netdev,
+                                                       (uint32_t)g->a.mtu, err, sizeof err)) ||
+                       (rc = jct__agent_rxe_add(RXE_NAME, g->a.netdev, err, sizeof err)) ||
+                       (rc = jct__agent_rxe_wait_active(RXE_NAME, err, sizeof err)))) {
     send_error(g, "error", err);
     close(g->fd);
     free(g);

@@ -1,7 +1,8 @@
-/* Shaping an agent's NIC to the emulated link rate (internal; see
- * agent_shape.c for why and how). */
-#ifndef JCT_AGENT_SHAPE_H
-#define JCT_AGENT_SHAPE_H
+/* The rank agent's NIC (internal to the harness): its rxe device
+ * (agent_rxe.c), its shaper to the emulated link rate (agent_shape.c, which
+ * says why and how) and its honouring of PFC (agent_pfc.c). */
+#ifndef JCT_AGENT_NIC_H
+#define JCT_AGENT_NIC_H
 
 #include <stddef.h>
 #include <stdbool.h>
@@ -33,5 +34,12 @@ int jct__agent_pfc_new(jct__agent_pfc_t **out, uv_loop_t *loop, struct jct_clock
 /* Time paused so far, ns. */
 uint64_t jct__agent_pfc_paused_ns(const jct__agent_pfc_t *p);
 void jct__agent_pfc_free(jct__agent_pfc_t *p);
+
+/* Create the soft-RoCE device name on netdev (RDMA_NLDEV_CMD_NEWLINK with
+ * link type "rxe"; nothing when it exists). Errors: JCT_EIO with the
+ * kernel's reason (ENOENT: rdma_rxe or its crc32 missing). */
+int jct__agent_rxe_add(const char *name, const char *netdev, char *err, size_t errlen);
+/* Wait (up to 5 s) until name's port 1 is ACTIVE. Errors: JCT_EIO. */
+int jct__agent_rxe_wait_active(const char *name, char *err, size_t errlen);
 
 #endif
