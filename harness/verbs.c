@@ -110,7 +110,10 @@ static int make_buffers(jct_verbs_t *v, char *err, size_t errlen) {
   if (!(v->data_buf = calloc(1, v->data_bytes)) || !(v->send_buf = calloc(1, v->send_bytes)) ||
       !(v->cts_buf = calloc(1, JCT_VERBS_CTS_BYTES)) ||
       !(v->cts_src = calloc(1, JCT_VERBS_CTS_BYTES)))
-    return JCT_ENOMEM;
+    return jct__errf(err, errlen, JCT_ENOMEM,
+                     "rank %u: cannot allocate %zu + %zu bytes of message buffers (a lab VM "
+                     "has 512 MiB: smaller messages)",
+                     v->rank, v->data_bytes, v->send_bytes);
   if (!(v->data_mr = ibv_reg_mr(v->pd, v->data_buf, v->data_bytes, access)) ||
       !(v->send_mr = ibv_reg_mr(v->pd, v->send_buf, v->send_bytes, IBV_ACCESS_LOCAL_WRITE)) ||
       !(v->cts_mr = ibv_reg_mr(v->pd, v->cts_buf, JCT_VERBS_CTS_BYTES, access)) ||
