@@ -14,6 +14,16 @@
  * first transmissions are replayed: a retransmission the capture shows
  * lost again (and a packet lost twice) would need the first loss's timing
  * to land on the same resend, so the replay counts it once.
+ *
+ * On the verbs transport the device picks its QP numbers, so a connection
+ * is named by its ends instead, and the injector takes the first QP that
+ * rank src's data to rank dst goes to (drop.c, pkt= without qp=):
+ *   drop pkt=M:K,... where="src host A and dst host B and not (udp[8] == 0x0b
+ *                           and udp[4:2] == 108)"
+ * (the clause leaves out the 64-byte clear-to-sends of the connection the
+ * other way, RDMA WRITE ONLY WITH IMMEDIATE in a 108-byte UDP datagram,
+ * which rank src also sends to rank dst). Two connections between the same
+ * two ranks in the same direction cannot be told apart this way: refused.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,9 +33,10 @@
 #include "errf.h"
 #include "jctlab/error.h"
 #include "jctlab/infer.h"
+#include "jctlab/topo.h"
 #include "replay_input.h"
 
-#define QPN_DST_BASE 0x101u /* connection c's destination end: 0x101 + 2c (ranks.h) */
+#define QPN_DST_BASE 0x101u  /* connection c's destination end: 0x101 + 2c (ranks.h) */
 #define MAX_PKTS_PER_SPEC 64 /* drop.c's list */
 
 /* The message index of each op on its connection. */
@@ -39,16 +50,36 @@ static uint32_t *message_indices(const jct_schedule_t *s) {
   return idx;
 }
 
-static int add_spec(jct_replay_input_t *in, uint32_t conn, const char *list, char *err,
+static int add_spec(jct_replay_input_t *in, uint32_t conn, bool verbs, const char *list, char *err,
                     size_t errlen) {
   if (in->nfaults == JCT_POSTMORTEM_MAX_SPECS)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "the trace lost packets on more than %u connections: give --inject instead",
                      JCT_POSTMORTEM_MAX_SPECS);
-  size_t len = strlen(list) + 64;
+  const jct_schedule_t *s = in->schedule;
+  const jct_conn_t *c = &s->conns[conn];
+  if (verbs)
+    for (uint32_t o = 0; o < s->nconns; o++)
+      if (o != conn && s->conns[o].src == c->src && s->conns[o].dst == c->dst)
+        return jct__errf(err, errlen, JCT_EINVAL,
+                         "the trace has two connections from rank %u to rank %u: on verbs its "
+                         "losses cannot be targeted (give --inject instead)",
+                         c->src, c->dst);
+  size_t len = strlen(list) + 200;
   char *spec = malloc(len);
   if (!spec) return JCT_ENOMEM;
-  snprintf(spec, len, "drop qp=0x%x pkt=%s", QPN_DST_BASE + 2 * conn, list);
+  if (verbs) {
+    char a[48], b[48];
+    jct_addr_t sa = jct_rank_ipv4(c->src), da = jct_rank_ipv4(c->dst);
+    jct_addr_str(&sa, a, sizeof a);
+    jct_addr_str(&da, b, sizeof b);
+    snprintf(spec, len,
+             "drop pkt=%s where=\"src host %s and dst host %s and not (udp[8] == 0x0b and "
+             "udp[4:2] == 108)\"",
+             list, a, b);
+  } else {
+    snprintf(spec, len, "drop qp=0x%x pkt=%s", QPN_DST_BASE + 2 * conn, list);
+  }
   in->fault_specs[in->nfaults++] = spec;
   return 0;
 }
@@ -76,7 +107,7 @@ static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uin
 
 /* One spec per connection (and per 64 losses on it). */
 static int faults_to_specs(jct_replay_input_t *in, const jct_infer_report_t *rep, double scale,
-                           uint32_t pmtu, char *err, size_t errlen) {
+                           uint32_t pmtu, bool verbs, char *err, size_t errlen) {
   const jct_schedule_t *s = in->schedule;
   uint32_t *msg = message_indices(s);
   char *list = malloc(MAX_PKTS_PER_SPEC * 24 + 1);
@@ -95,12 +126,12 @@ static int faults_to_specs(jct_replay_input_t *in, const jct_infer_report_t *rep
                                (unsigned long long)pkt);
       in->lost_packets++;
       if (++n == MAX_PKTS_PER_SPEC) {
-        rc = add_spec(in, c, list, err, errlen);
+        rc = add_spec(in, c, verbs, list, err, errlen);
         used = n = 0;
         list[0] = 0;
       }
     }
-    if (n && rc == 0) rc = add_spec(in, c, list, err, errlen);
+    if (n && rc == 0) rc = add_spec(in, c, verbs, list, err, errlen);
   }
   free(msg);
   free(list);
@@ -108,14 +139,14 @@ static int faults_to_specs(jct_replay_input_t *in, const jct_infer_report_t *rep
 }
 
 int jct__postmortem_load(jct_replay_input_t *in, const char *trace, uint32_t pmtu, double scale,
-                         char *err, size_t errlen) {
+                         bool verbs, char *err, size_t errlen) {
   jct_infer_report_t rep;
   int rc = jct_infer(trace, NULL, &in->schedule, &rep, err, errlen);
   if (rc) return rc;
   snprintf(in->pattern, sizeof in->pattern, "%s", rep.pattern);
   if (!in->schedule->bytes) in->schedule->bytes = rep.total_bytes;
   jct__schedule_scale(in->schedule, scale);
-  rc = faults_to_specs(in, &rep, scale, pmtu, err, errlen);
+  rc = faults_to_specs(in, &rep, scale, pmtu, verbs, err, errlen);
   jct_infer_report_free(&rep);
   return rc;
 }

@@ -55,7 +55,8 @@ int jct__replay_input_load(jct_replay_input_t *in, const jct_run_args_t *a, cons
     } else {
       in->kind = "trace";
       uint32_t pmtu = a->run.path_mtu_bytes ? a->run.path_mtu_bytes : 4096;
-      rc = jct__postmortem_load(in, path, pmtu, scale, err, errlen);
+      rc = jct__postmortem_load(in, path, pmtu, scale, a->run.transport == JCT_TRANSPORT_VERBS, err,
+                                errlen);
       scale = 1; /* done there: the losses' offsets scale with the sizes */
     }
   }

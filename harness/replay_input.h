@@ -5,6 +5,7 @@
 #define JCT_REPLAY_INPUT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "jctlab/schedule.h"
@@ -15,8 +16,8 @@
 typedef struct {
   jct_schedule_t *schedule;
   char source[512];
-  const char *kind;  /* "synth", "schedule", "trace" */
-  char pattern[32];  /* what inference recognised ("ring", ...), "" otherwise */
+  const char *kind; /* "synth", "schedule", "trace" */
+  char pattern[32]; /* what inference recognised ("ring", ...), "" otherwise */
   char *fault_specs[JCT_POSTMORTEM_MAX_SPECS]; /* a trace's own losses as targeted drops */
   uint32_t nfaults;
   uint64_t lost_packets; /* of the trace, that fault_specs replay */
@@ -30,9 +31,11 @@ typedef struct {
 int jct__replay_input_load(jct_replay_input_t *in, const jct_run_args_t *a, const char *path,
                            double scale, char *err, size_t errlen);
 
-/* A capture: the schedule inference and the losses (postmortem.c). */
+/* A capture: the schedule inference and the losses (postmortem.c), as
+ * targeted drops for uroce's QP numbers, or (verbs) by the connections'
+ * ends. */
 int jct__postmortem_load(jct_replay_input_t *in, const char *trace, uint32_t path_mtu_bytes,
-                         double scale, char *err, size_t errlen);
+                         double scale, bool verbs, char *err, size_t errlen);
 
 /* Multiply every op's size and the schedule's by scale (at least 1 byte). */
 void jct__schedule_scale(jct_schedule_t *s, double scale);

@@ -267,6 +267,45 @@ START_TEST(vm_nics_honour_pfc) {
 }
 END_TEST
 
+/* A postmortem on soft-RoCE: a capture jctlab makes on uroce with one loss
+ * (rank 0's 4th packet to rank 1), replayed on the lab without --inject:
+ * the loss is targeted by the connection's ends (rxe picks its own QP
+ * numbers), dropped once per faulted repetition, and rxe NAKs each. A
+ * trace with two connections between the same ranks is refused on verbs. */
+START_TEST(postmortem_on_the_lab) {
+  if (lab_skipped()) return;
+  char pcap[256], js[256];
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  craft_tmpname(js, sizeof js, ".json");
+  char *make[] = {JCT_BINARY,   "run",     "--synth",  "ring",
+                  "--ranks",    "2",       "--bytes",  "256KiB",
+                  "--rate",     "100mbit", "--reps",   "1",
+                  "--timeout",  "14",      "--inject", "drop pkt=0:3 qp=0x101",
+                  "--pcap-out", pcap,      NULL};
+  result_t r = run_cmd(make, NULL, 60);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  result_free(&r);
+  char *argv[] = {JCT_BINARY, "replay",    pcap, "--lab",  "2", "--reps",
+                  "2",        "--timeout", "14", "--json", js,  NULL};
+  json_t *doc = run_retrying(argv, js, &r);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  ck_assert_ptr_nonnull(strstr(json_string_value(jget(doc, "cases.0.inject.0")),
+                               "where=\"src host 198.18.0.1 and dst host 198.18.0.2"));
+  ck_assert_int_eq(jint(doc, "cases.0.drops.injectors.0.dropped"), 2);
+  ck_assert_int_eq(jint(doc, "cases.0.device_counters.rcvd_seq_err"), 2);
+  json_decref(doc);
+  result_free(&r);
+  unlink(js);
+  unlink(pcap);
+  char *shared[] = {JCT_BINARY, "replay", JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap",
+                    "--lab",    "2",      NULL};
+  r = run_cmd(shared, NULL, 30);
+  ck_assert_msg(r.status == 2 && strstr(r.err, "two connections from rank 0 to rank 1"),
+                "exit %d: %s", r.status, r.err);
+  result_free(&r);
+}
+END_TEST
+
 Suite *lab_replay_suite(void) {
   Suite *s = suite_create("lab_replay");
   TCase *t = tcase_create("rxe");
@@ -276,6 +315,7 @@ Suite *lab_replay_suite(void) {
   tcase_add_test(t, scenario_on_the_lab);
   tcase_add_test(t, sigkill_leaves_nothing);
   tcase_add_test(t, vm_nics_honour_pfc);
+  tcase_add_test(t, postmortem_on_the_lab);
   suite_add_tcase(s, t);
   return s;
 }
