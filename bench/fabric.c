@@ -62,7 +62,7 @@
 #include "jctlab/error.h"
 #include "jctlab/switch.h"
 #include "jctlab/topo.h"
-#include "netlink.h"
+#include "harness/base/netlink.h"
 
 #define NRANKS 4
 #define MAX_FLOWS 6

@@ -62,7 +62,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "chain.h"
+#include "harness/fabric/chain.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/fabric.h"

@@ -38,7 +38,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "chain.h"
+#include "harness/fabric/chain.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "jctlab/roce.h"

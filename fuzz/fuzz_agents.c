@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "agents.h"
+#include "harness/lab/agents.h"
 #include "jctlab/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

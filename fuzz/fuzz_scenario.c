@@ -27,7 +27,7 @@
 
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
-#include "scenario.h"
+#include "harness/plan/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

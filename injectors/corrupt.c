@@ -29,8 +29,8 @@
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "jctlab/roce.h"
-#include "frame.h"
-#include "wire.h"
+#include "traces/frame.h"
+#include "common/wire.h"
 
 typedef struct {
   double p;

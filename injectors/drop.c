@@ -74,12 +74,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errf.h"
+#include "common/errf.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "jctlab/roce.h"
-#include "frame.h"
-#include "wire.h"
+#include "traces/frame.h"
+#include "common/wire.h"
 
 extern const struct jct_injector_ops jct_drop_ops;
 

@@ -25,7 +25,7 @@
 
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
-#include "frame.h"
+#include "traces/frame.h"
 
 typedef struct {
   double p;

@@ -33,10 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errf.h"
-#include "frame.h"
-#include "wire.h"
-#include "rng.h"
+#include "common/errf.h"
+#include "traces/frame.h"
+#include "common/wire.h"
+#include "common/rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "jctlab/roce.h"

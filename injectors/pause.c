@@ -28,7 +28,7 @@
 
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #define PFC_FRAME_BYTES 60
 

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errf.h"
+#include "common/errf.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "agents.h"
+#include "harness/lab/agents.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/schedule.h"

@@ -15,7 +15,7 @@
 #include "jctlab/decode.h"
 #include "suites.h"
 #include "testkit.h"
-#include "units.h"
+#include "harness/base/units.h"
 
 #define DEFAULT_TRACE JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap"
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "chain.h"
+#include "harness/fabric/chain.h"
 #include "craft.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "craft.h"
-#include "lab.h"
+#include "harness/lab/lab.h"
 #include "suites.h"
 #include "testkit.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "jctlab/replay.h"
-#include "replay_int.h"
+#include "harness/orch/replay_int.h"
 #include "suites.h"
 
 START_TEST(medians_and_p99) {

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "jctlab/error.h"
-#include "report.h"
+#include "harness/report/report.h"
 #include "suites.h"
 #include "testkit.h"
 

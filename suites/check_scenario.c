@@ -21,8 +21,8 @@
 
 #include "craft.h"
 #include "jctlab/error.h"
-#include "junit.h"
-#include "scenario.h"
+#include "harness/report/junit.h"
+#include "harness/plan/scenario.h"
 #include "suites.h"
 #include "testkit.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../traces/wire.h"
+#include "common/wire.h"
 #include "jctlab/decode.h"
 #include "jctlab/error.h"
 #include "jctlab/uroce.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../traces/wire.h"
+#include "common/wire.h"
 
 static const uint8_t mac_a[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
 static const uint8_t mac_b[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02};

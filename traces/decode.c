@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "jctlab/decode.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #define ETH_HDR_BYTES 14
 #define VLAN_TAG_BYTES 4

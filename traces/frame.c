@@ -2,7 +2,7 @@
 #include "frame.h"
 
 #include "jctlab/roce.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_IPV6 0x86dd

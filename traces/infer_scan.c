@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errf.h"
+#include "common/errf.h"
 #include "infer_int.h"
 #include "inspect_int.h"
 #include "jctlab/error.h"

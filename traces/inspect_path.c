@@ -7,7 +7,7 @@
  */
 #include <stddef.h>
 
-#include "errf.h"
+#include "common/errf.h"
 #include "inspect_int.h"
 #include "jctlab/decode.h"
 #include "jctlab/error.h"

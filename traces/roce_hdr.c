@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "jctlab/roce.h"
-#include "wire.h"
+#include "common/wire.h"
 
 static void bth_read(const uint8_t *p, struct jct_bth *b) {
   b->opcode = p[0];

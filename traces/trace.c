@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errf.h"
+#include "common/errf.h"
 #include "jctlab/decode.h"
 #include "jctlab/error.h"
 #include "jctlab/trace.h"

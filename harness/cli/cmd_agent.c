@@ -1,0 +1,465 @@
+/* `jctlab agent`: a rank on the verbs transport, driven by the orchestrator
+ * over a control channel (the protocol is in agents.h).
+ *
+ *   jctlab agent --control PATH --rank R --nranks N [--mtu M] [--netdev IF]
+ *   jctlab agent --listen [ADDR:]PORT --rank R --nranks N --no-net [--addr IPV4]
+ *
+ * In a lab VM (lab.h; scripts/lab-init starts it) it first makes the VM a
+ * rank: NETDEV (eth0) gets rank R's address and neighbours (topo.h) and an
+ * rxe device "rxe0" on top of it (the RDMA netlink request `rdma link add
+ * rxe0 type rxe netdev eth0` sends); then says hello and serves setup,
+ * connect, run and quit. `--no-net` skips the network part, for hosts
+ * whose RDMA NIC is already set up; there `--listen` takes the
+ * orchestrator's TCP connection instead of a device (`jctlab run
+ * --agents`), and `--addr` is the RDMA NIC's IPv4 address (default: rank
+ * R's lab address, 198.18.0.R+1).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness/transport/verbs/agent_nic.h"
+#include "harness/lab/agents.h"
+#include "commands.h"
+#include "common/errf.h"
+#include "jctlab/clock.h"
+#include "jctlab/error.h"
+#include "jctlab/executor.h"
+#include "jctlab/schedule.h"
+#include "jctlab/topo.h"
+#include "harness/base/netlink.h"
+#include "harness/base/units.h"
+#include "harness/transport/verbs/verbs.h"
+
+#define bad(...) jct__cmd_bad("agent", __VA_ARGS__)
+#define RXE_NAME "rxe0"
+
+typedef struct {
+  const char *control, *netdev, *listen, *addr;
+  uint64_t rank, nranks, mtu;
+  bool no_net;
+} args_t;
+
+typedef struct {
+  args_t a;
+  uv_loop_t loop;
+  jct_clock_t clock;
+  jct_timer_t exec_timer;
+  int fd;
+  uv_poll_t poll;
+  char *buf;
+  size_t len, cap;
+  jct_schedule_t *sched;
+  jct_verbs_t *verbs;
+  jct__agent_pfc_t *pfc; /* honours PFC on the data priority (lab VMs) */
+  bool want_connected;
+  jct_exec_t *exec;
+  uint64_t run_ns;
+  json_int_t rep;
+  jct_dev_counters_t before;
+  uint64_t paused_before_ns;
+  bool quit;
+  int status;
+} agent_t;
+
+/* ---- the control channel ----------------------------------------------- */
+
+static void send_msg(agent_t *g, json_t *m) {
+  char *t = m ? json_dumps(m, JSON_COMPACT) : NULL;
+  json_decref(m);
+  if (!t) return;
+  size_t len = strlen(t);
+  t[len] = '\n'; /* json_dumps leaves room for its NUL: overwrite it */
+  const char *p = t;
+  size_t left = len + 1;
+  while (left) {
+    ssize_t w = write(g->fd, p, left);
+    if (w > 0) {
+      p += w;
+      left -= (size_t)w;
+    } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+      g->quit = true;
+      g->status = 1;
+      break;
+    } else {
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  free(t);
+}
+
+static void send_error(agent_t *g, const char *msg, const char *why) {
+  fprintf(stderr, "jctlab agent: %s\n", why);
+  send_msg(g, json_pack("{s:s,s:s}", "msg", msg, "why", why));
+}
+
+/* ---- making the VM a rank ----------------------------------------------- */
+
+/* ---- the messages ------------------------------------------------------- */
+
+static void on_exec_timer(jct_timer_t *t, uint64_t now_ns);
+
+static void arm(agent_t *g) {
+  if (!g->exec) return;
+  uint64_t d = jct_exec_next_deadline_ns(g->exec);
+  if (d == UINT64_MAX)
+    jct_timer_stop(&g->clock, &g->exec_timer);
+  else if (!jct_timer_active(&g->exec_timer) || g->exec_timer.due_ns != d)
+    jct_timer_start(&g->clock, &g->exec_timer, d, on_exec_timer);
+}
+
+static void on_exec_timer(jct_timer_t *t, uint64_t now_ns) {
+  agent_t *g = t->data;
+  if (g->exec) jct_exec_on_timer(g->exec, now_ns);
+}
+
+static void do_setup(agent_t *g, json_t *m) {
+  char err[512];
+  json_t *sj = json_object_get(m, "schedule");
+  char *text = sj ? json_dumps(sj, JSON_COMPACT) : NULL;
+  int rc = text ? jct_schedule_loads(&g->sched, text, strlen(text), err, sizeof err) : JCT_EINVAL;
+  free(text);
+  if (rc) {
+    send_error(g, "error", sj ? err : "setup without a schedule");
+    return;
+  }
+  if (json_integer_value(json_object_get(m, "rank")) != (json_int_t)g->a.rank ||
+      g->sched->nranks != g->a.nranks) {
+    send_error(g, "error", "setup for another rank or another number of ranks");
+    return;
+  }
+  /* The ranks' data addresses, when the orchestrator gives them. */
+  uint32_t *addrs = NULL;
+  json_t *aj = json_object_get(m, "addrs");
+  if (json_is_array(aj)) {
+    if (json_array_size(aj) != g->sched->nranks || !(addrs = calloc(g->sched->nranks, 4))) {
+      send_error(g, "error", "setup: addrs is not one IPv4 address per rank");
+      return;
+    }
+    for (size_t i = 0; i < json_array_size(aj); i++) {
+      const char *a = json_string_value(json_array_get(aj, i));
+      struct in_addr in;
+      if (!a || inet_pton(AF_INET, a, &in) != 1) {
+        free(addrs);
+        send_error(g, "error", "setup: addrs holds something that is not an IPv4 address");
+        return;
+      }
+      addrs[i] = in.s_addr;
+    }
+  }
+  uint64_t rate = (uint64_t)json_integer_value(json_object_get(m, "rate_bps"));
+  if (!g->a.no_net && rate &&
+      ((rc = jct__agent_shape(g->a.netdev, rate, (uint32_t)g->a.mtu, false, err, sizeof err)) ||
+       (rc = jct__agent_pfc_new(&g->pfc, &g->loop, &g->clock, g->a.netdev,
+                                (uint8_t)(json_integer_value(json_object_get(m, "tos")) >> 5), rate,
+                                (uint32_t)g->a.mtu, err, sizeof err)))) {
+    free(addrs);
+    send_error(g, "error", err);
+    return;
+  }
+  jct_verbs_opts_t vo = {.timeout = (uint8_t)json_integer_value(json_object_get(m, "timeout")),
+                         .retry_cnt = (uint8_t)json_integer_value(json_object_get(m, "retry_cnt")),
+                         .tos = (uint8_t)json_integer_value(json_object_get(m, "tos")),
+                         .slots = (uint32_t)json_integer_value(json_object_get(m, "slots")),
+                         .port = JCT_AGENT_PORT,
+                         .addrs_be = addrs};
+  rc = jct_verbs_new(&g->verbs, &g->loop, g->sched, (uint32_t)g->a.rank, &vo, err, sizeof err);
+  free(addrs);
+  if (rc) {
+    send_error(g, "error", err);
+    return;
+  }
+  send_msg(g, json_pack("{s:s,s:s}", "msg", "listening", "dev", jct_verbs_device(g->verbs)));
+}
+
+static void do_run(agent_t *g, json_t *m) {
+  if (!g->verbs || !jct_verbs_connected(g->verbs)) {
+    send_error(g, "failed", "run before the connections are up");
+    return;
+  }
+  g->rep = json_integer_value(json_object_get(m, "rep"));
+  jct_verbs_hw_counters(NULL, jct_verbs_device(g->verbs), &g->before);
+  g->paused_before_ns = jct__agent_pfc_paused_ns(g->pfc);
+  jct_exec_hooks_t hooks = jct_verbs_hooks(g->verbs);
+  if (jct_exec_new(&g->exec, g->sched, 0, &hooks)) {
+    send_error(g, "failed", "out of memory");
+    return;
+  }
+  g->run_ns = jct_now_ns();
+  jct_verbs_attach(g->verbs, g->exec);
+  if (jct_exec_start(g->exec, g->run_ns)) send_error(g, "failed", "the first sends failed");
+  arm(g);
+}
+
+/* Every op this rank receives is done and every send it posted completed. */
+static bool run_done(agent_t *g) {
+  if (jct_verbs_outstanding(g->verbs)) return false;
+  for (uint32_t i = 0; i < g->sched->nops; i++) {
+    const jct_conn_t *c = &g->sched->conns[g->sched->ops[i].conn];
+    const jct_op_timing_t *t = jct_exec_timing(g->exec, i);
+    if (c->dst == g->a.rank && !t->done_ns) return false;
+    if (c->src == g->a.rank && !t->start_ns) return false;
+  }
+  return true;
+}
+
+static json_int_t rel(uint64_t t, uint64_t base) {
+  return t > base ? (json_int_t)(t - base) : 0;
+}
+
+static void finish_run(agent_t *g) {
+  json_t *ops = json_array();
+  for (uint32_t i = 0; i < g->sched->nops; i++) {
+    const jct_conn_t *c = &g->sched->conns[g->sched->ops[i].conn];
+    const jct_op_timing_t *t = jct_exec_timing(g->exec, i);
+    bool src = c->src == g->a.rank, dst = c->dst == g->a.rank;
+    if (!src && !dst) continue;
+    json_array_append_new(ops, json_pack("[I,I,I,I]", (json_int_t)i,
+                                         src ? rel(t->ready_ns, g->run_ns) : 0,
+                                         src ? rel(t->start_ns, g->run_ns) : 0,
+                                         dst ? rel(t->done_ns, g->run_ns) : 0));
+  }
+  jct_dev_counters_t after;
+  jct_verbs_hw_counters(NULL, jct_verbs_device(g->verbs), &after);
+  json_t *counters = json_object();
+  for (uint32_t i = 0; i < after.n; i++) {
+    uint64_t b = jct_dev_counters_get(&g->before, after.c[i].name);
+    json_object_set_new(counters, after.c[i].name,
+                        json_integer((json_int_t)(after.c[i].value - b)));
+  }
+  /* Not rxe's: how long this agent's NIC honoured PFC pauses. */
+  if (g->pfc)
+    json_object_set_new(
+        counters, "nic_paused_ns",
+        json_integer((json_int_t)(jct__agent_pfc_paused_ns(g->pfc) - g->paused_before_ns)));
+  jct_verbs_attach(g->verbs, NULL);
+  jct_exec_free(g->exec);
+  g->exec = NULL;
+  jct_timer_stop(&g->clock, &g->exec_timer);
+  send_msg(g, json_pack("{s:s,s:I,s:o,s:o}", "msg", "done", "rep", g->rep, "ops", ops, "counters",
+                        counters));
+}
+
+static void on_message(agent_t *g, json_t *m) {
+  const char *msg = json_string_value(json_object_get(m, "msg"));
+  if (!msg) {
+    send_error(g, "error", "a line without \"msg\"");
+  } else if (!strcmp(msg, "setup")) {
+    do_setup(g, m);
+  } else if (!strcmp(msg, "connect")) {
+    if (!g->verbs || jct_verbs_connect(g->verbs))
+      send_error(g, "error", "connect before setup, or it failed");
+    else
+      g->want_connected = true;
+  } else if (!strcmp(msg, "run")) {
+    do_run(g, m);
+  } else if (!strcmp(msg, "quit")) {
+    send_msg(g, json_pack("{s:s}", "msg", "bye"));
+    g->quit = true;
+  } else {
+    char why[96];
+    snprintf(why, sizeof why, "unknown message \"%.40s\"", msg);
+    send_error(g, "error", why);
+  }
+}
+
+static void on_control(uv_poll_t *h, int status, int events) {
+  (void)status, (void)events;
+  agent_t *g = h->data;
+  for (;;) {
+    if (g->cap - g->len < 4096) {
+      char *b = realloc(g->buf, g->cap ? g->cap * 2 : 65536);
+      if (!b) {
+        g->quit = true;
+        g->status = 1;
+        return;
+      }
+      g->buf = b;
+      g->cap = g->cap ? g->cap * 2 : 65536;
+    }
+    ssize_t r = read(g->fd, g->buf + g->len, g->cap - g->len);
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+      g->quit = true; /* the orchestrator is gone */
+      return;
+    }
+    if (r < 0) break;
+    g->len += (size_t)r;
+  }
+  size_t start = 0;
+  for (size_t i = 0; i < g->len; i++) {
+    if (g->buf[i] != '\n') continue;
+    json_error_t je;
+    json_t *m = json_loadb(g->buf + start, i - start, 0, &je);
+    if (m && json_is_object(m))
+      on_message(g, m);
+    else
+      send_error(g, "error", "a line that is not a JSON object");
+    json_decref(m);
+    start = i + 1;
+  }
+  memmove(g->buf, g->buf + start, g->len - start);
+  g->len -= start;
+}
+
+/* After every loop turn: answer what became true. */
+static void check(agent_t *g) {
+  char why[300];
+  if (g->verbs && jct_verbs_failed(g->verbs, why, sizeof why)) {
+    send_error(g, g->exec ? "failed" : "error", why);
+    g->quit = true;
+    g->status = 1;
+    return;
+  }
+  if (g->want_connected && jct_verbs_connected(g->verbs)) {
+    g->want_connected = false;
+    uint32_t qps = 0;
+    for (uint32_t c = 0; c < g->sched->nconns; c++)
+      qps += g->sched->conns[c].src == g->a.rank || g->sched->conns[c].dst == g->a.rank;
+    send_msg(g, json_pack("{s:s,s:I}", "msg", "connected", "qps", (json_int_t)qps));
+  }
+  if (g->exec && run_done(g)) finish_run(g);
+  arm(g);
+}
+
+/* --listen [ADDR:]PORT: wait for the orchestrator's one TCP connection.
+ * Returns the connected fd (nonblocking), or -1 with the reason on stderr. */
+static int accept_orchestrator(const char *spec) {
+  char host[64] = "0.0.0.0";
+  const char *colon = strrchr(spec, ':'), *port = colon ? colon + 1 : spec;
+  if (colon) snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  char *end;
+  unsigned long p = strtoul(port, &end, 10);
+  if (*end || !p || p > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+    fprintf(stderr, "jctlab agent: --listen %s: not [IPV4:]PORT\n", spec);
+    return -1;
+  }
+  sa.sin_port = htons((uint16_t)p);
+  int one = 1, ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (ls < 0 || setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+      bind(ls, (struct sockaddr *)&sa, sizeof sa) || listen(ls, 1)) {
+    fprintf(stderr, "jctlab agent: --listen %s: %s\n", spec, strerror(errno));
+    if (ls >= 0) close(ls);
+    return -1;
+  }
+  fprintf(stderr, "jctlab agent: waiting for the orchestrator on %s\n", spec);
+  int fd = accept4(ls, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) fprintf(stderr, "jctlab agent: accept: %s\n", strerror(errno));
+  close(ls);
+  return fd;
+}
+
+static int parse(int argc, char **argv, args_t *a) {
+  a->netdev = "eth0";
+  a->mtu = JCT_TOPO_MTU_DEFAULT;
+  for (int i = 1; i < argc; i++) {
+    const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
+      printf("usage: jctlab agent --control PATH --rank R --nranks N [--mtu M] [--netdev IF]\n"
+             "       jctlab agent --listen [ADDR:]PORT --rank R --nranks N --no-net [--addr IPV4]\n"
+             "\nA rank on the verbs transport, driven by the orchestrator over PATH (a lab VM's\n"
+             "virtio-serial port: jctlab starts it itself in the lab's VMs) or over the one TCP\n"
+             "connection it accepts on PORT (a host with rxe or an RDMA NIC already set up, its\n"
+             "data address --addr: `jctlab run --transport verbs --agents HOST:PORT,...`).\n");
+      return 0;
+    }
+    if (!strcmp(w, "--no-net")) {
+      a->no_net = true;
+      continue;
+    }
+    if (!v) return bad("%s needs a value", w);
+    i++;
+    if (!strcmp(w, "--control"))
+      a->control = v;
+    else if (!strcmp(w, "--listen"))
+      a->listen = v;
+    else if (!strcmp(w, "--addr"))
+      a->addr = v;
+    else if (!strcmp(w, "--netdev"))
+      a->netdev = v;
+    else if (!strcmp(w, "--rank") && !jct__parse_count(v, 65534, &a->rank))
+      ;
+    else if (!strcmp(w, "--nranks") && !jct__parse_count(v, 65535, &a->nranks))
+      ;
+    else if (!strcmp(w, "--mtu") && !jct__parse_count(v, 65535, &a->mtu))
+      ;
+    else
+      return bad("'%s %s' is not an option this command takes", w, v);
+  }
+  if (!a->control == !a->listen) return bad("give one of --control PATH and --listen [ADDR:]PORT");
+  if (a->listen && !a->no_net) return bad("--listen goes with --no-net (a host's NIC is set up)");
+  struct in_addr in;
+  if (a->addr && inet_pton(AF_INET, a->addr, &in) != 1)
+    return bad("--addr %s: not an IPv4 address", a->addr);
+  if (a->nranks < 2 || a->rank >= a->nranks) return bad("--rank must be below --nranks (>= 2)");
+  return -1;
+}
+
+int jct_cmd_agent(int argc, char **argv) {
+  agent_t *g = calloc(1, sizeof *g);
+  if (!g) return 1;
+  int st = parse(argc, argv, &g->a);
+  if (st >= 0) {
+    free(g);
+    return st;
+  }
+  g->fd = g->a.listen ? accept_orchestrator(g->a.listen)
+                      : open(g->a.control, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (g->fd < 0) {
+    if (g->a.control) fprintf(stderr, "jctlab agent: %s: %s\n", g->a.control, strerror(errno));
+    free(g);
+    return 2;
+  }
+  char err[512] = "";
+  int rc = 0;
+  if (!g->a.no_net && ((rc = jct__topo_configure_iface(g->a.rank, g->a.nranks, g->a.netdev,
+                                                       (uint32_t)g->a.mtu, err, sizeof err)) ||
+                       (rc = jct__agent_rxe_add(RXE_NAME, g->a.netdev, err, sizeof err)) ||
+                       (rc = jct__agent_rxe_wait_active(RXE_NAME, err, sizeof err)))) {
+    send_error(g, "error", err);
+    close(g->fd);
+    free(g);
+    return 1;
+  }
+  uv_loop_init(&g->loop);
+  jct_clock_init(&g->clock, &g->loop);
+  g->exec_timer.data = g;
+  uv_poll_init(&g->loop, &g->poll, g->fd);
+  g->poll.data = g;
+  uv_poll_start(&g->poll, UV_READABLE, on_control);
+  struct utsname u;
+  uname(&u);
+  char addr[32];
+  jct_addr_t a4 = jct_rank_ipv4(g->a.rank);
+  jct_addr_str(&a4, addr, sizeof addr);
+  if (g->a.addr) snprintf(addr, sizeof addr, "%s", g->a.addr);
+  send_msg(g, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s}", "msg", "hello", "rank", (json_int_t)g->a.rank,
+                        "kernel", u.release, "dev", g->a.no_net ? "" : RXE_NAME, "netdev",
+                        g->a.netdev, "addr", addr));
+  while (!g->quit) {
+    uv_run(&g->loop, UV_RUN_ONCE);
+    check(g);
+  }
+  int status = g->status;
+  jct_verbs_free(g->verbs);
+  jct__agent_pfc_free(g->pfc);
+  jct_schedule_free(g->sched);
+  uv_close((uv_handle_t *)&g->poll, NULL);
+  jct_clock_close(&g->clock, NULL);
+  uv_run(&g->loop, UV_RUN_NOWAIT);
+  uv_loop_close(&g->loop);
+  close(g->fd);
+  free(g->buf);
+  free(g);
+  return status;
+}

@@ -1,0 +1,217 @@
+/* `jctlab replay`: a captured job (a trace, or a schedule) replayed on the
+ * emulated fabric K times without faults and K times with them,
+ * interleaved, and what the faults cost (include/jctlab/replay.h).
+ *
+ *   jctlab replay [TRACE|SCHEDULE] [--inject SPEC ...] [--reps K] [--rate R]
+ *                 [--scale F] [--seed N] [--json FILE] [--junit FILE]
+ *                 [--report DIR] [--pcap-out FILE] [--max-degradation X]
+ *
+ * With a trace and no --inject, the faults are the trace's own: every
+ * first transmission the capture shows lost becomes a targeted drop of the
+ * same message and byte offset (postmortem.c), so `jctlab replay
+ * incident.pcap` says what the incident cost.
+ *
+ * Exit status: 0 within budget (or no budget), 1 budget exceeded or jctlab
+ * failed, 2 bad input, 3 invalid run.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "jctlab/error.h"
+#include "jctlab/replay.h"
+#include "jctlab/topo.h"
+#include "harness/plan/cases.h"
+#include "harness/report/output.h"
+#include "harness/plan/replay_input.h"
+#include "harness/report/result.h"
+#include "harness/plan/run_args.h"
+#include "harness/base/units.h"
+
+static const char usage_text[] =
+    "usage: jctlab replay [TRACE|SCHEDULE] [options]\n"
+    "       jctlab replay --synth ALGO --ranks N --bytes SIZE [options]\n"
+    "\n"
+    "Replay a job on jctlab's emulated fabric K times without faults (baseline) and K\n"
+    "times with them (faulted), interleaved B F B F ..., and report what the faults\n"
+    "cost: JCT (median, p99, min, max) of both, degradation = faulted / baseline with a\n"
+    "95%% bootstrap interval, algbw and busbw, retransmissions, NAKs, timeouts, pause\n"
+    "time, drops by injector and by fabric reason, and the critical path.\n"
+    "\n"
+    "TRACE is a RoCEv2 capture: its schedule is inferred (see jctlab schedule), and with\n"
+    "no --inject its own losses are replayed as targeted drops (a postmortem). SCHEDULE\n"
+    "is a schedule's JSON (jctlab synth, jctlab schedule). Default: the shipped trace.\n"
+    "\n"
+    "options:\n"
+    "  --synth ALGO --ranks N --bytes SIZE   a generated collective instead (jctlab synth)\n"
+    "  --channels C       channels of a generated collective (default 1)\n"
+    "  --scale F          multiply every message's size by F (e.g. 0.1 when the captured\n"
+    "                     rate is above what this machine emulates); the report says so\n"
+    "                     and projects the JCTs back to the captured rate\n"
+    "  --captured-rate R  the rate the trace was captured at, for the projection\n"
+    "  --max-degradation X  budget: exit 1 when faulted/baseline median exceeds X\n"
+    "  --max-jct TIME     budget: exit 1 when the faulted median JCT exceeds TIME\n"
+    "  --json FILE        the result document ('-': standard output, instead of the table)\n"
+    "  --junit FILE       one JUnit testcase for the replay\n"
+    "  --report DIR       report.html and report.md with plots (gnuplot)\n"
+    "%s"
+    "\n"
+    "Defaults here: --rate 100mbit (the fastest this machine emulates exactly is about\n"
+    "300 Mbit/s per link), --reps 5.\n"
+    "\n"
+    "exit status: 0 within budget (or none given), 1 budget exceeded (or jctlab failed),\n"
+    "2 bad input, 3 invalid run (the harness lost frames, a repetition did not finish, or\n"
+    "the event loop rather than the link set the pace: never reported as a result).\n";
+
+#define bad(...) jct__cmd_bad("replay", __VA_ARGS__)
+
+typedef struct {
+  jct_run_args_t r;
+  const char *input, *json, *junit, *report;
+  double scale;
+  uint64_t captured_rate_bps;
+  jct_budget_t budget;
+} args_t;
+
+static int parse(int argc, char **argv, args_t *a) {
+  for (int i = 1; i < argc; i++) {
+    const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int got = jct__run_args_parse(&a->r, argc, argv, &i, "replay");
+    if (got == 2) return 2;
+    if (got == 1) continue;
+    if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
+      printf(usage_text, jct__run_args_help);
+      return 0;
+    }
+    if (w[0] != '-' || !strcmp(w, "-")) {
+      if (a->input) return bad("one input only ('%s' and '%s')", a->input, w);
+      a->input = w;
+      continue;
+    }
+    if (!v) return bad("%s needs a value", w);
+    i++;
+    if (!strcmp(w, "--json")) {
+      a->json = v;
+    } else if (!strcmp(w, "--junit")) {
+      a->junit = v;
+    } else if (!strcmp(w, "--report")) {
+      a->report = v;
+    } else if (!strcmp(w, "--scale")) {
+      char *end;
+      a->scale = strtod(v, &end);
+      if (*end || !(a->scale > 0) || a->scale > 1e6) return bad("--scale: '%s' is not a factor > 0", v);
+    } else if (!strcmp(w, "--captured-rate")) {
+      if (jct__parse_rate_bps(v, &a->captured_rate_bps)) return bad("--captured-rate: '%s' is not a rate", v);
+    } else if (!strcmp(w, "--max-degradation")) {
+      char *end;
+      a->budget.max_degradation = strtod(v, &end);
+      if (*end || !(a->budget.max_degradation >= 1))
+        return bad("--max-degradation: '%s' is not a ratio >= 1", v);
+    } else if (!strcmp(w, "--max-jct")) {
+      if (jct__parse_time_ns(v, &a->budget.max_jct_ns) || !a->budget.max_jct_ns)
+        return bad("--max-jct: '%s' is not a time (2s, 500ms)", v);
+    } else {
+      return bad("unknown option '%s'", w);
+    }
+  }
+  if (a->r.synth && (a->input || a->r.schedule)) return bad("give a trace, a schedule or --synth, not two");
+  if (a->r.synth && (!a->r.ranks || !a->r.bytes)) return bad("--synth needs --ranks and --bytes");
+  if (a->r.schedule && a->input) return bad("give a trace or a schedule, not both");
+  return -1;
+}
+
+int jct_cmd_replay(int argc, char **argv) {
+  args_t a = {.scale = 1};
+  jct__run_args_init(&a.r, 100000000u);
+  int status = parse(argc, argv, &a);
+  if (status >= 0) return status;
+  jct__run_args_finish(&a.r);
+
+  char err[512];
+  jct_replay_input_t in;
+  int rc = jct__replay_input_load(&in, &a.r, a.input ? a.input : a.r.schedule, a.scale, err,
+                                  sizeof err);
+  if (rc) {
+    fprintf(stderr, "jctlab replay: %s\n", err);
+    return rc == JCT_ENOMEM ? 1 : 2;
+  }
+  jct_run_opts_t *o = &a.r.run;
+  o->schedule = in.schedule;
+  if (!o->ninject && in.nfaults) { /* a postmortem: the trace's own losses */
+    o->inject = (const char *const *)in.fault_specs;
+    o->ninject = in.nfaults;
+  }
+  if (!o->ninject) {
+    jct__replay_input_free(&in);
+    return bad("nothing to inject: give --inject SPEC (the input has no losses of its own)");
+  }
+  /* One case, or one per value of a sweep ('drop p=[0, 1e-4, 1e-3]'). */
+  char key[64];
+  jct_sweep_point_t *pts = NULL;
+  uint32_t npts = 0;
+  json_t *doc = NULL;
+  jct_case_t *cases = NULL;
+  char (*names)[300] = NULL;
+  if ((rc = jct__sweep_expand(o->inject, o->ninject, &pts, &npts, key, sizeof key, err,
+                              sizeof err))) {
+    fprintf(stderr, "jctlab replay: %s\n", err);
+    status = rc == JCT_ENOMEM ? 1 : 2;
+    goto out;
+  }
+  cases = calloc(npts, sizeof *cases);
+  names = calloc(npts, sizeof *names);
+  jct_result_input_t ri = {.source = in.source,
+                           .kind = in.kind,
+                           .pattern = in.pattern[0] ? in.pattern : NULL,
+                           .scale = a.scale,
+                           .captured_rate_bps = a.captured_rate_bps};
+  doc = jct_result_new("replay", o, &ri);
+  if (!cases || !names || !doc) {
+    fprintf(stderr, "jctlab replay: out of memory\n");
+    status = 1;
+    goto out;
+  }
+  bool postmortem = o->inject == (const char *const *)in.fault_specs;
+  for (uint32_t i = 0; i < npts; i++) {
+    jct_case_t *c = &cases[i];
+    c->opts = *o;
+    c->opts.inject = (const char *const *)pts[i].specs;
+    if (pts[i].value_text)
+      snprintf(names[i], sizeof names[i], "%s=%s", key, pts[i].value_text);
+    else if (postmortem)
+      snprintf(names[i], sizeof names[i], "the trace's own losses (%llu packets)",
+               (unsigned long long)in.lost_packets);
+    else
+      snprintf(names[i], sizeof names[i], "%s%s", pts[i].specs[0], o->ninject > 1 ? " + ..." : "");
+    c->meta = (jct_case_meta_t){.name = names[i],
+                                .inject = c->opts.inject,
+                                .ninject = o->ninject,
+                                .sweep_key = pts[i].value_text ? key : NULL,
+                                .sweep_value = pts[i].value,
+                                .budget = a.budget};
+  }
+  /* --agents: the hosts are reached over this host's own network. */
+  if (!o->agents && (rc = jct_ns_isolate(err, sizeof err))) {
+    fprintf(stderr, "jctlab replay: %s\n", err);
+    status = 1;
+    goto out;
+  }
+  jct_case_tally_t tally = {0};
+  if ((rc = jct__run_cases(doc, &ri, cases, npts, &tally, err, sizeof err))) {
+    fprintf(stderr, "jctlab replay: %s\n", err);
+    status = rc == JCT_EINVAL ? 2 : 1;
+    goto out;
+  }
+  status = jct_output_result(doc, a.json, a.junit, a.report, "replay");
+  if (status == 0) status = jct__cases_status(&tally);
+out:
+  json_decref(doc);
+  free(cases);
+  free(names);
+  jct__sweep_free(pts, npts, o->ninject);
+  jct__replay_input_free(&in);
+  return status;
+}

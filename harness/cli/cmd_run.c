@@ -1,0 +1,250 @@
+/* `jctlab run`: a collective on the emulated fabric, K times, and its job
+ * completion time against the α-β model (include/jctlab/run.h).
+ *
+ *   jctlab run --synth ring --ranks 8 --bytes 64MiB --rate 1gbit --reps 5
+ *              [--schedule FILE] [--channels C] [--delay 1us] [--no-pfc]
+ *              [--timeout N] [--retry N] [--pcap-out FILE] [--json FILE]
+ *
+ * Exit status: 0 a valid run; 2 bad input; 3 an invalid run (the harness
+ * lost frames, or a repetition did not finish: never reported as a result);
+ * 1 jctlab failed.
+ */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "jctlab/error.h"
+#include "jctlab/run.h"
+#include "jctlab/schedule.h"
+#include "jctlab/topo.h"
+#include "harness/plan/run_args.h"
+#include "harness/base/units.h"
+
+static const char usage_text[] =
+    "usage: jctlab run (--synth ALGO --ranks N --bytes SIZE | --schedule FILE) [options]\n"
+    "       jctlab run SCENARIO.yaml [options]   (see jctlab run SCENARIO.yaml --help)\n"
+    "\n"
+    "Run a collective on jctlab's emulated fabric: ranks in network namespaces,\n"
+    "RoCEv2 over jctlab's userspace transport (uroce), a userspace switch pacing\n"
+    "every link. Prints the job completion time (JCT) of each repetition, their\n"
+    "median, min, max and CV, algbw and busbw (nccl-tests' definitions), and the\n"
+    "alpha-beta model's prediction for the same links.\n"
+    "\n"
+    "options:\n"
+    "  --synth ALGO       ring, tree, halving-doubling or all-to-all (see jctlab synth)\n"
+    "  --ranks N          ranks (2 to 64)\n"
+    "  --bytes SIZE       the collective's size: 8MiB, 64M, 1GiB\n"
+    "  --channels C       channels (default 1)\n"
+    "  --schedule FILE    a schedule (JSON, from jctlab synth or edited) instead of --synth\n"
+    "%s"
+  "  --json FILE        the result as JSON ('-': standard output, instead of the table)\n"
+    "\n"
+    "exit status: 0 valid run, 2 bad input, 3 invalid run (the harness lost frames or a\n"
+    "repetition did not finish), 1 jctlab failed.\n";
+
+#define bad(...) jct__cmd_bad("run", __VA_ARGS__)
+
+typedef struct {
+  jct_run_args_t r;
+  const char *json;
+} args_t;
+
+static int parse(int argc, char **argv, args_t *a) {
+  for (int i = 1; i < argc; i++) {
+    const char *w = argv[i];
+    int got = jct__run_args_parse(&a->r, argc, argv, &i, "run");
+    if (got == 2) return 2;
+    if (got == 1) continue;
+    if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
+      printf(usage_text, jct__run_args_help);
+      return 0;
+    } else if (!strcmp(w, "--json")) {
+      if (i + 1 >= argc) return bad("--json needs a file");
+      a->json = argv[++i];
+    } else {
+      return bad("unknown option '%s'", w);
+    }
+  }
+  if (!a->r.synth == !a->r.schedule) return bad("give --synth ALGO or --schedule FILE");
+  if (a->r.synth && (!a->r.ranks || !a->r.bytes)) return bad("--synth needs --ranks and --bytes");
+  return -1;
+}
+
+static void print_fabric(const jct_run_result_t *r) {
+  const jct_switch_totals_t *f = &r->fabric;
+  printf("fabric     %llu frames forwarded, %llu dropped", (unsigned long long)f->tx_frames,
+         (unsigned long long)(f->tx_drops + f->rx_drops));
+  for (int k = 1; k < JCT_SW_DROP_NREASONS; k++)
+    if (f->drops[k]) printf(" (%s %llu)", jct_switch_drop_name(k), (unsigned long long)f->drops[k]);
+  char b[32];
+  printf(", PFC XOFF %llu / XON %llu sent, %llu XOFF received (queues paused %s), ECN marks %llu\n",
+         (unsigned long long)f->tx_pfc_xoff, (unsigned long long)f->tx_pfc_xon,
+         (unsigned long long)f->rx_pfc_xoff, jct__fmt_ns(r->paused_ns, b, sizeof b),
+         (unsigned long long)f->ecn_marked);
+}
+
+static void print_injectors(const jct_run_result_t *r) {
+  for (uint32_t i = 0; i < r->ninjectors; i++) {
+    const jct_run_injector_t *in = &r->injectors[i];
+    const jct_injector_stats_t *st = &in->stats;
+    printf("injector   #%u '%s' (seed %llu): %llu seen, %llu matched, %llu dropped, %llu held, "
+           "%llu modified, %llu generated\n",
+           i, in->spec, (unsigned long long)in->seed, (unsigned long long)st->seen,
+           (unsigned long long)st->matched, (unsigned long long)st->dropped,
+           (unsigned long long)st->held, (unsigned long long)(st->modified + st->expedited),
+           (unsigned long long)st->generated);
+  }
+}
+
+static void print_table(const args_t *a, const jct_run_result_t *r) {
+  const jct_schedule_t *s = a->r.run.schedule;
+  char b1[32], b2[32], b3[32];
+  printf("jctlab run: %s, %u ranks, %s, %s links, delay %s, uroce (PMTU %u), PFC %s\n",
+         s->algorithm[0] ? s->algorithm : "schedule", s->nranks, jct__fmt_bytes(s->bytes, b1, 32),
+         jct__fmt_rate(a->r.run.rate_bps, b2, 32), jct__fmt_ns(a->r.run.prop_delay_ns, b3, 32),
+         a->r.run.path_mtu_bytes ? a->r.run.path_mtu_bytes : 4096, a->r.run.pfc ? "on" : "off");
+  printf("\n  %4s  %14s\n", "rep", "JCT");
+  for (uint32_t i = 0; i < r->reps; i++)
+    printf("  %4u  %14s\n", i + 1, jct__fmt_ns(r->jct_ns[i], b1, 32));
+  if (!r->valid) {
+    printf("\nINVALID RUN: %s\n", r->invalid_why);
+    print_fabric(r);
+    print_injectors(r);
+    return;
+  }
+  printf("\nJCT        median %s, min %s, max %s, CV %.2f%%\n", jct__fmt_ns(r->median_ns, b1, 32),
+         jct__fmt_ns(r->min_ns, b2, 32), jct__fmt_ns(r->max_ns, b3, 32), r->cv * 100);
+  printf("bandwidth  algbw %.4f GB/s, busbw %.4f GB/s (nccl-tests' definitions)\n", r->algbw_gbps,
+         r->busbw_gbps);
+  printf("model      alpha-beta: %s (alpha %s, B %s goodput): measured/model %.3f\n",
+         jct__fmt_ns((uint64_t)r->model_ns, b1, 32), jct__fmt_ns((uint64_t)r->alpha_ns, b2, 32),
+         jct__fmt_rate((uint64_t)r->goodput_bps, b3, 32), r->model_ratio);
+  printf("loop       lateness p50 %s, p99 %s, max %s; busy %.0f%% of the wall time: %s\n",
+         jct__fmt_ns(r->lateness_p50_ns, b1, 32), jct__fmt_ns(r->lateness_p99_ns, b2, 32),
+         jct__fmt_ns(r->lateness_max_ns, b3, 32), r->cpu_busy * 100,
+         r->loop_bound ? "the LOOP, not the emulated link, set the pace"
+                       : "the emulated link set the pace");
+  printf("transport  %llu packets (%llu data), %llu retransmitted, %llu NAKs, %llu timeouts\n",
+         (unsigned long long)r->transport.tx_pkts, (unsigned long long)r->transport.tx_data_pkts,
+         (unsigned long long)r->transport.retx_pkts, (unsigned long long)r->transport.rx_naks,
+         (unsigned long long)r->transport.timeouts);
+  print_fabric(r);
+  print_injectors(r);
+}
+
+static int write_json(const args_t *a, const jct_run_result_t *r) {
+  const jct_schedule_t *s = a->r.run.schedule;
+  json_t *reps = json_array();
+  for (uint32_t i = 0; i < r->reps; i++)
+    json_array_append_new(reps, json_integer((json_int_t)r->jct_ns[i]));
+  json_t *root = json_pack(
+      "{s:i,s:b,s:s?,s:{s:s,s:I,s:I,s:I,s:I,s:I,s:b,s:I},s:o}", "jctlab_run", 1, "valid", r->valid,
+      "invalid_why", r->valid ? NULL : r->invalid_why, "config", "algorithm", s->algorithm, "ranks",
+      (json_int_t)s->nranks, "bytes", (json_int_t)s->bytes, "rate_bps", (json_int_t)a->r.run.rate_bps,
+      "prop_delay_ns", (json_int_t)a->r.run.prop_delay_ns, "reps", (json_int_t)r->reps, "pfc",
+      a->r.run.pfc, "path_mtu_bytes",
+      (json_int_t)(a->r.run.path_mtu_bytes ? a->r.run.path_mtu_bytes : 4096), "jct_ns", reps);
+  if (r->valid) {
+    json_object_set_new(root, "jct",
+                        json_pack("{s:I,s:I,s:I,s:f}", "median_ns", (json_int_t)r->median_ns,
+                                  "min_ns", (json_int_t)r->min_ns, "max_ns", (json_int_t)r->max_ns,
+                                  "cv", r->cv));
+    json_object_set_new(root, "algbw_gbps", json_real(r->algbw_gbps));
+    json_object_set_new(root, "busbw_gbps", json_real(r->busbw_gbps));
+  }
+  json_object_set_new(root, "model",
+                      json_pack("{s:f,s:f,s:f,s:o}", "alpha_ns", r->alpha_ns, "goodput_bps",
+                                r->goodput_bps, "jct_ns", r->model_ns, "ratio",
+                                r->valid ? json_real(r->model_ratio) : json_null()));
+  json_object_set_new(root, "loop",
+                      json_pack("{s:I,s:I,s:I,s:f,s:f,s:b}", "lateness_p50_ns",
+                                (json_int_t)r->lateness_p50_ns, "lateness_p99_ns",
+                                (json_int_t)r->lateness_p99_ns, "lateness_max_ns",
+                                (json_int_t)r->lateness_max_ns, "packet_time_ns", r->packet_time_ns,
+                                "cpu_busy", r->cpu_busy, "loop_bound", r->loop_bound));
+  const jct_uroce_stats_t *t = &r->transport;
+  json_object_set_new(root, "transport",
+                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "packets", (json_int_t)t->tx_pkts,
+                                "data_packets", (json_int_t)t->tx_data_pkts,
+                                "retransmitted_packets", (json_int_t)t->retx_pkts,
+                                "retransmitted_bytes", (json_int_t)t->retx_bytes, "naks",
+                                (json_int_t)t->rx_naks, "timeouts", (json_int_t)t->timeouts));
+  const jct_switch_totals_t *f = &r->fabric;
+  json_object_set_new(root, "fabric",
+                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "frames_in", (json_int_t)f->rx_frames,
+                                "frames_out", (json_int_t)f->tx_frames, "drops",
+                                (json_int_t)(f->rx_drops + f->tx_drops), "pfc_xoff_sent",
+                                (json_int_t)f->tx_pfc_xoff, "ecn_marked", (json_int_t)f->ecn_marked,
+                                "harness_losses", (json_int_t)r->harness_losses));
+  json_t *drops = json_object();
+  for (int k = 1; k < JCT_SW_DROP_NREASONS; k++) /* 0 is "forwarded" */
+    json_object_set_new(drops, jct_switch_drop_name(k), json_integer((json_int_t)f->drops[k]));
+  json_object_set_new(json_object_get(root, "fabric"), "drops_by_reason", drops);
+  json_object_set_new(json_object_get(root, "fabric"), "paused_ns",
+                      json_integer((json_int_t)r->paused_ns));
+  json_t *injs = json_array();
+  for (uint32_t i = 0; i < r->ninjectors; i++) {
+    const jct_run_injector_t *in = &r->injectors[i];
+    const jct_injector_stats_t *st = &in->stats;
+    json_array_append_new(
+        injs, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind",
+                        in->kind, "seed", (json_int_t)in->seed, "seen", (json_int_t)st->seen,
+                        "matched", (json_int_t)st->matched, "dropped", (json_int_t)st->dropped,
+                        "held", (json_int_t)st->held, "modified", (json_int_t)st->modified,
+                        "expedited", (json_int_t)st->expedited, "generated",
+                        (json_int_t)st->generated, "hold_ns_total", (json_int_t)st->hold_ns_total));
+  }
+  json_object_set_new(root, "injectors", injs);
+  json_object_set_new(json_object_get(root, "config"), "seed",
+                      json_integer((json_int_t)a->r.run.seed));
+  int rc = strcmp(a->json, "-") == 0
+               ? json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+               : json_dump_file(root, a->json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(root);
+  if (rc) fprintf(stderr, "jctlab run: %s: cannot write\n", a->json);
+  return rc ? 1 : 0;
+}
+
+int jct_cmd_run(int argc, char **argv) {
+  if (argc > 1 && jct_is_scenario_arg(argv[1])) return jct_cmd_run_scenario(argc, argv);
+  args_t a = {0};
+  jct__run_args_init(&a.r, 1000000000u);
+  int status = parse(argc, argv, &a);
+  if (status >= 0) return status;
+
+  char err[512];
+  jct_schedule_t *s;
+  int rc = a.r.synth ? jct_schedule_synth(&s, a.r.synth, (uint32_t)a.r.ranks, a.r.bytes,
+                                        (uint32_t)a.r.channels, err, sizeof err)
+                   : jct_schedule_load(&s, a.r.schedule, err, sizeof err);
+  if (rc) {
+    fprintf(stderr, "jctlab run: %s\n", err);
+    return rc == JCT_ENOMEM ? 1 : 2;
+  }
+  jct__run_args_finish(&a.r);
+  a.r.run.schedule = s;
+  /* --agents: the hosts are reached over this host's own network. */
+  if (!a.r.run.agents && (rc = jct_ns_isolate(err, sizeof err))) {
+    fprintf(stderr, "jctlab run: %s\n", err);
+    jct_schedule_free(s);
+    return 1;
+  }
+  static jct_run_result_t r; /* large: the per-repetition JCTs */
+  rc = jct_run(&a.r.run, &r, err, sizeof err);
+  if (rc) {
+    fprintf(stderr, "jctlab run: %s\n", err);
+    jct_schedule_free(s);
+    return rc == JCT_EINVAL ? 2 : 1;
+  }
+  if (!a.json || strcmp(a.json, "-")) print_table(&a, &r);
+  status = a.json ? write_json(&a, &r) : 0;
+  if (!r.valid) {
+    fprintf(stderr, "jctlab run: invalid run: %s\n", r.invalid_why);
+    status = 3;
+  }
+  jct_schedule_free(s);
+  return status;
+}

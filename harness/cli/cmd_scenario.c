@@ -1,0 +1,201 @@
+/* `jctlab run SCENARIO.yaml`: every fault case of a scenario file
+ * (scenario.h) replayed against its own baseline, judged against its
+ * budget, and reported (terminal, --json, --junit, --report).
+ *
+ * Exit status: 0 every case within budget, 1 a budget exceeded, 2 bad
+ * input (the file, a spec, an option), 3 an invalid run (never reported as
+ * a result; wins over 1), 1 also when jctlab failed.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/plan/cases.h"
+#include "commands.h"
+#include "jctlab/error.h"
+#include "jctlab/topo.h"
+#include "harness/report/output.h"
+#include "harness/plan/replay_input.h"
+#include "harness/plan/run_args.h"
+#include "harness/plan/scenario.h"
+#include "harness/base/units.h"
+
+static const char usage_text[] =
+    "usage: jctlab run SCENARIO.yaml [--json FILE] [--junit FILE] [--report DIR]\n"
+    "                                [--reps K] [--seed N]\n"
+    "\n"
+    "Run a scenario file: its job (a trace, a schedule or a generated collective) on\n"
+    "the emulated fabric, each fault case as K baseline and K faulted repetitions,\n"
+    "interleaved, judged against the case's budget (max_degradation, max_jct).\n"
+    "suites/scenarios/README.md documents the format; suites/scenarios/ has examples.\n"
+    "\n"
+    "  --json FILE    the result document ('-': standard output, instead of the table)\n"
+    "  --junit FILE   one JUnit testcase per fault case\n"
+    "  --report DIR   report.html and report.md with plots\n"
+    "  --reps K       repetitions per side, instead of the file's\n"
+    "  --seed N       the seed, instead of the file's\n"
+    "\n"
+    "exit status: 0 every case within budget, 1 a budget exceeded, 2 bad input,\n"
+    "3 an invalid run (the harness lost frames, a repetition did not finish, or the\n"
+    "event loop set the pace).\n";
+
+#define bad(...) jct__cmd_bad("run", __VA_ARGS__)
+
+bool jct_is_scenario_arg(const char *arg) {
+  size_t n = strlen(arg);
+  return (n > 5 && strcmp(arg + n - 5, ".yaml") == 0) ||
+         (n > 4 && strcmp(arg + n - 4, ".yml") == 0);
+}
+
+typedef struct {
+  const char *path, *json, *junit, *report;
+  uint64_t reps, seed;
+  bool have_reps, have_seed;
+} args_t;
+
+static int parse(int argc, char **argv, args_t *a) {
+  for (int i = 1; i < argc; i++) {
+    const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
+      fputs(usage_text, stdout);
+      return 0;
+    }
+    if (w[0] != '-') {
+      if (a->path) return bad("one scenario at a time ('%s' and '%s')", a->path, w);
+      a->path = w;
+      continue;
+    }
+    if (!v) return bad("%s needs a value", w);
+    i++;
+    if (!strcmp(w, "--json")) {
+      a->json = v;
+    } else if (!strcmp(w, "--junit")) {
+      a->junit = v;
+    } else if (!strcmp(w, "--report")) {
+      a->report = v;
+    } else if (!strcmp(w, "--reps")) {
+      if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
+        return bad("--reps: '%s' is not 1 to %u", v, JCT_RUN_MAX_REPS);
+      a->have_reps = true;
+    } else if (!strcmp(w, "--seed")) {
+      if (jct__parse_count(v, UINT64_MAX, &a->seed)) return bad("--seed: '%s' is not a number", v);
+      a->have_seed = true;
+    } else {
+      return bad("unknown option '%s' for a scenario", w);
+    }
+  }
+  return -1;
+}
+
+/* The scenario's job, through the same loader as `jctlab replay`. */
+static int load_input(const jct_scenario_t *sc, jct_replay_input_t *in, char *err, size_t errlen) {
+  jct_run_args_t ra;
+  jct__run_args_init(&ra, sc->rate_bps);
+  ra.run.path_mtu_bytes = sc->path_mtu_bytes;
+  if (sc->source == JCT_SCEN_SYNTH) {
+    ra.synth = sc->synth.algorithm;
+    ra.ranks = sc->synth.ranks;
+    ra.bytes = sc->synth.bytes;
+    ra.channels = sc->synth.channels ? sc->synth.channels : 1;
+  }
+  return jct__replay_input_load(in, &ra, sc->input, sc->scale > 0 ? sc->scale : 1, err, errlen);
+}
+
+/* The case's specs: the trace's own losses first when asked, then its own. */
+static const char **case_specs(const jct_scenario_case_t *c, const jct_replay_input_t *in,
+                               uint32_t *n) {
+  uint32_t extra = c->trace_faults ? in->nfaults : 0;
+  const char **specs = calloc(extra + c->ninject + 1, sizeof *specs);
+  if (!specs) return NULL;
+  for (uint32_t i = 0; i < extra; i++)
+    specs[i] = in->fault_specs[i];
+  for (uint32_t i = 0; i < c->ninject; i++)
+    specs[extra + i] = c->inject[i];
+  *n = extra + c->ninject;
+  return specs;
+}
+
+int jct_cmd_run_scenario(int argc, char **argv) {
+  args_t a = {0};
+  int status = parse(argc, argv, &a);
+  if (status >= 0) return status;
+  if (!a.path) return bad("no scenario file");
+  char err[768];
+  jct_scenario_t *sc = NULL;
+  int rc = jct_scenario_load(&sc, a.path, err, sizeof err);
+  if (rc) {
+    fprintf(stderr, "jctlab run: %s\n", err);
+    return rc == JCT_ENOMEM ? 1 : 2;
+  }
+  if (sc->transport == JCT_TRANSPORT_VERBS && !sc->lab_ranks) {
+    fprintf(stderr, "jctlab run: %s: transport verbs needs 'lab: N' (soft-RoCE VMs)\n", a.path);
+    jct_scenario_free(sc);
+    return 2;
+  }
+  if (a.have_reps) sc->reps = (uint32_t)a.reps;
+  if (a.have_seed) sc->seed = a.seed;
+  jct_replay_input_t in;
+  if ((rc = load_input(sc, &in, err, sizeof err))) {
+    fprintf(stderr, "jctlab run: %s: %s\n", a.path, err);
+    jct_scenario_free(sc);
+    return rc == JCT_ENOMEM ? 1 : 2;
+  }
+  jct_case_t *cases = calloc(sc->ncases, sizeof *cases);
+  const char ***specs = calloc(sc->ncases, sizeof *specs);
+  json_t *doc = NULL;
+  status = 1;
+  if (!cases || !specs) goto out;
+  for (uint32_t i = 0; i < sc->ncases; i++) {
+    const jct_scenario_case_t *sc_case = &sc->cases[i];
+    jct_case_t *c = &cases[i];
+    jct_scenario_case_opts(sc, sc_case, &c->opts);
+    c->opts.schedule = in.schedule;
+    if (sc_case->trace_faults && !in.nfaults)
+      fprintf(stderr, "jctlab run: case '%s': the trace shows no losses to replay\n",
+              sc_case->name);
+    if (!(specs[i] = case_specs(sc_case, &in, &c->opts.ninject))) goto out;
+    c->opts.inject = specs[i];
+    c->meta = (jct_case_meta_t){.name = sc_case->name,
+                                .inject = specs[i],
+                                .ninject = c->opts.ninject,
+                                .sweep_key = sc_case->sweep_key,
+                                .sweep_value = sc_case->sweep_value,
+                                .budget = sc_case->budget};
+  }
+  jct_run_opts_t first = cases[0].opts; /* the document's fabric line */
+  jct_result_input_t ri = {.source = sc->input ? sc->input : in.source,
+                           .kind = in.kind,
+                           .pattern = in.pattern[0] ? in.pattern : NULL,
+                           .scale = sc->scale > 0 ? sc->scale : 1,
+                           .captured_rate_bps = sc->captured_rate_bps};
+  if (!(doc = jct_result_new("run", &first, &ri))) goto out;
+  json_object_set_new(doc, "scenario", json_pack("{s:s,s:s,s:s?}", "path", a.path, "name",
+                                                 sc->name, "description", sc->description));
+  if ((rc = jct_ns_isolate(err, sizeof err))) {
+    fprintf(stderr, "jctlab run: %s\n", err);
+    goto out;
+  }
+  jct_case_tally_t tally = {0};
+  if ((rc = jct__run_cases(doc, &ri, cases, sc->ncases, &tally, err, sizeof err))) {
+    fprintf(stderr, "jctlab run: %s: %s\n", a.path, err);
+    status = rc == JCT_EINVAL ? 2 : 1;
+    goto out;
+  }
+  status = jct_output_result(doc, a.json, a.junit, a.report, "run");
+  if (status == 0) status = jct__cases_status(&tally);
+  fprintf(stderr,
+          "jctlab run: %s: cases within budget %u, over budget %u, invalid %u, without a "
+          "budget %u\n",
+          a.path, tally.pass, tally.fail, tally.invalid, tally.none);
+out:
+  json_decref(doc);
+  if (specs)
+    for (uint32_t i = 0; i < sc->ncases; i++)
+      free(specs[i]);
+  free(specs);
+  free(cases);
+  jct__replay_input_free(&in);
+  jct_scenario_free(sc);
+  return status;
+}

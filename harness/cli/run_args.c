@@ -1,0 +1,184 @@
+/* The fabric options `jctlab run` and `jctlab replay` share (run_args.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "jctlab/error.h"
+#include "harness/plan/run_args.h"
+#include "harness/base/units.h"
+
+const char jct__run_args_help[] =
+    "  --rate RATE        every link's rate: 100mbit, 1gbit, 10gbit\n"
+    "  --delay TIME       every link's propagation delay: 1us, 500ns, 2ms (default 1us)\n"
+    "  --reps K           repetitions (default 5)\n"
+    "  --no-pfc           no PFC on the data priority (lossy fabric)\n"
+    "  --ecn              ECN marking on the data priority (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2)\n"
+    "  --path-mtu N       RoCE path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
+    "  --timeout N        QP local ACK timeout exponent, 4.096 us * 2^N (default 20, NCCL's)\n"
+    "  --retry N          QP retry count (default 7, NCCL's)\n"
+    "  --inject SPEC      an injector on the switch's path, repeatable, in order:\n"
+    "                     'drop p=0.001', 'drop psn=4096 qp=0x101', 'delay 50us jitter=10us',\n"
+    "                     'pause prio=3 quanta=65535 rate=1000/s for=200ms port=2', 'ecn p=0.05',\n"
+    "                     'corrupt p=0.0001', 'flap down=5ms every=1s', 'reorder p=0.01 gap=5'\n"
+    "                     (common keys: where=\"FILTER\" port=N dir=in|out at= until= seed=)\n"
+    "  --seed N           the run's seed; injectors without seed= derive theirs (default 1)\n"
+    "  --pfc-watchdog[=drop|forward]  the switch's PFC watchdog (200 ms, 200 ms, drop)\n"
+    "  --fault-log FILE   every injector action as a JSON line\n"
+    "  --pcap-drops FILE  the frames injectors dropped (nanosecond pcap)\n"
+    "  --pcap-out FILE    write every frame that crossed the switch (nanosecond pcap)\n"
+    "  --pcap-in FILE     write every frame as it reached the switch, before the injectors\n"
+    "  --nic-queue N      uroce: a NIC transmit queue of N packets that the QPs fill ahead\n"
+    "                     of the link, as rxe's 64 per QP (default 0: none)\n"
+    "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
+    "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
+    "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
+    "  --agents LIST      verbs on hosts: HOST:PORT,... of `jctlab agent --listen`, in rank\n"
+    "                     order; their own fabric, no injectors (implies --transport verbs)\n";
+
+int jct__parse_time_ns(const char *s, uint64_t *out) {
+  static const struct {
+    const char *u;
+    uint64_t mult;
+  } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+  char *end;
+  if (!s || *s < '0' || *s > '9') return JCT_EINVAL;
+  unsigned long long v = strtoull(s, &end, 10);
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+    if (strcmp(end, units[i].u) == 0) {
+      if (v > UINT64_MAX / units[i].mult) return JCT_EINVAL;
+      *out = v * units[i].mult;
+      return 0;
+    }
+  return JCT_EINVAL;
+}
+
+void jct__run_args_init(jct_run_args_t *a, uint64_t rate_bps) {
+  memset(a, 0, sizeof *a);
+  a->channels = 1;
+  a->reps = 5;
+  a->timeout = 20;
+  a->retry = 7;
+  a->run.rate_bps = rate_bps;
+  a->run.prop_delay_ns = 1000;
+  a->run.pfc = true;
+  a->run.seed = 1;
+}
+
+void jct__run_args_finish(jct_run_args_t *a) {
+  a->run.reps = (uint32_t)a->reps;
+  a->run.inject = a->inject;
+  a->run.timeout = (uint8_t)a->timeout;
+  a->run.retry_cnt = (uint8_t)a->retry;
+}
+
+#define bad jct__cmd_bad
+
+int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const char *prog) {
+  const char *w = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+  jct_run_opts_t *r = &a->run;
+  /* Flags without a value. */
+  if (!strcmp(w, "--no-pfc")) {
+    r->pfc = false;
+    return 1;
+  } else if (!strcmp(w, "--ecn")) {
+    r->ecn = true;
+    return 1;
+  } else if (!strcmp(w, "--pfc-watchdog") || !strcmp(w, "--pfc-watchdog=drop")) {
+    r->pfc_watchdog = true;
+    return 1;
+  } else if (!strcmp(w, "--pfc-watchdog=forward")) {
+    r->pfc_watchdog = r->watchdog_forward = true;
+    return 1;
+  } else if (!strncmp(w, "--pfc-watchdog=", 15)) {
+    return bad(prog, "%s: the action '%s' is not drop or forward", "--pfc-watchdog", w + 15);
+  }
+  static const char *const valued[] = {
+      "--synth",    "--schedule",  "--ranks",      "--bytes",    "--channels", "--rate",
+      "--delay",    "--reps",      "--timeout",    "--retry",    "--inject",   "--seed",
+      "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in",  "--transport",
+      "--lab",      "--nic-queue", "--agents",     NULL};
+  size_t k = 0;
+  while (valued[k] && strcmp(valued[k], w))
+    k++;
+  if (!valued[k]) return 0;
+  if (!v) return bad(prog, "%s needs a value", w);
+  (*i)++;
+  if (!strcmp(w, "--synth")) {
+    a->synth = v;
+  } else if (!strcmp(w, "--schedule")) {
+    a->schedule = v;
+  } else if (!strcmp(w, "--ranks")) {
+    if (jct__parse_count(v, 1u << 20, &a->ranks))
+      return bad(prog, "%s: '%s' is not a number", w, v);
+    if (r->lab_ranks && a->ranks != r->lab_ranks)
+      return bad(prog, "--ranks %s: the lab has %u", v, r->lab_ranks);
+  } else if (!strcmp(w, "--agents")) {
+    if (r->lab_ranks) return bad(prog, "--agents: the lab's VMs are the ranks already (--lab)");
+    if (a->transport_set && r->transport == JCT_TRANSPORT_UROCE)
+      return bad(prog, "--agents: agents run verbs, not uroce");
+    r->agents = v;
+    r->transport = JCT_TRANSPORT_VERBS;
+  } else if (!strcmp(w, "--nic-queue")) {
+    uint64_t n;
+    if (jct__parse_count(v, 4096, &n)) return bad(prog, "%s: '%s' is not 0 to 4096", w, v);
+    r->nic_queue_pkts = (uint32_t)n;
+  } else if (!strcmp(w, "--transport")) {
+    if (strcmp(v, "uroce") && strcmp(v, "verbs"))
+      return bad(prog, "%s: '%s' is not uroce or verbs", w, v);
+    r->transport = v[0] == 'v' ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
+    a->transport_set = true;
+    if (r->lab_ranks && r->transport == JCT_TRANSPORT_UROCE)
+      return bad(prog, "--transport uroce: the lab's ranks run verbs");
+  } else if (!strcmp(w, "--lab")) {
+    uint64_t n;
+    if (jct__parse_count(v, 64, &n) || n < 2) return bad(prog, "%s: '%s' is not 2 to 64", w, v);
+    if (a->ranks && a->ranks != n)
+      return bad(prog, "%s %s: --ranks is %llu", w, v, (unsigned long long)a->ranks);
+    if (a->transport_set && r->transport == JCT_TRANSPORT_UROCE)
+      return bad(prog, "--lab: the lab's ranks run verbs, not uroce");
+    if (r->agents) return bad(prog, "--lab: the ranks are --agents already");
+    r->lab_ranks = (uint32_t)n;
+    a->ranks = n;
+    r->transport = JCT_TRANSPORT_VERBS;
+  } else if (!strcmp(w, "--bytes")) {
+    if (jct__parse_size_bytes(v, &a->bytes)) return bad(prog, "%s: '%s' is not a size", w, v);
+  } else if (!strcmp(w, "--channels")) {
+    if (jct__parse_count(v, 64, &a->channels) || !a->channels)
+      return bad(prog, "%s: '%s' is not 1 to 64", w, v);
+  } else if (!strcmp(w, "--rate")) {
+    if (jct__parse_rate_bps(v, &r->rate_bps))
+      return bad(prog, "%s: '%s' is not a rate (100mbit, 1gbit, 10gbit)", w, v);
+  } else if (!strcmp(w, "--delay")) {
+    if (jct__parse_time_ns(v, &r->prop_delay_ns) || r->prop_delay_ns > 1000000000u)
+      return bad(prog, "%s: '%s' is not a time up to 1 s (1us, 500ns, 2ms)", w, v);
+  } else if (!strcmp(w, "--reps")) {
+    if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
+      return bad(prog, "%s: '%s' is not 1 to 1000", w, v);
+  } else if (!strcmp(w, "--path-mtu")) {
+    uint64_t m;
+    if (jct__parse_count(v, 4096, &m) || m < 256 || (m & (m - 1)))
+      return bad(prog, "%s: '%s' is not 256, 512, 1024, 2048 or 4096", w, v);
+    r->path_mtu_bytes = (uint32_t)m;
+  } else if (!strcmp(w, "--timeout")) {
+    if (jct__parse_count(v, 31, &a->timeout)) return bad(prog, "%s: '%s' is not 0 to 31", w, v);
+  } else if (!strcmp(w, "--retry")) {
+    if (jct__parse_count(v, 7, &a->retry)) return bad(prog, "%s: '%s' is not 0 to 7", w, v);
+  } else if (!strcmp(w, "--inject")) {
+    if (r->ninject == JCT_RUN_MAX_INJECTORS) return bad(prog, "%s: at most 16 of them (%s)", w, v);
+    a->inject[r->ninject++] = v;
+  } else if (!strcmp(w, "--seed")) {
+    if (jct__parse_count(v, UINT64_MAX, &r->seed))
+      return bad(prog, "%s: '%s' is not a number", w, v);
+  } else if (!strcmp(w, "--fault-log")) {
+    r->fault_log = v;
+  } else if (!strcmp(w, "--pcap-drops")) {
+    r->pcap_drops = v;
+  } else if (!strcmp(w, "--pcap-in")) {
+    r->pcap_in = v;
+  } else {
+    r->pcap_out = v;
+  }
+  return 1;
+}

@@ -1,0 +1,259 @@
+/* The injector chain of a run (harness/chain.h). */
+#include <pcap/pcap.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain.h"
+#include "common/errf.h"
+#include "jctlab/decode.h"
+#include "jctlab/error.h"
+
+/* What a hook is called with: which port and side it sits on, the
+ * injectors that act there (in chain order) and the site's flow history,
+ * shared by them so that a frame's packet identity is found once. */
+typedef struct {
+  jct_chain_t *c;
+  uint32_t port;
+  bool out;
+  jct_injector_t **inj;
+  size_t n;
+  void *flows;
+} site_t;
+
+struct jct_chain {
+  jct_injector_t **inj;
+  size_t n;
+  jct_switch_t *sw;
+  site_t *sites; /* 2 per port: ingress at 2p, egress at 2p + 1 */
+  FILE *log;
+  pcap_dumper_t *drops;
+  int64_t realtime_offset_ns;
+  uint64_t start_ns;
+  uint32_t nports;
+  bool disabled;
+};
+
+int jct_chain_new(jct_chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
+                  char *err, size_t errlen) {
+  *out = NULL;
+  jct_chain_t *c = calloc(1, sizeof *c);
+  if (!c) return JCT_ENOMEM;
+  c->inj = calloc(n ? n : 1, sizeof *c->inj);
+  if (!c->inj) {
+    free(c);
+    return JCT_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    int rc = jct_injector_new(&c->inj[i], specs[i], run_seed, (uint32_t)i, err, errlen);
+    if (rc) {
+      jct_chain_free(c);
+      return rc;
+    }
+    c->n++;
+  }
+  *out = c;
+  return 0;
+}
+
+static const char *action_name(jct_verdict_t v) {
+  switch (v) {
+  case JCT_DROP:
+    return "drop";
+  case JCT_HOLD:
+    return "hold";
+  case JCT_EXPEDITE:
+    return "expedite";
+  default:
+    return "modify";
+  }
+}
+
+static void log_action(jct_chain_t *c, const jct_injector_t *inj, const site_t *s,
+                       const jct_frame_t *f, jct_verdict_t v, uint64_t now_ns) {
+  jct_packet_t p;
+  char a[64] = "", b[64] = "";
+  jct_decode(JCT_LINK_EN10MB, f->data, f->len, f->len, &p);
+  fprintf(c->log,
+          "{\"t_ns\":%llu,\"port\":%u,\"dir\":\"%s\",\"injector\":%u,\"kind\":\"%s\","
+          "\"action\":\"%s\"",
+          (unsigned long long)(now_ns - c->start_ns), s->port, s->out ? "out" : "in", inj->index,
+          inj->ops->name, action_name(v));
+  if (p.src.family)
+    fprintf(c->log, ",\"src\":\"%s\",\"dst\":\"%s\"", jct_addr_str(&p.src, a, sizeof a),
+            jct_addr_str(&p.dst, b, sizeof b));
+  if (p.kind == JCT_PKT_ROCE)
+    fprintf(c->log, ",\"qp\":%u,\"psn\":%u,\"opcode\":\"%s\"", p.roce.bth.dest_qp, p.roce.bth.psn,
+            p.op->name);
+  if (v == JCT_HOLD)
+    fprintf(c->log, ",\"hold_ns\":%llu", (unsigned long long)(f->hold_until_ns - now_ns));
+  fputs("}\n", c->log);
+}
+
+static void dump_drop(jct_chain_t *c, const jct_frame_t *f, uint64_t now_ns) {
+  struct pcap_pkthdr h;
+  uint64_t ts = (uint64_t)((int64_t)now_ns + c->realtime_offset_ns);
+  h.ts.tv_sec = (time_t)(ts / 1000000000u);
+  h.ts.tv_usec = (suseconds_t)(ts % 1000000000u); /* a nanosecond dumper */
+  h.caplen = h.len = (bpf_u_int32)f->len;
+  pcap_dump((u_char *)c->drops, &h, f->data);
+}
+
+static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t now_ns,
+                                     uint64_t *hold_until_ns) {
+  site_t *s = arg;
+  jct_chain_t *c = s->c;
+  jct_frame_t f = {.data = sf->data,
+                   .len = sf->len,
+                   .cap = sf->cap,
+                   .port = s->port,
+                   .out = s->out,
+                   .scratch = sf->scratch,
+                   .site_flows = s->flows};
+  uint64_t hold = 0;
+  bool modified = false, expedite = false;
+  for (size_t i = 0; i < s->n; i++) {
+    f.hold_until_ns = 0;
+    jct_verdict_t v = jct_injector_process(s->inj[i], &f, now_ns);
+    if (v == JCT_PASS) continue;
+    if (c->log) log_action(c, s->inj[i], s, &f, v, now_ns);
+    if (v == JCT_DROP) {
+      if (c->drops) dump_drop(c, &f, now_ns);
+      return JCT_SW_DROP;
+    }
+    if (v == JCT_HOLD && f.hold_until_ns > hold) hold = f.hold_until_ns;
+    if (v == JCT_MODIFIED) modified = true;
+    if (v == JCT_EXPEDITE) expedite = true;
+  }
+  sf->data = f.data; /* the scratch copy, when an injector changed it */
+  sf->len = f.len;
+  if (hold > now_ns) {
+    *hold_until_ns = hold;
+    return JCT_SW_HOLD;
+  }
+  if (expedite) return JCT_SW_HEAD;
+  return modified ? JCT_SW_MODIFIED : JCT_SW_PASS;
+}
+
+static void free_sites(jct_chain_t *c) {
+  if (!c->sites) return;
+  for (uint32_t i = 0; i < 2 * c->nports; i++) {
+    free(c->sites[i].inj);
+    jct_flows_free(c->sites[i].flows);
+  }
+  free(c->sites);
+  c->sites = NULL;
+}
+
+int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
+                     void *drops_dumper, int64_t realtime_offset_ns) {
+  free_sites(c); /* of an earlier attach: c->nports is still its */
+  c->sw = sw;
+  c->log = log;
+  c->drops = drops_dumper;
+  c->realtime_offset_ns = realtime_offset_ns;
+  c->nports = nports;
+  if (!c->n) return 0;
+  c->sites = calloc(2 * (size_t)nports, sizeof *c->sites);
+  if (!c->sites) return JCT_ENOMEM;
+  /* A hook only where some injector acts: a hook costs the switch a call
+   * and the injectors a look at every frame. */
+  for (uint32_t p = 0; p < nports; p++)
+    for (int out = 0; out <= 1; out++) {
+      site_t *s = &c->sites[2 * p + (uint32_t)out];
+      for (size_t i = 0; i < c->n; i++) {
+        if (c->inj[i]->out != (bool)out || !(c->inj[i]->all_ports || c->inj[i]->port == p))
+          continue;
+        if (!s->inj && !(s->inj = calloc(c->n, sizeof *s->inj))) return JCT_ENOMEM;
+        s->inj[s->n++] = c->inj[i];
+      }
+      if (!s->n) continue;
+      if (!(s->flows = jct_flows_new())) return JCT_ENOMEM;
+      s->c = c;
+      s->port = p;
+      s->out = out;
+      int rc = jct_switch_set_hook(sw, p, out ? JCT_SW_EGRESS : JCT_SW_INGRESS, on_frame, s);
+      if (rc) return rc;
+    }
+  return 0;
+}
+
+void jct_chain_start(jct_chain_t *c, uint64_t now_ns) {
+  c->start_ns = now_ns;
+  for (uint32_t i = 0; c->sites && i < 2 * c->nports; i++)
+    jct_flows_clear(c->sites[i].flows);
+  for (size_t i = 0; i < c->n; i++)
+    jct_injector_start(c->inj[i], now_ns);
+}
+
+int jct_chain_set_enabled(jct_chain_t *c, bool on) {
+  if (!c->sites || c->disabled == !on) {
+    c->disabled = !on;
+    return 0;
+  }
+  c->disabled = !on;
+  for (uint32_t i = 0; i < 2 * c->nports; i++) {
+    site_t *s = &c->sites[i];
+    if (!s->c) continue; /* no hook was needed here */
+    jct_switch_stage_t stage = s->out ? JCT_SW_EGRESS : JCT_SW_INGRESS;
+    int rc = jct_switch_set_hook(c->sw, s->port, stage, on ? on_frame : NULL, on ? s : NULL);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+uint64_t jct_chain_next_deadline_ns(const jct_chain_t *c) {
+  uint64_t d = UINT64_MAX;
+  if (c->disabled) return d;
+  for (size_t i = 0; i < c->n; i++) {
+    const jct_injector_t *inj = c->inj[i];
+    if (!inj->ops->next_deadline_ns) continue;
+    uint64_t x = inj->ops->next_deadline_ns(inj);
+    if (x < d) d = x;
+  }
+  return d;
+}
+
+typedef struct {
+  jct_chain_t *c;
+  const jct_injector_t *inj;
+} ticking_t;
+
+static void emit_into_switch(void *arg, uint32_t port, const uint8_t *frame, size_t len,
+                             uint64_t now_ns) {
+  ticking_t *t = arg;
+  jct_chain_t *c = t->c;
+  if (c->log)
+    fprintf(c->log,
+            "{\"t_ns\":%llu,\"port\":%u,\"dir\":\"in\",\"injector\":%u,\"kind\":\"%s\","
+            "\"action\":\"generate\",\"bytes\":%zu}\n",
+            (unsigned long long)(now_ns - c->start_ns), port, t->inj->index, t->inj->ops->name,
+            len);
+  jct_switch_rx(c->sw, port, frame, len, now_ns);
+}
+
+void jct_chain_tick(jct_chain_t *c, uint64_t now_ns) {
+  if (c->disabled) return;
+  for (size_t i = 0; i < c->n; i++) {
+    jct_injector_t *inj = c->inj[i];
+    ticking_t t = {c, inj};
+    if (inj->ops->tick && inj->ops->next_deadline_ns && inj->ops->next_deadline_ns(inj) <= now_ns)
+      jct_injector_tick(inj, now_ns, emit_into_switch, &t);
+  }
+}
+
+size_t jct_chain_len(const jct_chain_t *c) {
+  return c->n;
+}
+
+const jct_injector_t *jct_chain_get(const jct_chain_t *c, size_t i) {
+  return i < c->n ? c->inj[i] : NULL;
+}
+
+void jct_chain_free(jct_chain_t *c) {
+  if (!c) return;
+  for (size_t i = 0; i < c->n; i++)
+    jct_injector_free(c->inj[i]);
+  free(c->inj);
+  free_sites(c);
+  free(c);
+}

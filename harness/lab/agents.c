@@ -1,0 +1,358 @@
+/* The orchestrator's side of the rank agents: JSON lines over one byte
+ * stream per agent, phase by phase (agents.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agents.h"
+#include "common/errf.h"
+#include "jctlab/clock.h"
+#include "jctlab/error.h"
+#include "schedule/schedule_json.h"
+
+#define LINE_MAX_BYTES (4u << 20) /* a done message of a large schedule */
+
+typedef struct {
+  struct jct_agents *set;
+  uint32_t index;
+  int fd;
+  uv_poll_t poll;
+  bool polling;
+  char *buf; /* bytes read, not yet a whole line */
+  size_t len, cap;
+  bool answered; /* the current phase's answer came */
+  char hello[160];
+  char addr[48]; /* its data address, from the hello */
+  uint64_t run_sent_ns;
+  json_t *done; /* the last done message */
+} agent_t;
+
+struct jct_agents {
+  uv_loop_t *loop;
+  uint32_t n;
+  const char *expect; /* the answer the current phase waits for */
+  uint32_t rep;
+  int failed;
+  char why[512];
+  agent_t a[];
+};
+
+uint64_t jct_dev_counters_get(const jct_dev_counters_t *h, const char *name) {
+  for (uint32_t i = 0; i < h->n; i++)
+    if (strcmp(h->c[i].name, name) == 0) return h->c[i].value;
+  return 0;
+}
+
+void jct_dev_counters_add(jct_dev_counters_t *h, const char *name, uint64_t value) {
+  for (uint32_t i = 0; i < h->n; i++)
+    if (strcmp(h->c[i].name, name) == 0) {
+      h->c[i].value += value;
+      return;
+    }
+  if (h->n == JCT_DEV_COUNTERS_MAX) return;
+  snprintf(h->c[h->n].name, sizeof h->c[h->n].name, "%s", name);
+  h->c[h->n++].value = value;
+}
+
+static void fail(jct_agents_t *s, uint32_t i, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void fail(jct_agents_t *s, uint32_t i, const char *fmt, ...) {
+  if (s->failed) return;
+  s->failed = JCT_EIO;
+  int k = snprintf(s->why, sizeof s->why, "rank %u's agent: ", i);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->why + k, sizeof s->why - (size_t)k, fmt, ap);
+  va_end(ap);
+}
+
+static void on_hello(agent_t *g, json_t *m) {
+  json_int_t rank = json_integer_value(json_object_get(m, "rank"));
+  if (!json_is_integer(json_object_get(m, "rank")) || rank != g->index) {
+    fail(g->set, g->index, "says it is rank %lld", (long long)rank);
+    return;
+  }
+  const char *kernel = json_string_value(json_object_get(m, "kernel"));
+  const char *dev = json_string_value(json_object_get(m, "dev"));
+  const char *netdev = json_string_value(json_object_get(m, "netdev"));
+  const char *addr = json_string_value(json_object_get(m, "addr"));
+  snprintf(g->addr, sizeof g->addr, "%s", addr ? addr : "");
+  snprintf(g->hello, sizeof g->hello, "kernel %s, %s on %s %s", kernel ? kernel : "?",
+           dev ? dev : "?", netdev ? netdev : "?", addr ? addr : "?");
+}
+
+static void on_message(agent_t *g, json_t *m) {
+  jct_agents_t *s = g->set;
+  const char *msg = json_string_value(json_object_get(m, "msg"));
+  if (!msg) {
+    fail(s, g->index, "sent a line without \"msg\"");
+    return;
+  }
+  if (strcmp(msg, "error") == 0 || strcmp(msg, "failed") == 0) {
+    const char *why = json_string_value(json_object_get(m, "why"));
+    fail(s, g->index, "%s", why ? why : "failed, without saying why");
+    return;
+  }
+  if (!s->expect || strcmp(msg, s->expect) != 0) {
+    fail(s, g->index, "sent \"%s\" while %s%s was expected", msg, s->expect ? "" : "nothing",
+         s->expect ? s->expect : "");
+    return;
+  }
+  if (strcmp(msg, "hello") == 0) on_hello(g, m);
+  if (strcmp(msg, "done") == 0) {
+    if (json_integer_value(json_object_get(m, "rep")) != s->rep) {
+      fail(s, g->index, "finished a repetition other than %u", s->rep);
+      return;
+    }
+    json_decref(g->done);
+    g->done = json_incref(m);
+  }
+  g->answered = true;
+}
+
+static void take_lines(agent_t *g) {
+  size_t start = 0;
+  for (size_t i = 0; i < g->len; i++) {
+    if (g->buf[i] != '\n') continue;
+    json_error_t je;
+    json_t *m = json_loadb(g->buf + start, i - start, 0, &je);
+    if (!m || !json_is_object(m))
+      fail(g->set, g->index, "sent a line that is not a JSON object (%s)", je.text);
+    else
+      on_message(g, m);
+    json_decref(m);
+    start = i + 1;
+  }
+  memmove(g->buf, g->buf + start, g->len - start);
+  g->len -= start;
+}
+
+static void on_readable(uv_poll_t *h, int status, int events) {
+  (void)events;
+  agent_t *g = h->data;
+  if (status < 0) {
+    fail(g->set, g->index, "control channel: %s", uv_strerror(status));
+    return;
+  }
+  for (;;) {
+    if (g->cap - g->len < 4096) {
+      size_t cap = g->cap ? g->cap * 2 : 65536;
+      char *b = cap <= LINE_MAX_BYTES ? realloc(g->buf, cap) : NULL;
+      if (!b) {
+        fail(g->set, g->index, "sent a line longer than %u bytes", LINE_MAX_BYTES);
+        uv_poll_stop(h);
+        return;
+      }
+      g->buf = b;
+      g->cap = cap;
+    }
+    ssize_t r = read(g->fd, g->buf + g->len, g->cap - g->len);
+    if (r > 0) {
+      g->len += (size_t)r;
+      take_lines(g);
+      continue;
+    }
+    if (r < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    fail(g->set, g->index, "closed its control channel%s%s", r < 0 ? ": " : "",
+         r < 0 ? strerror(errno) : "");
+    uv_poll_stop(h);
+    return;
+  }
+}
+
+/* Write all of buf; the channel is nonblocking, so wait for room when the
+ * peer is slow (messages are small and agents read them at once). */
+static int write_all(int fd, const char *buf, size_t len) {
+  while (len) {
+    ssize_t w = write(fd, buf, len);
+    if (w > 0) {
+      buf += w;
+      len -= (size_t)w;
+    } else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+      usleep(100);
+    } else {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int send_msg(jct_agents_t *s, uint32_t i, json_t *m) {
+  char *text = json_dumps(m, JSON_COMPACT);
+  if (!text) return JCT_ENOMEM;
+  size_t len = strlen(text);
+  text[len] = '\0';
+  int rc = write_all(s->a[i].fd, text, len) || write_all(s->a[i].fd, "\n", 1) ? JCT_EIO : 0;
+  free(text);
+  if (rc) fail(s, i, "cannot write to its control channel: %s", strerror(errno));
+  return rc;
+}
+
+static void begin(jct_agents_t *s, const char *expect) {
+  s->expect = expect;
+  for (uint32_t i = 0; i < s->n; i++)
+    s->a[i].answered = false;
+}
+
+/* Send m (one reference, consumed) to every agent and expect answer. */
+static int broadcast(jct_agents_t *s, json_t *m, const char *answer) {
+  if (!m) return JCT_ENOMEM;
+  begin(s, answer);
+  int rc = 0;
+  for (uint32_t i = 0; i < s->n && !rc; i++) {
+    if (s->a[i].done) {
+      json_decref(s->a[i].done);
+      s->a[i].done = NULL;
+    }
+    s->a[i].run_sent_ns = jct_now_ns();
+    rc = send_msg(s, i, m);
+  }
+  json_decref(m);
+  return rc;
+}
+
+int jct_agents_new(jct_agents_t **out, uv_loop_t *loop, uint32_t n, const int *fds) {
+  jct_agents_t *s = calloc(1, sizeof *s + n * sizeof(agent_t));
+  if (!s) return JCT_ENOMEM;
+  s->loop = loop;
+  s->n = n;
+  for (uint32_t i = 0; i < n; i++) {
+    agent_t *g = &s->a[i];
+    g->set = s;
+    g->index = i;
+    g->fd = fds[i];
+    fcntl(g->fd, F_SETFL, fcntl(g->fd, F_GETFL) | O_NONBLOCK);
+    if (uv_poll_init(loop, &g->poll, g->fd)) {
+      jct_agents_free(s);
+      return JCT_EIO;
+    }
+    g->polling = true;
+    g->poll.data = g;
+    uv_poll_start(&g->poll, UV_READABLE, on_readable);
+  }
+  *out = s;
+  return 0;
+}
+
+void jct_agents_expect_hello(jct_agents_t *a) {
+  begin(a, "hello");
+}
+
+int jct_agents_setup(jct_agents_t *a, const jct_schedule_t *s, const jct_agents_setup_t *o) {
+  json_t *sched = jct__schedule_json(s), *addrs = json_array();
+  if (!sched || !addrs) return JCT_ENOMEM;
+  for (uint32_t i = 0; i < a->n; i++)
+    json_array_append_new(addrs, json_string(a->a[i].addr));
+  begin(a, "listening");
+  int rc = 0;
+  for (uint32_t i = 0; i < a->n && !rc; i++) {
+    json_t *m = json_pack("{s:s,s:I,s:O,s:i,s:i,s:i,s:I,s:I,s:I,s:O}", "msg", "setup", "rank",
+                          (json_int_t)i, "schedule", sched, "timeout", o->timeout, "retry_cnt",
+                          o->retry_cnt, "tos", o->tos, "slots", (json_int_t)o->slots, "rate_bps",
+                          (json_int_t)o->rate_bps, "mtu", (json_int_t)o->mtu, "addrs", addrs);
+    rc = m ? send_msg(a, i, m) : JCT_ENOMEM;
+    json_decref(m);
+  }
+  json_decref(sched);
+  json_decref(addrs);
+  return rc;
+}
+
+int jct_agents_connect(jct_agents_t *a) {
+  return broadcast(a, json_pack("{s:s}", "msg", "connect"), "connected");
+}
+
+int jct_agents_run(jct_agents_t *a, uint32_t rep) {
+  a->rep = rep;
+  return broadcast(a, json_pack("{s:s,s:I}", "msg", "run", "rep", (json_int_t)rep), "done");
+}
+
+int jct_agents_quit(jct_agents_t *a) {
+  return broadcast(a, json_pack("{s:s}", "msg", "quit"), "bye");
+}
+
+bool jct_agents_waiting(const jct_agents_t *a) {
+  for (uint32_t i = 0; i < a->n; i++)
+    if (!a->a[i].answered) return true;
+  return false;
+}
+
+int jct_agents_failed(const jct_agents_t *a, char *err, size_t errlen) {
+  if (a->failed && err) snprintf(err, errlen, "%s", a->why);
+  return a->failed;
+}
+
+const char *jct_agents_hello(const jct_agents_t *a, uint32_t i) {
+  return i < a->n ? a->a[i].hello : "";
+}
+
+/* Agent time t (ns from its run) on the orchestrator's clock. */
+static uint64_t place(const agent_t *g, json_t *t) {
+  json_int_t v = json_integer_value(t);
+  return v > 0 ? g->run_sent_ns + (uint64_t)v : 0;
+}
+
+int jct_agents_timing(const jct_agents_t *a, jct_op_timing_t *t, uint32_t nops) {
+  memset(t, 0, nops * sizeof *t);
+  for (uint32_t i = 0; i < a->n; i++) {
+    const agent_t *g = &a->a[i];
+    json_t *ops = json_object_get(g->done, "ops");
+    size_t k;
+    json_t *op;
+    json_array_foreach(ops, k, op) {
+      json_int_t id = json_integer_value(json_array_get(op, 0));
+      if (!json_is_array(op) || json_array_size(op) != 4 || id < 0 || id >= nops) return JCT_EINVAL;
+      uint64_t ready = place(g, json_array_get(op, 1)), start = place(g, json_array_get(op, 2)),
+               done = place(g, json_array_get(op, 3));
+      if (ready) t[id].ready_ns = ready;
+      if (start) t[id].start_ns = start;
+      if (done) t[id].done_ns = done;
+    }
+  }
+  return 0;
+}
+
+void jct_agents_counters(const jct_agents_t *a, jct_dev_counters_t *sum) {
+  memset(sum, 0, sizeof *sum);
+  for (uint32_t i = 0; i < a->n; i++) {
+    json_t *c = json_object_get(a->a[i].done, "counters");
+    const char *name;
+    json_t *v;
+    json_object_foreach(c, name, v) {
+      if (json_is_integer(v) && json_integer_value(v) >= 0)
+        jct_dev_counters_add(sum, name, (uint64_t)json_integer_value(v));
+    }
+  }
+}
+
+static void on_closed(uv_handle_t *h) {
+  agent_t *g = h->data;
+  jct_agents_t *s = g->set;
+  g->polling = false;
+  for (uint32_t i = 0; i < s->n; i++)
+    if (s->a[i].polling) return;
+  free(s);
+}
+
+void jct_agents_free(jct_agents_t *a) {
+  if (!a) return;
+  bool any = false;
+  for (uint32_t i = 0; i < a->n; i++) {
+    agent_t *g = &a->a[i];
+    free(g->buf);
+    g->buf = NULL;
+    json_decref(g->done);
+    g->done = NULL;
+    if (g->polling) {
+      any = true;
+      uv_close((uv_handle_t *)&g->poll, on_closed);
+    }
+  }
+  if (!any) free(a);
+}

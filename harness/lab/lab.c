@@ -1,0 +1,339 @@
+/* The soft-RoCE lab: TAPs, control channels and one qemu per rank (lab.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/errf.h"
+#include "jctlab/error.h"
+#include "jctlab/topo.h"
+#include "lab.h"
+#include "harness/base/netlink.h"
+
+#define QEMU "qemu-system-x86_64"
+#define TERM_GRACE_MS 2000
+#define MAX_ARGS 64
+#define VM_NICE 10
+
+typedef struct {
+  pid_t pid;
+  int status; /* once reaped */
+  bool reaped;
+  int tap_fd, ctl_fd; /* ctl_fd: the host's end */
+  int console_fd;     /* a memfd: the VM's ttyS0 and qemu's own messages */
+  char ifname[IFNAMSIZ];
+} vm_t;
+
+struct jct_lab {
+  uint32_t n;
+  char accel[8];
+  vm_t vm[];
+};
+
+static const char *cache_dir(const jct_lab_opts_t *o) {
+  if (o && o->cache_dir) return o->cache_dir;
+  const char *env = getenv("JCT_LAB_CACHE");
+  return env && *env ? env : JCT_LAB_CACHE_DEFAULT;
+}
+
+/* The path of name on PATH, in buf; false when absent. */
+static bool on_path(const char *name, char *buf, size_t len) {
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/bin:/bin";
+  while (*path) {
+    const char *end = strchr(path, ':');
+    size_t n = end ? (size_t)(end - path) : strlen(path);
+    snprintf(buf, len, "%.*s/%s", (int)n, path, name);
+    if (access(buf, X_OK) == 0) return true;
+    path += n + (end ? 1 : 0);
+  }
+  return false;
+}
+
+static bool cache_has(const char *dir, const char *file) {
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s/%s", dir, file);
+  return access(p, R_OK) == 0;
+}
+
+int jct_lab_available(char *why, size_t len) {
+  char q[PATH_MAX];
+  const char *dir = cache_dir(NULL);
+  if (!on_path(QEMU, q, sizeof q)) {
+    snprintf(why, len, "no %s: run scripts/setup-deps --with-lab", QEMU);
+    return 0;
+  }
+  if (!cache_has(dir, "vmlinuz") || !cache_has(dir, "initrd.img")) {
+    snprintf(why, len, "no lab kernel in %s: run scripts/setup-deps --with-lab", dir);
+    return 0;
+  }
+  return 1;
+}
+
+/* "kvm" where the cache's probe booted the kernel with it, else "tcg". */
+static void pick_accel(const char *dir, char *out, size_t len) {
+  const char *env = getenv("JCT_LAB_ACCEL");
+  if (env && (!strcmp(env, "kvm") || !strcmp(env, "tcg"))) {
+    snprintf(out, len, "%s", env);
+    return;
+  }
+  char p[PATH_MAX], word[8] = "";
+  snprintf(p, sizeof p, "%s/accel", dir);
+  FILE *f = fopen(p, "r");
+  if (f) {
+    if (!fgets(word, sizeof word, f)) word[0] = '\0';
+    fclose(f);
+  }
+  snprintf(out, len, "%s",
+           strncmp(word, "kvm", 3) == 0 && access("/dev/kvm", W_OK) == 0 ? "kvm" : "tcg");
+}
+
+static int make_tap(vm_t *v, uint32_t i, uint32_t mtu, char *err, size_t errlen) {
+  snprintf(v->ifname, sizeof v->ifname, "jl%u", i);
+  v->tap_fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+  if (v->tap_fd < 0) return jct__errf(err, errlen, JCT_EIO, "/dev/net/tun: %s", strerror(errno));
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", v->ifname);
+  if (ioctl(v->tap_fd, TUNSETIFF, &ifr) < 0)
+    return jct__errf(err, errlen, JCT_EIO, "cannot create TAP %s: %s", v->ifname, strerror(errno));
+  return jct__topo_port_iface(v->ifname, mtu, err, errlen);
+}
+
+/* The child: the TAP as fd 3, the control channel as fd 4, the console as
+ * fd 5 (write-only, for qemu's fd set), qemu's own messages to the same
+ * memfd; dies with jctlab. Never returns. */
+static void exec_qemu(const vm_t *v, int guest_ctl, char *const argv[]) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  setpgid(0, 0); /* a terminal's ^C goes to jctlab, which stops the VMs itself */
+  /* Under TCG a VM takes a whole core; the switch's loop must still keep
+   * its timers, or the run is invalid (replay.h): the VMs yield to it. */
+  setpriority(PRIO_PROCESS, 0, VM_NICE);
+  char self[64];
+  snprintf(self, sizeof self, "/proc/self/fd/%d", v->console_fd);
+  int null = open("/dev/null", O_RDONLY), out = open(self, O_WRONLY | O_APPEND);
+  if (null < 0 || out < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 ||
+      dup2(v->tap_fd, 3) < 0 || dup2(guest_ctl, 4) < 0 || dup2(out, 5) < 0)
+    _exit(127);
+  for (int fd = 6; fd < 1024; fd++)
+    close(fd);
+  execvp(QEMU, argv);
+  fprintf(stderr, "jctlab lab: cannot run %s: %s\n", QEMU, strerror(errno));
+  _exit(127);
+}
+
+static int start_vm(jct_lab_t *l, uint32_t i, const jct_lab_opts_t *o, const char *agent, char *err,
+                    size_t errlen) {
+  vm_t *v = &l->vm[i];
+  const char *dir = cache_dir(o);
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return jct__errf(err, errlen, JCT_EIO, "socketpair: %s", strerror(errno));
+  v->ctl_fd = sv[0];
+  fcntl(v->ctl_fd, F_SETFL, fcntl(v->ctl_fd, F_GETFL) | O_NONBLOCK);
+  uint8_t mac[6];
+  jct_rank_mac(i, mac);
+  char kernel[PATH_MAX], initrd[PATH_MAX], append[PATH_MAX + 256], mem[16], nic[96];
+  snprintf(kernel, sizeof kernel, "%s/vmlinuz", dir);
+  snprintf(initrd, sizeof initrd, "%s/initrd.img", dir);
+  snprintf(append, sizeof append,
+           "console=ttyS0 quiet panic=-1 jctlab.agent=%s jctlab.rank=%u jctlab.nranks=%u "
+           "jctlab.mtu=%u",
+           agent, i, l->n, o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT);
+  /* The console in memory, never a file: nothing to remove, even when
+   * jctlab is killed. */
+  char name[32];
+  snprintf(name, sizeof name, "jctlab-console%u", i);
+  if ((v->console_fd = memfd_create(name, MFD_CLOEXEC)) < 0) {
+    close(sv[1]);
+    return jct__errf(err, errlen, JCT_EIO, "memfd_create: %s", strerror(errno));
+  }
+  snprintf(mem, sizeof mem, "%u", o->mem_mib ? o->mem_mib : 512);
+  snprintf(nic, sizeof nic, "virtio-net-pci,netdev=n0,mac=%02x:%02x:%02x:%02x:%02x:%02x", mac[0],
+           mac[1], mac[2], mac[3], mac[4], mac[5]);
+  bool kvm = strcmp(l->accel, "kvm") == 0;
+  char *argv[MAX_ARGS];
+  int n = 0;
+  char *fixed[] = {QEMU,
+                   "-accel",
+                   l->accel,
+                   "-m",
+                   mem,
+                   "-smp",
+                   "1",
+                   "-nodefaults",
+                   "-no-user-config",
+                   "-nographic",
+                   "-no-reboot",
+                   "-monitor",
+                   "none",
+                   "-kernel",
+                   kernel,
+                   "-initrd",
+                   initrd,
+                   "-append",
+                   append,
+                   "-add-fd",
+                   "fd=5,set=1",
+                   "-serial",
+                   "file:/dev/fdset/1",
+                   "-fsdev",
+                   "local,id=r,path=/,security_model=none,readonly=on,multidevs=remap",
+                   "-device",
+                   "virtio-9p-pci,fsdev=r,mount_tag=hostroot",
+                   "-netdev",
+                   "tap,id=n0,fd=3",
+                   "-device",
+                   nic,
+                   "-chardev",
+                   "socket,id=c,fd=4",
+                   "-device",
+                   "virtio-serial-pci",
+                   "-device",
+                   "virtserialport,chardev=c,name=jctlab.ctl",
+                   NULL};
+  for (int k = 0; fixed[k]; k++)
+    argv[n++] = fixed[k];
+  if (kvm) argv[n++] = "-cpu", argv[n++] = "host";
+  argv[n] = NULL;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[1]);
+    return jct__errf(err, errlen, JCT_EIO, "fork: %s", strerror(errno));
+  }
+  if (pid == 0) exec_qemu(v, sv[1], argv);
+  close(sv[1]);
+  v->pid = pid;
+  return 0;
+}
+
+int jct_lab_up(jct_lab_t **out, const jct_lab_opts_t *o, char *err, size_t errlen) {
+  *out = NULL;
+  char why[256];
+  if (!jct_lab_available(why, sizeof why))
+    return jct__errf(err, errlen, JCT_EIO, "the lab: %s", why);
+  if (o->nranks < 2) return jct__errf(err, errlen, JCT_EINVAL, "the lab needs 2 ranks or more");
+  jct_lab_t *l = calloc(1, sizeof *l + o->nranks * sizeof(vm_t));
+  if (!l) return JCT_ENOMEM;
+  l->n = o->nranks;
+  for (uint32_t i = 0; i < l->n; i++)
+    l->vm[i].tap_fd = l->vm[i].ctl_fd = l->vm[i].console_fd = -1;
+  pick_accel(cache_dir(o), l->accel, sizeof l->accel);
+  char agent[PATH_MAX];
+  if (o->agent_path)
+    snprintf(agent, sizeof agent, "%s", o->agent_path);
+  else if (!realpath("/proc/self/exe", agent))
+    snprintf(agent, sizeof agent, "/proc/self/exe");
+  int rc = 0;
+  for (uint32_t i = 0; i < l->n && !rc; i++)
+    rc = make_tap(&l->vm[i], i, o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT, err, errlen);
+  for (uint32_t i = 0; i < l->n && !rc; i++)
+    rc = start_vm(l, i, o, agent, err, errlen);
+  if (rc) {
+    jct_lab_down(l);
+    return rc;
+  }
+  *out = l;
+  return 0;
+}
+
+const char *jct_lab_port_ifname(const jct_lab_t *l, uint32_t i) {
+  return i < l->n ? l->vm[i].ifname : NULL;
+}
+
+int jct_lab_control_fd(const jct_lab_t *l, uint32_t i) {
+  return i < l->n ? l->vm[i].ctl_fd : -1;
+}
+
+const char *jct_lab_accel(const jct_lab_t *l) {
+  return l->accel;
+}
+
+void jct_lab_console_tail(const jct_lab_t *l, uint32_t i, char *buf, size_t len) {
+  if (!len) return;
+  buf[0] = '\0';
+  if (i >= l->n || l->vm[i].console_fd < 0) return;
+  struct stat st;
+  if (fstat(l->vm[i].console_fd, &st) || st.st_size == 0) {
+    snprintf(buf, len, "(no console output)");
+    return;
+  }
+  off_t from = st.st_size > (off_t)len - 1 ? st.st_size - ((off_t)len - 1) : 0;
+  ssize_t got = pread(l->vm[i].console_fd, buf, len - 1, from);
+  buf[got > 0 ? got : 0] = '\0';
+  /* Start at a whole line. */
+  char *nl = from ? strchr(buf, '\n') : NULL;
+  if (nl) memmove(buf, nl + 1, strlen(nl + 1) + 1);
+}
+
+static bool reap(vm_t *v, int flags) {
+  if (v->reaped || v->pid <= 0) return true;
+  pid_t r = waitpid(v->pid, &v->status, flags);
+  if (r == v->pid || (r < 0 && errno == ECHILD)) v->reaped = true;
+  return v->reaped;
+}
+
+bool jct_lab_alive(jct_lab_t *l, uint32_t i) {
+  return i < l->n && l->vm[i].pid > 0 && !reap(&l->vm[i], WNOHANG);
+}
+
+/* JCT_LAB_KEEP: the consoles into files, for reading after the run. */
+static void keep_consoles(const jct_lab_t *l) {
+  const char *tmp = getenv("TMPDIR");
+  char dir[PATH_MAX - 32];
+  snprintf(dir, sizeof dir, "%s/jctlab-lab.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) return;
+  for (uint32_t i = 0; i < l->n; i++) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/console%u.log", dir, i);
+    FILE *f = fopen(p, "w");
+    char buf[65536];
+    ssize_t n;
+    for (off_t off = 0; f && (n = pread(l->vm[i].console_fd, buf, sizeof buf, off)) > 0; off += n)
+      fwrite(buf, 1, (size_t)n, f);
+    if (f) fclose(f);
+  }
+  fprintf(stderr, "jctlab: the lab's consoles are kept in %s\n", dir);
+}
+
+void jct_lab_down(jct_lab_t *l) {
+  if (!l) return;
+  for (uint32_t i = 0; i < l->n; i++)
+    if (l->vm[i].pid > 0 && !reap(&l->vm[i], WNOHANG)) kill(l->vm[i].pid, SIGTERM);
+  struct timespec pause = {0, 20000000};
+  for (int waited = 0; waited < TERM_GRACE_MS; waited += 20) {
+    bool all = true;
+    for (uint32_t i = 0; i < l->n; i++)
+      all &= reap(&l->vm[i], WNOHANG);
+    if (all) break;
+    nanosleep(&pause, NULL);
+  }
+  for (uint32_t i = 0; i < l->n; i++) {
+    vm_t *v = &l->vm[i];
+    if (!reap(v, WNOHANG)) {
+      kill(v->pid, SIGKILL);
+      reap(v, 0);
+    }
+    if (v->ctl_fd >= 0) close(v->ctl_fd);
+    if (v->tap_fd >= 0) close(v->tap_fd); /* a TAP without its fd is gone */
+  }
+  if (getenv("JCT_LAB_KEEP")) keep_consoles(l);
+  for (uint32_t i = 0; i < l->n; i++)
+    if (l->vm[i].console_fd >= 0) close(l->vm[i].console_fd);
+  free(l);
+}

@@ -1,0 +1,130 @@
+/* A run: K repetitions of a schedule on the emulated fabric
+ * (include/jctlab/run.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errf.h"
+#include "jctlab/error.h"
+#include "jctlab/run.h"
+#include "session.h"
+
+#define WIRE_EXTRA_BYTES (12 + 4 + 8 + 20 + 14 + 24)
+
+void jct_run_model(const jct_run_opts_t *o, jct_run_result_t *r) {
+  uint32_t pmtu = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
+  double wire_bytes = pmtu + WIRE_EXTRA_BYTES;
+  double n = o->schedule->nranks, s = (double)o->schedule->bytes;
+  r->packet_time_ns = wire_bytes * 8e9 / (double)o->rate_bps;
+  r->goodput_bps = (double)o->rate_bps * pmtu / wire_bytes;
+  r->alpha_ns = 2.0 * (double)o->prop_delay_ns + r->packet_time_ns;
+  double b_bytes_per_ns = r->goodput_bps / 8e9;
+  if (strcmp(o->schedule->algorithm, "all-to-all") == 0)
+    r->model_ns = (n - 1) * r->alpha_ns + (n - 1) / n * s / b_bytes_per_ns;
+  else
+    r->model_ns = 2 * (n - 1) * r->alpha_ns + 2 * (n - 1) / n * s / b_bytes_per_ns;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void statistics(const jct_run_opts_t *o, jct_run_result_t *r) {
+  uint64_t sorted[JCT_RUN_MAX_REPS];
+  memcpy(sorted, r->jct_ns, r->reps * sizeof *sorted);
+  qsort(sorted, r->reps, sizeof *sorted, cmp_u64);
+  r->min_ns = sorted[0];
+  r->max_ns = sorted[r->reps - 1];
+  r->median_ns =
+      r->reps % 2 ? sorted[r->reps / 2] : (sorted[r->reps / 2 - 1] + sorted[r->reps / 2]) / 2;
+  double mean = 0, var = 0;
+  for (uint32_t i = 0; i < r->reps; i++)
+    mean += (double)r->jct_ns[i];
+  mean /= r->reps;
+  for (uint32_t i = 0; i < r->reps; i++)
+    var += pow((double)r->jct_ns[i] - mean, 2);
+  r->cv = r->reps > 1 ? sqrt(var / (r->reps - 1)) / mean : 0;
+  r->algbw_gbps = (double)o->schedule->bytes / (double)r->median_ns;
+  r->busbw_gbps = r->algbw_gbps * jct_schedule_busbw_factor(o->schedule);
+  r->model_ratio = (double)r->median_ns / r->model_ns;
+}
+
+static void invalid(jct_run_result_t *r, const char *why) {
+  if (!r->valid) return;
+  r->valid = false;
+  snprintf(r->invalid_why, sizeof r->invalid_why, "%s", why);
+}
+
+int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen) {
+  if (!o->schedule) return jct__errf(err, errlen, JCT_EINVAL, "no schedule");
+  if (o->reps < 1 || o->reps > JCT_RUN_MAX_REPS)
+    return jct__errf(err, errlen, JCT_EINVAL, "--reps %u is outside [1, %u]", o->reps,
+                     JCT_RUN_MAX_REPS);
+  if (o->rate_bps < 1000000 || o->rate_bps > JCT_SWITCH_MAX_RATE_BPS)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--rate %llu bit/s is outside what the fabric emulates [1 Mbit/s, 1 Tbit/s]",
+                     (unsigned long long)o->rate_bps);
+  if (o->schedule->bytes == 0)
+    return jct__errf(err, errlen, JCT_EINVAL, "the schedule does not say its size (\"bytes\")");
+  if (o->ninject > JCT_RUN_MAX_INJECTORS)
+    return jct__errf(err, errlen, JCT_EINVAL, "%u injectors: at most %u", o->ninject,
+                     JCT_RUN_MAX_INJECTORS);
+  return 0;
+}
+
+static void add_rep(jct_run_result_t *r, const jct_rep_t *rep) {
+  const uint64_t *a = (const uint64_t *)&rep->transport;
+  uint64_t *t = (uint64_t *)&r->transport;
+  for (size_t k = 0; k < sizeof r->transport / sizeof *t; k++)
+    t[k] += a[k];
+  a = (const uint64_t *)&rep->fabric;
+  t = (uint64_t *)&r->fabric;
+  for (size_t k = 0; k < sizeof r->fabric / sizeof *t; k++)
+    t[k] += a[k];
+  /* Levels, not counters: the last repetition's. */
+  r->fabric.queued_frames = rep->fabric.queued_frames;
+  r->fabric.wire_frames = rep->fabric.wire_frames;
+  r->fabric.pool_used_bytes = rep->fabric.pool_used_bytes;
+  r->fabric.pool_bytes = rep->fabric.pool_bytes;
+  r->paused_ns += rep->paused_ns;
+  for (uint32_t i = 0; i < r->ninjectors; i++) {
+    const uint64_t *x = (const uint64_t *)&rep->injectors[i];
+    uint64_t *y = (uint64_t *)&r->injectors[i].stats;
+    for (size_t k = 0; k < sizeof rep->injectors[i] / sizeof *y; k++)
+      y[k] += x[k];
+  }
+}
+
+int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errlen) {
+  memset(r, 0, sizeof *r);
+  int rc = jct__run_check_opts(o, err, errlen);
+  if (rc) return rc;
+  r->reps = o->reps;
+  r->valid = true;
+  jct_run_model(o, r);
+  jct_session_t *s;
+  if ((rc = jct_session_new(&s, o, 0, err, errlen))) return rc;
+  r->ninjectors = jct_session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
+  for (uint32_t i = 0; i < o->reps && r->valid; i++) {
+    jct_rep_t rep;
+    if ((rc = jct_session_rep(s, true, i, &rep))) break;
+    r->jct_ns[i] = rep.jct_ns;
+    add_rep(r, &rep);
+    if (!rep.ok) invalid(r, rep.why);
+    jct_rep_clear(&rep);
+  }
+  jct_session_health_t h;
+  jct_session_health(s, &h);
+  r->cpu_busy = h.cpu_busy;
+  r->lateness_p50_ns = h.lateness_p50_ns;
+  r->lateness_p99_ns = h.lateness_p99_ns;
+  r->lateness_max_ns = h.lateness_max_ns;
+  r->loop_bound = (double)r->lateness_p99_ns > r->packet_time_ns;
+  r->harness_losses = h.harness_losses;
+  if (h.harness_losses) invalid(r, h.harness_why);
+  if (r->valid) statistics(o, r);
+  jct_session_free(s);
+  return rc;
+}

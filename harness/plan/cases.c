@@ -1,0 +1,107 @@
+/* Running fault cases (cases.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cases.h"
+#include "common/errf.h"
+#include "jctlab/error.h"
+#include "jctlab/replay.h"
+#include "harness/report/progress.h"
+#include "scenario.h"
+
+int jct__run_cases(json_t *doc, const jct_result_input_t *in, const jct_case_t *cases, uint32_t n,
+                   jct_case_tally_t *tally, char *err, size_t errlen) {
+  jct_progress_t bar;
+  jct_progress_init(&bar, stderr, n > 1 ? "cases" : "replay");
+  for (uint32_t i = 0; i < n; i++)
+    bar.total += 2 * cases[i].opts.reps;
+  int rc = 0;
+  for (uint32_t i = 0; i < n && rc == 0; i++) {
+    const jct_case_t *c = &cases[i];
+    jct_replay_result_t r;
+    char why[400];
+    rc = jct_replay(&c->opts, jct_progress_update, &bar, &r, why, sizeof why);
+    bar.offset += 2 * c->opts.reps;
+    if (rc) {
+      jct__errf(err, errlen, rc, "case '%s': %s", c->meta.name, why);
+      break;
+    }
+    switch (jct_verdict_of(&r, &c->meta.budget)) {
+    case JCT_VERDICT_PASS: tally->pass++; break;
+    case JCT_VERDICT_FAIL: tally->fail++; break;
+    case JCT_VERDICT_INVALID:
+      tally->invalid++;
+      fprintf(stderr, "jctlab: case '%s': invalid run: %s\n", c->meta.name, r.invalid_why);
+      break;
+    default: tally->none++;
+    }
+    if (jct_result_add_case(doc, &c->opts, in, &c->meta, &r)) rc = JCT_ENOMEM;
+    jct_replay_result_free(&r);
+  }
+  jct_progress_done(&bar);
+  return rc;
+}
+
+int jct__cases_status(const jct_case_tally_t *t) {
+  return t->invalid ? 3 : t->fail ? 1 : 0;
+}
+
+void jct__sweep_free(jct_sweep_point_t *p, uint32_t npoints, uint32_t nspecs) {
+  if (!p) return;
+  for (uint32_t i = 0; i < npoints; i++) {
+    for (uint32_t k = 0; k < nspecs; k++)
+      free(p[i].specs ? p[i].specs[k] : NULL);
+    free(p[i].specs);
+    free(p[i].value_text);
+  }
+  free(p);
+}
+
+int jct__sweep_expand(const char *const *specs, uint32_t n, jct_sweep_point_t **out,
+                      uint32_t *nout, char *key, size_t keylen, char *err, size_t errlen) {
+  uint32_t which = 0, nvalues = 0;
+  size_t start = 0, end = 0;
+  char **values = NULL;
+  key[0] = 0;
+  int rc = jct__sweep_find(specs, n, &which, key, keylen, &start, &end, &values, &nvalues, err,
+                           errlen);
+  if (rc) return rc;
+  uint32_t np = nvalues ? nvalues : 1;
+  jct_sweep_point_t *p = calloc(np, sizeof *p);
+  if (!p) rc = JCT_ENOMEM;
+  for (uint32_t i = 0; i < np && rc == 0; i++) {
+    if (!(p[i].specs = calloc(n ? n : 1, sizeof *p[i].specs))) {
+      rc = JCT_ENOMEM;
+      break;
+    }
+    for (uint32_t k = 0; k < n && rc == 0; k++) {
+      const char *s = specs[k];
+      size_t len = strlen(s) + (nvalues ? strlen(values[i]) : 0) + 1;
+      char *t = malloc(len);
+      if (!t) {
+        rc = JCT_ENOMEM;
+        break;
+      }
+      if (nvalues && k == which)
+        snprintf(t, len, "%.*s%s%s", (int)start, s, values[i], s + end);
+      else
+        snprintf(t, len, "%s", s);
+      p[i].specs[k] = t;
+    }
+    if (nvalues && rc == 0) {
+      if (!(p[i].value_text = strdup(values[i]))) rc = JCT_ENOMEM;
+      p[i].value = jct__sweep_number(values[i]);
+    }
+  }
+  for (uint32_t i = 0; i < nvalues; i++)
+    free(values[i]);
+  free(values);
+  if (rc) {
+    jct__sweep_free(p, np, n);
+    return rc;
+  }
+  *out = p;
+  *nout = np;
+  return 0;
+}

@@ -1,0 +1,152 @@
+/* A capture as `jctlab replay` input (replay_input.h): its schedule,
+ * inferred (include/jctlab/infer.h), and its losses turned into targeted
+ * drops of the same packets, so that replaying it without --inject re-runs
+ * the incident.
+ *
+ * The mapping: a loss is (op, byte offset in the op's message). On the
+ * emulated fabric, op o of connection c is the M-th message its source
+ * end sends (M counts the connection's earlier ops) to QP 0x101 + 2c
+ * (ranks.h), and the lost bytes travel in packet offset / PMTU of it, the
+ * replay's PMTU. So each connection with losses gets one injector:
+ *   drop qp=0x101+2c pkt=M:K,M:K,...
+ * (injectors/drop.c: by position, first transmissions only, counted anew
+ * every repetition). Sizes scaled by --scale scale the offsets too. Only
+ * first transmissions are replayed: a retransmission the capture shows
+ * lost again (and a packet lost twice) would need the first loss's timing
+ * to land on the same resend, so the replay counts it once.
+ *
+ * On the verbs transport the device picks its QP numbers, so a connection
+ * is named by its ends instead, and the injector takes the first QP that
+ * rank src's data to rank dst goes to (drop.c, pkt= without qp=):
+ *   drop pkt=M:K,... where="src host A and dst host B and not (udp[8] == 0x0b
+ *                           and udp[4:2] == 108)"
+ * (the clause leaves out the 64-byte clear-to-sends of the connection the
+ * other way, RDMA WRITE ONLY WITH IMMEDIATE in a 108-byte UDP datagram,
+ * which rank src also sends to rank dst). Two connections between the same
+ * two ranks in the same direction cannot be told apart this way: refused.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errf.h"
+#include "jctlab/error.h"
+#include "jctlab/infer.h"
+#include "jctlab/topo.h"
+#include "replay_input.h"
+
+#define QPN_DST_BASE 0x101u  /* connection c's destination end: 0x101 + 2c (ranks.h) */
+#define MAX_PKTS_PER_SPEC 64 /* drop.c's list */
+
+/* The message index of each op on its connection. */
+static uint32_t *message_indices(const jct_schedule_t *s) {
+  uint32_t *idx = calloc(s->nops ? s->nops : 1, sizeof *idx);
+  uint32_t *next = calloc(s->nconns ? s->nconns : 1, sizeof *next);
+  if (idx && next)
+    for (uint32_t i = 0; i < s->nops; i++)
+      idx[i] = next[s->ops[i].conn]++;
+  free(next);
+  return idx;
+}
+
+static int add_spec(jct_replay_input_t *in, uint32_t conn, bool verbs, const char *list, char *err,
+                    size_t errlen) {
+  if (in->nfaults == JCT_POSTMORTEM_MAX_SPECS)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "the trace lost packets on more than %u connections: give --inject instead",
+                     JCT_POSTMORTEM_MAX_SPECS);
+  const jct_schedule_t *s = in->schedule;
+  const jct_conn_t *c = &s->conns[conn];
+  if (verbs)
+    for (uint32_t o = 0; o < s->nconns; o++)
+      if (o != conn && s->conns[o].src == c->src && s->conns[o].dst == c->dst)
+        return jct__errf(err, errlen, JCT_EINVAL,
+                         "the trace has two connections from rank %u to rank %u: on verbs its "
+                         "losses cannot be targeted (give --inject instead)",
+                         c->src, c->dst);
+  size_t len = strlen(list) + 200;
+  char *spec = malloc(len);
+  if (!spec) return JCT_ENOMEM;
+  if (verbs) {
+    char a[48], b[48];
+    jct_addr_t sa = jct_rank_ipv4(c->src), da = jct_rank_ipv4(c->dst);
+    jct_addr_str(&sa, a, sizeof a);
+    jct_addr_str(&da, b, sizeof b);
+    snprintf(spec, len,
+             "drop pkt=%s where=\"src host %s and dst host %s and not (udp[8] == 0x0b and "
+             "udp[4:2] == 108)\"",
+             list, a, b);
+  } else {
+    snprintf(spec, len, "drop qp=0x%x pkt=%s", QPN_DST_BASE + 2 * conn, list);
+  }
+  in->fault_specs[in->nfaults++] = spec;
+  return 0;
+}
+
+/* The replay's packet index of fault f (sizes already scaled). */
+static uint64_t packet_of(const jct_schedule_t *s, const jct_infer_fault_t *f, double scale,
+                          uint32_t pmtu) {
+  uint64_t bytes = s->ops[f->op].bytes;
+  uint64_t off = (uint64_t)((double)f->offset_bytes * scale);
+  if (off >= bytes) off = bytes - 1;
+  return f->tail ? (bytes - 1) / pmtu : off / pmtu; /* the tail stays the tail */
+}
+
+/* Whether an earlier fault lands on the same replayed packet (a packet
+ * lost twice in the capture, or two lost packets that scaling merged). */
+static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uint32_t i,
+                     double scale, uint32_t pmtu) {
+  const jct_infer_fault_t *f = &rep->faults[i];
+  for (uint32_t j = 0; j < i; j++)
+    if (rep->faults[j].op == f->op &&
+        packet_of(s, &rep->faults[j], scale, pmtu) == packet_of(s, f, scale, pmtu))
+      return true;
+  return false;
+}
+
+/* One spec per connection (and per 64 losses on it). */
+static int faults_to_specs(jct_replay_input_t *in, const jct_infer_report_t *rep, double scale,
+                           uint32_t pmtu, bool verbs, char *err, size_t errlen) {
+  const jct_schedule_t *s = in->schedule;
+  uint32_t *msg = message_indices(s);
+  char *list = malloc(MAX_PKTS_PER_SPEC * 24 + 1);
+  int rc = msg && list ? 0 : JCT_ENOMEM;
+  for (uint32_t c = 0; c < s->nconns && rc == 0; c++) {
+    size_t used = 0;
+    uint32_t n = 0;
+    list[0] = 0;
+    for (uint32_t i = 0; i < rep->nfaults && rc == 0; i++) {
+      const jct_infer_fault_t *f = &rep->faults[i];
+      if (f->op >= s->nops || s->ops[f->op].conn != c || f->retransmission ||
+          repeated(s, rep, i, scale, pmtu))
+        continue;
+      uint64_t pkt = packet_of(s, f, scale, pmtu);
+      used += (size_t)snprintf(list + used, 24, "%s%u:%llu", n ? "," : "", msg[f->op],
+                               (unsigned long long)pkt);
+      in->lost_packets++;
+      if (++n == MAX_PKTS_PER_SPEC) {
+        rc = add_spec(in, c, verbs, list, err, errlen);
+        used = n = 0;
+        list[0] = 0;
+      }
+    }
+    if (n && rc == 0) rc = add_spec(in, c, verbs, list, err, errlen);
+  }
+  free(msg);
+  free(list);
+  return rc;
+}
+
+int jct__postmortem_load(jct_replay_input_t *in, const char *trace, uint32_t pmtu, double scale,
+                         bool verbs, char *err, size_t errlen) {
+  jct_infer_report_t rep;
+  int rc = jct_infer(trace, NULL, &in->schedule, &rep, err, errlen);
+  if (rc) return rc;
+  snprintf(in->pattern, sizeof in->pattern, "%s", rep.pattern);
+  if (!in->schedule->bytes) in->schedule->bytes = rep.total_bytes;
+  jct__schedule_scale(in->schedule, scale);
+  rc = faults_to_specs(in, &rep, scale, pmtu, verbs, err, errlen);
+  jct_infer_report_free(&rep);
+  return rc;
+}

@@ -1,0 +1,505 @@
+/* The ranks of a run over the uroce transport (harness/ranks.h). */
+#include <errno.h>
+#include <netinet/in.h>
+#include <pcap/pcap.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/errf.h"
+#include "jctlab/decode.h"
+#include "jctlab/error.h"
+#include "ranks.h"
+
+#define QPN_BASE 0x100u
+#define SOCKET_BUFFER_BYTES (4 << 20)
+#define RECV_BATCH 32
+#define WIRE_OVERHEAD_BYTES (8 + 20 + 14 + 24)
+#define CATCH_UP_PACKETS 4 /* a late loop may send this many back to back */
+#define IP_TTL_VALUE 64
+#define ECN_ECT0 2
+
+typedef struct rank rank_t;
+
+typedef struct {
+  jct_ranks_t *R;
+  uint32_t rank, conn;
+  bool is_src;
+  jct_uroce_qp_t *qp;
+  struct sockaddr_storage peer;
+  socklen_t peerlen;
+} endpoint_t;
+
+struct rank {
+  jct_ranks_t *R;
+  uint32_t index;
+  int fd;
+  pcap_t *pfc;
+  uint32_t *eps; /* endpoint indices */
+  uint32_t neps, rr;
+  uint64_t next_tx_ns, paused_until_ns;
+  /* The NIC's transmit queue (opts.nic_queue_pkts > 0): packets the QPs
+   * handed over and the link has not sent yet, oldest first. */
+  uint8_t (*q)[JCT_UROCE_MAX_PACKET_BYTES];
+  uint32_t *q_len, *q_ep;
+  uint32_t q_head, q_count;
+  jct_timer_t timer;
+  bool dirty;
+};
+
+typedef struct {
+  size_t open;
+  uv_poll_t h[];
+} polls_t;
+
+struct jct_ranks {
+  jct_ranks_opts_t opts;
+  uv_loop_t *loop;
+  jct_clock_t *clock;
+  const jct_topo_t *topo;
+  const jct_schedule_t *s;
+  rank_t *ranks;
+  endpoint_t *eps; /* 2 per connection: source end at 2c, destination end at 2c + 1 */
+  uint32_t *ep_storage;
+  polls_t *polls;
+  jct_exec_t *exec;
+  uint64_t send_failures;
+  int failed;
+  char why[256];
+  uint8_t buf[RECV_BATCH][JCT_UROCE_MAX_PACKET_BYTES];
+  uint8_t tx[JCT_UROCE_MAX_PACKET_BYTES];
+};
+
+static void fail(jct_ranks_t *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(jct_ranks_t *R, const char *fmt, ...) {
+  if (R->failed) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(R->why, sizeof R->why, fmt, ap);
+  va_end(ap);
+  R->failed = JCT_EIO;
+}
+
+static uint64_t wire_ns(const jct_ranks_t *R, size_t len) {
+  return ((uint64_t)(len + WIRE_OVERHEAD_BYTES) * 8u * 1000000000u) / R->opts.rate_bps;
+}
+
+static void on_rank_timer(jct_timer_t *t, uint64_t now_ns);
+
+/* The next packet of the rank's QPs, round robin, into buf; 0 when none
+ * has one. *ep says whose. */
+static size_t next_packet(rank_t *k, uint64_t now, uint8_t *buf, endpoint_t **ep) {
+  jct_ranks_t *R = k->R;
+  for (uint32_t j = 0; j < k->neps; j++) {
+    *ep = &R->eps[k->eps[(k->rr + j) % k->neps]];
+    size_t len = jct_uroce_next_packet((*ep)->qp, now, buf, JCT_UROCE_MAX_PACKET_BYTES);
+    if (len) {
+      k->rr = (k->rr + j + 1) % k->neps;
+      return len;
+    }
+  }
+  return 0;
+}
+
+/* With a transmit queue, the QPs hand over packets as soon as there is
+ * room, whatever the link's pace, as rxe hands skbs to the kernel: what is
+ * queued goes out even after a NAK rewinds its QP. */
+static void fill_queue(rank_t *k, uint64_t now) {
+  jct_ranks_t *R = k->R;
+  uint32_t cap = R->opts.nic_queue_pkts;
+  while (k->q_count < cap) {
+    uint32_t slot = (k->q_head + k->q_count) % cap;
+    endpoint_t *ep;
+    size_t len = next_packet(k, now, k->q[slot], &ep);
+    if (!len) break;
+    k->q_len[slot] = (uint32_t)len;
+    k->q_ep[slot] = (uint32_t)(ep - R->eps);
+    k->q_count++;
+  }
+}
+
+/* Fire due QP timers, then send as the NIC's pacing allows, round robin
+ * over the rank's QPs; then sleep until the next send slot or QP deadline. */
+static void service(rank_t *k, uint64_t now) {
+  jct_ranks_t *R = k->R;
+  k->dirty = false;
+  for (uint32_t i = 0; i < k->neps; i++) {
+    jct_uroce_qp_t *qp = R->eps[k->eps[i]].qp;
+    if (jct_uroce_next_deadline_ns(qp) <= now) jct_uroce_on_timer(qp, now);
+  }
+  uint64_t slack = CATCH_UP_PACKETS * wire_ns(R, JCT_UROCE_MAX_PACKET_BYTES);
+  if (k->next_tx_ns + slack < now) k->next_tx_ns = now - slack;
+  bool paced = false;
+  uint32_t cap = R->opts.nic_queue_pkts;
+  /* A paused priority stops the queue too (the QPs check the pause
+   * themselves before they hand over a packet). */
+  if (cap && k->paused_until_ns > k->next_tx_ns) k->next_tx_ns = k->paused_until_ns;
+  while (!(paced = k->next_tx_ns > now)) {
+    size_t len = 0;
+    endpoint_t *ep = NULL;
+    const uint8_t *pkt = R->tx;
+    if (cap) {
+      fill_queue(k, now);
+      if (!k->q_count) break;
+      pkt = k->q[k->q_head];
+      len = k->q_len[k->q_head];
+      ep = &R->eps[k->q_ep[k->q_head]];
+      k->q_head = (k->q_head + 1) % cap;
+      k->q_count--;
+    } else if (!(len = next_packet(k, now, R->tx, &ep))) {
+      break;
+    }
+    if (sendto(k->fd, pkt, len, 0, (struct sockaddr *)&ep->peer, ep->peerlen) != (ssize_t)len)
+      R->send_failures++;
+    k->next_tx_ns += wire_ns(R, len);
+  }
+  if (cap) fill_queue(k, now);
+  uint64_t due = paced && (!cap || k->q_count) ? k->next_tx_ns : UINT64_MAX;
+  if (cap && k->q_count && k->next_tx_ns < due) due = k->next_tx_ns;
+  for (uint32_t i = 0; i < k->neps; i++) {
+    uint64_t d = jct_uroce_next_deadline_ns(R->eps[k->eps[i]].qp);
+    if (d < due) due = d;
+  }
+  if (due == UINT64_MAX)
+    jct_timer_stop(R->clock, &k->timer);
+  else if (!jct_timer_active(&k->timer) || k->timer.due_ns != due)
+    jct_timer_start(R->clock, &k->timer, due, on_rank_timer);
+}
+
+static void on_rank_timer(jct_timer_t *t, uint64_t now_ns) {
+  rank_t *k = t->data;
+  service(k, now_ns);
+  jct_ranks_kick(k->R);
+}
+
+void jct_ranks_kick(jct_ranks_t *R) {
+  uint64_t now = jct_now_ns();
+  for (uint32_t i = 0; i < R->s->nranks; i++)
+    if (R->ranks[i].dirty) service(&R->ranks[i], now);
+}
+
+static void on_qp_event(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev) {
+  endpoint_t *ep = jct_uroce_data(qp);
+  jct_ranks_t *R = ep->R;
+  if (ev->type == JCT_UROCE_EV_SEND_DONE) {
+    if (ev->status != JCT_UROCE_WC_SUCCESS)
+      fail(R, "rank %u, connection %u: retry count exceeded (RETRY_EXC) after %u retries", ep->rank,
+           ep->conn, R->opts.retry_cnt);
+    return;
+  }
+  if (!R->exec) return;
+  int rc = ep->is_src ? jct_exec_on_cts(R->exec, ep->conn, ev->time_ns)
+                      : jct_exec_on_recv(R->exec, ep->conn, ev->imm, ev->time_ns);
+  if (rc) fail(R, "connection %u: message %u arrived out of order", ep->conn, ev->imm);
+}
+
+static int post_cts(void *arg, uint32_t conn) {
+  jct_ranks_t *R = arg;
+  endpoint_t *ep = &R->eps[2 * conn + 1];
+  R->ranks[ep->rank].dirty = true;
+  return jct_uroce_post_cts(ep->qp, conn, NULL, 0);
+}
+
+static int post_send(void *arg, uint32_t conn, uint32_t op, uint64_t bytes) {
+  jct_ranks_t *R = arg;
+  endpoint_t *ep = &R->eps[2 * conn];
+  if (bytes > (1u << 31)) return JCT_EINVAL;
+  jct_uroce_wr_t wr = {.wr_id = op, .bytes = (uint32_t)bytes, .has_imm = true, .imm = op};
+  R->ranks[ep->rank].dirty = true;
+  return jct_uroce_post_write(ep->qp, &wr, NULL, 0);
+}
+
+jct_exec_hooks_t jct_ranks_hooks(jct_ranks_t *R) {
+  jct_exec_hooks_t h = {post_cts, post_send, R};
+  return h;
+}
+
+void jct_ranks_attach(jct_ranks_t *R, jct_exec_t *e) {
+  R->exec = e;
+}
+
+static void on_socket(uv_poll_t *h, int status, int events) {
+  (void)events;
+  rank_t *k = h->data;
+  jct_ranks_t *R = k->R;
+  if (status < 0) return;
+  struct mmsghdr msgs[RECV_BATCH];
+  struct iovec iov[RECV_BATCH];
+  struct sockaddr_in from[RECV_BATCH];
+  for (int i = 0; i < RECV_BATCH; i++) {
+    iov[i] = (struct iovec){R->buf[i], sizeof R->buf[i]};
+    msgs[i].msg_hdr = (struct msghdr){
+        .msg_name = &from[i], .msg_namelen = sizeof from[i], .msg_iov = &iov[i], .msg_iovlen = 1};
+  }
+  int n;
+  while ((n = recvmmsg(k->fd, msgs, RECV_BATCH, MSG_DONTWAIT, NULL)) > 0) {
+    uint64_t now = jct_now_ns();
+    for (int i = 0; i < n; i++) {
+      size_t len = msgs[i].msg_len;
+      uint32_t qpn = jct_uroce_dest_qpn(R->buf[i], len);
+      uint32_t e = qpn - QPN_BASE;
+      if (qpn == UINT32_MAX || qpn < QPN_BASE || e >= 2 * R->s->nconns ||
+          R->eps[e].rank != k->index)
+        continue; /* not one of this rank's QPs: counted by nobody, as a NIC drops it */
+      jct_uroce_rx(R->eps[e].qp, R->buf[i], len, ntohs(from[i].sin_port), now);
+    }
+    if (n < RECV_BATCH) break;
+  }
+  service(k, jct_now_ns());
+  jct_ranks_kick(R);
+}
+
+static void on_pfc_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes) {
+  rank_t *k = (rank_t *)user;
+  jct_ranks_t *R = k->R;
+  jct_packet_t p;
+  if (jct_decode(JCT_LINK_EN10MB, bytes, h->caplen, h->len, &p) != JCT_PKT_PFC) return;
+  uint8_t prio = R->opts.data_prio;
+  if (!(p.pfc.class_enable & (1u << prio))) return;
+  uint64_t now = jct_now_ns();
+  uint64_t q = p.pfc.quanta[prio];
+  k->paused_until_ns = q ? now + q * 512u * 1000000000u / R->opts.rate_bps : now;
+}
+
+static void on_pfc(uv_poll_t *h, int status, int events) {
+  (void)events;
+  rank_t *k = h->data;
+  if (status < 0) return;
+  pcap_dispatch(k->pfc, -1, on_pfc_frame, (u_char *)k);
+  service(k, jct_now_ns());
+}
+
+/* The rank's socket: bound to its address and port 4791, UDP checksum 0
+ * (RoCEv2, Annex A17.3.1), DF set so Linux writes IP ID 0 (the ICRC covers
+ * the ID), DSCP for the data priority and ECT(0). */
+static int open_socket(jct_ranks_t *R, uint32_t i, char *err, size_t errlen) {
+  int fd = jct_topo_socket(R->topo, i, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, err,
+                           errlen);
+  if (fd < 0) return fd;
+  R->ranks[i].fd = fd;
+  int one = 1, pmtu = IP_PMTUDISC_DO, tos = R->opts.dscp << 2 | ECN_ECT0, ttl = IP_TTL_VALUE;
+  int buf = SOCKET_BUFFER_BYTES;
+  if (setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one) ||
+      setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu) ||
+      setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos) ||
+      setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl))
+    return jct__errf(err, errlen, JCT_EIO, "rank %u: socket options: %s", i, strerror(errno));
+  /* Larger buffers where allowed; the kernel caps them at rmem_max otherwise. */
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf))
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf))
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+  struct sockaddr_storage ss;
+  socklen_t sl = jct_rank_sockaddr(i, AF_INET, JCT_ROCEV2_UDP_PORT, &ss);
+  if (bind(fd, (struct sockaddr *)&ss, sl))
+    return jct__errf(err, errlen, JCT_EIO, "rank %u: bind to port 4791: %s", i, strerror(errno));
+  return 0;
+}
+
+typedef struct {
+  jct_ranks_t *R;
+  uint32_t i;
+  char *err;
+  size_t errlen;
+} pfc_open_t;
+
+static int open_pfc_in_rank(void *arg) {
+  pfc_open_t *a = arg;
+  rank_t *k = &a->R->ranks[a->i];
+  char eb[PCAP_ERRBUF_SIZE] = "";
+  struct bpf_program prog;
+  pcap_t *p = pcap_create(JCT_TOPO_RANK_IFNAME, eb);
+  if (!p) return jct__errf(a->err, a->errlen, JCT_EIO, "rank %u: PFC listener: %s", a->i, eb);
+  k->pfc = p;
+  if (pcap_set_snaplen(p, 128) || pcap_set_immediate_mode(p, 1) || pcap_activate(p) < 0 ||
+      pcap_setnonblock(p, 1, eb) < 0 || pcap_setdirection(p, PCAP_D_IN) < 0 ||
+      pcap_compile(p, &prog, "ether proto 0x8808", 1, PCAP_NETMASK_UNKNOWN) < 0)
+    return jct__errf(a->err, a->errlen, JCT_EIO, "rank %u: PFC listener: %s", a->i,
+                     *eb ? eb : pcap_geterr(p));
+  int rc = pcap_setfilter(p, &prog);
+  pcap_freecode(&prog);
+  if (rc < 0)
+    return jct__errf(a->err, a->errlen, JCT_EIO, "rank %u: PFC listener: %s", a->i, pcap_geterr(p));
+  return 0;
+}
+
+static int make_qp(jct_ranks_t *R, uint32_t c, bool src, char *err, size_t errlen) {
+  const jct_conn_t *conn = &R->s->conns[c];
+  uint32_t me = src ? conn->src : conn->dst, peer = src ? conn->dst : conn->src;
+  endpoint_t *ep = &R->eps[2 * c + (src ? 0 : 1)];
+  *ep = (endpoint_t){.R = R, .rank = me, .conn = c, .is_src = src};
+  ep->peerlen = jct_rank_sockaddr(peer, AF_INET, JCT_ROCEV2_UDP_PORT, &ep->peer);
+  jct_uroce_cfg_t cfg;
+  jct_uroce_cfg_init(&cfg);
+  uint32_t psn_src = (c * 2654435761u) & JCT_PSN_MASK,
+           psn_dst = (psn_src ^ 0x5a5a5a) & JCT_PSN_MASK;
+  cfg.local_qpn = QPN_BASE + 2 * c + (src ? 0 : 1);
+  cfg.remote_qpn = QPN_BASE + 2 * c + (src ? 1 : 0);
+  cfg.sq_psn = src ? psn_src : psn_dst;
+  cfg.rq_psn = src ? psn_dst : psn_src;
+  cfg.path_mtu_bytes = R->opts.path_mtu_bytes;
+  cfg.timeout = R->opts.timeout;
+  cfg.retry_cnt = R->opts.retry_cnt;
+  cfg.local = jct_rank_ipv4(me);
+  cfg.remote = jct_rank_ipv4(peer);
+  cfg.udp_sport = JCT_ROCEV2_UDP_PORT; /* one socket per rank, bound to 4791 */
+  cfg.paused_until_ns = &R->ranks[me].paused_until_ns;
+  cfg.cb = on_qp_event;
+  cfg.data = ep;
+  char e2[128];
+  int rc = jct_uroce_qp_create(&cfg, &ep->qp, e2, sizeof e2);
+  if (rc) return jct__errf(err, errlen, rc, "connection %u: %s", c, e2);
+  rank_t *k = &R->ranks[me];
+  k->eps[k->neps++] = 2 * c + (src ? 0 : 1);
+  return 0;
+}
+
+static int start_polls(jct_ranks_t *R, char *err, size_t errlen) {
+  for (uint32_t i = 0; i < R->s->nranks; i++) {
+    rank_t *k = &R->ranks[i];
+    uv_poll_t *hs = &R->polls->h[2 * i], *hp = &R->polls->h[2 * i + 1];
+    int pfd = pcap_get_selectable_fd(k->pfc);
+    if (uv_poll_init(R->loop, hs, k->fd))
+      return jct__errf(err, errlen, JCT_EIO, "rank %u: cannot poll its socket", i);
+    R->polls->open++;
+    if (pfd < 0 || uv_poll_init(R->loop, hp, pfd))
+      return jct__errf(err, errlen, JCT_EIO, "rank %u: cannot poll its PFC listener", i);
+    R->polls->open++;
+    hs->data = hp->data = k;
+    uv_poll_start(hs, UV_READABLE, on_socket);
+    uv_poll_start(hp, UV_READABLE, on_pfc);
+  }
+  return 0;
+}
+
+int jct_ranks_new(jct_ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const jct_topo_t *topo,
+                  const jct_schedule_t *s, const jct_ranks_opts_t *opts, char *err, size_t errlen) {
+  *out = NULL;
+  jct_ranks_t *R = calloc(1, sizeof *R);
+  if (!R) return JCT_ENOMEM;
+  R->opts = *opts;
+  R->loop = loop;
+  R->clock = clock;
+  R->topo = topo;
+  R->s = s;
+  R->ranks = calloc(s->nranks, sizeof *R->ranks);
+  R->eps = calloc(2 * (size_t)s->nconns, sizeof *R->eps);
+  R->ep_storage = calloc(2 * (size_t)s->nconns, sizeof *R->ep_storage);
+  R->polls = calloc(1, sizeof *R->polls + 2 * s->nranks * sizeof(uv_poll_t));
+  int rc = JCT_ENOMEM;
+  if (!R->ranks || !R->eps || !R->ep_storage || !R->polls) goto fail;
+  /* each rank's endpoints, in one array */
+  uint32_t *count = calloc(s->nranks, sizeof *count);
+  if (!count) goto fail;
+  for (uint32_t c = 0; c < s->nconns; c++)
+    count[s->conns[c].src]++, count[s->conns[c].dst]++;
+  uint32_t off = 0;
+  for (uint32_t i = 0; i < s->nranks; i++) {
+    rank_t *k = &R->ranks[i];
+    *k = (rank_t){.R = R, .index = i, .fd = -1, .eps = R->ep_storage + off};
+    k->timer.data = k;
+    off += count[i];
+    uint32_t cap = opts->nic_queue_pkts;
+    if (cap &&
+        (!(k->q = calloc(cap, sizeof *k->q)) || !(k->q_len = calloc(cap, sizeof(uint32_t))) ||
+         !(k->q_ep = calloc(cap, sizeof(uint32_t))))) {
+      free(count);
+      rc = JCT_ENOMEM;
+      goto fail;
+    }
+  }
+  free(count);
+  for (uint32_t i = 0; i < s->nranks; i++) {
+    if ((rc = open_socket(R, i, err, errlen))) goto fail;
+    pfc_open_t a = {R, i, err, errlen};
+    if ((rc = jct_topo_in_rank(topo, i, open_pfc_in_rank, &a, err, errlen))) goto fail;
+  }
+  for (uint32_t c = 0; c < s->nconns; c++)
+    if ((rc = make_qp(R, c, true, err, errlen)) || (rc = make_qp(R, c, false, err, errlen)))
+      goto fail;
+  if ((rc = start_polls(R, err, errlen))) goto fail;
+  *out = R;
+  return 0;
+fail:
+  jct_ranks_free(R);
+  return rc;
+}
+
+bool jct_ranks_quiet(const jct_ranks_t *R) {
+  for (uint32_t e = 0; e < 2 * R->s->nconns; e++)
+    if (jct_uroce_next_deadline_ns(R->eps[e].qp) != UINT64_MAX) return false;
+  return true;
+}
+
+int jct_ranks_failed(const jct_ranks_t *R, char *err, size_t errlen) {
+  if (R->failed) jct__errf(err, errlen, R->failed, "%s", R->why);
+  return R->failed;
+}
+
+void jct_ranks_stats(const jct_ranks_t *R, jct_uroce_stats_t *sum) {
+  memset(sum, 0, sizeof *sum);
+  for (uint32_t e = 0; e < 2 * R->s->nconns; e++) {
+    const jct_uroce_stats_t *st = jct_uroce_stats(R->eps[e].qp);
+    const uint64_t *a = (const uint64_t *)st;
+    uint64_t *b = (uint64_t *)sum;
+    for (size_t i = 0; i < sizeof *sum / sizeof(uint64_t); i++)
+      b[i] += a[i];
+  }
+}
+
+/* UDP RcvbufErrors from /proc/net/snmp, read in the rank's namespace. */
+static int rcvbuf_errors(void *arg) {
+  uint64_t *total = arg;
+  FILE *f = fopen("/proc/thread-self/net/snmp", "r");
+  if (!f) return 0;
+  char names[1024], values[1024];
+  while (fgets(names, sizeof names, f) && fgets(values, sizeof values, f)) {
+    if (strncmp(names, "Udp:", 4)) continue;
+    char *sn, *sv, *n = strtok_r(names, " \n", &sn), *v = strtok_r(values, " \n", &sv);
+    for (; n && v; n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
+      if (strcmp(n, "RcvbufErrors") == 0) *total += strtoull(v, NULL, 10);
+  }
+  fclose(f);
+  return 0;
+}
+
+uint64_t jct_ranks_harness_losses(const jct_ranks_t *R) {
+  uint64_t total = R->send_failures;
+  for (uint32_t i = 0; i < R->s->nranks; i++)
+    jct_topo_in_rank(R->topo, i, rcvbuf_errors, &total, NULL, 0);
+  return total;
+}
+
+static void on_closed(uv_handle_t *h) {
+  polls_t *b = h->data;
+  if (--b->open == 0) free(b);
+}
+
+void jct_ranks_free(jct_ranks_t *R) {
+  if (!R) return;
+  if (R->polls) {
+    size_t open = R->polls->open;
+    for (size_t i = 0; i < open; i++) {
+      R->polls->h[i].data = R->polls;
+      uv_close((uv_handle_t *)&R->polls->h[i], on_closed);
+    }
+    if (!open) free(R->polls);
+  }
+  for (uint32_t i = 0; R->ranks && i < R->s->nranks; i++) {
+    jct_timer_stop(R->clock, &R->ranks[i].timer);
+    if (R->ranks[i].fd >= 0) close(R->ranks[i].fd);
+    if (R->ranks[i].pfc) pcap_close(R->ranks[i].pfc);
+    free(R->ranks[i].q);
+    free(R->ranks[i].q_len);
+    free(R->ranks[i].q_ep);
+  }
+  for (uint32_t e = 0; R->eps && e < 2 * R->s->nconns; e++)
+    jct_uroce_qp_destroy(R->eps[e].qp);
+  free(R->ranks);
+  free(R->eps);
+  free(R->ep_storage);
+  free(R);
+}
