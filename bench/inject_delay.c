@@ -101,7 +101,7 @@ typedef struct {
   uv_loop_t loop;
   jct_clock_t clock;
   jct_fabric_t *fab;
-  jct_chain_t *chain;
+  jct__chain_t *chain;
   int tx, rx;
   uv_poll_t rx_poll;
   bool loop_open, clock_open, rx_poll_open;
@@ -306,7 +306,7 @@ static void close_phase(phase_t *p) {
     uv_run(&p->loop, UV_RUN_NOWAIT);
   if (p->tx >= 0) close(p->tx);
   if (p->rx >= 0) close(p->rx);
-  jct_chain_free(p->chain);
+  jct__chain_free(p->chain);
   free(p->fr);
   free(p->send_ns);
   free(p->recv_ns);
@@ -342,7 +342,7 @@ static int run_phase(const opts_t *o, const jct_topo_t *topo, const char *dir, b
     char spec[64];
     snprintf(spec, sizeof spec, "delay %lluns port=1", (unsigned long long)o->delay_ns);
     const char *specs[1] = {spec};
-    if ((rc = jct_chain_new(&p->chain, specs, 1, 1, err, errlen))) goto done;
+    if ((rc = jct__chain_new(&p->chain, specs, 1, 1, err, errlen))) goto done;
   }
   jct_fabric_opts_t fo = {.nranks = NRANKS,
                           .rate_bps = o->rate_bps,

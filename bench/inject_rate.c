@@ -148,7 +148,7 @@ static jct_switch_verdict_t noop_hook(void *arg, jct_switch_frame_t *f, uint64_t
 
 /* One round: nframes through a fresh switch, with the chain, with no-op
  * hooks, or bare; the frames cycle through the NDISTINCT prepared ones. */
-static int run_round(jct_chain_t *chain, unsigned noop, const uint8_t *frames, size_t len,
+static int run_round(jct__chain_t *chain, unsigned noop, const uint8_t *frames, size_t len,
                      uint64_t nframes, round_t *out) {
   char err[256];
   jct_switch_config_t cfg;
@@ -161,12 +161,12 @@ static int run_round(jct_chain_t *chain, unsigned noop, const uint8_t *frames, s
   }
   uint64_t now = 1000000000u;
   if (chain) {
-    if (jct_chain_attach(chain, sw, 2, NULL, NULL, 0)) {
+    if (jct__chain_attach(chain, sw, 2, NULL, NULL, 0)) {
       fprintf(stderr, "inject_rate: cannot attach the chain\n");
       jct_switch_free(sw);
       return 1;
     }
-    jct_chain_start(chain, now);
+    jct__chain_start(chain, now);
   }
   for (uint32_t p = 0; p < 2; p++) {
     if (noop & NOOP_INGRESS) jct_switch_set_hook(sw, p, JCT_SW_INGRESS, noop_hook, NULL);
@@ -199,7 +199,7 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* The median rate of rounds with chain (or noop hooks). */
-static double median_rate(jct_chain_t *chain, unsigned noop, const uint8_t *frames, size_t len,
+static double median_rate(jct__chain_t *chain, unsigned noop, const uint8_t *frames, size_t len,
                           uint64_t nframes, uint64_t rounds) {
   double rate[MAX_ROUNDS];
   round_t r;
@@ -228,10 +228,10 @@ static void each_alone(const uint8_t *frames, size_t len, uint64_t nframes, uint
   }
   for (size_t k = 0; k < NSPECS; k++) {
     char err[512];
-    jct_chain_t *one;
-    if (jct_chain_new(&one, &chain_specs[k], 1, 1, err, sizeof err)) continue;
+    jct__chain_t *one;
+    if (jct__chain_new(&one, &chain_specs[k], 1, 1, err, sizeof err)) continue;
     double med = median_rate(one, 0, frames, len, nframes, rounds);
-    jct_chain_free(one);
+    jct__chain_free(one);
     printf("    %-44s %12.0f  %5.1f%%\n", chain_specs[k], med, (1 - med / none) * 100);
   }
 }
@@ -282,8 +282,8 @@ int main(int argc, char **argv) {
   }
 
   char err[512];
-  jct_chain_t *chain;
-  if (jct_chain_new(&chain, chain_specs, NSPECS, 1, err, sizeof err)) {
+  jct__chain_t *chain;
+  if (jct__chain_new(&chain, chain_specs, NSPECS, 1, err, sizeof err)) {
     fprintf(stderr, "inject_rate: %s\n", err);
     return 1;
   }
@@ -312,7 +312,7 @@ int main(int argc, char **argv) {
       }
       if (with)
         for (size_t k = 0; k < NSPECS; k++) {
-          const jct_injector_stats_t *st = &jct_chain_get(chain, k)->stats;
+          const jct_injector_stats_t *st = &jct__chain_get(chain, k)->stats;
           sum[k].matched += st->matched;
           sum[k].dropped += st->dropped;
           sum[k].held += st->held;
@@ -320,7 +320,7 @@ int main(int argc, char **argv) {
         }
     }
   if (status) {
-    jct_chain_free(chain);
+    jct__chain_free(chain);
     free(frames);
     return status;
   }
@@ -345,7 +345,7 @@ int main(int argc, char **argv) {
     printf("  injector #%zu %-44s matched %llu, dropped %llu, held %llu, modified %llu\n", k,
            chain_specs[k], (unsigned long long)sum[k].matched, (unsigned long long)sum[k].dropped,
            (unsigned long long)sum[k].held, (unsigned long long)sum[k].modified);
-  jct_chain_free(chain);
+  jct__chain_free(chain);
   free(frames);
   return 0;
 }

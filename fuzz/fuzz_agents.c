@@ -9,7 +9,7 @@
  * Promises checked (abort() keeps the input): the set either failed with
  * a reason that names an agent ("rank N's agent: ...") or no agent broke
  * the protocol; a closed channel with the phase unanswered always fails;
- * jct_agents_timing() either refuses (an op outside the 4-op schedule) or
+ * jct__agents_timing() either refuses (an op outside the 4-op schedule) or
  * fills only the 4 ops; counters never exceed JCT_DEV_COUNTERS_MAX names.
  *
  * Built with libFuzzer when JCT_FUZZ is on; without it, replay_main.c
@@ -39,21 +39,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     host[i] = sv[0];
     agent[i] = sv[1];
   }
-  jct_agents_t *a;
-  if (jct_agents_new(&a, &loop, 2, host)) abort();
+  jct__agents_t *a;
+  if (jct__agents_new(&a, &loop, 2, host)) abort();
   int who = data[0] & 1;
   switch ((data[0] >> 1) & 3) {
   case 0:
-    jct_agents_expect_hello(a);
+    jct__agents_expect_hello(a);
     break;
   case 1:
-    jct_agents_connect(a);
+    jct__agents_connect(a);
     break;
   case 2:
-    jct_agents_run(a, 1);
+    jct__agents_run(a, 1);
     break;
   default:
-    jct_agents_quit(a);
+    jct__agents_quit(a);
     break;
   }
   /* The agents read nothing: drain what the orchestrator sent them. */
@@ -66,17 +66,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int k = 0; k < 64; k++)
     uv_run(&loop, UV_RUN_NOWAIT);
   char why[512] = "";
-  int failed = jct_agents_failed(a, why, sizeof why);
+  int failed = jct__agents_failed(a, why, sizeof why);
   if (failed && !strstr(why, "'s agent")) abort();
   /* The closed agent can never answer: waiting without failing is only
    * possible when it answered before closing. */
   jct_op_timing_t t[4];
-  int rc = jct_agents_timing(a, t, 4);
+  int rc = jct__agents_timing(a, t, 4);
   if (rc != 0 && rc != JCT_EINVAL) abort();
   jct_dev_counters_t c;
-  jct_agents_counters(a, &c);
+  jct__agents_counters(a, &c);
   if (c.n > JCT_DEV_COUNTERS_MAX) abort();
-  jct_agents_free(a);
+  jct__agents_free(a);
   uv_run(&loop, UV_RUN_NOWAIT);
   uv_loop_close(&loop);
   close(host[0]);

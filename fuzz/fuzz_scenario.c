@@ -1,5 +1,5 @@
 /* Fuzz target for the scenario loader: the input is handed as YAML text to
- * jct_scenario_load_mem() (harness/scenario.h), which parses it with
+ * jct__scenario_load_mem() (harness/scenario.h), which parses it with
  * libyaml, checks every key, expands sweeps and validates every injector
  * spec with the injector framework.
  *
@@ -13,7 +13,7 @@
  *    budget (max_degradation >= 1);
  *  - every spec creates an injector again; a swept case's sweep_text
  *    appears in one of its specs;
- *  - jct_scenario_case_opts() copies the case's specs.
+ *  - jct__scenario_case_opts() copies the case's specs.
  * A broken promise calls abort(), so the fuzzer keeps the input.
  *
  * Relative trace:/schedule: paths resolve against the current directory.
@@ -36,7 +36,7 @@ static void broken(const char *what, const char *detail) {
   abort();
 }
 
-static void check_case(const jct_scenario_t *s, const jct_scenario_case_t *c) {
+static void check_case(const jct__scenario_t *s, const jct__scenario_case_t *c) {
   if (!c->name || !c->name[0]) broken("a case without a name", NULL);
   if (c->ninject > JCT_RUN_MAX_INJECTORS) broken("more than 16 specs", c->name);
   if (!c->ninject && !c->trace_faults) broken("a case with nothing to inject", c->name);
@@ -57,15 +57,15 @@ static void check_case(const jct_scenario_t *s, const jct_scenario_case_t *c) {
   }
   if (!found) broken("the sweep's value is in none of the specs", c->name);
   jct_run_opts_t o = {0};
-  jct_scenario_case_opts(s, c, &o);
+  jct__scenario_case_opts(s, c, &o);
   if (o.ninject != c->ninject || o.reps != s->reps)
     broken("case_opts did not copy the case", c->name);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  jct_scenario_t *s = (jct_scenario_t *)&s; /* not NULL: load must set it */
+  jct__scenario_t *s = (jct__scenario_t *)&s; /* not NULL: load must set it */
   char err[1024] = "";
-  int rc = jct_scenario_load_mem(&s, (const char *)data, size, "fuzz.yaml", NULL, err, sizeof err);
+  int rc = jct__scenario_load_mem(&s, (const char *)data, size, "fuzz.yaml", NULL, err, sizeof err);
   if (rc) {
     if (rc != JCT_EINVAL && rc != JCT_ENOMEM) broken("an unexpected error code", err);
     if (s) broken("failed but left *out set", err);
@@ -89,6 +89,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (!strcmp(s->cases[i].name, s->cases[j].name))
         broken("two cases of one name", s->cases[i].name);
   }
-  jct_scenario_free(s);
+  jct__scenario_free(s);
   return 0;
 }

@@ -22,7 +22,7 @@
 typedef struct {
   uv_loop_t loop;
   int host[2], agent[2]; /* [i]: the orchestrator's end, the fake agent's end */
-  jct_agents_t *a;
+  jct__agents_t *a;
 } rig_t;
 
 static void rig_open(rig_t *r) {
@@ -33,11 +33,11 @@ static void rig_open(rig_t *r) {
     r->host[i] = sv[0];
     r->agent[i] = sv[1];
   }
-  ck_assert_int_eq(jct_agents_new(&r->a, &r->loop, 2, r->host), 0);
+  ck_assert_int_eq(jct__agents_new(&r->a, &r->loop, 2, r->host), 0);
 }
 
 static void rig_close(rig_t *r) {
-  jct_agents_free(r->a);
+  jct__agents_free(r->a);
   uv_run(&r->loop, UV_RUN_NOWAIT);
   uv_loop_close(&r->loop);
   for (int i = 0; i < 2; i++) {
@@ -52,36 +52,36 @@ static void say(rig_t *r, int i, const char *line) {
 
 /* Run the loop until the phase is answered or failed (bounded). */
 static void spin(rig_t *r) {
-  for (int k = 0; k < 50 && jct_agents_waiting(r->a) && !jct_agents_failed(r->a, NULL, 0); k++)
+  for (int k = 0; k < 50 && jct__agents_waiting(r->a) && !jct__agents_failed(r->a, NULL, 0); k++)
     uv_run(&r->loop, UV_RUN_NOWAIT);
 }
 
 static void hellos(rig_t *r) {
-  jct_agents_expect_hello(r->a);
+  jct__agents_expect_hello(r->a);
   say(r, 0,
       "{\"msg\":\"hello\",\"rank\":0,\"kernel\":\"6.12\",\"dev\":\"rxe0\",\"netdev\":\"eth0\","
       "\"addr\":\"198.18.0.1\"}\n");
   /* Split across two writes: lines are reassembled. */
   say(r, 1, "{\"msg\":\"hello\",\"rank\":1,");
   spin(r);
-  ck_assert(jct_agents_waiting(r->a));
+  ck_assert(jct__agents_waiting(r->a));
   say(r, 1, "\"addr\":\"198.18.0.2\"}\n");
   spin(r);
-  ck_assert(!jct_agents_waiting(r->a));
-  ck_assert_int_eq(jct_agents_failed(r->a, NULL, 0), 0);
+  ck_assert(!jct__agents_waiting(r->a));
+  ck_assert_int_eq(jct__agents_failed(r->a, NULL, 0), 0);
 }
 
 START_TEST(a_run_round_trip) {
   rig_t r;
   rig_open(&r);
   hellos(&r);
-  ck_assert_ptr_nonnull(strstr(jct_agents_hello(r.a, 0), "rxe0 on eth0 198.18.0.1"));
+  ck_assert_ptr_nonnull(strstr(jct__agents_hello(r.a, 0), "rxe0 on eth0 198.18.0.1"));
   jct_schedule_t *s;
   char err[256];
   ck_assert_int_eq(jct_schedule_synth(&s, "ring", 2, 1 << 20, 1, err, sizeof err), 0);
-  jct_agents_setup_t so = {
+  jct__agents_setup_t so = {
       .timeout = 14, .retry_cnt = 7, .tos = 104, .slots = 8, .rate_bps = 100000000, .mtu = 9000};
-  ck_assert_int_eq(jct_agents_setup(r.a, s, &so), 0);
+  ck_assert_int_eq(jct__agents_setup(r.a, s, &so), 0);
   /* What rank 1's agent got: its rank, the schedule and every rank's address. */
   char buf[65536];
   ssize_t n = read(r.agent[1], buf, sizeof buf - 1);
@@ -98,9 +98,9 @@ START_TEST(a_run_round_trip) {
   say(&r, 0, "{\"msg\":\"listening\"}\n");
   say(&r, 1, "{\"msg\":\"listening\"}\n");
   spin(&r);
-  ck_assert(!jct_agents_waiting(r.a));
+  ck_assert(!jct__agents_waiting(r.a));
   uint64_t before = jct_now_ns();
-  ck_assert_int_eq(jct_agents_run(r.a, 7), 0);
+  ck_assert_int_eq(jct__agents_run(r.a, 7), 0);
   uint64_t after = jct_now_ns();
   say(&r, 0,
       "{\"msg\":\"done\",\"rep\":7,\"ops\":[[0,5,10,0],[1,0,0,2000]],\"counters\":"
@@ -109,9 +109,9 @@ START_TEST(a_run_round_trip) {
       "{\"msg\":\"done\",\"rep\":7,\"ops\":[[0,0,0,1000],[1,5,20,0]],\"counters\":"
       "{\"rcvd_seq_err\":1,\"sent_pkts\":9}}\n");
   spin(&r);
-  ck_assert(!jct_agents_waiting(r.a));
+  ck_assert(!jct__agents_waiting(r.a));
   jct_op_timing_t t[4];
-  ck_assert_int_eq(jct_agents_timing(r.a, t, 4), 0);
+  ck_assert_int_eq(jct__agents_timing(r.a, t, 4), 0);
   /* Agent times are from its run: they land after the run was sent. */
   ck_assert_uint_ge(t[0].start_ns, before + 10);
   ck_assert_uint_le(t[0].start_ns, after + 10);
@@ -120,15 +120,15 @@ START_TEST(a_run_round_trip) {
   ck_assert_uint_ge(t[0].done_ns - t[0].start_ns, 990);
   ck_assert_uint_le(t[0].done_ns - t[0].start_ns, 990 + (after - before));
   jct_dev_counters_t c;
-  jct_agents_counters(r.a, &c);
+  jct__agents_counters(r.a, &c);
   ck_assert_uint_eq(jct_dev_counters_get(&c, "rcvd_seq_err"), 3);
   ck_assert_uint_eq(jct_dev_counters_get(&c, "sent_pkts"), 9);
   /* An op outside the schedule is refused. */
-  ck_assert_int_eq(jct_agents_run(r.a, 8), 0);
+  ck_assert_int_eq(jct__agents_run(r.a, 8), 0);
   say(&r, 0, "{\"msg\":\"done\",\"rep\":8,\"ops\":[[99,1,1,1]]}\n");
   say(&r, 1, "{\"msg\":\"done\",\"rep\":8,\"ops\":[]}\n");
   spin(&r);
-  ck_assert_int_eq(jct_agents_timing(r.a, t, 4), JCT_EINVAL);
+  ck_assert_int_eq(jct__agents_timing(r.a, t, 4), JCT_EINVAL);
   jct_schedule_free(s);
   rig_close(&r);
 }
@@ -138,11 +138,11 @@ END_TEST
 static void broken(const char *line, int who, const char *want) {
   rig_t r;
   rig_open(&r);
-  jct_agents_expect_hello(r.a);
+  jct__agents_expect_hello(r.a);
   say(&r, who, line);
   spin(&r);
   char why[512] = "";
-  ck_assert_int_ne(jct_agents_failed(r.a, why, sizeof why), 0);
+  ck_assert_int_ne(jct__agents_failed(r.a, why, sizeof why), 0);
   ck_assert_msg(strstr(why, want), "'%s' gave '%s'", line, why);
   char agent[32];
   snprintf(agent, sizeof agent, "rank %d's agent", who);
@@ -160,12 +160,12 @@ START_TEST(protocol_errors_name_the_agent) {
   /* A channel closed by the agent. */
   rig_t r;
   rig_open(&r);
-  jct_agents_expect_hello(r.a);
+  jct__agents_expect_hello(r.a);
   close(r.agent[1]);
   r.agent[1] = -1;
   spin(&r);
   char why[512] = "";
-  ck_assert_int_ne(jct_agents_failed(r.a, why, sizeof why), 0);
+  ck_assert_int_ne(jct__agents_failed(r.a, why, sizeof why), 0);
   ck_assert_ptr_nonnull(strstr(why, "rank 1's agent: closed its control channel"));
   rig_close(&r);
 }

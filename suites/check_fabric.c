@@ -58,7 +58,7 @@ typedef struct {
   uv_loop_t loop;
   jct_clock_t clock;
   jct_fabric_t *fab;
-  jct_chain_t *chain;
+  jct__chain_t *chain;
   jct_topo_t *topo;
 } rig_t;
 
@@ -70,7 +70,7 @@ static int rig_open(rig_t *r, const char *in, const char *out, uint32_t snaplen,
   ck_assert_int_eq(uv_loop_init(&r->loop), 0);
   ck_assert_int_eq(jct_clock_init(&r->clock, &r->loop), 0);
   const char *spec = "delay 200us port=1";
-  ck_assert_int_eq(jct_chain_new(&r->chain, &spec, 1, 1, err, errlen), 0);
+  ck_assert_int_eq(jct__chain_new(&r->chain, &spec, 1, 1, err, errlen), 0);
   jct_fabric_opts_t fo = {.nranks = 2,
                           .rate_bps = RATE_BPS,
                           .prop_delay_ns = 1000,
@@ -89,7 +89,7 @@ static void rig_close(rig_t *r) {
   jct_clock_close(&r->clock, NULL);
   while (uv_loop_close(&r->loop) == UV_EBUSY)
     uv_run(&r->loop, UV_RUN_NOWAIT);
-  jct_chain_free(r->chain);
+  jct__chain_free(r->chain);
   jct_topo_destroy(r->topo);
 }
 

@@ -27,7 +27,7 @@
 
 static bool lab_skipped(void) {
   char why[256] = "";
-  if (jct_lab_available(why, sizeof why)) return false;
+  if (jct__lab_available(why, sizeof why)) return false;
   fprintf(stderr, "lab_replay: SKIPPED: %s\n", why);
   return true;
 }

@@ -207,9 +207,9 @@ static void write_report(char *dir, size_t len) {
   make_report_dir(dir, len);
   json_t *doc = result_doc();
   char err[512] = "";
-  int rc = jct_report_write(doc, dir, err, sizeof err);
+  int rc = jct__report_write(doc, dir, err, sizeof err);
   json_decref(doc);
-  ck_assert_msg(rc == 0, "jct_report_write: %d: %s", rc, err);
+  ck_assert_msg(rc == 0, "jct__report_write: %d: %s", rc, err);
 }
 
 /* ---- files and SVGs ---- */
@@ -372,7 +372,7 @@ START_TEST(text_table) {
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   ck_assert_ptr_nonnull(f);
-  jct_report_text(f, doc);
+  jct__report_text(f, doc);
   ck_assert_int_eq(fclose(f), 0);
   json_decref(doc);
   static const char *const want[] = {
@@ -417,7 +417,7 @@ START_TEST(sparse_documents) {
   char dir[512];
   make_report_dir(dir, sizeof dir);
   char err[512] = "";
-  int rc = jct_report_write(doc, dir, err, sizeof err);
+  int rc = jct__report_write(doc, dir, err, sizeof err);
   ck_assert_msg(rc == 0, "%d: %s", rc, err);
   char *md = read_in(dir, "report.md");
   ck_assert_ptr_nonnull(strstr(md, "| a | none | none | none | n/a | n/a | n/a |"));
@@ -426,7 +426,7 @@ START_TEST(sparse_documents) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  jct_report_text(f, doc);
+  jct__report_text(f, doc);
   fclose(f);
   ck_assert_uint_eq(count(buf, "\ncase "), 5);
   free(buf);
@@ -435,7 +435,7 @@ START_TEST(sparse_documents) {
   /* No case at all: the reports, no plot. */
   doc = json_pack("{s:i,s:[]}", "jctlab_result", 1, "cases");
   make_report_dir(dir, sizeof dir);
-  ck_assert_int_eq(jct_report_write(doc, dir, err, sizeof err), 0);
+  ck_assert_int_eq(jct__report_write(doc, dir, err, sizeof err), 0);
   ck_assert_uint_eq(dir_entries(dir), 2);
   remove_dir(dir);
   json_decref(doc);
@@ -455,7 +455,7 @@ START_TEST(linear_sweeps) {
   json_array_append_new(cases, valid_case("p", "drop", 0.5, true, 1.5, "none"));
   char dir[512], err[512] = "";
   make_report_dir(dir, sizeof dir);
-  ck_assert_msg(jct_report_write(doc, dir, err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(jct__report_write(doc, dir, err, sizeof err) == 0, "%s", err);
   json_decref(doc);
   char *svg = read_in(dir, "jct-vs-delay_us-1.svg");
   /* Ticks of a linear axis over [8.5, 41.5]: 10, 15, ..., 40 (a log axis has no 15). */
@@ -478,9 +478,9 @@ START_TEST(errors) {
   /* Not a result document. */
   json_t *other = json_pack("{s:i,s:[]}", "jctlab_run", 1, "cases");
   err[0] = 0;
-  ck_assert_int_eq(jct_report_write(other, dir, err, sizeof err), JCT_EINVAL);
+  ck_assert_int_eq(jct__report_write(other, dir, err, sizeof err), JCT_EINVAL);
   ck_assert_ptr_nonnull(strstr(err, "\"jctlab_result\": 1"));
-  ck_assert_int_eq(jct_report_write(NULL, dir, err, sizeof err), JCT_EINVAL);
+  ck_assert_int_eq(jct__report_write(NULL, dir, err, sizeof err), JCT_EINVAL);
   json_decref(other);
   /* DIR is a file, or under one. */
   json_t *doc = result_doc();
@@ -490,17 +490,17 @@ START_TEST(errors) {
   ck_assert_ptr_nonnull(f);
   fclose(f);
   err[0] = 0;
-  ck_assert_int_eq(jct_report_write(doc, file, err, sizeof err), JCT_EIO);
+  ck_assert_int_eq(jct__report_write(doc, file, err, sizeof err), JCT_EIO);
   ck_assert_msg(strstr(err, "not a directory"), "%s", err);
   snprintf(sub, sizeof sub, "%s/x", file);
   err[0] = 0;
-  ck_assert_int_eq(jct_report_write(doc, sub, err, sizeof err), JCT_EIO);
+  ck_assert_int_eq(jct__report_write(doc, sub, err, sizeof err), JCT_EIO);
   ck_assert_msg(strstr(err, "cannot create"), "%s", err);
   /* gnuplot missing: a clear message naming the package; no report written. */
   char *path = strdup(getenv("PATH") ? getenv("PATH") : "");
   ck_assert_int_eq(setenv("PATH", "/nonexistent", 1), 0);
   err[0] = 0;
-  int rc = jct_report_write(doc, dir, err, sizeof err);
+  int rc = jct__report_write(doc, dir, err, sizeof err);
   setenv("PATH", path, 1);
   free(path);
   ck_assert_int_eq(rc, JCT_EIO);

@@ -28,10 +28,10 @@
 
 #define SCEN_DIR JCT_SOURCE_DIR "/suites/scenarios/"
 
-static jct_scenario_t *load_ok(const char *path) {
-  jct_scenario_t *s;
+static jct__scenario_t *load_ok(const char *path) {
+  jct__scenario_t *s;
   char err[512] = "";
-  int rc = jct_scenario_load(&s, path, err, sizeof err);
+  int rc = jct__scenario_load(&s, path, err, sizeof err);
   ck_assert_msg(rc == 0, "%s: %s", path, err);
   ck_assert_ptr_nonnull(s);
   return s;
@@ -46,10 +46,10 @@ static void write_tmp(char *path, size_t len, const char *text) {
   ck_assert_int_eq(fclose(f), 0);
 }
 
-static jct_scenario_t *load_text(const char *text) {
+static jct__scenario_t *load_text(const char *text) {
   char path[512];
   write_tmp(path, sizeof path, text);
-  jct_scenario_t *s = load_ok(path);
+  jct__scenario_t *s = load_ok(path);
   unlink(path);
   return s;
 }
@@ -58,8 +58,8 @@ static jct_scenario_t *load_text(const char *text) {
 static void load_bad(const char *text, int line, int col, const char *want) {
   char path[512], err[1024] = "", prefix[600];
   write_tmp(path, sizeof path, text);
-  jct_scenario_t *s = (jct_scenario_t *)1;
-  int rc = jct_scenario_load(&s, path, err, sizeof err);
+  jct__scenario_t *s = (jct__scenario_t *)1;
+  int rc = jct__scenario_load(&s, path, err, sizeof err);
   unlink(path);
   ck_assert_msg(rc == JCT_EINVAL, "expected an error (%s), got %d: %s", want, rc, err);
   ck_assert_ptr_null(s);
@@ -74,7 +74,7 @@ static void load_bad(const char *text, int line, int col, const char *want) {
 /* ---- the shipped scenarios ---- */
 
 START_TEST(shipped_loss_sweep) {
-  jct_scenario_t *s = load_ok(SCEN_DIR "ring-loss-sweep.yaml");
+  jct__scenario_t *s = load_ok(SCEN_DIR "ring-loss-sweep.yaml");
   ck_assert_str_eq(s->name, "ring-loss-sweep");
   ck_assert_int_eq(s->source, JCT_SCEN_SYNTH);
   ck_assert_str_eq(s->synth.algorithm, "ring");
@@ -96,7 +96,7 @@ START_TEST(shipped_loss_sweep) {
   static const double values[] = {0, 1e-4, 1e-3, 1e-2};
   ck_assert_uint_eq(s->ncases, 4);
   for (uint32_t i = 0; i < 4; i++) {
-    const jct_scenario_case_t *c = &s->cases[i];
+    const jct__scenario_case_t *c = &s->cases[i];
     ck_assert_str_eq(c->name, names[i]);
     ck_assert_uint_eq(c->ninject, 1);
     ck_assert_str_eq(c->inject[0], specs[i]);
@@ -108,7 +108,7 @@ START_TEST(shipped_loss_sweep) {
     ck_assert_uint_eq(c->line, 16);
   }
   jct_run_opts_t o = {0};
-  jct_scenario_case_opts(s, &s->cases[2], &o);
+  jct__scenario_case_opts(s, &s->cases[2], &o);
   ck_assert_uint_eq(o.rate_bps, 100000000u);
   ck_assert_uint_eq(o.reps, 3);
   ck_assert_uint_eq(o.timeout, 14);
@@ -116,12 +116,12 @@ START_TEST(shipped_loss_sweep) {
   ck_assert(!o.pfc && !o.ecn && !o.pfc_watchdog);
   ck_assert_uint_eq(o.ninject, 1);
   ck_assert_str_eq(o.inject[0], "drop p=1e-3");
-  jct_scenario_free(s);
+  jct__scenario_free(s);
 }
 END_TEST
 
 START_TEST(shipped_pause_storm) {
-  jct_scenario_t *s = load_ok(SCEN_DIR "pause-storm.yaml");
+  jct__scenario_t *s = load_ok(SCEN_DIR "pause-storm.yaml");
   ck_assert(s->pfc);
   ck_assert_uint_eq(s->ncases, 2);
   ck_assert_str_eq(s->cases[0].name, "storm without watchdog");
@@ -136,16 +136,16 @@ START_TEST(shipped_pause_storm) {
     ck_assert(strncmp(s->cases[i].inject[0], "pause prio=3", 12) == 0);
   }
   jct_run_opts_t o = {0};
-  jct_scenario_case_opts(s, &s->cases[1], &o);
+  jct__scenario_case_opts(s, &s->cases[1], &o);
   ck_assert(o.pfc && o.pfc_watchdog && !o.watchdog_forward);
-  jct_scenario_case_opts(s, &s->cases[0], &o);
+  jct__scenario_case_opts(s, &s->cases[0], &o);
   ck_assert(!o.pfc_watchdog);
-  jct_scenario_free(s);
+  jct__scenario_free(s);
 }
 END_TEST
 
 START_TEST(shipped_delay_jitter) {
-  jct_scenario_t *s = load_ok(SCEN_DIR "delay-jitter.yaml");
+  jct__scenario_t *s = load_ok(SCEN_DIR "delay-jitter.yaml");
   ck_assert_uint_eq(s->ncases, 4);
   ck_assert_str_eq(s->cases[1].inject[0], "delay 50us jitter=10us dist=normal");
   for (uint32_t i = 0; i < s->ncases; i++) {
@@ -153,12 +153,12 @@ START_TEST(shipped_delay_jitter) {
     ck_assert(s->cases[i].sweep_value == 0);
     ck_assert(s->cases[i].budget.max_degradation == 1.2);
   }
-  jct_scenario_free(s);
+  jct__scenario_free(s);
 }
 END_TEST
 
 START_TEST(shipped_postmortem) {
-  jct_scenario_t *s = load_ok(SCEN_DIR "postmortem.yaml");
+  jct__scenario_t *s = load_ok(SCEN_DIR "postmortem.yaml");
   ck_assert_int_eq(s->source, JCT_SCEN_TRACE);
   char *want = realpath(JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap", NULL);
   ck_assert_ptr_nonnull(want);
@@ -173,13 +173,13 @@ START_TEST(shipped_postmortem) {
   ck_assert_str_eq(s->cases[3].inject[0], "drop p=2%");
   ck_assert_double_eq_tol(s->cases[2].sweep_value, 0.01, 1e-12);
   ck_assert(s->cases[3].budget.max_degradation == 2.0);
-  jct_scenario_free(s);
+  jct__scenario_free(s);
 }
 END_TEST
 
 /* Defaults, every key, and the names a scenario and a case get by default. */
 START_TEST(keys_and_defaults) {
-  jct_scenario_t *s = load_text(SYNTH "cases: [{inject: \"drop p=0.1\"}]\n");
+  jct__scenario_t *s = load_text(SYNTH "cases: [{inject: \"drop p=0.1\"}]\n");
   ck_assert_str_ne(s->name, "");
   ck_assert(strstr(s->path, "jctlab-test-"));
   ck_assert_uint_eq(s->rate_bps, 100000000u);
@@ -189,7 +189,7 @@ START_TEST(keys_and_defaults) {
   ck_assert_uint_eq(s->timeout, 20);
   ck_assert_uint_eq(s->mtu, 0);
   ck_assert_str_eq(s->cases[0].name, "drop p=0.1");
-  jct_scenario_free(s);
+  jct__scenario_free(s);
 
   s = load_text("name: all\ndescription: every key\n" SYNTH
                 "transport: verbs\nrate: 1gbit\ncaptured_rate: 100gbit\ndelay: 5us\nmtu: 4200\n"
@@ -222,16 +222,16 @@ START_TEST(keys_and_defaults) {
   ck_assert(!s->cases[1].pfc && s->cases[1].ecn);
   ck_assert_int_eq(s->cases[1].pfc_watchdog, JCT_WATCHDOG_FORWARD);
   jct_run_opts_t o = {0};
-  jct_scenario_case_opts(s, &s->cases[1], &o);
+  jct__scenario_case_opts(s, &s->cases[1], &o);
   ck_assert(o.pfc_watchdog && o.watchdog_forward && o.ecn && !o.pfc);
   ck_assert_uint_eq(o.mtu, 4200);
   ck_assert_uint_eq(o.path_mtu_bytes, 1024);
   ck_assert_uint_eq(o.prop_delay_ns, 5000);
   ck_assert_uint_eq(o.seed, 42);
-  ck_assert_str_eq(jct_transport_name(s->transport), "verbs");
-  ck_assert_str_eq(jct_watchdog_name(s->pfc_watchdog), "forward");
-  ck_assert_str_eq(jct_scenario_source_name(s->source), "synth");
-  jct_scenario_free(s);
+  ck_assert_str_eq(jct__transport_name(s->transport), "verbs");
+  ck_assert_str_eq(jct__watchdog_name(s->pfc_watchdog), "forward");
+  ck_assert_str_eq(jct__scenario_source_name(s->source), "synth");
+  jct__scenario_free(s);
 }
 END_TEST
 
@@ -243,12 +243,12 @@ START_TEST(relative_schedule) {
   char text[1024];
   snprintf(text, sizeof text, "schedule: %s\ncases: [{inject: [\"drop p=0.1\"]}]\n", base);
   write_tmp(path, sizeof path, text);
-  jct_scenario_t *s = load_ok(path);
+  jct__scenario_t *s = load_ok(path);
   char *want = realpath(sched, NULL);
   ck_assert_str_eq(s->input, want);
   ck_assert_int_eq(s->source, JCT_SCEN_SCHEDULE);
   free(want);
-  jct_scenario_free(s);
+  jct__scenario_free(s);
   unlink(path);
   unlink(sched);
 }
@@ -258,7 +258,7 @@ END_TEST
 
 START_TEST(sweep_forms) {
   /* Block style unquoted, a positional list, a percentage. */
-  jct_scenario_t *s = load_text(SYNTH "cases:\n  - name: d\n    inject:\n"
+  jct__scenario_t *s = load_text(SYNTH "cases:\n  - name: d\n    inject:\n"
                                       "      - delay [10us, 50us] jitter=1us\n"
                                       "      - drop p=0.01\n"
                                       "  - name: l\n    inject: \"drop p=[0.5%, 2%]\"\n");
@@ -273,7 +273,7 @@ START_TEST(sweep_forms) {
   ck_assert_str_eq(s->cases[2].name, "l p=0.5%");
   ck_assert_str_eq(s->cases[3].inject[0], "drop p=2%");
   ck_assert_double_eq_tol(s->cases[3].sweep_value, 0.02, 1e-12);
-  jct_scenario_free(s);
+  jct__scenario_free(s);
 
   /* Words sweep too: their place in the list is their value. */
   s = load_text(SYNTH "cases:\n  - inject: [\"delay 50us jitter=5us dist=[normal, pareto]\"]\n");
@@ -281,7 +281,7 @@ START_TEST(sweep_forms) {
   ck_assert_str_eq(s->cases[1].name, "delay 50us jitter=5us dist=pareto");
   ck_assert_str_eq(s->cases[1].sweep_key, "dist");
   ck_assert(s->cases[0].sweep_value == 0 && s->cases[1].sweep_value == 1);
-  jct_scenario_free(s);
+  jct__scenario_free(s);
 
   /* Brackets inside quotes and inside a word are a filter's, not a sweep;
    * unnamed cases take their specs as names. */
@@ -292,7 +292,7 @@ START_TEST(sweep_forms) {
   ck_assert_str_eq(s->cases[1].inject[0], "drop p=0.2 where='ether[0] & 1 = 0'");
   ck_assert_ptr_null(s->cases[2].sweep_key);
   ck_assert_str_eq(s->cases[2].inject[0], "drop p=0.3 where=udp[8]=0x0a");
-  jct_scenario_free(s);
+  jct__scenario_free(s);
 }
 END_TEST
 
@@ -347,10 +347,10 @@ START_TEST(sweep_cap) {
   /* One value fewer fits exactly. */
   char *last = strrchr(text, ',');
   strcpy(last, "]\"]\n");
-  jct_scenario_t *s = load_text(text);
+  jct__scenario_t *s = load_text(text);
   ck_assert_uint_eq(s->ncases, JCT_SCENARIO_MAX_CASES);
   ck_assert_str_eq(s->cases[255].name, "many p=0.255");
-  jct_scenario_free(s);
+  jct__scenario_free(s);
   free(text);
 }
 END_TEST
@@ -463,19 +463,19 @@ END_TEST
 
 /* Not a file, not UTF-8. */
 START_TEST(errors_files) {
-  jct_scenario_t *s = (jct_scenario_t *)1;
+  jct__scenario_t *s = (jct__scenario_t *)1;
   char err[512] = "";
-  ck_assert_int_eq(jct_scenario_load(&s, "/nonexistent/x.yaml", err, sizeof err), JCT_EIO);
+  ck_assert_int_eq(jct__scenario_load(&s, "/nonexistent/x.yaml", err, sizeof err), JCT_EIO);
   ck_assert_ptr_null(s);
   ck_assert_str_eq(err, "/nonexistent/x.yaml: No such file or directory");
   const char bad_utf8[] = "name: \xff\xfe\n";
   ck_assert_int_eq(
-      jct_scenario_load_mem(&s, bad_utf8, sizeof bad_utf8 - 1, "mem.yaml", NULL, err, sizeof err),
+      jct__scenario_load_mem(&s, bad_utf8, sizeof bad_utf8 - 1, "mem.yaml", NULL, err, sizeof err),
       JCT_EINVAL);
   ck_assert_msg(strncmp(err, "mem.yaml: byte 6: ", 18) == 0, "%s", err);
   const char nul[] = "name: \"a\\0b\"\n" SYNTH "cases: [{inject: [\"drop p=0\"]}]\n";
   ck_assert_int_eq(
-      jct_scenario_load_mem(&s, nul, sizeof nul - 1, "mem.yaml", NULL, err, sizeof err),
+      jct__scenario_load_mem(&s, nul, sizeof nul - 1, "mem.yaml", NULL, err, sizeof err),
       JCT_EINVAL);
   ck_assert_str_eq(err, "mem.yaml:1:7: name: the value holds a NUL byte");
 }
@@ -489,16 +489,16 @@ START_TEST(truncations) {
   ck_assert_ptr_nonnull(text);
   uint32_t ok = 0;
   for (size_t n = 0; n <= len; n++) {
-    jct_scenario_t *s;
+    jct__scenario_t *s;
     char err[512] = "";
-    int rc = jct_scenario_load_mem(&s, text, n, "cut.yaml", SCEN_DIR, err, sizeof err);
+    int rc = jct__scenario_load_mem(&s, text, n, "cut.yaml", SCEN_DIR, err, sizeof err);
     ck_assert_msg(rc == 0 || rc == JCT_EINVAL, "%zu bytes: %d", n, rc);
     if (rc) {
       ck_assert_ptr_null(s);
       ck_assert_msg(strncmp(err, "cut.yaml:", 9) == 0, "%zu bytes: '%s'", n, err);
     } else {
       ok++;
-      jct_scenario_free(s);
+      jct__scenario_free(s);
     }
   }
   ck_assert_uint_gt(ok, 0);
@@ -648,7 +648,7 @@ static int count(const xel_t *els, int n, const char *name) {
 
 START_TEST(junit_roundtrip) {
   static const char *const specs[] = {"drop p=0.01 where=\"udp dst port 4791\""};
-  jct_junit_case_t cases[] = {
+  jct__junit_case_t cases[] = {
       {.name = "loss p=1e-4",
        .verdict = JCT_VERDICT_PASS,
        .budget = {.max_degradation = 1.15},
@@ -681,7 +681,7 @@ START_TEST(junit_roundtrip) {
   char path[512];
   craft_tmpname(path, sizeof path, ".xml");
   char err[512] = "";
-  ck_assert_int_eq(jct_junit_write_file(path, "my <suite>", cases, 4, 1700000000, err, sizeof err),
+  ck_assert_int_eq(jct__junit_write_file(path, "my <suite>", cases, 4, 1700000000, err, sizeof err),
                    0);
   char *doc = slurp(path, NULL);
   unlink(path);
@@ -748,7 +748,7 @@ START_TEST(junit_roundtrip) {
 END_TEST
 
 START_TEST(junit_summary_and_errors) {
-  jct_junit_case_t c = {.name = "x",
+  jct__junit_case_t c = {.name = "x",
                         .verdict = JCT_VERDICT_PASS,
                         .budget = {.max_degradation = 1.15},
                         .baseline_median_ns = 1000000,
@@ -757,28 +757,28 @@ START_TEST(junit_summary_and_errors) {
                         .ci95_low = 1.05,
                         .ci95_high = 1.12};
   char b[512];
-  jct_junit_case_summary(&c, b, sizeof b);
+  jct__junit_case_summary(&c, b, sizeof b);
   ck_assert_str_eq(b, "degradation 1.100 (95% CI 1.050 to 1.120), median JCT 1.10 ms faulted, "
                       "1.00 ms baseline: within the budget 1.15");
   c.verdict = JCT_VERDICT_NONE;
   c.budget.max_degradation = 0;
-  jct_junit_case_summary(&c, b, sizeof b);
+  jct__junit_case_summary(&c, b, sizeof b);
   ck_assert(strstr(b, ": no budget"));
   char err[512] = "";
-  ck_assert_int_eq(jct_junit_write_file("/nonexistent/dir/j.xml", "s", &c, 1, 0, err, sizeof err),
+  ck_assert_int_eq(jct__junit_write_file("/nonexistent/dir/j.xml", "s", &c, 1, 0, err, sizeof err),
                    JCT_EIO);
   ck_assert_str_eq(err, "/nonexistent/dir/j.xml: No such file or directory");
   /* A full disk is a write error, not a silent half file. */
   FILE *full = fopen("/dev/full", "w");
   if (full) {
     setvbuf(full, NULL, _IONBF, 0);
-    ck_assert_int_eq(jct_junit_write(full, "s", &c, 1, 0), JCT_EIO);
+    ck_assert_int_eq(jct__junit_write(full, "s", &c, 1, 0), JCT_EIO);
     fclose(full);
   }
   /* No cases: a valid, empty suite. */
   char path[512];
   craft_tmpname(path, sizeof path, ".xml");
-  ck_assert_int_eq(jct_junit_write_file(path, "empty", NULL, 0, 0, err, sizeof err), 0);
+  ck_assert_int_eq(jct__junit_write_file(path, "empty", NULL, 0, 0, err, sizeof err), 0);
   char *doc = slurp(path, NULL);
   unlink(path);
   static xel_t els[8];

@@ -59,7 +59,7 @@ typedef struct {
   char *buf;
   size_t len, cap;
   jct_schedule_t *sched;
-  jct_verbs_t *verbs;
+  jct__verbs_t *verbs;
   jct__agent_pfc_t *pfc; /* honours PFC on the data priority (lab VMs) */
   bool want_connected;
   jct_exec_t *exec;
@@ -167,43 +167,43 @@ static void do_setup(agent_t *g, json_t *m) {
     send_error(g, "error", err);
     return;
   }
-  jct_verbs_opts_t vo = {.timeout = (uint8_t)json_integer_value(json_object_get(m, "timeout")),
+  jct__verbs_opts_t vo = {.timeout = (uint8_t)json_integer_value(json_object_get(m, "timeout")),
                          .retry_cnt = (uint8_t)json_integer_value(json_object_get(m, "retry_cnt")),
                          .tos = (uint8_t)json_integer_value(json_object_get(m, "tos")),
                          .slots = (uint32_t)json_integer_value(json_object_get(m, "slots")),
                          .port = JCT_AGENT_PORT,
                          .addrs_be = addrs};
-  rc = jct_verbs_new(&g->verbs, &g->loop, g->sched, (uint32_t)g->a.rank, &vo, err, sizeof err);
+  rc = jct__verbs_new(&g->verbs, &g->loop, g->sched, (uint32_t)g->a.rank, &vo, err, sizeof err);
   free(addrs);
   if (rc) {
     send_error(g, "error", err);
     return;
   }
-  send_msg(g, json_pack("{s:s,s:s}", "msg", "listening", "dev", jct_verbs_device(g->verbs)));
+  send_msg(g, json_pack("{s:s,s:s}", "msg", "listening", "dev", jct__verbs_device(g->verbs)));
 }
 
 static void do_run(agent_t *g, json_t *m) {
-  if (!g->verbs || !jct_verbs_connected(g->verbs)) {
+  if (!g->verbs || !jct__verbs_connected(g->verbs)) {
     send_error(g, "failed", "run before the connections are up");
     return;
   }
   g->rep = json_integer_value(json_object_get(m, "rep"));
-  jct_verbs_hw_counters(NULL, jct_verbs_device(g->verbs), &g->before);
+  jct__verbs_hw_counters(NULL, jct__verbs_device(g->verbs), &g->before);
   g->paused_before_ns = jct__agent_pfc_paused_ns(g->pfc);
-  jct_exec_hooks_t hooks = jct_verbs_hooks(g->verbs);
+  jct_exec_hooks_t hooks = jct__verbs_hooks(g->verbs);
   if (jct_exec_new(&g->exec, g->sched, 0, &hooks)) {
     send_error(g, "failed", "out of memory");
     return;
   }
   g->run_ns = jct_now_ns();
-  jct_verbs_attach(g->verbs, g->exec);
+  jct__verbs_attach(g->verbs, g->exec);
   if (jct_exec_start(g->exec, g->run_ns)) send_error(g, "failed", "the first sends failed");
   arm(g);
 }
 
 /* Every op this rank receives is done and every send it posted completed. */
 static bool run_done(agent_t *g) {
-  if (jct_verbs_outstanding(g->verbs)) return false;
+  if (jct__verbs_outstanding(g->verbs)) return false;
   for (uint32_t i = 0; i < g->sched->nops; i++) {
     const jct_conn_t *c = &g->sched->conns[g->sched->ops[i].conn];
     const jct_op_timing_t *t = jct_exec_timing(g->exec, i);
@@ -230,7 +230,7 @@ static void finish_run(agent_t *g) {
                                          dst ? rel(t->done_ns, g->run_ns) : 0));
   }
   jct_dev_counters_t after;
-  jct_verbs_hw_counters(NULL, jct_verbs_device(g->verbs), &after);
+  jct__verbs_hw_counters(NULL, jct__verbs_device(g->verbs), &after);
   json_t *counters = json_object();
   for (uint32_t i = 0; i < after.n; i++) {
     uint64_t b = jct_dev_counters_get(&g->before, after.c[i].name);
@@ -242,7 +242,7 @@ static void finish_run(agent_t *g) {
     json_object_set_new(
         counters, "nic_paused_ns",
         json_integer((json_int_t)(jct__agent_pfc_paused_ns(g->pfc) - g->paused_before_ns)));
-  jct_verbs_attach(g->verbs, NULL);
+  jct__verbs_attach(g->verbs, NULL);
   jct_exec_free(g->exec);
   g->exec = NULL;
   jct_timer_stop(&g->clock, &g->exec_timer);
@@ -257,7 +257,7 @@ static void on_message(agent_t *g, json_t *m) {
   } else if (!strcmp(msg, "setup")) {
     do_setup(g, m);
   } else if (!strcmp(msg, "connect")) {
-    if (!g->verbs || jct_verbs_connect(g->verbs))
+    if (!g->verbs || jct__verbs_connect(g->verbs))
       send_error(g, "error", "connect before setup, or it failed");
     else
       g->want_connected = true;
@@ -314,13 +314,13 @@ static void on_control(uv_poll_t *h, int status, int events) {
 /* After every loop turn: answer what became true. */
 static void check(agent_t *g) {
   char why[300];
-  if (g->verbs && jct_verbs_failed(g->verbs, why, sizeof why)) {
+  if (g->verbs && jct__verbs_failed(g->verbs, why, sizeof why)) {
     send_error(g, g->exec ? "failed" : "error", why);
     g->quit = true;
     g->status = 1;
     return;
   }
-  if (g->want_connected && jct_verbs_connected(g->verbs)) {
+  if (g->want_connected && jct__verbs_connected(g->verbs)) {
     g->want_connected = false;
     uint32_t qps = 0;
     for (uint32_t c = 0; c < g->sched->nconns; c++)
@@ -405,7 +405,7 @@ static int parse(int argc, char **argv, args_t *a) {
   return -1;
 }
 
-int jct_cmd_agent(int argc, char **argv) {
+int jct__cmd_agent(int argc, char **argv) {
   agent_t *g = calloc(1, sizeof *g);
   if (!g) return 1;
   int st = parse(argc, argv, &g->a);
@@ -451,7 +451,7 @@ int jct_cmd_agent(int argc, char **argv) {
     check(g);
   }
   int status = g->status;
-  jct_verbs_free(g->verbs);
+  jct__verbs_free(g->verbs);
   jct__agent_pfc_free(g->pfc);
   jct_schedule_free(g->sched);
   uv_close((uv_handle_t *)&g->poll, NULL);

@@ -5,7 +5,7 @@
 
 #include "commands.h"
 
-int jct_cmd_agent(int argc, char **argv) {
+int jct__cmd_agent(int argc, char **argv) {
   (void)argc, (void)argv;
   fprintf(stderr, "jctlab agent: the verbs transport is not supported in this build (configure "
                   "with -DJCT_VERBS=ON, with libibverbs-dev and librdmacm-dev installed)\n");

@@ -215,7 +215,7 @@ static void packet_line(const jct_packet_t *p, uint64_t frame_no, uint64_t ts_ns
           p->roce.bth.dest_qp, p->roce.bth.opcode, p->roce.bth.psn, syn);
 }
 
-int jct_cmd_inspect(int argc, char **argv) {
+int jct__cmd_inspect(int argc, char **argv) {
   args_t a = {.top = DEFAULT_TOP};
   int status = parse(argc, argv, &a);
   if (status >= 0) return status;

@@ -69,11 +69,11 @@ static const char usage_text[] =
 #define bad(...) jct__cmd_bad("replay", __VA_ARGS__)
 
 typedef struct {
-  jct_run_args_t r;
+  jct__run_args_t r;
   const char *input, *json, *junit, *report;
   double scale;
   uint64_t captured_rate_bps;
-  jct_budget_t budget;
+  jct__budget_t budget;
 } args_t;
 
 static int parse(int argc, char **argv, args_t *a) {
@@ -123,7 +123,7 @@ static int parse(int argc, char **argv, args_t *a) {
   return -1;
 }
 
-int jct_cmd_replay(int argc, char **argv) {
+int jct__cmd_replay(int argc, char **argv) {
   args_t a = {.scale = 1};
   jct__run_args_init(&a.r, 100000000u);
   int status = parse(argc, argv, &a);
@@ -131,7 +131,7 @@ int jct_cmd_replay(int argc, char **argv) {
   jct__run_args_finish(&a.r);
 
   char err[512];
-  jct_replay_input_t in;
+  jct__replay_input_t in;
   int rc = jct__replay_input_load(&in, &a.r, a.input ? a.input : a.r.schedule, a.scale, err,
                                   sizeof err);
   if (rc) {
@@ -150,10 +150,10 @@ int jct_cmd_replay(int argc, char **argv) {
   }
   /* One case, or one per value of a sweep ('drop p=[0, 1e-4, 1e-3]'). */
   char key[64];
-  jct_sweep_point_t *pts = NULL;
+  jct__sweep_point_t *pts = NULL;
   uint32_t npts = 0;
   json_t *doc = NULL;
-  jct_case_t *cases = NULL;
+  jct__case_t *cases = NULL;
   char (*names)[300] = NULL;
   if ((rc = jct__sweep_expand(o->inject, o->ninject, &pts, &npts, key, sizeof key, err,
                               sizeof err))) {
@@ -163,12 +163,12 @@ int jct_cmd_replay(int argc, char **argv) {
   }
   cases = calloc(npts, sizeof *cases);
   names = calloc(npts, sizeof *names);
-  jct_result_input_t ri = {.source = in.source,
+  jct__result_input_t ri = {.source = in.source,
                            .kind = in.kind,
                            .pattern = in.pattern[0] ? in.pattern : NULL,
                            .scale = a.scale,
                            .captured_rate_bps = a.captured_rate_bps};
-  doc = jct_result_new("replay", o, &ri);
+  doc = jct__result_new("replay", o, &ri);
   if (!cases || !names || !doc) {
     fprintf(stderr, "jctlab replay: out of memory\n");
     status = 1;
@@ -176,7 +176,7 @@ int jct_cmd_replay(int argc, char **argv) {
   }
   bool postmortem = o->inject == (const char *const *)in.fault_specs;
   for (uint32_t i = 0; i < npts; i++) {
-    jct_case_t *c = &cases[i];
+    jct__case_t *c = &cases[i];
     c->opts = *o;
     c->opts.inject = (const char *const *)pts[i].specs;
     if (pts[i].value_text)
@@ -186,7 +186,7 @@ int jct_cmd_replay(int argc, char **argv) {
                (unsigned long long)in.lost_packets);
     else
       snprintf(names[i], sizeof names[i], "%s%s", pts[i].specs[0], o->ninject > 1 ? " + ..." : "");
-    c->meta = (jct_case_meta_t){.name = names[i],
+    c->meta = (jct__case_meta_t){.name = names[i],
                                 .inject = c->opts.inject,
                                 .ninject = o->ninject,
                                 .sweep_key = pts[i].value_text ? key : NULL,
@@ -199,13 +199,13 @@ int jct_cmd_replay(int argc, char **argv) {
     status = 1;
     goto out;
   }
-  jct_case_tally_t tally = {0};
+  jct__case_tally_t tally = {0};
   if ((rc = jct__run_cases(doc, &ri, cases, npts, &tally, err, sizeof err))) {
     fprintf(stderr, "jctlab replay: %s\n", err);
     status = rc == JCT_EINVAL ? 2 : 1;
     goto out;
   }
-  status = jct_output_result(doc, a.json, a.junit, a.report, "replay");
+  status = jct__output_result(doc, a.json, a.junit, a.report, "replay");
   if (status == 0) status = jct__cases_status(&tally);
 out:
   json_decref(doc);

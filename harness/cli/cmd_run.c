@@ -48,7 +48,7 @@ static const char usage_text[] =
 #define bad(...) jct__cmd_bad("run", __VA_ARGS__)
 
 typedef struct {
-  jct_run_args_t r;
+  jct__run_args_t r;
   const char *json;
 } args_t;
 
@@ -208,8 +208,8 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   return rc ? 1 : 0;
 }
 
-int jct_cmd_run(int argc, char **argv) {
-  if (argc > 1 && jct_is_scenario_arg(argv[1])) return jct_cmd_run_scenario(argc, argv);
+int jct__cmd_run(int argc, char **argv) {
+  if (argc > 1 && jct__is_scenario_arg(argv[1])) return jct__cmd_run_scenario(argc, argv);
   args_t a = {0};
   jct__run_args_init(&a.r, 1000000000u);
   int status = parse(argc, argv, &a);

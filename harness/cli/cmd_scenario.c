@@ -42,7 +42,7 @@ static const char usage_text[] =
 
 #define bad(...) jct__cmd_bad("run", __VA_ARGS__)
 
-bool jct_is_scenario_arg(const char *arg) {
+bool jct__is_scenario_arg(const char *arg) {
   size_t n = strlen(arg);
   return (n > 5 && strcmp(arg + n - 5, ".yaml") == 0) ||
          (n > 4 && strcmp(arg + n - 4, ".yml") == 0);
@@ -89,8 +89,8 @@ static int parse(int argc, char **argv, args_t *a) {
 }
 
 /* The scenario's job, through the same loader as `jctlab replay`. */
-static int load_input(const jct_scenario_t *sc, jct_replay_input_t *in, char *err, size_t errlen) {
-  jct_run_args_t ra;
+static int load_input(const jct__scenario_t *sc, jct__replay_input_t *in, char *err, size_t errlen) {
+  jct__run_args_t ra;
   jct__run_args_init(&ra, sc->rate_bps);
   ra.run.path_mtu_bytes = sc->path_mtu_bytes;
   if (sc->source == JCT_SCEN_SYNTH) {
@@ -103,7 +103,7 @@ static int load_input(const jct_scenario_t *sc, jct_replay_input_t *in, char *er
 }
 
 /* The case's specs: the trace's own losses first when asked, then its own. */
-static const char **case_specs(const jct_scenario_case_t *c, const jct_replay_input_t *in,
+static const char **case_specs(const jct__scenario_case_t *c, const jct__replay_input_t *in,
                                uint32_t *n) {
   uint32_t extra = c->trace_faults ? in->nfaults : 0;
   const char **specs = calloc(extra + c->ninject + 1, sizeof *specs);
@@ -116,47 +116,47 @@ static const char **case_specs(const jct_scenario_case_t *c, const jct_replay_in
   return specs;
 }
 
-int jct_cmd_run_scenario(int argc, char **argv) {
+int jct__cmd_run_scenario(int argc, char **argv) {
   args_t a = {0};
   int status = parse(argc, argv, &a);
   if (status >= 0) return status;
   if (!a.path) return bad("no scenario file");
   char err[768];
-  jct_scenario_t *sc = NULL;
-  int rc = jct_scenario_load(&sc, a.path, err, sizeof err);
+  jct__scenario_t *sc = NULL;
+  int rc = jct__scenario_load(&sc, a.path, err, sizeof err);
   if (rc) {
     fprintf(stderr, "jctlab run: %s\n", err);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
   if (sc->transport == JCT_TRANSPORT_VERBS && !sc->lab_ranks) {
     fprintf(stderr, "jctlab run: %s: transport verbs needs 'lab: N' (soft-RoCE VMs)\n", a.path);
-    jct_scenario_free(sc);
+    jct__scenario_free(sc);
     return 2;
   }
   if (a.have_reps) sc->reps = (uint32_t)a.reps;
   if (a.have_seed) sc->seed = a.seed;
-  jct_replay_input_t in;
+  jct__replay_input_t in;
   if ((rc = load_input(sc, &in, err, sizeof err))) {
     fprintf(stderr, "jctlab run: %s: %s\n", a.path, err);
-    jct_scenario_free(sc);
+    jct__scenario_free(sc);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
-  jct_case_t *cases = calloc(sc->ncases, sizeof *cases);
+  jct__case_t *cases = calloc(sc->ncases, sizeof *cases);
   const char ***specs = calloc(sc->ncases, sizeof *specs);
   json_t *doc = NULL;
   status = 1;
   if (!cases || !specs) goto out;
   for (uint32_t i = 0; i < sc->ncases; i++) {
-    const jct_scenario_case_t *sc_case = &sc->cases[i];
-    jct_case_t *c = &cases[i];
-    jct_scenario_case_opts(sc, sc_case, &c->opts);
+    const jct__scenario_case_t *sc_case = &sc->cases[i];
+    jct__case_t *c = &cases[i];
+    jct__scenario_case_opts(sc, sc_case, &c->opts);
     c->opts.schedule = in.schedule;
     if (sc_case->trace_faults && !in.nfaults)
       fprintf(stderr, "jctlab run: case '%s': the trace shows no losses to replay\n",
               sc_case->name);
     if (!(specs[i] = case_specs(sc_case, &in, &c->opts.ninject))) goto out;
     c->opts.inject = specs[i];
-    c->meta = (jct_case_meta_t){.name = sc_case->name,
+    c->meta = (jct__case_meta_t){.name = sc_case->name,
                                 .inject = specs[i],
                                 .ninject = c->opts.ninject,
                                 .sweep_key = sc_case->sweep_key,
@@ -164,25 +164,25 @@ int jct_cmd_run_scenario(int argc, char **argv) {
                                 .budget = sc_case->budget};
   }
   jct_run_opts_t first = cases[0].opts; /* the document's fabric line */
-  jct_result_input_t ri = {.source = sc->input ? sc->input : in.source,
+  jct__result_input_t ri = {.source = sc->input ? sc->input : in.source,
                            .kind = in.kind,
                            .pattern = in.pattern[0] ? in.pattern : NULL,
                            .scale = sc->scale > 0 ? sc->scale : 1,
                            .captured_rate_bps = sc->captured_rate_bps};
-  if (!(doc = jct_result_new("run", &first, &ri))) goto out;
+  if (!(doc = jct__result_new("run", &first, &ri))) goto out;
   json_object_set_new(doc, "scenario", json_pack("{s:s,s:s,s:s?}", "path", a.path, "name",
                                                  sc->name, "description", sc->description));
   if ((rc = jct_ns_isolate(err, sizeof err))) {
     fprintf(stderr, "jctlab run: %s\n", err);
     goto out;
   }
-  jct_case_tally_t tally = {0};
+  jct__case_tally_t tally = {0};
   if ((rc = jct__run_cases(doc, &ri, cases, sc->ncases, &tally, err, sizeof err))) {
     fprintf(stderr, "jctlab run: %s: %s\n", a.path, err);
     status = rc == JCT_EINVAL ? 2 : 1;
     goto out;
   }
-  status = jct_output_result(doc, a.json, a.junit, a.report, "run");
+  status = jct__output_result(doc, a.json, a.junit, a.report, "run");
   if (status == 0) status = jct__cases_status(&tally);
   fprintf(stderr,
           "jctlab run: %s: cases within budget %u, over budget %u, invalid %u, without a "
@@ -196,6 +196,6 @@ out:
   free(specs);
   free(cases);
   jct__replay_input_free(&in);
-  jct_scenario_free(sc);
+  jct__scenario_free(sc);
   return status;
 }

@@ -57,7 +57,7 @@ static int write_report_json(const char *path, const char *trace, const jct_infe
   return rc ? JCT_EIO : 0;
 }
 
-int jct_cmd_schedule(int argc, char **argv) {
+int jct__cmd_schedule(int argc, char **argv) {
   const char *trace = NULL, *out = "-", *json_report = NULL;
   bool quiet = false;
   jct_infer_opts_t opts = {0};

@@ -33,7 +33,7 @@ static const char usage_text[] =
 
 #define bad(...) jct__cmd_bad("synth", __VA_ARGS__)
 
-int jct_cmd_synth(int argc, char **argv) {
+int jct__cmd_synth(int argc, char **argv) {
   const char *alg = NULL, *out = "-";
   uint64_t ranks = 0, bytes = 0, channels = 1;
   for (int i = 1; i < argc; i++) {

@@ -14,16 +14,16 @@
  * status for bad input (cmd_util.c). */
 int jct__cmd_bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-int jct_cmd_inspect(int argc, char **argv);
-int jct_cmd_synth(int argc, char **argv);
-int jct_cmd_run(int argc, char **argv);
-int jct_cmd_schedule(int argc, char **argv);
-int jct_cmd_replay(int argc, char **argv);
+int jct__cmd_inspect(int argc, char **argv);
+int jct__cmd_synth(int argc, char **argv);
+int jct__cmd_run(int argc, char **argv);
+int jct__cmd_schedule(int argc, char **argv);
+int jct__cmd_replay(int argc, char **argv);
 /* `jctlab agent`: a verbs rank driven over a control channel (cmd_agent.c). */
-int jct_cmd_agent(int argc, char **argv);
-/* `jctlab run SCENARIO.yaml` (cmd_scenario.c); jct_cmd_run hands over to it
+int jct__cmd_agent(int argc, char **argv);
+/* `jctlab run SCENARIO.yaml` (cmd_scenario.c); jct__cmd_run hands over to it
  * when its first argument names a .yaml or .yml file. */
-int jct_cmd_run_scenario(int argc, char **argv);
-bool jct_is_scenario_arg(const char *arg);
+int jct__cmd_run_scenario(int argc, char **argv);
+bool jct__is_scenario_arg(const char *arg);
 
 #endif

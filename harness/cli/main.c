@@ -16,12 +16,12 @@ static const struct {
   int (*run)(int argc, char **argv);
   const char *summary;
 } commands[] = {
-    {"inspect", jct_cmd_inspect, "postmortem view of a RoCEv2 capture (pcap, pcapng)"},
-    {"run", jct_cmd_run, "run a collective on the emulated fabric and measure its JCT"},
-    {"synth", jct_cmd_synth, "generate a collective's schedule (ring, tree, ...) as JSON"},
-    {"schedule", jct_cmd_schedule, "infer a capture's schedule (ranks, connections, deps) as JSON"},
-    {"replay", jct_cmd_replay, "replay a job with and without faults: what the faults cost"},
-    {"agent", jct_cmd_agent, "a rank on the verbs transport (jctlab starts it in its lab VMs)"},
+    {"inspect", jct__cmd_inspect, "postmortem view of a RoCEv2 capture (pcap, pcapng)"},
+    {"run", jct__cmd_run, "run a collective on the emulated fabric and measure its JCT"},
+    {"synth", jct__cmd_synth, "generate a collective's schedule (ring, tree, ...) as JSON"},
+    {"schedule", jct__cmd_schedule, "infer a capture's schedule (ranks, connections, deps) as JSON"},
+    {"replay", jct__cmd_replay, "replay a job with and without faults: what the faults cost"},
+    {"agent", jct__cmd_agent, "a rank on the verbs transport (jctlab starts it in its lab VMs)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

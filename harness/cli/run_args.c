@@ -54,7 +54,7 @@ int jct__parse_time_ns(const char *s, uint64_t *out) {
   return JCT_EINVAL;
 }
 
-void jct__run_args_init(jct_run_args_t *a, uint64_t rate_bps) {
+void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps) {
   memset(a, 0, sizeof *a);
   a->channels = 1;
   a->reps = 5;
@@ -66,7 +66,7 @@ void jct__run_args_init(jct_run_args_t *a, uint64_t rate_bps) {
   a->run.seed = 1;
 }
 
-void jct__run_args_finish(jct_run_args_t *a) {
+void jct__run_args_finish(jct__run_args_t *a) {
   a->run.reps = (uint32_t)a->reps;
   a->run.inject = a->inject;
   a->run.timeout = (uint8_t)a->timeout;
@@ -75,7 +75,7 @@ void jct__run_args_finish(jct_run_args_t *a) {
 
 #define bad jct__cmd_bad
 
-int jct__run_args_parse(jct_run_args_t *a, int argc, char **argv, int *i, const char *prog) {
+int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const char *prog) {
   const char *w = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
   jct_run_opts_t *r = &a->run;
   /* Flags without a value. */

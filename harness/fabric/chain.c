@@ -12,7 +12,7 @@
  * injectors that act there (in chain order) and the site's flow history,
  * shared by them so that a frame's packet identity is found once. */
 typedef struct {
-  jct_chain_t *c;
+  jct__chain_t *c;
   uint32_t port;
   bool out;
   jct_injector_t **inj;
@@ -20,7 +20,7 @@ typedef struct {
   void *flows;
 } site_t;
 
-struct jct_chain {
+struct jct__chain {
   jct_injector_t **inj;
   size_t n;
   jct_switch_t *sw;
@@ -33,10 +33,10 @@ struct jct_chain {
   bool disabled;
 };
 
-int jct_chain_new(jct_chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
+int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
                   char *err, size_t errlen) {
   *out = NULL;
-  jct_chain_t *c = calloc(1, sizeof *c);
+  jct__chain_t *c = calloc(1, sizeof *c);
   if (!c) return JCT_ENOMEM;
   c->inj = calloc(n ? n : 1, sizeof *c->inj);
   if (!c->inj) {
@@ -46,7 +46,7 @@ int jct_chain_new(jct_chain_t **out, const char *const *specs, size_t n, uint64_
   for (size_t i = 0; i < n; i++) {
     int rc = jct_injector_new(&c->inj[i], specs[i], run_seed, (uint32_t)i, err, errlen);
     if (rc) {
-      jct_chain_free(c);
+      jct__chain_free(c);
       return rc;
     }
     c->n++;
@@ -68,7 +68,7 @@ static const char *action_name(jct_verdict_t v) {
   }
 }
 
-static void log_action(jct_chain_t *c, const jct_injector_t *inj, const site_t *s,
+static void log_action(jct__chain_t *c, const jct_injector_t *inj, const site_t *s,
                        const jct_frame_t *f, jct_verdict_t v, uint64_t now_ns) {
   jct_packet_t p;
   char a[64] = "", b[64] = "";
@@ -89,7 +89,7 @@ static void log_action(jct_chain_t *c, const jct_injector_t *inj, const site_t *
   fputs("}\n", c->log);
 }
 
-static void dump_drop(jct_chain_t *c, const jct_frame_t *f, uint64_t now_ns) {
+static void dump_drop(jct__chain_t *c, const jct_frame_t *f, uint64_t now_ns) {
   struct pcap_pkthdr h;
   uint64_t ts = (uint64_t)((int64_t)now_ns + c->realtime_offset_ns);
   h.ts.tv_sec = (time_t)(ts / 1000000000u);
@@ -101,7 +101,7 @@ static void dump_drop(jct_chain_t *c, const jct_frame_t *f, uint64_t now_ns) {
 static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t now_ns,
                                      uint64_t *hold_until_ns) {
   site_t *s = arg;
-  jct_chain_t *c = s->c;
+  jct__chain_t *c = s->c;
   jct_frame_t f = {.data = sf->data,
                    .len = sf->len,
                    .cap = sf->cap,
@@ -134,7 +134,7 @@ static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t
   return modified ? JCT_SW_MODIFIED : JCT_SW_PASS;
 }
 
-static void free_sites(jct_chain_t *c) {
+static void free_sites(jct__chain_t *c) {
   if (!c->sites) return;
   for (uint32_t i = 0; i < 2 * c->nports; i++) {
     free(c->sites[i].inj);
@@ -144,7 +144,7 @@ static void free_sites(jct_chain_t *c) {
   c->sites = NULL;
 }
 
-int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
+int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
                      void *drops_dumper, int64_t realtime_offset_ns) {
   free_sites(c); /* of an earlier attach: c->nports is still its */
   c->sw = sw;
@@ -177,7 +177,7 @@ int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *lo
   return 0;
 }
 
-void jct_chain_start(jct_chain_t *c, uint64_t now_ns) {
+void jct__chain_start(jct__chain_t *c, uint64_t now_ns) {
   c->start_ns = now_ns;
   for (uint32_t i = 0; c->sites && i < 2 * c->nports; i++)
     jct_flows_clear(c->sites[i].flows);
@@ -185,7 +185,7 @@ void jct_chain_start(jct_chain_t *c, uint64_t now_ns) {
     jct_injector_start(c->inj[i], now_ns);
 }
 
-int jct_chain_set_enabled(jct_chain_t *c, bool on) {
+int jct__chain_set_enabled(jct__chain_t *c, bool on) {
   if (!c->sites || c->disabled == !on) {
     c->disabled = !on;
     return 0;
@@ -201,7 +201,7 @@ int jct_chain_set_enabled(jct_chain_t *c, bool on) {
   return 0;
 }
 
-uint64_t jct_chain_next_deadline_ns(const jct_chain_t *c) {
+uint64_t jct__chain_next_deadline_ns(const jct__chain_t *c) {
   uint64_t d = UINT64_MAX;
   if (c->disabled) return d;
   for (size_t i = 0; i < c->n; i++) {
@@ -214,14 +214,14 @@ uint64_t jct_chain_next_deadline_ns(const jct_chain_t *c) {
 }
 
 typedef struct {
-  jct_chain_t *c;
+  jct__chain_t *c;
   const jct_injector_t *inj;
 } ticking_t;
 
 static void emit_into_switch(void *arg, uint32_t port, const uint8_t *frame, size_t len,
                              uint64_t now_ns) {
   ticking_t *t = arg;
-  jct_chain_t *c = t->c;
+  jct__chain_t *c = t->c;
   if (c->log)
     fprintf(c->log,
             "{\"t_ns\":%llu,\"port\":%u,\"dir\":\"in\",\"injector\":%u,\"kind\":\"%s\","
@@ -231,7 +231,7 @@ static void emit_into_switch(void *arg, uint32_t port, const uint8_t *frame, siz
   jct_switch_rx(c->sw, port, frame, len, now_ns);
 }
 
-void jct_chain_tick(jct_chain_t *c, uint64_t now_ns) {
+void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
   if (c->disabled) return;
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
@@ -241,15 +241,15 @@ void jct_chain_tick(jct_chain_t *c, uint64_t now_ns) {
   }
 }
 
-size_t jct_chain_len(const jct_chain_t *c) {
+size_t jct__chain_len(const jct__chain_t *c) {
   return c->n;
 }
 
-const jct_injector_t *jct_chain_get(const jct_chain_t *c, size_t i) {
+const jct_injector_t *jct__chain_get(const jct__chain_t *c, size_t i) {
   return i < c->n ? c->inj[i] : NULL;
 }
 
-void jct_chain_free(jct_chain_t *c) {
+void jct__chain_free(jct__chain_t *c) {
   if (!c) return;
   for (size_t i = 0; i < c->n; i++)
     jct_injector_free(c->inj[i]);

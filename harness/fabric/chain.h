@@ -11,7 +11,7 @@
  * dropped frame to a capture of its own.
  *
  * Injectors that act on time (pause storms, flaps) are ticked by the
- * fabric at jct_chain_next_deadline_ns(); the frames they make enter the
+ * fabric at jct__chain_next_deadline_ns(); the frames they make enter the
  * switch on their port as if its rank had sent them.
  */
 #ifndef JCT_CHAIN_H
@@ -24,33 +24,33 @@
 #include "jctlab/injector.h"
 #include "jctlab/switch.h"
 
-typedef struct jct_chain jct_chain_t;
+typedef struct jct__chain jct__chain_t;
 
 /* Create the injectors from specs. run_seed feeds their default seeds.
  * Errors: JCT_EINVAL (err names the spec and the bad word), JCT_ENOMEM. */
-int jct_chain_new(jct_chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
+int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
                   char *err, size_t errlen);
 
 /* Install the chain on every port of sw (nports); log and drops may be NULL;
  * realtime_offset_ns converts the clock for the drops capture. */
-int jct_chain_attach(jct_chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
+int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
                      void *drops_dumper, int64_t realtime_offset_ns);
 
 /* Take the injectors off the switch's hooks (a baseline repetition: the
  * switch then does no injector work at all) or put them back; their
  * counters and state are kept. Errors: those of jct_switch_set_hook(). */
-int jct_chain_set_enabled(jct_chain_t *c, bool on);
+int jct__chain_set_enabled(jct__chain_t *c, bool on);
 
 /* A repetition starts now: every injector restarts (window, PRNG, state). */
-void jct_chain_start(jct_chain_t *c, uint64_t now_ns);
+void jct__chain_start(jct__chain_t *c, uint64_t now_ns);
 
-uint64_t jct_chain_next_deadline_ns(const jct_chain_t *c);
+uint64_t jct__chain_next_deadline_ns(const jct__chain_t *c);
 /* Tick the injectors due by now; their frames go into the switch. */
-void jct_chain_tick(jct_chain_t *c, uint64_t now_ns);
+void jct__chain_tick(jct__chain_t *c, uint64_t now_ns);
 
-size_t jct_chain_len(const jct_chain_t *c);
-const jct_injector_t *jct_chain_get(const jct_chain_t *c, size_t i);
+size_t jct__chain_len(const jct__chain_t *c);
+const jct_injector_t *jct__chain_get(const jct__chain_t *c, size_t i);
 
-void jct_chain_free(jct_chain_t *c);
+void jct__chain_free(jct__chain_t *c);
 
 #endif

@@ -70,12 +70,12 @@ static void on_timer(jct_timer_t *t, uint64_t now_ns);
 /* Tick the injectors that are due, send what is due, and wake again when
  * the switch or an injector next has work. */
 static void service(jct_fabric_t *f, uint64_t now_ns) {
-  jct_chain_t *chain = f->opts.chain;
-  if (chain && jct_chain_next_deadline_ns(chain) <= now_ns) jct_chain_tick(chain, now_ns);
+  jct__chain_t *chain = f->opts.chain;
+  if (chain && jct__chain_next_deadline_ns(chain) <= now_ns) jct__chain_tick(chain, now_ns);
   jct_switch_poll(f->sw, now_ns, emit, f);
   uint64_t next = jct_switch_next_deadline_ns(f->sw);
   if (chain) {
-    uint64_t c = jct_chain_next_deadline_ns(chain);
+    uint64_t c = jct__chain_next_deadline_ns(chain);
     if (c < next) next = c;
   }
   if (next == UINT64_MAX) {
@@ -252,7 +252,7 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
   for (uint32_t i = 0; i < opts->nranks; i++)
     if ((rc = open_port(f, i, err, errlen))) goto fail;
   if ((rc = open_captures(f, err, errlen))) goto fail;
-  if (opts->chain && (rc = jct_chain_attach(opts->chain, f->sw, opts->nranks, opts->fault_log,
+  if (opts->chain && (rc = jct__chain_attach(opts->chain, f->sw, opts->nranks, opts->fault_log,
                                             f->drops, f->realtime_offset_ns))) {
     jct__errf(err, errlen, rc, "cannot put the injectors on the switch");
     goto fail;
@@ -266,7 +266,7 @@ fail:
 
 void jct_fabric_start(jct_fabric_t *f, uint64_t now_ns) {
   if (!f->opts.chain) return;
-  jct_chain_start(f->opts.chain, now_ns);
+  jct__chain_start(f->opts.chain, now_ns);
   service(f, now_ns);
 }
 

@@ -59,10 +59,10 @@ void jct_dev_counters_add(jct_dev_counters_t *h, const char *name, uint64_t valu
   h->c[h->n++].value = value;
 }
 
-static void fail(jct_agents_t *s, uint32_t i, const char *fmt, ...)
+static void fail(jct__agents_t *s, uint32_t i, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void fail(jct_agents_t *s, uint32_t i, const char *fmt, ...) {
+static void fail(jct__agents_t *s, uint32_t i, const char *fmt, ...) {
   if (s->failed) return;
   s->failed = JCT_EIO;
   int k = snprintf(s->why, sizeof s->why, "rank %u's agent: ", i);
@@ -88,7 +88,7 @@ static void on_hello(agent_t *g, json_t *m) {
 }
 
 static void on_message(agent_t *g, json_t *m) {
-  jct_agents_t *s = g->set;
+  jct__agents_t *s = g->set;
   const char *msg = json_string_value(json_object_get(m, "msg"));
   if (!msg) {
     fail(s, g->index, "sent a line without \"msg\"");
@@ -183,7 +183,7 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
-static int send_msg(jct_agents_t *s, uint32_t i, json_t *m) {
+static int send_msg(jct__agents_t *s, uint32_t i, json_t *m) {
   char *text = json_dumps(m, JSON_COMPACT);
   if (!text) return JCT_ENOMEM;
   size_t len = strlen(text);
@@ -194,14 +194,14 @@ static int send_msg(jct_agents_t *s, uint32_t i, json_t *m) {
   return rc;
 }
 
-static void begin(jct_agents_t *s, const char *expect) {
+static void begin(jct__agents_t *s, const char *expect) {
   s->expect = expect;
   for (uint32_t i = 0; i < s->n; i++)
     s->a[i].answered = false;
 }
 
 /* Send m (one reference, consumed) to every agent and expect answer. */
-static int broadcast(jct_agents_t *s, json_t *m, const char *answer) {
+static int broadcast(jct__agents_t *s, json_t *m, const char *answer) {
   if (!m) return JCT_ENOMEM;
   begin(s, answer);
   int rc = 0;
@@ -217,8 +217,8 @@ static int broadcast(jct_agents_t *s, json_t *m, const char *answer) {
   return rc;
 }
 
-int jct_agents_new(jct_agents_t **out, uv_loop_t *loop, uint32_t n, const int *fds) {
-  jct_agents_t *s = calloc(1, sizeof *s + n * sizeof(agent_t));
+int jct__agents_new(jct__agents_t **out, uv_loop_t *loop, uint32_t n, const int *fds) {
+  jct__agents_t *s = calloc(1, sizeof *s + n * sizeof(agent_t));
   if (!s) return JCT_ENOMEM;
   s->loop = loop;
   s->n = n;
@@ -229,7 +229,7 @@ int jct_agents_new(jct_agents_t **out, uv_loop_t *loop, uint32_t n, const int *f
     g->fd = fds[i];
     fcntl(g->fd, F_SETFL, fcntl(g->fd, F_GETFL) | O_NONBLOCK);
     if (uv_poll_init(loop, &g->poll, g->fd)) {
-      jct_agents_free(s);
+      jct__agents_free(s);
       return JCT_EIO;
     }
     g->polling = true;
@@ -240,11 +240,11 @@ int jct_agents_new(jct_agents_t **out, uv_loop_t *loop, uint32_t n, const int *f
   return 0;
 }
 
-void jct_agents_expect_hello(jct_agents_t *a) {
+void jct__agents_expect_hello(jct__agents_t *a) {
   begin(a, "hello");
 }
 
-int jct_agents_setup(jct_agents_t *a, const jct_schedule_t *s, const jct_agents_setup_t *o) {
+int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agents_setup_t *o) {
   json_t *sched = jct__schedule_json(s), *addrs = json_array();
   if (!sched || !addrs) return JCT_ENOMEM;
   for (uint32_t i = 0; i < a->n; i++)
@@ -264,31 +264,31 @@ int jct_agents_setup(jct_agents_t *a, const jct_schedule_t *s, const jct_agents_
   return rc;
 }
 
-int jct_agents_connect(jct_agents_t *a) {
+int jct__agents_connect(jct__agents_t *a) {
   return broadcast(a, json_pack("{s:s}", "msg", "connect"), "connected");
 }
 
-int jct_agents_run(jct_agents_t *a, uint32_t rep) {
+int jct__agents_run(jct__agents_t *a, uint32_t rep) {
   a->rep = rep;
   return broadcast(a, json_pack("{s:s,s:I}", "msg", "run", "rep", (json_int_t)rep), "done");
 }
 
-int jct_agents_quit(jct_agents_t *a) {
+int jct__agents_quit(jct__agents_t *a) {
   return broadcast(a, json_pack("{s:s}", "msg", "quit"), "bye");
 }
 
-bool jct_agents_waiting(const jct_agents_t *a) {
+bool jct__agents_waiting(const jct__agents_t *a) {
   for (uint32_t i = 0; i < a->n; i++)
     if (!a->a[i].answered) return true;
   return false;
 }
 
-int jct_agents_failed(const jct_agents_t *a, char *err, size_t errlen) {
+int jct__agents_failed(const jct__agents_t *a, char *err, size_t errlen) {
   if (a->failed && err) snprintf(err, errlen, "%s", a->why);
   return a->failed;
 }
 
-const char *jct_agents_hello(const jct_agents_t *a, uint32_t i) {
+const char *jct__agents_hello(const jct__agents_t *a, uint32_t i) {
   return i < a->n ? a->a[i].hello : "";
 }
 
@@ -298,7 +298,7 @@ static uint64_t place(const agent_t *g, json_t *t) {
   return v > 0 ? g->run_sent_ns + (uint64_t)v : 0;
 }
 
-int jct_agents_timing(const jct_agents_t *a, jct_op_timing_t *t, uint32_t nops) {
+int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops) {
   memset(t, 0, nops * sizeof *t);
   for (uint32_t i = 0; i < a->n; i++) {
     const agent_t *g = &a->a[i];
@@ -318,7 +318,7 @@ int jct_agents_timing(const jct_agents_t *a, jct_op_timing_t *t, uint32_t nops) 
   return 0;
 }
 
-void jct_agents_counters(const jct_agents_t *a, jct_dev_counters_t *sum) {
+void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum) {
   memset(sum, 0, sizeof *sum);
   for (uint32_t i = 0; i < a->n; i++) {
     json_t *c = json_object_get(a->a[i].done, "counters");
@@ -333,14 +333,14 @@ void jct_agents_counters(const jct_agents_t *a, jct_dev_counters_t *sum) {
 
 static void on_closed(uv_handle_t *h) {
   agent_t *g = h->data;
-  jct_agents_t *s = g->set;
+  jct__agents_t *s = g->set;
   g->polling = false;
   for (uint32_t i = 0; i < s->n; i++)
     if (s->a[i].polling) return;
   free(s);
 }
 
-void jct_agents_free(jct_agents_t *a) {
+void jct__agents_free(jct__agents_t *a) {
   if (!a) return;
   bool any = false;
   for (uint32_t i = 0; i < a->n; i++) {

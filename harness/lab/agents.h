@@ -18,7 +18,7 @@
  *   error {why} may come at any time: the agent cannot go on.
  *
  * Each phase is asynchronous: start it, run the loop until
- * jct_agents_waiting() is false or jct_agents_failed() is set. Times in a
+ * jct__agents_waiting() is false or jct__agents_failed() is set. Times in a
  * done message are the agent's, from when it received run; the
  * orchestrator places them on its own clock at the moment it sent run to
  * that agent, so control-channel latency never counts in JCT (it is the
@@ -38,42 +38,42 @@
 
 #define JCT_AGENT_PORT 7471 /* rdma_cm port the agents listen on */
 
-typedef struct jct_agents jct_agents_t;
+typedef struct jct_agents jct__agents_t;
 
 /* Watch n control channels (fds, not owned, made nonblocking) in loop.
  * Each agent i is expected to be rank i. Errors: JCT_ENOMEM, JCT_EIO. */
-int jct_agents_new(jct_agents_t **out, uv_loop_t *loop, uint32_t n, const int *fds);
+int jct__agents_new(jct__agents_t **out, uv_loop_t *loop, uint32_t n, const int *fds);
 
 /* The phases. hello: wait for every agent's hello. */
-void jct_agents_expect_hello(jct_agents_t *a);
+void jct__agents_expect_hello(jct__agents_t *a);
 typedef struct {
   uint8_t timeout, retry_cnt, tos; /* the QPs' (ack timeout exponent, retries, IP TOS) */
   uint32_t slots;                  /* CTS announced ahead per connection */
   uint64_t rate_bps;               /* the agent's NIC shapes its sending to this */
   uint32_t mtu;                    /* the agent's NIC's IP MTU */
-} jct_agents_setup_t;
-int jct_agents_setup(jct_agents_t *a, const jct_schedule_t *s, const jct_agents_setup_t *o);
-int jct_agents_connect(jct_agents_t *a);
-int jct_agents_run(jct_agents_t *a, uint32_t rep);
-int jct_agents_quit(jct_agents_t *a);
+} jct__agents_setup_t;
+int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agents_setup_t *o);
+int jct__agents_connect(jct__agents_t *a);
+int jct__agents_run(jct__agents_t *a, uint32_t rep);
+int jct__agents_quit(jct__agents_t *a);
 
 /* Some agent has not answered the current phase yet. */
-bool jct_agents_waiting(const jct_agents_t *a);
+bool jct__agents_waiting(const jct__agents_t *a);
 /* Nonzero once an agent failed, closed its channel or broke the protocol;
  * err says which agent and why. */
-int jct_agents_failed(const jct_agents_t *a, char *err, size_t errlen);
+int jct__agents_failed(const jct__agents_t *a, char *err, size_t errlen);
 
 /* What rank i said in its hello ("kernel 6.12.x, rxe0 on eth0 198.18.0.1"). */
-const char *jct_agents_hello(const jct_agents_t *a, uint32_t i);
+const char *jct__agents_hello(const jct__agents_t *a, uint32_t i);
 
 /* After a run: every op's timing on the orchestrator's clock (ns,
  * CLOCK_MONOTONIC; 0 where no agent reported it), for nops ops, and the
  * device counters summed over agents. Returns JCT_EINVAL when an agent
  * named an op outside the schedule. */
-int jct_agents_timing(const jct_agents_t *a, jct_op_timing_t *t, uint32_t nops);
-void jct_agents_counters(const jct_agents_t *a, jct_dev_counters_t *sum);
+int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops);
+void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum);
 
 /* Stop watching (handles close through the loop: run it once more). */
-void jct_agents_free(jct_agents_t *a);
+void jct__agents_free(jct__agents_t *a);
 
 #endif

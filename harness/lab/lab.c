@@ -44,7 +44,7 @@ struct jct_lab {
   vm_t vm[];
 };
 
-static const char *cache_dir(const jct_lab_opts_t *o) {
+static const char *cache_dir(const jct__lab_opts_t *o) {
   if (o && o->cache_dir) return o->cache_dir;
   const char *env = getenv("JCT_LAB_CACHE");
   return env && *env ? env : JCT_LAB_CACHE_DEFAULT;
@@ -70,7 +70,7 @@ static bool cache_has(const char *dir, const char *file) {
   return access(p, R_OK) == 0;
 }
 
-int jct_lab_available(char *why, size_t len) {
+int jct__lab_available(char *why, size_t len) {
   char q[PATH_MAX];
   const char *dir = cache_dir(NULL);
   if (!on_path(QEMU, q, sizeof q)) {
@@ -137,7 +137,7 @@ static void exec_qemu(const vm_t *v, int guest_ctl, char *const argv[]) {
   _exit(127);
 }
 
-static int start_vm(jct_lab_t *l, uint32_t i, const jct_lab_opts_t *o, const char *agent, char *err,
+static int start_vm(jct__lab_t *l, uint32_t i, const jct__lab_opts_t *o, const char *agent, char *err,
                     size_t errlen) {
   vm_t *v = &l->vm[i];
   const char *dir = cache_dir(o);
@@ -222,13 +222,13 @@ static int start_vm(jct_lab_t *l, uint32_t i, const jct_lab_opts_t *o, const cha
   return 0;
 }
 
-int jct_lab_up(jct_lab_t **out, const jct_lab_opts_t *o, char *err, size_t errlen) {
+int jct__lab_up(jct__lab_t **out, const jct__lab_opts_t *o, char *err, size_t errlen) {
   *out = NULL;
   char why[256];
-  if (!jct_lab_available(why, sizeof why))
+  if (!jct__lab_available(why, sizeof why))
     return jct__errf(err, errlen, JCT_EIO, "the lab: %s", why);
   if (o->nranks < 2) return jct__errf(err, errlen, JCT_EINVAL, "the lab needs 2 ranks or more");
-  jct_lab_t *l = calloc(1, sizeof *l + o->nranks * sizeof(vm_t));
+  jct__lab_t *l = calloc(1, sizeof *l + o->nranks * sizeof(vm_t));
   if (!l) return JCT_ENOMEM;
   l->n = o->nranks;
   for (uint32_t i = 0; i < l->n; i++)
@@ -245,26 +245,26 @@ int jct_lab_up(jct_lab_t **out, const jct_lab_opts_t *o, char *err, size_t errle
   for (uint32_t i = 0; i < l->n && !rc; i++)
     rc = start_vm(l, i, o, agent, err, errlen);
   if (rc) {
-    jct_lab_down(l);
+    jct__lab_down(l);
     return rc;
   }
   *out = l;
   return 0;
 }
 
-const char *jct_lab_port_ifname(const jct_lab_t *l, uint32_t i) {
+const char *jct__lab_port_ifname(const jct__lab_t *l, uint32_t i) {
   return i < l->n ? l->vm[i].ifname : NULL;
 }
 
-int jct_lab_control_fd(const jct_lab_t *l, uint32_t i) {
+int jct__lab_control_fd(const jct__lab_t *l, uint32_t i) {
   return i < l->n ? l->vm[i].ctl_fd : -1;
 }
 
-const char *jct_lab_accel(const jct_lab_t *l) {
+const char *jct__lab_accel(const jct__lab_t *l) {
   return l->accel;
 }
 
-void jct_lab_console_tail(const jct_lab_t *l, uint32_t i, char *buf, size_t len) {
+void jct__lab_console_tail(const jct__lab_t *l, uint32_t i, char *buf, size_t len) {
   if (!len) return;
   buf[0] = '\0';
   if (i >= l->n || l->vm[i].console_fd < 0) return;
@@ -288,12 +288,12 @@ static bool reap(vm_t *v, int flags) {
   return v->reaped;
 }
 
-bool jct_lab_alive(jct_lab_t *l, uint32_t i) {
+bool jct__lab_alive(jct__lab_t *l, uint32_t i) {
   return i < l->n && l->vm[i].pid > 0 && !reap(&l->vm[i], WNOHANG);
 }
 
 /* JCT_LAB_KEEP: the consoles into files, for reading after the run. */
-static void keep_consoles(const jct_lab_t *l) {
+static void keep_consoles(const jct__lab_t *l) {
   const char *tmp = getenv("TMPDIR");
   char dir[PATH_MAX - 32];
   snprintf(dir, sizeof dir, "%s/jctlab-lab.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -311,7 +311,7 @@ static void keep_consoles(const jct_lab_t *l) {
   fprintf(stderr, "jctlab: the lab's consoles are kept in %s\n", dir);
 }
 
-void jct_lab_down(jct_lab_t *l) {
+void jct__lab_down(jct__lab_t *l) {
   if (!l) return;
   for (uint32_t i = 0; i < l->n; i++)
     if (l->vm[i].pid > 0 && !reap(&l->vm[i], WNOHANG)) kill(l->vm[i].pid, SIGTERM);

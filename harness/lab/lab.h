@@ -7,15 +7,15 @@
  *
  * VM i, for rank i:
  *   - its NIC (virtio-net, MAC jct_rank_mac(i), topo.h) is backed by a TAP
- *     "jl<i>" that jct_lab_up() creates in the calling thread's network
+ *     "jl<i>" that jct__lab_up() creates in the calling thread's network
  *     namespace (the switch namespace: jct_ns_isolate(), topo.h) and hands
  *     to qemu as an open fd; the switch opens the TAP as its port i
  *     (fabric.h, port_ifnames), so every frame the VM sends or receives
  *     crosses jctlab's switch and its injectors;
  *   - its control channel is a virtio-serial port named "jctlab.ctl" whose
- *     host end is one end of a socketpair (jct_lab_control_fd());
+ *     host end is one end of a socketpair (jct__lab_control_fd());
  *   - its console (ttyS0) goes to a file in the lab's temporary directory,
- *     for error messages (jct_lab_console_tail()).
+ *     for error messages (jct__lab_console_tail()).
  * qemu runs with KVM where the cache's probe found it boots this kernel
  * (scripts/lab-kernel writes "kvm" or "tcg" to CACHE/accel), TCG otherwise;
  * JCT_LAB_ACCEL overrides. Each qemu dies with jctlab (PR_SET_PDEATHSIG),
@@ -36,33 +36,33 @@ typedef struct {
   uint32_t mtu;           /* the NICs' IP MTU; 0: 9000 (rxe's active MTU is then 4096) */
   const char *cache_dir;  /* NULL: $JCT_LAB_CACHE, else JCT_LAB_CACHE_DEFAULT */
   const char *agent_path; /* NULL: this program (/proc/self/exe) */
-} jct_lab_opts_t;
+} jct__lab_opts_t;
 
-typedef struct jct_lab jct_lab_t;
+typedef struct jct_lab jct__lab_t;
 
 /* 1 when the lab can start here (qemu and the cache's kernel are there);
  * 0 with the reason in why ("no qemu-system-x86_64: run scripts/setup-deps
  * --with-lab"). */
-int jct_lab_available(char *why, size_t len);
+int jct__lab_available(char *why, size_t len);
 
 /* Create the TAPs and start one VM per rank; returns once all are started,
  * before they boot (the agents' hellos say when they are up). Errors:
  * JCT_EINVAL (the host's own namespace, bad options), JCT_EIO (no cache,
  * no qemu, a TAP or a process that cannot be made: err says which). On
  * error nothing is left behind. */
-int jct_lab_up(jct_lab_t **out, const jct_lab_opts_t *o, char *err, size_t errlen);
+int jct__lab_up(jct__lab_t **out, const jct__lab_opts_t *o, char *err, size_t errlen);
 
-const char *jct_lab_port_ifname(const jct_lab_t *l, uint32_t i); /* "jl<i>" */
-int jct_lab_control_fd(const jct_lab_t *l, uint32_t i);          /* nonblocking */
-const char *jct_lab_accel(const jct_lab_t *l);                   /* "kvm" or "tcg" */
+const char *jct__lab_port_ifname(const jct__lab_t *l, uint32_t i); /* "jl<i>" */
+int jct__lab_control_fd(const jct__lab_t *l, uint32_t i);          /* nonblocking */
+const char *jct__lab_accel(const jct__lab_t *l);                   /* "kvm" or "tcg" */
 /* The last lines of VM i's console (at most len - 1 bytes). */
-void jct_lab_console_tail(const jct_lab_t *l, uint32_t i, char *buf, size_t len);
+void jct__lab_console_tail(const jct__lab_t *l, uint32_t i, char *buf, size_t len);
 /* VM i's qemu is still running. */
-bool jct_lab_alive(jct_lab_t *l, uint32_t i);
+bool jct__lab_alive(jct__lab_t *l, uint32_t i);
 
 /* Stop every VM (SIGTERM, then SIGKILL after 2 s), reap them, close the
  * TAPs and channels, remove the temporary directory (kept when
  * JCT_LAB_KEEP is set, and its path printed). NULL is fine. */
-void jct_lab_down(jct_lab_t *l);
+void jct__lab_down(jct__lab_t *l);
 
 #endif

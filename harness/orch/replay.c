@@ -93,19 +93,19 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *a
   jct_run_result_t model;
   jct_run_model(o, &model);
   r->packet_time_ns = model.packet_time_ns;
-  jct_session_t *s;
-  rc = jct_session_new(&s, o, bin_width_ns(o), err, errlen);
+  jct__session_t *s;
+  rc = jct__session_new(&s, o, bin_width_ns(o), err, errlen);
   if (rc) {
     jct_replay_result_free(r);
     return rc;
   }
-  r->ninjectors = jct_session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
+  r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
   uint64_t wall0 = jct_now_ns();
   /* B F B F ...: both sides see the machine in the same state. */
   for (uint32_t i = 0; i < o->reps && r->valid && rc == 0; i++)
     for (int side = 0; side < 2 && r->valid && rc == 0; side++) {
       jct_rep_t *rep = side ? &r->faulted[i] : &r->baseline[i];
-      if ((rc = jct_session_rep(s, side == 1, i, rep))) break;
+      if ((rc = jct__session_rep(s, side == 1, i, rep))) break;
       if (!rep->ok) {
         char why[256];
         snprintf(why, sizeof why, "%s repetition %u: %.200s", side ? "faulted" : "baseline",
@@ -115,9 +115,9 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *a
       if (progress) progress(arg, 2 * i + (uint32_t)side + 1, 2 * o->reps);
     }
   r->wall_s = (double)(jct_now_ns() - wall0) * 1e-9;
-  jct_session_health_t h;
-  jct_session_health(s, &h);
-  jct_session_free(s);
+  jct__session_health_t h;
+  jct__session_health(s, &h);
+  jct__session_free(s);
   r->lateness_p50_ns = h.lateness_p50_ns;
   r->lateness_p99_ns = h.lateness_p99_ns;
   r->lateness_max_ns = h.lateness_max_ns;
@@ -142,8 +142,8 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *a
 
 void jct_replay_result_free(jct_replay_result_t *r) {
   for (uint32_t i = 0; i < r->reps; i++) {
-    if (r->baseline) jct_rep_clear(&r->baseline[i]);
-    if (r->faulted) jct_rep_clear(&r->faulted[i]);
+    if (r->baseline) jct__rep_clear(&r->baseline[i]);
+    if (r->faulted) jct__rep_clear(&r->faulted[i]);
   }
   free(r->baseline);
   free(r->faulted);

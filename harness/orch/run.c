@@ -104,19 +104,19 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   r->reps = o->reps;
   r->valid = true;
   jct_run_model(o, r);
-  jct_session_t *s;
-  if ((rc = jct_session_new(&s, o, 0, err, errlen))) return rc;
-  r->ninjectors = jct_session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
+  jct__session_t *s;
+  if ((rc = jct__session_new(&s, o, 0, err, errlen))) return rc;
+  r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
   for (uint32_t i = 0; i < o->reps && r->valid; i++) {
     jct_rep_t rep;
-    if ((rc = jct_session_rep(s, true, i, &rep))) break;
+    if ((rc = jct__session_rep(s, true, i, &rep))) break;
     r->jct_ns[i] = rep.jct_ns;
     add_rep(r, &rep);
     if (!rep.ok) invalid(r, rep.why);
-    jct_rep_clear(&rep);
+    jct__rep_clear(&rep);
   }
-  jct_session_health_t h;
-  jct_session_health(s, &h);
+  jct__session_health_t h;
+  jct__session_health(s, &h);
   r->cpu_busy = h.cpu_busy;
   r->lateness_p50_ns = h.lateness_p50_ns;
   r->lateness_p99_ns = h.lateness_p99_ns;
@@ -125,6 +125,6 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   r->harness_losses = h.harness_losses;
   if (h.harness_losses) invalid(r, h.harness_why);
   if (r->valid) statistics(o, r);
-  jct_session_free(s);
+  jct__session_free(s);
   return rc;
 }

@@ -19,15 +19,15 @@ static void diff_u64(void *out, const void *after, const void *before, size_t si
 }
 
 static void on_exec_timer(jct_timer_t *t, uint64_t now_ns) {
-  jct_session_t *s = t->data;
-  if (s->exec && jct_exec_on_timer(s->exec, now_ns) == 0) jct_ranks_kick(s->ranks);
+  jct__session_t *s = t->data;
+  if (s->exec && jct_exec_on_timer(s->exec, now_ns) == 0) jct__ranks_kick(s->ranks);
 }
 
 static void on_wake(jct_timer_t *t, uint64_t now_ns) {
   (void)t, (void)now_ns; /* only wakes the loop */
 }
 
-static void arm_exec(jct_session_t *s) {
+static void arm_exec(jct__session_t *s) {
   uint64_t d = jct_exec_next_deadline_ns(s->exec);
   if (d == UINT64_MAX)
     jct_timer_stop(&s->clock, &s->exec_timer);
@@ -36,11 +36,11 @@ static void arm_exec(jct_session_t *s) {
 }
 
 /* Put the retransmissions since the repetition started into their bins. */
-static void sample(jct_session_t *s, uint64_t now_ns) {
+static void sample(jct__session_t *s, uint64_t now_ns) {
   jct_rep_t *rep = s->sampling;
   if (!rep || !s->ranks || !rep->bin_ns || now_ns < s->next_sample_ns) return;
   jct_uroce_stats_t st;
-  jct_ranks_stats(s->ranks, &st);
+  jct__ranks_stats(s->ranks, &st);
   uint64_t bin = (now_ns - s->rep_start_ns) / rep->bin_ns;
   if (bin >= JCT_REP_MAX_BINS) bin = JCT_REP_MAX_BINS - 1;
   /* Everything since the last sample lands in the bin of this one. */
@@ -50,20 +50,20 @@ static void sample(jct_session_t *s, uint64_t now_ns) {
   s->next_sample_ns = s->rep_start_ns + (bin + 1) * rep->bin_ns;
 }
 
-int jct__session_failed(const jct_session_t *s, char *why, size_t len) {
-  if (s->ranks) return jct_ranks_failed(s->ranks, why, len);
-  if (s->agents && jct_agents_failed(s->agents, why, len)) return 1;
+int jct__session_failed(const jct__session_t *s, char *why, size_t len) {
+  if (s->ranks) return jct__ranks_failed(s->ranks, why, len);
+  if (s->agents && jct__agents_failed(s->agents, why, len)) return 1;
   for (uint32_t i = 0; s->lab && i < s->o->schedule->nranks; i++)
-    if (!jct_lab_alive(s->lab, i)) {
+    if (!jct__lab_alive(s->lab, i)) {
       char tail[400];
-      jct_lab_console_tail(s->lab, i, tail, sizeof tail);
+      jct__lab_console_tail(s->lab, i, tail, sizeof tail);
       if (why) snprintf(why, len, "rank %u's VM stopped; its console ends:\n%s", i, tail);
       return 1;
     }
   return 0;
 }
 
-bool jct__session_run_until(jct_session_t *s, bool (*done)(jct_session_t *), uint64_t deadline_ns) {
+bool jct__session_run_until(jct__session_t *s, bool (*done)(jct__session_t *), uint64_t deadline_ns) {
   jct_timer_start(&s->clock, &s->wake, deadline_ns, on_wake);
   while (!done(s) && jct_now_ns() < deadline_ns && !jct__session_failed(s, NULL, 0)) {
     uv_run(&s->loop, UV_RUN_ONCE);
@@ -74,15 +74,15 @@ bool jct__session_run_until(jct_session_t *s, bool (*done)(jct_session_t *), uin
   return done(s);
 }
 
-static bool exec_done(jct_session_t *s) {
+static bool exec_done(jct__session_t *s) {
   return jct_exec_done(s->exec);
 }
 
-static bool drained(jct_session_t *s) {
-  return (!s->ranks || jct_ranks_quiet(s->ranks)) && (!s->fab || jct_fabric_idle(s->fab));
+static bool drained(jct__session_t *s) {
+  return (!s->ranks || jct__ranks_quiet(s->ranks)) && (!s->fab || jct_fabric_idle(s->fab));
 }
 
-static bool never(jct_session_t *s) {
+static bool never(jct__session_t *s) {
   (void)s;
   return false;
 }
@@ -94,7 +94,7 @@ static double cpu_seconds(void) {
          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-static uint64_t paused_now(jct_session_t *s) {
+static uint64_t paused_now(jct__session_t *s) {
   uint64_t sum = 0;
   for (uint32_t p = 0; s->fab && p < s->o->schedule->nranks; p++) {
     jct_switch_port_stats_t ps;
@@ -111,39 +111,39 @@ typedef struct {
   uint64_t paused_ns;
 } snapshot_t;
 
-static void snap(jct_session_t *s, snapshot_t *x) {
+static void snap(jct__session_t *s, snapshot_t *x) {
   memset(x, 0, sizeof *x);
-  if (s->ranks) jct_ranks_stats(s->ranks, &x->transport);
+  if (s->ranks) jct__ranks_stats(s->ranks, &x->transport);
   if (s->fab) jct_switch_totals(jct_fabric_switch(s->fab), &x->fabric);
   x->paused_ns = paused_now(s);
 }
 
-void jct__session_fail_rep(jct_session_t *s, jct_rep_t *rep, const char *why) {
+void jct__session_fail_rep(jct__session_t *s, jct_rep_t *rep, const char *why) {
   rep->ok = false;
   snprintf(rep->why, sizeof rep->why, "%s", why);
   s->broken = true;
 }
 
 /* One repetition on the uroce ranks, with the executor in this process. */
-static int uroce_rep(jct_session_t *s, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
+static int uroce_rep(jct__session_t *s, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   const jct_schedule_t *sch = s->o->schedule;
-  jct_exec_hooks_t hooks = jct_ranks_hooks(s->ranks);
+  jct_exec_hooks_t hooks = jct__ranks_hooks(s->ranks);
   int rc0 = jct_exec_new(&s->exec, sch, 0, &hooks);
   if (rc0) return rc0;
-  jct_ranks_attach(s->ranks, s->exec);
+  jct__ranks_attach(s->ranks, s->exec);
   uint64_t start = jct_now_ns();
   s->sampling = rep;
   s->rep_start_ns = start;
   s->next_sample_ns = start;
   jct_uroce_stats_t st;
-  jct_ranks_stats(s->ranks, &st);
+  jct__ranks_stats(s->ranks, &st);
   s->retx_at_start = st.retx_pkts;
   jct_fabric_start(s->fab, start);
   int rc = jct_exec_start(s->exec, start);
-  jct_ranks_kick(s->ranks);
+  jct__ranks_kick(s->ranks);
   bool done = rc == 0 && jct__session_run_until(s, exec_done, start + limit_ns);
   char why[256];
-  if (jct_ranks_failed(s->ranks, why, sizeof why)) {
+  if (jct__ranks_failed(s->ranks, why, sizeof why)) {
     jct__session_fail_rep(s, rep, why);
   } else if (!done) {
     snprintf(why, sizeof why, "repetition %u did not finish in %.1f s (%u of %u messages)",
@@ -160,14 +160,14 @@ static int uroce_rep(jct_session_t *s, uint32_t index, uint64_t limit_ns, jct_re
     o->start_ns = t->start_ns ? t->start_ns - start : 0;
     o->done_ns = t->done_ns ? t->done_ns - start : 0;
   }
-  jct_ranks_attach(s->ranks, NULL);
+  jct__ranks_attach(s->ranks, NULL);
   jct_exec_free(s->exec);
   s->exec = NULL;
   jct_timer_stop(&s->clock, &s->exec_timer);
   return 0;
 }
 
-int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *rep) {
+int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t *rep) {
   const jct_schedule_t *sch = s->o->schedule;
   memset(rep, 0, sizeof *rep);
   rep->faulted = faulted;
@@ -178,7 +178,7 @@ int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *r
     return 0;
   }
   if (!(rep->timing = calloc(sch->nops, sizeof *rep->timing))) return JCT_ENOMEM;
-  if (jct_chain_set_enabled(s->chain, faulted)) {
+  if (jct__chain_set_enabled(s->chain, faulted)) {
     jct__session_fail_rep(s, rep, "cannot put the injectors on the switch's path");
     return 0;
   }
@@ -209,12 +209,12 @@ int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *r
   rep->fabric.pool_bytes = after.fabric.pool_bytes;
   rep->paused_ns = after.paused_ns - before.paused_ns;
   if (faulted)
-    for (size_t i = 0; i < jct_chain_len(s->chain) && i < JCT_RUN_MAX_INJECTORS; i++)
-      rep->injectors[i] = jct_chain_get(s->chain, i)->stats;
+    for (size_t i = 0; i < jct__chain_len(s->chain) && i < JCT_RUN_MAX_INJECTORS; i++)
+      rep->injectors[i] = jct__chain_get(s->chain, i)->stats;
   return 0;
 }
 
-void jct_session_health(jct_session_t *s, jct_session_health_t *h) {
+void jct__session_health(jct__session_t *s, jct__session_health_t *h) {
   memset(h, 0, sizeof *h);
   double wall = (double)(jct_now_ns() - s->wall0) * 1e-9;
   h->cpu_busy = wall > 0 ? (cpu_seconds() - s->cpu0) / wall : 0;
@@ -224,7 +224,7 @@ void jct_session_health(jct_session_t *s, jct_session_health_t *h) {
   jct_fabric_harness_stats_t hs = {0};
   if (s->fab) jct_fabric_harness_stats(s->fab, &hs);
   h->harness_losses =
-      hs.inject_failures + hs.pcap_drops + (s->ranks ? jct_ranks_harness_losses(s->ranks) : 0);
+      hs.inject_failures + hs.pcap_drops + (s->ranks ? jct__ranks_harness_losses(s->ranks) : 0);
   if (h->harness_losses)
     snprintf(h->harness_why, sizeof h->harness_why,
              "the harness lost %llu frames by its own fault (pcap_inject %llu, pcap drops %llu, "
@@ -234,10 +234,10 @@ void jct_session_health(jct_session_t *s, jct_session_health_t *h) {
              (unsigned long long)(h->harness_losses - hs.inject_failures - hs.pcap_drops));
 }
 
-uint32_t jct_session_injectors(const jct_session_t *s, jct_run_injector_t *out, uint32_t max) {
+uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max) {
   uint32_t n = 0;
-  for (; n < jct_chain_len(s->chain) && n < max; n++) {
-    const jct_injector_t *inj = jct_chain_get(s->chain, n);
+  for (; n < jct__chain_len(s->chain) && n < max; n++) {
+    const jct_injector_t *inj = jct__chain_get(s->chain, n);
     memset(&out[n], 0, sizeof out[n]);
     snprintf(out[n].spec, sizeof out[n].spec, "%s", inj->spec);
     snprintf(out[n].kind, sizeof out[n].kind, "%s", inj->ops->name);
@@ -246,17 +246,17 @@ uint32_t jct_session_injectors(const jct_session_t *s, jct_run_injector_t *out, 
   return n;
 }
 
-void jct_rep_clear(jct_rep_t *rep) {
+void jct__rep_clear(jct_rep_t *rep) {
   free(rep->timing);
   rep->timing = NULL;
 }
 
-void jct_session_free(jct_session_t *s) {
+void jct__session_free(jct__session_t *s) {
   if (!s) return;
   jct__session_lab_down(s);
-  jct_ranks_free(s->ranks);
+  jct__ranks_free(s->ranks);
   jct_fabric_free(s->fab);
-  jct_chain_free(s->chain);
+  jct__chain_free(s->chain);
   if (s->fault_log) fclose(s->fault_log);
   if (s->clock_open) jct_clock_close(&s->clock, NULL);
   if (s->loop_open) {
@@ -266,10 +266,10 @@ void jct_session_free(jct_session_t *s) {
   free(s);
 }
 
-int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_ns, char *err,
+int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin_ns, char *err,
                     size_t errlen) {
   *out = NULL;
-  jct_session_t *s = calloc(1, sizeof *s);
+  jct__session_t *s = calloc(1, sizeof *s);
   if (!s) return JCT_ENOMEM;
   s->o = o;
   s->bin_ns = bin_ns;
@@ -281,19 +281,19 @@ int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_n
   s->loop_open = true;
   int rc = jct_clock_init(&s->clock, &s->loop);
   if (rc) {
-    jct_session_free(s);
+    jct__session_free(s);
     return jct__errf(err, errlen, rc, "cannot create the event loop's timer");
   }
   s->clock_open = true;
   jct_clock_set_spin_ns(&s->clock, SPIN_NS);
   /* The injectors before anything else is built: a bad spec is bad input. */
-  if ((rc = jct_chain_new(&s->chain, o->inject, o->ninject, o->seed, err, errlen))) {
-    jct_session_free(s);
+  if ((rc = jct__chain_new(&s->chain, o->inject, o->ninject, o->seed, err, errlen))) {
+    jct__session_free(s);
     return rc;
   }
   if (o->fault_log && !(s->fault_log = fopen(o->fault_log, "w"))) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: %s", o->fault_log, strerror(errno));
-    jct_session_free(s);
+    jct__session_free(s);
     return rc;
   }
   jct_fabric_opts_t fo = {.nranks = o->schedule->nranks,
@@ -310,7 +310,7 @@ int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_n
                           .pcap_drops = o->pcap_drops,
                           .fault_log = s->fault_log,
                           .chain = s->chain};
-  jct_ranks_opts_t ro = {.rate_bps = o->rate_bps,
+  jct__ranks_opts_t ro = {.rate_bps = o->rate_bps,
                          .nic_queue_pkts = o->nic_queue_pkts,
                          .path_mtu_bytes = o->path_mtu_bytes ? o->path_mtu_bytes : 4096,
                          .timeout = o->timeout,
@@ -322,13 +322,13 @@ int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_n
     /* Agents on hosts: their traffic crosses the hosts' own fabric, not a
      * jctlab switch, so there is no fabric here and nothing to inject. */
     if (o->ninject) {
-      jct_session_free(s);
+      jct__session_free(s);
       return jct__errf(err, errlen, JCT_EINVAL,
                        "--agents: the ranks' traffic crosses your fabric, not jctlab's switch, "
                        "so injectors cannot act on it (run them on the lab, --lab N)");
     }
     if ((rc = jct__session_agents_up(s, err, errlen))) {
-      jct_session_free(s);
+      jct__session_free(s);
       return rc;
     }
     s->cpu0 = cpu_seconds();
@@ -339,19 +339,19 @@ int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_n
   if (o->transport == JCT_TRANSPORT_VERBS) {
     /* The ranks are VMs; the switch's ports are their TAPs. */
     if ((rc = jct__session_lab_up(s, err, errlen))) {
-      jct_session_free(s);
+      jct__session_free(s);
       return rc;
     }
     for (uint32_t i = 0; i < o->schedule->nranks && i < JCT_SWITCH_MAX_PORTS; i++)
-      ports[i] = jct_lab_port_ifname(s->lab, i);
+      ports[i] = jct__lab_port_ifname(s->lab, i);
     fo.port_ifnames = ports;
   }
   if ((rc = jct_fabric_new(&s->fab, &s->loop, &s->clock, &fo, err, errlen)) ||
       (o->transport == JCT_TRANSPORT_UROCE &&
-       (rc = jct_ranks_new(&s->ranks, &s->loop, &s->clock, jct_fabric_topo(s->fab), o->schedule,
+       (rc = jct__ranks_new(&s->ranks, &s->loop, &s->clock, jct_fabric_topo(s->fab), o->schedule,
                            &ro, err, errlen))) ||
       (o->transport == JCT_TRANSPORT_VERBS && (rc = jct__session_agents_up(s, err, errlen)))) {
-    jct_session_free(s);
+    jct__session_free(s);
     return rc;
   }
   jct__session_run_until(s, never, jct_now_ns() + SETTLE_NS); /* let the links come up */

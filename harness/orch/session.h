@@ -22,7 +22,7 @@
 #include "jctlab/run.h"
 
 
-typedef struct jct_session jct_session_t;
+typedef struct jct__session jct__session_t;
 
 /* Options a run or a replay refuses before building anything: no
  * schedule, reps outside [1, JCT_RUN_MAX_REPS], a rate outside what the
@@ -33,13 +33,13 @@ int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen);
 /* Build what o describes (injectors first: a bad spec is bad input) and
  * let the links come up. bin_ns: the retransmission bins' width (0: none).
  * Errors as jct_run(). */
-int jct_session_new(jct_session_t **out, const jct_run_opts_t *o, uint64_t bin_ns, char *err,
+int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin_ns, char *err,
                     size_t errlen);
 
 /* One repetition, faulted or not. Fills *rep (rep->ok false: it failed,
  * rep->why says how; the session is then unusable for more). Errors:
  * JCT_ENOMEM. */
-int jct_session_rep(jct_session_t *s, bool faulted, uint32_t index, jct_rep_t *rep);
+int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t *rep);
 
 /* The loop's lateness over every repetition so far, CPU busy fraction,
  * the harness's own losses (nonzero: the run is invalid; why says how),
@@ -49,13 +49,13 @@ typedef struct {
   double cpu_busy;
   uint64_t harness_losses;
   char harness_why[200];
-} jct_session_health_t;
-void jct_session_health(jct_session_t *s, jct_session_health_t *h);
+} jct__session_health_t;
+void jct__session_health(jct__session_t *s, jct__session_health_t *h);
 
 /* The injectors' identities (spec, kind, seed; stats zero). */
-uint32_t jct_session_injectors(const jct_session_t *s, jct_run_injector_t *out, uint32_t max);
+uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max);
 
-void jct_rep_clear(jct_rep_t *rep); /* frees the timing */
-void jct_session_free(jct_session_t *s);
+void jct__rep_clear(jct_rep_t *rep); /* frees the timing */
+void jct__session_free(jct__session_t *s);
 
 #endif

@@ -21,7 +21,7 @@
  * re-arming cost more than the gaps between packets. */
 #define SPIN_NS 1000000u
 
-struct jct_session {
+struct jct__session {
   uv_loop_t loop;
   bool loop_open;
   jct_clock_t clock;
@@ -29,12 +29,12 @@ struct jct_session {
   const jct_run_opts_t *o;
   double model_ns;
   uint64_t bin_ns;
-  jct_chain_t *chain;
+  jct__chain_t *chain;
   FILE *fault_log;
   jct_fabric_t *fab;
-  jct_ranks_t *ranks;                  /* uroce: the ranks in namespaces; NULL on verbs */
-  jct_lab_t *lab;                      /* verbs with the lab: one VM per rank */
-  jct_agents_t *agents;                /* verbs: the ranks' agents */
+  jct__ranks_t *ranks;                  /* uroce: the ranks in namespaces; NULL on verbs */
+  jct__lab_t *lab;                      /* verbs with the lab: one VM per rank */
+  jct__agents_t *agents;                /* verbs: the ranks' agents */
   uint32_t agent_runs;                 /* runs asked of the agents so far */
   int agent_fds[JCT_SWITCH_MAX_PORTS]; /* --agents: the TCP connections */
   uint32_t nagent_fds;
@@ -49,17 +49,17 @@ struct jct_session {
 };
 
 /* Run the loop until done() or the deadline; returns whether done. */
-bool jct__session_run_until(jct_session_t *s, bool (*done)(jct_session_t *), uint64_t deadline_ns);
+bool jct__session_run_until(jct__session_t *s, bool (*done)(jct__session_t *), uint64_t deadline_ns);
 
 /* verbs (session_lab.c): boot the lab, let the agents set up and connect
  * (after the fabric is up); one repetition; shut the agents down. */
-int jct__session_lab_up(jct_session_t *s, char *err, size_t errlen);
-int jct__session_agents_up(jct_session_t *s, char *err, size_t errlen);
-void jct__session_verbs_rep(jct_session_t *s, uint32_t index, uint64_t limit_ns, jct_rep_t *rep);
-void jct__session_lab_down(jct_session_t *s);
+int jct__session_lab_up(jct__session_t *s, char *err, size_t errlen);
+int jct__session_agents_up(jct__session_t *s, char *err, size_t errlen);
+void jct__session_verbs_rep(jct__session_t *s, uint32_t index, uint64_t limit_ns, jct_rep_t *rep);
+void jct__session_lab_down(jct__session_t *s);
 /* Mark rep failed (why) and the session unusable for more. */
-void jct__session_fail_rep(jct_session_t *s, jct_rep_t *rep, const char *why);
+void jct__session_fail_rep(jct__session_t *s, jct_rep_t *rep, const char *why);
 /* Nonzero once a rank failed (either transport); why says which. */
-int jct__session_failed(const jct_session_t *s, char *why, size_t len);
+int jct__session_failed(const jct__session_t *s, char *why, size_t len);
 
 #endif

@@ -33,19 +33,19 @@ static uint32_t vm_mtu(const jct_run_opts_t *o) {
   return o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT;
 }
 
-static bool answered(jct_session_t *s) {
-  return !jct_agents_waiting(s->agents);
+static bool answered(jct__session_t *s) {
+  return !jct__agents_waiting(s->agents);
 }
 
 /* Wait for the agents' answers to the current phase. */
-static int await(jct_session_t *s, const char *phase, uint64_t limit_ns, char *err, size_t errlen) {
+static int await(jct__session_t *s, const char *phase, uint64_t limit_ns, char *err, size_t errlen) {
   bool ok = jct__session_run_until(s, answered, jct_now_ns() + limit_ns);
   char why[768];
   bool failed = jct__session_failed(s, why, sizeof why);
   if ((failed || !ok) && s->lab)
     for (uint32_t i = 0; i < s->o->schedule->nranks; i++) {
       char tail[400];
-      jct_lab_console_tail(s->lab, i, tail, sizeof tail);
+      jct__lab_console_tail(s->lab, i, tail, sizeof tail);
       fprintf(stderr, "jctlab: rank %u's VM console ends:\n%s\n", i, tail);
     }
   const char *who = s->lab ? "the lab" : "the agents";
@@ -57,7 +57,7 @@ static int await(jct_session_t *s, const char *phase, uint64_t limit_ns, char *e
   return 0;
 }
 
-int jct__session_lab_up(jct_session_t *s, char *err, size_t errlen) {
+int jct__session_lab_up(jct__session_t *s, char *err, size_t errlen) {
   uint32_t n = s->o->schedule->nranks;
   if (!s->o->lab_ranks)
     return jct__errf(err, errlen, JCT_EINVAL,
@@ -85,12 +85,12 @@ int jct__session_lab_up(jct_session_t *s, char *err, size_t errlen) {
                      "raise --rate or --timeout",
                      (double)s->o->rate_bps / 1e6, s->o->timeout, RXE_INFLIGHT_PKTS, queue_ns / 1e6,
                      timeout_ns / 1e6);
-  jct_lab_opts_t lo = {.nranks = n, .mtu = vm_mtu(s->o)};
-  return jct_lab_up(&s->lab, &lo, err, errlen);
+  jct__lab_opts_t lo = {.nranks = n, .mtu = vm_mtu(s->o)};
+  return jct__lab_up(&s->lab, &lo, err, errlen);
 }
 
 /* --agents HOST:PORT,...: one TCP connection per agent, in rank order. */
-static int dial_agents(jct_session_t *s, int *fds, char *err, size_t errlen) {
+static int dial_agents(jct__session_t *s, int *fds, char *err, size_t errlen) {
   uint32_t n = s->o->schedule->nranks, i = 0, listed = 1;
   const char *p = s->o->agents;
   for (const char *c = p; *c; c++)
@@ -128,7 +128,7 @@ static int dial_agents(jct_session_t *s, int *fds, char *err, size_t errlen) {
   return 0;
 }
 
-int jct__session_agents_up(jct_session_t *s, char *err, size_t errlen) {
+int jct__session_agents_up(jct__session_t *s, char *err, size_t errlen) {
   const jct_run_opts_t *o = s->o;
   uint32_t n = o->schedule->nranks;
   int fds[JCT_SWITCH_MAX_PORTS];
@@ -139,12 +139,12 @@ int jct__session_agents_up(jct_session_t *s, char *err, size_t errlen) {
     if ((rc = dial_agents(s, fds, err, errlen))) return rc;
   } else {
     for (uint32_t i = 0; i < n; i++)
-      fds[i] = jct_lab_control_fd(s->lab, i);
+      fds[i] = jct__lab_control_fd(s->lab, i);
   }
-  if ((rc = jct_agents_new(&s->agents, &s->loop, n, fds)))
+  if ((rc = jct__agents_new(&s->agents, &s->loop, n, fds)))
     return jct__errf(err, errlen, rc, "cannot watch the agents' control channels");
-  jct_agents_expect_hello(s->agents);
-  bool kvm = s->lab && strcmp(jct_lab_accel(s->lab), "kvm") == 0;
+  jct__agents_expect_hello(s->agents);
+  bool kvm = s->lab && strcmp(jct__lab_accel(s->lab), "kvm") == 0;
   uint64_t t0 = jct_now_ns();
   if ((rc = await(s, s->lab ? "booting" : "waiting for the agents' hellos",
                   kvm || !s->lab ? HELLO_KVM_NS : HELLO_TCG_NS, err, errlen)))
@@ -152,18 +152,18 @@ int jct__session_agents_up(jct_session_t *s, char *err, size_t errlen) {
   if (getenv("JCT_LAB_VERBOSE") && s->lab)
     for (uint32_t i = 0; i < n; i++)
       fprintf(stderr, "jctlab: rank %u up after %.1f s (%s): %s\n", i,
-              (double)(jct_now_ns() - t0) / 1e9, jct_lab_accel(s->lab),
-              jct_agents_hello(s->agents, i));
-  jct_agents_setup_t so = {.timeout = o->timeout,
+              (double)(jct_now_ns() - t0) / 1e9, jct__lab_accel(s->lab),
+              jct__agents_hello(s->agents, i));
+  jct__agents_setup_t so = {.timeout = o->timeout,
                            .retry_cnt = o->retry_cnt,
                            .tos = DATA_DSCP << 2,
                            .slots = JCT_EXEC_DEFAULT_SLOTS,
                            .rate_bps = o->rate_bps,
                            .mtu = vm_mtu(o)};
-  if ((rc = jct_agents_setup(s->agents, o->schedule, &so)) ||
+  if ((rc = jct__agents_setup(s->agents, o->schedule, &so)) ||
       (rc = await(s, "setting up the QPs", PHASE_NS, err, errlen)))
     return rc ? rc : JCT_EIO;
-  if ((rc = jct_agents_connect(s->agents)) ||
+  if ((rc = jct__agents_connect(s->agents)) ||
       (rc = await(s, "connecting the QPs", PHASE_NS, err, errlen)))
     return rc;
   return 0;
@@ -187,12 +187,12 @@ static void map_counters(const jct_dev_counters_t *d, jct_uroce_stats_t *t) {
   t->timeouts = t->go_back_n > t->rx_naks ? t->go_back_n - t->rx_naks : 0;
 }
 
-void jct__session_verbs_rep(jct_session_t *s, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
+void jct__session_verbs_rep(jct__session_t *s, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   const jct_schedule_t *sch = s->o->schedule;
   uint64_t sent = jct_now_ns();
   char why[768];
-  if (jct_agents_run(s->agents, ++s->agent_runs)) {
-    jct_agents_failed(s->agents, why, sizeof why);
+  if (jct__agents_run(s->agents, ++s->agent_runs)) {
+    jct__agents_failed(s->agents, why, sizeof why);
     jct__session_fail_rep(s, rep, why);
     return;
   }
@@ -207,7 +207,7 @@ void jct__session_verbs_rep(jct_session_t *s, uint32_t index, uint64_t limit_ns,
     jct__session_fail_rep(s, rep, why);
     return;
   }
-  if (jct_agents_timing(s->agents, rep->timing, sch->nops)) {
+  if (jct__agents_timing(s->agents, rep->timing, sch->nops)) {
     jct__session_fail_rep(s, rep, "an agent reported an op outside the schedule");
     return;
   }
@@ -230,18 +230,18 @@ void jct__session_verbs_rep(jct_session_t *s, uint32_t index, uint64_t limit_ns,
     t->start_ns -= first;
     t->done_ns -= first;
   }
-  jct_agents_counters(s->agents, &rep->dev);
+  jct__agents_counters(s->agents, &rep->dev);
   map_counters(&rep->dev, &rep->transport);
 }
 
-void jct__session_lab_down(jct_session_t *s) {
+void jct__session_lab_down(jct__session_t *s) {
   if (s->agents) {
-    if (!jct_agents_failed(s->agents, NULL, 0) && jct_agents_quit(s->agents) == 0)
+    if (!jct__agents_failed(s->agents, NULL, 0) && jct__agents_quit(s->agents) == 0)
       jct__session_run_until(s, answered, jct_now_ns() + QUIT_NS);
-    jct_agents_free(s->agents);
+    jct__agents_free(s->agents);
     s->agents = NULL;
   }
-  jct_lab_down(s->lab);
+  jct__lab_down(s->lab);
   s->lab = NULL;
   for (uint32_t i = 0; i < s->nagent_fds; i++)
     close(s->agent_fds[i]);

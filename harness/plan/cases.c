@@ -10,24 +10,24 @@
 #include "harness/report/progress.h"
 #include "scenario.h"
 
-int jct__run_cases(json_t *doc, const jct_result_input_t *in, const jct_case_t *cases, uint32_t n,
-                   jct_case_tally_t *tally, char *err, size_t errlen) {
-  jct_progress_t bar;
-  jct_progress_init(&bar, stderr, n > 1 ? "cases" : "replay");
+int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t *cases, uint32_t n,
+                   jct__case_tally_t *tally, char *err, size_t errlen) {
+  jct__progress_t bar;
+  jct__progress_init(&bar, stderr, n > 1 ? "cases" : "replay");
   for (uint32_t i = 0; i < n; i++)
     bar.total += 2 * cases[i].opts.reps;
   int rc = 0;
   for (uint32_t i = 0; i < n && rc == 0; i++) {
-    const jct_case_t *c = &cases[i];
+    const jct__case_t *c = &cases[i];
     jct_replay_result_t r;
     char why[400];
-    rc = jct_replay(&c->opts, jct_progress_update, &bar, &r, why, sizeof why);
+    rc = jct_replay(&c->opts, jct__progress_update, &bar, &r, why, sizeof why);
     bar.offset += 2 * c->opts.reps;
     if (rc) {
       jct__errf(err, errlen, rc, "case '%s': %s", c->meta.name, why);
       break;
     }
-    switch (jct_verdict_of(&r, &c->meta.budget)) {
+    switch (jct__verdict_of(&r, &c->meta.budget)) {
     case JCT_VERDICT_PASS: tally->pass++; break;
     case JCT_VERDICT_FAIL: tally->fail++; break;
     case JCT_VERDICT_INVALID:
@@ -36,18 +36,18 @@ int jct__run_cases(json_t *doc, const jct_result_input_t *in, const jct_case_t *
       break;
     default: tally->none++;
     }
-    if (jct_result_add_case(doc, &c->opts, in, &c->meta, &r)) rc = JCT_ENOMEM;
+    if (jct__result_add_case(doc, &c->opts, in, &c->meta, &r)) rc = JCT_ENOMEM;
     jct_replay_result_free(&r);
   }
-  jct_progress_done(&bar);
+  jct__progress_done(&bar);
   return rc;
 }
 
-int jct__cases_status(const jct_case_tally_t *t) {
+int jct__cases_status(const jct__case_tally_t *t) {
   return t->invalid ? 3 : t->fail ? 1 : 0;
 }
 
-void jct__sweep_free(jct_sweep_point_t *p, uint32_t npoints, uint32_t nspecs) {
+void jct__sweep_free(jct__sweep_point_t *p, uint32_t npoints, uint32_t nspecs) {
   if (!p) return;
   for (uint32_t i = 0; i < npoints; i++) {
     for (uint32_t k = 0; k < nspecs; k++)
@@ -58,7 +58,7 @@ void jct__sweep_free(jct_sweep_point_t *p, uint32_t npoints, uint32_t nspecs) {
   free(p);
 }
 
-int jct__sweep_expand(const char *const *specs, uint32_t n, jct_sweep_point_t **out,
+int jct__sweep_expand(const char *const *specs, uint32_t n, jct__sweep_point_t **out,
                       uint32_t *nout, char *key, size_t keylen, char *err, size_t errlen) {
   uint32_t which = 0, nvalues = 0;
   size_t start = 0, end = 0;
@@ -68,7 +68,7 @@ int jct__sweep_expand(const char *const *specs, uint32_t n, jct_sweep_point_t **
                            errlen);
   if (rc) return rc;
   uint32_t np = nvalues ? nvalues : 1;
-  jct_sweep_point_t *p = calloc(np, sizeof *p);
+  jct__sweep_point_t *p = calloc(np, sizeof *p);
   if (!p) rc = JCT_ENOMEM;
   for (uint32_t i = 0; i < np && rc == 0; i++) {
     if (!(p[i].specs = calloc(n ? n : 1, sizeof *p[i].specs))) {

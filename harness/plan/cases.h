@@ -14,23 +14,23 @@
 #include "harness/report/result.h"
 
 typedef struct {
-  jct_case_meta_t meta;
+  jct__case_meta_t meta;
   jct_run_opts_t opts; /* schedule, fabric, reps, seed and meta's injectors */
-} jct_case_t;
+} jct__case_t;
 
 /* The worst verdict so far decides the exit status. */
 typedef struct {
   uint32_t pass, fail, invalid, none;
-} jct_case_tally_t;
+} jct__case_tally_t;
 
 /* Run cases[0..n) in order, appending each to doc; a progress bar on
  * stderr when it is a terminal. Stops at the first error: JCT_EINVAL (a
  * bad injector spec: err names the case), JCT_EIO, JCT_ENOMEM. */
-int jct__run_cases(json_t *doc, const jct_result_input_t *in, const jct_case_t *cases, uint32_t n,
-                   jct_case_tally_t *tally, char *err, size_t errlen);
+int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t *cases, uint32_t n,
+                   jct__case_tally_t *tally, char *err, size_t errlen);
 
 /* Exit status for a tally: 3 any invalid, 1 any budget exceeded, else 0. */
-int jct__cases_status(const jct_case_tally_t *t);
+int jct__cases_status(const jct__case_tally_t *t);
 
 /* Expand a sweep in specs (at most one 'key=[v1, v2, ...]' list, as in
  * scenario files) into one spec list per value. On return *nout lists of
@@ -41,9 +41,9 @@ typedef struct {
   char **specs; /* n of them */
   char *value_text; /* NULL when not a sweep */
   double value;
-} jct_sweep_point_t;
-int jct__sweep_expand(const char *const *specs, uint32_t n, jct_sweep_point_t **out,
+} jct__sweep_point_t;
+int jct__sweep_expand(const char *const *specs, uint32_t n, jct__sweep_point_t **out,
                       uint32_t *nout, char *key, size_t keylen, char *err, size_t errlen);
-void jct__sweep_free(jct_sweep_point_t *p, uint32_t npoints, uint32_t nspecs);
+void jct__sweep_free(jct__sweep_point_t *p, uint32_t npoints, uint32_t nspecs);
 
 #endif

@@ -50,7 +50,7 @@ static uint32_t *message_indices(const jct_schedule_t *s) {
   return idx;
 }
 
-static int add_spec(jct_replay_input_t *in, uint32_t conn, bool verbs, const char *list, char *err,
+static int add_spec(jct__replay_input_t *in, uint32_t conn, bool verbs, const char *list, char *err,
                     size_t errlen) {
   if (in->nfaults == JCT_POSTMORTEM_MAX_SPECS)
     return jct__errf(err, errlen, JCT_EINVAL,
@@ -106,7 +106,7 @@ static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uin
 }
 
 /* One spec per connection (and per 64 losses on it). */
-static int faults_to_specs(jct_replay_input_t *in, const jct_infer_report_t *rep, double scale,
+static int faults_to_specs(jct__replay_input_t *in, const jct_infer_report_t *rep, double scale,
                            uint32_t pmtu, bool verbs, char *err, size_t errlen) {
   const jct_schedule_t *s = in->schedule;
   uint32_t *msg = message_indices(s);
@@ -138,7 +138,7 @@ static int faults_to_specs(jct_replay_input_t *in, const jct_infer_report_t *rep
   return rc;
 }
 
-int jct__postmortem_load(jct_replay_input_t *in, const char *trace, uint32_t pmtu, double scale,
+int jct__postmortem_load(jct__replay_input_t *in, const char *trace, uint32_t pmtu, double scale,
                          bool verbs, char *err, size_t errlen) {
   jct_infer_report_t rep;
   int rc = jct_infer(trace, NULL, &in->schedule, &rep, err, errlen);

@@ -34,7 +34,7 @@ void jct__schedule_scale(jct_schedule_t *s, double scale) {
   s->bytes = t < 1 ? 1 : (uint64_t)(t + 0.5);
 }
 
-int jct__replay_input_load(jct_replay_input_t *in, const jct_run_args_t *a, const char *path,
+int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, const char *path,
                            double scale, char *err, size_t errlen) {
   memset(in, 0, sizeof *in);
   int rc;
@@ -68,7 +68,7 @@ int jct__replay_input_load(jct_replay_input_t *in, const jct_run_args_t *a, cons
   return 0;
 }
 
-void jct__replay_input_free(jct_replay_input_t *in) {
+void jct__replay_input_free(jct__replay_input_t *in) {
   jct_schedule_free(in->schedule);
   in->schedule = NULL;
   for (uint32_t i = 0; i < in->nfaults; i++)

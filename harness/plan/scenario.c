@@ -34,7 +34,7 @@ typedef struct {
   yaml_document_t *doc;
   char *err;
   size_t errlen;
-  jct_scenario_t *s;
+  jct__scenario_t *s;
 } ctx_t;
 
 static int at(const ctx_t *c, const yaml_node_t *n, const char *fmt, ...)
@@ -148,13 +148,13 @@ static int get_double(const ctx_t *c, const yaml_node_t *n, const char *k, doubl
   return 0;
 }
 
-static int get_watchdog(const ctx_t *c, const yaml_node_t *n, const char *k, jct_watchdog_t *out) {
+static int get_watchdog(const ctx_t *c, const yaml_node_t *n, const char *k, jct__watchdog_t *out) {
   const char *v;
   int rc = scalar(c, n, k, &v);
   if (rc) return rc;
   static const struct {
     const char *word;
-    jct_watchdog_t w;
+    jct__watchdog_t w;
   } words[] = {{"false", JCT_WATCHDOG_OFF}, {"no", JCT_WATCHDOG_OFF},
                {"off", JCT_WATCHDOG_OFF},   {"true", JCT_WATCHDOG_DROP},
                {"yes", JCT_WATCHDOG_DROP},  {"on", JCT_WATCHDOG_DROP},
@@ -213,7 +213,7 @@ static int resolve(const ctx_t *c, const yaml_node_t *n, const char *k, const ch
 }
 
 static int parse_synth(const ctx_t *c, yaml_node_t *n) {
-  jct_scenario_t *s = c->s;
+  jct__scenario_t *s = c->s;
   if (n->type != YAML_MAPPING_NODE)
     return at(c, n, "synth: expected a mapping {algorithm, ranks, bytes, channels}, not %s",
               kind_name(n));
@@ -280,12 +280,12 @@ typedef struct {
   const yaml_node_t *spec_node[JCT_RUN_MAX_INJECTORS];
   uint32_t nspecs;
   bool trace_faults;
-  jct_budget_t budget;
+  jct__budget_t budget;
   bool pfc, ecn;
-  jct_watchdog_t wd;
+  jct__watchdog_t wd;
 } case_in_t;
 
-static void free_case(jct_scenario_case_t *k) {
+static void free_case(jct__scenario_case_t *k) {
   for (uint32_t i = 0; i < k->ninject; i++)
     free(k->inject[i]);
   free(k->inject);
@@ -310,8 +310,8 @@ static char *default_name(const case_in_t *in, char *const *specs) {
 }
 
 /* Append one (expanded) case, taking ownership of k's strings. */
-static int add_case(const ctx_t *c, const yaml_node_t *n, jct_scenario_case_t *k) {
-  jct_scenario_t *s = c->s;
+static int add_case(const ctx_t *c, const yaml_node_t *n, jct__scenario_case_t *k) {
+  jct__scenario_t *s = c->s;
   int rc = 0;
   for (uint32_t i = 0; i < s->ncases && !rc; i++)
     if (!strcmp(s->cases[i].name, k->name))
@@ -319,7 +319,7 @@ static int add_case(const ctx_t *c, const yaml_node_t *n, jct_scenario_case_t *k
               k->name, s->cases[i].line);
   if (!rc && s->ncases == JCT_SCENARIO_MAX_CASES)
     rc = at(c, n, "case '%s': more than %d cases", k->name, JCT_SCENARIO_MAX_CASES);
-  jct_scenario_case_t *nc = rc ? NULL : realloc(s->cases, (s->ncases + 1) * sizeof *nc);
+  jct__scenario_case_t *nc = rc ? NULL : realloc(s->cases, (s->ncases + 1) * sizeof *nc);
   if (!rc && !nc) rc = oom(c);
   if (rc) {
     free_case(k);
@@ -334,7 +334,7 @@ static int add_case(const ctx_t *c, const yaml_node_t *n, jct_scenario_case_t *k
  * (sweep NULL: no sweep), validated, appended. */
 static int expand_one(const ctx_t *c, const yaml_node_t *n, const case_in_t *in, uint32_t which,
                       size_t ls, size_t le, const char *key, const char *value, uint32_t position) {
-  jct_scenario_case_t k = {.trace_faults = in->trace_faults,
+  jct__scenario_case_t k = {.trace_faults = in->trace_faults,
                            .budget = in->budget,
                            .pfc = in->pfc,
                            .ecn = in->ecn,
@@ -435,7 +435,7 @@ static const char *label(const case_in_t *in, char *buf) {
 }
 
 static int parse_case(const ctx_t *c, yaml_node_t *n, uint32_t index) {
-  jct_scenario_t *s = c->s;
+  jct__scenario_t *s = c->s;
   if (n->type != YAML_MAPPING_NODE)
     return at(c, n,
               "cases: case %u: expected a mapping {name, inject, max_degradation, ...}, not %s",
@@ -457,7 +457,7 @@ static int parse_case(const ctx_t *c, yaml_node_t *n, uint32_t index) {
         return at(c, v, "faults: '%s': the only value is 'trace' (the trace's own losses)", f);
       if (s->source != JCT_SCEN_TRACE)
         return at(c, v, "faults: trace needs a trace: source (this scenario has %s:)",
-                  jct_scenario_source_name(s->source));
+                  jct__scenario_source_name(s->source));
       in.trace_faults = true;
     } else if (!strcmp(k, "max_degradation") || !strcmp(k, "max_jct")) {
       if (budget_node)
@@ -519,7 +519,7 @@ static int parse_case(const ctx_t *c, yaml_node_t *n, uint32_t index) {
 /* ---- the document ---- */
 
 static int set_source(const ctx_t *c, yaml_node_t *kn, const yaml_node_t **src,
-                      jct_scenario_source_t t) {
+                      jct__scenario_source_t t) {
   if (*src)
     return at(c, kn, "%s: a second source (%s: at line %zu): give one of synth, trace, schedule",
               (const char *)kn->data.scalar.value, (const char *)(*src)->data.scalar.value,
@@ -530,7 +530,7 @@ static int set_source(const ctx_t *c, yaml_node_t *kn, const yaml_node_t **src,
 }
 
 static int parse_top(const ctx_t *c, yaml_node_t *root) {
-  jct_scenario_t *s = c->s;
+  jct__scenario_t *s = c->s;
   if (root->type != YAML_MAPPING_NODE)
     return at(c, root,
               "expected a mapping (name:, synth:|trace:|schedule:, rate:, cases:, ...), not %s",
@@ -647,7 +647,7 @@ static char *stem(const char *name) {
   return strndup(b, n);
 }
 
-static void defaults(jct_scenario_t *s) {
+static void defaults(jct__scenario_t *s) {
   s->transport = JCT_TRANSPORT_UROCE;
   s->rate_bps = 100000000u;
   s->delay_ns = 1000;
@@ -659,12 +659,12 @@ static void defaults(jct_scenario_t *s) {
   s->scale = 1;
 }
 
-int jct_scenario_load_mem(jct_scenario_t **out, const char *text, size_t len, const char *name,
+int jct__scenario_load_mem(jct__scenario_t **out, const char *text, size_t len, const char *name,
                           const char *base_dir, char *err, size_t errlen) {
   *out = NULL;
   char cwd[PATH_MAX];
   if (!base_dir) base_dir = getcwd(cwd, sizeof cwd) ? cwd : ".";
-  jct_scenario_t *s = calloc(1, sizeof *s);
+  jct__scenario_t *s = calloc(1, sizeof *s);
   ctx_t c = {.file = name, .base_dir = base_dir, .err = err, .errlen = errlen, .s = s};
   if (!s || !(s->path = strdup(name))) {
     free(s);
@@ -674,7 +674,7 @@ int jct_scenario_load_mem(jct_scenario_t **out, const char *text, size_t len, co
   yaml_parser_t p;
   yaml_document_t doc, doc2;
   if (!yaml_parser_initialize(&p)) {
-    jct_scenario_free(s);
+    jct__scenario_free(s);
     return oom(&c);
   }
   yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
@@ -707,14 +707,14 @@ int jct_scenario_load_mem(jct_scenario_t **out, const char *text, size_t len, co
   yaml_parser_delete(&p);
   if (!rc && !s->name && !(s->name = stem(name))) rc = oom(&c);
   if (rc) {
-    jct_scenario_free(s);
+    jct__scenario_free(s);
     return rc;
   }
   *out = s;
   return 0;
 }
 
-int jct_scenario_load(jct_scenario_t **out, const char *path, char *err, size_t errlen) {
+int jct__scenario_load(jct__scenario_t **out, const char *path, char *err, size_t errlen) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
   if (!f) return jct__errf(err, errlen, JCT_EIO, "%s: %s", path, strerror(errno));
@@ -734,13 +734,13 @@ int jct_scenario_load(jct_scenario_t **out, const char *path, char *err, size_t 
   }
   /* Relative paths inside are the scenario's directory's. */
   char *abs = realpath(path, NULL), *dir = abs ? dirname(abs) : NULL;
-  int rc = jct_scenario_load_mem(out, buf, n, path, dir, err, errlen);
+  int rc = jct__scenario_load_mem(out, buf, n, path, dir, err, errlen);
   free(abs);
   free(buf);
   return rc;
 }
 
-void jct_scenario_free(jct_scenario_t *s) {
+void jct__scenario_free(jct__scenario_t *s) {
   if (!s) return;
   for (uint32_t i = 0; i < s->ncases; i++)
     free_case(&s->cases[i]);
@@ -752,7 +752,7 @@ void jct_scenario_free(jct_scenario_t *s) {
   free(s);
 }
 
-void jct_scenario_case_opts(const jct_scenario_t *s, const jct_scenario_case_t *c,
+void jct__scenario_case_opts(const jct__scenario_t *s, const jct__scenario_case_t *c,
                             jct_run_opts_t *o) {
   o->reps = s->reps;
   o->transport = s->transport;
@@ -772,14 +772,14 @@ void jct_scenario_case_opts(const jct_scenario_t *s, const jct_scenario_case_t *
   o->seed = s->seed;
 }
 
-const char *jct_watchdog_name(jct_watchdog_t w) {
+const char *jct__watchdog_name(jct__watchdog_t w) {
   return w == JCT_WATCHDOG_DROP ? "drop" : w == JCT_WATCHDOG_FORWARD ? "forward" : "off";
 }
 
-const char *jct_transport_name(jct_transport_t t) {
+const char *jct__transport_name(jct_transport_t t) {
   return t == JCT_TRANSPORT_VERBS ? "verbs" : "uroce";
 }
 
-const char *jct_scenario_source_name(jct_scenario_source_t s) {
+const char *jct__scenario_source_name(jct__scenario_source_t s) {
   return s == JCT_SCEN_TRACE ? "trace" : s == JCT_SCEN_SCHEDULE ? "schedule" : "synth";
 }

@@ -39,8 +39,8 @@
 
 #define JCT_SCENARIO_MAX_CASES 256
 
-typedef enum { JCT_SCEN_SYNTH, JCT_SCEN_TRACE, JCT_SCEN_SCHEDULE } jct_scenario_source_t;
-typedef enum { JCT_WATCHDOG_OFF, JCT_WATCHDOG_DROP, JCT_WATCHDOG_FORWARD } jct_watchdog_t;
+typedef enum { JCT_SCEN_SYNTH, JCT_SCEN_TRACE, JCT_SCEN_SCHEDULE } jct__scenario_source_t;
+typedef enum { JCT_WATCHDOG_OFF, JCT_WATCHDOG_DROP, JCT_WATCHDOG_FORWARD } jct__watchdog_t;
 
 /* One fault case, after sweep expansion. Its fabric switches (pfc, ecn,
  * pfc_watchdog) are the scenario's unless the case overrides them. */
@@ -49,21 +49,21 @@ typedef struct {
   char **inject; /* ninject spec strings, in chain order */
   uint32_t ninject;
   bool trace_faults;   /* faults: trace (the trace's own losses come first) */
-  jct_budget_t budget; /* zeros: no budget */
+  jct__budget_t budget; /* zeros: no budget */
   bool pfc, ecn;
-  jct_watchdog_t pfc_watchdog;
+  jct__watchdog_t pfc_watchdog;
   char *sweep_key;    /* NULL: not part of a sweep */
   char *sweep_text;   /* the value as written ("1e-4", "50us") */
   double sweep_value; /* as a number: "1%" is 0.01, times in ns; a word ("normal"):
                          its position in the list, from 0; 0 when not in a sweep */
   uint32_t line;      /* of the case in the file, from 1 */
-} jct_scenario_case_t;
+} jct__scenario_case_t;
 
 typedef struct {
   char *path;        /* the scenario file, as given */
   char *name;        /* name:, or the file's name without .yaml/.yml */
   char *description; /* NULL when absent */
-  jct_scenario_source_t source;
+  jct__scenario_source_t source;
   struct {
     char algorithm[32];
     uint32_t ranks, channels;
@@ -76,39 +76,39 @@ typedef struct {
   uint64_t delay_ns;
   uint32_t mtu, path_mtu_bytes; /* link IP MTU, RoCE path MTU; 0: the fabric's default */
   bool pfc, ecn;
-  jct_watchdog_t pfc_watchdog;
+  jct__watchdog_t pfc_watchdog;
   uint8_t timeout, retry;
   uint32_t reps;
   uint64_t seed;
   double scale;
-  jct_scenario_case_t *cases;
+  jct__scenario_case_t *cases;
   uint32_t ncases;
-} jct_scenario_t;
+} jct__scenario_t;
 
 /* Load and validate the scenario at path. Relative trace:/schedule: paths
  * are taken from the scenario file's directory and returned absolute.
  * Errors: JCT_EINVAL ("FILE:LINE:COL: ..."), JCT_EIO (cannot read the
  * file), JCT_ENOMEM. On error *out is NULL. */
-int jct_scenario_load(jct_scenario_t **out, const char *path, char *err, size_t errlen);
+int jct__scenario_load(jct__scenario_t **out, const char *path, char *err, size_t errlen);
 
 /* The same from memory (fuzzing, tests): name stands for the file in
  * errors, base_dir resolves relative paths (NULL: the current directory). */
-int jct_scenario_load_mem(jct_scenario_t **out, const char *text, size_t len, const char *name,
+int jct__scenario_load_mem(jct__scenario_t **out, const char *text, size_t len, const char *name,
                           const char *base_dir, char *err, size_t errlen);
 
-void jct_scenario_free(jct_scenario_t *s);
+void jct__scenario_free(jct__scenario_t *s);
 
 /* Fill o (everything but o->schedule) for case c: rate, delay, MTUs, PFC,
  * ECN, watchdog, timeout, retry, reps, seed and the case's inject specs
  * (pointers into c, valid while s lives; the trace's own faults, when
  * c->trace_faults, are the caller's to put first). */
-void jct_scenario_case_opts(const jct_scenario_t *s, const jct_scenario_case_t *c,
+void jct__scenario_case_opts(const jct__scenario_t *s, const jct__scenario_case_t *c,
                             jct_run_opts_t *o);
 
 /* "off", "drop", "forward"; "uroce", "verbs"; "synth", "trace", "schedule". */
-const char *jct_watchdog_name(jct_watchdog_t w);
-const char *jct_transport_name(jct_transport_t t);
-const char *jct_scenario_source_name(jct_scenario_source_t s);
+const char *jct__watchdog_name(jct__watchdog_t w);
+const char *jct__transport_name(jct_transport_t t);
+const char *jct__scenario_source_name(jct__scenario_source_t s);
 
 /* Sweep expansion alone (scenario_sweep.c), for one case's specs:
  * find the list, if any. Returns 0 with *nvalues 0 when there is none,

@@ -107,7 +107,7 @@ static void property_num(FILE *f, const char *name, int digits, double v) {
   property(f, name, b);
 }
 
-void jct_junit_case_summary(const jct_junit_case_t *c, char *buf, size_t len) {
+void jct__junit_case_summary(const jct__junit_case_t *c, char *buf, size_t len) {
   char b1[32], b2[32], b3[32];
   if (c->verdict == JCT_VERDICT_INVALID) {
     snprintf(buf, len, "invalid run: %s", c->message ? c->message : "(no reason given)");
@@ -128,13 +128,13 @@ void jct_junit_case_summary(const jct_junit_case_t *c, char *buf, size_t len) {
              jct__fmt_ns(c->budget.max_jct_ns, b3, sizeof b3));
 }
 
-static void testcase(FILE *f, const char *suite, const jct_junit_case_t *c) {
+static void testcase(FILE *f, const char *suite, const jct__junit_case_t *c) {
   fputs("    <testcase", f);
   attr(f, "name", c->name);
   attr(f, "classname", suite);
   fprintf(f, " time=\"%.3f\">\n", c->wall_s > 0 ? c->wall_s : 0.0);
   fputs("      <properties>\n", f);
-  property(f, "verdict", jct_verdict_name(c->verdict));
+  property(f, "verdict", jct__verdict_name(c->verdict));
   if (c->verdict != JCT_VERDICT_INVALID) {
     property_u64(f, "baseline_median_jct_ns", c->baseline_median_ns);
     property_u64(f, "faulted_median_jct_ns", c->faulted_median_ns);
@@ -157,7 +157,7 @@ static void testcase(FILE *f, const char *suite, const jct_junit_case_t *c) {
   }
   fputs("      </properties>\n", f);
   char msg[768];
-  jct_junit_case_summary(c, msg, sizeof msg);
+  jct__junit_case_summary(c, msg, sizeof msg);
   if (c->verdict == JCT_VERDICT_FAIL || c->verdict == JCT_VERDICT_INVALID) {
     bool fail = c->verdict == JCT_VERDICT_FAIL;
     fprintf(f, "      <%s", fail ? "failure" : "error");
@@ -172,7 +172,7 @@ static void testcase(FILE *f, const char *suite, const jct_junit_case_t *c) {
   fputs("</system-out>\n    </testcase>\n", f);
 }
 
-int jct_junit_write(FILE *f, const char *suite, const jct_junit_case_t *cases, size_t n,
+int jct__junit_write(FILE *f, const char *suite, const jct__junit_case_t *cases, size_t n,
                     time_t timestamp) {
   size_t failures = 0, errors = 0;
   double time_s = 0;
@@ -203,12 +203,12 @@ int jct_junit_write(FILE *f, const char *suite, const jct_junit_case_t *cases, s
   return ferror(f) ? JCT_EIO : 0;
 }
 
-int jct_junit_write_file(const char *path, const char *suite, const jct_junit_case_t *cases,
+int jct__junit_write_file(const char *path, const char *suite, const jct__junit_case_t *cases,
                          size_t n, time_t timestamp, char *err, size_t errlen) {
   bool out = strcmp(path, "-") == 0;
   FILE *f = out ? stdout : fopen(path, "w");
   if (!f) return jct__errf(err, errlen, JCT_EIO, "%s: %s", path, strerror(errno));
-  int rc = jct_junit_write(f, suite, cases, n, timestamp);
+  int rc = jct__junit_write(f, suite, cases, n, timestamp);
   if (out ? fflush(f) != 0 : fclose(f) != 0) rc = JCT_EIO;
   if (rc) return jct__errf(err, errlen, JCT_EIO, "%s: cannot write the JUnit file", path);
   return 0;

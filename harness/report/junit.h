@@ -35,9 +35,9 @@
 
 typedef struct {
   const char *name;
-  jct_verdict_kind_t verdict;
+  jct__verdict_kind_t verdict;
   const char *message; /* INVALID: why the run is invalid; others: NULL (made from the figures) */
-  jct_budget_t budget;
+  jct__budget_t budget;
   uint64_t baseline_median_ns, faulted_median_ns;
   double degradation, ci95_low, ci95_high; /* faulted / baseline median JCT */
   double wall_s;                           /* the case's wall time, both sides */
@@ -45,22 +45,22 @@ typedef struct {
   double sweep_value;
   const char *const *inject; /* the case's specs, may be NULL */
   uint32_t ninject;
-} jct_junit_case_t;
+} jct__junit_case_t;
 
 /* Write the document for n cases of suite (the scenario's name) to f;
  * timestamp (0: none) is the run's start. Returns 0, or JCT_EIO when f
  * reports a write error. */
-int jct_junit_write(FILE *f, const char *suite, const jct_junit_case_t *cases, size_t n,
+int jct__junit_write(FILE *f, const char *suite, const jct__junit_case_t *cases, size_t n,
                     time_t timestamp);
 
 /* The same into path ("-": standard output). Errors: JCT_EIO (err names
  * the file and why). */
-int jct_junit_write_file(const char *path, const char *suite, const jct_junit_case_t *cases,
+int jct__junit_write_file(const char *path, const char *suite, const jct__junit_case_t *cases,
                          size_t n, time_t timestamp, char *err, size_t errlen);
 
 /* What a case's <failure>/<error> message, or its <system-out>, says:
  * "degradation 1.312 (95% CI 1.201 to 1.405) exceeds the budget 1.15". */
-void jct_junit_case_summary(const jct_junit_case_t *c, char *buf, size_t len);
+void jct__junit_case_summary(const jct__junit_case_t *c, char *buf, size_t len);
 
 /* s written to f escaped for XML 1.0 (and HTML): & < > always, quotes and
  * tab/newline as character references when attr (an attribute value),

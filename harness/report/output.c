@@ -8,7 +8,7 @@
 #include "report.h"
 #include "result.h"
 
-static jct_verdict_kind_t verdict_from(const char *s) {
+static jct__verdict_kind_t verdict_from(const char *s) {
   if (!s) return JCT_VERDICT_NONE;
   if (!strcmp(s, "pass")) return JCT_VERDICT_PASS;
   if (!strcmp(s, "fail")) return JCT_VERDICT_FAIL;
@@ -28,7 +28,7 @@ static double num_at(const json_t *o, const char *a, const char *b) {
 static int write_junit(const json_t *doc, const char *path, const char *prog) {
   const json_t *cases = json_object_get(doc, "cases");
   size_t n = json_array_size(cases);
-  jct_junit_case_t *jc = calloc(n ? n : 1, sizeof *jc);
+  jct__junit_case_t *jc = calloc(n ? n : 1, sizeof *jc);
   const char **specs = calloc(n ? n * 16 : 1, sizeof *specs);
   if (!jc || !specs) {
     free(jc);
@@ -38,7 +38,7 @@ static int write_junit(const json_t *doc, const char *path, const char *prog) {
   }
   for (size_t i = 0; i < n; i++) {
     const json_t *c = json_array_get(cases, i);
-    jct_junit_case_t *j = &jc[i];
+    jct__junit_case_t *j = &jc[i];
     j->name = json_string_value(json_object_get(c, "name"));
     j->verdict = verdict_from(json_string_value(json_object_get(c, "verdict")));
     j->message = json_string_value(json_object_get(c, "invalid_why"));
@@ -66,21 +66,21 @@ static int write_junit(const json_t *doc, const char *path, const char *prog) {
   const char *suite = json_string_value(json_object_get(json_object_get(doc, "scenario"), "name"));
   char fallback[64];
   snprintf(fallback, sizeof fallback, "jctlab %s", prog);
-  int rc = jct_junit_write_file(path, suite ? suite : fallback, jc, n, time(NULL), err, sizeof err);
+  int rc = jct__junit_write_file(path, suite ? suite : fallback, jc, n, time(NULL), err, sizeof err);
   if (rc) fprintf(stderr, "jctlab %s: %s\n", prog, err);
   free(jc);
   free(specs);
   return rc ? 1 : 0;
 }
 
-int jct_output_result(const json_t *doc, const char *json, const char *junit, const char *report,
+int jct__output_result(const json_t *doc, const char *json, const char *junit, const char *report,
                       const char *prog) {
   int status = 0;
   size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
   if (json && strcmp(json, "-") == 0) {
     if (json_dumpf(doc, stdout, flags) || fputc('\n', stdout) == EOF) status = 1;
   } else {
-    jct_report_text(stdout, doc);
+    jct__report_text(stdout, doc);
     if (json && json_dump_file(doc, json, flags)) {
       fprintf(stderr, "jctlab %s: %s: cannot write\n", prog, json);
       status = 1;
@@ -89,7 +89,7 @@ int jct_output_result(const json_t *doc, const char *json, const char *junit, co
   if (junit && write_junit(doc, junit, prog)) status = 1;
   if (report) {
     char err[512];
-    if (jct_report_write(doc, report, err, sizeof err)) {
+    if (jct__report_write(doc, report, err, sizeof err)) {
       fprintf(stderr, "jctlab %s: %s\n", prog, err);
       status = 1;
     } else if (!json || strcmp(json, "-")) {

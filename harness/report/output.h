@@ -9,7 +9,7 @@
 
 /* Returns 0, or 1 when something could not be written (said on stderr,
  * prefixed "jctlab PROG: "). json, junit, report may be NULL. */
-int jct_output_result(const json_t *doc, const char *json, const char *junit, const char *report,
+int jct__output_result(const json_t *doc, const char *json, const char *junit, const char *report,
                       const char *prog);
 
 #endif

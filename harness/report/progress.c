@@ -7,7 +7,7 @@
 
 #define WIDTH 30
 
-void jct_progress_init(jct_progress_t *p, FILE *out, const char *what) {
+void jct__progress_init(jct__progress_t *p, FILE *out, const char *what) {
   memset(p, 0, sizeof *p);
   p->out = out;
   p->what = what;
@@ -15,8 +15,8 @@ void jct_progress_init(jct_progress_t *p, FILE *out, const char *what) {
   p->start_ns = jct_now_ns();
 }
 
-void jct_progress_update(void *arg, uint32_t done, uint32_t total) {
-  jct_progress_t *p = arg;
+void jct__progress_update(void *arg, uint32_t done, uint32_t total) {
+  jct__progress_t *p = arg;
   if (!p->tty || !total) return;
   uint64_t el = jct_now_ns() - p->start_ns;
   if (el < JCT_PROGRESS_AFTER_NS && !p->drawn) return;
@@ -32,7 +32,7 @@ void jct_progress_update(void *arg, uint32_t done, uint32_t total) {
   p->drawn = true;
 }
 
-void jct_progress_done(jct_progress_t *p) {
+void jct__progress_done(jct__progress_t *p) {
   if (!p->drawn) return;
   fprintf(p->out, "\r%*s\r", WIDTH + 60, "");
   fflush(p->out);

@@ -14,14 +14,14 @@ typedef struct {
   bool tty, drawn;
   uint64_t start_ns;
   uint32_t offset, total; /* for a sequence of runs: done = offset + this run's */
-} jct_progress_t;
+} jct__progress_t;
 
 #define JCT_PROGRESS_AFTER_NS 2000000000u /* show only after 2 s */
 
-void jct_progress_init(jct_progress_t *p, FILE *out, const char *what);
+void jct__progress_init(jct__progress_t *p, FILE *out, const char *what);
 /* A jct_replay_progress_fn: done of total repetitions so far. */
-void jct_progress_update(void *arg, uint32_t done, uint32_t total);
+void jct__progress_update(void *arg, uint32_t done, uint32_t total);
 /* Clear the line, if one was drawn. */
-void jct_progress_done(jct_progress_t *p);
+void jct__progress_done(jct__progress_t *p);
 
 #endif

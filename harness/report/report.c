@@ -71,7 +71,7 @@ static int write_one(const jct__doc_ops_t *ops, const json_t *result, const jct_
   return rc;
 }
 
-int jct_report_write(const json_t *result, const char *dir, char *err, size_t errlen) {
+int jct__report_write(const json_t *result, const char *dir, char *err, size_t errlen) {
   if (!json_is_object(result) ||
       json_integer_value(json_object_get(result, "jctlab_result")) != 1 ||
       !json_is_array(json_object_get(result, "cases")))

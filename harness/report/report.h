@@ -81,13 +81,13 @@
  * anywhere. Returns 0, or JCT_EINVAL (not a result document, version 1),
  * JCT_EIO (DIR cannot be made or written; gnuplot missing, failed, or ran
  * for more than 60 s: err gives its first error line), JCT_ENOMEM. */
-int jct_report_write(const json_t *result, const char *dir, char *err, size_t errlen);
+int jct__report_write(const json_t *result, const char *dir, char *err, size_t errlen);
 
 /* A table per case on out: baseline and faulted JCT (median, p99, min,
  * max), degradation with its 95% interval, algbw and busbw, retransmitted
  * packets and bytes, NAKs, timeouts, CNPs, pause time, drops by injector
  * and fabric reason, the critical path, the loop's lateness and the
  * verdict against the budget. */
-void jct_report_text(FILE *out, const json_t *result);
+void jct__report_text(FILE *out, const json_t *result);
 
 #endif

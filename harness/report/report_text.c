@@ -133,7 +133,7 @@ static void one_case(FILE *out, const json_t *c, size_t index) {
   if (why) fprintf(out, "  %-16s %s\n", "invalid run", why);
 }
 
-void jct_report_text(FILE *out, const json_t *r) {
+void jct__report_text(FILE *out, const json_t *r) {
   char buf[600], fab[300];
   double reps = 0, seed = 0;
   jct__rnum(r, "reps", &reps);

@@ -6,7 +6,7 @@
 
 #define JCT_VERSION_STR "0.1.0"
 
-jct_verdict_kind_t jct_verdict_of(const jct_replay_result_t *r, const jct_budget_t *b) {
+jct__verdict_kind_t jct__verdict_of(const jct_replay_result_t *r, const jct__budget_t *b) {
   if (!r->valid) return JCT_VERDICT_INVALID;
   if (b->max_degradation > 0)
     return r->degradation <= b->max_degradation ? JCT_VERDICT_PASS : JCT_VERDICT_FAIL;
@@ -15,7 +15,7 @@ jct_verdict_kind_t jct_verdict_of(const jct_replay_result_t *r, const jct_budget
   return JCT_VERDICT_NONE;
 }
 
-const char *jct_verdict_name(jct_verdict_kind_t v) {
+const char *jct__verdict_name(jct__verdict_kind_t v) {
   static const char *const names[] = {"none", "pass", "fail", "invalid"};
   return (unsigned)v < 4 ? names[v] : "none";
 }
@@ -24,7 +24,7 @@ static json_t *u64(uint64_t v) {
   return json_integer((json_int_t)v);
 }
 
-json_t *jct_result_new(const char *command, const jct_run_opts_t *o, const jct_result_input_t *in) {
+json_t *jct__result_new(const char *command, const jct_run_opts_t *o, const jct__result_input_t *in) {
   const jct_schedule_t *s = o->schedule;
   double scale = in->scale > 0 ? in->scale : 1;
   json_t *doc = json_pack(
@@ -157,13 +157,13 @@ static json_t *path_json(const jct_schedule_t *s, const jct_replay_result_t *r) 
   return a;
 }
 
-int jct_result_add_case(json_t *doc, const jct_run_opts_t *o, const jct_result_input_t *in,
-                        const jct_case_meta_t *m, const jct_replay_result_t *r) {
+int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result_input_t *in,
+                        const jct__case_meta_t *m, const jct_replay_result_t *r) {
   const jct_schedule_t *s = o->schedule;
   json_t *inject = json_array();
   for (uint32_t i = 0; i < m->ninject; i++)
     json_array_append_new(inject, json_string(m->inject[i]));
-  jct_verdict_kind_t v = jct_verdict_of(r, &m->budget);
+  jct__verdict_kind_t v = jct__verdict_of(r, &m->budget);
   json_t *c = json_pack("{s:s,s:o}", "name", m->name, "inject", inject);
   json_object_set_new(c, "sweep",
                       m->sweep_key
@@ -175,7 +175,7 @@ int jct_result_add_case(json_t *doc, const jct_run_opts_t *o, const jct_result_i
                       : m->budget.max_jct_ns
                           ? json_pack("{s:I}", "max_jct_ns", (json_int_t)m->budget.max_jct_ns)
                           : json_null());
-  json_object_set_new(c, "verdict", json_string(jct_verdict_name(v)));
+  json_object_set_new(c, "verdict", json_string(jct__verdict_name(v)));
   if (!r->valid) json_object_set_new(c, "invalid_why", json_string(r->invalid_why));
   json_object_set_new(c, "baseline", side_json(r, &r->b, r->baseline));
   json_object_set_new(c, "faulted", side_json(r, &r->f, r->faulted));

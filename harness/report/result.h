@@ -18,12 +18,12 @@
 #include "jctlab/replay.h"
 #include "jctlab/run.h"
 
-typedef enum { JCT_VERDICT_NONE, JCT_VERDICT_PASS, JCT_VERDICT_FAIL, JCT_VERDICT_INVALID } jct_verdict_kind_t;
+typedef enum { JCT_VERDICT_NONE, JCT_VERDICT_PASS, JCT_VERDICT_FAIL, JCT_VERDICT_INVALID } jct__verdict_kind_t;
 
 typedef struct {
   double max_degradation; /* 0: none */
   uint64_t max_jct_ns;    /* 0: none */
-} jct_budget_t;
+} jct__budget_t;
 
 typedef struct {
   const char *source;  /* the trace, schedule file or "synth" */
@@ -32,7 +32,7 @@ typedef struct {
   double scale;        /* sizes were multiplied by this (1: not scaled) */
   uint64_t captured_rate_bps; /* the trace's link rate, 0: unknown */
   const char *pfc_watchdog;   /* "off", "drop", "forward" */
-} jct_result_input_t;
+} jct__result_input_t;
 
 typedef struct {
   const char *name;
@@ -40,17 +40,17 @@ typedef struct {
   uint32_t ninject;
   const char *sweep_key; /* NULL: not part of a sweep */
   double sweep_value;
-  jct_budget_t budget;
-} jct_case_meta_t;
+  jct__budget_t budget;
+} jct__case_meta_t;
 
-jct_verdict_kind_t jct_verdict_of(const jct_replay_result_t *r, const jct_budget_t *b);
-const char *jct_verdict_name(jct_verdict_kind_t v);
+jct__verdict_kind_t jct__verdict_of(const jct_replay_result_t *r, const jct__budget_t *b);
+const char *jct__verdict_name(jct__verdict_kind_t v);
 
 /* A new document with an empty "cases" array. NULL: out of memory. */
-json_t *jct_result_new(const char *command, const jct_run_opts_t *o, const jct_result_input_t *in);
+json_t *jct__result_new(const char *command, const jct_run_opts_t *o, const jct__result_input_t *in);
 
 /* Append one case (the replay's figures, judged against meta->budget). */
-int jct_result_add_case(json_t *doc, const jct_run_opts_t *o, const jct_result_input_t *in,
-                        const jct_case_meta_t *meta, const jct_replay_result_t *r);
+int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result_input_t *in,
+                        const jct__case_meta_t *meta, const jct_replay_result_t *r);
 
 #endif

@@ -57,7 +57,7 @@ typedef struct {
   uint32_t pcap_snaplen;   /* bytes of each frame kept in pcap_out and pcap_in; 0: all */
   const char *pcap_drops;  /* NULL, or where to write the frames injectors dropped */
   FILE *fault_log;         /* NULL, or where injectors' actions go, one JSON line each */
-  struct jct_chain *chain; /* NULL, or the injectors, put on the switch's hooks */
+  struct jct__chain *chain; /* NULL, or the injectors, put on the switch's hooks */
 } jct_fabric_opts_t;
 
 typedef struct {

@@ -25,7 +25,7 @@
 typedef struct rank rank_t;
 
 typedef struct {
-  jct_ranks_t *R;
+  jct__ranks_t *R;
   uint32_t rank, conn;
   bool is_src;
   jct_uroce_qp_t *qp;
@@ -34,7 +34,7 @@ typedef struct {
 } endpoint_t;
 
 struct rank {
-  jct_ranks_t *R;
+  jct__ranks_t *R;
   uint32_t index;
   int fd;
   pcap_t *pfc;
@@ -56,7 +56,7 @@ typedef struct {
 } polls_t;
 
 struct jct_ranks {
-  jct_ranks_opts_t opts;
+  jct__ranks_opts_t opts;
   uv_loop_t *loop;
   jct_clock_t *clock;
   const jct_topo_t *topo;
@@ -73,8 +73,8 @@ struct jct_ranks {
   uint8_t tx[JCT_UROCE_MAX_PACKET_BYTES];
 };
 
-static void fail(jct_ranks_t *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(jct_ranks_t *R, const char *fmt, ...) {
+static void fail(jct__ranks_t *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(jct__ranks_t *R, const char *fmt, ...) {
   if (R->failed) return;
   va_list ap;
   va_start(ap, fmt);
@@ -83,7 +83,7 @@ static void fail(jct_ranks_t *R, const char *fmt, ...) {
   R->failed = JCT_EIO;
 }
 
-static uint64_t wire_ns(const jct_ranks_t *R, size_t len) {
+static uint64_t wire_ns(const jct__ranks_t *R, size_t len) {
   return ((uint64_t)(len + WIRE_OVERHEAD_BYTES) * 8u * 1000000000u) / R->opts.rate_bps;
 }
 
@@ -92,7 +92,7 @@ static void on_rank_timer(jct_timer_t *t, uint64_t now_ns);
 /* The next packet of the rank's QPs, round robin, into buf; 0 when none
  * has one. *ep says whose. */
 static size_t next_packet(rank_t *k, uint64_t now, uint8_t *buf, endpoint_t **ep) {
-  jct_ranks_t *R = k->R;
+  jct__ranks_t *R = k->R;
   for (uint32_t j = 0; j < k->neps; j++) {
     *ep = &R->eps[k->eps[(k->rr + j) % k->neps]];
     size_t len = jct_uroce_next_packet((*ep)->qp, now, buf, JCT_UROCE_MAX_PACKET_BYTES);
@@ -108,7 +108,7 @@ static size_t next_packet(rank_t *k, uint64_t now, uint8_t *buf, endpoint_t **ep
  * room, whatever the link's pace, as rxe hands skbs to the kernel: what is
  * queued goes out even after a NAK rewinds its QP. */
 static void fill_queue(rank_t *k, uint64_t now) {
-  jct_ranks_t *R = k->R;
+  jct__ranks_t *R = k->R;
   uint32_t cap = R->opts.nic_queue_pkts;
   while (k->q_count < cap) {
     uint32_t slot = (k->q_head + k->q_count) % cap;
@@ -124,7 +124,7 @@ static void fill_queue(rank_t *k, uint64_t now) {
 /* Fire due QP timers, then send as the NIC's pacing allows, round robin
  * over the rank's QPs; then sleep until the next send slot or QP deadline. */
 static void service(rank_t *k, uint64_t now) {
-  jct_ranks_t *R = k->R;
+  jct__ranks_t *R = k->R;
   k->dirty = false;
   for (uint32_t i = 0; i < k->neps; i++) {
     jct_uroce_qp_t *qp = R->eps[k->eps[i]].qp;
@@ -172,10 +172,10 @@ static void service(rank_t *k, uint64_t now) {
 static void on_rank_timer(jct_timer_t *t, uint64_t now_ns) {
   rank_t *k = t->data;
   service(k, now_ns);
-  jct_ranks_kick(k->R);
+  jct__ranks_kick(k->R);
 }
 
-void jct_ranks_kick(jct_ranks_t *R) {
+void jct__ranks_kick(jct__ranks_t *R) {
   uint64_t now = jct_now_ns();
   for (uint32_t i = 0; i < R->s->nranks; i++)
     if (R->ranks[i].dirty) service(&R->ranks[i], now);
@@ -183,7 +183,7 @@ void jct_ranks_kick(jct_ranks_t *R) {
 
 static void on_qp_event(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev) {
   endpoint_t *ep = jct_uroce_data(qp);
-  jct_ranks_t *R = ep->R;
+  jct__ranks_t *R = ep->R;
   if (ev->type == JCT_UROCE_EV_SEND_DONE) {
     if (ev->status != JCT_UROCE_WC_SUCCESS)
       fail(R, "rank %u, connection %u: retry count exceeded (RETRY_EXC) after %u retries", ep->rank,
@@ -197,14 +197,14 @@ static void on_qp_event(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev) {
 }
 
 static int post_cts(void *arg, uint32_t conn) {
-  jct_ranks_t *R = arg;
+  jct__ranks_t *R = arg;
   endpoint_t *ep = &R->eps[2 * conn + 1];
   R->ranks[ep->rank].dirty = true;
   return jct_uroce_post_cts(ep->qp, conn, NULL, 0);
 }
 
 static int post_send(void *arg, uint32_t conn, uint32_t op, uint64_t bytes) {
-  jct_ranks_t *R = arg;
+  jct__ranks_t *R = arg;
   endpoint_t *ep = &R->eps[2 * conn];
   if (bytes > (1u << 31)) return JCT_EINVAL;
   jct_uroce_wr_t wr = {.wr_id = op, .bytes = (uint32_t)bytes, .has_imm = true, .imm = op};
@@ -212,19 +212,19 @@ static int post_send(void *arg, uint32_t conn, uint32_t op, uint64_t bytes) {
   return jct_uroce_post_write(ep->qp, &wr, NULL, 0);
 }
 
-jct_exec_hooks_t jct_ranks_hooks(jct_ranks_t *R) {
+jct_exec_hooks_t jct__ranks_hooks(jct__ranks_t *R) {
   jct_exec_hooks_t h = {post_cts, post_send, R};
   return h;
 }
 
-void jct_ranks_attach(jct_ranks_t *R, jct_exec_t *e) {
+void jct__ranks_attach(jct__ranks_t *R, jct_exec_t *e) {
   R->exec = e;
 }
 
 static void on_socket(uv_poll_t *h, int status, int events) {
   (void)events;
   rank_t *k = h->data;
-  jct_ranks_t *R = k->R;
+  jct__ranks_t *R = k->R;
   if (status < 0) return;
   struct mmsghdr msgs[RECV_BATCH];
   struct iovec iov[RECV_BATCH];
@@ -249,12 +249,12 @@ static void on_socket(uv_poll_t *h, int status, int events) {
     if (n < RECV_BATCH) break;
   }
   service(k, jct_now_ns());
-  jct_ranks_kick(R);
+  jct__ranks_kick(R);
 }
 
 static void on_pfc_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes) {
   rank_t *k = (rank_t *)user;
-  jct_ranks_t *R = k->R;
+  jct__ranks_t *R = k->R;
   jct_packet_t p;
   if (jct_decode(JCT_LINK_EN10MB, bytes, h->caplen, h->len, &p) != JCT_PKT_PFC) return;
   uint8_t prio = R->opts.data_prio;
@@ -275,7 +275,7 @@ static void on_pfc(uv_poll_t *h, int status, int events) {
 /* The rank's socket: bound to its address and port 4791, UDP checksum 0
  * (RoCEv2, Annex A17.3.1), DF set so Linux writes IP ID 0 (the ICRC covers
  * the ID), DSCP for the data priority and ECT(0). */
-static int open_socket(jct_ranks_t *R, uint32_t i, char *err, size_t errlen) {
+static int open_socket(jct__ranks_t *R, uint32_t i, char *err, size_t errlen) {
   int fd = jct_topo_socket(R->topo, i, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, err,
                            errlen);
   if (fd < 0) return fd;
@@ -300,7 +300,7 @@ static int open_socket(jct_ranks_t *R, uint32_t i, char *err, size_t errlen) {
 }
 
 typedef struct {
-  jct_ranks_t *R;
+  jct__ranks_t *R;
   uint32_t i;
   char *err;
   size_t errlen;
@@ -326,7 +326,7 @@ static int open_pfc_in_rank(void *arg) {
   return 0;
 }
 
-static int make_qp(jct_ranks_t *R, uint32_t c, bool src, char *err, size_t errlen) {
+static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errlen) {
   const jct_conn_t *conn = &R->s->conns[c];
   uint32_t me = src ? conn->src : conn->dst, peer = src ? conn->dst : conn->src;
   endpoint_t *ep = &R->eps[2 * c + (src ? 0 : 1)];
@@ -357,7 +357,7 @@ static int make_qp(jct_ranks_t *R, uint32_t c, bool src, char *err, size_t errle
   return 0;
 }
 
-static int start_polls(jct_ranks_t *R, char *err, size_t errlen) {
+static int start_polls(jct__ranks_t *R, char *err, size_t errlen) {
   for (uint32_t i = 0; i < R->s->nranks; i++) {
     rank_t *k = &R->ranks[i];
     uv_poll_t *hs = &R->polls->h[2 * i], *hp = &R->polls->h[2 * i + 1];
@@ -375,10 +375,10 @@ static int start_polls(jct_ranks_t *R, char *err, size_t errlen) {
   return 0;
 }
 
-int jct_ranks_new(jct_ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const jct_topo_t *topo,
-                  const jct_schedule_t *s, const jct_ranks_opts_t *opts, char *err, size_t errlen) {
+int jct__ranks_new(jct__ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const jct_topo_t *topo,
+                  const jct_schedule_t *s, const jct__ranks_opts_t *opts, char *err, size_t errlen) {
   *out = NULL;
-  jct_ranks_t *R = calloc(1, sizeof *R);
+  jct__ranks_t *R = calloc(1, sizeof *R);
   if (!R) return JCT_ENOMEM;
   R->opts = *opts;
   R->loop = loop;
@@ -424,22 +424,22 @@ int jct_ranks_new(jct_ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const 
   *out = R;
   return 0;
 fail:
-  jct_ranks_free(R);
+  jct__ranks_free(R);
   return rc;
 }
 
-bool jct_ranks_quiet(const jct_ranks_t *R) {
+bool jct__ranks_quiet(const jct__ranks_t *R) {
   for (uint32_t e = 0; e < 2 * R->s->nconns; e++)
     if (jct_uroce_next_deadline_ns(R->eps[e].qp) != UINT64_MAX) return false;
   return true;
 }
 
-int jct_ranks_failed(const jct_ranks_t *R, char *err, size_t errlen) {
+int jct__ranks_failed(const jct__ranks_t *R, char *err, size_t errlen) {
   if (R->failed) jct__errf(err, errlen, R->failed, "%s", R->why);
   return R->failed;
 }
 
-void jct_ranks_stats(const jct_ranks_t *R, jct_uroce_stats_t *sum) {
+void jct__ranks_stats(const jct__ranks_t *R, jct_uroce_stats_t *sum) {
   memset(sum, 0, sizeof *sum);
   for (uint32_t e = 0; e < 2 * R->s->nconns; e++) {
     const jct_uroce_stats_t *st = jct_uroce_stats(R->eps[e].qp);
@@ -466,7 +466,7 @@ static int rcvbuf_errors(void *arg) {
   return 0;
 }
 
-uint64_t jct_ranks_harness_losses(const jct_ranks_t *R) {
+uint64_t jct__ranks_harness_losses(const jct__ranks_t *R) {
   uint64_t total = R->send_failures;
   for (uint32_t i = 0; i < R->s->nranks; i++)
     jct_topo_in_rank(R->topo, i, rcvbuf_errors, &total, NULL, 0);
@@ -478,7 +478,7 @@ static void on_closed(uv_handle_t *h) {
   if (--b->open == 0) free(b);
 }
 
-void jct_ranks_free(jct_ranks_t *R) {
+void jct__ranks_free(jct__ranks_t *R) {
   if (!R) return;
   if (R->polls) {
     size_t open = R->polls->open;

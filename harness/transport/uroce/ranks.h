@@ -41,38 +41,38 @@ typedef struct {
    * rxe hands the kernel up to 64 packets per QP (RXE_INFLIGHT_SKBS_PER_QP_HIGH),
    * and that is what a soft-RoCE VM of the lab does (bench/transports). */
   uint32_t nic_queue_pkts;
-} jct_ranks_opts_t;
+} jct__ranks_opts_t;
 
-typedef struct jct_ranks jct_ranks_t;
+typedef struct jct_ranks jct__ranks_t;
 
-int jct_ranks_new(jct_ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const jct_topo_t *topo,
-                  const jct_schedule_t *s, const jct_ranks_opts_t *opts, char *err, size_t errlen);
+int jct__ranks_new(jct__ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const jct_topo_t *topo,
+                  const jct_schedule_t *s, const jct__ranks_opts_t *opts, char *err, size_t errlen);
 
 /* The executor hooks that post to the QPs, and the executor that receives
  * the QPs' events (NULL: none; events are then ignored). */
-jct_exec_hooks_t jct_ranks_hooks(jct_ranks_t *r);
-void jct_ranks_attach(jct_ranks_t *r, jct_exec_t *e);
+jct_exec_hooks_t jct__ranks_hooks(jct__ranks_t *r);
+void jct__ranks_attach(jct__ranks_t *r, jct_exec_t *e);
 
 /* Send what the last posts made ready; call after jct_exec_start() or
  * jct_exec_on_timer() outside the ranks' own callbacks. */
-void jct_ranks_kick(jct_ranks_t *r);
+void jct__ranks_kick(jct__ranks_t *r);
 
 /* True when no QP has anything unacknowledged or queued. */
-bool jct_ranks_quiet(const jct_ranks_t *r);
+bool jct__ranks_quiet(const jct__ranks_t *r);
 
 /* Nonzero once a QP failed (retry count exceeded) or the executor refused
  * an event; err says which. */
-int jct_ranks_failed(const jct_ranks_t *r, char *err, size_t errlen);
+int jct__ranks_failed(const jct__ranks_t *r, char *err, size_t errlen);
 
 /* Counters summed over every QP. */
-void jct_ranks_stats(const jct_ranks_t *r, jct_uroce_stats_t *sum);
+void jct__ranks_stats(const jct__ranks_t *r, jct_uroce_stats_t *sum);
 
 /* Datagrams the kernel dropped at the ranks' sockets (UDP RcvbufErrors in
  * each rank's namespace) plus sends the kernel refused: the harness's own
  * losses, which make a run invalid. */
-uint64_t jct_ranks_harness_losses(const jct_ranks_t *r);
+uint64_t jct__ranks_harness_losses(const jct__ranks_t *r);
 
 /* Close sockets and listeners (through the loop, as fabric.h) and free. */
-void jct_ranks_free(jct_ranks_t *r);
+void jct__ranks_free(jct__ranks_t *r);
 
 #endif

@@ -47,7 +47,7 @@ struct jct_verbs {
   uv_loop_t *loop;
   const jct_schedule_t *s;
   uint32_t rank;
-  jct_verbs_opts_t o;
+  jct__verbs_opts_t o;
   struct rdma_event_channel *ec;
   struct rdma_cm_id *listen;
   struct ibv_context *ctx;
@@ -67,8 +67,8 @@ struct jct_verbs {
   char why[256];
 };
 
-static void fail(jct_verbs_t *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(jct_verbs_t *v, const char *fmt, ...) {
+static void fail(jct__verbs_t *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(jct__verbs_t *v, const char *fmt, ...) {
   if (v->failed) return;
   v->failed = JCT_EIO;
   va_list ap;
@@ -78,7 +78,7 @@ static void fail(jct_verbs_t *v, const char *fmt, ...) {
 }
 
 /* Rank r's data address with port (host order). */
-static void rank_addr(const jct_verbs_t *v, uint32_t r, uint16_t port,
+static void rank_addr(const jct__verbs_t *v, uint32_t r, uint16_t port,
                       struct sockaddr_storage *ss) {
   if (!v->addrs_be) {
     jct_rank_sockaddr(r, AF_INET, port, ss);
@@ -91,13 +91,13 @@ static void rank_addr(const jct_verbs_t *v, uint32_t r, uint16_t port,
   in->sin_addr.s_addr = v->addrs_be[r];
 }
 
-static bool local(const jct_verbs_t *v, uint32_t c) {
+static bool local(const jct__verbs_t *v, uint32_t c) {
   return v->s->conns[c].src == v->rank || v->s->conns[c].dst == v->rank;
 }
 
 /* ---- buffers, QPs ------------------------------------------------------- */
 
-static int make_buffers(jct_verbs_t *v, char *err, size_t errlen) {
+static int make_buffers(jct__verbs_t *v, char *err, size_t errlen) {
   for (uint32_t i = 0; i < v->s->nops; i++) {
     const jct_conn_t *c = &v->s->conns[v->s->ops[i].conn];
     size_t b = v->s->ops[i].bytes > MAX_WRITE_BYTES ? MAX_WRITE_BYTES : v->s->ops[i].bytes;
@@ -127,7 +127,7 @@ static int post_recv(conn_t *c) {
   return ibv_post_recv(c->cm->qp, &wr, &bad);
 }
 
-static int make_qp(jct_verbs_t *v, conn_t *c) {
+static int make_qp(jct__verbs_t *v, conn_t *c) {
   uint32_t depth = 2 * v->o.slots + 4;
   struct ibv_qp_init_attr a = {
       .send_cq = v->cq,
@@ -148,13 +148,13 @@ static int make_qp(jct_verbs_t *v, conn_t *c) {
   return 0;
 }
 
-static void set_options(jct_verbs_t *v, struct rdma_cm_id *id) {
+static void set_options(jct__verbs_t *v, struct rdma_cm_id *id) {
   uint8_t tos = v->o.tos, timeout = v->o.timeout;
   rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos);
   rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout);
 }
 
-static struct rdma_conn_param conn_param(const jct_verbs_t *v, const pdata_t *pd) {
+static struct rdma_conn_param conn_param(const jct__verbs_t *v, const pdata_t *pd) {
   return (struct rdma_conn_param){.private_data = pd,
                                   .private_data_len = sizeof *pd,
                                   .responder_resources = 1,
@@ -165,7 +165,7 @@ static struct rdma_conn_param conn_param(const jct_verbs_t *v, const pdata_t *pd
 
 /* ---- rdma_cm events ----------------------------------------------------- */
 
-static void on_connect_request(jct_verbs_t *v, struct rdma_cm_event *ev) {
+static void on_connect_request(jct__verbs_t *v, struct rdma_cm_event *ev) {
   const pdata_t *in = ev->param.conn.private_data;
   if (!in || ev->param.conn.private_data_len < sizeof *in || in->magic != PDATA_MAGIC ||
       in->conn >= v->s->nconns || v->s->conns[in->conn].dst != v->rank || v->conns[in->conn].cm) {
@@ -185,7 +185,7 @@ static void on_connect_request(jct_verbs_t *v, struct rdma_cm_event *ev) {
   if (rdma_accept(c->cm, &p)) fail(v, "connection %u: rdma_accept: %s", c->id, strerror(errno));
 }
 
-static void on_event(jct_verbs_t *v, struct rdma_cm_event *ev) {
+static void on_event(jct__verbs_t *v, struct rdma_cm_event *ev) {
   conn_t *c = ev->id->context;
   switch (ev->event) {
   case RDMA_CM_EVENT_CONNECT_REQUEST:
@@ -227,7 +227,7 @@ static void on_event(jct_verbs_t *v, struct rdma_cm_event *ev) {
 
 static void on_cm(uv_poll_t *h, int status, int events) {
   (void)status, (void)events;
-  jct_verbs_t *v = h->data;
+  jct__verbs_t *v = h->data;
   struct rdma_cm_event *ev;
   while (rdma_get_cm_event(v->ec, &ev) == 0) {
     on_event(v, ev);
@@ -237,13 +237,13 @@ static void on_cm(uv_poll_t *h, int status, int events) {
 
 /* ---- completions ------------------------------------------------------- */
 
-static conn_t *conn_of_qp(jct_verbs_t *v, uint32_t qpn) {
+static conn_t *conn_of_qp(jct__verbs_t *v, uint32_t qpn) {
   for (uint32_t c = 0; c < v->s->nconns; c++)
     if (v->conns[c].qp_made && v->conns[c].cm->qp->qp_num == qpn) return &v->conns[c];
   return NULL;
 }
 
-static void deliver(jct_verbs_t *v, conn_t *c, uint32_t imm) {
+static void deliver(jct__verbs_t *v, conn_t *c, uint32_t imm) {
   uint64_t now = jct_now_ns();
   int rc = 0;
   if (c->is_src && imm == JCT_VERBS_CTS_IMM) {
@@ -264,7 +264,7 @@ static void deliver(jct_verbs_t *v, conn_t *c, uint32_t imm) {
   if (rc) fail(v, "connection %u: the executor refused immediate %u (out of order)", c->id, imm);
 }
 
-static void on_wc(jct_verbs_t *v, const struct ibv_wc *wc) {
+static void on_wc(jct__verbs_t *v, const struct ibv_wc *wc) {
   conn_t *c = conn_of_qp(v, wc->qp_num);
   if (wc->status != IBV_WC_SUCCESS) {
     fail(v, "connection %u: work completion %s (vendor error %u)", c ? c->id : 0,
@@ -282,7 +282,7 @@ static void on_wc(jct_verbs_t *v, const struct ibv_wc *wc) {
 
 static void on_cq(uv_poll_t *h, int status, int events) {
   (void)status, (void)events;
-  jct_verbs_t *v = h->data;
+  jct__verbs_t *v = h->data;
   struct ibv_cq *cq;
   void *ctx;
   while (ibv_get_cq_event(v->cc, &cq, &ctx) == 0) {
@@ -299,7 +299,7 @@ static void on_cq(uv_poll_t *h, int status, int events) {
 
 /* ---- posting ------------------------------------------------------------ */
 
-static int write_imm(jct_verbs_t *v, conn_t *c, void *src, struct ibv_mr *mr, uint64_t bytes,
+static int write_imm(jct__verbs_t *v, conn_t *c, void *src, struct ibv_mr *mr, uint64_t bytes,
                      uint32_t imm) {
   uint64_t off = 0;
   do {
@@ -325,7 +325,7 @@ static int write_imm(jct_verbs_t *v, conn_t *c, void *src, struct ibv_mr *mr, ui
 }
 
 static int hook_send(void *arg, uint32_t conn, uint32_t op, uint64_t bytes) {
-  jct_verbs_t *v = arg;
+  jct__verbs_t *v = arg;
   if (v->s->conns[conn].src != v->rank) return 0;
   conn_t *c = &v->conns[conn];
   if (!c->established) {
@@ -336,7 +336,7 @@ static int hook_send(void *arg, uint32_t conn, uint32_t op, uint64_t bytes) {
 }
 
 static int hook_cts(void *arg, uint32_t conn) {
-  jct_verbs_t *v = arg;
+  jct__verbs_t *v = arg;
   if (v->s->conns[conn].dst != v->rank) return 0;
   conn_t *c = &v->conns[conn];
   if (!c->established) {
@@ -346,11 +346,11 @@ static int hook_cts(void *arg, uint32_t conn) {
   return write_imm(v, c, v->cts_src, v->cts_src_mr, JCT_VERBS_CTS_BYTES, JCT_VERBS_CTS_IMM);
 }
 
-jct_exec_hooks_t jct_verbs_hooks(jct_verbs_t *v) {
+jct_exec_hooks_t jct__verbs_hooks(jct__verbs_t *v) {
   return (jct_exec_hooks_t){.post_cts = hook_cts, .post_send = hook_send, .arg = v};
 }
 
-void jct_verbs_attach(jct_verbs_t *v, jct_exec_t *e) {
+void jct__verbs_attach(jct__verbs_t *v, jct_exec_t *e) {
   v->exec = e;
   if (!e) return;
   uint64_t now = jct_now_ns();
@@ -371,10 +371,10 @@ static int nonblock(int fd) {
   return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-int jct_verbs_new(jct_verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
-                  const jct_verbs_opts_t *o, char *err, size_t errlen) {
+int jct__verbs_new(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
+                  const jct__verbs_opts_t *o, char *err, size_t errlen) {
   *out = NULL;
-  jct_verbs_t *v = calloc(1, sizeof *v);
+  jct__verbs_t *v = calloc(1, sizeof *v);
   if (!v || !(v->conns = calloc(s->nconns, sizeof *v->conns))) {
     free(v);
     return JCT_ENOMEM;
@@ -392,7 +392,7 @@ int jct_verbs_new(jct_verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, u
   int rc = JCT_EIO;
   if (o->addrs_be) {
     if (!(v->addrs_be = malloc(s->nranks * sizeof *v->addrs_be))) {
-      jct_verbs_free(v);
+      jct__verbs_free(v);
       return JCT_ENOMEM;
     }
     memcpy(v->addrs_be, o->addrs_be, s->nranks * sizeof *v->addrs_be);
@@ -436,11 +436,11 @@ int jct_verbs_new(jct_verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, u
   *out = v;
   return 0;
 fail:
-  jct_verbs_free(v);
+  jct__verbs_free(v);
   return rc;
 }
 
-int jct_verbs_connect(jct_verbs_t *v) {
+int jct__verbs_connect(jct__verbs_t *v) {
   for (uint32_t c = 0; c < v->s->nconns; c++) {
     conn_t *k = &v->conns[c];
     if (!k->is_src) continue;
@@ -456,31 +456,31 @@ int jct_verbs_connect(jct_verbs_t *v) {
   return 0;
 }
 
-bool jct_verbs_connected(const jct_verbs_t *v) {
+bool jct__verbs_connected(const jct__verbs_t *v) {
   for (uint32_t c = 0; c < v->s->nconns; c++)
     if (local(v, c) && !v->conns[c].established) return false;
   return true;
 }
 
-const char *jct_verbs_device(const jct_verbs_t *v) {
+const char *jct__verbs_device(const jct__verbs_t *v) {
   return v->ctx ? ibv_get_device_name(v->ctx->device) : "";
 }
 
-uint32_t jct_verbs_outstanding(const jct_verbs_t *v) {
+uint32_t jct__verbs_outstanding(const jct__verbs_t *v) {
   return v->outstanding;
 }
 
-int jct_verbs_failed(const jct_verbs_t *v, char *err, size_t errlen) {
+int jct__verbs_failed(const jct__verbs_t *v, char *err, size_t errlen) {
   if (v->failed && err) snprintf(err, errlen, "%s", v->why);
   return v->failed;
 }
 
 static void on_closed(uv_handle_t *h) {
-  jct_verbs_t *v = h->data;
+  jct__verbs_t *v = h->data;
   if (--v->polls_open == 0) free(v);
 }
 
-void jct_verbs_free(jct_verbs_t *v) {
+void jct__verbs_free(jct__verbs_t *v) {
   if (!v) return;
   for (uint32_t c = 0; v->conns && c < v->s->nconns; c++) {
     conn_t *k = &v->conns[c];
@@ -514,7 +514,7 @@ void jct_verbs_free(jct_verbs_t *v) {
   }
 }
 
-uint32_t jct_verbs_hw_counters(const char *root, const char *dev, jct_dev_counters_t *out) {
+uint32_t jct__verbs_hw_counters(const char *root, const char *dev, jct_dev_counters_t *out) {
   memset(out, 0, sizeof *out);
   char dir[512];
   snprintf(dir, sizeof dir, "%s/%s/ports/1/hw_counters", root ? root : "/sys/class/infiniband",

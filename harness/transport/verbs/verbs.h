@@ -56,41 +56,41 @@ typedef struct {
    * them (the agents' hellos say them); NULL: jct_rank_ipv4(rank), the
    * lab's (topo.h). */
   const uint32_t *addrs_be;
-} jct_verbs_opts_t;
+} jct__verbs_opts_t;
 
-typedef struct jct_verbs jct_verbs_t;
+typedef struct jct_verbs jct__verbs_t;
 
 /* Listen on this rank's address and make the PD, CQ and buffers on the
  * device it is bound to. Errors: JCT_EIO (no RDMA device on that address,
  * a verbs call failed: err says which), JCT_ENOMEM. */
-int jct_verbs_new(jct_verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
-                  const jct_verbs_opts_t *o, char *err, size_t errlen);
+int jct__verbs_new(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
+                  const jct__verbs_opts_t *o, char *err, size_t errlen);
 
 /* Connect every connection this rank is the source of (asynchronously). */
-int jct_verbs_connect(jct_verbs_t *v);
+int jct__verbs_connect(jct__verbs_t *v);
 /* Every connection of this rank, in either direction, is established. */
-bool jct_verbs_connected(const jct_verbs_t *v);
+bool jct__verbs_connected(const jct__verbs_t *v);
 /* The device's name ("rxe0"), once bound. */
-const char *jct_verbs_device(const jct_verbs_t *v);
+const char *jct__verbs_device(const jct__verbs_t *v);
 
 /* Hooks for the executor: post_send acts for connections this rank is the
  * source of, post_cts for those it is the destination of; others are no-ops
  * (each rank's executor runs the whole schedule but acts for itself). */
-jct_exec_hooks_t jct_verbs_hooks(jct_verbs_t *v);
+jct_exec_hooks_t jct__verbs_hooks(jct__verbs_t *v);
 /* Deliver CTS and receive events to e (NULL: keep them for the next). */
-void jct_verbs_attach(jct_verbs_t *v, jct_exec_t *e);
+void jct__verbs_attach(jct__verbs_t *v, jct_exec_t *e);
 /* Sends posted and not yet completed. */
-uint32_t jct_verbs_outstanding(const jct_verbs_t *v);
+uint32_t jct__verbs_outstanding(const jct__verbs_t *v);
 /* Nonzero once a work completion failed (e.g. IBV_WC_RETRY_EXC_ERR), a
  * connection was refused or lost, or the executor refused an event; err
  * says which. */
-int jct_verbs_failed(const jct_verbs_t *v, char *err, size_t errlen);
+int jct__verbs_failed(const jct__verbs_t *v, char *err, size_t errlen);
 
-void jct_verbs_free(jct_verbs_t *v);
+void jct__verbs_free(jct__verbs_t *v);
 
 /* Every counter file in /sys/class/infiniband/DEV/ports/1/hw_counters (or
  * under root, for tests: root/DEV/ports/1/hw_counters), by name. Returns
  * how many were read (0: none there). */
-uint32_t jct_verbs_hw_counters(const char *root, const char *dev, jct_dev_counters_t *out);
+uint32_t jct__verbs_hw_counters(const char *root, const char *dev, jct_dev_counters_t *out);
 
 #endif
