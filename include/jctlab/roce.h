@@ -202,4 +202,17 @@ size_t jct_roce_write(uint8_t *p, size_t cap, const struct jct_roce_hdrs *h);
  * than the IP+UDP+BTH headers gives 0. */
 uint32_t jct_icrc(const uint8_t *ip, size_t len_bytes);
 
+/* PSN a minus PSN b in the 24-bit serial arithmetic of IBA Vol. 1 9.7.1
+ * (what Linux rxe's psn_compare() does): a signed distance in
+ * [-2^23, 2^23). Positive: a is after b. */
+static inline int32_t jct_psn_diff(uint32_t a, uint32_t b) {
+  uint32_t d = (a - b) & JCT_PSN_MASK;
+  return d & 0x800000u ? (int32_t)d - 0x1000000 : (int32_t)d;
+}
+
+/* The PSN n packets after psn, wrapped to 24 bits. */
+static inline uint32_t jct_psn_add(uint32_t psn, uint32_t n) {
+  return (psn + n) & JCT_PSN_MASK;
+}
+
 #endif

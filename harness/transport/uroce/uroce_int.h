@@ -1,5 +1,5 @@
 /* uroce internals shared by the requester (uroce_req.c) and the responder
- * (uroce_resp.c): the QP layout, 24-bit PSN arithmetic, and packet framing
+ * (uroce_resp.c): the QP layout and packet framing
  * (the IP/UDP header the kernel will write, for the ICRC). */
 #ifndef JCT_UROCE_INT_H
 #define JCT_UROCE_INT_H
@@ -9,15 +9,6 @@
 #include <stdint.h>
 
 #include "jctlab/uroce.h"
-
-/* PSN a minus PSN b in 24-bit serial arithmetic: in [-2^23, 2^23). */
-static inline int32_t jct__psn_diff(uint32_t a, uint32_t b) {
-  uint32_t d = (a - b) & JCT_PSN_MASK;
-  return d & 0x800000u ? (int32_t)d - 0x1000000 : (int32_t)d;
-}
-static inline uint32_t jct__psn_add(uint32_t a, uint32_t n) {
-  return (a + n) & JCT_PSN_MASK;
-}
 
 /* A posted message. PSNs are given at post time: messages are sent in
  * order, one PSN per packet, so this is what rxe's first_psn/last_psn end

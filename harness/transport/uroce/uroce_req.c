@@ -193,7 +193,7 @@ static struct jct__uroce_wqe *wqe_at(jct_uroce_qp_t *qp, uint32_t seq) {
 }
 
 static uint32_t wqe_end_psn(const struct jct__uroce_wqe *w) {
-  return jct__psn_add(w->first_psn, w->npkts);
+  return jct_psn_add(w->first_psn, w->npkts);
 }
 
 int jct_uroce_post_write(jct_uroce_qp_t *qp, const jct_uroce_wr_t *wr, char *err, size_t errlen) {
@@ -235,7 +235,7 @@ static void seek(jct_uroce_qp_t *qp, uint32_t psn) {
   struct jct__uroce_req *r = &qp->req;
   r->next_psn = psn;
   r->cur_seq = r->head_seq;
-  while (r->cur_seq != r->tail_seq && jct__psn_diff(psn, wqe_end_psn(wqe_at(qp, r->cur_seq))) >= 0)
+  while (r->cur_seq != r->tail_seq && jct_psn_diff(psn, wqe_end_psn(wqe_at(qp, r->cur_seq))) >= 0)
     r->cur_seq++;
 }
 
@@ -252,13 +252,13 @@ static uint8_t write_opcode(const struct jct__uroce_wqe *w, bool first, bool las
 static size_t req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap) {
   struct jct__uroce_req *r = &qp->req;
   if (r->next_psn == r->post_psn) return 0;
-  if (jct__psn_diff(r->next_psn, r->una_psn) >= JCT_UROCE_MAX_UNACKED_PSNS) {
+  if (jct_psn_diff(r->next_psn, r->una_psn) >= JCT_UROCE_MAX_UNACKED_PSNS) {
     qp->stats.window_stalls++;
     return 0;
   }
   const struct jct__uroce_wqe *w = wqe_at(qp, r->cur_seq);
   uint32_t mtu = qp->cfg.path_mtu_bytes;
-  uint32_t k = (uint32_t)jct__psn_diff(r->next_psn, w->first_psn);
+  uint32_t k = (uint32_t)jct_psn_diff(r->next_psn, w->first_psn);
   bool first = k == 0, last = k + 1 == w->npkts;
   uint32_t payload = last ? w->bytes - k * mtu : mtu;
   uint32_t pad = (4 - (payload & 3)) & 3;
@@ -281,14 +281,14 @@ static size_t req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size
   if (!hdr || n > cap) return 0;
   memset(buf + hdr, 0, payload + pad); /* no memory behind the QP: zeros */
 
-  if (jct__psn_diff(r->next_psn, r->max_psn) < 0) {
+  if (jct_psn_diff(r->next_psn, r->max_psn) < 0) {
     qp->stats.retx_pkts++;
     qp->stats.retx_bytes += n;
   } else {
-    r->max_psn = jct__psn_add(r->next_psn, 1);
+    r->max_psn = jct_psn_add(r->next_psn, 1);
   }
   qp->stats.tx_data_pkts++;
-  r->next_psn = jct__psn_add(r->next_psn, 1);
+  r->next_psn = jct_psn_add(r->next_psn, 1);
   if (last) r->cur_seq++;
   if (r->rto_ns && r->rto_deadline_ns == UINT64_MAX) r->rto_deadline_ns = now_ns + r->rto_ns;
   return n;
@@ -323,11 +323,11 @@ static void retire(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   struct jct__uroce_req *r = &qp->req;
   r->una_psn = psn;
   r->retry_left = qp->cfg.retry_cnt;
-  if (jct__psn_diff(r->next_psn, psn) < 0) seek(qp, psn);
+  if (jct_psn_diff(r->next_psn, psn) < 0) seek(qp, psn);
   arm_if_outstanding(qp, now_ns);
   while (r->head_seq != r->tail_seq) {
     const struct jct__uroce_wqe *w = wqe_at(qp, r->head_seq);
-    if (jct__psn_diff(psn, wqe_end_psn(w)) < 0) break;
+    if (jct_psn_diff(psn, wqe_end_psn(w)) < 0) break;
     jct_uroce_event_t ev = {.type = JCT_UROCE_EV_SEND_DONE,
                             .status = JCT_UROCE_WC_SUCCESS,
                             .wr_id = w->wr_id,
@@ -359,20 +359,20 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
   if (type == JCT_AETH_ACK) {
     qp->stats.rx_acks++;
     /* valid: una - 1 (a repeat, no progress) .. max_psn - 1 */
-    if (jct__psn_diff(psn, r->una_psn) < -1 || jct__psn_diff(psn, r->max_psn) >= 0) {
+    if (jct_psn_diff(psn, r->una_psn) < -1 || jct_psn_diff(psn, r->max_psn) >= 0) {
       qp->stats.rx_stale_acks++;
       return JCT_UROCE_RX_IGNORED;
     }
-    if (jct__psn_diff(psn, r->una_psn) >= 0) retire(qp, jct__psn_add(psn, 1), now_ns);
+    if (jct_psn_diff(psn, r->una_psn) >= 0) retire(qp, jct_psn_add(psn, 1), now_ns);
     return JCT_UROCE_RX_ACCEPTED;
   }
   if (type == JCT_AETH_NAK && jct_aeth_value(syn) == JCT_NAK_PSN_SEQ_ERR) {
     qp->stats.rx_naks++;
-    if (jct__psn_diff(psn, r->una_psn) < 0 || jct__psn_diff(psn, r->max_psn) >= 0) {
+    if (jct_psn_diff(psn, r->una_psn) < 0 || jct_psn_diff(psn, r->max_psn) >= 0) {
       qp->stats.rx_stale_acks++;
       return JCT_UROCE_RX_IGNORED;
     }
-    if (jct__psn_diff(psn, r->una_psn) > 0) retire(qp, psn, now_ns); /* implicit ACK */
+    if (jct_psn_diff(psn, r->una_psn) > 0) retire(qp, psn, now_ns); /* implicit ACK */
     if (!qp->error) go_back(qp, psn, now_ns);
     return JCT_UROCE_RX_ACCEPTED;
   }
@@ -422,7 +422,7 @@ uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
   uint64_t d = r->rto_deadline_ns;
   if (paused(qp, qp->last_now_ns)) {
     bool data = r->next_psn != r->post_psn &&
-                jct__psn_diff(r->next_psn, r->una_psn) < JCT_UROCE_MAX_UNACKED_PSNS;
+                jct_psn_diff(r->next_psn, r->una_psn) < JCT_UROCE_MAX_UNACKED_PSNS;
     if ((data || jct__uroce_resp_pending(qp)) && *qp->cfg.paused_until_ns < d)
       d = *qp->cfg.paused_until_ns;
   }

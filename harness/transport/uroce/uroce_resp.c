@@ -58,7 +58,7 @@ size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint8_t *p, size_t cap) {
     h.aeth.syndrome = (uint8_t)(JCT_AETH_NAK << 5 | JCT_NAK_PSN_SEQ_ERR);
     qp->stats.tx_naks++;
   } else if (s->ack_pending) {
-    h.bth.psn = jct__psn_add(s->epsn, JCT_PSN_MASK); /* epsn - 1 */
+    h.bth.psn = jct_psn_add(s->epsn, JCT_PSN_MASK); /* epsn - 1 */
     h.aeth.syndrome = JCT_UROCE_ACK_CREDIT_UNLIMITED;
     qp->stats.tx_acks++;
   } else {
@@ -77,7 +77,7 @@ jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
                                   const struct jct_opcode_info *op, uint32_t payload_bytes,
                                   uint64_t now_ns) {
   struct jct__uroce_resp *s = &qp->resp;
-  int32_t d = jct__psn_diff(h->bth.psn, s->epsn);
+  int32_t d = jct_psn_diff(h->bth.psn, s->epsn);
   if (d > 0) {
     qp->stats.out_of_seq_pkts++;
     if (!s->nak_sent) {
@@ -97,7 +97,7 @@ jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
     qp->stats.rx_bad_op_seq++;
     return JCT_UROCE_RX_IGNORED;
   }
-  s->epsn = jct__psn_add(s->epsn, 1);
+  s->epsn = jct_psn_add(s->epsn, 1);
   s->nak_sent = s->nak_pending = false;
   if (first) s->msg_bytes = 0;
   s->msg_bytes += payload_bytes;
@@ -105,7 +105,7 @@ jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
   if (h->bth.ackreq) s->ack_pending = true;
   if (!last) return JCT_UROCE_RX_ACCEPTED;
 
-  s->msn = jct__psn_add(s->msn, 1);
+  s->msn = jct_psn_add(s->msn, 1);
   qp->stats.msgs_recv++;
   jct_uroce_event_t ev = {.type = JCT_UROCE_EV_RECV,
                           .status = JCT_UROCE_WC_SUCCESS,
