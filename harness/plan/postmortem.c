@@ -34,9 +34,9 @@
 #include "jctlab/error.h"
 #include "jctlab/infer.h"
 #include "jctlab/topo.h"
+#include "harness/transport/uroce/ranks.h"
 #include "replay_input.h"
 
-#define QPN_DST_BASE 0x101u  /* connection c's destination end: 0x101 + 2c (ranks.h) */
 #define MAX_PKTS_PER_SPEC 64 /* drop.c's list */
 
 /* The message index of each op on its connection. */
@@ -78,7 +78,7 @@ static int add_spec(jct__replay_input_t *in, uint32_t conn, bool verbs, const ch
              "udp[4:2] == 108)\"",
              list, a, b);
   } else {
-    snprintf(spec, len, "drop qp=0x%x pkt=%s", QPN_DST_BASE + 2 * conn, list);
+    snprintf(spec, len, "drop qp=0x%x pkt=%s", jct__uroce_qpn(conn, true), list);
   }
   in->fault_specs[in->nfaults++] = spec;
   return 0;

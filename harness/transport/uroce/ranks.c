@@ -14,7 +14,6 @@
 #include "jctlab/error.h"
 #include "ranks.h"
 
-#define QPN_BASE 0x100u
 #define SOCKET_BUFFER_BYTES (4 << 20)
 #define RECV_BATCH 32
 #define WIRE_OVERHEAD_BYTES (8 + 20 + 14 + 24)
@@ -240,8 +239,8 @@ static void on_socket(uv_poll_t *h, int status, int events) {
     for (int i = 0; i < n; i++) {
       size_t len = msgs[i].msg_len;
       uint32_t qpn = jct_uroce_dest_qpn(R->buf[i], len);
-      uint32_t e = qpn - QPN_BASE;
-      if (qpn == UINT32_MAX || qpn < QPN_BASE || e >= 2 * R->s->nconns ||
+      uint32_t e = qpn - JCT__UROCE_QPN_BASE;
+      if (qpn == UINT32_MAX || qpn < JCT__UROCE_QPN_BASE || e >= 2 * R->s->nconns ||
           R->eps[e].rank != k->index)
         continue; /* not one of this rank's QPs: counted by nobody, as a NIC drops it */
       jct_uroce_rx(R->eps[e].qp, R->buf[i], len, ntohs(from[i].sin_port), now);
@@ -336,8 +335,8 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   jct_uroce_cfg_init(&cfg);
   uint32_t psn_src = (c * 2654435761u) & JCT_PSN_MASK,
            psn_dst = (psn_src ^ 0x5a5a5a) & JCT_PSN_MASK;
-  cfg.local_qpn = QPN_BASE + 2 * c + (src ? 0 : 1);
-  cfg.remote_qpn = QPN_BASE + 2 * c + (src ? 1 : 0);
+  cfg.local_qpn = jct__uroce_qpn(c, !src);
+  cfg.remote_qpn = jct__uroce_qpn(c, src);
   cfg.sq_psn = src ? psn_src : psn_dst;
   cfg.rq_psn = src ? psn_dst : psn_src;
   cfg.path_mtu_bytes = R->opts.path_mtu_bytes;

@@ -27,6 +27,13 @@
 #include "jctlab/topo.h"
 #include "jctlab/uroce.h"
 
+/* Connection c's QP numbers: its source end 0x100 + 2c, its destination end
+ * 0x101 + 2c (the postmortem's targeted drops name the latter). */
+#define JCT__UROCE_QPN_BASE 0x100u
+static inline uint32_t jct__uroce_qpn(uint32_t conn, bool dst_end) {
+  return JCT__UROCE_QPN_BASE + 2 * conn + (dst_end ? 1u : 0u);
+}
+
 typedef struct {
   uint64_t rate_bps;
   uint32_t path_mtu_bytes; /* 4096 */
