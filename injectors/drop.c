@@ -189,19 +189,15 @@ static bool roce_bth(jct_frame_t *f, uint32_t *qp, uint32_t *psn, uint8_t *pos) 
   return true;
 }
 
-/* a after b in 24-bit serial arithmetic. */
-static bool psn_after(uint32_t a, uint32_t b) {
-  return ((a - b) & 0xffffff) != 0 && ((a - b) & 0xffffff) < 0x800000;
-}
-
 static bool loss_targeted(drop_t *d, jct_frame_t *f) {
   uint32_t qp, psn;
   uint8_t pos;
   if (!roce_bth(f, &qp, &psn, &pos)) return false;
   if (d->any_qp && !d->seen_qp) d->qp = qp;
   if (qp != d->qp) return false;
-  bool retransmission = d->seen_qp && !psn_after(psn, d->highest_psn);
-  if (!d->seen_qp || psn_after(psn, d->highest_psn)) d->highest_psn = psn;
+  bool after = jct_psn_diff(psn, d->highest_psn) > 0; /* 24-bit serial arithmetic */
+  bool retransmission = d->seen_qp && !after;
+  if (!d->seen_qp || after) d->highest_psn = psn;
   d->seen_qp = true;
   uint32_t i = 0;
   if (d->by_msg) {
@@ -357,7 +353,7 @@ static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     char *end;
     if (*p < '0' || *p > '9') break;
     unsigned long long x = strtoull(p, &end, 0);
-    if (end == p || x > 0xffffff || d->npsn == DROP_MAX_PSNS) break;
+    if (end == p || x > JCT_PSN_MASK || d->npsn == DROP_MAX_PSNS) break;
     d->psn[d->npsn++] = (uint32_t)x;
     if (*end == 0) return 0;
     if (*end != ',') break;

@@ -247,10 +247,8 @@ static uint64_t flow_key(flow_slot_t *t, jct_frame_t *f) {
     fl->data_seen = true;
     fl->last_psn = fl->highest_psn = psn;
   } else {
-    uint32_t from_last = (psn - fl->last_psn) & 0xffffffu;
-    uint32_t from_high = (psn - fl->highest_psn) & 0xffffffu;
-    fresh = from_high && from_high < 0x800000u;
-    if (!fresh && (from_last == 0 || from_last >= 0x800000u)) fl->rewinds++;
+    fresh = jct_psn_diff(psn, fl->highest_psn) > 0;
+    if (!fresh && jct_psn_diff(psn, fl->last_psn) <= 0) fl->rewinds++;
     if (fresh) fl->highest_psn = psn;
     fl->last_psn = psn;
   }

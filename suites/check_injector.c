@@ -538,6 +538,19 @@ START_TEST(targeted_psn) {
   }
   jct_injector_free(inj);
 
+  /* Half the PSN space away: 2^23 - 1 after 0 is after it, 2^23 is not
+   * (IBA 9.7.1), so the first is a first transmission, the second not. */
+  for (uint32_t target = 0x7fffff; target <= 0x800000; target++) {
+    char spec[64];
+    snprintf(spec, sizeof spec, "drop psn=%u qp=0x11", (unsigned)target);
+    inj = mk(spec, 1, 0);
+    roce_frame(&a, NULL, 0x11, 0, false);
+    ck_assert(!dropped(inj, &a, 0));
+    roce_frame(&a, NULL, 0x11, target, false);
+    ck_assert_int_eq(dropped(inj, &a, 0), target == 0x7fffff);
+    jct_injector_free(inj);
+  }
+
   /* Not RoCE: never taken for the target. */
   inj = mk("drop psn=105 qp=0x11", 1, 0);
   roce_frame(&a, NULL, 0x11, 105, false);
