@@ -81,8 +81,6 @@
 #include "traces/frame.h"
 #include "common/wire.h"
 
-extern const struct jct_injector_ops jct_drop_ops;
-
 typedef enum { MODE_BERNOULLI, MODE_GEMODEL, MODE_4STATE, MODE_EVERY, MODE_PSN } drop_mode_t;
 
 enum { GE_GOOD, GE_BAD };

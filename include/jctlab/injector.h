@@ -172,6 +172,24 @@ struct jct_injector {
   void *priv; /* ops->priv_size bytes, zeroed */
 };
 
+/* The kinds: one file each in injectors/, exporting only its table (as
+ * DPDK's rte_port_* headers declare theirs); registry.c lists them. */
+
+/* drop: random loss (Bernoulli, Gilbert-Elliott, 4-state), every-Nth, by PSN */
+extern const struct jct_injector_ops jct_drop_ops;
+/* delay: a constant delay plus jitter, netem's distributions and correlation */
+extern const struct jct_injector_ops jct_delay_ops;
+/* reorder: netem's reordering, a few frames sent at once ahead of held ones */
+extern const struct jct_injector_ops jct_reorder_ops;
+/* pause: a PFC pause storm, 802.1Qbb frames at a rate on one priority */
+extern const struct jct_injector_ops jct_pause_ops;
+/* ecn: mark CE on ECN-capable IPv4/IPv6 packets */
+extern const struct jct_injector_ops jct_ecn_ops;
+/* corrupt: flip one bit after a RoCEv2 packet's BTH, so its ICRC fails */
+extern const struct jct_injector_ops jct_corrupt_ops;
+/* flap: the link goes down and comes back up on a schedule */
+extern const struct jct_injector_ops jct_flap_ops;
+
 /* The registered kinds, NULL-terminated (injectors/registry.c). */
 extern const struct jct_injector_ops *const jct_injector_kinds[];
 
