@@ -19,7 +19,9 @@
  * splitmix64 from the injector's seed, as the authors recommend. The seed is
  * kept in the injector so reports can record it and a run can be repeated
  * exactly; without seed= it is the run's seed mixed with the injector's
- * position in its chain, so two injectors of one run differ.
+ * position in its chain, so two injectors of one run differ. Draws are
+ * 32 bits, the top half of a 64-bit number, for kinds to compare with
+ * probabilities kept as 32-bit fractions (common/rng.h, as netem).
  *
  * jct_injector_start begins a run or a repetition: the window counts from
  * it, the PRNG restarts from the seed, the counters restart from zero, and
@@ -55,7 +57,7 @@ uint64_t jct_injector_u64(jct_injector_t *inj) {
 }
 
 uint32_t jct_injector_u32(jct_injector_t *inj) {
-  return (uint32_t)(jct__rng_next(inj->rng) >> 32);
+  return jct__rng_u32(inj->rng);
 }
 
 uint32_t jct_injector_crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last) {
@@ -64,10 +66,6 @@ uint32_t jct_injector_crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last)
   uint64_t r = (uint64_t)rho + 1;
   *last = (uint32_t)((value * ((1ull << 32) - r) + (uint64_t)*last * r) >> 32);
   return *last;
-}
-
-double jct_injector_uniform(jct_injector_t *inj) {
-  return jct__rng_unit(inj->rng);
 }
 
 static void seed_rng(jct_injector_t *inj) {
@@ -273,11 +271,11 @@ static uint64_t packet_key(jct_injector_t *inj, jct_frame_t *f) {
   return inj->flows ? flow_key(inj->flows, f) : 0;
 }
 
-double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t salt) {
+uint32_t jct_injector_packet_u32(jct_injector_t *inj, jct_frame_t *f, uint64_t salt) {
   uint64_t key = packet_key(inj, f);
-  if (!key) return jct_injector_uniform(inj);
+  if (!key) return jct_injector_u32(inj);
   uint64_t x = inj->seed ^ key ^ salt * 0xd1b54a32d192ed03u;
-  return (double)(jct__splitmix64(&x) >> 11) * 0x1.0p-53;
+  return (uint32_t)(jct__splitmix64(&x) >> 32);
 }
 
 static void injector_destroy(injector_box_t *box) {

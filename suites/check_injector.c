@@ -1,7 +1,8 @@
 /* The injector framework (spec parsing, selection by port, side, window and
  * where=, seeds, counters) and the drop kind: Bernoulli, Gilbert-Elliott
  * and 4-state loss against their closed forms, every-Nth, bursts, targeted
- * PSN drops, and errors that name the bad word.
+ * PSN drops, errors that name the bad word, and probabilities as 32-bit
+ * fractions (common/rng.h).
  *
  * Statistical tests use fixed seeds and assert intervals: the exact
  * binomial 99.9% interval (normal approximation, n large) for Bernoulli;
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "craft.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
@@ -560,6 +562,65 @@ START_TEST(targeted_psn) {
 }
 END_TEST
 
+/* ---- probabilities as 32-bit fractions ------------------------------------ */
+
+START_TEST(probabilities_are_32bit_fractions) {
+  /* tc's rint(p * UINT32_MAX); sums rounded just above 1 are 1. */
+  ck_assert_uint_eq(jct__rng_prob32(0), 0);
+  ck_assert_uint_eq(jct__rng_prob32(1e-10), 0);
+  ck_assert_uint_eq(jct__rng_prob32(3e-10), 1);
+  ck_assert_uint_eq(jct__rng_prob32(0.5), 0x80000000u);
+  ck_assert_uint_eq(jct__rng_prob32(1), UINT32_MAX);
+  ck_assert_uint_eq(jct__rng_prob32(1 + 1e-12), UINT32_MAX);
+  /* draw < p, except that p = 1 takes every draw, UINT32_MAX too. */
+  ck_assert(!jct__rng_hit(0, 0));
+  ck_assert(jct__rng_hit(0, 1) && !jct__rng_hit(1, 1));
+  ck_assert(!jct__rng_hit(UINT32_MAX - 1, UINT32_MAX - 1));
+  ck_assert(jct__rng_hit(UINT32_MAX, UINT32_MAX));
+  /* The 32-bit draw is the top of the same step of the same generator. */
+  uint64_t a[4], b[4];
+  jct__rng_seed(a, 42);
+  jct__rng_seed(b, 42);
+  for (int i = 0; i < 100; i++)
+    ck_assert_uint_eq(jct__rng_u32(a), jct__rng_next(b) >> 32);
+
+  /* p=0 never fires, p=1 always, on RoCE packets (packet-keyed draws) and
+   * others (the stream). */
+  jct_injector_t *never = mk("drop p=0", 5, 0), *always = mk("drop p=100%", 5, 0);
+  frame_t f, other;
+  roce_frame(&f, NULL, 0x11, 1, false); /* each repeat a new go-back: a new draw */
+  roce_frame(&other, NULL, 0x11, 1, false);
+  other.buf[14 + 20 + 3] ^= 0x01; /* UDP destination port 4791 -> 4790 */
+  for (int i = 0; i < 20000; i++) {
+    frame_t *x = i % 2 ? &other : &f;
+    ck_assert(!dropped(never, x, 0));
+    ck_assert(dropped(always, x, 0));
+  }
+  jct_injector_free(never);
+  jct_injector_free(always);
+
+  /* Gilbert-Elliott with p=1 r=0: Good moves to Bad on the first frame
+   * (which Good does not lose, k=1) and Bad never leaves (h=0: all lost). */
+  jct_injector_t *inj = mk("drop model=gemodel p=1 r=0", 5, 0);
+  ck_assert(!dropped(inj, &f, 0));
+  for (int i = 0; i < 20000; i++)
+    ck_assert(dropped(inj, &f, 0));
+  jct_injector_free(inj);
+
+  /* 4-state whose ways out of states 1 and 3 add up to 1: a state-1 frame
+   * is always followed by a loss (3 or 4), a state-2 frame too (p23=1), so
+   * two frames in a row never both pass. */
+  inj = mk("drop model=state p13=0.3 p14=0.7 p31=0.6 p32=0.4", 5, 0);
+  bool passed = false;
+  for (int i = 0; i < 20000; i++) {
+    bool d = dropped(inj, &f, 0);
+    ck_assert(d || !passed);
+    passed = !d;
+  }
+  jct_injector_free(inj);
+}
+END_TEST
+
 Suite *injector_suite(void) {
   Suite *s = suite_create("injector");
   TCase *core = tcase_create("core");
@@ -573,6 +634,7 @@ Suite *injector_suite(void) {
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, spec_errors);
   tcase_add_test(limits, bad_specs_name_the_word);
+  tcase_add_test(limits, probabilities_are_32bit_fractions);
   suite_add_tcase(s, limits);
   TCase *stats = tcase_create("stats");
   tcase_set_timeout(stats, 60);

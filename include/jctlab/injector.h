@@ -61,7 +61,7 @@ typedef struct {
   uint64_t flow_hash;    /* of the IP addresses and the BTH destination QP */
   /* The flow history of the hook site the frame is at (a chain keeps one
    * per site: jct_flows_new()), or NULL: each injector keeps its own. With
-   * a site's, the packet's identity (jct_injector_packet_uniform) is found
+   * a site's, the packet's identity (jct_injector_packet_u32) is found
    * once per frame and shared by every injector it meets there. */
   void *site_flows;
   uint64_t packet_key; /* valid when keyed */
@@ -167,7 +167,7 @@ struct jct_injector {
   uint64_t seed;
   uint64_t rng[4];  /* xoshiro256** state, seeded from seed */
   void *filter;     /* compiled where= (struct bpf_program), or NULL */
-  void *flows;      /* per-flow PSN history for jct_injector_packet_uniform */
+  void *flows;      /* per-flow PSN history for jct_injector_packet_u32 */
   jct_injector_stats_t stats;
   void *priv; /* ops->priv_size bytes, zeroed */
 };
@@ -213,7 +213,7 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
  * to emit and are counted as generated here. No-op for kinds without tick. */
 void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg);
 
-/* A number in [0, 1) that depends only on the seed, salt and the packet, so
+/* A uniform 32-bit number that depends only on the seed, salt and the packet, so
  * that the same seed gives the same faults on the same packets whatever
  * order frames from different ports reach the injector in. A RoCEv2 data
  * packet's first transmission is known by its flow (addresses, destination
@@ -224,7 +224,7 @@ void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn 
  * table (4096), take the next number of the injector's stream. The
  * memoryless kinds use it (drop p=, ecn, corrupt); the Markov loss models
  * and jitter keep a sequence and use the stream. */
-double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
+uint32_t jct_injector_packet_u32(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
 
 /* A 32-bit number correlated with the last one by rho (a 32-bit fraction;
  * 0: independent), as netem's get_crandom() (net/sched/sch_netem.c):
@@ -232,9 +232,9 @@ double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t
  * *last is the caller's state. */
 uint32_t jct_injector_crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last);
 
-/* Kinds' PRNG (xoshiro256**), seeded by the framework: uniform in [0, 1);
- * 64 and 32 bits. */
-double jct_injector_uniform(jct_injector_t *inj);
+/* Kinds' PRNG (xoshiro256**), seeded by the framework: 64 and 32 uniform
+ * bits. Probabilities are 32-bit fractions compared with a 32-bit draw, as
+ * netem keeps them. */
 uint64_t jct_injector_u64(jct_injector_t *inj);
 uint32_t jct_injector_u32(jct_injector_t *inj);
 
