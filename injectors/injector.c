@@ -50,6 +50,7 @@
 typedef struct {
   jct_injector_t pub;
   void *priv_initial;
+  jct_injector_emit_cb emit_cb; /* the caller's, while jct_injector_tick runs */
 } injector_box_t;
 
 uint64_t jct_injector_u64(jct_injector_t *inj) {
@@ -420,21 +421,14 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
 }
 
 /* The kind's frames pass through here on their way out, to be counted. */
-typedef struct {
-  jct_injector_t *inj;
-  jct_inject_emit_fn emit;
-  void *arg;
-} tick_ctx_t;
-
-static void count_and_emit(void *arg, uint32_t port, const uint8_t *frame, size_t len,
+static void count_and_emit(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
                            uint64_t now_ns) {
-  tick_ctx_t *t = arg;
-  t->inj->stats.generated++;
-  t->emit(t->arg, port, frame, len, now_ns);
+  inj->stats.generated++;
+  ((injector_box_t *)(void *)inj)->emit_cb(inj, port, frame, len, now_ns);
 }
 
-void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg) {
+void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb) {
   if (!inj->ops->tick) return;
-  tick_ctx_t t = {inj, emit, arg};
-  inj->ops->tick(inj, now_ns, count_and_emit, &t);
+  ((injector_box_t *)(void *)inj)->emit_cb = emit_cb;
+  inj->ops->tick(inj, now_ns, count_and_emit);
 }

@@ -132,10 +132,12 @@ typedef struct {
 
 typedef struct jct_injector jct_injector_t;
 
-/* Frames an injector makes itself go back to the switch through this
- * (a pause storm's PFC frames arrive on port as if its rank sent them). */
-typedef void (*jct_inject_emit_fn)(void *arg, uint32_t port, const uint8_t *frame, size_t len,
-                                   uint64_t now_ns);
+/* Called for each frame an injector makes itself, to go back to the
+ * switch (a pause storm's PFC frames arrive on port as if its rank sent
+ * them), stamped now_ns. The injector comes first, as libuv's callbacks take
+ * their handle; the caller's own state is in inj->data. */
+typedef void (*jct_injector_emit_cb)(jct_injector_t *inj, uint32_t port, const uint8_t *frame,
+                                     size_t len, uint64_t now_ns);
 
 struct jct_injector_ops {
   const char *name;  /* the spec's KIND: "drop", "delay", "pause", ... */
@@ -148,9 +150,10 @@ struct jct_injector_ops {
   /* A frame the framework matched (port, side, window, where=). */
   jct_verdict_t (*process)(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns);
   /* For kinds that act on time (pause storms, flaps): when tick is next
-   * due, UINT64_MAX when never; tick may emit frames. NULL when unused. */
+   * due, UINT64_MAX when never; tick may emit frames, calling
+   * emit_cb(inj, ...). NULL when unused. */
   uint64_t (*next_deadline_ns)(const jct_injector_t *inj);
-  void (*tick)(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg);
+  void (*tick)(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb);
   void (*destroy)(jct_injector_t *inj); /* may be NULL */
 };
 
@@ -170,6 +173,7 @@ struct jct_injector {
   void *flows;      /* per-flow PSN history for jct_injector_packet_u32 */
   jct_injector_stats_t stats;
   void *priv; /* ops->priv_size bytes, zeroed */
+  void *data; /* the caller's (as libuv's uv_handle_t.data); jctlab leaves it alone */
 };
 
 /* The kinds: one file each in injectors/, exporting only its table (as
@@ -210,8 +214,9 @@ void jct_injector_start(jct_injector_t *inj, uint64_t start_ns);
 jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns);
 
 /* Tick a time-driven injector (ops->tick) at now_ns; the frames it makes go
- * to emit and are counted as generated here. No-op for kinds without tick. */
-void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg);
+ * to emit_cb, called before this returns, and are counted as generated
+ * here. No-op for kinds without tick. */
+void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb);
 
 /* A uniform 32-bit number that depends only on the seed, salt and the packet, so
  * that the same seed gives the same faults on the same packets whatever
