@@ -6,17 +6,19 @@
  *
  * Each selected RoCEv2 packet (UDP destination port 4791, an opcode RoCEv2
  * defines, room for BTH and ICRC) is corrupted with probability P; other
- * frames pass untouched and draw no random number. netem's corrupt
- * (sch_netem.c) flips one random bit anywhere in the linear data; that would
- * often break the Ethernet, IP or UDP headers instead, and the frame would
- * be lost before RoCE, not rejected by it.
+ * frames pass untouched and draw no random number. P is a 32-bit fraction
+ * compared with a 32-bit draw, as netem keeps probabilities (common/rng.h).
+ * netem's corrupt (sch_netem.c) flips one random bit anywhere in the linear
+ * data; that would often break the Ethernet, IP or UDP headers instead, and
+ * the frame would be lost before RoCE, not rejected by it.
  *
- * Where the bit flips: uniformly among the bits after the 12-byte BTH up to
- * the end of the ICRC (extension headers, payload, pad and the ICRC
- * itself). The BTH stays intact, so the opcode, the header layout and the
- * pad count are unchanged and the frame still parses as the same RoCE
- * packet; the ICRC covers every one of those bits (Annex A17.3.3), so it no
- * longer matches. The region is never empty: it holds at least the ICRC.
+ * Where the bit flips: uniformly (a second 32-bit draw, scaled) among the
+ * bits after the 12-byte BTH up to the end of the ICRC (extension headers,
+ * payload, pad and the ICRC itself). The BTH stays intact, so the opcode,
+ * the header layout and the pad count are unchanged and the frame still
+ * parses as the same RoCE packet; the ICRC covers every one of those bits
+ * (Annex A17.3.3), so it no longer matches. The region is never empty: it
+ * holds at least the ICRC.
  *
  * A nonzero UDP checksum is updated incrementally (RFC 1624 eqn. 3; 0 is
  * written as 0xffff, RFC 768), so a receiver's UDP layer still accepts the
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "jctlab/roce.h"
@@ -33,7 +36,7 @@
 #include "common/wire.h"
 
 typedef struct {
-  double p;
+  uint32_t p; /* a 32-bit fraction (common/rng.h) */
 } corrupt_t;
 
 static int corrupt_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
@@ -45,7 +48,7 @@ static int corrupt_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t
     snprintf(err, errlen, "%s: needs p=P, the corruption probability", spec->text);
     return JCT_EINVAL;
   }
-  c->p = p;
+  c->p = jct__rng_prob32(p);
   return 0;
 }
 
@@ -68,11 +71,12 @@ static jct_verdict_t corrupt_process(jct_injector_t *inj, jct_frame_t *f, uint64
   corrupt_t *c = inj->priv;
   if (!jct_frame_roce(f)) return JCT_PASS;
   size_t udp = f->udp, udp_len = f->udp_len;
-  if (!(jct_injector_packet_uniform(inj, f, 0) < c->p)) return JCT_PASS;
+  if (!jct__rng_hit(jct_injector_packet_u32(inj, f, 0), c->p)) return JCT_PASS;
   size_t first = 8 + JCT_BTH_BYTES;
   uint64_t nbits = (uint64_t)(udp_len - first) * 8;
+  /* A draw scaled to [0, nbits): (draw * nbits) >> 32 (nbits < 2^19). */
   flip(jct_frame_writable(f) + udp, udp_len, first,
-       (uint64_t)(jct_injector_packet_uniform(inj, f, 1) * (double)nbits) % nbits);
+       (uint64_t)jct_injector_packet_u32(inj, f, 1) * nbits >> 32);
   return JCT_MODIFIED;
 }
 

@@ -20,7 +20,8 @@
  *     4.5 times the scale); tests check these closed forms.
  *   - a negative d holds nothing (netem sends such a packet at once).
  * u comes from netem's correlated generator: with rho = corr as a 32-bit
- * fraction, next = (U * (2^32 - rho') + last * rho') >> 32, rho' = rho + 1,
+ * fraction (rint(corr * UINT32_MAX), as tc makes it: common/rng.h),
+ * next = (U * (2^32 - rho') + last * rho') >> 32, rho' = rho + 1,
  * U a fresh 32-bit draw; corr=0 uses U alone. The first `last` of a run is
  * a draw from the seeded PRNG (netem's is unseeded).
  *
@@ -46,6 +47,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 
@@ -158,8 +160,7 @@ static int delay_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t e
   d->mu_ns = mu;
   d->sigma_ns = sigma;
   d->dist = dist;
-  long long rho = llround(corr * 4294967296.0);
-  d->rho = rho > (long long)UINT32_MAX ? UINT32_MAX : (uint32_t)rho;
+  d->rho = jct__rng_prob32(corr);
   return 0;
 }
 

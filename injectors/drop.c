@@ -8,7 +8,9 @@
  *   drop every=N [burst=K]                  frames N, 2N, ... (or the last K of
  *                                           every N: N-K+1..N, 2N-K+1..2N, ...)
  *   drop psn=PSN[,PSN...] qp=QPN [count=C] | pkt=MSG:PKT[,...] [qp=QPN]
- * Probabilities read 0.01 or 1%.
+ * Probabilities read 0.01 or 1%; each is kept as a 32-bit fraction and
+ * compared with a 32-bit draw, as netem keeps them (common/rng.h): steps
+ * of 2^-32, and p=1 loses every frame.
  *
  * The two correlated models are those of Linux netem (net/sched/sch_netem.c,
  * loss_gilb_ell and loss_4state), from S. Salsano, F. Ludovici, A. Ordine,
@@ -69,36 +71,37 @@
  * where=, e.g. "src host 198.18.0.1 and udp[8] != 0x0b" for rank 0's data
  * without its 64-byte clear-to-send WRITE_ONLY_WITH_IMMEDIATEs).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/errf.h"
+#include "common/rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "jctlab/roce.h"
 #include "traces/frame.h"
 #include "common/wire.h"
 
-extern const struct jct_injector_ops jct_drop_ops;
-
 typedef enum { MODE_BERNOULLI, MODE_GEMODEL, MODE_4STATE, MODE_EVERY, MODE_PSN } drop_mode_t;
 
 enum { GE_GOOD, GE_BAD };
 enum { S_GOOD_RX = 1, S_BURST_RX = 2, S_BURST_LOSS = 3, S_ISOLATED_LOSS = 4 };
 
+/* Probabilities are 32-bit fractions (common/rng.h), converted once by
+ * init and compared with 32-bit draws, as netem keeps them. */
 typedef struct {
   drop_mode_t mode;
   /* Bernoulli */
-  double p;
+  uint32_t p;
   uint64_t burst;      /* frames lost per loss event (>= 1) */
   uint64_t burst_left; /* losses still owed by the current burst */
-  /* Gilbert-Elliott: p (above), r, h, k, state */
-  double r, h, k;
+  /* Gilbert-Elliott: p (above) and r move, lose_good = 1-k, lose_bad = 1-h */
+  uint32_t r, lose_good, lose_bad;
   int ge_state;
-  /* 4-state */
-  double p13, p31, p32, p23, p14;
+  /* 4-state, as cumulative thresholds on one draw: from 1, p14 and
+   * p14+p13; from 3, p32 and p32+p31; from 2, p23 */
+  uint32_t to4, to4_or_3, to2, to2_or_1, to3;
   int state;
   /* every=N */
   uint64_t every, nth;
@@ -121,31 +124,31 @@ typedef struct {
 static bool loss_gilb_ell(drop_t *d, jct_injector_t *inj) {
   switch (d->ge_state) {
   case GE_GOOD:
-    if (jct_injector_uniform(inj) < d->p) d->ge_state = GE_BAD;
-    return jct_injector_uniform(inj) < 1.0 - d->k;
+    if (jct__rng_hit(jct_injector_u32(inj), d->p)) d->ge_state = GE_BAD;
+    return jct__rng_hit(jct_injector_u32(inj), d->lose_good);
   default:
-    if (jct_injector_uniform(inj) < d->r) d->ge_state = GE_GOOD;
-    return jct_injector_uniform(inj) < 1.0 - d->h;
+    if (jct__rng_hit(jct_injector_u32(inj), d->r)) d->ge_state = GE_GOOD;
+    return jct__rng_hit(jct_injector_u32(inj), d->lose_bad);
   }
 }
 
 /* 4-state Markov, as netem's loss_4state: true when the frame is lost. */
 static bool loss_4state(drop_t *d, jct_injector_t *inj) {
-  double u = jct_injector_uniform(inj);
+  uint32_t u = jct_injector_u32(inj);
   switch (d->state) {
   case S_GOOD_RX:
-    if (u < d->p14)
+    if (jct__rng_hit(u, d->to4))
       d->state = S_ISOLATED_LOSS;
-    else if (u < d->p14 + d->p13)
+    else if (jct__rng_hit(u, d->to4_or_3))
       d->state = S_BURST_LOSS;
     break;
   case S_BURST_RX:
-    if (u < d->p23) d->state = S_BURST_LOSS;
+    if (jct__rng_hit(u, d->to3)) d->state = S_BURST_LOSS;
     break;
   case S_BURST_LOSS:
-    if (u < d->p32)
+    if (jct__rng_hit(u, d->to2))
       d->state = S_BURST_RX;
-    else if (u < d->p32 + d->p31)
+    else if (jct__rng_hit(u, d->to2_or_1))
       d->state = S_GOOD_RX;
     break;
   default: /* S_ISOLATED_LOSS */
@@ -161,7 +164,7 @@ static bool loss_bernoulli(drop_t *d, jct_injector_t *inj, jct_frame_t *f) {
     d->burst_left--;
     return true;
   }
-  if (jct_injector_packet_uniform(inj, f, 0) < d->p) {
+  if (jct__rng_hit(jct_injector_packet_u32(inj, f, 0), d->p)) {
     d->burst_left = d->burst - 1;
     return true;
   }
@@ -189,19 +192,15 @@ static bool roce_bth(jct_frame_t *f, uint32_t *qp, uint32_t *psn, uint8_t *pos) 
   return true;
 }
 
-/* a after b in 24-bit serial arithmetic. */
-static bool psn_after(uint32_t a, uint32_t b) {
-  return ((a - b) & 0xffffff) != 0 && ((a - b) & 0xffffff) < 0x800000;
-}
-
 static bool loss_targeted(drop_t *d, jct_frame_t *f) {
   uint32_t qp, psn;
   uint8_t pos;
   if (!roce_bth(f, &qp, &psn, &pos)) return false;
   if (d->any_qp && !d->seen_qp) d->qp = qp;
   if (qp != d->qp) return false;
-  bool retransmission = d->seen_qp && !psn_after(psn, d->highest_psn);
-  if (!d->seen_qp || psn_after(psn, d->highest_psn)) d->highest_psn = psn;
+  bool after = jct_psn_diff(psn, d->highest_psn) > 0; /* 24-bit serial arithmetic */
+  bool retransmission = d->seen_qp && !after;
+  if (!d->seen_qp || after) d->highest_psn = psn;
   d->seen_qp = true;
   uint32_t i = 0;
   if (d->by_msg) {
@@ -297,13 +296,16 @@ static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   int rc;
   if ((rc = refuse(spec, others, "model=gemodel", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p", "model=gemodel", err, errlen)) < 0) return rc;
-  PROB("p", &d->p);
-  d->r = 1.0 - d->p;
-  d->h = 0.0;
-  d->k = 1.0;
-  PROB("r", &d->r);
-  PROB("h", &d->h);
-  PROB("k", &d->k);
+  double p = 0, r, h = 0.0, k = 1.0;
+  PROB("p", &p);
+  r = 1.0 - p;
+  PROB("r", &r);
+  PROB("h", &h);
+  PROB("k", &k);
+  d->p = jct__rng_prob32(p);
+  d->r = jct__rng_prob32(r);
+  d->lose_good = jct__rng_prob32(1.0 - k);
+  d->lose_bad = jct__rng_prob32(1.0 - h);
   d->mode = MODE_GEMODEL;
   d->ge_state = GE_GOOD;
   return 0;
@@ -314,21 +316,24 @@ static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   int rc;
   if ((rc = refuse(spec, others, "model=state", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p13", "model=state", err, errlen)) < 0) return rc;
-  PROB("p13", &d->p13);
-  d->p31 = 1.0 - d->p13;
-  d->p32 = 0.0;
-  d->p23 = 1.0;
-  d->p14 = 0.0;
-  PROB("p31", &d->p31);
-  PROB("p32", &d->p32);
-  PROB("p23", &d->p23);
-  PROB("p14", &d->p14);
-  if (d->p13 + d->p14 > 1.0 + 1e-12)
+  double p13 = 0, p31, p32 = 0.0, p23 = 1.0, p14 = 0.0;
+  PROB("p13", &p13);
+  p31 = 1.0 - p13;
+  PROB("p31", &p31);
+  PROB("p32", &p32);
+  PROB("p23", &p23);
+  PROB("p14", &p14);
+  if (p13 + p14 > 1.0 + 1e-12)
     return word_err(spec, find(spec, find(spec, "p14") >= 0 ? "p14" : "p13"), err, errlen,
                     "p13 + p14 exceed 1 (both leave state 1)");
-  if (d->p31 + d->p32 > 1.0 + 1e-12)
+  if (p31 + p32 > 1.0 + 1e-12)
     return word_err(spec, find(spec, find(spec, "p32") >= 0 ? "p32" : "p31"), err, errlen,
                     "p31 + p32 exceed 1 (both leave state 3)");
+  d->to4 = jct__rng_prob32(p14);
+  d->to4_or_3 = jct__rng_prob32(p14 + p13);
+  d->to2 = jct__rng_prob32(p32);
+  d->to2_or_1 = jct__rng_prob32(p32 + p31);
+  d->to3 = jct__rng_prob32(p23);
   d->mode = MODE_4STATE;
   d->state = S_GOOD_RX;
   return 0;
@@ -357,7 +362,7 @@ static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     char *end;
     if (*p < '0' || *p > '9') break;
     unsigned long long x = strtoull(p, &end, 0);
-    if (end == p || x > 0xffffff || d->npsn == DROP_MAX_PSNS) break;
+    if (end == p || x > JCT_PSN_MASK || d->npsn == DROP_MAX_PSNS) break;
     d->psn[d->npsn++] = (uint32_t)x;
     if (*end == 0) return 0;
     if (*end != ',') break;
@@ -427,7 +432,9 @@ static int init_bernoulli(drop_t *d, jct_spec_t *spec, char *err, size_t errlen)
   static const char others[] = "r h k p13 p31 p32 p23 p14 every psn pkt qp count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "p=", err, errlen)) < 0) return rc;
-  PROB("p", &d->p);
+  double p = 0;
+  PROB("p", &p);
+  d->p = jct__rng_prob32(p);
   d->burst = 1;
   if ((rc = jct_spec_u64(spec, "burst", UINT64_MAX, &d->burst, err, errlen)) < 0) return rc;
   if (d->burst == 0) return word_err(spec, find(spec, "burst"), err, errlen, "must be at least 1");

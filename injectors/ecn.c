@@ -6,7 +6,8 @@
  *
  * Each selected IPv4 or IPv6 packet whose ECN field is ECT(0) or ECT(1)
  * (RFC 3168, section 5) is marked CE (both bits set) with probability P,
- * one Bernoulli draw per ECT packet. Not-ECT packets are never marked (a
+ * one Bernoulli draw per ECT packet (P a 32-bit fraction against a 32-bit
+ * draw, as netem keeps probabilities: common/rng.h). Not-ECT packets are never marked (a
  * router must drop rather than mark them) and CE packets stay as they are;
  * neither consumes a random number, so the marking rate is P among ECT
  * packets whatever else the filter lets through.
@@ -23,12 +24,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "traces/frame.h"
 
 typedef struct {
-  double p;
+  uint32_t p; /* a 32-bit fraction (common/rng.h) */
 } ecn_t;
 
 static int ecn_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
@@ -40,7 +42,7 @@ static int ecn_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t err
     snprintf(err, errlen, "%s: needs p=P, the marking probability", spec->text);
     return JCT_EINVAL;
   }
-  e->p = p;
+  e->p = jct__rng_prob32(p);
   return 0;
 }
 
@@ -64,7 +66,7 @@ static jct_verdict_t ecn_process(jct_injector_t *inj, jct_frame_t *f, uint64_t n
   else
     return JCT_PASS;
   if (ecn != 1 && ecn != 2) return JCT_PASS; /* not ECT, or already CE */
-  if (!(jct_injector_packet_uniform(inj, f, 0) < e->p)) return JCT_PASS;
+  if (!jct__rng_hit(jct_injector_packet_u32(inj, f, 0), e->p)) return JCT_PASS;
   jct__ip_set_ce(jct_frame_writable(f) + off);
   return JCT_MODIFIED;
 }

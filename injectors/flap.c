@@ -91,9 +91,8 @@ static uint64_t flap_next_deadline_ns(const jct_injector_t *inj) {
   return next;
 }
 
-static void flap_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg) {
-  (void)emit;
-  (void)arg;
+static void flap_tick(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb) {
+  (void)emit_cb;
   flap_t *fl = inj->priv;
   see(fl, now_ns);
 }

@@ -19,7 +19,9 @@
  * splitmix64 from the injector's seed, as the authors recommend. The seed is
  * kept in the injector so reports can record it and a run can be repeated
  * exactly; without seed= it is the run's seed mixed with the injector's
- * position in its chain, so two injectors of one run differ.
+ * position in its chain, so two injectors of one run differ. Draws are
+ * 32 bits, the top half of a 64-bit number, for kinds to compare with
+ * probabilities kept as 32-bit fractions (common/rng.h, as netem).
  *
  * jct_injector_start begins a run or a repetition: the window counts from
  * it, the PRNG restarts from the seed, the counters restart from zero, and
@@ -48,6 +50,7 @@
 typedef struct {
   jct_injector_t pub;
   void *priv_initial;
+  jct_injector_emit_cb emit_cb; /* the caller's, while jct_injector_tick runs */
 } injector_box_t;
 
 uint64_t jct_injector_u64(jct_injector_t *inj) {
@@ -55,7 +58,7 @@ uint64_t jct_injector_u64(jct_injector_t *inj) {
 }
 
 uint32_t jct_injector_u32(jct_injector_t *inj) {
-  return (uint32_t)(jct__rng_next(inj->rng) >> 32);
+  return jct__rng_u32(inj->rng);
 }
 
 uint32_t jct_injector_crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last) {
@@ -64,10 +67,6 @@ uint32_t jct_injector_crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last)
   uint64_t r = (uint64_t)rho + 1;
   *last = (uint32_t)((value * ((1ull << 32) - r) + (uint64_t)*last * r) >> 32);
   return *last;
-}
-
-double jct_injector_uniform(jct_injector_t *inj) {
-  return jct__rng_unit(inj->rng);
 }
 
 static void seed_rng(jct_injector_t *inj) {
@@ -247,10 +246,8 @@ static uint64_t flow_key(flow_slot_t *t, jct_frame_t *f) {
     fl->data_seen = true;
     fl->last_psn = fl->highest_psn = psn;
   } else {
-    uint32_t from_last = (psn - fl->last_psn) & 0xffffffu;
-    uint32_t from_high = (psn - fl->highest_psn) & 0xffffffu;
-    fresh = from_high && from_high < 0x800000u;
-    if (!fresh && (from_last == 0 || from_last >= 0x800000u)) fl->rewinds++;
+    fresh = jct_psn_diff(psn, fl->highest_psn) > 0;
+    if (!fresh && jct_psn_diff(psn, fl->last_psn) <= 0) fl->rewinds++;
     if (fresh) fl->highest_psn = psn;
     fl->last_psn = psn;
   }
@@ -275,11 +272,11 @@ static uint64_t packet_key(jct_injector_t *inj, jct_frame_t *f) {
   return inj->flows ? flow_key(inj->flows, f) : 0;
 }
 
-double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t salt) {
+uint32_t jct_injector_packet_u32(jct_injector_t *inj, jct_frame_t *f, uint64_t salt) {
   uint64_t key = packet_key(inj, f);
-  if (!key) return jct_injector_uniform(inj);
+  if (!key) return jct_injector_u32(inj);
   uint64_t x = inj->seed ^ key ^ salt * 0xd1b54a32d192ed03u;
-  return (double)(jct__splitmix64(&x) >> 11) * 0x1.0p-53;
+  return (uint32_t)(jct__splitmix64(&x) >> 32);
 }
 
 static void injector_destroy(injector_box_t *box) {
@@ -424,21 +421,14 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
 }
 
 /* The kind's frames pass through here on their way out, to be counted. */
-typedef struct {
-  jct_injector_t *inj;
-  jct_inject_emit_fn emit;
-  void *arg;
-} tick_ctx_t;
-
-static void count_and_emit(void *arg, uint32_t port, const uint8_t *frame, size_t len,
+static void count_and_emit(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
                            uint64_t now_ns) {
-  tick_ctx_t *t = arg;
-  t->inj->stats.generated++;
-  t->emit(t->arg, port, frame, len, now_ns);
+  inj->stats.generated++;
+  ((injector_box_t *)(void *)inj)->emit_cb(inj, port, frame, len, now_ns);
 }
 
-void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg) {
+void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb) {
   if (!inj->ops->tick) return;
-  tick_ctx_t t = {inj, emit, arg};
-  inj->ops->tick(inj, now_ns, count_and_emit, &t);
+  ((injector_box_t *)(void *)inj)->emit_cb = emit_cb;
+  inj->ops->tick(inj, now_ns, count_and_emit);
 }

@@ -108,14 +108,14 @@ static uint64_t pause_next_deadline_ns(const jct_injector_t *inj) {
   return o == UINT64_MAX ? UINT64_MAX : inj->start_ns + inj->at_ns + o;
 }
 
-static void pause_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg) {
+static void pause_tick(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb) {
   pause_t *ps = inj->priv;
   for (;;) {
     uint64_t o = offset_ns(inj, ps, ps->sent);
     if (o == UINT64_MAX) break;
     uint64_t due = inj->start_ns + inj->at_ns + o;
     if (due > now_ns) break;
-    emit(arg, inj->port, ps->frame, PFC_FRAME_BYTES, due);
+    emit_cb(inj, inj->port, ps->frame, PFC_FRAME_BYTES, due);
     ps->sent++;
   }
 }

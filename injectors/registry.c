@@ -1,9 +1,8 @@
 /* The injector kinds, listed explicitly (STYLE.md: constructor
- * self-registration silently vanishes when linked from a static library). */
+ * self-registration silently vanishes when linked from a static library).
+ * Each table is declared in injector.h; a new kind adds its line there and
+ * its entry here. */
 #include "jctlab/injector.h"
-
-extern const struct jct_injector_ops jct_drop_ops, jct_delay_ops, jct_reorder_ops, jct_pause_ops,
-    jct_ecn_ops, jct_corrupt_ops, jct_flap_ops;
 
 const struct jct_injector_ops *const jct_injector_kinds[] = {
     &jct_drop_ops, &jct_delay_ops,   &jct_reorder_ops, &jct_pause_ops,

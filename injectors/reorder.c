@@ -6,7 +6,8 @@
  * delaying most packets and sending a few at once, ahead of the delayed
  * ones. With a counter that starts at 0, for each packet:
  *   - if counter < N - 1, or if a draw of netem's correlated generator
- *     (corr=C, as in the delay kind) is above P: the packet is delayed by
+ *     (corr=C, as in the delay kind) is above P (both 32-bit fractions,
+ *     rint(x * UINT32_MAX) as tc makes them): the packet is delayed by
  *     TIME and counter += 1;
  *   - otherwise it is sent immediately, ahead of the delayed packets, and
  *     counter = 0.
@@ -28,9 +29,9 @@
  * Change needed: a verdict JCT_EXPEDITE here and JCT_SW_HEAD in switch.h,
  * "forward now, at the head of its queue, ahead of held frames".
  */
-#include <math.h>
 #include <stdio.h>
 
+#include "common/rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 
@@ -44,11 +45,6 @@ typedef struct {
   uint64_t gap, counter;
   bool primed;
 } reorder_t;
-
-static uint32_t fraction32(double p) {
-  long long v = llround(p * 4294967296.0);
-  return v > (long long)UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-}
 
 static int reorder_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
   reorder_t *r = inj->priv;
@@ -71,8 +67,8 @@ static int reorder_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t
     snprintf(err, errlen, "%s: delay: reordering needs a delay in (0, 100s]", spec->text);
     return JCT_EINVAL;
   }
-  r->p = fraction32(p);
-  r->rho = fraction32(corr);
+  r->p = jct__rng_prob32(p);
+  r->rho = jct__rng_prob32(corr);
   r->gap = gap;
   r->delay_ns = delay;
   return 0;

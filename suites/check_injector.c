@@ -1,7 +1,8 @@
 /* The injector framework (spec parsing, selection by port, side, window and
  * where=, seeds, counters) and the drop kind: Bernoulli, Gilbert-Elliott
  * and 4-state loss against their closed forms, every-Nth, bursts, targeted
- * PSN drops, and errors that name the bad word.
+ * PSN drops, errors that name the bad word, and probabilities as 32-bit
+ * fractions (common/rng.h).
  *
  * Statistical tests use fixed seeds and assert intervals: the exact
  * binomial 99.9% interval (normal approximation, n large) for Bernoulli;
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "craft.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
@@ -538,11 +540,62 @@ START_TEST(targeted_psn) {
   }
   jct_injector_free(inj);
 
+  /* After PSN 0, 2^23 - 1 is a first transmission; 2^23 is not (IBA 9.7.1). */
+  inj = mk("drop psn=0x7fffff,0x800000 qp=0x11", 1, 0);
+  uint32_t half[] = {0, 0x800000, 0x7fffff};
+  for (int i = 0; i < 3; i++) {
+    roce_frame(&a, NULL, 0x11, half[i], false);
+    ck_assert_int_eq(dropped(inj, &a, 0), i == 2);
+  }
+  jct_injector_free(inj);
+
   /* Not RoCE: never taken for the target. */
   inj = mk("drop psn=105 qp=0x11", 1, 0);
   roce_frame(&a, NULL, 0x11, 105, false);
   a.buf[14 + 20 + 3] ^= 0x01; /* UDP destination port 4791 -> 4790 */
   ck_assert(!dropped(inj, &a, 0));
+  jct_injector_free(inj);
+}
+END_TEST
+
+/* ---- probabilities as 32-bit fractions ------------------------------------ */
+
+START_TEST(probabilities_are_32bit_fractions) {
+  /* tc's rint(p * UINT32_MAX), compared as draw < p; p = 1 takes every draw. */
+  ck_assert(!jct__rng_prob32(0) && !jct__rng_prob32(1e-10) && jct__rng_prob32(3e-10) == 1);
+  ck_assert(jct__rng_prob32(0.5) == 0x80000000u && jct__rng_prob32(1 + 1e-12) == UINT32_MAX);
+  ck_assert(!jct__rng_hit(0, 0) && jct__rng_hit(0, 1) && !jct__rng_hit(1, 1));
+  ck_assert(!jct__rng_hit(UINT32_MAX - 1, UINT32_MAX - 1) && jct__rng_hit(UINT32_MAX, UINT32_MAX));
+  uint64_t a[4], b[4]; /* a 32-bit draw is the top of the same 64-bit step */
+  jct__rng_seed(a, 42);
+  jct__rng_seed(b, 42);
+  for (int i = 0; i < 100; i++)
+    ck_assert_uint_eq(jct__rng_u32(a), jct__rng_next(b) >> 32);
+  /* p=0 never fires, p=1 always: packet-keyed draws (RoCE) and the stream's. */
+  jct_injector_t *never = mk("drop p=0", 5, 0), *always = mk("drop p=100%", 5, 0);
+  frame_t f, other;
+  roce_frame(&f, NULL, 0x11, 1, false); /* each repeat a new go-back: a new draw */
+  roce_frame(&other, NULL, 0x11, 1, false);
+  other.buf[14 + 20 + 3] ^= 0x01; /* UDP port 4790: not RoCE */
+  for (int i = 0; i < 20000; i++) {
+    ck_assert(!dropped(never, i % 2 ? &other : &f, 0));
+    ck_assert(dropped(always, i % 2 ? &other : &f, 0));
+  }
+  jct_injector_free(never);
+  jct_injector_free(always);
+  jct_injector_t *inj = mk("drop model=gemodel p=1 r=0", 5, 0); /* to Bad at once, for good */
+  for (int i = 0; i < 20000; i++)
+    ck_assert_int_eq(dropped(inj, &f, 0), i > 0);
+  jct_injector_free(inj);
+  /* 4-state whose ways out of 1 and 3 add up to 1 (and p23=1): a frame
+   * that passes (state 1 or 2) is always followed by a loss. */
+  inj = mk("drop model=state p13=0.3 p14=0.7 p31=0.6 p32=0.4", 5, 0);
+  bool passed = false;
+  for (int i = 0; i < 20000; i++) {
+    bool d = dropped(inj, &f, 0);
+    ck_assert(d || !passed);
+    passed = !d;
+  }
   jct_injector_free(inj);
 }
 END_TEST
@@ -560,6 +613,7 @@ Suite *injector_suite(void) {
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, spec_errors);
   tcase_add_test(limits, bad_specs_name_the_word);
+  tcase_add_test(limits, probabilities_are_32bit_fractions);
   suite_add_tcase(s, limits);
   TCase *stats = tcase_create("stats");
   tcase_set_timeout(stats, 60);

@@ -251,8 +251,9 @@ typedef struct {
   size_t len;
 } emitted_t;
 
-static void collect(void *arg, uint32_t port, const uint8_t *frame, size_t len, uint64_t now_ns) {
-  emitted_t *e = arg;
+static void collect(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
+                    uint64_t now_ns) {
+  emitted_t *e = inj->data;
   ck_assert_uint_lt(e->n, 512);
   e->t[e->n] = now_ns;
   e->port[e->n] = port;
@@ -266,12 +267,13 @@ START_TEST(pause_storm) {
   jct_injector_t *inj = mk("pause prio=3 quanta=65535 rate=1000/s for=200ms port=2 at=10ms");
   static emitted_t e;
   memset(&e, 0, sizeof e);
+  inj->data = &e; /* collect's */
   const uint64_t start = 5 * SEC, t0 = start + 10 * MS;
   jct_injector_start(inj, start);
   uint64_t t;
   while ((t = inj->ops->next_deadline_ns(inj)) != UINT64_MAX) {
     ck_assert_uint_ge(t, t0);
-    jct_injector_tick(inj, t, collect, &e);
+    jct_injector_tick(inj, t, collect);
   }
   ck_assert_uint_eq(e.n, 200);
   ck_assert_uint_eq(inj->stats.generated, 200);
@@ -294,7 +296,7 @@ START_TEST(pause_storm) {
   memset(&e, 0, sizeof e);
   jct_injector_start(inj, start);
   ck_assert_uint_eq(inj->ops->next_deadline_ns(inj), t0);
-  jct_injector_tick(inj, t0 + 50 * MS, collect, &e);
+  jct_injector_tick(inj, t0 + 50 * MS, collect);
   ck_assert_uint_eq(e.n, 51);
   ck_assert_uint_eq(e.t[50], t0 + 50 * MS);
   ck_assert_uint_eq(inj->ops->next_deadline_ns(inj), t0 + 51 * MS);
@@ -306,9 +308,10 @@ START_TEST(pause_storm) {
   /* a rate that does not divide a second; until= cuts the storm */
   inj = mk("pause prio=0 rate=3/s for=1s port=0 src=02:00:00:00:00:09");
   memset(&e, 0, sizeof e);
+  inj->data = &e;
   jct_injector_start(inj, 0);
   while ((t = inj->ops->next_deadline_ns(inj)) != UINT64_MAX)
-    jct_injector_tick(inj, t, collect, &e);
+    jct_injector_tick(inj, t, collect);
   ck_assert_uint_eq(e.n, 3);
   ck_assert_uint_eq(e.t[1], 333333333);
   ck_assert_uint_eq(e.t[2], 666666666);
@@ -316,9 +319,10 @@ START_TEST(pause_storm) {
   jct_injector_free(inj);
   inj = mk("pause prio=7 rate=100/s for=1s port=1 until=55ms");
   memset(&e, 0, sizeof e);
+  inj->data = &e;
   jct_injector_start(inj, 0);
   while ((t = inj->ops->next_deadline_ns(inj)) != UINT64_MAX)
-    jct_injector_tick(inj, t, collect, &e);
+    jct_injector_tick(inj, t, collect);
   ck_assert_uint_eq(e.n, 6);
   jct_injector_free(inj);
 }
@@ -531,15 +535,15 @@ START_TEST(flap_windows) {
   for (size_t i = 0; i < 5; i++) {
     uint64_t t = inj->ops->next_deadline_ns(inj);
     ck_assert_uint_eq(t, want[i]);
-    inj->ops->tick(inj, t, NULL, NULL);
+    inj->ops->tick(inj, t, NULL);
   }
   jct_injector_free(inj);
 
   inj = mk("flap down=5ms every=10ms until=33ms");
   jct_injector_start(inj, 0);
-  inj->ops->tick(inj, 31 * MS, NULL, NULL); /* down at 30..35, window ends at 33 */
+  inj->ops->tick(inj, 31 * MS, NULL); /* down at 30..35, window ends at 33 */
   ck_assert_uint_eq(inj->ops->next_deadline_ns(inj), 33 * MS);
-  inj->ops->tick(inj, 33 * MS, NULL, NULL);
+  inj->ops->tick(inj, 33 * MS, NULL);
   ck_assert_uint_eq(inj->ops->next_deadline_ns(inj), UINT64_MAX);
   jct_injector_free(inj);
 }

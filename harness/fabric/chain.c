@@ -49,6 +49,7 @@ int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint6
       jct__chain_free(c);
       return rc;
     }
+    c->inj[i]->data = c; /* for emit_into_switch */
     c->n++;
   }
   *out = c;
@@ -213,21 +214,14 @@ uint64_t jct__chain_next_deadline_ns(const jct__chain_t *c) {
   return d;
 }
 
-typedef struct {
-  jct__chain_t *c;
-  const jct_injector_t *inj;
-} ticking_t;
-
-static void emit_into_switch(void *arg, uint32_t port, const uint8_t *frame, size_t len,
+static void emit_into_switch(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
                              uint64_t now_ns) {
-  ticking_t *t = arg;
-  jct__chain_t *c = t->c;
+  jct__chain_t *c = inj->data;
   if (c->log)
     fprintf(c->log,
             "{\"t_ns\":%llu,\"port\":%u,\"dir\":\"in\",\"injector\":%u,\"kind\":\"%s\","
             "\"action\":\"generate\",\"bytes\":%zu}\n",
-            (unsigned long long)(now_ns - c->start_ns), port, t->inj->index, t->inj->ops->name,
-            len);
+            (unsigned long long)(now_ns - c->start_ns), port, inj->index, inj->ops->name, len);
   jct_switch_rx(c->sw, port, frame, len, now_ns);
 }
 
@@ -235,9 +229,8 @@ void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
   if (c->disabled) return;
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
-    ticking_t t = {c, inj};
     if (inj->ops->tick && inj->ops->next_deadline_ns && inj->ops->next_deadline_ns(inj) <= now_ns)
-      jct_injector_tick(inj, now_ns, emit_into_switch, &t);
+      jct_injector_tick(inj, now_ns, emit_into_switch);
   }
 }
 

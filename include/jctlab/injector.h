@@ -61,7 +61,7 @@ typedef struct {
   uint64_t flow_hash;    /* of the IP addresses and the BTH destination QP */
   /* The flow history of the hook site the frame is at (a chain keeps one
    * per site: jct_flows_new()), or NULL: each injector keeps its own. With
-   * a site's, the packet's identity (jct_injector_packet_uniform) is found
+   * a site's, the packet's identity (jct_injector_packet_u32) is found
    * once per frame and shared by every injector it meets there. */
   void *site_flows;
   uint64_t packet_key; /* valid when keyed */
@@ -132,10 +132,12 @@ typedef struct {
 
 typedef struct jct_injector jct_injector_t;
 
-/* Frames an injector makes itself go back to the switch through this
- * (a pause storm's PFC frames arrive on port as if its rank sent them). */
-typedef void (*jct_inject_emit_fn)(void *arg, uint32_t port, const uint8_t *frame, size_t len,
-                                   uint64_t now_ns);
+/* Called for each frame an injector makes itself, to go back to the
+ * switch (a pause storm's PFC frames arrive on port as if its rank sent
+ * them), stamped now_ns. The injector comes first, as libuv's callbacks take
+ * their handle; the caller's own state is in inj->data. */
+typedef void (*jct_injector_emit_cb)(jct_injector_t *inj, uint32_t port, const uint8_t *frame,
+                                     size_t len, uint64_t now_ns);
 
 struct jct_injector_ops {
   const char *name;  /* the spec's KIND: "drop", "delay", "pause", ... */
@@ -148,9 +150,10 @@ struct jct_injector_ops {
   /* A frame the framework matched (port, side, window, where=). */
   jct_verdict_t (*process)(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns);
   /* For kinds that act on time (pause storms, flaps): when tick is next
-   * due, UINT64_MAX when never; tick may emit frames. NULL when unused. */
+   * due, UINT64_MAX when never; tick may emit frames, calling
+   * emit_cb(inj, ...). NULL when unused. */
   uint64_t (*next_deadline_ns)(const jct_injector_t *inj);
-  void (*tick)(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg);
+  void (*tick)(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb);
   void (*destroy)(jct_injector_t *inj); /* may be NULL */
 };
 
@@ -167,10 +170,29 @@ struct jct_injector {
   uint64_t seed;
   uint64_t rng[4];  /* xoshiro256** state, seeded from seed */
   void *filter;     /* compiled where= (struct bpf_program), or NULL */
-  void *flows;      /* per-flow PSN history for jct_injector_packet_uniform */
+  void *flows;      /* per-flow PSN history for jct_injector_packet_u32 */
   jct_injector_stats_t stats;
   void *priv; /* ops->priv_size bytes, zeroed */
+  void *data; /* the caller's (as libuv's uv_handle_t.data); jctlab leaves it alone */
 };
+
+/* The kinds: one file each in injectors/, exporting only its table (as
+ * DPDK's rte_port_* headers declare theirs); registry.c lists them. */
+
+/* drop: random loss (Bernoulli, Gilbert-Elliott, 4-state), every-Nth, by PSN */
+extern const struct jct_injector_ops jct_drop_ops;
+/* delay: a constant delay plus jitter, netem's distributions and correlation */
+extern const struct jct_injector_ops jct_delay_ops;
+/* reorder: netem's reordering, a few frames sent at once ahead of held ones */
+extern const struct jct_injector_ops jct_reorder_ops;
+/* pause: a PFC pause storm, 802.1Qbb frames at a rate on one priority */
+extern const struct jct_injector_ops jct_pause_ops;
+/* ecn: mark CE on ECN-capable IPv4/IPv6 packets */
+extern const struct jct_injector_ops jct_ecn_ops;
+/* corrupt: flip one bit after a RoCEv2 packet's BTH, so its ICRC fails */
+extern const struct jct_injector_ops jct_corrupt_ops;
+/* flap: the link goes down and comes back up on a schedule */
+extern const struct jct_injector_ops jct_flap_ops;
 
 /* The registered kinds, NULL-terminated (injectors/registry.c). */
 extern const struct jct_injector_ops *const jct_injector_kinds[];
@@ -192,10 +214,11 @@ void jct_injector_start(jct_injector_t *inj, uint64_t start_ns);
 jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns);
 
 /* Tick a time-driven injector (ops->tick) at now_ns; the frames it makes go
- * to emit and are counted as generated here. No-op for kinds without tick. */
-void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn emit, void *arg);
+ * to emit_cb, called before this returns, and are counted as generated
+ * here. No-op for kinds without tick. */
+void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb);
 
-/* A number in [0, 1) that depends only on the seed, salt and the packet, so
+/* A uniform 32-bit number that depends only on the seed, salt and the packet, so
  * that the same seed gives the same faults on the same packets whatever
  * order frames from different ports reach the injector in. A RoCEv2 data
  * packet's first transmission is known by its flow (addresses, destination
@@ -206,7 +229,7 @@ void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_inject_emit_fn 
  * table (4096), take the next number of the injector's stream. The
  * memoryless kinds use it (drop p=, ecn, corrupt); the Markov loss models
  * and jitter keep a sequence and use the stream. */
-double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
+uint32_t jct_injector_packet_u32(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
 
 /* A 32-bit number correlated with the last one by rho (a 32-bit fraction;
  * 0: independent), as netem's get_crandom() (net/sched/sch_netem.c):
@@ -214,9 +237,9 @@ double jct_injector_packet_uniform(jct_injector_t *inj, jct_frame_t *f, uint64_t
  * *last is the caller's state. */
 uint32_t jct_injector_crandom(jct_injector_t *inj, uint32_t rho, uint32_t *last);
 
-/* Kinds' PRNG (xoshiro256**), seeded by the framework: uniform in [0, 1);
- * 64 and 32 bits. */
-double jct_injector_uniform(jct_injector_t *inj);
+/* Kinds' PRNG (xoshiro256**), seeded by the framework: 64 and 32 uniform
+ * bits. Probabilities are 32-bit fractions compared with a 32-bit draw, as
+ * netem keeps them. */
 uint64_t jct_injector_u64(jct_injector_t *inj);
 uint32_t jct_injector_u32(jct_injector_t *inj);
 
