@@ -101,7 +101,8 @@ typedef struct {
  * fabric could not be built), JCT_ENOMEM. */
 int jct_run(const jct_run_opts_t *opts, jct_run_result_t *res, char *err, size_t errlen);
 
-/* The α-β model for the options (fills alpha_ns, goodput_bps, model_ns). */
+/* The α-β model for the options (fills packet_time_ns, alpha_ns,
+ * goodput_bps, model_ns). */
 void jct_run_model(const jct_run_opts_t *opts, jct_run_result_t *res);
 
 #endif
