@@ -59,12 +59,9 @@ int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen) {
 }
 
 static void add_rep(jct_run_result_t *r, const jct_rep_t *rep) {
-  const uint64_t *a = (const uint64_t *)&rep->transport;
-  uint64_t *t = (uint64_t *)&r->transport;
-  for (size_t k = 0; k < sizeof r->transport / sizeof *t; k++)
-    t[k] += a[k];
-  a = (const uint64_t *)&rep->fabric;
-  t = (uint64_t *)&r->fabric;
+  jct_transport_stats_add(&r->transport, &rep->transport);
+  const uint64_t *a = (const uint64_t *)&rep->fabric;
+  uint64_t *t = (uint64_t *)&r->fabric;
   for (size_t k = 0; k < sizeof r->fabric / sizeof *t; k++)
     t[k] += a[k];
   /* Levels, not counters: the last repetition's. */
@@ -91,6 +88,7 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   jct__session_t *s;
   if ((rc = jct__session_new(&s, o, 0, err, errlen))) return rc;
   r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
+  r->transport.counted = jct__session_counted(s);
   for (uint32_t i = 0; i < o->reps && r->valid; i++) {
     jct_rep_t rep;
     if ((rc = jct__session_rep(s, true, i, &rep))) break;
