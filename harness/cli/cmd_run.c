@@ -128,8 +128,8 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          r->loop_bound ? "the LOOP, not the emulated link, set the pace"
                        : "the emulated link set the pace");
   printf("transport  %llu packets (%llu data), %llu retransmitted, %llu NAKs, %llu timeouts\n",
-         (unsigned long long)r->transport.tx_pkts, (unsigned long long)r->transport.tx_data_pkts,
-         (unsigned long long)r->transport.retx_pkts, (unsigned long long)r->transport.rx_naks,
+         (unsigned long long)r->transport.packets, (unsigned long long)r->transport.data_packets,
+         (unsigned long long)r->transport.retx_packets, (unsigned long long)r->transport.naks,
          (unsigned long long)r->transport.timeouts);
   print_fabric(r);
   print_injectors(r);
@@ -165,13 +165,13 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                                 (json_int_t)r->lateness_p99_ns, "lateness_max_ns",
                                 (json_int_t)r->lateness_max_ns, "packet_time_ns", r->packet_time_ns,
                                 "cpu_busy", r->cpu_busy, "loop_bound", r->loop_bound));
-  const jct_uroce_stats_t *t = &r->transport;
+  const jct_transport_stats_t *t = &r->transport;
   json_object_set_new(root, "transport",
-                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "packets", (json_int_t)t->tx_pkts,
-                                "data_packets", (json_int_t)t->tx_data_pkts,
-                                "retransmitted_packets", (json_int_t)t->retx_pkts,
+                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "packets", (json_int_t)t->packets,
+                                "data_packets", (json_int_t)t->data_packets,
+                                "retransmitted_packets", (json_int_t)t->retx_packets,
                                 "retransmitted_bytes", (json_int_t)t->retx_bytes, "naks",
-                                (json_int_t)t->rx_naks, "timeouts", (json_int_t)t->timeouts));
+                                (json_int_t)t->naks, "timeouts", (json_int_t)t->timeouts));
   const jct_switch_totals_t *f = &r->fabric;
   json_object_set_new(root, "fabric",
                       json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "frames_in", (json_int_t)f->rx_frames,

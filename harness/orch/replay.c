@@ -28,7 +28,7 @@ static void add_u64(void *sum, const void *x, size_t size) {
 
 static void sum_side(jct_replay_side_t *side, const jct_rep_t *reps, uint32_t k) {
   for (uint32_t i = 0; i < k; i++) {
-    add_u64(&side->transport, &reps[i].transport, sizeof side->transport);
+    jct_transport_stats_add(&side->transport, &reps[i].transport);
     add_u64(&side->fabric, &reps[i].fabric, sizeof side->fabric);
     side->paused_ns += reps[i].paused_ns;
     for (uint32_t c = 0; c < reps[i].dev.n; c++)
@@ -100,6 +100,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *a
     return rc;
   }
   r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
+  r->b.transport.counted = r->f.transport.counted = jct__session_counted(s);
   uint64_t wall0 = jct_now_ns();
   /* B F B F ...: both sides see the machine in the same state. */
   for (uint32_t i = 0; i < o->reps && r->valid && rc == 0; i++)

@@ -10,22 +10,6 @@
 #include "jctlab/run.h"
 #include "session.h"
 
-#define WIRE_EXTRA_BYTES (12 + 4 + 8 + 20 + 14 + 24)
-
-void jct_run_model(const jct_run_opts_t *o, jct_run_result_t *r) {
-  uint32_t pmtu = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
-  double wire_bytes = pmtu + WIRE_EXTRA_BYTES;
-  double n = o->schedule->nranks, s = (double)o->schedule->bytes;
-  r->packet_time_ns = wire_bytes * 8e9 / (double)o->rate_bps;
-  r->goodput_bps = (double)o->rate_bps * pmtu / wire_bytes;
-  r->alpha_ns = 2.0 * (double)o->prop_delay_ns + r->packet_time_ns;
-  double b_bytes_per_ns = r->goodput_bps / 8e9;
-  if (strcmp(o->schedule->algorithm, "all-to-all") == 0)
-    r->model_ns = (n - 1) * r->alpha_ns + (n - 1) / n * s / b_bytes_per_ns;
-  else
-    r->model_ns = 2 * (n - 1) * r->alpha_ns + 2 * (n - 1) / n * s / b_bytes_per_ns;
-}
-
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
@@ -75,12 +59,9 @@ int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen) {
 }
 
 static void add_rep(jct_run_result_t *r, const jct_rep_t *rep) {
-  const uint64_t *a = (const uint64_t *)&rep->transport;
-  uint64_t *t = (uint64_t *)&r->transport;
-  for (size_t k = 0; k < sizeof r->transport / sizeof *t; k++)
-    t[k] += a[k];
-  a = (const uint64_t *)&rep->fabric;
-  t = (uint64_t *)&r->fabric;
+  jct_transport_stats_add(&r->transport, &rep->transport);
+  const uint64_t *a = (const uint64_t *)&rep->fabric;
+  uint64_t *t = (uint64_t *)&r->fabric;
   for (size_t k = 0; k < sizeof r->fabric / sizeof *t; k++)
     t[k] += a[k];
   /* Levels, not counters: the last repetition's. */
@@ -107,6 +88,7 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   jct__session_t *s;
   if ((rc = jct__session_new(&s, o, 0, err, errlen))) return rc;
   r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
+  r->transport.counted = jct__session_counted(s);
   for (uint32_t i = 0; i < o->reps && r->valid; i++) {
     jct_rep_t rep;
     if ((rc = jct__session_rep(s, true, i, &rep))) break;

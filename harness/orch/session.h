@@ -1,7 +1,8 @@
-/* A session (internal to the harness): one emulated fabric, its ranks and
- * its injector chain, built once and then asked for repetitions one at a
- * time, each either with the injectors on the switch's path (faulted) or
- * off it (baseline). `jctlab run` asks for K faulted repetitions; `jctlab
+/* A session (internal to the harness): one fabric, its ranks and its
+ * injector chain, built once and then asked for repetitions one at a time,
+ * each either with the injectors on the switch's path (faulted) or off it
+ * (baseline). The ranks run on the transport's backend (backend.h); the
+ * session keeps what every transport shares. `jctlab run` asks for K faulted repetitions; `jctlab
  * replay` alternates baseline and faulted ones on the same fabric
  * (DESIGN.md, decision 5), so both see the same machine at the same time.
  *
@@ -9,7 +10,8 @@
  * moved (transport, switch, pauses, injectors) as differences over the
  * repetition and the drain after it, so that baseline and faulted figures
  * never mix. Retransmitted packets are also sampled over time, in bins of
- * bin_ns from the repetition's start, for the report's plot.
+ * bin_ns from the repetition's start, for the report's plot (where the
+ * transport counts them: uroce).
  */
 #ifndef JCT_SESSION_H
 #define JCT_SESSION_H
@@ -20,7 +22,6 @@
 
 #include "jctlab/replay.h"
 #include "jctlab/run.h"
-
 
 typedef struct jct__session jct__session_t;
 
@@ -51,6 +52,10 @@ typedef struct {
   char harness_why[200];
 } jct__session_health_t;
 void jct__session_health(jct__session_t *s, jct__session_health_t *h);
+
+/* The transport figures the session's backend counts (JCT_TSTAT_* bits,
+ * run.h): every repetition's counters say so, and sums start from them. */
+uint32_t jct__session_counted(const jct__session_t *s);
 
 /* The injectors' identities (spec, kind, seed; stats zero). */
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max);

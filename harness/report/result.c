@@ -66,19 +66,21 @@ static json_t *side_json(const jct_replay_result_t *r, const jct_replay_side_t *
   return o;
 }
 
-/* verbs: rxe counts neither the packets it resends nor the data packets it
- * sends apart from its ACKs, so those figures are null there. */
-static json_t *transport_json(const jct_uroce_stats_t *t, bool verbs) {
-  if (verbs)
-    return json_pack("{s:I,s:n,s:n,s:n,s:I,s:I,s:I}", "packets", (json_int_t)t->tx_pkts,
-                     "data_packets", "retransmitted_packets", "retransmitted_bytes", "naks",
-                     (json_int_t)t->rx_naks, "timeouts", (json_int_t)t->timeouts, "cnps",
-                     (json_int_t)0);
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "packets", (json_int_t)t->tx_pkts,
-                   "data_packets", (json_int_t)t->tx_data_pkts, "retransmitted_packets",
-                   (json_int_t)t->retx_pkts, "retransmitted_bytes", (json_int_t)t->retx_bytes,
-                   "naks", (json_int_t)t->rx_naks, "timeouts", (json_int_t)t->timeouts, "cnps",
-                   (json_int_t)0);
+/* A figure the transport does not count is null (verbs: rxe counts neither
+ * the packets it resends nor the data packets it sends apart from its
+ * ACKs). */
+static json_t *figure(const jct_transport_stats_t *t, uint32_t bit, uint64_t v) {
+  return t->counted & bit ? u64(v) : json_null();
+}
+
+static json_t *transport_json(const jct_transport_stats_t *t) {
+  return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "packets",
+                   figure(t, JCT_TSTAT_PACKETS, t->packets), "data_packets",
+                   figure(t, JCT_TSTAT_DATA_PACKETS, t->data_packets), "retransmitted_packets",
+                   figure(t, JCT_TSTAT_RETX_PACKETS, t->retx_packets), "retransmitted_bytes",
+                   figure(t, JCT_TSTAT_RETX_BYTES, t->retx_bytes), "naks",
+                   figure(t, JCT_TSTAT_NAKS, t->naks), "timeouts",
+                   figure(t, JCT_TSTAT_TIMEOUTS, t->timeouts), "cnps", (json_int_t)0);
 }
 
 /* The RDMA devices' own counters (verbs), or null (uroce). */
@@ -195,10 +197,8 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
       json_object_set_new(c, "projected", json_null());
     }
   }
-  json_object_set_new(c, "transport",
-                      transport_json(&r->f.transport, o->transport == JCT_TRANSPORT_VERBS));
-  json_object_set_new(c, "baseline_transport",
-                      transport_json(&r->b.transport, o->transport == JCT_TRANSPORT_VERBS));
+  json_object_set_new(c, "transport", transport_json(&r->f.transport));
+  json_object_set_new(c, "baseline_transport", transport_json(&r->b.transport));
   json_object_set_new(c, "device_counters", dev_json(&r->f.dev));
   json_object_set_new(c, "baseline_device_counters", dev_json(&r->b.dev));
   json_object_set_new(c, "paused_ns", u64(r->f.paused_ns));

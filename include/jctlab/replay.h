@@ -35,7 +35,6 @@
 #include "jctlab/injector.h"
 #include "jctlab/run.h"
 #include "jctlab/switch.h"
-#include "jctlab/uroce.h"
 
 #define JCT_REP_MAX_BINS 200
 #define JCT_REPLAY_BOOTSTRAP 2000
@@ -67,7 +66,7 @@ typedef struct {
   char why[256];
   uint64_t jct_ns;
   jct_op_timing_t *timing; /* schedule->nops of them, from the repetition's start; owned */
-  jct_uroce_stats_t transport; /* counters moved by this repetition and its drain */
+  jct_transport_stats_t transport; /* counters moved by this repetition and its drain */
   jct_dev_counters_t dev;      /* verbs: the devices' counters (n 0 on uroce) */
   jct_switch_totals_t fabric;
   uint64_t paused_ns;
@@ -80,7 +79,7 @@ typedef struct {
 typedef struct {
   uint64_t median_ns, p99_ns, min_ns, max_ns;
   double algbw_gbps, busbw_gbps;
-  jct_uroce_stats_t transport; /* summed over the side's repetitions */
+  jct_transport_stats_t transport; /* summed over the side's repetitions */
   jct_dev_counters_t dev;
   jct_switch_totals_t fabric;
   uint64_t paused_ns;

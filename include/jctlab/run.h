@@ -1,6 +1,6 @@
-/* A run: a schedule executed K times on the emulated fabric over the
- * uroce transport, with the job's completion time measured each time
- * (DESIGN.md, "Orchestrator" and decision 5).
+/* A run: a schedule executed K times on the emulated fabric (or, with
+ * agents on hosts, on theirs), with the job's completion time measured each
+ * time (DESIGN.md, "Orchestrator" and decision 5).
  *
  * The caller must have called jct_ns_isolate() first, single-threaded.
  *
@@ -29,7 +29,6 @@
 #include "jctlab/injector.h"
 #include "jctlab/schedule.h"
 #include "jctlab/switch.h"
-#include "jctlab/uroce.h"
 
 /* Which transport the ranks run: jctlab's own userspace RoCE (uroce.h), in
  * network namespaces of this process; or rdma-core (libibverbs, librdmacm)
@@ -64,6 +63,44 @@ typedef struct {
   uint64_t seed; /* the run's seed: injectors without seed= derive theirs from it */
 } jct_run_opts_t;
 
+/* What a transport counted, summed over its QPs (and over repetitions where
+ * a result says so), in the InfiniBand terms both transports share. uroce
+ * counts every figure (jct_uroce_stats_t, uroce.h); an RDMA device counts
+ * what its hw_counters say (Linux rxe: neither the data packets it sends
+ * apart from its ACKs nor the ones it sends again), so `counted` says which
+ * figures are real: one whose JCT_TSTAT_* bit is clear is absent (null in
+ * JSON), not zero. */
+typedef struct {
+  uint64_t packets;            /* sent, ACKs and NAKs included */
+  uint64_t data_packets;       /* request packets sent, retransmissions included */
+  uint64_t retx_packets;       /* request packets sent again (go-back-N) */
+  uint64_t retx_bytes;         /* their bytes (UDP payload) */
+  uint64_t rx_packets;         /* received */
+  uint64_t naks;               /* requester: NAK-PSN-sequence-errors received */
+  uint64_t timeouts;           /* local ACK timer expiries that restarted the send stream */
+  uint64_t go_back_n;          /* restarts of the send stream (NAK or timeout) */
+  uint64_t out_of_seq_packets; /* responder: PSN above the expected one */
+  uint64_t dup_packets;        /* responder: PSN below the expected one */
+  uint32_t counted;            /* JCT_TSTAT_* bits */
+} jct_transport_stats_t;
+
+enum {
+  JCT_TSTAT_PACKETS = 1u << 0,
+  JCT_TSTAT_DATA_PACKETS = 1u << 1,
+  JCT_TSTAT_RETX_PACKETS = 1u << 2,
+  JCT_TSTAT_RETX_BYTES = 1u << 3,
+  JCT_TSTAT_RX_PACKETS = 1u << 4,
+  JCT_TSTAT_NAKS = 1u << 5,
+  JCT_TSTAT_TIMEOUTS = 1u << 6,
+  JCT_TSTAT_GO_BACK_N = 1u << 7,
+  JCT_TSTAT_OUT_OF_SEQ_PACKETS = 1u << 8,
+  JCT_TSTAT_DUP_PACKETS = 1u << 9,
+  JCT_TSTAT_ALL = (1u << 10) - 1,
+};
+
+/* Add x's figures to sum's (counted: either's). */
+void jct_transport_stats_add(jct_transport_stats_t *sum, const jct_transport_stats_t *x);
+
 #define JCT_RUN_MAX_REPS 1000
 #define JCT_RUN_MAX_INJECTORS 16
 
@@ -88,7 +125,7 @@ typedef struct {
   bool loop_bound;
   bool valid;
   char invalid_why[256];
-  jct_uroce_stats_t transport; /* summed over QPs and repetitions */
+  jct_transport_stats_t transport; /* summed over QPs and repetitions */
   jct_switch_totals_t fabric;
   uint64_t harness_losses; /* pcap_inject failures, pcap and socket drops */
   uint64_t paused_ns; /* egress time the switch's queues were paused by PFC, summed over ports */
@@ -101,7 +138,8 @@ typedef struct {
  * fabric could not be built), JCT_ENOMEM. */
 int jct_run(const jct_run_opts_t *opts, jct_run_result_t *res, char *err, size_t errlen);
 
-/* The α-β model for the options (fills alpha_ns, goodput_bps, model_ns). */
+/* The α-β model for the options (fills packet_time_ns, alpha_ns,
+ * goodput_bps, model_ns). */
 void jct_run_model(const jct_run_opts_t *opts, jct_run_result_t *res);
 
 #endif

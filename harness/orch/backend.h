@@ -1,0 +1,111 @@
+/* A session's backend (internal to orch/): what runs the ranks of a
+ * session on one transport, behind one ops table, as iperf3 puts each
+ * protocol behind `struct protocol` and DPDK each port kind behind
+ * `struct rte_port_in_ops` (lib/port/rte_port.h).
+ *
+ * The session (session.c) keeps what every transport shares: the event
+ * loop, the injector chain, repetitions, deadlines, the counters'
+ * differences and the failure bookkeeping. A backend keeps the rest, in
+ * its own file, private: it builds the ranks and the fabric they run over,
+ * runs one repetition when asked, and says how its ranks are doing.
+ * Each backend file exports only its const ops table:
+ *   - jct__backend_uroce (backend_uroce.c): jctlab's userspace RoCE
+ *     (include/jctlab/uroce.h), one rank per network namespace of this
+ *     process, the emulated switch between them (fabric.h), and the
+ *     schedule's executor in this process;
+ *   - jct__backend_verbs (backend_verbs.c): rdma-core in rank agents
+ *     (harness/lab/agents.h), in the lab's soft-RoCE VMs whose TAPs are the
+ *     switch's ports (harness/lab/lab.h, --lab N), or on hosts with RDMA
+ *     NICs, over their own fabric (--agents HOST:PORT,...).
+ *
+ * A backend calls only lower layers and the session's loop (loop.h),
+ * never the session: every call goes from the session to the backend.
+ * All of a backend's work happens on env->loop's thread.
+ */
+#ifndef JCT_ORCH_BACKEND_H
+#define JCT_ORCH_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jctlab/fabric.h"
+#include "jctlab/replay.h"
+#include "jctlab/run.h"
+#include "loop.h"
+
+/* The lossless priority RoCE traffic travels on, and the DSCP that
+ * selects it with the switch's DSCP >> 3 map (26 >> 3 = 3). */
+#define JCT__DATA_PRIO 3
+#define JCT__DATA_DSCP 26
+
+/* What the session hands a backend to build on. */
+typedef struct {
+  jct__loop_t *loop;               /* the session's; outlives the backend */
+  const jct_run_opts_t *o;         /* the run's options; outlive the backend */
+  const jct_fabric_opts_t *fabric; /* the switch the run asks for (its injector chain
+                                      included), ports not chosen: the backend picks them */
+} jct__backend_env_t;
+
+/* Build the ranks and the fabric between them, let the ranks connect, and
+ * return the backend's state in *b. Errors: JCT_EINVAL (options this
+ * backend refuses), JCT_EIO, JCT_ENOMEM, with err saying which; nothing is
+ * left behind then. */
+typedef int (*jct__backend_up_t)(void **b, const jct__backend_env_t *env, char *err, size_t errlen);
+
+/* The jctlab fabric the ranks' traffic crosses, owned by the backend until
+ * down; NULL when it crosses none (agents on hosts). */
+typedef jct_fabric_t *(*jct__backend_fabric_t)(const void *b);
+
+/* One repetition, index from 0, given limit_ns to finish: start the fabric
+ * (jct_fabric_start) and the ranks, wait, and fill rep->jct_ns,
+ * rep->timing (schedule->nops of them, allocated by the session, from the
+ * repetition's start), rep->nbins and rep->retx_bins when rep->bin_ns is
+ * set, rep->dev when the devices count. A repetition that failed leaves
+ * rep->ok false and rep->why saying how (jct__rep_fail). Returns 0, or
+ * JCT_ENOMEM. */
+typedef int (*jct__backend_rep_t)(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep);
+
+/* Nonzero once a rank failed (a QP in error, an agent gone, a VM stopped);
+ * why (may be NULL) says which. */
+typedef int (*jct__backend_failed_t)(void *b, char *why, size_t len);
+
+/* True when no rank has anything in flight (the session drains the fabric
+ * until this and the switch are quiet). */
+typedef bool (*jct__backend_quiet_t)(const void *b);
+
+/* The transport's counters so far, summed over ranks and repetitions (the
+ * session differences them around each repetition). */
+typedef void (*jct__backend_stats_t)(const void *b, jct_transport_stats_t *total);
+
+/* Frames the ranks lost by the harness's own fault (sockets overrun, sends
+ * refused): nonzero makes the run invalid. */
+typedef uint64_t (*jct__backend_losses_t)(const void *b);
+
+/* Stop the ranks, tear down what up built, free b. */
+typedef void (*jct__backend_down_t)(void *b);
+
+struct jct__backend_ops {
+  const char *name; /* "uroce", "verbs" */
+  uint32_t counted; /* the JCT_TSTAT_* figures its stats count (run.h) */
+  jct__backend_up_t up;
+  jct__backend_fabric_t fabric;
+  jct__backend_rep_t rep;
+  jct__backend_failed_t failed;
+  jct__backend_quiet_t quiet;
+  jct__backend_stats_t stats;
+  jct__backend_losses_t harness_losses;
+  jct__backend_down_t down;
+};
+
+extern const struct jct__backend_ops jct__backend_uroce;
+extern const struct jct__backend_ops jct__backend_verbs;
+
+/* Mark rep failed, why (cut to rep->why's size) saying how. */
+static inline void jct__rep_fail(jct_rep_t *rep, const char *why) {
+  rep->ok = false;
+  snprintf(rep->why, sizeof rep->why, "%.*s", (int)sizeof rep->why - 1, why);
+}
+
+#endif

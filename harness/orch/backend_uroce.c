@@ -1,0 +1,191 @@
+/* The uroce backend (backend.h): jctlab's userspace RoCE ranks, one per
+ * network namespace of this process (harness/transport/uroce/ranks.h), the
+ * emulated switch between their veth ends (include/jctlab/fabric.h), and
+ * the schedule's executor (include/jctlab/executor.h) in this process,
+ * driving the QPs through the ranks' hooks. Its counters are uroce's own
+ * (include/jctlab/uroce.h), every figure of jct_transport_stats_t, and it
+ * samples retransmissions while a repetition runs, for the report's plot.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/transport/uroce/ranks.h"
+#include "jctlab/error.h"
+#include "jctlab/executor.h"
+#include "backend.h"
+
+typedef struct {
+  jct__loop_t *loop;
+  const jct_run_opts_t *o;
+  jct_fabric_t *fab;
+  jct__ranks_t *ranks;
+  jct_exec_t *exec; /* the current repetition's; NULL between repetitions */
+  jct_timer_t exec_timer;
+  /* The repetition whose retransmissions are being put into bins. */
+  jct_rep_t *sampling;
+  uint64_t rep_start_ns, next_sample_ns, retx_at_start;
+} uroce_t;
+
+static void on_exec_timer(jct_timer_t *t, uint64_t now_ns) {
+  uroce_t *u = t->data;
+  if (u->exec && jct_exec_on_timer(u->exec, now_ns) == 0) jct__ranks_kick(u->ranks);
+}
+
+static void arm_exec(uroce_t *u) {
+  jct_clock_t *clock = &u->loop->clock;
+  uint64_t d = jct_exec_next_deadline_ns(u->exec);
+  if (d == UINT64_MAX)
+    jct_timer_stop(clock, &u->exec_timer);
+  else if (!jct_timer_active(&u->exec_timer) || u->exec_timer.due_ns != d)
+    jct_timer_start(clock, &u->exec_timer, d, on_exec_timer);
+}
+
+/* Put the retransmissions since the repetition started into their bins. */
+static void sample(uroce_t *u, uint64_t now_ns) {
+  jct_rep_t *rep = u->sampling;
+  if (!rep || !rep->bin_ns || now_ns < u->next_sample_ns) return;
+  jct_uroce_stats_t st;
+  jct__ranks_stats(u->ranks, &st);
+  uint64_t bin = (now_ns - u->rep_start_ns) / rep->bin_ns;
+  if (bin >= JCT_REP_MAX_BINS) bin = JCT_REP_MAX_BINS - 1;
+  /* Everything since the last sample lands in the bin of this one. */
+  rep->retx_bins[bin] += (uint32_t)(st.retx_pkts - u->retx_at_start);
+  u->retx_at_start = st.retx_pkts;
+  if (bin + 1 > rep->nbins) rep->nbins = (uint32_t)bin + 1;
+  u->next_sample_ns = u->rep_start_ns + (bin + 1) * rep->bin_ns;
+}
+
+/* After each turn of the loop during a repetition. */
+static void turn(void *arg) {
+  uroce_t *u = arg;
+  arm_exec(u);
+  sample(u, jct_now_ns());
+}
+
+static bool exec_done_or_failed(void *arg) {
+  uroce_t *u = arg;
+  return jct_exec_done(u->exec) || jct__ranks_failed(u->ranks, NULL, 0);
+}
+
+static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
+  uroce_t *u = b;
+  const jct_schedule_t *sch = u->o->schedule;
+  jct_exec_hooks_t hooks = jct__ranks_hooks(u->ranks);
+  int rc0 = jct_exec_new(&u->exec, sch, 0, &hooks);
+  if (rc0) return rc0;
+  jct__ranks_attach(u->ranks, u->exec);
+  uint64_t start = jct_now_ns();
+  u->sampling = rep;
+  u->rep_start_ns = start;
+  u->next_sample_ns = start;
+  jct_uroce_stats_t st;
+  jct__ranks_stats(u->ranks, &st);
+  u->retx_at_start = st.retx_pkts;
+  jct_fabric_start(u->fab, start);
+  int rc = jct_exec_start(u->exec, start);
+  jct__ranks_kick(u->ranks);
+  bool done =
+      rc == 0 && jct__loop_run_until(u->loop, exec_done_or_failed, turn, u, start + limit_ns);
+  char why[256];
+  if (jct__ranks_failed(u->ranks, why, sizeof why)) {
+    jct__rep_fail(rep, why);
+  } else if (!done) {
+    snprintf(why, sizeof why, "repetition %u did not finish in %.1f s (%u of %u messages)",
+             index + 1, (double)limit_ns / 1e9, jct_exec_ops_done(u->exec), sch->nops);
+    jct__rep_fail(rep, why);
+  }
+  sample(u, jct_now_ns());
+  u->sampling = NULL;
+  rep->jct_ns = jct_exec_jct_ns(u->exec);
+  for (uint32_t i = 0; i < sch->nops; i++) {
+    const jct_op_timing_t *t = jct_exec_timing(u->exec, i);
+    jct_op_timing_t *o = &rep->timing[i];
+    o->ready_ns = t->ready_ns ? t->ready_ns - start : 0;
+    o->start_ns = t->start_ns ? t->start_ns - start : 0;
+    o->done_ns = t->done_ns ? t->done_ns - start : 0;
+  }
+  jct__ranks_attach(u->ranks, NULL);
+  jct_exec_free(u->exec);
+  u->exec = NULL;
+  jct_timer_stop(&u->loop->clock, &u->exec_timer);
+  return 0;
+}
+
+static jct_fabric_t *fabric(const void *b) {
+  return ((const uroce_t *)b)->fab;
+}
+
+static int failed(void *b, char *why, size_t len) {
+  return jct__ranks_failed(((uroce_t *)b)->ranks, why, len);
+}
+
+static bool quiet(const void *b) {
+  return jct__ranks_quiet(((const uroce_t *)b)->ranks);
+}
+
+static void stats(const void *b, jct_transport_stats_t *t) {
+  jct_uroce_stats_t st;
+  jct__ranks_stats(((const uroce_t *)b)->ranks, &st);
+  *t = (jct_transport_stats_t){.packets = st.tx_pkts,
+                               .data_packets = st.tx_data_pkts,
+                               .retx_packets = st.retx_pkts,
+                               .retx_bytes = st.retx_bytes,
+                               .rx_packets = st.rx_pkts,
+                               .naks = st.rx_naks,
+                               .timeouts = st.timeouts,
+                               .go_back_n = st.go_back_n,
+                               .out_of_seq_packets = st.out_of_seq_pkts,
+                               .dup_packets = st.dup_pkts,
+                               .counted = JCT_TSTAT_ALL};
+}
+
+static uint64_t harness_losses(const void *b) {
+  return jct__ranks_harness_losses(((const uroce_t *)b)->ranks);
+}
+
+static void down(void *b) {
+  uroce_t *u = b;
+  jct__ranks_free(u->ranks);
+  jct_fabric_free(u->fab);
+  free(u);
+}
+
+static int up(void **out, const jct__backend_env_t *env, char *err, size_t errlen) {
+  *out = NULL;
+  const jct_run_opts_t *o = env->o;
+  uroce_t *u = calloc(1, sizeof *u);
+  if (!u) return JCT_ENOMEM;
+  u->loop = env->loop;
+  u->o = o;
+  u->exec_timer.data = u;
+  jct__ranks_opts_t ro = {.rate_bps = o->rate_bps,
+                          .nic_queue_pkts = o->nic_queue_pkts,
+                          .path_mtu_bytes = o->path_mtu_bytes ? o->path_mtu_bytes : 4096,
+                          .timeout = o->timeout,
+                          .retry_cnt = o->retry_cnt,
+                          .dscp = JCT__DATA_DSCP,
+                          .data_prio = JCT__DATA_PRIO};
+  int rc;
+  if ((rc = jct_fabric_new(&u->fab, &u->loop->uv, &u->loop->clock, env->fabric, err, errlen)) ||
+      (rc = jct__ranks_new(&u->ranks, &u->loop->uv, &u->loop->clock, jct_fabric_topo(u->fab),
+                           o->schedule, &ro, err, errlen))) {
+    down(u);
+    return rc;
+  }
+  *out = u;
+  return 0;
+}
+
+const struct jct__backend_ops jct__backend_uroce = {
+    .name = "uroce",
+    .counted = JCT_TSTAT_ALL,
+    .up = up,
+    .fabric = fabric,
+    .rep = run_rep,
+    .failed = failed,
+    .quiet = quiet,
+    .stats = stats,
+    .harness_losses = harness_losses,
+    .down = down,
+};

@@ -1,0 +1,363 @@
+/* The verbs backend (backend.h): rdma-core ranks driven by agents
+ * (harness/lab/agents.h), either the lab's soft-RoCE VMs, one per rank,
+ * whose TAPs are the emulated switch's ports (harness/lab/lab.h, --lab N),
+ * or agents on hosts with RDMA NICs, reached over TCP, whose traffic
+ * crosses the hosts' own fabric (--agents HOST:PORT,...). Each repetition
+ * is asked of the agents; their timings and the devices' own counters come
+ * back in their answers. */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errf.h"
+#include "harness/lab/agents.h"
+#include "harness/lab/lab.h"
+#include "jctlab/error.h"
+#include "backend.h"
+
+#define LAB_MAX_RANKS 16             /* 512 MiB each: what a 24 GiB, 2-core machine runs */
+#define HELLO_KVM_NS 90000000000ull  /* boot to hello, with KVM */
+#define HELLO_TCG_NS 300000000000ull /* and without: TCG boots ~10x slower */
+#define PHASE_NS 60000000000ull      /* setup, connect */
+#define QUIT_NS 3000000000ull
+#define RXE_INFLIGHT_PKTS 64u
+
+typedef struct {
+  jct__loop_t *loop;
+  const jct_run_opts_t *o;
+  jct_fabric_t *fab;             /* the lab's switch; NULL with --agents */
+  jct__lab_t *lab;               /* --lab: one VM per rank */
+  jct__agents_t *agents;         /* the ranks' agents */
+  uint32_t runs;                 /* runs asked of the agents so far */
+  int fds[JCT_SWITCH_MAX_PORTS]; /* --agents: the TCP connections */
+  uint32_t nfds;
+  jct_transport_stats_t total; /* the devices' counters, over every repetition */
+} verbs_t;
+
+static uint32_t path_mtu(const jct_run_opts_t *o) {
+  return o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
+}
+
+/* rxe's path MTU is its active MTU, the largest IB MTU that fits the
+ * netdev's MTU less 96 bytes of headers (GRH, UDP, BTH, extensions, ICRC:
+ * rxe's eth_mtu_int_to_enum): the VMs' NICs get path MTU + 128 when
+ * --path-mtu asks for less than 4096, the links' MTU (9000) otherwise. */
+static uint32_t vm_mtu(const jct_run_opts_t *o) {
+  if (path_mtu(o) < 4096) return path_mtu(o) + 128;
+  return o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT;
+}
+
+/* Nonzero once an agent failed or a VM stopped; why says which. */
+static int failed(void *b, char *why, size_t len) {
+  verbs_t *v = b;
+  if (v->agents && jct__agents_failed(v->agents, why, len)) return 1;
+  for (uint32_t i = 0; v->lab && i < v->o->schedule->nranks; i++)
+    if (!jct__lab_alive(v->lab, i)) {
+      char tail[400];
+      jct__lab_console_tail(v->lab, i, tail, sizeof tail);
+      if (why) snprintf(why, len, "rank %u's VM stopped; its console ends:\n%s", i, tail);
+      return 1;
+    }
+  return 0;
+}
+
+static bool answered_or_failed(void *arg) {
+  verbs_t *v = arg;
+  return !jct__agents_waiting(v->agents) || failed(v, NULL, 0);
+}
+
+/* Wait for the agents' answers to the current phase. */
+static int await(verbs_t *v, const char *phase, uint64_t limit_ns, char *err, size_t errlen) {
+  bool ok = jct__loop_run_until(v->loop, answered_or_failed, NULL, v, jct_now_ns() + limit_ns);
+  char why[768];
+  bool f = failed(v, why, sizeof why);
+  if ((f || !ok) && v->lab)
+    for (uint32_t i = 0; i < v->o->schedule->nranks; i++) {
+      char tail[400];
+      jct__lab_console_tail(v->lab, i, tail, sizeof tail);
+      fprintf(stderr, "jctlab: rank %u's VM console ends:\n%s\n", i, tail);
+    }
+  const char *who = v->lab ? "the lab" : "the agents";
+  if (f) return jct__errf(err, errlen, JCT_EIO, "%s, %s: %s", who, phase, why);
+  if (!ok) {
+    return jct__errf(err, errlen, JCT_EIO, "%s, %s: no answer from every agent in %.0f s", who,
+                     phase, (double)limit_ns / 1e9);
+  }
+  return 0;
+}
+
+static int lab_up(verbs_t *v, char *err, size_t errlen) {
+  const jct_run_opts_t *o = v->o;
+  uint32_t n = o->schedule->nranks;
+  if (!o->lab_ranks)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--transport verbs needs --lab N (soft-RoCE VMs) or --agents HOST:PORT,... "
+                     "(`jctlab agent --listen` on hosts with RDMA NICs)");
+  if (o->lab_ranks != n)
+    return jct__errf(err, errlen, JCT_EINVAL, "--lab %u: the schedule has %u ranks", o->lab_ranks,
+                     n);
+  if (n > LAB_MAX_RANKS)
+    return jct__errf(err, errlen, JCT_EINVAL, "--lab %u: the lab runs at most %u VMs", n,
+                     LAB_MAX_RANKS);
+  /* rxe hands the kernel up to 64 packets per QP before it waits
+   * (RXE_INFLIGHT_SKBS_PER_QP_HIGH), and the VM's NIC drains them at the
+   * link rate: when that takes longer than half the QP timeout, rxe's
+   * retransmit timer fires on packets still queued in its own NIC and the
+   * baseline itself retransmits (seen: 2,492 packets resent and a QP in
+   * error at 25 Mbit/s, timeout 14). */
+  double queue_ns = RXE_INFLIGHT_PKTS * (path_mtu(o) + 82.0) * 8 * 1e9 / (double)o->rate_bps;
+  double timeout_ns = 4096.0 * (double)(1ull << (o->timeout < 31 ? o->timeout : 31));
+  if (queue_ns > timeout_ns / 2)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--rate %.0f Mbit/s with --timeout %u: rxe queues up to %u packets per QP "
+                     "in the VM's NIC (%.0f ms at this rate), more than half the QP timeout "
+                     "(%.0f ms), so its retransmit timer would fire on packets still queued: "
+                     "raise --rate or --timeout",
+                     (double)o->rate_bps / 1e6, o->timeout, RXE_INFLIGHT_PKTS, queue_ns / 1e6,
+                     timeout_ns / 1e6);
+  jct__lab_opts_t lo = {.nranks = n, .mtu = vm_mtu(o)};
+  return jct__lab_up(&v->lab, &lo, err, errlen);
+}
+
+/* --agents HOST:PORT,...: one TCP connection per agent, in rank order. */
+static int dial_agents(verbs_t *v, int *fds, char *err, size_t errlen) {
+  uint32_t n = v->o->schedule->nranks, i = 0, listed = 1;
+  const char *p = v->o->agents;
+  for (const char *c = p; *c; c++)
+    listed += *c == ',';
+  if (listed != n)
+    return jct__errf(err, errlen, JCT_EINVAL, "--agents: %u agents for %u ranks", listed, n);
+  while (*p && i < n) {
+    size_t len = strcspn(p, ",");
+    char spec[256], *colon;
+    snprintf(spec, sizeof spec, "%.*s", (int)len, p);
+    p += len + (p[len] == ',');
+    if (!(colon = strrchr(spec, ':')))
+      return jct__errf(err, errlen, JCT_EINVAL, "--agents: '%s' is not HOST:PORT", spec);
+    *colon = '\0';
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
+    int g = getaddrinfo(spec, colon + 1, &hints, &ai);
+    if (g)
+      return jct__errf(err, errlen, JCT_EINVAL, "--agents: %s:%s: %s", spec, colon + 1,
+                       gai_strerror(g));
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+      int e = errno;
+      if (fd >= 0) close(fd);
+      freeaddrinfo(ai);
+      return jct__errf(err, errlen, JCT_EIO, "--agents: rank %u's agent at %s:%s: %s", i, spec,
+                       colon + 1, strerror(e));
+    }
+    freeaddrinfo(ai);
+    fds[i] = v->fds[i] = fd;
+    v->nfds = ++i;
+  }
+  if (i != n || *p)
+    return jct__errf(err, errlen, JCT_EINVAL, "--agents: %s agents for %u ranks",
+                     *p ? "more" : "fewer", n);
+  return 0;
+}
+
+/* Reach the agents (the lab's control channels, or TCP), wait for their
+ * hellos, and let them set up and connect their QPs. */
+static int agents_up(verbs_t *v, char *err, size_t errlen) {
+  const jct_run_opts_t *o = v->o;
+  uint32_t n = o->schedule->nranks;
+  int fds[JCT_SWITCH_MAX_PORTS];
+  if (n > JCT_SWITCH_MAX_PORTS)
+    return jct__errf(err, errlen, JCT_EINVAL, "at most %u agents", JCT_SWITCH_MAX_PORTS);
+  int rc;
+  if (o->agents) {
+    if ((rc = dial_agents(v, fds, err, errlen))) return rc;
+  } else {
+    for (uint32_t i = 0; i < n; i++)
+      fds[i] = jct__lab_control_fd(v->lab, i);
+  }
+  if ((rc = jct__agents_new(&v->agents, &v->loop->uv, n, fds)))
+    return jct__errf(err, errlen, rc, "cannot watch the agents' control channels");
+  jct__agents_expect_hello(v->agents);
+  bool kvm = v->lab && strcmp(jct__lab_accel(v->lab), "kvm") == 0;
+  uint64_t t0 = jct_now_ns();
+  if ((rc = await(v, v->lab ? "booting" : "waiting for the agents' hellos",
+                  kvm || !v->lab ? HELLO_KVM_NS : HELLO_TCG_NS, err, errlen)))
+    return rc;
+  if (getenv("JCT_LAB_VERBOSE") && v->lab)
+    for (uint32_t i = 0; i < n; i++)
+      fprintf(stderr, "jctlab: rank %u up after %.1f s (%s): %s\n", i,
+              (double)(jct_now_ns() - t0) / 1e9, jct__lab_accel(v->lab),
+              jct__agents_hello(v->agents, i));
+  jct__agents_setup_t so = {.timeout = o->timeout,
+                            .retry_cnt = o->retry_cnt,
+                            .tos = JCT__DATA_DSCP << 2,
+                            .slots = JCT_EXEC_DEFAULT_SLOTS,
+                            .rate_bps = o->rate_bps,
+                            .mtu = vm_mtu(o)};
+  if ((rc = jct__agents_setup(v->agents, o->schedule, &so)) ||
+      (rc = await(v, "setting up the QPs", PHASE_NS, err, errlen)))
+    return rc ? rc : JCT_EIO;
+  if ((rc = jct__agents_connect(v->agents)) ||
+      (rc = await(v, "connecting the QPs", PHASE_NS, err, errlen)))
+    return rc;
+  return 0;
+}
+
+/* The device counters as the transport's: what rxe counts that uroce does
+ * too (rxe's names, drivers/infiniband/sw/rxe/rxe_hw_counters.h). rxe's
+ * completer counts every restart of the send stream in
+ * completer_retry_err, a NAK-sequence-error's (also in rcvd_seq_err) as
+ * well as a retransmit timer's: timeouts are the difference. Measured: 14
+ * drops of first transmissions gave rcvd_seq_err 13 and
+ * completer_retry_err 14, the 14th loss a message's last packet. rxe
+ * counts neither the data packets it sends apart from its ACKs nor those
+ * it sends again: those figures are absent. */
+#define COUNTED                                                                                    \
+  (JCT_TSTAT_ALL &                                                                                 \
+   ~(uint32_t)(JCT_TSTAT_DATA_PACKETS | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES))
+static void map_counters(const jct_dev_counters_t *d, jct_transport_stats_t *t) {
+  memset(t, 0, sizeof *t);
+  t->packets = jct_dev_counters_get(d, "sent_pkts");
+  t->rx_packets = jct_dev_counters_get(d, "rcvd_pkts");
+  t->naks = jct_dev_counters_get(d, "rcvd_seq_err");
+  t->out_of_seq_packets = jct_dev_counters_get(d, "out_of_seq_request");
+  t->dup_packets = jct_dev_counters_get(d, "duplicate_request");
+  t->go_back_n = jct_dev_counters_get(d, "completer_retry_err");
+  t->timeouts = t->go_back_n > t->naks ? t->go_back_n - t->naks : 0;
+  t->counted = COUNTED;
+}
+
+static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
+  verbs_t *v = b;
+  const jct_schedule_t *sch = v->o->schedule;
+  if (v->fab) jct_fabric_start(v->fab, jct_now_ns());
+  uint64_t sent = jct_now_ns();
+  char why[768];
+  if (jct__agents_run(v->agents, ++v->runs)) {
+    jct__agents_failed(v->agents, why, sizeof why);
+    jct__rep_fail(rep, why);
+    return 0;
+  }
+  bool done = jct__loop_run_until(v->loop, answered_or_failed, NULL, v, sent + limit_ns);
+  if (failed(v, why, sizeof why)) {
+    jct__rep_fail(rep, why);
+    return 0;
+  }
+  if (!done) {
+    snprintf(why, sizeof why, "repetition %u did not finish in %.1f s", index + 1,
+             (double)limit_ns / 1e9);
+    jct__rep_fail(rep, why);
+    return 0;
+  }
+  if (jct__agents_timing(v->agents, rep->timing, sch->nops)) {
+    jct__rep_fail(rep, "an agent reported an op outside the schedule");
+    return 0;
+  }
+  /* JCT (DESIGN.md decision 5): the first send to the last receive. */
+  uint64_t first = UINT64_MAX, last = 0;
+  for (uint32_t i = 0; i < sch->nops; i++) {
+    const jct_op_timing_t *t = &rep->timing[i];
+    if (!t->start_ns || !t->done_ns) {
+      snprintf(why, sizeof why, "op %u was not reported sent and received", i);
+      jct__rep_fail(rep, why);
+      return 0;
+    }
+    if (t->start_ns < first) first = t->start_ns;
+    if (t->done_ns > last) last = t->done_ns;
+  }
+  rep->jct_ns = last > first ? last - first : 0;
+  for (uint32_t i = 0; i < sch->nops; i++) {
+    jct_op_timing_t *t = &rep->timing[i];
+    t->ready_ns = t->ready_ns > first ? t->ready_ns - first : 0;
+    t->start_ns -= first;
+    t->done_ns -= first;
+  }
+  jct__agents_counters(v->agents, &rep->dev);
+  jct_transport_stats_t moved;
+  map_counters(&rep->dev, &moved);
+  jct_transport_stats_add(&v->total, &moved);
+  return 0;
+}
+
+static jct_fabric_t *fabric(const void *b) {
+  return ((const verbs_t *)b)->fab;
+}
+
+/* The ranks' own queues are the agents' business: nothing to wait for. */
+static bool quiet(const void *b) {
+  (void)b;
+  return true;
+}
+
+static void stats(const void *b, jct_transport_stats_t *total) {
+  *total = ((const verbs_t *)b)->total;
+  total->counted = COUNTED;
+}
+
+/* The agents' sockets are theirs: what they lose is the device's to count. */
+static uint64_t harness_losses(const void *b) {
+  (void)b;
+  return 0;
+}
+
+static void down(void *b) {
+  verbs_t *v = b;
+  if (v->agents) {
+    if (!jct__agents_failed(v->agents, NULL, 0) && jct__agents_quit(v->agents) == 0)
+      jct__loop_run_until(v->loop, answered_or_failed, NULL, v, jct_now_ns() + QUIT_NS);
+    jct__agents_free(v->agents);
+  }
+  jct__lab_down(v->lab);
+  for (uint32_t i = 0; i < v->nfds; i++)
+    close(v->fds[i]);
+  jct_fabric_free(v->fab);
+  free(v);
+}
+
+static int up(void **out, const jct__backend_env_t *env, char *err, size_t errlen) {
+  *out = NULL;
+  const jct_run_opts_t *o = env->o;
+  /* Agents on hosts: their traffic crosses the hosts' own fabric, not a
+   * jctlab switch, so there is no fabric here and nothing to inject. */
+  if (o->agents && o->ninject)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--agents: the ranks' traffic crosses your fabric, not jctlab's switch, "
+                     "so injectors cannot act on it (run them on the lab, --lab N)");
+  verbs_t *v = calloc(1, sizeof *v);
+  if (!v) return JCT_ENOMEM;
+  v->loop = env->loop;
+  v->o = o;
+  int rc = 0;
+  if (!o->agents) {
+    /* The ranks are VMs; the switch's ports are their TAPs. */
+    const char *ports[JCT_SWITCH_MAX_PORTS];
+    jct_fabric_opts_t fo = *env->fabric;
+    if (!(rc = lab_up(v, err, errlen))) {
+      for (uint32_t i = 0; i < o->schedule->nranks && i < JCT_SWITCH_MAX_PORTS; i++)
+        ports[i] = jct__lab_port_ifname(v->lab, i);
+      fo.port_ifnames = ports;
+      rc = jct_fabric_new(&v->fab, &v->loop->uv, &v->loop->clock, &fo, err, errlen);
+    }
+  }
+  if (rc || (rc = agents_up(v, err, errlen))) {
+    down(v);
+    return rc;
+  }
+  *out = v;
+  return 0;
+}
+
+const struct jct__backend_ops jct__backend_verbs = {
+    .name = "verbs",
+    .counted = COUNTED,
+    .up = up,
+    .fabric = fabric,
+    .rep = run_rep,
+    .failed = failed,
+    .quiet = quiet,
+    .stats = stats,
+    .harness_losses = harness_losses,
+    .down = down,
+};

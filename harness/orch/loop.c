@@ -1,0 +1,38 @@
+/* A session's event loop and its one way of waiting (loop.h). */
+#include "common/errf.h"
+#include "loop.h"
+
+int jct__loop_open(jct__loop_t *l, uint64_t spin_ns, char *err, size_t errlen) {
+  uv_loop_init(&l->uv);
+  l->uv_open = true;
+  int rc = jct_clock_init(&l->clock, &l->uv);
+  if (rc) return jct__errf(err, errlen, rc, "cannot create the event loop's timer");
+  l->clock_open = true;
+  jct_clock_set_spin_ns(&l->clock, spin_ns);
+  return 0;
+}
+
+static void on_wake(jct_timer_t *t, uint64_t now_ns) {
+  (void)t, (void)now_ns; /* only wakes the loop */
+}
+
+bool jct__loop_run_until(jct__loop_t *l, bool (*done)(void *arg), void (*turn)(void *arg),
+                         void *arg, uint64_t deadline_ns) {
+  jct_timer_start(&l->clock, &l->wake, deadline_ns, on_wake);
+  while (!done(arg) && jct_now_ns() < deadline_ns) {
+    uv_run(&l->uv, UV_RUN_ONCE);
+    if (turn) turn(arg);
+  }
+  jct_timer_stop(&l->clock, &l->wake);
+  return done(arg);
+}
+
+void jct__loop_close(jct__loop_t *l) {
+  if (l->clock_open) jct_clock_close(&l->clock, NULL);
+  l->clock_open = false;
+  if (l->uv_open) {
+    uv_run(&l->uv, UV_RUN_NOWAIT);
+    uv_loop_close(&l->uv);
+  }
+  l->uv_open = false;
+}

@@ -1,0 +1,44 @@
+/* A session's event loop (internal to orch/): one libuv loop and the
+ * nanosecond clock on it (include/jctlab/clock.h, DESIGN.md decision 1),
+ * and the one way every part of a session waits: turn the loop until what
+ * it awaits has happened or a deadline passed.
+ *
+ * The session and its backends (backend.h) both wait through it; it calls
+ * neither back except through the predicates handed to it, so it sits
+ * below both of them.
+ */
+#ifndef JCT_ORCH_LOOP_H
+#define JCT_ORCH_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "jctlab/clock.h"
+
+typedef struct {
+  uv_loop_t uv;
+  jct_clock_t clock;
+  jct_timer_t wake; /* the deadline of jct__loop_run_until() */
+  bool uv_open, clock_open;
+} jct__loop_t;
+
+/* Open the loop and its clock, spinning rather than sleeping for timers due
+ * within spin_ns (clock.h). Errors: JCT_EIO (err says so); close it
+ * anyway. */
+int jct__loop_open(jct__loop_t *l, uint64_t spin_ns, char *err, size_t errlen);
+
+/* Turn the loop (UV_RUN_ONCE) until done(arg) or deadline_ns
+ * (jct_now_ns() scale), calling turn(arg) after each turn when turn is not
+ * NULL. done says when to stop: what was awaited happened, or something
+ * failed (the caller tells which afterwards). Returns done(arg). */
+bool jct__loop_run_until(jct__loop_t *l, bool (*done)(void *arg), void (*turn)(void *arg),
+                         void *arg, uint64_t deadline_ns);
+
+/* Close the clock, let the loop close what was closed through it, close
+ * the loop. Everything on it must be closed first; a loop never opened, or
+ * half opened, is fine. */
+void jct__loop_close(jct__loop_t *l);
+
+#endif

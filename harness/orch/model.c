@@ -1,0 +1,25 @@
+/* The α-β model (Hockney) a run's JCT is compared with, for the emulated
+ * link (include/jctlab/run.h says what α and B are, and the formulas). It
+ * reads only the options: the session bounds each repetition by it, the
+ * run and the replay report it. */
+#include <string.h>
+
+#include "jctlab/run.h"
+
+/* What a full packet carries on the wire besides its path MTU: BTH 12,
+ * ICRC 4, UDP 8, IPv4 20, Ethernet 14, and 24 of preamble, FCS and gap. */
+#define WIRE_EXTRA_BYTES (12 + 4 + 8 + 20 + 14 + 24)
+
+void jct_run_model(const jct_run_opts_t *o, jct_run_result_t *r) {
+  uint32_t pmtu = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
+  double wire_bytes = pmtu + WIRE_EXTRA_BYTES;
+  double n = o->schedule->nranks, s = (double)o->schedule->bytes;
+  r->packet_time_ns = wire_bytes * 8e9 / (double)o->rate_bps;
+  r->goodput_bps = (double)o->rate_bps * pmtu / wire_bytes;
+  r->alpha_ns = 2.0 * (double)o->prop_delay_ns + r->packet_time_ns;
+  double b_bytes_per_ns = r->goodput_bps / 8e9;
+  if (strcmp(o->schedule->algorithm, "all-to-all") == 0)
+    r->model_ns = (n - 1) * r->alpha_ns + (n - 1) / n * s / b_bytes_per_ns;
+  else
+    r->model_ns = 2 * (n - 1) * r->alpha_ns + 2 * (n - 1) / n * s / b_bytes_per_ns;
+}
