@@ -1,4 +1,4 @@
-/* The fabric's captures on both sides of the switch (harness/fabric.c):
+/* The fabric's captures on both sides of the switch (harness/fabric/fabric.c):
  * pcap_in holds every frame as it arrived at a port, before the injectors,
  * and pcap_out every frame at its departure, on one clock, so pairing them
  * gives the time each frame spent in the switch: with 'delay 200us' on the

@@ -1,4 +1,4 @@
-/* The injector chain of a run (harness/chain.h). */
+/* The injector chain of a run (harness/fabric/chain.h). */
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,8 @@
-/* Internals of the switch model shared by harness/switch.c (configuration,
- * tables, counters), harness/switch_sched.c (storage, queues, the event
- * engine, PFC and the watchdog, emission) and harness/switch_rx.c
- * (classification, ECN, the forwarding path). Not a public interface. */
+/* Internals of the switch model shared by harness/fabric/switch.c
+ * (configuration, tables, counters), harness/fabric/switch_sched.c
+ * (storage, queues, the event engine, PFC and the watchdog, emission) and
+ * harness/fabric/switch_rx.c (classification, ECN, the forwarding path).
+ * Not a public interface. */
 #ifndef JCT_SWITCH_INT_H
 #define JCT_SWITCH_INT_H
 

@@ -46,7 +46,7 @@ typedef struct {
   const jct_topo_t *topo;  /* NULL: build one; else use this one (nranks ranks), not freed */
   /* NULL: the ports are the topology's "sw<i>" veth ends. Else nranks names
    * of interfaces that already exist in the calling thread's namespace (the
-   * TAPs of soft-RoCE VMs, harness/lab.h), one per rank: no topology is
+   * TAPs of soft-RoCE VMs, harness/lab/lab.h), one per rank: no topology is
    * built and jct_fabric_topo() returns NULL. Rank i's MAC must still be
    * jct_rank_mac(i) (topo.h): the switch's MAC table is built from it. */
   const char *const *port_ifnames;
