@@ -34,7 +34,7 @@ struct jct__chain {
 };
 
 int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
-                  char *err, size_t errlen) {
+                   char *err, size_t errlen) {
   *out = NULL;
   jct__chain_t *c = calloc(1, sizeof *c);
   if (!c) return JCT_ENOMEM;
@@ -98,8 +98,8 @@ static void dump_drop(jct__chain_t *c, const jct_frame_t *f, uint64_t now_ns) {
   pcap_dump((u_char *)c->drops, &h, f->data);
 }
 
-static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t now_ns,
-                                     uint64_t *hold_until_ns) {
+static jct_switch_verdict_t on_frame(jct_switch_frame_t *sf, uint64_t now_ns,
+                                     uint64_t *hold_until_ns, void *arg) {
   site_t *s = arg;
   jct__chain_t *c = s->c;
   jct_frame_t f = {.data = sf->data,
@@ -145,7 +145,7 @@ static void free_sites(jct__chain_t *c) {
 }
 
 int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
-                     void *drops_dumper, int64_t realtime_offset_ns) {
+                      void *drops_dumper, int64_t realtime_offset_ns) {
   free_sites(c); /* of an earlier attach: c->nports is still its */
   c->sw = sw;
   c->log = log;

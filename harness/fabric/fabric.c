@@ -253,7 +253,7 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     if ((rc = open_port(f, i, err, errlen))) goto fail;
   if ((rc = open_captures(f, err, errlen))) goto fail;
   if (opts->chain && (rc = jct__chain_attach(opts->chain, f->sw, opts->nranks, opts->fault_log,
-                                            f->drops, f->realtime_offset_ns))) {
+                                             f->drops, f->realtime_offset_ns))) {
     jct__errf(err, errlen, rc, "cannot put the injectors on the switch");
     goto fail;
   }

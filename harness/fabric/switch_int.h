@@ -49,7 +49,7 @@ typedef struct {
   uint64_t refresh_ns[JCT_SWITCH_PRIOS];
   uint64_t refresh_interval_ns;
   uint64_t in_use[JCT_SWITCH_PRIOS];
-  jct_switch_hook_fn hook[2];
+  jct_switch_hook_cb hook[2];
   void *hook_arg[2];
   /* cached next event */
   uint64_t next_ns, next_visible_ns;
