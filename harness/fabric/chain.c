@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "chain.h"
 #include "common/errf.h"
 #include "jctlab/decode.h"
@@ -90,12 +91,8 @@ static void log_action(jct__chain_t *c, const jct_injector_t *inj, const site_t 
 }
 
 static void dump_drop(jct__chain_t *c, const jct_frame_t *f, uint64_t now_ns) {
-  struct pcap_pkthdr h;
-  uint64_t ts = (uint64_t)((int64_t)now_ns + c->realtime_offset_ns);
-  h.ts.tv_sec = (time_t)(ts / 1000000000u);
-  h.ts.tv_usec = (suseconds_t)(ts % 1000000000u); /* a nanosecond dumper */
-  h.caplen = h.len = (bpf_u_int32)f->len;
-  pcap_dump((u_char *)c->drops, &h, f->data);
+  struct pcap_pkthdr h = {.caplen = (bpf_u_int32)f->len, .len = (bpf_u_int32)f->len};
+  jct__capture_dump(c->drops, &h, now_ns, c->realtime_offset_ns, 0, f->data);
 }
 
 static jct_switch_verdict_t on_frame(jct_switch_frame_t *sf, uint64_t now_ns,
