@@ -136,9 +136,9 @@ typedef struct {
   double wall_s;
 } round_t;
 
-static jct_switch_verdict_t noop_hook(void *arg, jct_switch_frame_t *f, uint64_t now_ns,
-                                      uint64_t *hold_until_ns) {
-  (void)arg, (void)f, (void)now_ns, (void)hold_until_ns;
+static jct_switch_verdict_t noop_hook(jct_switch_frame_t *f, uint64_t now_ns,
+                                      uint64_t *hold_until_ns, void *arg) {
+  (void)f, (void)now_ns, (void)hold_until_ns, (void)arg;
   return JCT_SW_PASS;
 }
 

@@ -1,4 +1,4 @@
-/* The fabric's captures on both sides of the switch (harness/fabric.c):
+/* The fabric's captures on both sides of the switch (harness/fabric/fabric.c):
  * pcap_in holds every frame as it arrived at a port, before the injectors,
  * and pcap_out every frame at its departure, on one clock, so pairing them
  * gives the time each frame spent in the switch: with 'delay 200us' on the
@@ -150,33 +150,47 @@ static void pass_traffic(rig_t *r) {
   close(rx);
 }
 
-START_TEST(pcap_in_pairs_with_pcap_out) {
-  if (!isolate_or_skip("pcap_in_pairs_with_pcap_out")) return;
-  char in[256], out[256], err[512] = "";
-  craft_tmpname(in, sizeof in, ".pcap");
-  craft_tmpname(out, sizeof out, ".pcap");
+/* One side of the switch as its capture saw NFRAMES frames, by sequence. */
+typedef struct {
+  uint64_t t[NFRAMES];
+  uint32_t caplen[NFRAMES], len[NFRAMES];
+} side_t;
+
+/* Pass the traffic through a fabric capturing both sides (snaplen: as
+ * jct_fabric_opts_t's) and read both captures back, whole. */
+static void capture_both(uint32_t snaplen, side_t *in, side_t *out) {
+  char inpath[256], outpath[256], err[512] = "";
+  craft_tmpname(inpath, sizeof inpath, ".pcap");
+  craft_tmpname(outpath, sizeof outpath, ".pcap");
   rig_t r;
-  int rc = rig_open(&r, in, out, 0, err, sizeof err);
+  int rc = rig_open(&r, inpath, outpath, snaplen, err, sizeof err);
   ck_assert_msg(rc == 0, "jct_fabric_new: %s", err);
   pass_traffic(&r);
   jct_fabric_free(r.fab); /* flushes the captures */
   r.fab = NULL;
-  uint64_t tin[NFRAMES] = {0}, tout[NFRAMES] = {0};
-  uint32_t cin[NFRAMES], cout[NFRAMES], lin[NFRAMES], lout[NFRAMES];
-  size_t nin = read_side(in, tin, cin, lin), nout = read_side(out, tout, cout, lout);
-  unlink(in);
-  unlink(out);
+  memset(in, 0, sizeof *in);
+  memset(out, 0, sizeof *out);
+  size_t nin = read_side(inpath, in->t, in->caplen, in->len);
+  size_t nout = read_side(outpath, out->t, out->caplen, out->len);
+  unlink(inpath);
+  unlink(outpath);
   rig_close(&r);
   ck_assert_uint_eq(nin, NFRAMES);
   ck_assert_uint_eq(nout, NFRAMES);
+}
+
+START_TEST(pcap_in_pairs_with_pcap_out) {
+  if (!isolate_or_skip("pcap_in_pairs_with_pcap_out")) return;
+  side_t in, out;
+  capture_both(0, &in, &out);
   /* Wire time of one frame at 1 Gbit/s: (242 + 24) bytes, 2.1 us. */
   double ser = (double)(14 + 20 + 8 + PAYLOAD + 24) * 8e9 / RATE_BPS;
   for (unsigned i = 0; i < NFRAMES; i++) {
-    ck_assert_uint_eq(cin[i], lin[i]); /* whole frames */
-    ck_assert_uint_eq(lin[i], 14 + 20 + 8 + PAYLOAD);
-    ck_assert_uint_eq(lout[i], lin[i]);
-    if (i) ck_assert_uint_ge(tin[i], tin[i - 1]); /* in arrival order */
-    double spent = (double)(tout[i] - tin[i]);
+    ck_assert_uint_eq(in.caplen[i], in.len[i]); /* whole frames */
+    ck_assert_uint_eq(in.len[i], 14 + 20 + 8 + PAYLOAD);
+    ck_assert_uint_eq(out.len[i], in.len[i]);
+    if (i) ck_assert_uint_ge(in.t[i], in.t[i - 1]); /* in arrival order */
+    double spent = (double)(out.t[i] - in.t[i]);
     /* The hold, the wire time and 1 us of propagation at least; at most
      * that behind every earlier frame, plus 300 us of slack (for a loop
      * that read a frame late, after the switch's clock had passed it). */
@@ -189,28 +203,13 @@ END_TEST
 
 START_TEST(pcap_snaplen_cuts) {
   if (!isolate_or_skip("pcap_snaplen_cuts")) return;
-  char in[256], out[256], err[512] = "";
-  craft_tmpname(in, sizeof in, ".pcap");
-  craft_tmpname(out, sizeof out, ".pcap");
-  rig_t r;
-  int rc = rig_open(&r, in, out, 64, err, sizeof err);
-  ck_assert_msg(rc == 0, "jct_fabric_new: %s", err);
-  pass_traffic(&r);
-  jct_fabric_free(r.fab);
-  r.fab = NULL;
-  uint64_t tin[NFRAMES] = {0}, tout[NFRAMES] = {0};
-  uint32_t cin[NFRAMES], cout[NFRAMES], lin[NFRAMES], lout[NFRAMES];
-  size_t nin = read_side(in, tin, cin, lin), nout = read_side(out, tout, cout, lout);
-  unlink(in);
-  unlink(out);
-  rig_close(&r);
-  ck_assert_uint_eq(nin, NFRAMES);
-  ck_assert_uint_eq(nout, NFRAMES);
+  side_t in, out;
+  capture_both(64, &in, &out);
   for (unsigned i = 0; i < NFRAMES; i++) {
-    ck_assert_uint_eq(cin[i], 64);
-    ck_assert_uint_eq(cout[i], 64);
-    ck_assert_uint_eq(lin[i], 14 + 20 + 8 + PAYLOAD);
-    ck_assert_uint_eq(lout[i], 14 + 20 + 8 + PAYLOAD);
+    ck_assert_uint_eq(in.caplen[i], 64);
+    ck_assert_uint_eq(out.caplen[i], 64);
+    ck_assert_uint_eq(in.len[i], 14 + 20 + 8 + PAYLOAD);
+    ck_assert_uint_eq(out.len[i], 14 + 20 + 8 + PAYLOAD);
   }
 }
 END_TEST

@@ -710,8 +710,8 @@ END_TEST
 
 /* ---- hooks -------------------------------------------------------------- */
 
-static jct_switch_verdict_t drop_odd(void *arg, jct_switch_frame_t *f, uint64_t now_ns,
-                                     uint64_t *hold) {
+static jct_switch_verdict_t drop_odd(jct_switch_frame_t *f, uint64_t now_ns, uint64_t *hold,
+                                     void *arg) {
   (void)now_ns;
   (void)hold;
   unsigned *n = arg;
@@ -720,8 +720,8 @@ static jct_switch_verdict_t drop_odd(void *arg, jct_switch_frame_t *f, uint64_t 
   return f->data[20] & 1 ? JCT_SW_DROP : JCT_SW_PASS;
 }
 
-static jct_switch_verdict_t hold_50us(void *arg, jct_switch_frame_t *f, uint64_t now_ns,
-                                      uint64_t *hold) {
+static jct_switch_verdict_t hold_50us(jct_switch_frame_t *f, uint64_t now_ns, uint64_t *hold,
+                                      void *arg) {
   (void)arg;
   ck_assert_uint_eq(f->out_port, 1);
   jct_switch_frame_writable(f)[21] = 0xee;

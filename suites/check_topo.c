@@ -1,4 +1,4 @@
-/* Tests for the namespace topology (harness/topo.c).
+/* Tests for the namespace topology (harness/fabric/topo*.c).
  *
  * Each test runs in the child Check forks for it, and that child calls
  * jct_ns_isolate() before building anything, so the runner itself stays in

@@ -1,4 +1,6 @@
-/* Batched rtnetlink requests over libmnl, for the topology (topo.c).
+/* Batched rtnetlink requests over libmnl: the topology's links
+ * (harness/fabric/topo_link.c), the verbs agent's qdisc, bench/fabric's
+ * bridge.
  *
  * A jct__nl_t is one NETLINK_ROUTE socket, bound to the network namespace
  * the calling thread was in when it was opened (a socket stays in the
@@ -50,15 +52,5 @@ int jct__nl_flush(jct__nl_t *nl, char *err, size_t errlen);
 
 /* "Operation not permitted (EPERM)" for errno e, in buf. Returns buf. */
 const char *jct__errno_text(int e, char *buf, size_t buflen);
-
-/* Interfaces made outside a topology (topo.c; errors JCT_EIO with the
- * request and the kernel's reason in err):
- * - a switch port (a lab VM's TAP): MTU, no IPv6 link-local, up;
- * - rank i's NIC as the rank itself sees it (a lab VM's eth0): MTU, lo
- *   and it up, no IPv6 link-local, rank i's IPv4 address (topo.h) and
- *   permanent IPv4 neighbours for the other ranks of nranks. */
-int jct__topo_port_iface(const char *ifname, uint32_t mtu, char *err, size_t errlen);
-int jct__topo_configure_iface(size_t i, size_t nranks, const char *ifname, uint32_t mtu,
-                              char *err, size_t errlen);
 
 #endif

@@ -36,7 +36,7 @@
 #include "jctlab/executor.h"
 #include "jctlab/schedule.h"
 #include "jctlab/topo.h"
-#include "harness/base/netlink.h"
+#include "harness/fabric/topo_link.h"
 #include "harness/base/units.h"
 #include "harness/transport/verbs/verbs.h"
 

@@ -1,8 +1,9 @@
-/* The injector chain of a run (harness/chain.h). */
+/* The injector chain of a run (harness/fabric/chain.h). */
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "chain.h"
 #include "common/errf.h"
 #include "jctlab/decode.h"
@@ -34,7 +35,7 @@ struct jct__chain {
 };
 
 int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
-                  char *err, size_t errlen) {
+                   char *err, size_t errlen) {
   *out = NULL;
   jct__chain_t *c = calloc(1, sizeof *c);
   if (!c) return JCT_ENOMEM;
@@ -91,16 +92,12 @@ static void log_action(jct__chain_t *c, const jct_injector_t *inj, const site_t 
 }
 
 static void dump_drop(jct__chain_t *c, const jct_frame_t *f, uint64_t now_ns) {
-  struct pcap_pkthdr h;
-  uint64_t ts = (uint64_t)((int64_t)now_ns + c->realtime_offset_ns);
-  h.ts.tv_sec = (time_t)(ts / 1000000000u);
-  h.ts.tv_usec = (suseconds_t)(ts % 1000000000u); /* a nanosecond dumper */
-  h.caplen = h.len = (bpf_u_int32)f->len;
-  pcap_dump((u_char *)c->drops, &h, f->data);
+  struct pcap_pkthdr h = {.caplen = (bpf_u_int32)f->len, .len = (bpf_u_int32)f->len};
+  jct__capture_dump(c->drops, &h, now_ns, c->realtime_offset_ns, 0, f->data);
 }
 
-static jct_switch_verdict_t on_frame(void *arg, jct_switch_frame_t *sf, uint64_t now_ns,
-                                     uint64_t *hold_until_ns) {
+static jct_switch_verdict_t on_frame(jct_switch_frame_t *sf, uint64_t now_ns,
+                                     uint64_t *hold_until_ns, void *arg) {
   site_t *s = arg;
   jct__chain_t *c = s->c;
   jct_frame_t f = {.data = sf->data,
@@ -146,7 +143,7 @@ static void free_sites(jct__chain_t *c) {
 }
 
 int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
-                     void *drops_dumper, int64_t realtime_offset_ns) {
+                      void *drops_dumper, int64_t realtime_offset_ns) {
   free_sites(c); /* of an earlier attach: c->nports is still its */
   c->sw = sw;
   c->log = log;

@@ -29,12 +29,12 @@ typedef struct jct__chain jct__chain_t;
 /* Create the injectors from specs. run_seed feeds their default seeds.
  * Errors: JCT_EINVAL (err names the spec and the bad word), JCT_ENOMEM. */
 int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
-                  char *err, size_t errlen);
+                   char *err, size_t errlen);
 
 /* Install the chain on every port of sw (nports); log and drops may be NULL;
  * realtime_offset_ns converts the clock for the drops capture. */
 int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
-                     void *drops_dumper, int64_t realtime_offset_ns);
+                      void *drops_dumper, int64_t realtime_offset_ns);
 
 /* Take the injectors off the switch's hooks (a baseline repetition: the
  * switch then does no injector work at all) or put them back; their

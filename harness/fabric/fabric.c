@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "capture.h"
 #include "chain.h"
 #include "common/errf.h"
 #include "jctlab/error.h"
@@ -55,13 +56,8 @@ static void emit(uint32_t port, const uint8_t *frame, size_t len, uint64_t depar
   if (pcap_inject(f->ports[port].pcap, frame, len) != (int)len) f->hs.inject_failures++;
   f->hs.frames_out++;
   if (f->dump) {
-    struct pcap_pkthdr h;
-    uint64_t ts = (uint64_t)((int64_t)depart_ns + f->realtime_offset_ns);
-    h.ts.tv_sec = (time_t)(ts / 1000000000u);
-    h.ts.tv_usec = (suseconds_t)(ts % 1000000000u); /* nanoseconds: the dumper is nano */
-    h.caplen = h.len = (bpf_u_int32)len;
-    if (f->opts.pcap_snaplen && h.caplen > f->opts.pcap_snaplen) h.caplen = f->opts.pcap_snaplen;
-    pcap_dump((u_char *)f->dump, &h, frame);
+    struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
+    jct__capture_dump(f->dump, &h, depart_ns, f->realtime_offset_ns, f->opts.pcap_snaplen, frame);
   }
 }
 
@@ -101,12 +97,8 @@ static void on_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *by
   uint64_t t = (uint64_t)(rt - f->realtime_offset_ns);
   if (t > f->now_ns || t + 1000000000u < f->now_ns) t = f->now_ns; /* clocks stepped: trust now */
   if (f->in_dump) {
-    struct pcap_pkthdr d = *h;
-    uint64_t ts = (uint64_t)((int64_t)t + f->realtime_offset_ns); /* as emit() stamps */
-    d.ts.tv_sec = (time_t)(ts / 1000000000u);
-    d.ts.tv_usec = (suseconds_t)(ts % 1000000000u); /* nanoseconds: the dumper is nano */
-    if (f->opts.pcap_snaplen && d.caplen > f->opts.pcap_snaplen) d.caplen = f->opts.pcap_snaplen;
-    pcap_dump((u_char *)f->in_dump, &d, bytes);
+    struct pcap_pkthdr d = *h; /* stamped at t, as emit() stamps */
+    jct__capture_dump(f->in_dump, &d, t, f->realtime_offset_ns, f->opts.pcap_snaplen, bytes);
   }
   jct_switch_rx(f->sw, p->index, bytes, h->caplen, t);
 }
@@ -253,7 +245,7 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     if ((rc = open_port(f, i, err, errlen))) goto fail;
   if ((rc = open_captures(f, err, errlen))) goto fail;
   if (opts->chain && (rc = jct__chain_attach(opts->chain, f->sw, opts->nranks, opts->fault_log,
-                                            f->drops, f->realtime_offset_ns))) {
+                                             f->drops, f->realtime_offset_ns))) {
     jct__errf(err, errlen, rc, "cannot put the injectors on the switch");
     goto fail;
   }

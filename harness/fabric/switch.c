@@ -294,11 +294,11 @@ int jct__sw_mac_lookup(const jct_switch_t *sw, const uint8_t *mac) {
 }
 
 int jct_switch_set_hook(jct_switch_t *sw, uint32_t port, jct_switch_stage_t stage,
-                        jct_switch_hook_fn fn, void *arg) {
+                        jct_switch_hook_cb cb, void *arg) {
   if (!sw || port >= sw->nports || (stage != JCT_SW_INGRESS && stage != JCT_SW_EGRESS))
     return JCT_EINVAL;
-  sw->port[port].hook[stage] = fn;
-  sw->port[port].hook_arg[stage] = fn ? arg : NULL;
+  sw->port[port].hook[stage] = cb;
+  sw->port[port].hook_arg[stage] = cb ? arg : NULL;
   return 0;
 }
 

@@ -1,7 +1,8 @@
-/* Internals of the switch model shared by harness/switch.c (configuration,
- * tables, counters), harness/switch_sched.c (storage, queues, the event
- * engine, PFC and the watchdog, emission) and harness/switch_rx.c
- * (classification, ECN, the forwarding path). Not a public interface. */
+/* Internals of the switch model shared by harness/fabric/switch.c
+ * (configuration, tables, counters), harness/fabric/switch_sched.c
+ * (storage, queues, the event engine, PFC and the watchdog, emission) and
+ * harness/fabric/switch_rx.c (classification, ECN, the forwarding path).
+ * Not a public interface. */
 #ifndef JCT_SWITCH_INT_H
 #define JCT_SWITCH_INT_H
 
@@ -48,7 +49,7 @@ typedef struct {
   uint64_t refresh_ns[JCT_SWITCH_PRIOS];
   uint64_t refresh_interval_ns;
   uint64_t in_use[JCT_SWITCH_PRIOS];
-  jct_switch_hook_fn hook[2];
+  jct_switch_hook_cb hook[2];
   void *hook_arg[2];
   /* cached next event */
   uint64_t next_ns, next_visible_ns;

@@ -60,7 +60,7 @@ static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data,
     jct_switch_frame_t fr = {(uint8_t *)data, len,         sw->cfg.max_frame_bytes, in, e,
                              cls.prio,        sw->hook_buf};
     uint64_t hold = 0;
-    jct_switch_verdict_t v = ep->hook[JCT_SW_EGRESS](ep->hook_arg[JCT_SW_EGRESS], &fr, now, &hold);
+    jct_switch_verdict_t v = ep->hook[JCT_SW_EGRESS](&fr, now, &hold, ep->hook_arg[JCT_SW_EGRESS]);
     if (v == JCT_SW_DROP) {
       ep->st.tx_drops[JCT_SW_DROP_INJECTOR]++;
       return JCT_SW_DROP_INJECTOR;
@@ -151,7 +151,7 @@ int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t 
     fr.prio = classify(sw, frame, len).prio;
     uint64_t hold = 0;
     jct_switch_verdict_t v =
-        ip->hook[JCT_SW_INGRESS](ip->hook_arg[JCT_SW_INGRESS], &fr, now_ns, &hold);
+        ip->hook[JCT_SW_INGRESS](&fr, now_ns, &hold, ip->hook_arg[JCT_SW_INGRESS]);
     if (v == JCT_SW_DROP) return rx_drop(ip, JCT_SW_DROP_INJECTOR);
     if (v == JCT_SW_HOLD) ready = jct__sw_max64(ready, hold);
     if (v == JCT_SW_HEAD) head = true;

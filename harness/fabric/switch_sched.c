@@ -269,19 +269,34 @@ static void port_event(jct_switch_t *sw, uint32_t p, uint64_t t) {
   jct__sw_touch(sw, p);
 }
 
+/* The port of mask whose key(sw, port) is earliest, the lowest port among
+ * equals; the time in *t (UINT64_MAX for an empty mask). */
+static inline uint32_t earliest_port(const jct_switch_t *sw, uint64_t mask,
+                                     uint64_t (*key)(const jct_switch_t *, uint32_t), uint64_t *t) {
+  uint64_t best_t = UINT64_MAX;
+  uint32_t best = 0;
+  while (mask) {
+    uint32_t p = (uint32_t)__builtin_ctzll(mask);
+    mask &= mask - 1;
+    uint64_t k = key(sw, p);
+    if (k < best_t) {
+      best_t = k;
+      best = p;
+    }
+  }
+  *t = best_t;
+  return best;
+}
+
+static uint64_t next_event_ns(const jct_switch_t *sw, uint32_t p) {
+  return sw->port[p].next_ns;
+}
+
 /* Run every event due by now, in time order across ports. */
 void jct__sw_advance(jct_switch_t *sw, uint64_t now) {
   while (sw->active) {
-    uint64_t m = sw->active, best_t = UINT64_MAX;
-    uint32_t best = 0;
-    while (m) {
-      uint32_t p = (uint32_t)__builtin_ctzll(m);
-      m &= m - 1;
-      if (sw->port[p].next_ns < best_t) {
-        best_t = sw->port[p].next_ns;
-        best = p;
-      }
-    }
+    uint64_t best_t;
+    uint32_t best = earliest_port(sw, sw->active, next_event_ns, &best_t);
     if (best_t > now) return;
     port_event(sw, best, best_t);
   }
@@ -365,6 +380,10 @@ static const uint8_t *frame_bytes(jct_switch_t *sw, uint32_t p, const slot_t *sl
   return o;
 }
 
+static uint64_t next_depart_ns(const jct_switch_t *sw, uint32_t p) {
+  return sw->slots[sw->port[p].wire.head].depart_ns;
+}
+
 size_t jct_switch_poll(jct_switch_t *sw, uint64_t now_ns, jct_switch_emit_cb cb, void *arg) {
   if (!sw) return 0;
   if (now_ns < sw->last_now_ns) now_ns = sw->last_now_ns;
@@ -372,17 +391,8 @@ size_t jct_switch_poll(jct_switch_t *sw, uint64_t now_ns, jct_switch_emit_cb cb,
   jct__sw_advance(sw, now_ns);
   size_t n = 0;
   while (sw->on_wire) {
-    uint64_t m = sw->on_wire, best_t = UINT64_MAX;
-    uint32_t best = 0;
-    while (m) {
-      uint32_t p = (uint32_t)__builtin_ctzll(m);
-      m &= m - 1;
-      uint64_t d = sw->slots[sw->port[p].wire.head].depart_ns;
-      if (d < best_t) {
-        best_t = d;
-        best = p;
-      }
-    }
+    uint64_t best_t;
+    uint32_t best = earliest_port(sw, sw->on_wire, next_depart_ns, &best_t);
     if (best_t > now_ns) break;
     port_t *pt = &sw->port[best];
     uint32_t s = fifo_pop(sw, &pt->wire);

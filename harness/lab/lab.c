@@ -22,7 +22,7 @@
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
 #include "lab.h"
-#include "harness/base/netlink.h"
+#include "harness/fabric/topo_link.h"
 
 #define QEMU "qemu-system-x86_64"
 #define TERM_GRACE_MS 2000

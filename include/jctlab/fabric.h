@@ -37,26 +37,26 @@
 
 typedef struct {
   uint32_t nranks;
-  uint64_t rate_bps;       /* every link's rate, switch ports and rank NICs */
-  uint64_t prop_delay_ns;  /* every link's propagation delay */
-  uint32_t mtu;            /* IP MTU of the links; 0: JCT_TOPO_MTU_DEFAULT */
-  uint8_t data_prio;       /* the lossless priority RoCE traffic uses (3) */
-  bool pfc;                /* PFC on data_prio */
-  bool ecn;                /* ECN marking on data_prio (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2) */
-  const jct_topo_t *topo;  /* NULL: build one; else use this one (nranks ranks), not freed */
+  uint64_t rate_bps;      /* every link's rate, switch ports and rank NICs */
+  uint64_t prop_delay_ns; /* every link's propagation delay */
+  uint32_t mtu;           /* IP MTU of the links; 0: JCT_TOPO_MTU_DEFAULT */
+  uint8_t data_prio;      /* the lossless priority RoCE traffic uses (3) */
+  bool pfc;               /* PFC on data_prio */
+  bool ecn;               /* ECN marking on data_prio (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2) */
+  const jct_topo_t *topo; /* NULL: build one; else use this one (nranks ranks), not freed */
   /* NULL: the ports are the topology's "sw<i>" veth ends. Else nranks names
    * of interfaces that already exist in the calling thread's namespace (the
-   * TAPs of soft-RoCE VMs, harness/lab.h), one per rank: no topology is
+   * TAPs of soft-RoCE VMs, harness/lab/lab.h), one per rank: no topology is
    * built and jct_fabric_topo() returns NULL. Rank i's MAC must still be
    * jct_rank_mac(i) (topo.h): the switch's MAC table is built from it. */
   const char *const *port_ifnames;
-  bool pfc_watchdog;       /* the switch's PFC watchdog (SONiC defaults: 200 ms, 200 ms) */
-  bool watchdog_forward;   /* its action: forward instead of drop */
-  const char *pcap_out;    /* NULL, or where to write what crossed the switch */
-  const char *pcap_in;     /* NULL, or where to write every frame as it arrived at a port */
-  uint32_t pcap_snaplen;   /* bytes of each frame kept in pcap_out and pcap_in; 0: all */
-  const char *pcap_drops;  /* NULL, or where to write the frames injectors dropped */
-  FILE *fault_log;         /* NULL, or where injectors' actions go, one JSON line each */
+  bool pfc_watchdog;        /* the switch's PFC watchdog (SONiC defaults: 200 ms, 200 ms) */
+  bool watchdog_forward;    /* its action: forward instead of drop */
+  const char *pcap_out;     /* NULL, or where to write what crossed the switch */
+  const char *pcap_in;      /* NULL, or where to write every frame as it arrived at a port */
+  uint32_t pcap_snaplen;    /* bytes of each frame kept in pcap_out and pcap_in; 0: all */
+  const char *pcap_drops;   /* NULL, or where to write the frames injectors dropped */
+  FILE *fault_log;          /* NULL, or where injectors' actions go, one JSON line each */
   struct jct__chain *chain; /* NULL, or the injectors, put on the switch's hooks */
 } jct_fabric_opts_t;
 

@@ -140,8 +140,8 @@ int jct_switch_add_mac(jct_switch_t *sw, const uint8_t mac[6], uint32_t port);
 int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t len,
                   uint64_t now_ns);
 
-/* Called once per departing frame, data and PFC alike; frame is valid only
- * during the call. */
+/* Called once per departing frame, data and PFC alike, with the arg given
+ * to jct_switch_poll(); frame is valid only during the call. */
 typedef void (*jct_switch_emit_cb)(uint32_t port, const uint8_t *frame, size_t len,
                                    uint64_t depart_ns, void *arg);
 
@@ -201,12 +201,14 @@ static inline uint8_t *jct_switch_frame_writable(jct_switch_frame_t *f) {
   return f->data;
 }
 
-typedef jct_switch_verdict_t (*jct_switch_hook_fn)(void *arg, jct_switch_frame_t *f,
-                                                   uint64_t now_ns, uint64_t *hold_until_ns);
+/* A hook: the frame first, the arg given to jct_switch_set_hook() last (as
+ * jct_switch_emit_cb, and libuv's uv_walk_cb). */
+typedef jct_switch_verdict_t (*jct_switch_hook_cb)(jct_switch_frame_t *f, uint64_t now_ns,
+                                                   uint64_t *hold_until_ns, void *arg);
 
-/* Set (fn non-NULL) or clear a port's hook. Errors: JCT_EINVAL. */
+/* Set (cb non-NULL) or clear a port's hook. Errors: JCT_EINVAL. */
 int jct_switch_set_hook(jct_switch_t *sw, uint32_t port, jct_switch_stage_t stage,
-                        jct_switch_hook_fn fn, void *arg);
+                        jct_switch_hook_cb cb, void *arg);
 
 /* ---- Counters ------------------------------------------------------------ */
 

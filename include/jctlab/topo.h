@@ -131,12 +131,17 @@ socklen_t jct_rank_sockaddr(size_t i, int family, uint16_t port, struct sockaddr
 int jct_topo_enter_rank(const jct_topo_t *t, size_t i, char *err, size_t errlen);
 int jct_topo_enter_switch(const jct_topo_t *t, char *err, size_t errlen);
 
-/* Run fn(arg) with the calling thread in rank i's namespace, then put the
- * thread back in the namespace it was in. Returns fn's result (which should
- * be >= 0 for success, as JCT_E* codes), or JCT_EINVAL / JCT_EIO when the
- * namespace could not be entered (fn not called) or left (the thread then
- * stays where it was moved: err says so). */
-int jct_topo_in_rank(const jct_topo_t *t, size_t i, int (*fn)(void *arg), void *arg, char *err,
+/* What jct_topo_in_rank() runs in a rank's namespace, with the arg given
+ * to it (as uv_thread_cb is to uv_thread_create). Returns >= 0 for success
+ * or a JCT_E* code. */
+typedef int (*jct_topo_in_rank_cb)(void *arg);
+
+/* Run cb(arg) with the calling thread in rank i's namespace, then put the
+ * thread back in the namespace it was in. Returns cb's result, or
+ * JCT_EINVAL / JCT_EIO when the namespace could not be entered (cb never
+ * called) or left (the thread then stays where it was moved: err says
+ * so). */
+int jct_topo_in_rank(const jct_topo_t *t, size_t i, jct_topo_in_rank_cb cb, void *arg, char *err,
                      size_t errlen);
 
 /* socket(2) in rank i's namespace (a socket stays in the namespace it was
