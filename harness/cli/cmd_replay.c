@@ -100,15 +100,12 @@ static int parse(int argc, char **argv, args_t *a) {
     } else if (!strcmp(w, "--report")) {
       a->report = v;
     } else if (!strcmp(w, "--scale")) {
-      char *end;
-      a->scale = strtod(v, &end);
-      if (*end || !(a->scale > 0) || a->scale > 1e6) return bad("--scale: '%s' is not a factor > 0", v);
+      if (jct__parse_number(v, &a->scale) || !(a->scale > 0) || a->scale > 1e6)
+        return bad("--scale: '%s' is not a factor > 0", v);
     } else if (!strcmp(w, "--captured-rate")) {
       if (jct__parse_rate_bps(v, &a->captured_rate_bps)) return bad("--captured-rate: '%s' is not a rate", v);
     } else if (!strcmp(w, "--max-degradation")) {
-      char *end;
-      a->budget.max_degradation = strtod(v, &end);
-      if (*end || !(a->budget.max_degradation >= 1))
+      if (jct__parse_number(v, &a->budget.max_degradation) || !(a->budget.max_degradation >= 1))
         return bad("--max-degradation: '%s' is not a ratio >= 1", v);
     } else if (!strcmp(w, "--max-jct")) {
       if (jct__parse_time_ns(v, &a->budget.max_jct_ns) || !a->budget.max_jct_ns)

@@ -37,23 +37,6 @@ const char jct__run_args_help[] =
     "  --agents LIST      verbs on hosts: HOST:PORT,... of `jctlab agent --listen`, in rank\n"
     "                     order; their own fabric, no injectors (implies --transport verbs)\n";
 
-int jct__parse_time_ns(const char *s, uint64_t *out) {
-  static const struct {
-    const char *u;
-    uint64_t mult;
-  } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
-  char *end;
-  if (!s || *s < '0' || *s > '9') return JCT_EINVAL;
-  unsigned long long v = strtoull(s, &end, 10);
-  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-    if (strcmp(end, units[i].u) == 0) {
-      if (v > UINT64_MAX / units[i].mult) return JCT_EINVAL;
-      *out = v * units[i].mult;
-      return 0;
-    }
-  return JCT_EINVAL;
-}
-
 void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps) {
   memset(a, 0, sizeof *a);
   a->channels = 1;

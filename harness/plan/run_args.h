@@ -31,7 +31,4 @@ void jct__run_args_finish(jct__run_args_t *a);
 /* The lines of help text for the shared options. */
 extern const char jct__run_args_help[];
 
-/* "1us", "500ns", "2ms", "1s", a plain number of ns. Returns 0 or JCT_EINVAL. */
-int jct__parse_time_ns(const char *s, uint64_t *out);
-
 #endif

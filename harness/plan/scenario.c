@@ -140,11 +140,7 @@ static int get_double(const ctx_t *c, const yaml_node_t *n, const char *k, doubl
   const char *v;
   int rc = scalar(c, n, k, &v);
   if (rc) return rc;
-  char *end;
-  errno = 0;
-  double d = strtod(v, &end);
-  if (end == v || *end || errno || !isfinite(d)) return at(c, n, "%s: '%s' is not a number", k, v);
-  *out = d;
+  if (jct__parse_number(v, out)) return at(c, n, "%s: '%s' is not a number", k, v);
   return 0;
 }
 
