@@ -1,5 +1,5 @@
 /* Fuzz target for the scenario loader: the input is handed as YAML text to
- * jct__scenario_load_mem() (harness/scenario.h), which parses it with
+ * jct__scenario_load_mem() (harness/plan/scenario.h), which parses it with
  * libyaml, checks every key, expands sweeps and validates every injector
  * spec with the injector framework.
  *

@@ -1,4 +1,5 @@
-/* Scenario files and JUnit output (harness/scenario.h, harness/junit.h):
+/* Scenario files and JUnit output (harness/plan/scenario.h,
+ * harness/report/junit.h):
  *   - every scenario shipped in suites/scenarios/ loads, with the fields
  *     its file says (source, fabric, cases, budgets, overrides);
  *   - sweeps expand into one case per value, named "NAME key=VALUE", with
@@ -20,9 +21,10 @@
 #include <unistd.h>
 
 #include "craft.h"
-#include "jctlab/error.h"
-#include "harness/report/junit.h"
+#include "harness/orch/names.h"
 #include "harness/plan/scenario.h"
+#include "harness/report/junit.h"
+#include "jctlab/error.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -231,6 +233,10 @@ START_TEST(keys_and_defaults) {
   ck_assert_str_eq(jct__transport_name(s->transport), "verbs");
   ck_assert_str_eq(jct__watchdog_name(s->pfc_watchdog), "forward");
   ck_assert_str_eq(jct__scenario_source_name(s->source), "synth");
+  ck_assert_int_eq(jct__watchdog_of(&o), JCT_WATCHDOG_FORWARD);
+  jct_transport_t t = JCT_TRANSPORT_UROCE;
+  ck_assert(jct__transport_parse("verbs", &t) == 0 && t == JCT_TRANSPORT_VERBS);
+  ck_assert(jct__transport_parse("Verbs", &t) == JCT_EINVAL && t == JCT_TRANSPORT_VERBS);
   jct__scenario_free(s);
 }
 END_TEST

@@ -6,8 +6,9 @@
 
 #include "commands.h"
 #include "jctlab/error.h"
-#include "harness/plan/run_args.h"
 #include "harness/base/units.h"
+#include "harness/orch/names.h"
+#include "harness/plan/run_args.h"
 
 const char jct__run_args_help[] =
     "  --rate RATE        every link's rate: 100mbit, 1gbit, 10gbit\n"
@@ -69,10 +70,10 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     r->ecn = true;
     return 1;
   } else if (!strcmp(w, "--pfc-watchdog") || !strcmp(w, "--pfc-watchdog=drop")) {
-    r->pfc_watchdog = true;
+    jct__watchdog_set(r, JCT_WATCHDOG_DROP);
     return 1;
   } else if (!strcmp(w, "--pfc-watchdog=forward")) {
-    r->pfc_watchdog = r->watchdog_forward = true;
+    jct__watchdog_set(r, JCT_WATCHDOG_FORWARD);
     return 1;
   } else if (!strncmp(w, "--pfc-watchdog=", 15)) {
     return bad(prog, "%s: the action '%s' is not drop or forward", "--pfc-watchdog", w + 15);
@@ -108,9 +109,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     if (jct__parse_count(v, 4096, &n)) return bad(prog, "%s: '%s' is not 0 to 4096", w, v);
     r->nic_queue_pkts = (uint32_t)n;
   } else if (!strcmp(w, "--transport")) {
-    if (strcmp(v, "uroce") && strcmp(v, "verbs"))
+    if (jct__transport_parse(v, &r->transport))
       return bad(prog, "%s: '%s' is not uroce or verbs", w, v);
-    r->transport = v[0] == 'v' ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
     a->transport_set = true;
     if (r->lab_ranks && r->transport == JCT_TRANSPORT_UROCE)
       return bad(prog, "--transport uroce: the lab's ranks run verbs");

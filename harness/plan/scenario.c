@@ -550,14 +550,8 @@ static int parse_top(const ctx_t *c, yaml_node_t *root) {
         rc = *p ? resolve(c, v, k, p, &s->input) : at(c, v, "%s: empty", k);
     } else if (!strcmp(k, "transport")) {
       const char *t;
-      if (!(rc = scalar(c, v, k, &t))) {
-        if (!strcmp(t, "uroce"))
-          s->transport = JCT_TRANSPORT_UROCE;
-        else if (!strcmp(t, "verbs"))
-          s->transport = JCT_TRANSPORT_VERBS;
-        else
-          rc = at(c, v, "transport: '%s' is not uroce or verbs", t);
-      }
+      if (!(rc = scalar(c, v, k, &t)) && jct__transport_parse(t, &s->transport))
+        rc = at(c, v, "transport: '%s' is not uroce or verbs", t);
     } else if (!strcmp(k, "rate")) {
       rc = get_rate(c, v, k, &s->rate_bps);
     } else if (!strcmp(k, "captured_rate")) {
@@ -761,19 +755,10 @@ void jct__scenario_case_opts(const jct__scenario_t *s, const jct__scenario_case_
   o->retry_cnt = s->retry;
   o->pfc = c->pfc;
   o->ecn = c->ecn;
-  o->pfc_watchdog = c->pfc_watchdog != JCT_WATCHDOG_OFF;
-  o->watchdog_forward = c->pfc_watchdog == JCT_WATCHDOG_FORWARD;
+  jct__watchdog_set(o, c->pfc_watchdog);
   o->inject = (const char *const *)c->inject;
   o->ninject = c->ninject;
   o->seed = s->seed;
-}
-
-const char *jct__watchdog_name(jct__watchdog_t w) {
-  return w == JCT_WATCHDOG_DROP ? "drop" : w == JCT_WATCHDOG_FORWARD ? "forward" : "off";
-}
-
-const char *jct__transport_name(jct_transport_t t) {
-  return t == JCT_TRANSPORT_VERBS ? "verbs" : "uroce";
 }
 
 const char *jct__scenario_source_name(jct__scenario_source_t s) {

@@ -35,12 +35,12 @@
 #include <stdint.h>
 
 #include "jctlab/run.h"
+#include "harness/orch/names.h"
 #include "harness/report/result.h"
 
 #define JCT_SCENARIO_MAX_CASES 256
 
 typedef enum { JCT_SCEN_SYNTH, JCT_SCEN_TRACE, JCT_SCEN_SCHEDULE } jct__scenario_source_t;
-typedef enum { JCT_WATCHDOG_OFF, JCT_WATCHDOG_DROP, JCT_WATCHDOG_FORWARD } jct__watchdog_t;
 
 /* One fault case, after sweep expansion. Its fabric switches (pfc, ecn,
  * pfc_watchdog) are the scenario's unless the case overrides them. */
@@ -105,9 +105,7 @@ void jct__scenario_free(jct__scenario_t *s);
 void jct__scenario_case_opts(const jct__scenario_t *s, const jct__scenario_case_t *c,
                             jct_run_opts_t *o);
 
-/* "off", "drop", "forward"; "uroce", "verbs"; "synth", "trace", "schedule". */
-const char *jct__watchdog_name(jct__watchdog_t w);
-const char *jct__transport_name(jct_transport_t t);
+/* "synth", "trace", "schedule". */
 const char *jct__scenario_source_name(jct__scenario_source_t s);
 
 /* Sweep expansion alone (scenario_sweep.c), for one case's specs:
