@@ -323,8 +323,9 @@ START_TEST(rates) {
 }
 END_TEST
 
-/* The time and number parsers behind --delay, --max-jct, --scale and the
- * scenario files' delay:, max_jct:, scale:, max_degradation: (units.h). */
+/* The time, path MTU and number parsers behind --delay, --max-jct,
+ * --path-mtu, --scale and the scenario files' delay:, max_jct:, path_mtu:,
+ * scale:, max_degradation: (units.h). */
 START_TEST(times_and_numbers) {
   static const struct {
     const char *s;
@@ -342,6 +343,10 @@ START_TEST(times_and_numbers) {
     ck_assert_msg(jct__parse_time_ns(bad_times[i], &v) < 0, "'%s' accepted", bad_times[i]);
     ck_assert_uint_eq(v, 7);
   }
+  uint32_t mtu = 0;
+  ck_assert(jct__parse_path_mtu("1024", &mtu) == 0 && mtu == 1024);
+  ck_assert(jct__parse_path_mtu("1000", &mtu) < 0 && jct__parse_path_mtu("128", &mtu) < 0);
+  ck_assert(jct__parse_path_mtu("8192", &mtu) < 0 && mtu == 1024);
   double d = 0;
   ck_assert(jct__parse_number("1.15", &d) == 0 && d == 1.15);
   ck_assert(jct__parse_number("1e-4", &d) == 0 && d == 1e-4);

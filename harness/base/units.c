@@ -52,6 +52,13 @@ int jct__parse_count(const char *s, uint64_t max, uint64_t *out) {
   return 0;
 }
 
+int jct__parse_path_mtu(const char *s, uint32_t *out_bytes) {
+  uint64_t m;
+  if (jct__parse_count(s, 4096, &m) || m < 256 || (m & (m - 1))) return JCT_EINVAL;
+  *out_bytes = (uint32_t)m;
+  return 0;
+}
+
 int jct__parse_time_ns(const char *s, uint64_t *out_ns) {
   static const struct {
     const char *u;

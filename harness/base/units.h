@@ -27,6 +27,10 @@ int jct__parse_size_bytes(const char *s, uint64_t *out_bytes);
 /* Parse a non-negative decimal count. Returns 0 or JCT_EINVAL. */
 int jct__parse_count(const char *s, uint64_t max, uint64_t *out);
 
+/* Parse a RoCE path MTU in bytes: 256, 512, 1024, 2048 or 4096, the
+ * InfiniBand MTUs RoCE inherits. Returns 0 or JCT_EINVAL. */
+int jct__parse_path_mtu(const char *s, uint32_t *out_bytes);
+
 /* Parse a time: a whole number and an optional unit, ns (or none), us, ms
  * or s, lower case ("1us", "500ns", "2ms", "1s", "1000"); in nanoseconds.
  * Returns 0, or JCT_EINVAL when the text is not a time or overflows. */

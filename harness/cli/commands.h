@@ -9,10 +9,21 @@
 
 #include <stdbool.h>
 
+#include "harness/plan/run_args.h"
+
 /* Bad input on the command line of `jctlab CMD`: one line on stderr,
  * "jctlab CMD: <what> (try 'jctlab CMD --help')"; returns 2, the exit
  * status for bad input (cmd_util.c). */
 int jct__cmd_bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The fabric options `jctlab run` and `jctlab replay` share (run_args.c):
+ * try argv[*i] (and its value) as one of them. Returns 1 consumed (*i
+ * moved past the value), 0 not a shared option, 2 bad (the message is on
+ * stderr, prefixed "jctlab PROG: "). */
+int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const char *prog);
+
+/* The lines of help text for the shared options. */
+extern const char jct__run_args_help[];
 
 int jct__cmd_inspect(int argc, char **argv);
 int jct__cmd_synth(int argc, char **argv);

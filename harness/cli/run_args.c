@@ -1,4 +1,7 @@
-/* The fabric options `jctlab run` and `jctlab replay` share (run_args.h). */
+/* The fabric options `jctlab run` and `jctlab replay` share (commands.h):
+ * argv into a jct__run_args_t (harness/plan/run_args.h), each value read
+ * with units.h's parsers and checked against the others (--lab, --agents,
+ * --transport, --ranks). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,25 +40,6 @@ const char jct__run_args_help[] =
     "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
     "  --agents LIST      verbs on hosts: HOST:PORT,... of `jctlab agent --listen`, in rank\n"
     "                     order; their own fabric, no injectors (implies --transport verbs)\n";
-
-void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps) {
-  memset(a, 0, sizeof *a);
-  a->channels = 1;
-  a->reps = 5;
-  a->timeout = 20;
-  a->retry = 7;
-  a->run.rate_bps = rate_bps;
-  a->run.prop_delay_ns = 1000;
-  a->run.pfc = true;
-  a->run.seed = 1;
-}
-
-void jct__run_args_finish(jct__run_args_t *a) {
-  a->run.reps = (uint32_t)a->reps;
-  a->run.inject = a->inject;
-  a->run.timeout = (uint8_t)a->timeout;
-  a->run.retry_cnt = (uint8_t)a->retry;
-}
 
 #define bad jct__cmd_bad
 
@@ -140,10 +124,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
       return bad(prog, "%s: '%s' is not 1 to 1000", w, v);
   } else if (!strcmp(w, "--path-mtu")) {
-    uint64_t m;
-    if (jct__parse_count(v, 4096, &m) || m < 256 || (m & (m - 1)))
+    if (jct__parse_path_mtu(v, &r->path_mtu_bytes))
       return bad(prog, "%s: '%s' is not 256, 512, 1024, 2048 or 4096", w, v);
-    r->path_mtu_bytes = (uint32_t)m;
   } else if (!strcmp(w, "--timeout")) {
     if (jct__parse_count(v, 31, &a->timeout)) return bad(prog, "%s: '%s' is not 0 to 31", w, v);
   } else if (!strcmp(w, "--retry")) {
