@@ -91,8 +91,8 @@ static int parse(int argc, char **argv, args_t *a) {
 /* The scenario's job, through the same loader as `jctlab replay`. */
 static int load_input(const jct__scenario_t *sc, jct__replay_input_t *in, char *err, size_t errlen) {
   jct__run_args_t ra;
-  jct__run_args_init(&ra, sc->rate_bps);
-  ra.run.path_mtu_bytes = sc->path_mtu_bytes;
+  jct__run_args_init(&ra, sc->run.rate_bps);
+  ra.run.path_mtu_bytes = sc->run.path_mtu_bytes;
   if (sc->source == JCT_SCEN_SYNTH) {
     ra.synth = sc->synth.algorithm;
     ra.ranks = sc->synth.ranks;
@@ -128,13 +128,13 @@ int jct__cmd_run_scenario(int argc, char **argv) {
     fprintf(stderr, "jctlab run: %s\n", err);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
-  if (sc->transport == JCT_TRANSPORT_VERBS && !sc->lab_ranks) {
+  if (sc->run.transport == JCT_TRANSPORT_VERBS && !sc->run.lab_ranks) {
     fprintf(stderr, "jctlab run: %s: transport verbs needs 'lab: N' (soft-RoCE VMs)\n", a.path);
     jct__scenario_free(sc);
     return 2;
   }
-  if (a.have_reps) sc->reps = (uint32_t)a.reps;
-  if (a.have_seed) sc->seed = a.seed;
+  if (a.have_reps) sc->run.reps = (uint32_t)a.reps;
+  if (a.have_seed) sc->run.seed = a.seed;
   jct__replay_input_t in;
   if ((rc = load_input(sc, &in, err, sizeof err))) {
     fprintf(stderr, "jctlab run: %s: %s\n", a.path, err);
