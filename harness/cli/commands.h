@@ -25,6 +25,33 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
 /* The lines of help text for the shared options. */
 extern const char jct__run_args_help[];
 
+/* The command line of the commands that run fault cases (`jctlab replay`,
+ * `jctlab run SCENARIO.yaml`), read in one loop (case_args.c): --help
+ * prints the usage; a word not starting with '-', or "-", is the input (a
+ * second one is bad input); --json, --junit, --report FILE say where the
+ * result document goes; with fabric set, the fabric options
+ * (jct__run_args_parse); any other word takes the next as its value and
+ * goes to own(self, word, value), which returns 1 taken, 0 unknown (the
+ * loop says so), 2 bad (after jct__cmd_bad). */
+typedef struct {
+  const char *input;
+  const char *json, *junit, *report;
+} jct__case_args_t;
+
+typedef struct {
+  const char *prog;         /* "replay", "run" */
+  const char *what;         /* the input, in messages: "input", "scenario" */
+  void (*usage)(void);      /* prints the command's help on stdout */
+  const char *unknown_hint; /* after "unknown option 'X'": "" or " for a scenario" */
+  jct__run_args_t *fabric;  /* NULL: no fabric options */
+  int (*own)(void *self, const char *word, const char *value);
+  void *self;
+} jct__case_cmd_t;
+
+/* Returns -1 when argv is read, else the exit status: 0 after --help, 2
+ * bad input (the message is on stderr). */
+int jct__case_args_read(jct__case_args_t *o, const jct__case_cmd_t *cmd, int argc, char **argv);
+
 int jct__cmd_inspect(int argc, char **argv);
 int jct__cmd_synth(int argc, char **argv);
 int jct__cmd_run(int argc, char **argv);

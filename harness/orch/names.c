@@ -6,11 +6,13 @@
 
 #include "jctlab/error.h"
 
-static const char *const transports[] = {[JCT_TRANSPORT_UROCE] = "uroce",
-                                         [JCT_TRANSPORT_VERBS] = "verbs"};
+static const char *const transports[] = {
+    [JCT_TRANSPORT_UROCE] = "uroce",
+    [JCT_TRANSPORT_VERBS] = "verbs",
+};
 
 const char *jct__transport_name(jct_transport_t t) {
-  return t == JCT_TRANSPORT_VERBS ? transports[JCT_TRANSPORT_VERBS] : transports[JCT_TRANSPORT_UROCE];
+  return (size_t)t < sizeof transports / sizeof *transports ? transports[t] : "uroce";
 }
 
 int jct__transport_parse(const char *word, jct_transport_t *out) {
@@ -27,7 +29,7 @@ const char *jct__watchdog_name(jct__watchdog_t w) {
 }
 
 jct__watchdog_t jct__watchdog_of(const jct_run_opts_t *o) {
-  return !o->pfc_watchdog ? JCT_WATCHDOG_OFF
+  return !o->pfc_watchdog      ? JCT_WATCHDOG_OFF
          : o->watchdog_forward ? JCT_WATCHDOG_FORWARD
                                : JCT_WATCHDOG_DROP;
 }

@@ -49,7 +49,7 @@ typedef struct {
   char *name;
   char **inject; /* ninject spec strings, in chain order */
   uint32_t ninject;
-  bool trace_faults;   /* faults: trace (the trace's own losses come first) */
+  bool trace_faults;    /* faults: trace (the trace's own losses come first) */
   jct__budget_t budget; /* zeros: no budget */
   bool pfc, ecn;
   jct__watchdog_t pfc_watchdog;
@@ -93,7 +93,7 @@ int jct__scenario_load(jct__scenario_t **out, const char *path, char *err, size_
 /* The same from memory (fuzzing, tests): name stands for the file in
  * errors, base_dir resolves relative paths (NULL: the current directory). */
 int jct__scenario_load_mem(jct__scenario_t **out, const char *text, size_t len, const char *name,
-                          const char *base_dir, char *err, size_t errlen);
+                           const char *base_dir, char *err, size_t errlen);
 
 void jct__scenario_free(jct__scenario_t *s);
 
@@ -102,7 +102,7 @@ void jct__scenario_free(jct__scenario_t *s);
  * lives; the trace's own faults, when c->trace_faults, are the caller's to
  * put first). o->schedule is NULL: the caller's. */
 void jct__scenario_case_opts(const jct__scenario_t *s, const jct__scenario_case_t *c,
-                            jct_run_opts_t *o);
+                             jct_run_opts_t *o);
 
 /* "synth", "trace", "schedule". */
 const char *jct__scenario_source_name(jct__scenario_source_t s);
