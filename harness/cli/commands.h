@@ -1,4 +1,4 @@
-/* The subcommands of `jctlab` (harness/main.c dispatches to them).
+/* The subcommands of `jctlab` (cli/main.c dispatches to them).
  *
  * Each takes the arguments from its own name on (argv[0] is "inspect"),
  * prints its usage for --help, and returns the process's exit status:
