@@ -1,5 +1,5 @@
 /* Fuzz target for the scenario loader: the input is handed as YAML text to
- * jct__scenario_load_mem() (harness/scenario.h), which parses it with
+ * jct__scenario_load_mem() (harness/plan/scenario.h), which parses it with
  * libyaml, checks every key, expands sweeps and validates every injector
  * spec with the injector framework.
  *
@@ -49,7 +49,7 @@ static void check_case(const jct__scenario_t *s, const jct__scenario_case_t *c) 
   for (uint32_t i = 0; i < c->ninject; i++) {
     jct_injector_t *inj;
     char err[384] = "";
-    int rc = jct_injector_new(&inj, c->inject[i], s->seed, i, err, sizeof err);
+    int rc = jct_injector_new(&inj, c->inject[i], s->run.seed, i, err, sizeof err);
     if (rc == JCT_ENOMEM) continue;
     if (rc) broken("a spec that loaded does not create an injector", err);
     jct_injector_free(inj);
@@ -58,7 +58,7 @@ static void check_case(const jct__scenario_t *s, const jct__scenario_case_t *c) 
   if (!found) broken("the sweep's value is in none of the specs", c->name);
   jct_run_opts_t o = {0};
   jct__scenario_case_opts(s, c, &o);
-  if (o.ninject != c->ninject || o.reps != s->reps)
+  if (o.ninject != c->ninject || o.reps != s->run.reps)
     broken("case_opts did not copy the case", c->name);
 }
 
@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     broken("a trace or schedule without an absolute path", s->input);
   }
   if (!s->ncases || s->ncases > JCT_SCENARIO_MAX_CASES) broken("a case count out of range", NULL);
-  if (!s->reps || s->reps > JCT_RUN_MAX_REPS) broken("reps out of range", NULL);
+  if (!s->run.reps || s->run.reps > JCT_RUN_MAX_REPS) broken("reps out of range", NULL);
   for (uint32_t i = 0; i < s->ncases; i++) {
     check_case(s, &s->cases[i]);
     for (uint32_t j = 0; j < i; j++)

@@ -2,8 +2,8 @@
  * JCT_BINARY): `inspect --json` on the shipped trace agrees with what
  * Wireshark counts in it (traces/README.md); `--packets` agrees with tshark
  * packet for packet when tshark is installed; the timeline parses; bad input
- * gives one line on stderr and exit status 2. Also the rate parser behind
- * --link-rate. */
+ * gives one line on stderr and exit status 2. Also the parsers of numbers
+ * with units behind --link-rate, --delay and --scale (units.h). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +323,42 @@ START_TEST(rates) {
 }
 END_TEST
 
+/* The time, path MTU and number parsers behind --delay, --max-jct,
+ * --path-mtu, --scale and the scenario files' delay:, max_jct:, path_mtu:,
+ * scale:, max_degradation: (units.h). */
+START_TEST(times_and_numbers) {
+  static const struct {
+    const char *s;
+    uint64_t ns;
+  } ok[] = {{"1us", 1000}, {"500ns", 500}, {"2ms", 2000000}, {"1s", 1000000000}, {"750", 750}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    uint64_t v = 0;
+    ck_assert_msg(jct__parse_time_ns(ok[i].s, &v) == 0, "%s", ok[i].s);
+    ck_assert_uint_eq(v, ok[i].ns);
+  }
+  static const char *const bad_times[] = {"", "us", "-1us", "1 us", "1h", "1.5ms",
+                                          "18446744073709551615s"};
+  for (size_t i = 0; i < sizeof bad_times / sizeof bad_times[0]; i++) {
+    uint64_t v = 7;
+    ck_assert_msg(jct__parse_time_ns(bad_times[i], &v) < 0, "'%s' accepted", bad_times[i]);
+    ck_assert_uint_eq(v, 7);
+  }
+  uint32_t mtu = 0;
+  ck_assert(jct__parse_path_mtu("1024", &mtu) == 0 && mtu == 1024);
+  ck_assert(jct__parse_path_mtu("1000", &mtu) < 0 && jct__parse_path_mtu("128", &mtu) < 0);
+  ck_assert(jct__parse_path_mtu("8192", &mtu) < 0 && mtu == 1024);
+  double d = 0;
+  ck_assert(jct__parse_number("1.15", &d) == 0 && d == 1.15);
+  ck_assert(jct__parse_number("1e-4", &d) == 0 && d == 1e-4);
+  static const char *const bad_numbers[] = {"", "x", "1.5x", "inf", "nan", "1e999"};
+  for (size_t i = 0; i < sizeof bad_numbers / sizeof bad_numbers[0]; i++) {
+    d = 7;
+    ck_assert_msg(jct__parse_number(bad_numbers[i], &d) < 0, "'%s' accepted", bad_numbers[i]);
+    ck_assert(d == 7);
+  }
+}
+END_TEST
+
 Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *core = tcase_create("core");
@@ -337,6 +373,7 @@ Suite *cli_suite(void) {
   tcase_add_test(limits, bad_input);
   tcase_add_test(limits, truncated_capture);
   tcase_add_test(limits, rates);
+  tcase_add_test(limits, times_and_numbers);
   suite_add_tcase(s, limits);
   return s;
 }

@@ -1,4 +1,5 @@
-/* Scenario files and JUnit output (harness/scenario.h, harness/junit.h):
+/* Scenario files and JUnit output (harness/plan/scenario.h,
+ * harness/report/junit.h):
  *   - every scenario shipped in suites/scenarios/ loads, with the fields
  *     its file says (source, fabric, cases, budgets, overrides);
  *   - sweeps expand into one case per value, named "NAME key=VALUE", with
@@ -20,9 +21,10 @@
 #include <unistd.h>
 
 #include "craft.h"
-#include "jctlab/error.h"
-#include "harness/report/junit.h"
+#include "harness/orch/names.h"
 #include "harness/plan/scenario.h"
+#include "harness/report/junit.h"
+#include "jctlab/error.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -82,15 +84,15 @@ START_TEST(shipped_loss_sweep) {
   ck_assert_uint_eq(s->synth.bytes, 1u << 20);
   ck_assert_uint_eq(s->synth.channels, 1);
   ck_assert_ptr_null(s->input);
-  ck_assert_uint_eq(s->rate_bps, 100000000u);
-  ck_assert_uint_eq(s->delay_ns, 1000);
-  ck_assert(!s->pfc);
-  ck_assert_uint_eq(s->timeout, 14);
-  ck_assert_uint_eq(s->retry, 7);
-  ck_assert_uint_eq(s->reps, 3);
-  ck_assert_uint_eq(s->seed, 1);
+  ck_assert_uint_eq(s->run.rate_bps, 100000000u);
+  ck_assert_uint_eq(s->run.prop_delay_ns, 1000);
+  ck_assert(!s->run.pfc);
+  ck_assert_uint_eq(s->run.timeout, 14);
+  ck_assert_uint_eq(s->run.retry_cnt, 7);
+  ck_assert_uint_eq(s->run.reps, 3);
+  ck_assert_uint_eq(s->run.seed, 1);
   ck_assert(s->scale == 1);
-  ck_assert_int_eq(s->transport, JCT_TRANSPORT_UROCE);
+  ck_assert_int_eq(s->run.transport, JCT_TRANSPORT_UROCE);
   static const char *const names[] = {"loss p=0", "loss p=1e-4", "loss p=1e-3", "loss p=1e-2"};
   static const char *const specs[] = {"drop p=0", "drop p=1e-4", "drop p=1e-3", "drop p=1e-2"};
   static const double values[] = {0, 1e-4, 1e-3, 1e-2};
@@ -122,7 +124,7 @@ END_TEST
 
 START_TEST(shipped_pause_storm) {
   jct__scenario_t *s = load_ok(SCEN_DIR "pause-storm.yaml");
-  ck_assert(s->pfc);
+  ck_assert(s->run.pfc);
   ck_assert_uint_eq(s->ncases, 2);
   ck_assert_str_eq(s->cases[0].name, "storm without watchdog");
   ck_assert_str_eq(s->cases[1].name, "storm with watchdog");
@@ -182,12 +184,12 @@ START_TEST(keys_and_defaults) {
   jct__scenario_t *s = load_text(SYNTH "cases: [{inject: \"drop p=0.1\"}]\n");
   ck_assert_str_ne(s->name, "");
   ck_assert(strstr(s->path, "jctlab-test-"));
-  ck_assert_uint_eq(s->rate_bps, 100000000u);
-  ck_assert(s->pfc && !s->ecn);
-  ck_assert_int_eq(s->pfc_watchdog, JCT_WATCHDOG_OFF);
-  ck_assert_uint_eq(s->reps, 5);
-  ck_assert_uint_eq(s->timeout, 20);
-  ck_assert_uint_eq(s->mtu, 0);
+  ck_assert_uint_eq(s->run.rate_bps, 100000000u);
+  ck_assert(s->run.pfc && !s->run.ecn);
+  ck_assert_int_eq(jct__watchdog_of(&s->run), JCT_WATCHDOG_OFF);
+  ck_assert_uint_eq(s->run.reps, 5);
+  ck_assert_uint_eq(s->run.timeout, 20);
+  ck_assert_uint_eq(s->run.mtu, 0);
   ck_assert_str_eq(s->cases[0].name, "drop p=0.1");
   jct__scenario_free(s);
 
@@ -200,18 +202,18 @@ START_TEST(keys_and_defaults) {
                 "  - inject: [\"ecn p=0.5\"]\n");
   ck_assert_str_eq(s->name, "all");
   ck_assert_str_eq(s->description, "every key");
-  ck_assert_int_eq(s->transport, JCT_TRANSPORT_VERBS);
-  ck_assert_uint_eq(s->rate_bps, 1000000000u);
+  ck_assert_int_eq(s->run.transport, JCT_TRANSPORT_VERBS);
+  ck_assert_uint_eq(s->run.rate_bps, 1000000000u);
   ck_assert_uint_eq(s->captured_rate_bps, 100000000000u);
-  ck_assert_uint_eq(s->delay_ns, 5000);
-  ck_assert_uint_eq(s->mtu, 4200);
-  ck_assert_uint_eq(s->path_mtu_bytes, 1024);
-  ck_assert(!s->pfc && s->ecn);
-  ck_assert_int_eq(s->pfc_watchdog, JCT_WATCHDOG_FORWARD);
-  ck_assert_uint_eq(s->timeout, 14);
-  ck_assert_uint_eq(s->retry, 3);
-  ck_assert_uint_eq(s->reps, 2);
-  ck_assert_uint_eq(s->seed, 42);
+  ck_assert_uint_eq(s->run.prop_delay_ns, 5000);
+  ck_assert_uint_eq(s->run.mtu, 4200);
+  ck_assert_uint_eq(s->run.path_mtu_bytes, 1024);
+  ck_assert(!s->run.pfc && s->run.ecn);
+  ck_assert_int_eq(jct__watchdog_of(&s->run), JCT_WATCHDOG_FORWARD);
+  ck_assert_uint_eq(s->run.timeout, 14);
+  ck_assert_uint_eq(s->run.retry_cnt, 3);
+  ck_assert_uint_eq(s->run.reps, 2);
+  ck_assert_uint_eq(s->run.seed, 42);
   ck_assert(s->scale == 0.25);
   ck_assert_uint_eq(s->ncases, 2);
   /* The first case overrides the fabric's switches, the second inherits. */
@@ -228,9 +230,13 @@ START_TEST(keys_and_defaults) {
   ck_assert_uint_eq(o.path_mtu_bytes, 1024);
   ck_assert_uint_eq(o.prop_delay_ns, 5000);
   ck_assert_uint_eq(o.seed, 42);
-  ck_assert_str_eq(jct__transport_name(s->transport), "verbs");
-  ck_assert_str_eq(jct__watchdog_name(s->pfc_watchdog), "forward");
+  ck_assert_str_eq(jct__transport_name(s->run.transport), "verbs");
+  ck_assert_str_eq(jct__watchdog_name(jct__watchdog_of(&s->run)), "forward");
   ck_assert_str_eq(jct__scenario_source_name(s->source), "synth");
+  ck_assert_int_eq(jct__watchdog_of(&o), JCT_WATCHDOG_FORWARD);
+  jct_transport_t t = JCT_TRANSPORT_UROCE;
+  ck_assert(jct__transport_parse("verbs", &t) == 0 && t == JCT_TRANSPORT_VERBS);
+  ck_assert(jct__transport_parse("Verbs", &t) == JCT_EINVAL && t == JCT_TRANSPORT_VERBS);
   jct__scenario_free(s);
 }
 END_TEST

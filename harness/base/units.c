@@ -1,10 +1,11 @@
 /* Numbers with units (units.h): link rates in powers of 1000 bits as tc(8)
  * and iperf3 write them, sizes in powers of 1024 bytes (KiB, MiB) as the
- * reports print them, durations from ns to s. */
+ * reports print them, durations from ns to s, plain numbers with strtod(3). */
 #include "units.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,40 @@ int jct__parse_count(const char *s, uint64_t max, uint64_t *out) {
   unsigned long long v = strtoull(s, &end, 10);
   if (errno || *end || v > max) return JCT_EINVAL;
   *out = v;
+  return 0;
+}
+
+int jct__parse_path_mtu(const char *s, uint32_t *out_bytes) {
+  uint64_t m;
+  if (jct__parse_count(s, 4096, &m) || m < 256 || (m & (m - 1))) return JCT_EINVAL;
+  *out_bytes = (uint32_t)m;
+  return 0;
+}
+
+int jct__parse_time_ns(const char *s, uint64_t *out_ns) {
+  static const struct {
+    const char *u;
+    uint64_t mult;
+  } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+  char *end;
+  if (!s || !isdigit((unsigned char)*s)) return JCT_EINVAL;
+  unsigned long long v = strtoull(s, &end, 10);
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+    if (strcmp(end, units[i].u) == 0) {
+      if (v > UINT64_MAX / units[i].mult) return JCT_EINVAL;
+      *out_ns = v * units[i].mult;
+      return 0;
+    }
+  return JCT_EINVAL;
+}
+
+int jct__parse_number(const char *s, double *out) {
+  if (!s) return JCT_EINVAL;
+  char *end;
+  errno = 0;
+  double d = strtod(s, &end);
+  if (end == s || *end || errno || !isfinite(d)) return JCT_EINVAL;
+  *out = d;
   return 0;
 }
 

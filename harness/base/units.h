@@ -1,6 +1,8 @@
-/* Numbers with units, for the command line and the reports (internal to
- * jctlab's harness): parsing link rates and counts, printing byte counts
- * and durations the way iperf3 and tcpreplay print them. */
+/* Numbers with units, for the command line, the scenario files and the
+ * reports (internal to jctlab's harness): parsing link rates, sizes, times,
+ * counts and plain numbers (one parser each, so that a value reads the same
+ * in `--delay 2ms` and in `delay: 2ms`), printing byte counts and durations
+ * the way iperf3 and tcpreplay print them. */
 #ifndef JCT_UNITS_H
 #define JCT_UNITS_H
 
@@ -24,6 +26,20 @@ int jct__parse_size_bytes(const char *s, uint64_t *out_bytes);
 
 /* Parse a non-negative decimal count. Returns 0 or JCT_EINVAL. */
 int jct__parse_count(const char *s, uint64_t max, uint64_t *out);
+
+/* Parse a RoCE path MTU in bytes: 256, 512, 1024, 2048 or 4096, the
+ * InfiniBand MTUs RoCE inherits. Returns 0 or JCT_EINVAL. */
+int jct__parse_path_mtu(const char *s, uint32_t *out_bytes);
+
+/* Parse a time: a whole number and an optional unit, ns (or none), us, ms
+ * or s, lower case ("1us", "500ns", "2ms", "1s", "1000"); in nanoseconds.
+ * Returns 0, or JCT_EINVAL when the text is not a time or overflows. */
+int jct__parse_time_ns(const char *s, uint64_t *out_ns);
+
+/* Parse a finite decimal number (strtod(3)'s syntax: "1.15", "1e-4"), the
+ * whole text. Returns 0, or JCT_EINVAL for anything else, an empty text,
+ * an overflow, "inf" or "nan" included. */
+int jct__parse_number(const char *s, double *out);
 
 /* "512 B", "3.21 KiB", "1.50 MiB", "2.00 GiB". Returns buf. */
 char *jct__fmt_bytes(uint64_t bytes, char *buf, size_t len);

@@ -70,56 +70,51 @@ static const char usage_text[] =
 
 typedef struct {
   jct__run_args_t r;
-  const char *input, *json, *junit, *report;
+  jct__case_args_t o;
   double scale;
   uint64_t captured_rate_bps;
   jct__budget_t budget;
 } args_t;
 
-static int parse(int argc, char **argv, args_t *a) {
-  for (int i = 1; i < argc; i++) {
-    const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int got = jct__run_args_parse(&a->r, argc, argv, &i, "replay");
-    if (got == 2) return 2;
-    if (got == 1) continue;
-    if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
-      printf(usage_text, jct__run_args_help);
-      return 0;
-    }
-    if (w[0] != '-' || !strcmp(w, "-")) {
-      if (a->input) return bad("one input only ('%s' and '%s')", a->input, w);
-      a->input = w;
-      continue;
-    }
-    if (!v) return bad("%s needs a value", w);
-    i++;
-    if (!strcmp(w, "--json")) {
-      a->json = v;
-    } else if (!strcmp(w, "--junit")) {
-      a->junit = v;
-    } else if (!strcmp(w, "--report")) {
-      a->report = v;
-    } else if (!strcmp(w, "--scale")) {
-      char *end;
-      a->scale = strtod(v, &end);
-      if (*end || !(a->scale > 0) || a->scale > 1e6) return bad("--scale: '%s' is not a factor > 0", v);
-    } else if (!strcmp(w, "--captured-rate")) {
-      if (jct__parse_rate_bps(v, &a->captured_rate_bps)) return bad("--captured-rate: '%s' is not a rate", v);
-    } else if (!strcmp(w, "--max-degradation")) {
-      char *end;
-      a->budget.max_degradation = strtod(v, &end);
-      if (*end || !(a->budget.max_degradation >= 1))
-        return bad("--max-degradation: '%s' is not a ratio >= 1", v);
-    } else if (!strcmp(w, "--max-jct")) {
-      if (jct__parse_time_ns(v, &a->budget.max_jct_ns) || !a->budget.max_jct_ns)
-        return bad("--max-jct: '%s' is not a time (2s, 500ms)", v);
-    } else {
-      return bad("unknown option '%s'", w);
-    }
+static void usage(void) {
+  printf(usage_text, jct__run_args_help);
+}
+
+/* The options of replay's own, with their value. */
+static int own(void *self, const char *w, const char *v) {
+  args_t *a = self;
+  if (!strcmp(w, "--scale")) {
+    if (jct__parse_number(v, &a->scale) || !(a->scale > 0) || a->scale > 1e6)
+      return bad("--scale: '%s' is not a factor > 0", v);
+  } else if (!strcmp(w, "--captured-rate")) {
+    if (jct__parse_rate_bps(v, &a->captured_rate_bps))
+      return bad("--captured-rate: '%s' is not a rate", v);
+  } else if (!strcmp(w, "--max-degradation")) {
+    if (jct__parse_number(v, &a->budget.max_degradation) || !(a->budget.max_degradation >= 1))
+      return bad("--max-degradation: '%s' is not a ratio >= 1", v);
+  } else if (!strcmp(w, "--max-jct")) {
+    if (jct__parse_time_ns(v, &a->budget.max_jct_ns) || !a->budget.max_jct_ns)
+      return bad("--max-jct: '%s' is not a time (2s, 500ms)", v);
+  } else {
+    return 0;
   }
-  if (a->r.synth && (a->input || a->r.schedule)) return bad("give a trace, a schedule or --synth, not two");
+  return 1;
+}
+
+static int parse(int argc, char **argv, args_t *a) {
+  const jct__case_cmd_t cmd = {.prog = "replay",
+                               .what = "input",
+                               .usage = usage,
+                               .unknown_hint = "",
+                               .fabric = &a->r,
+                               .own = own,
+                               .self = a};
+  int status = jct__case_args_read(&a->o, &cmd, argc, argv);
+  if (status >= 0) return status;
+  if (a->r.synth && (a->o.input || a->r.schedule))
+    return bad("give a trace, a schedule or --synth, not two");
   if (a->r.synth && (!a->r.ranks || !a->r.bytes)) return bad("--synth needs --ranks and --bytes");
-  if (a->r.schedule && a->input) return bad("give a trace or a schedule, not both");
+  if (a->r.schedule && a->o.input) return bad("give a trace or a schedule, not both");
   return -1;
 }
 
@@ -132,7 +127,7 @@ int jct__cmd_replay(int argc, char **argv) {
 
   char err[512];
   jct__replay_input_t in;
-  int rc = jct__replay_input_load(&in, &a.r, a.input ? a.input : a.r.schedule, a.scale, err,
+  int rc = jct__replay_input_load(&in, &a.r, a.o.input ? a.o.input : a.r.schedule, a.scale, err,
                                   sizeof err);
   if (rc) {
     fprintf(stderr, "jctlab replay: %s\n", err);
@@ -154,7 +149,7 @@ int jct__cmd_replay(int argc, char **argv) {
   uint32_t npts = 0;
   json_t *doc = NULL;
   jct__case_t *cases = NULL;
-  char (*names)[300] = NULL;
+  char(*names)[300] = NULL;
   if ((rc = jct__sweep_expand(o->inject, o->ninject, &pts, &npts, key, sizeof key, err,
                               sizeof err))) {
     fprintf(stderr, "jctlab replay: %s\n", err);
@@ -164,10 +159,10 @@ int jct__cmd_replay(int argc, char **argv) {
   cases = calloc(npts, sizeof *cases);
   names = calloc(npts, sizeof *names);
   jct__result_input_t ri = {.source = in.source,
-                           .kind = in.kind,
-                           .pattern = in.pattern[0] ? in.pattern : NULL,
-                           .scale = a.scale,
-                           .captured_rate_bps = a.captured_rate_bps};
+                            .kind = in.kind,
+                            .pattern = in.pattern[0] ? in.pattern : NULL,
+                            .scale = a.scale,
+                            .captured_rate_bps = a.captured_rate_bps};
   doc = jct__result_new("replay", o, &ri);
   if (!cases || !names || !doc) {
     fprintf(stderr, "jctlab replay: out of memory\n");
@@ -187,11 +182,11 @@ int jct__cmd_replay(int argc, char **argv) {
     else
       snprintf(names[i], sizeof names[i], "%s%s", pts[i].specs[0], o->ninject > 1 ? " + ..." : "");
     c->meta = (jct__case_meta_t){.name = names[i],
-                                .inject = c->opts.inject,
-                                .ninject = o->ninject,
-                                .sweep_key = pts[i].value_text ? key : NULL,
-                                .sweep_value = pts[i].value,
-                                .budget = a.budget};
+                                 .inject = c->opts.inject,
+                                 .ninject = o->ninject,
+                                 .sweep_key = pts[i].value_text ? key : NULL,
+                                 .sweep_value = pts[i].value,
+                                 .budget = a.budget};
   }
   /* --agents: the hosts are reached over this host's own network. */
   if (!o->agents && (rc = jct_ns_isolate(err, sizeof err))) {
@@ -205,7 +200,7 @@ int jct__cmd_replay(int argc, char **argv) {
     status = rc == JCT_EINVAL ? 2 : 1;
     goto out;
   }
-  status = jct__output_result(doc, a.json, a.junit, a.report, "replay");
+  status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, "replay");
   if (status == 0) status = jct__cases_status(&tally);
 out:
   json_decref(doc);

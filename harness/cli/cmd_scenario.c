@@ -49,50 +49,37 @@ bool jct__is_scenario_arg(const char *arg) {
 }
 
 typedef struct {
-  const char *path, *json, *junit, *report;
+  jct__case_args_t o; /* o.input: the scenario file */
   uint64_t reps, seed;
   bool have_reps, have_seed;
 } args_t;
 
-static int parse(int argc, char **argv, args_t *a) {
-  for (int i = 1; i < argc; i++) {
-    const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
-      fputs(usage_text, stdout);
-      return 0;
-    }
-    if (w[0] != '-') {
-      if (a->path) return bad("one scenario at a time ('%s' and '%s')", a->path, w);
-      a->path = w;
-      continue;
-    }
-    if (!v) return bad("%s needs a value", w);
-    i++;
-    if (!strcmp(w, "--json")) {
-      a->json = v;
-    } else if (!strcmp(w, "--junit")) {
-      a->junit = v;
-    } else if (!strcmp(w, "--report")) {
-      a->report = v;
-    } else if (!strcmp(w, "--reps")) {
-      if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
-        return bad("--reps: '%s' is not 1 to %u", v, JCT_RUN_MAX_REPS);
-      a->have_reps = true;
-    } else if (!strcmp(w, "--seed")) {
-      if (jct__parse_count(v, UINT64_MAX, &a->seed)) return bad("--seed: '%s' is not a number", v);
-      a->have_seed = true;
-    } else {
-      return bad("unknown option '%s' for a scenario", w);
-    }
+static void usage(void) {
+  fputs(usage_text, stdout);
+}
+
+/* What a scenario's command line may override: --reps, --seed. */
+static int own(void *self, const char *w, const char *v) {
+  args_t *a = self;
+  if (!strcmp(w, "--reps")) {
+    if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
+      return bad("--reps: '%s' is not 1 to %u", v, JCT_RUN_MAX_REPS);
+    a->have_reps = true;
+  } else if (!strcmp(w, "--seed")) {
+    if (jct__parse_count(v, UINT64_MAX, &a->seed)) return bad("--seed: '%s' is not a number", v);
+    a->have_seed = true;
+  } else {
+    return 0;
   }
-  return -1;
+  return 1;
 }
 
 /* The scenario's job, through the same loader as `jctlab replay`. */
-static int load_input(const jct__scenario_t *sc, jct__replay_input_t *in, char *err, size_t errlen) {
+static int load_input(const jct__scenario_t *sc, jct__replay_input_t *in, char *err,
+                      size_t errlen) {
   jct__run_args_t ra;
-  jct__run_args_init(&ra, sc->rate_bps);
-  ra.run.path_mtu_bytes = sc->path_mtu_bytes;
+  jct__run_args_init(&ra, sc->run.rate_bps);
+  ra.run.path_mtu_bytes = sc->run.path_mtu_bytes;
   if (sc->source == JCT_SCEN_SYNTH) {
     ra.synth = sc->synth.algorithm;
     ra.ranks = sc->synth.ranks;
@@ -118,26 +105,33 @@ static const char **case_specs(const jct__scenario_case_t *c, const jct__replay_
 
 int jct__cmd_run_scenario(int argc, char **argv) {
   args_t a = {0};
-  int status = parse(argc, argv, &a);
+  const jct__case_cmd_t cmd = {.prog = "run",
+                               .what = "scenario",
+                               .usage = usage,
+                               .unknown_hint = " for a scenario",
+                               .own = own,
+                               .self = &a};
+  int status = jct__case_args_read(&a.o, &cmd, argc, argv);
   if (status >= 0) return status;
-  if (!a.path) return bad("no scenario file");
+  const char *path = a.o.input;
+  if (!path) return bad("no scenario file");
   char err[768];
   jct__scenario_t *sc = NULL;
-  int rc = jct__scenario_load(&sc, a.path, err, sizeof err);
+  int rc = jct__scenario_load(&sc, path, err, sizeof err);
   if (rc) {
     fprintf(stderr, "jctlab run: %s\n", err);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
-  if (sc->transport == JCT_TRANSPORT_VERBS && !sc->lab_ranks) {
-    fprintf(stderr, "jctlab run: %s: transport verbs needs 'lab: N' (soft-RoCE VMs)\n", a.path);
+  if (sc->run.transport == JCT_TRANSPORT_VERBS && !sc->run.lab_ranks) {
+    fprintf(stderr, "jctlab run: %s: transport verbs needs 'lab: N' (soft-RoCE VMs)\n", path);
     jct__scenario_free(sc);
     return 2;
   }
-  if (a.have_reps) sc->reps = (uint32_t)a.reps;
-  if (a.have_seed) sc->seed = a.seed;
+  if (a.have_reps) sc->run.reps = (uint32_t)a.reps;
+  if (a.have_seed) sc->run.seed = a.seed;
   jct__replay_input_t in;
   if ((rc = load_input(sc, &in, err, sizeof err))) {
-    fprintf(stderr, "jctlab run: %s: %s\n", a.path, err);
+    fprintf(stderr, "jctlab run: %s: %s\n", path, err);
     jct__scenario_free(sc);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
@@ -157,37 +151,38 @@ int jct__cmd_run_scenario(int argc, char **argv) {
     if (!(specs[i] = case_specs(sc_case, &in, &c->opts.ninject))) goto out;
     c->opts.inject = specs[i];
     c->meta = (jct__case_meta_t){.name = sc_case->name,
-                                .inject = specs[i],
-                                .ninject = c->opts.ninject,
-                                .sweep_key = sc_case->sweep_key,
-                                .sweep_value = sc_case->sweep_value,
-                                .budget = sc_case->budget};
+                                 .inject = specs[i],
+                                 .ninject = c->opts.ninject,
+                                 .sweep_key = sc_case->sweep_key,
+                                 .sweep_value = sc_case->sweep_value,
+                                 .budget = sc_case->budget};
   }
   jct_run_opts_t first = cases[0].opts; /* the document's fabric line */
   jct__result_input_t ri = {.source = sc->input ? sc->input : in.source,
-                           .kind = in.kind,
-                           .pattern = in.pattern[0] ? in.pattern : NULL,
-                           .scale = sc->scale > 0 ? sc->scale : 1,
-                           .captured_rate_bps = sc->captured_rate_bps};
+                            .kind = in.kind,
+                            .pattern = in.pattern[0] ? in.pattern : NULL,
+                            .scale = sc->scale > 0 ? sc->scale : 1,
+                            .captured_rate_bps = sc->captured_rate_bps};
   if (!(doc = jct__result_new("run", &first, &ri))) goto out;
-  json_object_set_new(doc, "scenario", json_pack("{s:s,s:s,s:s?}", "path", a.path, "name",
-                                                 sc->name, "description", sc->description));
+  json_object_set_new(
+      doc, "scenario",
+      json_pack("{s:s,s:s,s:s?}", "path", path, "name", sc->name, "description", sc->description));
   if ((rc = jct_ns_isolate(err, sizeof err))) {
     fprintf(stderr, "jctlab run: %s\n", err);
     goto out;
   }
   jct__case_tally_t tally = {0};
   if ((rc = jct__run_cases(doc, &ri, cases, sc->ncases, &tally, err, sizeof err))) {
-    fprintf(stderr, "jctlab run: %s: %s\n", a.path, err);
+    fprintf(stderr, "jctlab run: %s: %s\n", path, err);
     status = rc == JCT_EINVAL ? 2 : 1;
     goto out;
   }
-  status = jct__output_result(doc, a.json, a.junit, a.report, "run");
+  status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, "run");
   if (status == 0) status = jct__cases_status(&tally);
   fprintf(stderr,
           "jctlab run: %s: cases within budget %u, over budget %u, invalid %u, without a "
           "budget %u\n",
-          a.path, tally.pass, tally.fail, tally.invalid, tally.none);
+          path, tally.pass, tally.fail, tally.invalid, tally.none);
 out:
   json_decref(doc);
   if (specs)

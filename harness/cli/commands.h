@@ -1,4 +1,4 @@
-/* The subcommands of `jctlab` (harness/main.c dispatches to them).
+/* The subcommands of `jctlab` (cli/main.c dispatches to them).
  *
  * Each takes the arguments from its own name on (argv[0] is "inspect"),
  * prints its usage for --help, and returns the process's exit status:
@@ -9,10 +9,48 @@
 
 #include <stdbool.h>
 
+#include "harness/plan/run_args.h"
+
 /* Bad input on the command line of `jctlab CMD`: one line on stderr,
  * "jctlab CMD: <what> (try 'jctlab CMD --help')"; returns 2, the exit
  * status for bad input (cmd_util.c). */
 int jct__cmd_bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The fabric options `jctlab run` and `jctlab replay` share (run_args.c):
+ * try argv[*i] (and its value) as one of them. Returns 1 consumed (*i
+ * moved past the value), 0 not a shared option, 2 bad (the message is on
+ * stderr, prefixed "jctlab PROG: "). */
+int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const char *prog);
+
+/* The lines of help text for the shared options. */
+extern const char jct__run_args_help[];
+
+/* The command line of the commands that run fault cases (`jctlab replay`,
+ * `jctlab run SCENARIO.yaml`), read in one loop (case_args.c): --help
+ * prints the usage; a word not starting with '-', or "-", is the input (a
+ * second one is bad input); --json, --junit, --report FILE say where the
+ * result document goes; with fabric set, the fabric options
+ * (jct__run_args_parse); any other word takes the next as its value and
+ * goes to own(self, word, value), which returns 1 taken, 0 unknown (the
+ * loop says so), 2 bad (after jct__cmd_bad). */
+typedef struct {
+  const char *input;
+  const char *json, *junit, *report;
+} jct__case_args_t;
+
+typedef struct {
+  const char *prog;         /* "replay", "run" */
+  const char *what;         /* the input, in messages: "input", "scenario" */
+  void (*usage)(void);      /* prints the command's help on stdout */
+  const char *unknown_hint; /* after "unknown option 'X'": "" or " for a scenario" */
+  jct__run_args_t *fabric;  /* NULL: no fabric options */
+  int (*own)(void *self, const char *word, const char *value);
+  void *self;
+} jct__case_cmd_t;
+
+/* Returns -1 when argv is read, else the exit status: 0 after --help, 2
+ * bad input (the message is on stderr). */
+int jct__case_args_read(jct__case_args_t *o, const jct__case_cmd_t *cmd, int argc, char **argv);
 
 int jct__cmd_inspect(int argc, char **argv);
 int jct__cmd_synth(int argc, char **argv);

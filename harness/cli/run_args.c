@@ -1,4 +1,7 @@
-/* The fabric options `jctlab run` and `jctlab replay` share (run_args.h). */
+/* The fabric options `jctlab run` and `jctlab replay` share (commands.h):
+ * argv into a jct__run_args_t (harness/plan/run_args.h), each value read
+ * with units.h's parsers and checked against the others (--lab, --agents,
+ * --transport, --ranks). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,8 +9,9 @@
 
 #include "commands.h"
 #include "jctlab/error.h"
-#include "harness/plan/run_args.h"
 #include "harness/base/units.h"
+#include "harness/orch/names.h"
+#include "harness/plan/run_args.h"
 
 const char jct__run_args_help[] =
     "  --rate RATE        every link's rate: 100mbit, 1gbit, 10gbit\n"
@@ -37,42 +41,6 @@ const char jct__run_args_help[] =
     "  --agents LIST      verbs on hosts: HOST:PORT,... of `jctlab agent --listen`, in rank\n"
     "                     order; their own fabric, no injectors (implies --transport verbs)\n";
 
-int jct__parse_time_ns(const char *s, uint64_t *out) {
-  static const struct {
-    const char *u;
-    uint64_t mult;
-  } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
-  char *end;
-  if (!s || *s < '0' || *s > '9') return JCT_EINVAL;
-  unsigned long long v = strtoull(s, &end, 10);
-  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-    if (strcmp(end, units[i].u) == 0) {
-      if (v > UINT64_MAX / units[i].mult) return JCT_EINVAL;
-      *out = v * units[i].mult;
-      return 0;
-    }
-  return JCT_EINVAL;
-}
-
-void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps) {
-  memset(a, 0, sizeof *a);
-  a->channels = 1;
-  a->reps = 5;
-  a->timeout = 20;
-  a->retry = 7;
-  a->run.rate_bps = rate_bps;
-  a->run.prop_delay_ns = 1000;
-  a->run.pfc = true;
-  a->run.seed = 1;
-}
-
-void jct__run_args_finish(jct__run_args_t *a) {
-  a->run.reps = (uint32_t)a->reps;
-  a->run.inject = a->inject;
-  a->run.timeout = (uint8_t)a->timeout;
-  a->run.retry_cnt = (uint8_t)a->retry;
-}
-
 #define bad jct__cmd_bad
 
 int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const char *prog) {
@@ -86,10 +54,10 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     r->ecn = true;
     return 1;
   } else if (!strcmp(w, "--pfc-watchdog") || !strcmp(w, "--pfc-watchdog=drop")) {
-    r->pfc_watchdog = true;
+    jct__watchdog_set(r, JCT_WATCHDOG_DROP);
     return 1;
   } else if (!strcmp(w, "--pfc-watchdog=forward")) {
-    r->pfc_watchdog = r->watchdog_forward = true;
+    jct__watchdog_set(r, JCT_WATCHDOG_FORWARD);
     return 1;
   } else if (!strncmp(w, "--pfc-watchdog=", 15)) {
     return bad(prog, "%s: the action '%s' is not drop or forward", "--pfc-watchdog", w + 15);
@@ -125,9 +93,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     if (jct__parse_count(v, 4096, &n)) return bad(prog, "%s: '%s' is not 0 to 4096", w, v);
     r->nic_queue_pkts = (uint32_t)n;
   } else if (!strcmp(w, "--transport")) {
-    if (strcmp(v, "uroce") && strcmp(v, "verbs"))
+    if (jct__transport_parse(v, &r->transport))
       return bad(prog, "%s: '%s' is not uroce or verbs", w, v);
-    r->transport = v[0] == 'v' ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
     a->transport_set = true;
     if (r->lab_ranks && r->transport == JCT_TRANSPORT_UROCE)
       return bad(prog, "--transport uroce: the lab's ranks run verbs");
@@ -157,10 +124,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
       return bad(prog, "%s: '%s' is not 1 to 1000", w, v);
   } else if (!strcmp(w, "--path-mtu")) {
-    uint64_t m;
-    if (jct__parse_count(v, 4096, &m) || m < 256 || (m & (m - 1)))
+    if (jct__parse_path_mtu(v, &r->path_mtu_bytes))
       return bad(prog, "%s: '%s' is not 256, 512, 1024, 2048 or 4096", w, v);
-    r->path_mtu_bytes = (uint32_t)m;
   } else if (!strcmp(w, "--timeout")) {
     if (jct__parse_count(v, 31, &a->timeout)) return bad(prog, "%s: '%s' is not 0 to 31", w, v);
   } else if (!strcmp(w, "--retry")) {

@@ -1,5 +1,8 @@
-/* The options every command that runs on the emulated fabric shares
- * (`jctlab run`, `jctlab replay`), parsed in one place (internal). */
+/* What a case is built from (internal): the job (a generated collective,
+ * or a schedule) and the fabric's options, as `jctlab run` and `jctlab
+ * replay` take them on their command lines (cli/run_args.c parses argv
+ * into it) and as a scenario's job is loaded (replay_input.h). Counts are
+ * kept wide while parsing and copied into run by jct__run_args_finish(). */
 #ifndef JCT_RUN_ARGS_H
 #define JCT_RUN_ARGS_H
 
@@ -16,22 +19,16 @@ typedef struct {
   jct_run_opts_t run;
 } jct__run_args_t;
 
-/* Defaults: 1 channel, 5 reps, timeout 20, retry 7, PFC on, seed 1,
- * rate_bps, 1 us propagation delay. */
-void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps);
+/* jctlab's defaults for a run, the command line's and the scenario files'
+ * (suites/scenarios/README.md): uroce, links of rate_bps with 1 us of
+ * propagation delay, PFC on, ECN and the watchdog off, NCCL's QP timeout
+ * 20 and retry count 7, 5 repetitions, seed 1; everything else zero. */
+void jct__run_opts_init(jct_run_opts_t *o, uint64_t rate_bps);
 
-/* Try argv[*i] (and its value) as a shared option. Returns 1 consumed
- * (*i moved past the value), 0 not a shared option, 2 bad (the message is
- * on stderr, prefixed "jctlab PROG: "). */
-int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const char *prog);
+/* No job yet, 1 channel, and jct__run_opts_init()'s defaults. */
+void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps);
 
 /* Copy the parsed counts into a->run (reps, timeout, retry, inject). */
 void jct__run_args_finish(jct__run_args_t *a);
-
-/* The lines of help text for the shared options. */
-extern const char jct__run_args_help[];
-
-/* "1us", "500ns", "2ms", "1s", a plain number of ns. Returns 0 or JCT_EINVAL. */
-int jct__parse_time_ns(const char *s, uint64_t *out);
 
 #endif

@@ -17,7 +17,8 @@
  * every injector spec (jct_injector_new() compiles it), so that a bad file
  * fails before any namespace is built. Errors read
  * "FILE:LINE:COL: what is wrong" (line and column from libyaml's marks,
- * counted from 1), with JCT_EINVAL.
+ * counted from 1), with JCT_EINVAL. scenario_int.h says which file reads
+ * what.
  *
  * Sweeps: one word of an inject spec may hold a list, `key=[v1, v2, ...]`
  * (or `[v1, v2]` as a kind's positional value: "delay [10us, 50us]"). The
@@ -35,12 +36,12 @@
 #include <stdint.h>
 
 #include "jctlab/run.h"
+#include "harness/orch/names.h"
 #include "harness/report/result.h"
 
 #define JCT_SCENARIO_MAX_CASES 256
 
 typedef enum { JCT_SCEN_SYNTH, JCT_SCEN_TRACE, JCT_SCEN_SCHEDULE } jct__scenario_source_t;
-typedef enum { JCT_WATCHDOG_OFF, JCT_WATCHDOG_DROP, JCT_WATCHDOG_FORWARD } jct__watchdog_t;
 
 /* One fault case, after sweep expansion. Its fabric switches (pfc, ecn,
  * pfc_watchdog) are the scenario's unless the case overrides them. */
@@ -48,7 +49,7 @@ typedef struct {
   char *name;
   char **inject; /* ninject spec strings, in chain order */
   uint32_t ninject;
-  bool trace_faults;   /* faults: trace (the trace's own losses come first) */
+  bool trace_faults;    /* faults: trace (the trace's own losses come first) */
   jct__budget_t budget; /* zeros: no budget */
   bool pfc, ecn;
   jct__watchdog_t pfc_watchdog;
@@ -70,16 +71,14 @@ typedef struct {
     uint64_t bytes;
   } synth;     /* source JCT_SCEN_SYNTH */
   char *input; /* absolute path of the trace or schedule; NULL for synth */
-  jct_transport_t transport;
-  uint32_t lab_ranks; /* lab: N, soft-RoCE VMs for the verbs transport (0: none) */
-  uint64_t rate_bps, captured_rate_bps; /* captured: 0 unknown */
-  uint64_t delay_ns;
-  uint32_t mtu, path_mtu_bytes; /* link IP MTU, RoCE path MTU; 0: the fabric's default */
-  bool pfc, ecn;
-  jct__watchdog_t pfc_watchdog;
-  uint8_t timeout, retry;
-  uint32_t reps;
-  uint64_t seed;
+  /* The fabric and the run, every case's unless the case overrides pfc,
+   * ecn or pfc_watchdog: transport, lab_ranks (lab:), rate_bps, prop_delay_ns
+   * (delay:), mtu and path_mtu_bytes (0: the fabric's defaults), pfc, ecn,
+   * pfc_watchdog and watchdog_forward (names.h reads them as one), timeout,
+   * retry_cnt (retry:), reps, seed; jct__run_opts_init()'s defaults where
+   * the file is silent. No schedule and no inject: those are the cases'. */
+  jct_run_opts_t run;
+  uint64_t captured_rate_bps; /* 0: unknown */
   double scale;
   jct__scenario_case_t *cases;
   uint32_t ncases;
@@ -94,20 +93,18 @@ int jct__scenario_load(jct__scenario_t **out, const char *path, char *err, size_
 /* The same from memory (fuzzing, tests): name stands for the file in
  * errors, base_dir resolves relative paths (NULL: the current directory). */
 int jct__scenario_load_mem(jct__scenario_t **out, const char *text, size_t len, const char *name,
-                          const char *base_dir, char *err, size_t errlen);
+                           const char *base_dir, char *err, size_t errlen);
 
 void jct__scenario_free(jct__scenario_t *s);
 
-/* Fill o (everything but o->schedule) for case c: rate, delay, MTUs, PFC,
- * ECN, watchdog, timeout, retry, reps, seed and the case's inject specs
- * (pointers into c, valid while s lives; the trace's own faults, when
- * c->trace_faults, are the caller's to put first). */
+/* The run options of case c: the scenario's (s->run) with the case's PFC,
+ * ECN and watchdog and its inject specs (pointers into c, valid while s
+ * lives; the trace's own faults, when c->trace_faults, are the caller's to
+ * put first). o->schedule is NULL: the caller's. */
 void jct__scenario_case_opts(const jct__scenario_t *s, const jct__scenario_case_t *c,
-                            jct_run_opts_t *o);
+                             jct_run_opts_t *o);
 
-/* "off", "drop", "forward"; "uroce", "verbs"; "synth", "trace", "schedule". */
-const char *jct__watchdog_name(jct__watchdog_t w);
-const char *jct__transport_name(jct_transport_t t);
+/* "synth", "trace", "schedule". */
 const char *jct__scenario_source_name(jct__scenario_source_t s);
 
 /* Sweep expansion alone (scenario_sweep.c), for one case's specs:

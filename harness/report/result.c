@@ -1,6 +1,7 @@
 /* The result document: a replay's figures as JSON (result.h). */
 #include <string.h>
 
+#include "harness/orch/names.h"
 #include "jctlab/error.h"
 #include "result.h"
 
@@ -34,11 +35,11 @@ json_t *jct__result_new(const char *command, const jct_run_opts_t *o, const jct_
       in->source, "kind", in->kind, "algorithm", s->algorithm, "pattern", in->pattern, "ranks",
       (json_int_t)s->nranks, "ops", (json_int_t)s->nops, "bytes", (json_int_t)s->bytes, "fabric",
       "transport",
-      o->transport == JCT_TRANSPORT_VERBS ? (o->lab_ranks ? "verbs (rxe lab)" : "verbs") : "uroce",
+      o->transport == JCT_TRANSPORT_VERBS && o->lab_ranks ? "verbs (rxe lab)"
+                                                          : jct__transport_name(o->transport),
       "rate_bps", (json_int_t)o->rate_bps, "prop_delay_ns", (json_int_t)o->prop_delay_ns, "pfc",
       o->pfc, "ecn", o->ecn, "pfc_watchdog",
-      in->pfc_watchdog ? in->pfc_watchdog
-                       : (o->pfc_watchdog ? (o->watchdog_forward ? "forward" : "drop") : "off"),
+      in->pfc_watchdog ? in->pfc_watchdog : jct__watchdog_name(jct__watchdog_of(o)),
       "path_mtu_bytes", (json_int_t)(o->path_mtu_bytes ? o->path_mtu_bytes : 4096), "timeout",
       o->timeout, "retry_cnt", o->retry_cnt, "scale", "factor", scale, "captured_rate_bps",
       (json_int_t)in->captured_rate_bps, "projected_rate_bps",

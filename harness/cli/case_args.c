@@ -1,0 +1,49 @@
+/* The command line of the commands that run fault cases (commands.h):
+ * `jctlab replay` and `jctlab run SCENARIO.yaml` read it in one loop. Both
+ * take --help, one input by position, and --json, --junit, --report for
+ * the result document (report/output.h); replay adds the fabric options
+ * (run_args.c); each has its own options with a value, which the loop
+ * hands to the command. */
+#include <string.h>
+
+#include "commands.h"
+
+/* The input, or where the result goes: 1 taken, 0 not one of them, 2 bad. */
+static int shared(jct__case_args_t *o, const jct__case_cmd_t *cmd, const char *w, const char *v,
+                  int *i) {
+  if (w[0] != '-' || !strcmp(w, "-")) {
+    if (o->input)
+      return jct__cmd_bad(cmd->prog, "one %s at a time ('%s' and '%s')", cmd->what, o->input, w);
+    o->input = w;
+    return 1;
+  }
+  const char **dst = !strcmp(w, "--json")     ? &o->json
+                     : !strcmp(w, "--junit")  ? &o->junit
+                     : !strcmp(w, "--report") ? &o->report
+                                              : NULL;
+  if (!dst) return 0;
+  if (!v) return jct__cmd_bad(cmd->prog, "%s needs a value", w);
+  *dst = v;
+  (*i)++;
+  return 1;
+}
+
+int jct__case_args_read(jct__case_args_t *o, const jct__case_cmd_t *cmd, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *w = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
+      cmd->usage();
+      return 0;
+    }
+    int got = cmd->fabric ? jct__run_args_parse(cmd->fabric, argc, argv, &i, cmd->prog) : 0;
+    if (!got) got = shared(o, cmd, w, v, &i);
+    if (!got) {
+      if (!v) return jct__cmd_bad(cmd->prog, "%s needs a value", w);
+      i++;
+      got = cmd->own(cmd->self, w, v);
+      if (!got) return jct__cmd_bad(cmd->prog, "unknown option '%s'%s", w, cmd->unknown_hint);
+    }
+    if (got == 2) return 2;
+  }
+  return -1;
+}
