@@ -1,17 +1,12 @@
-/* uroce responder and the receive path: checking incoming packets,
- * accepting the peer's RDMA WRITE requests in PSN order, and owing it
- * ACK/NAKs, which jct_uroce_next_packet() sends before any data.
+/* uroce responder: accepting the peer's RDMA WRITE requests in PSN order,
+ * and owing it ACK/NAKs, which the QP file sends before any data.
  *
- * Receive checks (Linux rxe_recv.c / rxe_icrc.c): the ICRC is recomputed
- * over the IP/UDP header the peer's kernel wrote (see uroce.h) and a packet
- * whose ICRC does not match is dropped silently and counted, as rxe does;
- * then the BTH and its extension headers must parse, the destination QP
- * must be ours, and the pad must fit. ACKNOWLEDGE packets go to the
- * completer (uroce_req.c); RC RDMA WRITE requests come here; anything else
- * is dropped as malformed (this transport sends nothing else).
+ * Sources: IBA Vol. 1 ch. 9 (9.7.4 responder side, 9.7.5 ACK/NAK
+ * generation, C9-105 duplicates) and Linux rxe_resp.c (check_psn,
+ * check_op_seq, duplicate_request, send_ack/acknowledge). The QP file has
+ * already checked the ICRC, the headers, the destination QP and that the
+ * opcode is an RC RDMA WRITE.
  *
- * Responder (IBA 9.7.4, 9.7.5; rxe_resp.c check_psn, duplicate_request,
- * acknowledge):
  * - PSN == expected: accepted; the expected PSN advances; a message whose
  *   LAST/ONLY packet is accepted completes (MSN + 1, and a RECV event with
  *   the byte count and, for *_WITH_IMMEDIATE, the immediate data). If the
@@ -37,13 +32,7 @@
  */
 #include <string.h>
 
-#include "uroce_int.h"
-#include "common/wire.h"
-
-void jct__uroce_resp_init(jct_uroce_qp_t *qp) {
-  memset(&qp->resp, 0, sizeof qp->resp);
-  qp->resp.epsn = qp->cfg.rq_psn;
-}
+#include "uroce_loc.h"
 
 bool jct__uroce_resp_pending(const jct_uroce_qp_t *qp) {
   return qp->resp.ack_pending || qp->resp.nak_pending;
@@ -115,46 +104,4 @@ jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
                           .time_ns = now_ns};
   jct__uroce_emit(qp, &ev);
   return JCT_UROCE_RX_ACCEPTED;
-}
-
-static bool is_rc_write(uint8_t opcode) {
-  return opcode >= JCT_OP_RC_RDMA_WRITE_FIRST && opcode <= JCT_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
-}
-
-jct_uroce_rx_t jct_uroce_rx(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t len, uint16_t udp_sport,
-                            uint64_t now_ns) {
-  qp->last_now_ns = now_ns;
-  qp->stats.rx_pkts++;
-  if (len < JCT_BTH_BYTES + JCT_ICRC_BYTES || len > qp->scratch_bytes) {
-    qp->stats.rx_malformed++;
-    return JCT_UROCE_RX_MALFORMED;
-  }
-  uint32_t icrc = jct__uroce_icrc(qp, &qp->cfg.remote, &qp->cfg.local, udp_sport, pkt, len);
-  if (icrc != jct__le32(pkt + len - JCT_ICRC_BYTES)) {
-    qp->stats.bad_icrc++;
-    return JCT_UROCE_RX_BAD_ICRC;
-  }
-  struct jct_roce_hdrs h;
-  size_t body = len - JCT_ICRC_BYTES;
-  size_t hdr = jct_roce_parse(pkt, body, &h);
-  if (!hdr || hdr + h.bth.pad_count > body) {
-    qp->stats.rx_malformed++;
-    return JCT_UROCE_RX_MALFORMED;
-  }
-  if (h.bth.dest_qp != qp->cfg.local_qpn) {
-    qp->stats.rx_wrong_qp++;
-    return JCT_UROCE_RX_WRONG_QP;
-  }
-  if (qp->error) return JCT_UROCE_RX_IGNORED;
-  if (h.bth.opcode == JCT_OP_RC_ACKNOWLEDGE) return jct__uroce_comp_rx(qp, &h, now_ns);
-  if (!is_rc_write(h.bth.opcode)) {
-    qp->stats.rx_malformed++;
-    return JCT_UROCE_RX_MALFORMED;
-  }
-  uint32_t payload = (uint32_t)(body - hdr - h.bth.pad_count);
-  return jct__uroce_resp_rx(qp, &h, jct_opcode_info(h.bth.opcode), payload, now_ns);
-}
-
-uint32_t jct_uroce_dest_qpn(const uint8_t *pkt, size_t len) {
-  return len < JCT_BTH_BYTES ? UINT32_MAX : jct__be24(pkt + 5);
 }

@@ -1,0 +1,160 @@
+/* uroce's internal header: the QP object, and what each of uroce's files
+ * gives the others, one section per file (as Linux rxe's rxe_loc.h).
+ *
+ * The call graph is a tree rooted at the QP file (uroce_qp.c): it owns the
+ * QP and the public entry points of include/jctlab/uroce.h, and calls the
+ * requester (uroce_req.c), the completer (uroce_comp.c), the responder
+ * (uroce_resp.c) and the ICRC (uroce_icrc.c). Those four never call one
+ * another nor back into the QP file: what they share is the QP object below
+ * and the small static inline helpers of the first section.
+ *
+ * State that crosses roles is written by the role the IBA gives it to, as in
+ * rxe: the requester starts the retransmit timer when it sends (rxe_req.c
+ * update_state); the completer restarts or stops it, retires send queue
+ * entries, and points the requester's next PSN back at the oldest
+ * unacknowledged one (go-back-N; rxe sets req.need_retry and rxe_req.c
+ * rewinds, here the completer rewinds at once, so that the next transmit
+ * pull resends from there).
+ */
+#ifndef JCT_UROCE_LOC_H
+#define JCT_UROCE_LOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jctlab/uroce.h"
+
+/* ---- uroce_qp.c: the QP object, its creation and its entry points ----
+ * It exports nothing inside uroce but the public API (include/jctlab/uroce.h);
+ * this section is the object it owns and the helpers every role uses. */
+
+/* A send queue entry (rxe's WQE): one posted RDMA WRITE message. PSNs are
+ * given at post time: messages are sent in order, one PSN per packet, so
+ * this is what rxe's first_psn/last_psn end up as. */
+struct jct__uroce_wqe {
+  uint64_t wr_id;
+  uint64_t remote_va;
+  uint32_t rkey;
+  uint32_t bytes;
+  uint32_t imm;
+  bool has_imm;
+  uint32_t first_psn;
+  uint32_t npkts;
+};
+
+/* The send queue: a ring of cfg.sq_depth entries, seq % sq_depth the slot.
+ * Posting appends at tail_seq; the completer retires at head_seq. */
+struct jct__uroce_sq {
+  struct jct__uroce_wqe *ring;
+  uint32_t head_seq; /* oldest message not completed */
+  uint32_t tail_seq; /* next free */
+};
+
+/* Requester (rxe's qp->req). */
+struct jct__uroce_req {
+  uint32_t cur_seq;    /* message holding next_psn */
+  uint32_t next_psn;   /* next PSN to transmit (rxe req.psn) */
+  uint32_t max_psn;    /* one past the highest PSN ever transmitted */
+  uint32_t post_psn;   /* one past the last PSN of the last posted message */
+  uint32_t noack_pkts; /* packets since the last AckReq */
+};
+
+/* Completer (rxe's qp->comp). */
+struct jct__uroce_comp {
+  uint32_t una_psn;   /* oldest PSN not acknowledged (rxe comp.psn) */
+  uint8_t retry_left; /* transport retry counter (rxe comp.retry_cnt) */
+};
+
+/* Responder (rxe's qp->resp). */
+struct jct__uroce_resp {
+  uint32_t epsn;      /* expected PSN */
+  uint32_t msn;       /* messages completed, 24 bits */
+  bool nak_sent;      /* NAKed the current gap: silent until epsn arrives */
+  bool in_msg;        /* between a FIRST and its LAST */
+  uint32_t msg_bytes; /* payload accepted so far in the current message */
+  bool ack_pending;   /* an ACK of epsn - 1 is owed (coalesced) */
+  bool nak_pending;   /* a NAK PSN-sequence-error of nak_psn is owed */
+  uint32_t nak_psn;
+};
+
+struct jct_uroce_qp {
+  jct_uroce_cfg_t cfg;
+  uint16_t udp_sport;
+  bool error;
+  uint64_t last_now_ns; /* the latest now_ns seen, for next_deadline_ns */
+  /* The retransmit timer (rxe's qp->retrans_timer): the local ACK timeout
+   * (0: no timer) and when it fires (UINT64_MAX: not armed). */
+  uint64_t ack_timeout_ns;
+  uint64_t retrans_deadline_ns;
+  struct jct__uroce_sq sq;
+  struct jct__uroce_req req;
+  struct jct__uroce_comp comp;
+  struct jct__uroce_resp resp;
+  jct_uroce_stats_t stats;
+  uint8_t *scratch; /* IP + UDP header room, then the UDP payload, for the ICRC */
+  size_t scratch_bytes;
+};
+
+static inline struct jct__uroce_wqe *jct__uroce_wqe_at(const jct_uroce_qp_t *qp, uint32_t seq) {
+  return &qp->sq.ring[seq % qp->cfg.sq_depth];
+}
+
+/* One past the message's last PSN. */
+static inline uint32_t jct__uroce_wqe_end_psn(const struct jct__uroce_wqe *w) {
+  return jct_psn_add(w->first_psn, w->npkts);
+}
+
+/* Deliver a message completion to the caller. */
+static inline void jct__uroce_emit(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev) {
+  if (qp->cfg.cb) qp->cfg.cb(qp, ev);
+}
+
+/* ---- uroce_req.c: the requester, posted messages into request packets ---- */
+
+/* Append a message (already checked: the QP is not in error, the send queue
+ * has room) to the send queue, giving it its PSNs. */
+void jct__uroce_req_post(jct_uroce_qp_t *qp, const jct_uroce_wr_t *wr);
+/* Whether a request packet may go now (one is posted and the window has
+ * room). */
+bool jct__uroce_req_ready(const jct_uroce_qp_t *qp);
+/* Write the request packet at the next PSN (its ICRC room left unset) into
+ * buf and return its length with the ICRC; 0 when none may go. */
+size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap);
+
+/* ---- uroce_comp.c: the completer, ACK/NAKs and timeouts into progress ---- */
+
+/* An ACKNOWLEDGE packet from the peer (h parsed, the QP not in error). */
+jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs *h,
+                                  uint64_t now_ns);
+/* The retransmit timer fired (already disarmed). Returns true when the retry
+ * counter has run out: the QP must go to the error state. */
+bool jct__uroce_comp_timeout(jct_uroce_qp_t *qp, uint64_t now_ns);
+/* Complete every pending message with RETRY_EXC_ERR (the QP is in error). */
+void jct__uroce_comp_flush(jct_uroce_qp_t *qp, uint64_t now_ns);
+
+/* ---- uroce_resp.c: the responder, the peer's requests into ACK/NAKs ---- */
+
+/* Whether an ACK or NAK is owed. */
+bool jct__uroce_resp_pending(const jct_uroce_qp_t *qp);
+/* Write the owed ACK/NAK (BTH + AETH, no ICRC yet) into p; returns its
+ * length including the ICRC room, 0 when none is owed. */
+size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint8_t *p, size_t cap);
+/* An RC RDMA WRITE request packet (h parsed, op its opcode's info,
+ * payload_bytes without the pad; the QP not in error). */
+jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs *h,
+                                  const struct jct_opcode_info *op, uint32_t payload_bytes,
+                                  uint64_t now_ns);
+
+/* ---- uroce_icrc.c: the ICRC over the IP/UDP header the kernel writes ---- */
+
+/* Size of qp->scratch for a path MTU: the largest IP + UDP header and
+ * packet the ICRC is computed over. */
+size_t jct__uroce_scratch_bytes(uint32_t path_mtu_bytes);
+/* Fill the last 4 bytes of a packet this QP sends (pkt/len, UDP payload). */
+void jct__uroce_icrc_generate(jct_uroce_qp_t *qp, uint8_t *pkt, size_t len);
+/* Whether a received packet's last 4 bytes are the ICRC the peer computed,
+ * sent from its udp_sport. */
+bool jct__uroce_icrc_check(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t len, uint16_t udp_sport);
+
+#endif

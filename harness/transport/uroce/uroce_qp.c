@@ -1,0 +1,238 @@
+/* uroce QP: the queue pair object and the entry points of
+ * include/jctlab/uroce.h - creation and configuration checks, posting, the
+ * transmit pull, the receive checks and dispatch, the retransmit timer and
+ * the error state.
+ *
+ * Sources: IBA Vol. 1 ch. 9 (9.7 reliable service) and 10.3 (QP states);
+ * Linux rxe_qp.c (rxe_qp_from_init, rxe_qp_error), rxe_verbs.c
+ * (rxe_post_send), rxe_recv.c (rxe_rcv: ICRC, header and QP checks, then
+ * the completer or the responder) and rxe_net.c (the UDP source port).
+ *
+ * This file is the root of uroce's call tree (see uroce_loc.h): it calls the
+ * requester (uroce_req.c), the completer (uroce_comp.c), the responder
+ * (uroce_resp.c) and the ICRC (uroce_icrc.c), which never call each other.
+ *
+ * - Transmit: nothing while the QP is in error or the rank is paused (PFC);
+ *   else the responder's owed ACK/NAK first, then the requester's next
+ *   request packet; the ICRC is filled last.
+ * - Receive (rxe_rcv): a packet whose ICRC does not match is dropped
+ *   silently and counted, as rxe does; then the BTH and its extension
+ *   headers must parse, the destination QP must be ours, and the pad must
+ *   fit. ACKNOWLEDGE packets go to the completer; RC RDMA WRITE requests to
+ *   the responder; anything else is dropped as malformed (this transport
+ *   sends nothing else). A QP in error ignores everything.
+ * - Timer: when the retransmit timer fires, the completer goes back or, its
+ *   retry counter spent, the QP enters the error state (rxe_qp_error):
+ *   nothing more is sent or owed, and the completer flushes the send queue.
+ * - Deadline: the retransmit timer, or the end of a pause when something is
+ *   waiting to be sent.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errf.h"
+#include "common/wire.h"
+#include "jctlab/error.h"
+#include "uroce_loc.h"
+
+#define MAX_MSG_BYTES 0x80000000u
+#define RXE_SPORT_BASE 0xc000u      /* rxe: RXE_ROCE_V2_SPORT */
+#define GOLDEN_RATIO_32 0x61c88647u /* Linux hash_32() multiplier */
+
+void jct_uroce_cfg_init(jct_uroce_cfg_t *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->path_mtu_bytes = 4096;
+  cfg->timeout = 20;
+  cfg->retry_cnt = 7;
+  cfg->pkey = 0xffff;
+  cfg->sq_depth = 256;
+}
+
+static bool addr_ok(const jct_addr_t *a) {
+  return a->family == 4 || a->family == 6;
+}
+
+static int check_cfg(const jct_uroce_cfg_t *cfg, char *err, size_t errlen) {
+  uint32_t mtu = cfg->path_mtu_bytes;
+  if (mtu < 256 || mtu > 4096 || (mtu & (mtu - 1)))
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "uroce: path MTU %u is not 256, 512, 1024, 2048 or 4096", mtu);
+  if (cfg->timeout > 31)
+    return jct__errf(err, errlen, JCT_EINVAL, "uroce: timeout %u is outside 0..31", cfg->timeout);
+  if (cfg->retry_cnt > 7)
+    return jct__errf(err, errlen, JCT_EINVAL, "uroce: retry count %u is outside 0..7",
+                     cfg->retry_cnt);
+  if (cfg->local_qpn > JCT_QPN_MASK || cfg->remote_qpn > JCT_QPN_MASK)
+    return jct__errf(err, errlen, JCT_EINVAL, "uroce: QPN 0x%x is wider than 24 bits",
+                     cfg->local_qpn > JCT_QPN_MASK ? cfg->local_qpn : cfg->remote_qpn);
+  if (cfg->sq_psn > JCT_PSN_MASK || cfg->rq_psn > JCT_PSN_MASK)
+    return jct__errf(err, errlen, JCT_EINVAL, "uroce: start PSN 0x%x is wider than 24 bits",
+                     cfg->sq_psn > JCT_PSN_MASK ? cfg->sq_psn : cfg->rq_psn);
+  if (!addr_ok(&cfg->local) || !addr_ok(&cfg->remote) || cfg->local.family != cfg->remote.family)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "uroce: addresses must both be IPv4 or both IPv6 (families %u, %u)",
+                     cfg->local.family, cfg->remote.family);
+  if (cfg->sq_depth == 0 || cfg->sq_depth > (1u << 20))
+    return jct__errf(err, errlen, JCT_EINVAL, "uroce: send queue depth %u is outside 1..1048576",
+                     cfg->sq_depth);
+  return 0;
+}
+
+int jct_uroce_qp_create(const jct_uroce_cfg_t *cfg, jct_uroce_qp_t **out, char *err,
+                        size_t errlen) {
+  *out = NULL;
+  int rc = check_cfg(cfg, err, errlen);
+  if (rc) return rc;
+
+  jct_uroce_qp_t *qp = calloc(1, sizeof *qp);
+  if (!qp) return JCT_ENOMEM;
+  qp->cfg = *cfg;
+  qp->sq.ring = calloc(cfg->sq_depth, sizeof *qp->sq.ring);
+  qp->scratch_bytes = jct__uroce_scratch_bytes(cfg->path_mtu_bytes);
+  qp->scratch = malloc(qp->scratch_bytes);
+  if (!qp->sq.ring || !qp->scratch) {
+    jct_uroce_qp_destroy(qp);
+    return jct__errf(err, errlen, JCT_ENOMEM, "uroce: no memory for a send queue of %u",
+                     cfg->sq_depth);
+  }
+  /* rxe: src_port = 0xc000 + (hash_32(qpn, 14) & 0x3fff), stable per QP. */
+  qp->udp_sport = cfg->udp_sport
+                      ? cfg->udp_sport
+                      : (uint16_t)(RXE_SPORT_BASE + ((cfg->local_qpn * GOLDEN_RATIO_32) >> 18));
+  qp->req.next_psn = qp->req.max_psn = qp->req.post_psn = cfg->sq_psn;
+  qp->comp.una_psn = cfg->sq_psn;
+  qp->comp.retry_left = cfg->retry_cnt;
+  qp->ack_timeout_ns = cfg->timeout ? (uint64_t)JCT_UROCE_TIMEOUT_UNIT_NS << cfg->timeout : 0;
+  qp->retrans_deadline_ns = UINT64_MAX;
+  qp->resp.epsn = cfg->rq_psn;
+  *out = qp;
+  return 0;
+}
+
+void jct_uroce_qp_destroy(jct_uroce_qp_t *qp) {
+  if (!qp) return;
+  free(qp->sq.ring);
+  free(qp->scratch);
+  free(qp);
+}
+
+int jct_uroce_post_write(jct_uroce_qp_t *qp, const jct_uroce_wr_t *wr, char *err, size_t errlen) {
+  if (qp->error)
+    return jct__errf(err, errlen, JCT_EINVAL, "uroce: QP 0x%x is in the error state",
+                     qp->cfg.local_qpn);
+  if (wr->bytes > MAX_MSG_BYTES)
+    return jct__errf(err, errlen, JCT_EINVAL, "uroce: message of %u bytes is over 2^31", wr->bytes);
+  if (qp->sq.tail_seq - qp->sq.head_seq >= qp->cfg.sq_depth)
+    return jct__errf(err, errlen, JCT_ENOMEM, "uroce: send queue full (%u messages outstanding)",
+                     qp->cfg.sq_depth);
+  jct__uroce_req_post(qp, wr);
+  return 0;
+}
+
+int jct_uroce_post_cts(jct_uroce_qp_t *qp, uint64_t wr_id, char *err, size_t errlen) {
+  jct_uroce_wr_t wr = {.wr_id = wr_id, .bytes = JCT_UROCE_CTS_BYTES};
+  return jct_uroce_post_write(qp, &wr, err, errlen);
+}
+
+static bool paused(const jct_uroce_qp_t *qp, uint64_t now_ns) {
+  return qp->cfg.paused_until_ns && now_ns < *qp->cfg.paused_until_ns;
+}
+
+size_t jct_uroce_next_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap) {
+  qp->last_now_ns = now_ns;
+  if (qp->error || cap < jct_uroce_max_packet_bytes(qp) || paused(qp, now_ns)) return 0;
+  size_t n = jct__uroce_resp_ack(qp, buf, cap);
+  if (!n) n = jct__uroce_req_packet(qp, now_ns, buf, cap);
+  if (!n) return 0;
+  jct__uroce_icrc_generate(qp, buf, n);
+  qp->stats.tx_pkts++;
+  qp->stats.tx_bytes += n;
+  return n;
+}
+
+static bool is_rc_write(uint8_t opcode) {
+  return opcode >= JCT_OP_RC_RDMA_WRITE_FIRST && opcode <= JCT_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+}
+
+jct_uroce_rx_t jct_uroce_rx(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t len, uint16_t udp_sport,
+                            uint64_t now_ns) {
+  qp->last_now_ns = now_ns;
+  qp->stats.rx_pkts++;
+  if (len < JCT_BTH_BYTES + JCT_ICRC_BYTES || len > qp->scratch_bytes) {
+    qp->stats.rx_malformed++;
+    return JCT_UROCE_RX_MALFORMED;
+  }
+  if (!jct__uroce_icrc_check(qp, pkt, len, udp_sport)) {
+    qp->stats.bad_icrc++;
+    return JCT_UROCE_RX_BAD_ICRC;
+  }
+  struct jct_roce_hdrs h;
+  size_t body = len - JCT_ICRC_BYTES;
+  size_t hdr = jct_roce_parse(pkt, body, &h);
+  if (!hdr || hdr + h.bth.pad_count > body) {
+    qp->stats.rx_malformed++;
+    return JCT_UROCE_RX_MALFORMED;
+  }
+  if (h.bth.dest_qp != qp->cfg.local_qpn) {
+    qp->stats.rx_wrong_qp++;
+    return JCT_UROCE_RX_WRONG_QP;
+  }
+  if (qp->error) return JCT_UROCE_RX_IGNORED;
+  if (h.bth.opcode == JCT_OP_RC_ACKNOWLEDGE) return jct__uroce_comp_rx(qp, &h, now_ns);
+  if (!is_rc_write(h.bth.opcode)) {
+    qp->stats.rx_malformed++;
+    return JCT_UROCE_RX_MALFORMED;
+  }
+  uint32_t payload = (uint32_t)(body - hdr - h.bth.pad_count);
+  return jct__uroce_resp_rx(qp, &h, jct_opcode_info(h.bth.opcode), payload, now_ns);
+}
+
+uint32_t jct_uroce_dest_qpn(const uint8_t *pkt, size_t len) {
+  return len < JCT_BTH_BYTES ? UINT32_MAX : jct__be24(pkt + 5);
+}
+
+/* The error state (rxe_qp_error): nothing more is sent, owed or timed; the
+ * completer fails what is pending, whose callbacks see the QP in error. */
+static void enter_error(jct_uroce_qp_t *qp, uint64_t now_ns) {
+  qp->error = true;
+  qp->retrans_deadline_ns = UINT64_MAX;
+  qp->resp.ack_pending = qp->resp.nak_pending = false;
+  jct__uroce_comp_flush(qp, now_ns);
+}
+
+void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns) {
+  qp->last_now_ns = now_ns;
+  if (qp->error || now_ns < qp->retrans_deadline_ns) return;
+  qp->retrans_deadline_ns = UINT64_MAX;
+  if (jct__uroce_comp_timeout(qp, now_ns)) enter_error(qp, now_ns);
+}
+
+uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
+  if (qp->error) return UINT64_MAX;
+  uint64_t d = qp->retrans_deadline_ns;
+  if (paused(qp, qp->last_now_ns) && (jct__uroce_req_ready(qp) || jct__uroce_resp_pending(qp)) &&
+      *qp->cfg.paused_until_ns < d)
+    d = *qp->cfg.paused_until_ns;
+  return d;
+}
+
+/* ---- accessors ---- */
+
+const jct_uroce_stats_t *jct_uroce_stats(const jct_uroce_qp_t *qp) {
+  return &qp->stats;
+}
+bool jct_uroce_in_error(const jct_uroce_qp_t *qp) {
+  return qp->error;
+}
+uint16_t jct_uroce_udp_sport(const jct_uroce_qp_t *qp) {
+  return qp->udp_sport;
+}
+size_t jct_uroce_max_packet_bytes(const jct_uroce_qp_t *qp) {
+  return JCT_BTH_BYTES + JCT_RETH_BYTES + JCT_IMMDT_BYTES + qp->cfg.path_mtu_bytes + JCT_ICRC_BYTES;
+}
+uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp) {
+  return qp->cfg.local_qpn;
+}
+void *jct_uroce_data(const jct_uroce_qp_t *qp) {
+  return qp->cfg.data;
+}
