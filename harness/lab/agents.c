@@ -42,23 +42,6 @@ struct jct_agents {
   agent_t a[];
 };
 
-uint64_t jct_dev_counters_get(const jct_dev_counters_t *h, const char *name) {
-  for (uint32_t i = 0; i < h->n; i++)
-    if (strcmp(h->c[i].name, name) == 0) return h->c[i].value;
-  return 0;
-}
-
-void jct_dev_counters_add(jct_dev_counters_t *h, const char *name, uint64_t value) {
-  for (uint32_t i = 0; i < h->n; i++)
-    if (strcmp(h->c[i].name, name) == 0) {
-      h->c[i].value += value;
-      return;
-    }
-  if (h->n == JCT_DEV_COUNTERS_MAX) return;
-  snprintf(h->c[h->n].name, sizeof h->c[h->n].name, "%s", name);
-  h->c[h->n++].value = value;
-}
-
 static void fail(jct__agents_t *s, uint32_t i, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -33,7 +33,7 @@
 #include <uv.h>
 
 #include "jctlab/executor.h"
-#include "jctlab/replay.h"
+#include "jctlab/dev_counters.h"
 #include "jctlab/schedule.h"
 
 #define JCT_AGENT_PORT 7471 /* rdma_cm port the agents listen on */

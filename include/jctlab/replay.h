@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jctlab/dev_counters.h"
 #include "jctlab/executor.h"
 #include "jctlab/injector.h"
 #include "jctlab/run.h"
@@ -38,26 +39,6 @@
 
 #define JCT_REP_MAX_BINS 200
 #define JCT_REPLAY_BOOTSTRAP 2000
-
-#define JCT_DEV_COUNTERS_MAX 40
-
-/* An RDMA device's own counters, on the verbs transport: every file of
- * /sys/class/infiniband/DEV/ports/1/hw_counters/ (as Linux rxe keeps them:
- * rcvd_seq_err counts NAK-sequence-errors received, out_of_seq_request
- * out-of-order requests seen, ...), by name, with how much each moved,
- * summed over ranks. */
-typedef struct {
-  uint32_t n;
-  struct {
-    char name[40];
-    uint64_t value;
-  } c[JCT_DEV_COUNTERS_MAX];
-} jct_dev_counters_t;
-
-/* The value of counter name (0 when absent). */
-uint64_t jct_dev_counters_get(const jct_dev_counters_t *h, const char *name);
-/* Add value to counter name (added when absent and there is room). */
-void jct_dev_counters_add(jct_dev_counters_t *h, const char *name, uint64_t value);
 
 /* One repetition. */
 typedef struct {

@@ -40,7 +40,7 @@
 #include <uv.h>
 
 #include "jctlab/executor.h"
-#include "jctlab/replay.h"
+#include "jctlab/dev_counters.h"
 #include "jctlab/schedule.h"
 
 #define JCT_VERBS_CTS_IMM 0xffffffffu
