@@ -32,14 +32,14 @@ static void push(fake_t *f, msg_t m) {
   f->q[f->n++] = m;
 }
 
-static int post_cts(void *arg, uint32_t conn) {
-  fake_t *f = arg;
+static int post_cts(jct_exec_t *e, uint32_t conn) {
+  fake_t *f = jct_exec_data(e);
   push(f, (msg_t){f->now + LAT_NS + 64 * NS_PER_BYTE, conn, 0, true});
   return 0;
 }
 
-static int post_send(void *arg, uint32_t conn, uint32_t op, uint64_t bytes) {
-  fake_t *f = arg;
+static int post_send(jct_exec_t *e, uint32_t conn, uint32_t op, uint64_t bytes) {
+  fake_t *f = jct_exec_data(e);
   const jct_op_timing_t *t = jct_exec_timing(f->e, op);
   if (t->ready_ns == 0 && f->s->ops[op].ndeps) f->sends_before_ready++;
   if (f->sent[conn] >= f->cts_in[conn]) f->sends_without_cts++;

@@ -76,7 +76,7 @@ static void finish(const jct_run_opts_t *o, jct_replay_result_t *r) {
     invalid(r, "out of memory");
 }
 
-int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *arg,
+int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *arg,
                jct_replay_result_t *r, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
   r->culprit = -1;
@@ -113,7 +113,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *a
                  i + 1, rep->why);
         invalid(r, why);
       }
-      if (progress) progress(arg, 2 * i + (uint32_t)side + 1, 2 * o->reps);
+      if (progress) progress(2 * i + (uint32_t)side + 1, 2 * o->reps, arg);
     }
   r->wall_s = (double)(jct_now_ns() - wall0) * 1e-9;
   jct__session_health_t h;

@@ -15,7 +15,7 @@ void jct__progress_init(jct__progress_t *p, FILE *out, const char *what) {
   p->start_ns = jct_now_ns();
 }
 
-void jct__progress_update(void *arg, uint32_t done, uint32_t total) {
+void jct__progress_update(uint32_t done, uint32_t total, void *arg) {
   jct__progress_t *p = arg;
   if (!p->tty || !total) return;
   uint64_t el = jct_now_ns() - p->start_ns;

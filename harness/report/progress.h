@@ -19,8 +19,8 @@ typedef struct {
 #define JCT_PROGRESS_AFTER_NS 2000000000u /* show only after 2 s */
 
 void jct__progress_init(jct__progress_t *p, FILE *out, const char *what);
-/* A jct_replay_progress_fn: done of total repetitions so far. */
-void jct__progress_update(void *arg, uint32_t done, uint32_t total);
+/* A jct_replay_progress_cb: done of total repetitions so far. */
+void jct__progress_update(uint32_t done, uint32_t total, void *arg);
 /* Clear the line, if one was drawn. */
 void jct__progress_done(jct__progress_t *p);
 

@@ -63,6 +63,10 @@ static gap_t heap_pop(jct_exec_t *e) {
   return top;
 }
 
+void *jct_exec_data(const jct_exec_t *e) {
+  return e->hooks.data;
+}
+
 void jct_exec_free(jct_exec_t *e) {
   if (!e) return;
   free(e->missing);
@@ -141,7 +145,7 @@ static int try_send(jct_exec_t *e, uint32_t conn, uint64_t now_ns) {
   conn_state_t *c = &e->conns[conn];
   while (c->sent < c->nops && c->sent < c->cts_seen && e->eligible[c->ops[c->sent]]) {
     uint32_t op = c->ops[c->sent];
-    int rc = e->hooks.post_send(e->hooks.arg, conn, op, e->s->ops[op].bytes);
+    int rc = e->hooks.post_send(e, conn, op, e->s->ops[op].bytes);
     if (rc) return rc;
     e->timing[op].start_ns = now_ns;
     if (!e->first_start_ns || now_ns < e->first_start_ns) e->first_start_ns = now_ns;
@@ -164,7 +168,7 @@ static int make_ready(jct_exec_t *e, uint32_t op, uint64_t now_ns) {
 static int announce(jct_exec_t *e, uint32_t conn) {
   conn_state_t *c = &e->conns[conn];
   while (c->cts_posted < c->nops && c->cts_posted < c->received + e->slots) {
-    int rc = e->hooks.post_cts(e->hooks.arg, conn);
+    int rc = e->hooks.post_cts(e, conn);
     if (rc) return rc;
     c->cts_posted++;
   }

@@ -27,12 +27,19 @@
 
 typedef struct jct_exec jct_exec_t;
 
+/* The transport's side, called by the executor with itself first (as
+ * libuv's callbacks); the transport's own state is hooks.data, read back
+ * with jct_exec_data(). A non-zero return stops the executor's call and is
+ * returned to its caller. */
+/* Receiver side of conn: send one CTS to the connection's sender. */
+typedef int (*jct_exec_cts_cb)(jct_exec_t *e, uint32_t conn);
+/* Sender side of conn: send op's message (bytes, imm = op id). */
+typedef int (*jct_exec_send_cb)(jct_exec_t *e, uint32_t conn, uint32_t op, uint64_t bytes);
+
 typedef struct {
-  /* Receiver side of conn: send one CTS to the connection's sender. */
-  int (*post_cts)(void *arg, uint32_t conn);
-  /* Sender side of conn: send op's message (bytes, imm = op id). */
-  int (*post_send)(void *arg, uint32_t conn, uint32_t op, uint64_t bytes);
-  void *arg;
+  jct_exec_cts_cb post_cts;
+  jct_exec_send_cb post_send;
+  void *data;
 } jct_exec_hooks_t;
 
 typedef struct {
@@ -69,6 +76,9 @@ bool jct_exec_done(const jct_exec_t *e);
 uint64_t jct_exec_jct_ns(const jct_exec_t *e);
 const jct_op_timing_t *jct_exec_timing(const jct_exec_t *e, uint32_t op);
 uint32_t jct_exec_ops_done(const jct_exec_t *e);
+
+/* The hooks' data given to jct_exec_new. */
+void *jct_exec_data(const jct_exec_t *e);
 
 void jct_exec_free(jct_exec_t *e);
 

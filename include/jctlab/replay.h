@@ -92,7 +92,7 @@ typedef struct {
 } jct_replay_result_t;
 
 /* Progress: called after each repetition with how many of total ran. */
-typedef void (*jct_replay_progress_fn)(void *arg, uint32_t done, uint32_t total);
+typedef void (*jct_replay_progress_cb)(uint32_t done, uint32_t total, void *arg);
 
 /* Replay o->schedule: o->reps baseline and o->reps faulted repetitions,
  * interleaved, the faulted ones with o->inject on the switch's path.
@@ -100,7 +100,7 @@ typedef void (*jct_replay_progress_fn)(void *arg, uint32_t done, uint32_t total)
  * filled (res->valid says whether it may be reported; free it with
  * jct_replay_result_free), or JCT_EINVAL (bad options or injector spec: err
  * says which), JCT_EIO (the fabric could not be built), JCT_ENOMEM. */
-int jct_replay(const jct_run_opts_t *o, jct_replay_progress_fn progress, void *arg,
+int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *arg,
                jct_replay_result_t *res, char *err, size_t errlen);
 
 void jct_replay_result_free(jct_replay_result_t *res);

@@ -195,15 +195,15 @@ static void on_qp_event(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev) {
   if (rc) fail(R, "connection %u: message %u arrived out of order", ep->conn, ev->imm);
 }
 
-static int post_cts(void *arg, uint32_t conn) {
-  jct__ranks_t *R = arg;
+static int post_cts(jct_exec_t *e, uint32_t conn) {
+  jct__ranks_t *R = jct_exec_data(e);
   endpoint_t *ep = &R->eps[2 * conn + 1];
   R->ranks[ep->rank].dirty = true;
   return jct_uroce_post_cts(ep->qp, conn, NULL, 0);
 }
 
-static int post_send(void *arg, uint32_t conn, uint32_t op, uint64_t bytes) {
-  jct__ranks_t *R = arg;
+static int post_send(jct_exec_t *e, uint32_t conn, uint32_t op, uint64_t bytes) {
+  jct__ranks_t *R = jct_exec_data(e);
   endpoint_t *ep = &R->eps[2 * conn];
   if (bytes > (1u << 31)) return JCT_EINVAL;
   jct_uroce_wr_t wr = {.wr_id = op, .bytes = (uint32_t)bytes, .has_imm = true, .imm = op};

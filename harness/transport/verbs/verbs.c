@@ -324,8 +324,8 @@ static int write_imm(jct__verbs_t *v, conn_t *c, void *src, struct ibv_mr *mr, u
   return 0;
 }
 
-static int hook_send(void *arg, uint32_t conn, uint32_t op, uint64_t bytes) {
-  jct__verbs_t *v = arg;
+static int hook_send(jct_exec_t *e, uint32_t conn, uint32_t op, uint64_t bytes) {
+  jct__verbs_t *v = jct_exec_data(e);
   if (v->s->conns[conn].src != v->rank) return 0;
   conn_t *c = &v->conns[conn];
   if (!c->established) {
@@ -335,8 +335,8 @@ static int hook_send(void *arg, uint32_t conn, uint32_t op, uint64_t bytes) {
   return write_imm(v, c, v->send_buf, v->send_mr, bytes, op);
 }
 
-static int hook_cts(void *arg, uint32_t conn) {
-  jct__verbs_t *v = arg;
+static int hook_cts(jct_exec_t *e, uint32_t conn) {
+  jct__verbs_t *v = jct_exec_data(e);
   if (v->s->conns[conn].dst != v->rank) return 0;
   conn_t *c = &v->conns[conn];
   if (!c->established) {
@@ -347,7 +347,7 @@ static int hook_cts(void *arg, uint32_t conn) {
 }
 
 jct_exec_hooks_t jct__verbs_hooks(jct__verbs_t *v) {
-  return (jct_exec_hooks_t){.post_cts = hook_cts, .post_send = hook_send, .arg = v};
+  return (jct_exec_hooks_t){.post_cts = hook_cts, .post_send = hook_send, .data = v};
 }
 
 void jct__verbs_attach(jct__verbs_t *v, jct_exec_t *e) {
