@@ -16,8 +16,8 @@ static void on_wake(jct_timer_t *t, uint64_t now_ns) {
   (void)t, (void)now_ns; /* only wakes the loop */
 }
 
-bool jct__loop_run_until(jct__loop_t *l, bool (*done)(void *arg), void (*turn)(void *arg),
-                         void *arg, uint64_t deadline_ns) {
+bool jct__loop_run_until(jct__loop_t *l, jct__loop_done_cb done, jct__loop_turn_cb turn, void *arg,
+                         uint64_t deadline_ns) {
   jct_timer_start(&l->clock, &l->wake, deadline_ns, on_wake);
   while (!done(arg) && jct_now_ns() < deadline_ns) {
     uv_run(&l->uv, UV_RUN_ONCE);

@@ -29,12 +29,17 @@ typedef struct {
  * anyway. */
 int jct__loop_open(jct__loop_t *l, uint64_t spin_ns, char *err, size_t errlen);
 
+/* What jct__loop_run_until asks after each turn, and does (as uv_thread_cb:
+ * the caller's arg alone). */
+typedef bool (*jct__loop_done_cb)(void *arg);
+typedef void (*jct__loop_turn_cb)(void *arg);
+
 /* Turn the loop (UV_RUN_ONCE) until done(arg) or deadline_ns
  * (jct_now_ns() scale), calling turn(arg) after each turn when turn is not
  * NULL. done says when to stop: what was awaited happened, or something
  * failed (the caller tells which afterwards). Returns done(arg). */
-bool jct__loop_run_until(jct__loop_t *l, bool (*done)(void *arg), void (*turn)(void *arg),
-                         void *arg, uint64_t deadline_ns);
+bool jct__loop_run_until(jct__loop_t *l, jct__loop_done_cb done, jct__loop_turn_cb turn, void *arg,
+                         uint64_t deadline_ns);
 
 /* Close the clock, let the loop close what was closed through it, close
  * the loop. Everything on it must be closed first; a loop never opened, or
