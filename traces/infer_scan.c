@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/errf.h"
+#include "common/grow.h"
 #include "infer_int.h"
 #include "inspect_int.h"
 #include "jctlab/error.h"
@@ -35,16 +36,6 @@ typedef struct {
   size_t nev, capev;
   int oom;
 } scan_ctx_t;
-
-int jct__grow(void **arr, size_t *cap, size_t n, size_t size) {
-  if (n < *cap) return 0;
-  size_t ncap = *cap ? 2 * *cap : 16;
-  void *p = realloc(*arr, ncap * size);
-  if (!p) return JCT_ENOMEM;
-  *arr = p;
-  *cap = ncap;
-  return 0;
-}
 
 static uint32_t psn_diff(uint32_t a, uint32_t b) {
   return (a - b) & JCT_PSN_MASK;

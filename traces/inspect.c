@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "flowtab.h"
 #include "inspect_int.h"
 #include "pause.h"
@@ -115,17 +116,6 @@ static void emit(const struct ctx *c, jct_event_type_t type, uint32_t psn, uint6
   o->on_event(&ev, o->arg);
 }
 
-/* Make room for one more element in *arr. */
-static int reserve(void **arr, size_t *cap, size_t n, size_t size) {
-  if (n < *cap) return 0;
-  size_t ncap = *cap ? 2 * *cap : 16;
-  void *p = realloc(*arr, ncap * size);
-  if (!p) return JCT_ENOMEM;
-  *arr = p;
-  *cap = ncap;
-  return 0;
-}
-
 int jct_inspect_new(jct_inspect_t **out, const jct_inspect_opts_t *opts) {
   *out = NULL;
   jct_inspect_t *ins = calloc(1, sizeof *ins);
@@ -169,7 +159,7 @@ static long pair_of(jct_inspect_t *ins, const jct_addr_t *src, const jct_addr_t 
   uint32_t h = jct__ftab_hash(&k);
   long i = jct__ftab_find(&ins->ptab, &k, h, ins->pairs, sizeof *ins->pairs);
   if (i >= 0 || !create) return i;
-  if (reserve((void **)&ins->pairs, &ins->cappairs, ins->npairs, sizeof *ins->pairs) ||
+  if (jct__grow((void **)&ins->pairs, &ins->cappairs, ins->npairs, sizeof *ins->pairs) ||
       jct__ftab_insert(&ins->ptab, h, ins->npairs))
     return -1;
   struct pair *p = &ins->pairs[ins->npairs];
@@ -179,7 +169,7 @@ static long pair_of(jct_inspect_t *ins, const jct_addr_t *src, const jct_addr_t 
 }
 
 static long flow_new(jct_inspect_t *ins, const jct_flow_key_t *k, uint32_t h) {
-  if (reserve((void **)&ins->flows, &ins->capflows, ins->nflows, sizeof *ins->flows)) return -1;
+  if (jct__grow((void **)&ins->flows, &ins->capflows, ins->nflows, sizeof *ins->flows)) return -1;
   long pi = pair_of(ins, &k->src, &k->dst, true);
   if (pi < 0 || jct__ftab_insert(&ins->ftab, h, ins->nflows)) return -1;
   long fi = (long)ins->nflows++;
