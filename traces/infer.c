@@ -59,7 +59,7 @@ static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op
       uint64_t k_pkt = x->u - m->first_u;
       rep->faults[rep->nfaults++] =
           (jct_infer_fault_t){.op = op_of_msg[mi],
-                              .psn = (uint32_t)((fl->psn0 + (x->u - JCT__U_BASE)) & JCT_PSN_MASK),
+                              .psn = jct_psn_add(fl->psn0, (uint32_t)(x->u - JCT__U_BASE)),
                               .offset_bytes = k_pkt * m->first_payload,
                               .tail = m->last_seen && x->u == m->last_u,
                               .timeout = x->timeout,
