@@ -1,4 +1,6 @@
-/* Checking and freeing schedules (include/jctlab/schedule.h). */
+/* Checking, scaling and freeing schedules (include/jctlab/schedule.h). */
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +97,34 @@ int jct_schedule_validate(const jct_schedule_t *s, char *err, size_t errlen) {
     }
   }
   return check_acyclic(s, err, errlen);
+}
+
+#define TWO_TO_64 18446744073709551616.0
+
+/* bytes x factor to the nearest byte, at least 1; false when it does not fit. */
+static bool scaled(uint64_t bytes, double factor, uint64_t *out) {
+  double b = (double)bytes * factor;
+  if (b + 0.5 >= TWO_TO_64) return false;
+  *out = b < 1 ? 1 : (uint64_t)(b + 0.5);
+  return true;
+}
+
+int jct_schedule_scale(jct_schedule_t *s, double factor, char *err, size_t errlen) {
+  if (!isfinite(factor) || !(factor > 0))
+    return fail(err, errlen, "scale: %g is not a factor > 0", factor);
+  if (factor == 1) return 0;
+  uint64_t b;
+  for (uint32_t i = 0; i < s->nops; i++) /* all checked before any is changed */
+    if (!scaled(s->ops[i].bytes, factor, &b))
+      return fail(err, errlen, "scale: op %u's %llu bytes x %g do not fit in 64 bits", i,
+                  (unsigned long long)s->ops[i].bytes, factor);
+  if (s->bytes && !scaled(s->bytes, factor, &b))
+    return fail(err, errlen, "scale: the schedule's %llu bytes x %g do not fit in 64 bits",
+                (unsigned long long)s->bytes, factor);
+  for (uint32_t i = 0; i < s->nops; i++)
+    scaled(s->ops[i].bytes, factor, &s->ops[i].bytes);
+  if (s->bytes) scaled(s->bytes, factor, &s->bytes);
+  return 0;
 }
 
 double jct_schedule_busbw_factor(const jct_schedule_t *s) {

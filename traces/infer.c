@@ -10,9 +10,8 @@
  * rank, then connection. Connections are numbered by channel, then source
  * and destination rank.
  *
- * The schedule is allocated the way jct_schedule_free() frees it, but this
- * file calls nothing of the schedule module (it lives in the fabric library,
- * which links this one).
+ * The schedule is allocated the way jct_schedule_free() (schedule/, the
+ * library below this one) frees it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +59,7 @@ static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op
       uint64_t k_pkt = x->u - m->first_u;
       rep->faults[rep->nfaults++] =
           (jct_infer_fault_t){.op = op_of_msg[mi],
-                              .psn = (uint32_t)((fl->psn0 + (x->u - JCT__U_BASE)) & JCT_PSN_MASK),
+                              .psn = jct_psn_add(fl->psn0, (uint32_t)(x->u - JCT__U_BASE)),
                               .offset_bytes = k_pkt * m->first_payload,
                               .tail = m->last_seen && x->u == m->last_u,
                               .timeout = x->timeout,
@@ -165,15 +164,6 @@ out:
   return rc;
 }
 
-static void schedule_free(jct_schedule_t *s) {
-  if (!s) return;
-  for (uint32_t i = 0; i < s->nops; i++)
-    free(s->ops[i].deps);
-  free(s->ops);
-  free(s->conns);
-  free(s);
-}
-
 static int build(const jct__iscan_t *sc, const jct_infer_opts_t *o, jct_schedule_t **out,
                  jct_infer_report_t *rep) {
   uint8_t *cls = malloc(sc->nmsgs ? sc->nmsgs : 1);
@@ -200,7 +190,7 @@ static int build(const jct__iscan_t *sc, const jct_infer_opts_t *o, jct_schedule
   *out = s;
   s = NULL;
 out:
-  schedule_free(s);
+  jct_schedule_free(s);
   free(cls);
   free(ic);
   return rc;
@@ -243,7 +233,7 @@ static int infer(jct_trace_t *t, const char *trace_path, const jct_infer_opts_t 
                    trace_path, (unsigned long long)rep->frames,
                    (unsigned long long)rep->roce_packets, (unsigned long long)rep->control_frames,
                    (unsigned long long)rep->flow_control);
-    schedule_free(*out);
+    jct_schedule_free(*out);
     *out = NULL;
   }
   jct__iscan_free(&sc);

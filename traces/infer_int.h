@@ -135,7 +135,4 @@ int jct__iloss_retx_skip(jct__iscan_t *sc, uint32_t fi, uint64_t from_u, uint64_
 int jct__iloss_rewind(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead, bool timeout,
                       uint64_t ts_ns);
 
-/* Grow *arr to hold n + 1 elements of size bytes. 0 or JCT_ENOMEM. */
-int jct__grow(void **arr, size_t *cap, size_t n, size_t size);
-
 #endif

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "infer_int.h"
 #include "jctlab/error.h"
 

@@ -19,12 +19,12 @@
 #include <string.h>
 
 #include "common/errf.h"
+#include "common/grow.h"
 #include "infer_int.h"
 #include "inspect_int.h"
 #include "jctlab/error.h"
 #include "jctlab/trace.h"
 
-#define PSN_HALF 0x800000u
 #define U_BASE JCT__U_BASE
 #define GSI_QP 1u /* CM MADs go to QP 1 */
 #define IPPROTO_TCP_NUM 6
@@ -36,23 +36,10 @@ typedef struct {
   int oom;
 } scan_ctx_t;
 
-int jct__grow(void **arr, size_t *cap, size_t n, size_t size) {
-  if (n < *cap) return 0;
-  size_t ncap = *cap ? 2 * *cap : 16;
-  void *p = realloc(*arr, ncap * size);
-  if (!p) return JCT_ENOMEM;
-  *arr = p;
-  *cap = ncap;
-  return 0;
-}
-
-static uint32_t psn_diff(uint32_t a, uint32_t b) {
-  return (a - b) & JCT_PSN_MASK;
-}
-
+/* psn unwrapped: the nearest to the flow's highest PSN, ahead by up to
+ * 2^23 - 1 or behind by up to 2^23 (hi_u >= U_BASE > 2^23). */
 static uint64_t unwrap(const jct__iflow_t *f, uint32_t psn) {
-  uint32_t d = psn_diff(psn, f->hi);
-  return d < PSN_HALF ? f->hi_u + d : f->hi_u - psn_diff(f->hi, psn);
+  return (uint64_t)((int64_t)f->hi_u + jct_psn_diff(psn, f->hi));
 }
 
 static void on_event(const jct_event_t *ev, void *arg) {
@@ -105,24 +92,13 @@ static long msg_first(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t start_
   return (long)sc->nmsgs++;
 }
 
-static const int8_t msg_kind_of[] = {
-    [JCT_OPK_SEND] = JCT_MSG_SEND,
-    [JCT_OPK_WRITE] = JCT_MSG_WRITE,
-    [JCT_OPK_READ_REQ] = JCT_MSG_READ_REQ,
-    [JCT_OPK_READ_RESP] = JCT_MSG_READ_RESP,
-    [JCT_OPK_ACK] = -1,
-    [JCT_OPK_ATOMIC] = JCT_MSG_ATOMIC,
-    [JCT_OPK_ATOMIC_ACK] = -1,
-    [JCT_OPK_CNP] = -1,
-};
-
 static int on_packet(jct__iscan_t *sc, uint32_t fi, const jct_packet_t *pkt, uint64_t ts_ns) {
   jct__iflow_t *f = &sc->flows[fi];
   const struct jct_opcode_info *op = pkt->op;
-  int kind = op->kind < sizeof msg_kind_of ? msg_kind_of[op->kind] : -1;
+  int kind = jct__msg_kind(op->kind);
   if (kind < 0 || (pkt->icrc_checked && !pkt->icrc_ok)) return 0; /* the receiver drops it */
   uint32_t psn = pkt->roce.bth.psn & JCT_PSN_MASK;
-  bool fresh = !f->seen || (psn_diff(psn, f->hi) != 0 && psn_diff(psn, f->hi) < PSN_HALF);
+  bool fresh = !f->seen || jct_psn_diff(psn, f->hi) > 0;
   uint64_t u;
   if (!f->seen) {
     f->seen = true;

@@ -3,7 +3,7 @@
  * One pass, one decoded frame at a time. Each RoCE packet is charged to its
  * flow (source, destination, BTH destination QP), found through a one-entry
  * "last flow" cache and then a hash table (flowtab.h). Per flow we keep the
- * highest data PSN (24-bit serial arithmetic, RFC 1982 style) to classify
+ * highest data PSN (24-bit serial arithmetic, jct_psn_diff()) to classify
  * each data packet as new, a gap (PSNs skipped before the capture point) or
  * a retransmission; the first retransmission after a new packet is a
  * rewind, a go-back-N one when the peer flow sent a NAK since the last
@@ -24,13 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "flowtab.h"
 #include "inspect_int.h"
 #include "pause.h"
 #include "jctlab/error.h"
 #include "jctlab/inspect.h"
 
-#define PSN_HALF 0x800000u  /* 2^23: serial "above" window */
 #define MSG_RING 64         /* message starts remembered while in flight */
 #define PAIR_QP 0xffffffffu /* dest_qp of an address-pair key (QPNs are 24-bit) */
 #define MIN_MTU_BYTES 256u  /* IBA's smallest path MTU: bounds a READ's PSN span */
@@ -87,13 +87,12 @@ const char *jct_event_name(jct_event_type_t t) {
   return (unsigned)t < JCT_EV__COUNT ? event_names[t] : "unknown";
 }
 
-/* Serial arithmetic on 24-bit PSNs. */
-static inline uint32_t psn_diff(uint32_t a, uint32_t b) {
-  return (a - b) & JCT_PSN_MASK;
-}
-static inline bool psn_above(uint32_t a, uint32_t b) {
-  uint32_t d = psn_diff(a, b);
-  return d != 0 && d < PSN_HALF;
+/* How far PSN a is past b going forward, in [0, 2^24): for windows of
+ * PSNs, which may span more than half the PSN space (a flow's PSNs seen
+ * so far; a READ of 2 GiB or more), where jct_psn_diff()'s order no longer
+ * holds. */
+static inline uint32_t psn_ahead(uint32_t a, uint32_t b) {
+  return (uint32_t)jct_psn_diff(a, b) & JCT_PSN_MASK;
 }
 
 static inline uint64_t elapsed(uint64_t from, uint64_t to) {
@@ -113,17 +112,6 @@ static void emit(const struct ctx *c, jct_event_type_t type, uint32_t psn, uint6
                     .value = value,
                     .dur_ns = dur_ns};
   o->on_event(&ev, o->arg);
-}
-
-/* Make room for one more element in *arr. */
-static int reserve(void **arr, size_t *cap, size_t n, size_t size) {
-  if (n < *cap) return 0;
-  size_t ncap = *cap ? 2 * *cap : 16;
-  void *p = realloc(*arr, ncap * size);
-  if (!p) return JCT_ENOMEM;
-  *arr = p;
-  *cap = ncap;
-  return 0;
 }
 
 int jct_inspect_new(jct_inspect_t **out, const jct_inspect_opts_t *opts) {
@@ -169,7 +157,7 @@ static long pair_of(jct_inspect_t *ins, const jct_addr_t *src, const jct_addr_t 
   uint32_t h = jct__ftab_hash(&k);
   long i = jct__ftab_find(&ins->ptab, &k, h, ins->pairs, sizeof *ins->pairs);
   if (i >= 0 || !create) return i;
-  if (reserve((void **)&ins->pairs, &ins->cappairs, ins->npairs, sizeof *ins->pairs) ||
+  if (jct__grow((void **)&ins->pairs, &ins->cappairs, ins->npairs, sizeof *ins->pairs) ||
       jct__ftab_insert(&ins->ptab, h, ins->npairs))
     return -1;
   struct pair *p = &ins->pairs[ins->npairs];
@@ -179,7 +167,7 @@ static long pair_of(jct_inspect_t *ins, const jct_addr_t *src, const jct_addr_t 
 }
 
 static long flow_new(jct_inspect_t *ins, const jct_flow_key_t *k, uint32_t h) {
-  if (reserve((void **)&ins->flows, &ins->capflows, ins->nflows, sizeof *ins->flows)) return -1;
+  if (jct__grow((void **)&ins->flows, &ins->capflows, ins->nflows, sizeof *ins->flows)) return -1;
   long pi = pair_of(ins, &k->src, &k->dst, true);
   if (pi < 0 || jct__ftab_insert(&ins->ftab, h, ins->nflows)) return -1;
   long fi = (long)ins->nflows++;
@@ -227,7 +215,7 @@ static void try_pair(jct_inspect_t *ins, long fi, uint32_t psn) {
     struct flow *df = &ins->flows[d];
     if (d == fi || df->pub.peer >= 0 || !df->data_seen) continue;
     const jct_flow_stats_t *s = &df->pub.st;
-    if (psn_diff(psn, s->psn_first) <= psn_diff(s->psn_highest, s->psn_first)) {
+    if (psn_ahead(psn, s->psn_first) <= psn_ahead(s->psn_highest, s->psn_first)) {
       df->pub.peer = fi;
       ins->flows[fi].pub.peer = d;
       return;
@@ -264,6 +252,8 @@ static void on_aeth(const struct ctx *c, struct flow *f) {
   emit(c, JCT_EV_NAK, psn, syn, 0);
 }
 
+/* The message each opcode kind starts: one table for the inspector and
+ * the schedule inference (jct__msg_kind(), inspect_int.h). */
 static const int8_t msg_kind_of[] = {
     [JCT_OPK_SEND] = JCT_MSG_SEND,
     [JCT_OPK_WRITE] = JCT_MSG_WRITE,
@@ -274,6 +264,10 @@ static const int8_t msg_kind_of[] = {
     [JCT_OPK_ATOMIC_ACK] = -1,
     [JCT_OPK_CNP] = -1,
 };
+
+int jct__msg_kind(uint8_t op_kind) {
+  return op_kind < sizeof msg_kind_of ? msg_kind_of[op_kind] : -1;
+}
 
 /* PSNs after a READ request at most its responses can take, less one. */
 static uint32_t read_slack(const jct_packet_t *pkt) {
@@ -299,7 +293,7 @@ static void ring_push(struct flow *f, uint32_t psn, uint64_t ts_ns) {
  * its first transmission's time, or now when that was not seen (and then
  * the message starts now, counted as started). */
 static uint64_t message_start(struct flow *f, uint32_t psn, int kind, uint64_t now_ns) {
-  while (f->ring_len && psn_above(psn, f->ring_psn[f->ring_head])) {
+  while (f->ring_len && jct_psn_diff(psn, f->ring_psn[f->ring_head]) > 0) {
     f->ring_head = (uint8_t)((f->ring_head + 1) % MSG_RING);
     f->ring_len--;
   }
@@ -309,8 +303,8 @@ static uint64_t message_start(struct flow *f, uint32_t psn, int kind, uint64_t n
     f->ring_len--;
     return t;
   }
-  bool counted = f->ring_lost && !psn_above(psn, f->ring_lost_hi);
-  if (f->ring_lost && psn_above(psn, f->ring_lost_hi)) f->ring_lost = false;
+  bool counted = f->ring_lost && jct_psn_diff(psn, f->ring_lost_hi) <= 0;
+  if (f->ring_lost && jct_psn_diff(psn, f->ring_lost_hi) > 0) f->ring_lost = false;
   if (!counted) f->pub.st.messages[kind]++;
   return now_ns;
 }
@@ -319,7 +313,7 @@ static uint64_t message_start(struct flow *f, uint32_t psn, int kind, uint64_t n
 static void accept(const struct ctx *c, struct flow *f, const struct jct_opcode_info *op,
                    uint32_t psn, int kind) {
   jct_flow_stats_t *s = &f->pub.st;
-  f->expected = (psn + 1) & JCT_PSN_MASK;
+  f->expected = jct_psn_add(psn, 1);
   f->acc_slack = op->kind == JCT_OPK_READ_REQ ? read_slack(c->pkt) : 0;
   if (kind < 0) return;
   if (op->pos & JCT_POS_FIRST) {
@@ -348,7 +342,7 @@ static void on_data(const struct ctx *c, struct flow *f, const struct jct_opcode
   const jct_packet_t *pkt = c->pkt;
   jct_flow_stats_t *s = &f->pub.st;
   uint32_t psn = pkt->roce.bth.psn & JCT_PSN_MASK;
-  int kind = op->kind < sizeof msg_kind_of ? msg_kind_of[op->kind] : -1;
+  int kind = jct__msg_kind(op->kind);
   bool resync = op->kind == JCT_OPK_READ_RESP && (op->pos & JCT_POS_FIRST);
   bool fresh, acc;
 
@@ -357,18 +351,18 @@ static void on_data(const struct ctx *c, struct flow *f, const struct jct_opcode
     s->psn_first = s->psn_highest = psn;
     fresh = acc = true;
   } else {
-    uint32_t d = psn_diff(psn, s->psn_highest);
-    fresh = d != 0 && d < PSN_HALF;
-    uint32_t e = psn_diff(psn, f->expected);
-    acc = e <= f->acc_slack || (resync && e < PSN_HALF);
+    int32_t d = jct_psn_diff(psn, s->psn_highest);
+    fresh = d > 0;
+    acc = psn_ahead(psn, f->expected) <= f->acc_slack ||
+          (resync && jct_psn_diff(psn, f->expected) >= 0);
     if (!fresh) {
       s->retransmitted_packets++;
       s->retransmitted_bytes += pkt->payload_bytes;
       /* A rewind is any step back: the first retransmission after new
        * packets, or a second go-back while one is under way (a NAK for a
        * packet lost again). The recovery time runs from the first. */
-      if (!f->rewinding || !psn_above(psn, f->last_psn)) {
-        uint64_t ahead = psn_diff(s->psn_highest, psn) + 1u;
+      if (!f->rewinding || jct_psn_diff(psn, f->last_psn) <= 0) {
+        uint64_t ahead = (uint64_t)(-(int64_t)d) + 1u; /* d in [-2^23, 0] */
         if (!f->rewinding) f->rewind_ns = c->ts_ns;
         f->rewinding = true;
         if (f->nak_pending)
@@ -385,11 +379,11 @@ static void on_data(const struct ctx *c, struct flow *f, const struct jct_opcode
         s->recovery_ns += dur;
         emit(c, JCT_EV_RECOVERED, psn, 0, dur);
       }
-      if (d - 1 > f->gap_slack && !resync) {
-        uint32_t missing = d - 1 - f->gap_slack;
+      if ((uint32_t)d - 1 > f->gap_slack && !resync) {
+        uint32_t missing = (uint32_t)d - 1 - f->gap_slack;
         s->gaps++;
         s->gap_psns += missing;
-        emit(c, JCT_EV_GAP, (s->psn_highest + 1 + f->gap_slack) & JCT_PSN_MASK, missing, 0);
+        emit(c, JCT_EV_GAP, jct_psn_add(s->psn_highest, 1 + f->gap_slack), missing, 0);
       }
       s->psn_highest = psn;
     }

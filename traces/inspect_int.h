@@ -10,4 +10,8 @@ const jct_inspect_opts_t *jct__inspect_opts(const jct_inspect_t *ins);
 /* The flow of the last RoCE packet added, or -1. */
 long jct__inspect_last_flow(const jct_inspect_t *ins);
 
+/* The message kind (JCT_MSG_*) of an opcode kind (struct jct_opcode_info's
+ * kind), or -1 for those that carry no message: ACK, atomic ACK, CNP. */
+int jct__msg_kind(uint8_t op_kind);
+
 #endif

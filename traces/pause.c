@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "jctlab/error.h"
 
 #define LINK_QP 0xfffffffeu /* dest_qp of a link's table key */
@@ -38,14 +39,9 @@ static long link_of(jct__links_t *ls, const uint8_t mac[6]) {
   uint32_t h = jct__ftab_hash(&k);
   long li = jct__ftab_find(&ls->tab, &k, h, ls->links, sizeof *ls->links);
   if (li >= 0) return li;
-  if (ls->n == ls->cap) {
-    size_t ncap = ls->cap ? 2 * ls->cap : 8;
-    struct jct__link *nl = realloc(ls->links, ncap * sizeof *nl);
-    if (!nl) return -1;
-    ls->links = nl;
-    ls->cap = ncap;
-  }
-  if (jct__ftab_insert(&ls->tab, h, ls->n)) return -1;
+  if (jct__grow((void **)&ls->links, &ls->cap, ls->n, sizeof *ls->links) ||
+      jct__ftab_insert(&ls->tab, h, ls->n))
+    return -1;
   struct jct__link *l = &ls->links[ls->n];
   memset(l, 0, sizeof *l);
   l->key = k;

@@ -1,7 +1,7 @@
-/* A capture as `jctlab replay` input (replay_input.h): its schedule,
- * inferred (include/jctlab/infer.h), and its losses turned into targeted
- * drops of the same packets, so that replaying it without --inject re-runs
- * the incident.
+/* A capture's losses as `jctlab replay` injectors (postmortem.h): the
+ * losses that the schedule inference found (include/jctlab/infer.h)
+ * turned into targeted drops of the same packets, so that replaying the
+ * capture (replay_input.c) without --inject re-runs the incident.
  *
  * The mapping: a loss is (op, byte offset in the op's message). On the
  * emulated fabric, op o of connection c is the M-th message its source
@@ -35,7 +35,7 @@
 #include "jctlab/infer.h"
 #include "jctlab/topo.h"
 #include "harness/transport/uroce/ranks.h"
-#include "replay_input.h"
+#include "postmortem.h"
 
 #define MAX_PKTS_PER_SPEC 64 /* drop.c's list */
 
@@ -50,13 +50,13 @@ static uint32_t *message_indices(const jct_schedule_t *s) {
   return idx;
 }
 
-static int add_spec(jct__replay_input_t *in, uint32_t conn, bool verbs, const char *list, char *err,
-                    size_t errlen) {
-  if (in->nfaults == JCT_POSTMORTEM_MAX_SPECS)
+/* Append the spec dropping the packets in list to specs[*n]. */
+static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t conn, bool verbs,
+                    const char *list, char *err, size_t errlen) {
+  if (*n == JCT_POSTMORTEM_MAX_SPECS)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "the trace lost packets on more than %u connections: give --inject instead",
                      JCT_POSTMORTEM_MAX_SPECS);
-  const jct_schedule_t *s = in->schedule;
   const jct_conn_t *c = &s->conns[conn];
   if (verbs)
     for (uint32_t o = 0; o < s->nconns; o++)
@@ -80,7 +80,7 @@ static int add_spec(jct__replay_input_t *in, uint32_t conn, bool verbs, const ch
   } else {
     snprintf(spec, len, "drop qp=0x%x pkt=%s", jct__uroce_qpn(conn, true), list);
   }
-  in->fault_specs[in->nfaults++] = spec;
+  specs[(*n)++] = spec;
   return 0;
 }
 
@@ -105,10 +105,11 @@ static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uin
   return false;
 }
 
-/* One spec per connection (and per 64 losses on it). */
-static int faults_to_specs(jct__replay_input_t *in, const jct_infer_report_t *rep, double scale,
-                           uint32_t pmtu, bool verbs, char *err, size_t errlen) {
-  const jct_schedule_t *s = in->schedule;
+int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
+                          uint32_t pmtu, bool verbs, char *specs[JCT_POSTMORTEM_MAX_SPECS],
+                          uint32_t *nspecs, uint64_t *lost_packets, char *err, size_t errlen) {
+  *nspecs = 0;
+  *lost_packets = 0;
   uint32_t *msg = message_indices(s);
   char *list = malloc(MAX_PKTS_PER_SPEC * 24 + 1);
   int rc = msg && list ? 0 : JCT_ENOMEM;
@@ -124,29 +125,16 @@ static int faults_to_specs(jct__replay_input_t *in, const jct_infer_report_t *re
       uint64_t pkt = packet_of(s, f, scale, pmtu);
       used += (size_t)snprintf(list + used, 24, "%s%u:%llu", n ? "," : "", msg[f->op],
                                (unsigned long long)pkt);
-      in->lost_packets++;
+      (*lost_packets)++;
       if (++n == MAX_PKTS_PER_SPEC) {
-        rc = add_spec(in, c, verbs, list, err, errlen);
+        rc = add_spec(specs, nspecs, s, c, verbs, list, err, errlen);
         used = n = 0;
         list[0] = 0;
       }
     }
-    if (n && rc == 0) rc = add_spec(in, c, verbs, list, err, errlen);
+    if (n && rc == 0) rc = add_spec(specs, nspecs, s, c, verbs, list, err, errlen);
   }
   free(msg);
   free(list);
-  return rc;
-}
-
-int jct__postmortem_load(jct__replay_input_t *in, const char *trace, uint32_t pmtu, double scale,
-                         bool verbs, char *err, size_t errlen) {
-  jct_infer_report_t rep;
-  int rc = jct_infer(trace, NULL, &in->schedule, &rep, err, errlen);
-  if (rc) return rc;
-  snprintf(in->pattern, sizeof in->pattern, "%s", rep.pattern);
-  if (!in->schedule->bytes) in->schedule->bytes = rep.total_bytes;
-  jct__schedule_scale(in->schedule, scale);
-  rc = faults_to_specs(in, &rep, scale, pmtu, verbs, err, errlen);
-  jct_infer_report_free(&rep);
   return rc;
 }

@@ -1,10 +1,13 @@
-/* What `jctlab replay` replays (replay_input.h). */
+/* What `jctlab replay` replays (replay_input.h): a generated collective,
+ * a schedule file, or a capture, whose schedule is inferred (infer.h) and
+ * whose losses the postmortem (postmortem.h) turns into injectors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/errf.h"
 #include "jctlab/error.h"
+#include "jctlab/infer.h"
 #include "replay_input.h"
 
 #ifndef JCT_DEFAULT_TRACE
@@ -24,14 +27,21 @@ static int is_schedule(const char *path) {
   return c == '{';
 }
 
-void jct__schedule_scale(jct_schedule_t *s, double scale) {
-  if (scale == 1) return;
-  for (uint32_t i = 0; i < s->nops; i++) {
-    double b = (double)s->ops[i].bytes * scale;
-    s->ops[i].bytes = b < 1 ? 1 : (uint64_t)(b + 0.5);
-  }
-  double t = (double)s->bytes * scale;
-  s->bytes = t < 1 ? 1 : (uint64_t)(t + 0.5);
+/* A capture: its inferred schedule, sizes scaled, and its losses as
+ * targeted drops; the losses' offsets scale with the sizes. */
+static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, double scale,
+                      bool verbs, char *err, size_t errlen) {
+  jct_infer_report_t rep;
+  int rc = jct_infer(path, NULL, &in->schedule, &rep, err, errlen);
+  if (rc) return rc;
+  snprintf(in->pattern, sizeof in->pattern, "%s", rep.pattern);
+  if (!in->schedule->bytes) in->schedule->bytes = rep.total_bytes;
+  rc = jct_schedule_scale(in->schedule, scale, err, errlen);
+  if (!rc)
+    rc = jct__postmortem_specs(in->schedule, &rep, scale, pmtu, verbs, in->fault_specs,
+                               &in->nfaults, &in->lost_packets, err, errlen);
+  jct_infer_report_free(&rep);
+  return rc;
 }
 
 int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, const char *path,
@@ -55,17 +65,13 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
     } else {
       in->kind = "trace";
       uint32_t pmtu = a->run.path_mtu_bytes ? a->run.path_mtu_bytes : 4096;
-      rc = jct__postmortem_load(in, path, pmtu, scale, a->run.transport == JCT_TRANSPORT_VERBS, err,
-                                errlen);
-      scale = 1; /* done there: the losses' offsets scale with the sizes */
+      rc = load_trace(in, path, pmtu, scale, a->run.transport == JCT_TRANSPORT_VERBS, err, errlen);
+      scale = 1; /* done there */
     }
   }
-  if (rc) {
-    jct__replay_input_free(in);
-    return rc;
-  }
-  jct__schedule_scale(in->schedule, scale);
-  return 0;
+  if (!rc) rc = jct_schedule_scale(in->schedule, scale, err, errlen);
+  if (rc) jct__replay_input_free(in);
+  return rc;
 }
 
 void jct__replay_input_free(jct__replay_input_t *in) {

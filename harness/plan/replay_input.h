@@ -9,9 +9,8 @@
 #include <stdint.h>
 
 #include "jctlab/schedule.h"
+#include "postmortem.h"
 #include "run_args.h"
-
-#define JCT_POSTMORTEM_MAX_SPECS 16
 
 typedef struct {
   jct_schedule_t *schedule;
@@ -25,20 +24,12 @@ typedef struct {
 
 /* Load: a->synth (with a->ranks, a->bytes, a->channels), or path: a schedule
  * (JSON: a ".json" name or a file starting with '{') or else a capture;
- * NULL path and no synth: the shipped trace. Every message's size is
- * multiplied by scale (at least 1 byte). Errors: JCT_EINVAL / JCT_EIO (err
- * says what), JCT_ENOMEM. */
+ * NULL path and no synth: the shipped trace, whose schedule is inferred
+ * and whose losses become fault_specs (postmortem.h). Every message's size
+ * is multiplied by scale (jct_schedule_scale()). Errors: JCT_EINVAL /
+ * JCT_EIO (err says what), JCT_ENOMEM. */
 int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, const char *path,
                            double scale, char *err, size_t errlen);
-
-/* A capture: the schedule inference and the losses (postmortem.c), as
- * targeted drops for uroce's QP numbers, or (verbs) by the connections'
- * ends. */
-int jct__postmortem_load(jct__replay_input_t *in, const char *trace, uint32_t path_mtu_bytes,
-                         double scale, bool verbs, char *err, size_t errlen);
-
-/* Multiply every op's size and the schedule's by scale (at least 1 byte). */
-void jct__schedule_scale(jct_schedule_t *s, double scale);
 
 void jct__replay_input_free(jct__replay_input_t *in);
 

@@ -85,6 +85,15 @@ int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nra
 /* The algorithm names jct_schedule_synth() knows, NULL-terminated. */
 extern const char *const jct_synth_algorithms[];
 
+/* Multiply every op's size (bytes) and the collective's size S (bytes;
+ * left at 0 when unknown) by factor, each rounded to the nearest byte and
+ * never below 1 byte; the shape (ranks, connections, deps, gap_ns) is left
+ * alone. A what-if for a slower fabric (DESIGN.md decision 6): scaled runs
+ * say so. Factor 1 changes nothing. Errors: JCT_EINVAL (factor not a finite
+ * number > 0, or a size that would no longer fit in 64 bits; err says
+ * which), and then s is unchanged. */
+int jct_schedule_scale(jct_schedule_t *s, double factor, char *err, size_t errlen);
+
 /* Bus bandwidth factor for nccl-tests' busbw = algbw * factor:
  * AllReduce 2(N-1)/N (ring, tree, halving-doubling), all-to-all (N-1)/N. */
 double jct_schedule_busbw_factor(const jct_schedule_t *s);

@@ -1,0 +1,29 @@
+/* A capture's own losses as the injectors of its replay (postmortem.c;
+ * internal): the part of `jctlab replay incident.pcap` that re-runs the
+ * incident. */
+#ifndef JCT_POSTMORTEM_H
+#define JCT_POSTMORTEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jctlab/infer.h"
+#include "jctlab/schedule.h"
+
+#define JCT_POSTMORTEM_MAX_SPECS 16
+
+/* The losses rep (what jct_infer() found in the capture s was inferred
+ * from) as targeted-drop injector specs: specs[*nspecs], one per connection
+ * with losses (and per 64 losses on it), each malloc'd; *lost_packets is
+ * how many packets they drop. s's sizes are the capture's times scale,
+ * packets are path_mtu_bytes long. uroce's QP numbers name a connection,
+ * or with verbs its two ends. Errors: JCT_EINVAL (more than
+ * JCT_POSTMORTEM_MAX_SPECS specs needed, or on verbs two connections with
+ * the same ends: err says which), JCT_ENOMEM; the specs made are the
+ * caller's to free either way. */
+int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
+                          uint32_t path_mtu_bytes, bool verbs,
+                          char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
+                          uint64_t *lost_packets, char *err, size_t errlen);
+
+#endif
