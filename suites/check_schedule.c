@@ -169,6 +169,38 @@ START_TEST(validation_names_the_op) {
 }
 END_TEST
 
+/* jct_schedule_scale: sizes rounded to the nearest byte, never below 1,
+ * S scaled with them (0 stays unknown), the shape untouched; a bad factor
+ * or an overflow leaves the schedule as it was. */
+START_TEST(scale_sizes) {
+  jct_schedule_t *s;
+  char err[256];
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 4, 1u << 20, 1, err, sizeof err), 0);
+  uint32_t nops = s->nops;
+  uint64_t b0 = s->ops[0].bytes, S = s->bytes;
+  ck_assert_int_eq(jct_schedule_scale(s, 0.25, err, sizeof err), 0);
+  ck_assert_uint_eq(s->nops, nops);
+  ck_assert_uint_eq(s->ops[0].bytes, (b0 + 2) / 4);
+  ck_assert_uint_eq(s->bytes, S / 4);
+  ck_assert_int_eq(jct_schedule_scale(s, 1e-9, err, sizeof err), 0);
+  for (uint32_t i = 0; i < s->nops; i++) ck_assert_uint_eq(s->ops[i].bytes, 1);
+  uint64_t before = s->ops[0].bytes;
+  ck_assert_int_eq(jct_schedule_scale(s, 0, err, sizeof err), JCT_EINVAL);
+  ck_assert_int_eq(jct_schedule_scale(s, -1, err, sizeof err), JCT_EINVAL);
+  ck_assert_int_eq(jct_schedule_scale(s, 1.0 / 0.0, err, sizeof err), JCT_EINVAL);
+  s->ops[1].bytes = UINT64_MAX / 2;
+  ck_assert_int_eq(jct_schedule_scale(s, 4, err, sizeof err), JCT_EINVAL);
+  ck_assert_uint_eq(s->ops[0].bytes, before); /* untouched by the refused scale */
+  ck_assert_uint_eq(s->ops[1].bytes, UINT64_MAX / 2);
+  s->bytes = 0;
+  s->ops[1].bytes = 1;
+  ck_assert_int_eq(jct_schedule_scale(s, 3, err, sizeof err), 0);
+  ck_assert_uint_eq(s->bytes, 0);
+  ck_assert_uint_eq(s->ops[0].bytes, 3);
+  jct_schedule_free(s);
+}
+END_TEST
+
 START_TEST(json_round_trip) {
   char err[256], path[256];
   jct_schedule_t *a, *b;
@@ -205,6 +237,7 @@ Suite *schedule_suite(void) {
   tcase_add_test(core, ring_shape);
   tcase_add_test(core, all_algorithms);
   tcase_add_test(core, json_round_trip);
+  tcase_add_test(core, scale_sizes);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, synth_rejects);
