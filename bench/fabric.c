@@ -10,7 +10,7 @@
  *            as jctlab's switch has static entries), deleted afterwards;
  *   jct      jctlab's switch model (switch.h) with one libpcap port per
  *            sw<i>, driven on the nanosecond clock in a libuv loop exactly
- *            as harness/fabric.c drives it; PFC and ECN off;
+ *            as harness/fabric/fabric.c drives it; PFC and ECN off;
  *   jct+pfc  the same with PFC (XOFF 256 KiB, XON 128 KiB) and ECN
  *            (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2) on priority 3.
  * The jctlab modes build their switch from jct_switch_config_t here, as

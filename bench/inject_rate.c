@@ -3,7 +3,7 @@
  * switch with no injectors, in one run (bench/injectors runs it).
  *
  * The switch (include/jctlab/switch.h) has two ports; every frame enters
- * port 0 and leaves by port 1. The chain is harness/chain.h's, the one
+ * port 0 and leaves by port 1. The chain is harness/fabric/chain.h's, the one
  * `jctlab run --inject` installs: hooks on every port's ingress and egress,
  * each injector checking its port, side, window and where= before its
  * kind acts. The five injectors:

@@ -1,5 +1,5 @@
 /* Fuzz target for the orchestrator's side of the agents' protocol
- * (harness/agents.h): what an agent sends is outside input (a lab VM's
+ * (harness/lab/agents.h): what an agent sends is outside input (a lab VM's
  * kernel and agent, or a host on the network). The input's first byte
  * picks the phase the orchestrator is in (hello, listening, connected,
  * done for repetition 1); the rest is written, as the agent's bytes, into

@@ -1,6 +1,6 @@
 /* A schedule as a jansson object (internal): the shape jct_schedule_save
  * writes (include/jctlab/schedule.h), for messages that carry a schedule
- * (the agents' setup, harness/agents.h). */
+ * (the agents' setup, harness/lab/agents.h). */
 #ifndef JCT_SCHEDULE_JSON_H
 #define JCT_SCHEDULE_JSON_H
 

@@ -1,4 +1,4 @@
-/* The orchestrator's side of the agents' protocol (harness/agents.h), with
+/* The orchestrator's side of the agents' protocol (harness/lab/agents.h), with
  * fake agents on socketpairs: a hello is taken only from the rank it
  * names, a done's op timings land on the orchestrator's clock, and an
  * agent that breaks the protocol (not JSON, an answer nobody asked for,

@@ -13,7 +13,7 @@
  *   - Bad specs exit 2 with one line naming the bad word.
  *   - --pcap-drops holds one frame per dropped frame.
  *
- * Facts of the runs used here (harness/run.c, harness/ranks.c): rank i is
+ * Facts of the runs used here (harness/orch/run.c, harness/transport/uroce/ranks.c): rank i is
  * 198.18.0.(i+1); connection c's destination end is QP 0x101 + 2c, where
  * its data goes, and its PSNs start at (c * 2654435761) & 0xffffff, so
  * connection 0's start at 0. With path MTU 4096 a 4-rank ring of 1 MiB

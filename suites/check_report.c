@@ -1,4 +1,4 @@
-/* The reports a person reads (harness/report.h), from a result document
+/* The reports a person reads (harness/report/report.h), from a result document
  * built here: four valid cases (three of a sweep of p over 0, 0.001 and
  * 0.1, one outside it) and one invalid case with no figures at all.
  *   - --report DIR writes report.md, report.html and one SVG per plot:

@@ -1,4 +1,4 @@
-/* The ranks of a run over the uroce transport (harness/ranks.h). */
+/* The ranks of a run over the uroce transport (ranks.h). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <pcap/pcap.h>
