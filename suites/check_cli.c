@@ -193,6 +193,54 @@ START_TEST(truncated_capture) {
 }
 END_TEST
 
+/* No command writes a report, a schedule or JSON over a capture (as tshark
+ * will not overwrite its input): each refuses with exit 2, names the file,
+ * and the capture is left as it was, byte for byte. A file that is not a
+ * capture is written as before. */
+START_TEST(never_overwrites_a_capture) {
+  size_t len;
+  char *orig = slurp(JCT_SOURCE_DIR "/traces/ring8.pcap", &len);
+  ck_assert_ptr_nonnull(orig);
+  char cap[256], other[256];
+  craft_tmpname(cap, sizeof cap, ".pcap");
+  craft_tmpname(other, sizeof other, ".json");
+  FILE *f = fopen(cap, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(orig, 1, len, f), len);
+  fclose(f);
+  char json_eq[300];
+  snprintf(json_eq, sizeof json_eq, "--json=%s", cap);
+  /* (`inspect --timeline CAP` reads CAP as the trace: the word after
+   * --timeline or --json is a FILE only when it is not a capture.) */
+  char *cmds[][12] = {
+      {JCT_BINARY, "inspect", json_eq, DEFAULT_TRACE, NULL},
+      {JCT_BINARY, "schedule", cap, "-o", cap, NULL},
+      {JCT_BINARY, "schedule", DEFAULT_TRACE, "--json-report", cap, NULL},
+      {JCT_BINARY, "synth", "ring", "--ranks", "2", "--bytes", "1MiB", "-o", cap, NULL},
+      {JCT_BINARY, "replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--junit", cap,
+       NULL},
+  };
+  for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+    result_t r = run_cmd(cmds[i], NULL, 120);
+    ck_assert_msg(r.status == 2 && strstr(r.err, cap) && strstr(r.err, "is a capture"),
+                  "%s %s: exit %d: %s", cmds[i][1], cmds[i][2], r.status, r.err);
+    result_free(&r);
+    size_t now_len;
+    char *now = slurp(cap, &now_len);
+    ck_assert_msg(now && now_len == len && memcmp(now, orig, len) == 0, "%s %s changed the capture",
+                  cmds[i][1], cmds[i][2]);
+    free(now);
+  }
+  char *ok[] = {JCT_BINARY, "schedule", cap, "-o", other, "-q", NULL};
+  result_t r = run_cmd(ok, NULL, 120);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  result_free(&r);
+  free(orig);
+  unlink(cap);
+  unlink(other);
+}
+END_TEST
+
 static bool on_path(const char *prog) {
   char cmd[128];
   snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", prog);
@@ -372,6 +420,7 @@ Suite *cli_suite(void) {
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, bad_input);
   tcase_add_test(limits, truncated_capture);
+  tcase_add_test(limits, never_overwrites_a_capture);
   tcase_add_test(limits, rates);
   tcase_add_test(limits, times_and_numbers);
   suite_add_tcase(s, limits);

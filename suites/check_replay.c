@@ -332,6 +332,7 @@ START_TEST(bad_input) {
       {{"replay", "/nonexistent/incident.pcap", NULL}, "/nonexistent/incident.pcap"},
       {{"replay", "--path-mtu", "1000", NULL}, "--path-mtu"},
       {{"replay", "--max-degradation", "0.5", NULL}, "--max-degradation"},
+      {{"replay", "--max-degradation", "2", "--max-jct", "1ns", NULL}, "not both"},
       {{"run", "/nonexistent/s.yaml", NULL}, "/nonexistent/s.yaml"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

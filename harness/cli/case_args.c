@@ -25,7 +25,7 @@ static int shared(jct__case_args_t *o, const jct__case_cmd_t *cmd, const char *w
   if (!v) return jct__cmd_bad(cmd->prog, "%s needs a value", w);
   *dst = v;
   (*i)++;
-  return 1;
+  return dst == &o->report ? 1 : jct__cmd_output_ok(cmd->prog, w, v) ? 2 : 1;
 }
 
 int jct__case_args_read(jct__case_args_t *o, const jct__case_cmd_t *cmd, int argc, char **argv) {

@@ -181,6 +181,9 @@ static int parse(int argc, char **argv, args_t *a) {
   if (on_stdout > 1)
     return bad("only one of --json, --timeline and --packets can write to standard output; "
                "give the others a FILE");
+  if ((a->json && jct__cmd_output_ok("inspect", "--json", a->json_file)) ||
+      (a->timeline && jct__cmd_output_ok("inspect", "--timeline", a->timeline_file)))
+    return 2;
   return -1;
 }
 

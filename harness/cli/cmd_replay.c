@@ -115,6 +115,8 @@ static int parse(int argc, char **argv, args_t *a) {
     return bad("give a trace, a schedule or --synth, not two");
   if (a->r.synth && (!a->r.ranks || !a->r.bytes)) return bad("--synth needs --ranks and --bytes");
   if (a->r.schedule && a->o.input) return bad("give a trace or a schedule, not both");
+  if (a->budget.max_degradation > 0 && a->budget.max_jct_ns)
+    return bad("a second budget: give --max-degradation or --max-jct, not both");
   return -1;
 }
 

@@ -89,6 +89,9 @@ int jct__cmd_schedule(int argc, char **argv) {
     }
   }
   if (!trace) trace = JCT_DEFAULT_TRACE;
+  if (jct__cmd_output_ok("schedule", "-o", out) ||
+      jct__cmd_output_ok("schedule", "--json-report", json_report))
+    return 2;
   if (strcmp(out, "-") == 0 && json_report && strcmp(json_report, "-") == 0)
     return bad("the schedule and the JSON report cannot both go to standard output");
 

@@ -66,6 +66,7 @@ int jct__cmd_synth(int argc, char **argv) {
   if (!alg) return bad("which algorithm? ring, tree, halving-doubling or all-to-all");
   if (!ranks) return bad("--ranks is missing");
   if (!bytes) return bad("--bytes is missing");
+  if (jct__cmd_output_ok("synth", "-o", out)) return 2;
 
   char err[256];
   jct_schedule_t *s;

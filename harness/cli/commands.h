@@ -16,6 +16,12 @@
  * status for bad input (cmd_util.c). */
 int jct__cmd_bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Refuse to write an output (a report, a schedule, JSON) over a capture, as
+ * tshark refuses to overwrite its input: 0 when path is "-", NULL, new, or
+ * any file but a pcap or pcapng capture; else 2 after jct__cmd_bad() names
+ * the option and the file. (--pcap-out writes captures, as tcpdump -w.) */
+int jct__cmd_output_ok(const char *cmd, const char *opt, const char *path);
+
 /* The fabric options `jctlab run` and `jctlab replay` share (run_args.c):
  * try argv[*i] (and its value) as one of them. Returns 1 consumed (*i
  * moved past the value), 0 not a shared option, 2 bad (the message is on
