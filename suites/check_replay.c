@@ -333,6 +333,12 @@ START_TEST(bad_input) {
       {{"replay", "--path-mtu", "1000", NULL}, "--path-mtu"},
       {{"replay", "--max-degradation", "0.5", NULL}, "--max-degradation"},
       {{"replay", "--max-degradation", "2", "--max-jct", "1ns", NULL}, "not both"},
+      {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--inject",
+        "drop p=0.5 port=2", NULL},
+       "port=2 does not exist"},
+      {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--inject",
+        "pause prio=3 port=9 rate=1000/s", NULL},
+       "port=9 does not exist"},
       {{"run", "/nonexistent/s.yaml", NULL}, "/nonexistent/s.yaml"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

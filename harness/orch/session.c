@@ -214,6 +214,18 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
     jct__session_free(s);
     return rc;
   }
+  /* The switch has one port per rank: an injector on another sees nothing
+   * (and a pause storm there would be for a rank that does not exist). */
+  for (size_t i = 0; i < jct__chain_len(s->chain); i++) {
+    const jct_injector_t *inj = jct__chain_get(s->chain, i);
+    if (!inj->all_ports && inj->port >= o->schedule->nranks) {
+      rc = jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: port=%u does not exist: the fabric's ports are 0 to %u, one per rank",
+                     inj->spec, inj->port, o->schedule->nranks - 1);
+      jct__session_free(s);
+      return rc;
+    }
+  }
   if (o->fault_log && !(s->fault_log = fopen(o->fault_log, "w"))) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: %s", o->fault_log, strerror(errno));
     jct__session_free(s);
