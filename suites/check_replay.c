@@ -339,6 +339,10 @@ START_TEST(bad_input) {
       {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--inject",
         "pause prio=3 port=9 rate=1000/s", NULL},
        "port=9 does not exist"},
+      {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1TiB", "--inject", "drop p=0",
+        NULL},
+       "at most 2^31 bytes"},
+      {{"run", "--synth", "ring", "--ranks", "2", "--bytes", "1TiB", NULL}, "at most 2^31 bytes"},
       {{"run", "/nonexistent/s.yaml", NULL}, "/nonexistent/s.yaml"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

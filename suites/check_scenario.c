@@ -180,6 +180,22 @@ START_TEST(shipped_postmortem) {
 END_TEST
 
 /* Defaults, every key, and the names a scenario and a case get by default. */
+/* lab: N means the lab's soft-RoCE VMs, whose ranks run verbs: without a
+ * transport: key it is verbs (it once ran uroce silently), and transport:
+ * uroce beside it is refused at the transport's value. */
+START_TEST(lab_means_verbs) {
+  jct__scenario_t *s = load_text(SYNTH "lab: 4\ncases: [{inject: \"drop p=0.1\"}]\n");
+  ck_assert_int_eq(s->run.transport, JCT_TRANSPORT_VERBS);
+  ck_assert_uint_eq(s->run.lab_ranks, 4);
+  jct__scenario_free(s);
+  s = load_text(SYNTH "cases: [{inject: \"drop p=0.1\"}]\n");
+  ck_assert_int_eq(s->run.transport, JCT_TRANSPORT_UROCE);
+  jct__scenario_free(s);
+  load_bad(SYNTH "transport: uroce\nlab: 4\ncases: [{inject: \"drop p=0.1\"}]\n", 2, 12,
+           "run verbs, not uroce");
+}
+END_TEST
+
 START_TEST(keys_and_defaults) {
   jct__scenario_t *s = load_text(SYNTH "cases: [{inject: \"drop p=0.1\"}]\n");
   ck_assert_str_ne(s->name, "");
@@ -804,6 +820,7 @@ Suite *scenario_suite(void) {
   tcase_add_test(core, shipped_delay_jitter);
   tcase_add_test(core, shipped_postmortem);
   tcase_add_test(core, keys_and_defaults);
+  tcase_add_test(core, lab_means_verbs);
   tcase_add_test(core, relative_schedule);
   suite_add_tcase(s, core);
   TCase *sweep = tcase_create("sweep");

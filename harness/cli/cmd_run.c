@@ -99,13 +99,25 @@ static void print_injectors(const jct_run_result_t *r) {
   }
 }
 
+/* A transport figure, or "n/a" where the transport does not count it. */
+static void count_or_na(const jct_transport_stats_t *t, uint32_t bit, uint64_t v, char out[24]) {
+  if (t->counted & bit)
+    snprintf(out, 24, "%llu", (unsigned long long)v);
+  else
+    snprintf(out, 24, "n/a");
+}
+
 static void print_table(const args_t *a, const jct_run_result_t *r) {
   const jct_schedule_t *s = a->r.run.schedule;
   char b1[32], b2[32], b3[32];
-  printf("jctlab run: %s, %u ranks, %s, %s links, delay %s, uroce (PMTU %u), PFC %s\n",
+  const jct_run_opts_t *o = &a->r.run;
+  const char *on = o->transport != JCT_TRANSPORT_VERBS ? "uroce"
+                   : o->lab_ranks                      ? "verbs (rxe lab)"
+                                                       : "verbs (agents)";
+  printf("jctlab run: %s, %u ranks, %s, %s links, delay %s, %s (PMTU %u), PFC %s\n",
          s->algorithm[0] ? s->algorithm : "schedule", s->nranks, jct__fmt_bytes(s->bytes, b1, 32),
-         jct__fmt_rate(a->r.run.rate_bps, b2, 32), jct__fmt_ns(a->r.run.prop_delay_ns, b3, 32),
-         a->r.run.path_mtu_bytes ? a->r.run.path_mtu_bytes : 4096, a->r.run.pfc ? "on" : "off");
+         jct__fmt_rate(o->rate_bps, b2, 32), jct__fmt_ns(o->prop_delay_ns, b3, 32), on,
+         o->path_mtu_bytes ? o->path_mtu_bytes : 4096, o->pfc ? "on" : "off");
   printf("\n  %4s  %14s\n", "rep", "JCT");
   for (uint32_t i = 0; i < r->reps; i++)
     printf("  %4u  %14s\n", i + 1, jct__fmt_ns(r->jct_ns[i], b1, 32));
@@ -127,10 +139,15 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          jct__fmt_ns(r->lateness_max_ns, b3, 32), r->cpu_busy * 100,
          r->loop_bound ? "the LOOP, not the emulated link, set the pace"
                        : "the emulated link set the pace");
-  printf("transport  %llu packets (%llu data), %llu retransmitted, %llu NAKs, %llu timeouts\n",
-         (unsigned long long)r->transport.packets, (unsigned long long)r->transport.data_packets,
-         (unsigned long long)r->transport.retx_packets, (unsigned long long)r->transport.naks,
-         (unsigned long long)r->transport.timeouts);
+  const jct_transport_stats_t *t = &r->transport;
+  char f[5][24];
+  count_or_na(t, JCT_TSTAT_PACKETS, t->packets, f[0]);
+  count_or_na(t, JCT_TSTAT_DATA_PACKETS, t->data_packets, f[1]);
+  count_or_na(t, JCT_TSTAT_RETX_PACKETS, t->retx_packets, f[2]);
+  count_or_na(t, JCT_TSTAT_NAKS, t->naks, f[3]);
+  count_or_na(t, JCT_TSTAT_TIMEOUTS, t->timeouts, f[4]);
+  printf("transport  %s packets (%s data), %s retransmitted, %s NAKs, %s timeouts%s\n", f[0], f[1],
+         f[2], f[3], f[4], t->counted == JCT_TSTAT_ALL ? "" : " (n/a: the device does not count it)");
   print_fabric(r);
   print_injectors(r);
 }

@@ -7,6 +7,7 @@
 
 #include "common/errf.h"
 #include "jctlab/error.h"
+#include "jctlab/roce.h"
 #include "jctlab/run.h"
 #include "session.h"
 
@@ -52,6 +53,12 @@ int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen) {
                      (unsigned long long)o->rate_bps);
   if (o->schedule->bytes == 0)
     return jct__errf(err, errlen, JCT_EINVAL, "the schedule does not say its size (\"bytes\")");
+  for (uint32_t i = 0; i < o->schedule->nops; i++)
+    if (o->schedule->ops[i].bytes > JCT_ROCE_MAX_MSG_BYTES)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "op %u is a message of %llu bytes: a RoCE message is at most 2^31 bytes "
+                       "(split it, or give more ranks or channels)",
+                       i, (unsigned long long)o->schedule->ops[i].bytes);
   if (o->ninject > JCT_RUN_MAX_INJECTORS)
     return jct__errf(err, errlen, JCT_EINVAL, "%u injectors: at most %u", o->ninject,
                      JCT_RUN_MAX_INJECTORS);

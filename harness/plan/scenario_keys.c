@@ -121,7 +121,7 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
         jct__sc_kind(root));
   int rc = jct__sc_check_keys(c, root, "scenario");
   if (rc) return rc;
-  const yaml_node_t *src = NULL, *mtu_node = NULL;
+  const yaml_node_t *src = NULL, *mtu_node = NULL, *transport_node = NULL, *lab_node = NULL;
   yaml_node_t *cases = NULL;
   uint64_t u;
   JCT_SC_FOR_PAIRS(c, root, k, kn, v) {
@@ -137,6 +137,7 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
           !(rc = jct__sc_scalar(c, v, k, &p)))
         rc = *p ? resolve(c, v, k, p, &s->input) : jct__sc_at(c, v, "%s: empty", k);
     } else if (!strcmp(k, "transport")) {
+      transport_node = v;
       const char *t;
       if (!(rc = jct__sc_scalar(c, v, k, &t)) && jct__transport_parse(t, &s->run.transport))
         rc = jct__sc_at(c, v, "transport: '%s' is not uroce or verbs", t);
@@ -168,6 +169,7 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       if (!(rc = jct__sc_count(c, v, k, 1, JCT_RUN_MAX_REPS, &u))) s->run.reps = (uint32_t)u;
     } else if (!strcmp(k, "lab")) {
       if (!(rc = jct__sc_count(c, v, k, 2, 64, &u))) s->run.lab_ranks = (uint32_t)u;
+      lab_node = v;
     } else if (!strcmp(k, "seed")) {
       rc = jct__sc_count(c, v, k, 0, UINT64_MAX, &s->run.seed);
     } else if (!strcmp(k, "scale")) {
@@ -188,6 +190,11 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
   if (!src)
     return jct__sc_at(
         c, root, "no source: give synth: {algorithm, ranks, bytes}, trace: FILE or schedule: FILE");
+  /* lab: N means soft-RoCE VMs, whose ranks run verbs (as --lab). */
+  if (lab_node && transport_node && s->run.transport != JCT_TRANSPORT_VERBS)
+    return jct__sc_at(c, transport_node, "transport: the lab's ranks (lab: %u) run verbs, not uroce",
+                      s->run.lab_ranks);
+  if (lab_node) s->run.transport = JCT_TRANSPORT_VERBS;
   uint32_t pmtu = s->run.path_mtu_bytes ? s->run.path_mtu_bytes : 4096;
   if (mtu_node && s->run.mtu < pmtu + UROCE_HEADROOM_BYTES)
     return jct__sc_at(c, mtu_node,

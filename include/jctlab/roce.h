@@ -30,6 +30,9 @@
 #define JCT_CNP_PAYLOAD_BYTES 16 /* reserved bytes after the BTH of a CNP */
 #define JCT_PSN_MASK 0xffffffu   /* PSNs are 24-bit and wrap */
 #define JCT_QPN_MASK 0xffffffu
+/* The longest message a QP carries: 2^31 bytes (IBA Vol. 1, the 2 GiB
+ * message limit of the reliable connected service; Linux rxe refuses more). */
+#define JCT_ROCE_MAX_MSG_BYTES 0x80000000u
 
 /* Opcodes used by RoCEv2 (IBA Vol. 1 table 9-1; CNP from Annex A17). */
 enum jct_opcode {

@@ -205,7 +205,7 @@ static int post_cts(jct_exec_t *e, uint32_t conn) {
 static int post_send(jct_exec_t *e, uint32_t conn, uint32_t op, uint64_t bytes) {
   jct__ranks_t *R = jct_exec_data(e);
   endpoint_t *ep = &R->eps[2 * conn];
-  if (bytes > (1u << 31)) return JCT_EINVAL;
+  if (bytes > JCT_ROCE_MAX_MSG_BYTES) return JCT_EINVAL;
   jct_uroce_wr_t wr = {.wr_id = op, .bytes = (uint32_t)bytes, .has_imm = true, .imm = op};
   R->ranks[ep->rank].dirty = true;
   return jct_uroce_post_write(ep->qp, &wr, NULL, 0);

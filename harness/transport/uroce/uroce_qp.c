@@ -35,7 +35,6 @@
 #include "jctlab/error.h"
 #include "uroce_loc.h"
 
-#define MAX_MSG_BYTES 0x80000000u
 #define RXE_SPORT_BASE 0xc000u      /* rxe: RXE_ROCE_V2_SPORT */
 #define GOLDEN_RATIO_32 0x61c88647u /* Linux hash_32() multiplier */
 
@@ -120,7 +119,7 @@ int jct_uroce_post_write(jct_uroce_qp_t *qp, const jct_uroce_wr_t *wr, char *err
   if (qp->error)
     return jct__errf(err, errlen, JCT_EINVAL, "uroce: QP 0x%x is in the error state",
                      qp->cfg.local_qpn);
-  if (wr->bytes > MAX_MSG_BYTES)
+  if (wr->bytes > JCT_ROCE_MAX_MSG_BYTES)
     return jct__errf(err, errlen, JCT_EINVAL, "uroce: message of %u bytes is over 2^31", wr->bytes);
   if (qp->sq.tail_seq - qp->sq.head_seq >= qp->cfg.sq_depth)
     return jct__errf(err, errlen, JCT_ENOMEM, "uroce: send queue full (%u messages outstanding)",
