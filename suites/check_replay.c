@@ -73,21 +73,21 @@ static json_t *case_at(json_t *doc, size_t i) {
 
 START_TEST(sweep_interleaves_without_mixing) {
   const char *args[] = {"replay", "--synth", "ring",  "--ranks", "4",        "--bytes",
-                        "256KiB", "--rate",  "50mbit", "--reps", "3",        "--timeout",
+                        "256KiB", "--rate",  "50mbit", "--reps", "5",        "--timeout",
                         "14",     "--inject", "drop p=[0, 0.03]", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
   ck_assert_msg(status == 0, "exit %d: %s", status, err);
   ck_assert_int_eq(jint(doc, "jctlab_result"), 1);
-  ck_assert_int_eq(jint(doc, "reps"), 3);
+  ck_assert_int_eq(jint(doc, "reps"), 5);
   ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 2);
   for (size_t i = 0; i < 2; i++) {
     json_t *c = case_at(doc, i);
     ck_assert_str_eq(json_string_value(json_object_get(c, "verdict")), "none");
     ck_assert_double_eq_tol(jnum(c, "sweep.value"), i ? 0.03 : 0, 1e-12);
-    ck_assert_uint_eq(json_array_size(jget(c, "baseline.jct_ns")), 3);
-    ck_assert_uint_eq(json_array_size(jget(c, "faulted.jct_ns")), 3);
+    ck_assert_uint_eq(json_array_size(jget(c, "baseline.jct_ns")), 5);
+    ck_assert_uint_eq(json_array_size(jget(c, "faulted.jct_ns")), 5);
     /* The baseline never met an injector. */
     ck_assert_int_eq(jint(c, "baseline_transport.retransmitted_packets"), 0);
     ck_assert_int_eq(jint(c, "baseline_transport.naks"), 0);
@@ -233,6 +233,10 @@ START_TEST(postmortem_of_the_default_trace) {
   }
   ck_assert_int_ge(planned, 20); /* the trace lost 27 first transmissions */
   ck_assert_int_eq(dropped, 2 * planned);
+  /* Two repetitions a side: a median, and no interval (JCT_REPLAY_MIN_REPS_CI). */
+  ck_assert(jnum(c, "degradation.median") > 0);
+  ck_assert(json_is_null(jget(c, "degradation.ci95_low")));
+  ck_assert(json_is_null(jget(c, "degradation.ci95_high")));
   ck_assert_int_eq(jint(c, "baseline_transport.retransmitted_packets"), 0);
   ck_assert_int_gt(jint(c, "transport.retransmitted_packets"), 0);
   ck_assert(jnum(c, "degradation.median") > 1.0);

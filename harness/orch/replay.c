@@ -1,6 +1,7 @@
 /* Replay: baseline and faulted repetitions interleaved on one session,
  * then their statistics (include/jctlab/replay.h). */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,7 @@ static void finish(const jct_run_opts_t *o, jct_replay_result_t *r) {
     b[i] = r->baseline[i].jct_ns, f[i] = r->faulted[i].jct_ns;
   jct_replay_side_t bs = r->b, fs = r->f; /* keep the sums */
   jct_replay_stats(b, f, k, o->seed, &r->b, &r->f, &r->degradation, &r->ci95_low, &r->ci95_high);
+  if (k < JCT_REPLAY_MIN_REPS_CI) r->ci95_low = r->ci95_high = NAN;
   r->b.transport = bs.transport, r->b.fabric = bs.fabric, r->b.paused_ns = bs.paused_ns;
   r->f.transport = fs.transport, r->f.fabric = fs.fabric, r->f.paused_ns = fs.paused_ns;
   r->b.dev = bs.dev, r->f.dev = fs.dev;

@@ -1,6 +1,7 @@
 /* JUnit XML for CI systems (junit.h): counts first, then one testcase per
  * fault case; every string that came from a user (case names, specs) or a
  * run (why it was invalid) goes through jct__xml_escape() on its way out. */
+#include <math.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "jctlab/error.h"
 #include "junit.h"
 #include "harness/base/units.h"
+#include "jctlab/replay.h"
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
@@ -102,6 +104,7 @@ static void property_u64(FILE *f, const char *name, uint64_t v) {
 
 /* digits: significant digits (17: the double exactly). */
 static void property_num(FILE *f, const char *name, int digits, double v) {
+  if (isnan(v)) return; /* no figure (an interval from too few repetitions) */
   char b[64];
   snprintf(b, sizeof b, "%.*g", digits, v);
   property(f, name, b);
@@ -113,10 +116,14 @@ void jct__junit_case_summary(const jct__junit_case_t *c, char *buf, size_t len) 
     snprintf(buf, len, "invalid run: %s", c->message ? c->message : "(no reason given)");
     return;
   }
-  int k = snprintf(
-      buf, len, "degradation %.3f (95%% CI %.3f to %.3f), median JCT %s faulted, %s baseline",
-      c->degradation, c->ci95_low, c->ci95_high, jct__fmt_ns(c->faulted_median_ns, b1, sizeof b1),
-      jct__fmt_ns(c->baseline_median_ns, b2, sizeof b2));
+  char ci[64];
+  if (isnan(c->ci95_low) || isnan(c->ci95_high))
+    snprintf(ci, sizeof ci, "no 95%% CI under %u repetitions", JCT_REPLAY_MIN_REPS_CI);
+  else
+    snprintf(ci, sizeof ci, "95%% CI %.3f to %.3f", c->ci95_low, c->ci95_high);
+  int k = snprintf(buf, len, "degradation %.3f (%s), median JCT %s faulted, %s baseline",
+                   c->degradation, ci, jct__fmt_ns(c->faulted_median_ns, b1, sizeof b1),
+                   jct__fmt_ns(c->baseline_median_ns, b2, sizeof b2));
   if (k < 0 || (size_t)k >= len) return;
   const char *verb = c->verdict == JCT_VERDICT_FAIL ? "exceeds" : "within";
   if (c->verdict == JCT_VERDICT_NONE)

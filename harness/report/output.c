@@ -1,4 +1,5 @@
 /* Where a result document goes (output.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,8 +22,10 @@ static uint64_t u64_at(const json_t *o, const char *a, const char *b) {
   return json_is_integer(x) ? (uint64_t)json_integer_value(x) : 0;
 }
 
+/* o.a.b as a number; NaN when it is null or absent. */
 static double num_at(const json_t *o, const char *a, const char *b) {
-  return json_number_value(json_object_get(json_object_get(o, a), b));
+  const json_t *v = json_object_get(json_object_get(o, a), b);
+  return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 static int write_junit(const json_t *doc, const char *path, const char *prog) {

@@ -8,6 +8,7 @@
 
 #include "report_int.h"
 #include "harness/base/units.h"
+#include "jctlab/replay.h"
 
 const json_t *jct__rget(const json_t *o, const char *path) {
   const char *p = path;
@@ -74,6 +75,8 @@ char *jct__rfmt_degradation(const json_t *c, char *buf, size_t len) {
   if (!jct__rnum(c, "degradation.median", &m)) return na(buf, len);
   if (jct__rnum(c, "degradation.ci95_low", &lo) && jct__rnum(c, "degradation.ci95_high", &hi))
     snprintf(buf, len, "%.3f [%.3f, %.3f]", m, lo, hi);
+  else if (json_is_null(jct__rget(c, "degradation.ci95_low"))) /* too few repetitions */
+    snprintf(buf, len, "%.3f [no interval under %u repetitions]", m, JCT_REPLAY_MIN_REPS_CI);
   else
     snprintf(buf, len, "%.3f", m);
   return buf;

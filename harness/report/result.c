@@ -1,4 +1,5 @@
 /* The result document: a replay's figures as JSON (result.h). */
+#include <math.h>
 #include <string.h>
 
 #include "harness/orch/names.h"
@@ -19,6 +20,11 @@ jct__verdict_kind_t jct__verdict_of(const jct_replay_result_t *r, const jct__bud
 const char *jct__verdict_name(jct__verdict_kind_t v) {
   static const char *const names[] = {"none", "pass", "fail", "invalid"};
   return (unsigned)v < 4 ? names[v] : "none";
+}
+
+/* A real, or null where there is no figure (NaN). */
+static json_t *real_or_null(double v) {
+  return isnan(v) ? json_null() : json_real(v);
 }
 
 static json_t *u64(uint64_t v) {
@@ -184,8 +190,9 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
   json_object_set_new(c, "faulted", side_json(r, &r->f, r->faulted));
   if (r->valid) {
     json_object_set_new(c, "degradation",
-                        json_pack("{s:f,s:f,s:f}", "median", r->degradation, "ci95_low",
-                                  r->ci95_low, "ci95_high", r->ci95_high));
+                        json_pack("{s:f,s:o,s:o}", "median", r->degradation, "ci95_low",
+                                  real_or_null(r->ci95_low), "ci95_high",
+                                  real_or_null(r->ci95_high)));
     double scale = in->scale > 0 ? in->scale : 1;
     if (scale != 1 && in->captured_rate_bps) {
       /* Bandwidth-bound projection: sizes back to 1/scale, rate to the captured one. */

@@ -39,6 +39,12 @@
 
 #define JCT_REP_MAX_BINS 200
 #define JCT_REPLAY_BOOTSTRAP 2000
+/* Fewer repetitions a side than this and the interval is not given
+ * (ci95_low and ci95_high are NaN, null in JSON): a percentile bootstrap
+ * of a median of 1 to 4 values takes a handful of distinct values, so the
+ * "interval" of one repetition is a point and two seeded runs of two give
+ * intervals that do not overlap. The median is reported all the same. */
+#define JCT_REPLAY_MIN_REPS_CI 5
 
 /* One repetition. */
 typedef struct {
