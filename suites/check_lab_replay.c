@@ -87,7 +87,7 @@ START_TEST(test_one_drop_one_nak) {
   ck_assert_msg(r.status == 0, "jctlab replay --lab 2 exited %d:\n%s", r.status, r.err);
   ck_assert_str_eq(json_string_value(jget(doc, "fabric.transport")), "verbs (rxe lab)");
   json_t *c = jget(doc, "cases.0");
-  ck_assert_msg(!json_object_get(c, "invalid_why"), "invalid: %s",
+  ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "invalid: %s",
                 json_string_value(json_object_get(c, "invalid_why")));
   ck_assert_int_eq(jint(c, "drops.injectors.0.dropped"), 2);
   ck_assert_int_eq(jint(c, "device_counters.rcvd_seq_err"), 2);

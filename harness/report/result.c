@@ -185,7 +185,9 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
                           ? json_pack("{s:I}", "max_jct_ns", (json_int_t)m->budget.max_jct_ns)
                           : json_null());
   json_object_set_new(c, "verdict", json_string(jct__verdict_name(v)));
-  if (!r->valid) json_object_set_new(c, "invalid_why", json_string(r->invalid_why));
+  /* Every key is always there, null where it has no value (an invalid run
+   * has no degradation, critical path, timeline or projection). */
+  json_object_set_new(c, "invalid_why", r->valid ? json_null() : json_string(r->invalid_why));
   json_object_set_new(c, "baseline", side_json(r, &r->b, r->baseline));
   json_object_set_new(c, "faulted", side_json(r, &r->f, r->faulted));
   if (r->valid) {
@@ -204,6 +206,9 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
     } else {
       json_object_set_new(c, "projected", json_null());
     }
+  } else {
+    json_object_set_new(c, "degradation", json_null());
+    json_object_set_new(c, "projected", json_null());
   }
   json_object_set_new(c, "transport", transport_json(&r->f.transport));
   json_object_set_new(c, "baseline_transport", transport_json(&r->b.transport));
@@ -220,6 +225,10 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
     json_object_set_new(c, "retransmissions",
                         json_pack("{s:I,s:o,s:o}", "bin_ns", (json_int_t)f->bin_ns, "baseline",
                                   bins_json(b), "faulted", bins_json(f)));
+  } else {
+    json_object_set_new(c, "critical_path", json_null());
+    json_object_set_new(c, "timeline", json_null());
+    json_object_set_new(c, "retransmissions", json_null());
   }
   json_object_set_new(c, "lateness",
                       json_pack("{s:I,s:I,s:I,s:f}", "p50_ns", (json_int_t)r->lateness_p50_ns,
