@@ -382,7 +382,7 @@ START_TEST(text_table) {
       "case 4: burst|2 drop_x\n",
       "case 5: link <flap>\n",
       "  JCT median                12.0 ms          27.0 ms\n",
-      "  degradation      2.250 [2.200, 2.300] (faulted / baseline median, 95% interval)\n",
+      "  degradation      2.250 [2.200, 2.300] (faulted / baseline median [95% interval])\n",
       "  degradation      1.100 [1.050, 1.150]",
       "  retransmitted    1003 packets (3.92 MiB), 501 NAKs, 1 timeouts, 0 CNPs\n",
       "  drops            #1 'drop p=0.1' (drop, seed 7): 5000 seen, 5000 matched, 1003 dropped",
@@ -431,6 +431,16 @@ START_TEST(sparse_documents) {
   ck_assert_uint_eq(count(buf, "\ncase "), 5);
   free(buf);
   remove_dir(dir);
+  json_decref(doc);
+  /* An interval that is null (too few repetitions) says so; an absent one
+   * leaves the median alone (case b above). */
+  doc = json_pack("{s:i,s:[{s:s,s:{s:f,s:n,s:n}}]}", "jctlab_result", 1, "cases", "name", "d",
+                  "degradation", "median", 1.3, "ci95_low", "ci95_high");
+  f = open_memstream(&buf, &len);
+  jct__report_text(f, doc);
+  fclose(f);
+  ck_assert_msg(strstr(buf, "1.300 [no interval under 5 repetitions]"), "%s", buf);
+  free(buf);
   json_decref(doc);
   /* No case at all: the reports, no plot. */
   doc = json_pack("{s:i,s:[]}", "jctlab_result", 1, "cases");

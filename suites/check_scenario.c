@@ -89,7 +89,7 @@ START_TEST(shipped_loss_sweep) {
   ck_assert(!s->run.pfc);
   ck_assert_uint_eq(s->run.timeout, 14);
   ck_assert_uint_eq(s->run.retry_cnt, 7);
-  ck_assert_uint_eq(s->run.reps, 3);
+  ck_assert_uint_eq(s->run.reps, 5);
   ck_assert_uint_eq(s->run.seed, 1);
   ck_assert(s->scale == 1);
   ck_assert_int_eq(s->run.transport, JCT_TRANSPORT_UROCE);
@@ -104,15 +104,15 @@ START_TEST(shipped_loss_sweep) {
     ck_assert_str_eq(c->inject[0], specs[i]);
     ck_assert_str_eq(c->sweep_key, "p");
     ck_assert(c->sweep_value == values[i]);
-    ck_assert(c->budget.max_degradation == 1.15);
+    ck_assert(c->budget.max_degradation == 1.5);
     ck_assert_uint_eq(c->budget.max_jct_ns, 0);
     ck_assert(!c->pfc && !c->trace_faults);
-    ck_assert_uint_eq(c->line, 16);
+    ck_assert_uint_eq(c->line, 19);
   }
   jct_run_opts_t o = {0};
   jct__scenario_case_opts(s, &s->cases[2], &o);
   ck_assert_uint_eq(o.rate_bps, 100000000u);
-  ck_assert_uint_eq(o.reps, 3);
+  ck_assert_uint_eq(o.reps, 5);
   ck_assert_uint_eq(o.timeout, 14);
   ck_assert_uint_eq(o.retry_cnt, 7);
   ck_assert(!o.pfc && !o.ecn && !o.pfc_watchdog);
@@ -153,7 +153,7 @@ START_TEST(shipped_delay_jitter) {
   for (uint32_t i = 0; i < s->ncases; i++) {
     ck_assert_ptr_null(s->cases[i].sweep_key);
     ck_assert(s->cases[i].sweep_value == 0);
-    ck_assert(s->cases[i].budget.max_degradation == 1.2);
+    ck_assert(s->cases[i].budget.max_degradation == (i == 3 ? 1.6 : 1.2));
   }
   jct__scenario_free(s);
 }

@@ -111,7 +111,7 @@ static void one_case(FILE *out, const json_t *c, size_t index) {
     fprintf(out, "  %-16s %*s %*s\n", "JCT projected", COL,
             jct__rfmt_ns(c, "projected.baseline_jct_ns", s[0], 32), COL,
             jct__rfmt_ns(c, "projected.faulted_jct_ns", s[1], 32));
-  fprintf(out, "  %-16s %s (faulted / baseline median, 95%% interval)\n", "degradation",
+  fprintf(out, "  %-16s %s (faulted / baseline median [95%% interval])\n", "degradation",
           jct__rfmt_degradation(c, buf, sizeof buf));
   fprintf(out, "  %-16s %s packets (%s), %s NAKs, %s timeouts, %s CNPs\n", "retransmitted",
           jct__rfmt_count(c, "transport.retransmitted_packets", s[0], 32),
