@@ -84,7 +84,7 @@ START_TEST(shipped_loss_sweep) {
   ck_assert_uint_eq(s->synth.bytes, 1u << 20);
   ck_assert_uint_eq(s->synth.channels, 1);
   ck_assert_ptr_null(s->input);
-  ck_assert_uint_eq(s->run.rate_bps, 100000000u);
+  ck_assert_uint_eq(s->run.rate_bps, 50000000u);
   ck_assert_uint_eq(s->run.prop_delay_ns, 1000);
   ck_assert(!s->run.pfc);
   ck_assert_uint_eq(s->run.timeout, 14);
@@ -107,11 +107,11 @@ START_TEST(shipped_loss_sweep) {
     ck_assert(c->budget.max_degradation == 1.5);
     ck_assert_uint_eq(c->budget.max_jct_ns, 0);
     ck_assert(!c->pfc && !c->trace_faults);
-    ck_assert_uint_eq(c->line, 19);
+    ck_assert_uint_eq(c->line, 21);
   }
   jct_run_opts_t o = {0};
   jct__scenario_case_opts(s, &s->cases[2], &o);
-  ck_assert_uint_eq(o.rate_bps, 100000000u);
+  ck_assert_uint_eq(o.rate_bps, 50000000u);
   ck_assert_uint_eq(o.reps, 5);
   ck_assert_uint_eq(o.timeout, 14);
   ck_assert_uint_eq(o.retry_cnt, 7);
