@@ -146,6 +146,8 @@ START_TEST(bad_input) {
   expect_bad(rate, "--link-rate", "fast");
   char *two[] = {JCT_BINARY, "inspect", "--json", "--packets", NULL};
   expect_bad(two, "standard output", NULL);
+  char *eq[] = {JCT_BINARY, "inspect", "--json=", NULL};
+  expect_bad(eq, "--json=", "needs a file");
   char *cmd[] = {JCT_BINARY, "frobnicate", NULL};
   expect_bad(cmd, "frobnicate", "unknown command");
 

@@ -350,6 +350,12 @@ START_TEST(bad_input) {
         NULL},
        "at most 2^31 bytes"},
       {{"run", "--synth", "ring", "--ranks", "2", "--bytes", "1TiB", NULL}, "at most 2^31 bytes"},
+      {{"replay", "--synth", "ring", "--ranks", "0", "--bytes", "1MiB", NULL}, "2 or more"},
+      {{"replay", "--json", "/nonexistent/first.json", NULL}, "--json given twice"},
+      {{"replay", "--junit=", NULL}, "--junit needs a value"},
+      {{"run", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--json", "/nonexistent/x",
+        NULL},
+       "--json given twice"},
       {{"run", "/nonexistent/s.yaml", NULL}, "/nonexistent/s.yaml"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -17,14 +17,20 @@ static int shared(jct__case_args_t *o, const jct__case_cmd_t *cmd, const char *w
     o->input = w;
     return 1;
   }
-  const char **dst = !strcmp(w, "--json")     ? &o->json
-                     : !strcmp(w, "--junit")  ? &o->junit
-                     : !strcmp(w, "--report") ? &o->report
-                                              : NULL;
+  /* --json FILE or --json=FILE, as tshark's and tcpdump's long options. */
+  const char *eq = strchr(w, '=');
+  size_t n = eq ? (size_t)(eq - w) : strlen(w);
+  const char **dst = !strncmp(w, "--json", n) && n == 6    ? &o->json
+                     : !strncmp(w, "--junit", n) && n == 7  ? &o->junit
+                     : !strncmp(w, "--report", n) && n == 8 ? &o->report
+                                                            : NULL;
   if (!dst) return 0;
-  if (!v) return jct__cmd_bad(cmd->prog, "%s needs a value", w);
+  if (eq) v = eq + 1;
+  if (!v || !*v) return jct__cmd_bad(cmd->prog, "%.*s needs a value", (int)n, w);
+  if (*dst)
+    return jct__cmd_bad(cmd->prog, "%.*s given twice ('%s' and '%s')", (int)n, w, *dst, v);
   *dst = v;
-  (*i)++;
+  if (!eq) (*i)++;
   return dst == &o->report ? 1 : jct__cmd_output_ok(cmd->prog, w, v) ? 2 : 1;
 }
 

@@ -150,6 +150,7 @@ static int parse(int argc, char **argv, args_t *a) {
     } else if (IS("--json")) {
       a->json = true;
       a->json_file = eq ? eq + 1 : optional_file(argc, argv, &i);
+      if (eq && !eq[1]) return bad("--json= needs a file ('-' for standard output)");
     } else if (IS("--timeline")) {
       a->timeline = true;
       if (eq && strcmp(eq + 1, "json") == 0)

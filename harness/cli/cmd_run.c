@@ -61,9 +61,12 @@ static int parse(int argc, char **argv, args_t *a) {
     if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
       printf(usage_text, jct__run_args_help);
       return 0;
-    } else if (!strcmp(w, "--json")) {
-      if (i + 1 >= argc) return bad("--json needs a file");
-      a->json = argv[++i];
+    } else if (!strcmp(w, "--json") || !strncmp(w, "--json=", 7)) {
+      const char *v = w[6] == '=' ? w + 7 : i + 1 < argc ? argv[++i] : NULL;
+      if (!v || !*v) return bad("--json needs a file");
+      if (a->json) return bad("--json given twice ('%s' and '%s')", a->json, v);
+      if (jct__cmd_output_ok("run", "--json", v)) return 2;
+      a->json = v;
     } else {
       return bad("unknown option '%s'", w);
     }

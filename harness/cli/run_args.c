@@ -78,8 +78,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--schedule")) {
     a->schedule = v;
   } else if (!strcmp(w, "--ranks")) {
-    if (jct__parse_count(v, 1u << 20, &a->ranks))
-      return bad(prog, "%s: '%s' is not a number", w, v);
+    if (jct__parse_count(v, 1u << 20, &a->ranks) || a->ranks < 2)
+      return bad(prog, "%s %s: not a number of ranks (2 or more)", w, v);
     if (r->lab_ranks && a->ranks != r->lab_ranks)
       return bad(prog, "--ranks %s: the lab has %u", v, r->lab_ranks);
   } else if (!strcmp(w, "--agents")) {
