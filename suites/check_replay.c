@@ -368,6 +368,20 @@ START_TEST(bad_input) {
     ck_assert_ptr_null(doc);
     free(err);
   }
+  /* A sweep of 257 values: the scenario files' limit on cases holds here too. */
+  char sweep[4096] = "drop p=[0";
+  for (int v = 1; v <= 256; v++)
+    snprintf(sweep + strlen(sweep), sizeof sweep - strlen(sweep), ",%d", v);
+  strcat(sweep, "]");
+  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
+                        "--inject", sweep, NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json(args, &status, &err);
+  ck_assert_msg(status == 2 && strstr(err, "a sweep of 257 values: at most 256"), "exit %d: %s",
+                status, err);
+  ck_assert_ptr_null(doc);
+  free(err);
 }
 END_TEST
 

@@ -67,6 +67,13 @@ int jct__sweep_expand(const char *const *specs, uint32_t n, jct__sweep_point_t *
   int rc = jct__sweep_find(specs, n, &which, key, keylen, &start, &end, &values, &nvalues, err,
                            errlen);
   if (rc) return rc;
+  if (nvalues > JCT_SCENARIO_MAX_CASES) { /* one limit, as scenario files' cases */
+    for (uint32_t i = 0; i < nvalues; i++)
+      free(values[i]);
+    free(values);
+    return jct__errf(err, errlen, JCT_EINVAL, "a sweep of %u values: at most %d cases", nvalues,
+                     JCT_SCENARIO_MAX_CASES);
+  }
   uint32_t np = nvalues ? nvalues : 1;
   jct__sweep_point_t *p = calloc(np, sizeof *p);
   if (!p) rc = JCT_ENOMEM;
