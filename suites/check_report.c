@@ -599,6 +599,55 @@ static void pixels(const png_image *img, const unsigned char *rgb, box_t b, size
     }
 }
 
+/* A postmortem's specs are long words without spaces (pkt=0:4,1:4,...):
+ * the page still fits a 1200-pixel window, its tables wrapping them. */
+START_TEST(long_specs_fit_the_page) {
+  char bin[600];
+  if (!find_chromium(bin, sizeof bin)) {
+    printf("report: long_specs_fit_the_page skipped: no chromium on PATH\n");
+    return;
+  }
+  char dir[512];
+  make_report_dir(dir, sizeof dir);
+  json_t *doc = result_doc();
+  char spec[1200] = "drop qp=0x101 pkt=";
+  for (int i = 0; i < 120; i++)
+    snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%d:%d", i ? "," : "", i, i % 8);
+  json_t *c = json_array_get(json_object_get(doc, "cases"), 0);
+  json_object_set_new(json_array_get(jget(c, "drops.injectors"), 0), "spec", json_string(spec));
+  json_array_set_new(json_object_get(c, "inject"), 0, json_string(spec));
+  char err[512] = "";
+  ck_assert_msg(jct__report_write(doc, dir, err, sizeof err) == 0, "%s", err);
+  json_decref(doc);
+  ck_assert_int_eq(setenv("HOME", dir, 1), 0);
+  char *page = read_in(dir, "report.html");
+  char probe[600], url[700];
+  snprintf(probe, sizeof probe, "%s/probe.html", dir);
+  FILE *f = fopen(probe, "w");
+  ck_assert_ptr_nonnull(f);
+  char *body_end = strstr(page, "</body>");
+  ck_assert_ptr_nonnull(body_end);
+  fwrite(page, 1, (size_t)(body_end - page), f);
+  fputs("<script>addEventListener('load', () => { const pre = document.createElement('pre');"
+        " pre.id = 'jct-width'; pre.textContent = 'width ' +"
+        " document.documentElement.scrollWidth; document.body.appendChild(pre); });</script>\n",
+        f);
+  fputs(body_end, f);
+  ck_assert_int_eq(fclose(f), 0);
+  free(page);
+  snprintf(url, sizeof url, "file://%s", probe);
+  result_t r = chromium(bin, dir, "--window-size=1200,3000", "--dump-dom", url);
+  ck_assert_msg(r.status == 0, "chromium: exit %d: %.300s", r.status, r.err);
+  const char *w = strstr(r.out, "<pre id=\"jct-width\">width ");
+  ck_assert_msg(w, "no probe in the DOM");
+  int width = atoi(w + strlen("<pre id=\"jct-width\">width "));
+  ck_assert_msg(width > 0 && width <= 1200, "the page is %d pixels wide in a 1200-pixel window",
+                width);
+  result_free(&r);
+  remove_dir(dir);
+}
+END_TEST
+
 START_TEST(chromium_renders) {
   char bin[600];
   if (!find_chromium(bin, sizeof bin)) {
@@ -698,6 +747,7 @@ Suite *report_suite(void) {
   TCase *render = tcase_create("render");
   tcase_set_timeout(render, 180);
   tcase_add_test(render, chromium_renders);
+  tcase_add_test(render, long_specs_fit_the_page);
   suite_add_tcase(s, render);
   return s;
 }

@@ -30,6 +30,8 @@ static void begin(FILE *f, const char *title) {
              " color: #222; }\n"
              "table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }\n"
              "th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }\n"
+             /* A spec is one long word (pkt=0:4,1:4,...): break it rather than the page. */
+             "td, p, li, h1, h2, h3 { overflow-wrap: anywhere; }\n"
              "th:first-child, td:first-child, td.w { text-align: left; }\n"
              "th { background: #f0f0f0; }\n"
              "figure { margin: 1em 0; max-width: 800px; }\n"
