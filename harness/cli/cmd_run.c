@@ -231,7 +231,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
 int jct__cmd_run(int argc, char **argv) {
   if (argc > 1 && jct__is_scenario_arg(argv[1])) return jct__cmd_run_scenario(argc, argv);
   args_t a = {0};
-  jct__run_args_init(&a.r, 1000000000u);
+  jct__run_args_init(&a.r, 100000000u);
   int status = parse(argc, argv, &a);
   if (status >= 0) return status;
 

@@ -14,7 +14,7 @@
 #include "harness/plan/run_args.h"
 
 const char jct__run_args_help[] =
-    "  --rate RATE        every link's rate: 100mbit, 1gbit, 10gbit\n"
+    "  --rate RATE        every link's rate: 100mbit, 1gbit, 10gbit (default 100mbit)\n"
     "  --delay TIME       every link's propagation delay: 1us, 500ns, 2ms (default 1us)\n"
     "  --reps K           repetitions (default 5)\n"
     "  --no-pfc           no PFC on the data priority (lossy fabric)\n"
