@@ -65,6 +65,23 @@ START_TEST(default_trace_json) {
               {0x02, "RC_SEND_LAST", 127},          {0x06, "RC_RDMA_WRITE_FIRST", 71},
               {0x07, "RC_RDMA_WRITE_MIDDLE", 2038}, {0x08, "RC_RDMA_WRITE_LAST", 73},
               {0x11, "RC_ACKNOWLEDGE", 122}};
+  /* NAKs on the flow that carries them, and as received by the flow that
+   * re-sends (the text table's column): 21 + 5 on the two data flows. */
+  json_t *nak_flows = json_object_get(doc, "flows");
+  json_int_t carried = 0, received = 0;
+  for (size_t i = 0; i < json_array_size(nak_flows); i++) {
+    json_t *fl = json_array_get(nak_flows, i), *peer = json_object_get(fl, "peer");
+    carried += get_int(fl, "nak_seq_err");
+    received += get_int(fl, "naks_received");
+    if (json_is_integer(peer))
+      ck_assert_int_eq(
+          get_int(fl, "naks_received"),
+          get_int(json_array_get(nak_flows, (size_t)json_integer_value(peer)), "nak_seq_err"));
+    if (get_int(fl, "rewinds"))
+      ck_assert_int_eq(get_int(fl, "naks_received"), get_int(fl, "rewinds"));
+  }
+  ck_assert_int_eq(carried, 26);
+  ck_assert_int_eq(received, 26);
   json_t *ops = json_object_get(doc, "opcodes");
   ck_assert_uint_eq(json_array_size(ops), sizeof want / sizeof want[0]);
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -386,8 +403,8 @@ START_TEST(times_and_numbers) {
     ck_assert_msg(jct__parse_time_ns(ok[i].s, &v) == 0, "%s", ok[i].s);
     ck_assert_uint_eq(v, ok[i].ns);
   }
-  static const char *const bad_times[] = {"", "us", "-1us", "1 us", "1h", "1.5ms",
-                                          "18446744073709551615s"};
+  static const char *const bad_times[] = {
+      "", "us", "-1us", "1 us", "1h", "1.5ms", "18446744073709551615s"};
   for (size_t i = 0; i < sizeof bad_times / sizeof bad_times[0]; i++) {
     uint64_t v = 7;
     ck_assert_msg(jct__parse_time_ns(bad_times[i], &v) < 0, "'%s' accepted", bad_times[i]);

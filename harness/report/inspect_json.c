@@ -128,7 +128,7 @@ static json_t *totals(ctx_t *c, const jct_totals_t *t) {
   return o;
 }
 
-static json_t *flow(ctx_t *c, const jct_flow_t *f, size_t index) {
+static json_t *flow(ctx_t *c, const jct_flow_t *f, const jct_flow_t *peer, size_t index) {
   const jct_flow_stats_t *s = &f->st;
   char a[64];
   json_t *o = json_object();
@@ -163,6 +163,10 @@ static json_t *flow(ctx_t *c, const jct_flow_t *f, size_t index) {
   put_u(c, o, "nak_seq_err", s->nak_seq_err);
   put_u(c, o, "nak_rnr", s->nak_rnr);
   put_u(c, o, "nak_other", s->nak_other);
+  /* The NAKs that made this flow re-send travel on its peer (the text
+   * table's NAKs column). */
+  put_u(c, o, "naks_received",
+        peer ? peer->st.nak_seq_err + peer->st.nak_rnr + peer->st.nak_other : 0);
   put_u(c, o, "retransmitted_packets", s->retransmitted_packets);
   put_u(c, o, "retransmitted_bytes", s->retransmitted_bytes);
   put_u(c, o, "gaps", s->gaps);
@@ -210,8 +214,10 @@ int jct__inspect_json(FILE *out, const jct_inspect_t *ins, const jct__capture_in
   put(&c, root, "other", reasons(&c, t, 1, JCT_REASON_FIRST_MALFORMED));
   put(&c, root, "malformed", reasons(&c, t, JCT_REASON_FIRST_MALFORMED, JCT_REASON__COUNT));
   json_t *flows = json_array();
-  for (size_t i = 0, n = jct_inspect_nflows(ins); i < n; i++)
-    append(&c, flows, flow(&c, jct_inspect_flow(ins, i), i));
+  for (size_t i = 0, n = jct_inspect_nflows(ins); i < n; i++) {
+    const jct_flow_t *f = jct_inspect_flow(ins, i);
+    append(&c, flows, flow(&c, f, f->peer >= 0 ? jct_inspect_flow(ins, (size_t)f->peer) : NULL, i));
+  }
   put(&c, root, "flows", flows);
   json_t *links = json_array();
   for (size_t i = 0, n = jct_inspect_nlinks(ins); i < n; i++)
