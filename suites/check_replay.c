@@ -271,10 +271,25 @@ START_TEST(scenario_file) {
                    "  - name: delay\n"
                    "    inject: [\"delay 20us\"]\n"
                    "    max_jct: 10s\n");
-  const char *args[] = {"run", yaml, "--junit", junit, NULL};
+  char log[256], logk[3][300];
+  craft_tmpname(log, sizeof log, ".jsonl");
+  unlink(log); /* craft_tmpname made it */
+  for (int k = 0; k < 3; k++) {
+    snprintf(logk[k], sizeof logk[k], "%.*s-case%d.jsonl", (int)(strlen(log) - 6), log, k + 1);
+    unlink(logk[k]);
+  }
+  const char *args[] = {"run", yaml, "--junit", junit, "--fault-log", log, NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
+  /* One fault log per case (F-caseK.jsonl), none under the name given; the
+   * 5% loss case's has its drops. */
+  ck_assert_int_ne(access(log, F_OK), 0);
+  for (int k = 0; k < 3; k++) ck_assert_msg(access(logk[k], F_OK) == 0, "no %s", logk[k]);
+  char *lossy = slurp(logk[1], NULL);
+  ck_assert_msg(lossy && strstr(lossy, "drop"), "%s has no drop", logk[1]);
+  free(lossy);
+  for (int k = 0; k < 3; k++) unlink(logk[k]);
   /* 5% loss cannot stay within 1.0001: exit 1; the others pass. */
   ck_assert_msg(status == 1, "exit %d: %s", status, err);
   ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 3);

@@ -23,7 +23,8 @@
 
 static const char usage_text[] =
     "usage: jctlab run SCENARIO.yaml [--json FILE] [--junit FILE] [--report DIR]\n"
-    "                                [--reps K] [--seed N]\n"
+    "                                [--reps K] [--seed N] [--fault-log FILE]\n"
+    "                                [--pcap-out FILE]\n"
     "\n"
     "Run a scenario file: its job (a trace, a schedule or a generated collective) on\n"
     "the emulated fabric, each fault case as K baseline and K faulted repetitions,\n"
@@ -35,6 +36,8 @@ static const char usage_text[] =
     "  --report DIR   report.html and report.md with plots\n"
     "  --reps K       repetitions per side, instead of the file's\n"
     "  --seed N       the seed, instead of the file's\n"
+    "  --fault-log F  every injector action as a JSON line (per case: F-caseK.ext)\n"
+    "  --pcap-out F   what crossed the switch, as a capture (per case: F-caseK.ext)\n"
     "\n"
     "exit status: 0 every case within budget, 1 a budget exceeded, 2 bad input,\n"
     "3 an invalid run (the harness lost frames, a repetition did not finish, or the\n"
@@ -52,6 +55,7 @@ typedef struct {
   jct__case_args_t o; /* o.input: the scenario file */
   uint64_t reps, seed;
   bool have_reps, have_seed;
+  const char *fault_log, *pcap_out;
 } args_t;
 
 static void usage(void) {
@@ -68,6 +72,11 @@ static int own(void *self, const char *w, const char *v) {
   } else if (!strcmp(w, "--seed")) {
     if (jct__parse_count(v, UINT64_MAX, &a->seed)) return bad("--seed: '%s' is not a number", v);
     a->have_seed = true;
+  } else if (!strcmp(w, "--fault-log") || !strcmp(w, "--pcap-out")) {
+    const char **dst = w[2] == 'f' ? &a->fault_log : &a->pcap_out;
+    if (*dst) return bad("%s given twice ('%s' and '%s')", w, *dst, v);
+    if (w[2] == 'f' && jct__cmd_output_ok("run", w, v)) return 2;
+    *dst = v;
   } else {
     return 0;
   }
@@ -146,6 +155,8 @@ int jct__cmd_run_scenario(int argc, char **argv) {
     jct__case_t *c = &cases[i];
     jct__scenario_case_opts(sc, sc_case, &c->opts);
     c->opts.schedule = in.schedule;
+    c->opts.fault_log = a.fault_log;
+    c->opts.pcap_out = a.pcap_out;
     if (sc_case->trace_faults && !in.nfaults)
       fprintf(stderr, "jctlab run: case '%s': the trace shows no losses to replay\n",
               sc_case->name);

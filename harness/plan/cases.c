@@ -10,6 +10,15 @@
 #include "harness/report/progress.h"
 #include "scenario.h"
 
+/* path with "-caseK" before its extension (the last '.' after the last
+ * '/'), into buf. */
+static const char *case_path(const char *path, uint32_t k, char *buf, size_t len) {
+  const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+  size_t stem = dot && (!slash || dot > slash) && dot != path ? (size_t)(dot - path) : strlen(path);
+  snprintf(buf, len, "%.*s-case%u%s", (int)stem, path, k, path + stem);
+  return buf;
+}
+
 int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t *cases, uint32_t n,
                    jct__case_tally_t *tally, char *err, size_t errlen) {
   jct__progress_t bar;
@@ -19,9 +28,13 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
   int rc = 0;
   for (uint32_t i = 0; i < n && rc == 0; i++) {
     const jct__case_t *c = &cases[i];
+    jct_run_opts_t o = c->opts;
+    char pcap[4096], log[4096];
+    if (n > 1 && o.pcap_out) o.pcap_out = case_path(o.pcap_out, i + 1, pcap, sizeof pcap);
+    if (n > 1 && o.fault_log) o.fault_log = case_path(o.fault_log, i + 1, log, sizeof log);
     jct_replay_result_t r;
     char why[400];
-    rc = jct_replay(&c->opts, jct__progress_update, &bar, &r, why, sizeof why);
+    rc = jct_replay(&o, jct__progress_update, &bar, &r, why, sizeof why);
     bar.offset += 2 * c->opts.reps;
     if (rc) {
       jct__errf(err, errlen, rc, "case '%s': %s", c->meta.name, why);

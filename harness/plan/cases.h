@@ -24,7 +24,10 @@ typedef struct {
 } jct__case_tally_t;
 
 /* Run cases[0..n) in order, appending each to doc; a progress bar on
- * stderr when it is a terminal. Stops at the first error: JCT_EINVAL (a
+ * stderr when it is a terminal. With more than one case, each case's
+ * --pcap-out and --fault-log get the case's number before the extension
+ * (out.pcap: out-case1.pcap, out-case2.pcap, ...), so no case overwrites
+ * another's. Stops at the first error: JCT_EINVAL (a
  * bad injector spec: err names the case), JCT_EIO, JCT_ENOMEM. */
 int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t *cases, uint32_t n,
                    jct__case_tally_t *tally, char *err, size_t errlen);
