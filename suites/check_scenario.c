@@ -381,6 +381,17 @@ END_TEST
 
 START_TEST(errors_document) {
   load_bad("", 1, 1, "empty: a scenario needs a source");
+  /* 100,000 levels of nesting: refused at the 33rd (the root mapping is the
+   * first), before libyaml's quadratic scan of the rest. */
+  enum { DEEP = 100000 };
+  char *deep = malloc(7 + 2 * DEEP + 2);
+  ck_assert_ptr_nonnull(deep);
+  memcpy(deep, "synth: ", 7);
+  memset(deep + 7, '[', DEEP);
+  memset(deep + 7 + DEEP, ']', DEEP);
+  memcpy(deep + 7 + 2 * DEEP, "\n", 2);
+  load_bad(deep, 1, 7 + 32, "nested deeper than 32 levels");
+  free(deep);
   load_bad("- a\n- b\n", 1, 1, "expected a mapping");
   load_bad(SYNTH "rat: 1gbit\ncases: [{inject: [\"drop p=0\"]}]\n", 2, 1, "unknown key 'rat'");
   load_bad(SYNTH "rate: 1gbit\nrate: 2gbit\ncases: [{inject: [\"drop p=0\"]}]\n", 3, 1,

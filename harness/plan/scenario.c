@@ -20,6 +20,11 @@
 #include "scenario_int.h"
 
 #define SCENARIO_MAX_BYTES (1u << 20)
+/* Deeper than any scenario needs (4 is the most the keys use). libyaml's
+ * scanner takes time quadratic in the nesting (100,000 levels: 20 s), so
+ * depth is checked on the event stream first, which stops at the first
+ * level too deep. */
+#define SCENARIO_MAX_DEPTH 32
 
 static int yaml_error(const jct__sc_ctx_t *c, const yaml_parser_t *p) {
   if (p->error == YAML_MEMORY_ERROR) return jct__sc_oom(c);
@@ -30,6 +35,31 @@ static int yaml_error(const jct__sc_ctx_t *c, const yaml_parser_t *p) {
                    p->problem_mark.line + 1, p->problem_mark.column + 1,
                    p->problem ? p->problem : "not YAML", p->context ? " " : "",
                    p->context ? p->context : "");
+}
+
+/* 0, or JCT_EINVAL at the first collection nested deeper than
+ * SCENARIO_MAX_DEPTH. A syntax error is left for the loader to report. */
+static int check_depth(const jct__sc_ctx_t *c, const char *text, size_t len) {
+  yaml_parser_t p;
+  if (!yaml_parser_initialize(&p)) return jct__sc_oom(c);
+  yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+  int rc = 0, depth = 0;
+  for (bool end = false; !end && rc == 0;) {
+    yaml_event_t e;
+    if (!yaml_parser_parse(&p, &e)) break;
+    if (e.type == YAML_SEQUENCE_START_EVENT || e.type == YAML_MAPPING_START_EVENT) {
+      if (++depth > SCENARIO_MAX_DEPTH)
+        rc = jct__errf(c->err, c->errlen, JCT_EINVAL,
+                       "%s:%zu:%zu: nested deeper than %d levels: not a scenario", c->file,
+                       e.start_mark.line + 1, e.start_mark.column + 1, SCENARIO_MAX_DEPTH);
+    } else if (e.type == YAML_SEQUENCE_END_EVENT || e.type == YAML_MAPPING_END_EVENT) {
+      depth--;
+    }
+    end = e.type == YAML_STREAM_END_EVENT;
+    yaml_event_delete(&e);
+  }
+  yaml_parser_delete(&p);
+  return rc;
 }
 
 static char *stem(const char *name) {
@@ -56,6 +86,11 @@ int jct__scenario_load_mem(jct__scenario_t **out, const char *text, size_t len, 
   }
   jct__run_opts_init(&s->run, 100000000u); /* rate: 100mbit unless the file says */
   s->scale = 1;
+  int depth_rc = check_depth(&c, text, len);
+  if (depth_rc) {
+    jct__scenario_free(s);
+    return depth_rc;
+  }
   yaml_parser_t p;
   yaml_document_t doc, doc2;
   if (!yaml_parser_initialize(&p)) {
