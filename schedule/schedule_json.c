@@ -32,6 +32,9 @@ static int get_u64(json_t *obj, const char *key, uint64_t max, bool required, ui
 static int load_conns(jct_schedule_t *s, json_t *arr, char *err, size_t errlen) {
   if (!json_is_array(arr))
     return jct__errf(err, errlen, JCT_EINVAL, "\"connections\" must be an array");
+  if (json_array_size(arr) > JCT_SCHEDULE_MAX_CONNS)
+    return jct__errf(err, errlen, JCT_EINVAL, "%zu connections: a schedule has at most %u",
+                     json_array_size(arr), JCT_SCHEDULE_MAX_CONNS);
   s->nconns = (uint32_t)json_array_size(arr);
   s->conns = calloc(s->nconns ? s->nconns : 1, sizeof *s->conns);
   if (!s->conns) return JCT_ENOMEM;
@@ -100,6 +103,9 @@ static int from_json(jct_schedule_t *s, json_t *root, char *err, size_t errlen) 
   if ((rc = load_conns(s, json_object_get(root, "connections"), err, errlen))) return rc;
   json_t *ops = json_object_get(root, "ops");
   if (!json_is_array(ops)) return jct__errf(err, errlen, JCT_EINVAL, "\"ops\" must be an array");
+  if (json_array_size(ops) > JCT_SCHEDULE_MAX_OPS)
+    return jct__errf(err, errlen, JCT_EINVAL, "%zu ops: a schedule has at most %u",
+                     json_array_size(ops), JCT_SCHEDULE_MAX_OPS);
   uint32_t n = (uint32_t)json_array_size(ops);
   s->ops = calloc(n ? n : 1, sizeof *s->ops);
   if (!s->ops) return JCT_ENOMEM;

@@ -269,6 +269,20 @@ int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nra
   if (alg == 2 && (nranks & (nranks - 1)))
     return jct__errf(err, errlen, JCT_EINVAL,
                      "halving-doubling needs a power-of-two number of ranks, not %u", nranks);
+  /* The ops it will make, before making them: ring 2(N-1) per rank, tree
+   * 2(N-1) per tree and two trees, halving-doubling 2 log2 N per rank,
+   * all-to-all N-1 per rank; each per channel. */
+  uint64_t n = nranks, lg = 0;
+  while ((1ull << lg) < n) lg++;
+  uint64_t nops = channels * (alg == 0   ? 2 * (n - 1) * n
+                              : alg == 1 ? 4 * (n - 1)
+                              : alg == 2 ? 2 * lg * n
+                                         : n * (n - 1));
+  if (nops > JCT_SCHEDULE_MAX_OPS)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "%s of %u ranks x %u channels is %llu ops: a schedule has at most %u "
+                     "(about 1 KB each while it is written as JSON)",
+                     algorithm, nranks, channels, (unsigned long long)nops, JCT_SCHEDULE_MAX_OPS);
   uint64_t smallest = (uint64_t)nranks * channels * (alg == 1 ? 2 : 1);
   if (alg == 2) smallest = (uint64_t)nranks * channels;
   if (bytes_total < smallest)

@@ -103,7 +103,14 @@ START_TEST(synth_rejects) {
   char err[256];
   jct_schedule_t *s = (jct_schedule_t *)1;
   ck_assert_int_eq(jct_schedule_synth(&s, "ring", 1, 100, 1, err, sizeof err), JCT_EINVAL);
+  /* Too many ops, refused before any is made (a ring of 4096: 33.5 M). */
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 4096, 1ull << 30, 1, err, sizeof err),
+                   JCT_EINVAL);
+  ck_assert_msg(strstr(err, "33546240 ops") && strstr(err, "at most 4194304"), "%s", err);
   ck_assert_ptr_null(s);
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 1448, 1ull << 30, 1, err, sizeof err), 0);
+  ck_assert_uint_eq(s->nops, 2u * 1447 * 1448);
+  jct_schedule_free(s);
   ck_assert_int_eq(jct_schedule_synth(&s, "butterfly", 4, 100, 1, err, sizeof err), JCT_EINVAL);
   ck_assert(strstr(err, "butterfly") != NULL);
   ck_assert_int_eq(jct_schedule_synth(&s, "ring", 8, 7, 1, err, sizeof err), JCT_EINVAL);

@@ -72,7 +72,7 @@ int jct__cmd_synth(int argc, char **argv) {
   jct_schedule_t *s;
   int rc = jct_schedule_synth(&s, alg, (uint32_t)ranks, bytes, (uint32_t)channels, err, sizeof err);
   if (rc) {
-    fprintf(stderr, "jctlab synth: %s\n", err);
+    fprintf(stderr, "jctlab synth: %s\n", err[0] ? err : jct_strerror(rc));
     return rc == JCT_ENOMEM ? 1 : 2;
   }
   rc = jct_schedule_save(s, out, err, sizeof err);

@@ -37,6 +37,13 @@ typedef struct {
   int32_t step;
 } jct_op_t;
 
+/* The most ops and connections a schedule may have, refused before
+ * anything is built: a ring of 1,448 ranks (2(N-1)N ops), an all-to-all of
+ * 2,048. Written as JSON a schedule takes about 1 KB of memory per op (a
+ * ring of 1,024 ranks: 2.1 M ops, 2 GB, 16 s here). */
+#define JCT_SCHEDULE_MAX_OPS (1u << 22)
+#define JCT_SCHEDULE_MAX_CONNS (1u << 22)
+
 typedef struct {
   char algorithm[32]; /* "ring", "tree", ..., or "" */
   uint32_t nranks;
