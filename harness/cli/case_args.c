@@ -4,6 +4,7 @@
  * the result document (report/output.h); replay adds the fabric options
  * (run_args.c); each has its own options with a value, which the loop
  * hands to the command. */
+#include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
@@ -31,7 +32,11 @@ static int shared(jct__case_args_t *o, const jct__case_cmd_t *cmd, const char *w
     return jct__cmd_bad(cmd->prog, "%.*s given twice ('%s' and '%s')", (int)n, w, *dst, v);
   *dst = v;
   if (!eq) (*i)++;
-  return dst == &o->report ? 1 : jct__cmd_output_ok(cmd->prog, w, v) ? 2 : 1;
+  char opt[16];
+  snprintf(opt, sizeof opt, "%.*s", (int)n, w);
+  int bad = dst == &o->report ? jct__cmd_output_dir_ok(cmd->prog, opt, v)
+                              : jct__cmd_output_ok(cmd->prog, opt, v);
+  return bad ? 2 : 1;
 }
 
 int jct__case_args_read(jct__case_args_t *o, const jct__case_cmd_t *cmd, int argc, char **argv) {

@@ -75,7 +75,7 @@ static int own(void *self, const char *w, const char *v) {
   } else if (!strcmp(w, "--fault-log") || !strcmp(w, "--pcap-out")) {
     const char **dst = w[2] == 'f' ? &a->fault_log : &a->pcap_out;
     if (*dst) return bad("%s given twice ('%s' and '%s')", w, *dst, v);
-    if (w[2] == 'f' && jct__cmd_output_ok("run", w, v)) return 2;
+    if (w[2] == 'f' ? jct__cmd_output_ok("run", w, v) : jct__cmd_writable("run", w, v)) return 2;
     *dst = v;
   } else {
     return 0;

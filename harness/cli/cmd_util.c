@@ -1,8 +1,13 @@
 /* What every command shares (commands.h). */
+#include <errno.h>
+#include <libgen.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 
@@ -32,8 +37,52 @@ static bool is_capture(const char *path) {
   return false;
 }
 
+/* The nearest folder of path that exists (path itself, or a parent) can
+ * be written in: 0, or errno. */
+static int writable_folder(const char *path) {
+  char *copy = strdup(path);
+  if (!copy) return ENOMEM;
+  char *d = copy;
+  struct stat st;
+  while (stat(d, &st) != 0) {
+    if (errno != ENOENT) break;
+    d = dirname(d);
+  }
+  int rc = stat(d, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(d, W_OK) ? errno : 0;
+  free(copy);
+  return rc;
+}
+
 int jct__cmd_output_ok(const char *cmd, const char *opt, const char *path) {
-  if (!path || strcmp(path, "-") == 0 || !is_capture(path)) return 0;
-  return jct__cmd_bad(cmd, "%s %s: that file is a capture, and jctlab never writes over one", opt,
-                      path);
+  if (!path || strcmp(path, "-") == 0) return 0;
+  if (is_capture(path))
+    return jct__cmd_bad(cmd, "%s %s: that file is a capture, and jctlab never writes over one",
+                        opt, path);
+  return jct__cmd_writable(cmd, opt, path);
+}
+
+int jct__cmd_writable(const char *cmd, const char *opt, const char *path) {
+  if (!path || strcmp(path, "-") == 0) return 0;
+  /* Found now, not after the run: an existing file must be writable, a new
+   * one's folder must exist and be writable. */
+  struct stat st;
+  int e = 0;
+  if (stat(path, &st) == 0) {
+    e = S_ISDIR(st.st_mode) ? EISDIR : access(path, W_OK) ? errno : 0;
+  } else {
+    char *copy = strdup(path);
+    if (!copy) return 1;
+    const char *dir = dirname(copy);
+    e = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK) ? errno : 0;
+    free(copy);
+  }
+  if (e) return jct__cmd_bad(cmd, "%s %s: cannot be written: %s", opt, path, strerror(e));
+  return 0;
+}
+
+int jct__cmd_output_dir_ok(const char *cmd, const char *opt, const char *path) {
+  if (!path) return 0;
+  int e = writable_folder(path);
+  if (e) return jct__cmd_bad(cmd, "%s %s: cannot be written: %s", opt, path, strerror(e));
+  return 0;
 }

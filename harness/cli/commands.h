@@ -21,6 +21,15 @@ int jct__cmd_bad(const char *cmd, const char *fmt, ...) __attribute__((format(pr
  * any file but a pcap or pcapng capture; else 2 after jct__cmd_bad() names
  * the option and the file. (--pcap-out writes captures, as tcpdump -w.) */
 int jct__cmd_output_ok(const char *cmd, const char *opt, const char *path);
+/* Outputs are checked before anything runs, as tcpdump opens -w at once:
+ * jct__cmd_output_ok also refuses a file that cannot be written (a folder
+ * that does not exist, no permission); jct__cmd_output_dir_ok refuses a
+ * report folder whose nearest existing ancestor is not a writable folder.
+ * Both return 0, or 2 after jct__cmd_bad(). */
+int jct__cmd_output_dir_ok(const char *cmd, const char *opt, const char *path);
+/* Only the writability part of jct__cmd_output_ok (for --pcap-out, which
+ * may replace a capture, as tcpdump -w). */
+int jct__cmd_writable(const char *cmd, const char *opt, const char *path);
 
 /* The fabric options `jctlab run` and `jctlab replay` share (run_args.c):
  * try argv[*i] (and its value) as one of them. Returns 1 consumed (*i

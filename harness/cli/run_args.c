@@ -137,12 +137,16 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     if (jct__parse_count(v, UINT64_MAX, &r->seed))
       return bad(prog, "%s: '%s' is not a number", w, v);
   } else if (!strcmp(w, "--fault-log")) {
+    if (jct__cmd_output_ok(prog, w, v)) return 2;
     r->fault_log = v;
   } else if (!strcmp(w, "--pcap-drops")) {
+    if (jct__cmd_writable(prog, w, v)) return 2;
     r->pcap_drops = v;
   } else if (!strcmp(w, "--pcap-in")) {
+    if (jct__cmd_writable(prog, w, v)) return 2;
     r->pcap_in = v;
   } else {
+    if (jct__cmd_writable(prog, w, v)) return 2;
     r->pcap_out = v;
   }
   return 1;
