@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -410,6 +411,58 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* SIGINT ends a replay cleanly: the repetition under way stops, the case is
+ * invalid saying so, the document is written with "interrupted": "SIGINT",
+ * the capture ends on a whole record (inspect reads it without a truncation),
+ * and the exit status is 130. A second signal ends it at once. */
+START_TEST(sigint_ends_cleanly) {
+  char js[256], pcap[256], pcap1[300];
+  craft_tmpname(js, sizeof js, ".json");
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  unlink(js);
+  unlink(pcap);
+  snprintf(pcap1, sizeof pcap1, "%.*s-case1.pcap", (int)(strlen(pcap) - 5), pcap);
+  char *argv[] = {JCT_BINARY, "replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB",
+                  "--rate", "50mbit", "--reps", "200", "--inject", "drop p=[0.001, 0.01]",
+                  "--json", js, "--pcap-out", pcap, NULL};
+  child_t c = spawn(argv, NULL);
+  sleep_ms(2500);
+  ck_assert_int_eq(kill(c.pid, SIGINT), 0);
+  result_t r = finish(&c, 60);
+  ck_assert_msg(r.status == 130, "exit %d, signal %d: %s", r.status, r.signal, r.err);
+  ck_assert_ptr_nonnull(strstr(r.err, "interrupted (SIGINT)"));
+  result_free(&r);
+  json_error_t je;
+  json_t *doc = json_load_file(js, 0, &je);
+  ck_assert_msg(doc, "%s: %s", js, je.text);
+  ck_assert_str_eq(json_string_value(json_object_get(doc, "interrupted")), "SIGINT");
+  ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 1); /* the second never ran */
+  json_t *c0 = case_at(doc, 0);
+  ck_assert_str_eq(json_string_value(json_object_get(c0, "verdict")), "invalid");
+  ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(c0, "invalid_why")), "SIGINT"));
+  json_decref(doc);
+  char *inspect[] = {JCT_BINARY, "inspect", pcap1, NULL};
+  r = run_cmd(inspect, NULL, 120);
+  ck_assert_msg(r.status == 0, "inspect %s: exit %d: %s", pcap1, r.status, r.err);
+  result_free(&r);
+  unlink(js);
+  unlink(pcap1);
+  /* A second signal (SIGTERM here: two SIGINTs pending at once would be
+   * delivered as one) ends it at once, by that signal. */
+  child_t c2 = spawn(argv, NULL);
+  sleep_ms(1500);
+  kill(c2.pid, SIGINT);
+  kill(c2.pid, SIGTERM);
+  r = finish(&c2, 30);
+  /* (Which of the two the kernel delivers second is its choice.) */
+  ck_assert_msg(r.signal == SIGTERM || r.signal == SIGINT, "exit %d, signal %d", r.status,
+                r.signal);
+  result_free(&r);
+  unlink(js);
+  unlink(pcap1);
+}
+END_TEST
+
 Suite *replay_suite(void) {
   Suite *s = suite_create("replay");
   TCase *tc = tcase_create("end_to_end");
@@ -423,6 +476,7 @@ Suite *replay_suite(void) {
   tcase_add_test(tc, scenario_file);
   tcase_add_test(tc, nic_queue_is_resent_after_a_nak);
   tcase_add_test(tc, bad_input);
+  tcase_add_test(tc, sigint_ends_cleanly);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <signal.h>
+
 #include "commands.h"
+#include "harness/base/interrupt.h"
 
 /* The input, or where the result goes: 1 taken, 0 not one of them, 2 bad. */
 static int shared(jct__case_args_t *o, const jct__case_cmd_t *cmd, const char *w, const char *v,
@@ -57,4 +60,21 @@ int jct__case_args_read(jct__case_args_t *o, const jct__case_cmd_t *cmd, int arg
     if (got == 2) return 2;
   }
   return -1;
+}
+
+static const char *signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : "SIGTERM";
+}
+
+void jct__cases_mark_interrupted(json_t *doc) {
+  int sig = jct__interrupt_signal();
+  if (sig && doc) json_object_set_new(doc, "interrupted", json_string(signal_name(sig)));
+}
+
+int jct__cases_interrupted(const char *prog, int status) {
+  int sig = jct__interrupt_signal();
+  if (!sig) return status;
+  fprintf(stderr, "jctlab %s: interrupted (%s): the cases finished before it are written\n", prog,
+          signal_name(sig));
+  return 128 + sig;
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "harness/base/interrupt.h"
 #include "jctlab/error.h"
 #include "jctlab/replay.h"
 #include "jctlab/topo.h"
@@ -196,14 +197,17 @@ int jct__cmd_replay(int argc, char **argv) {
     status = 1;
     goto out;
   }
+  jct__interrupt_install(); /* a first SIGINT ends the run cleanly */
   jct__case_tally_t tally = {0};
   if ((rc = jct__run_cases(doc, &ri, cases, npts, &tally, err, sizeof err))) {
     fprintf(stderr, "jctlab replay: %s\n", err);
     status = rc == JCT_EINVAL ? 2 : 1;
     goto out;
   }
+  jct__cases_mark_interrupted(doc);
   status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, "replay");
   if (status == 0) status = jct__cases_status(&tally);
+  status = jct__cases_interrupted("replay", status);
 out:
   json_decref(doc);
   free(cases);

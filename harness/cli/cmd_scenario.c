@@ -13,6 +13,7 @@
 
 #include "harness/plan/cases.h"
 #include "commands.h"
+#include "harness/base/interrupt.h"
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
 #include "harness/report/output.h"
@@ -183,14 +184,17 @@ int jct__cmd_run_scenario(int argc, char **argv) {
     fprintf(stderr, "jctlab run: %s\n", err);
     goto out;
   }
+  jct__interrupt_install(); /* a first SIGINT ends the run cleanly */
   jct__case_tally_t tally = {0};
   if ((rc = jct__run_cases(doc, &ri, cases, sc->ncases, &tally, err, sizeof err))) {
     fprintf(stderr, "jctlab run: %s: %s\n", path, err);
     status = rc == JCT_EINVAL ? 2 : 1;
     goto out;
   }
+  jct__cases_mark_interrupted(doc);
   status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, "run");
   if (status == 0) status = jct__cases_status(&tally);
+  status = jct__cases_interrupted("run", status);
   fprintf(stderr,
           "jctlab run: %s: cases within budget %u, over budget %u, invalid %u, without a "
           "budget %u\n",

@@ -7,6 +7,7 @@
 #ifndef JCT_COMMANDS_H
 #define JCT_COMMANDS_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "harness/plan/run_args.h"
@@ -30,6 +31,14 @@ int jct__cmd_output_dir_ok(const char *cmd, const char *opt, const char *path);
 /* Only the writability part of jct__cmd_output_ok (for --pcap-out, which
  * may replace a capture, as tcpdump -w). */
 int jct__cmd_writable(const char *cmd, const char *opt, const char *path);
+
+/* After a run of cases: when SIGINT or SIGTERM came (base/interrupt.h),
+ * say so on stderr and return 128 + the signal (as a shell reports a
+ * command a signal ended); else status. Mark the document first
+ * (jct__cases_mark_interrupted), before it is written. */
+int jct__cases_interrupted(const char *prog, int status);
+/* Set doc's "interrupted" to the signal's name when one came. */
+void jct__cases_mark_interrupted(json_t *doc);
 
 /* The fabric options `jctlab run` and `jctlab replay` share (run_args.c):
  * try argv[*i] (and its value) as one of them. Returns 1 consumed (*i

@@ -1,6 +1,12 @@
 /* A session's event loop and its one way of waiting (loop.h). */
 #include "common/errf.h"
+#include "harness/base/interrupt.h"
 #include "loop.h"
+
+static void on_interrupt(uv_poll_t *p, int status, int events) {
+  (void)p, (void)status, (void)events; /* woke the loop; the flag says the rest */
+  jct__interrupt_drain();
+}
 
 int jct__loop_open(jct__loop_t *l, uint64_t spin_ns, char *err, size_t errlen) {
   uv_loop_init(&l->uv);
@@ -9,6 +15,11 @@ int jct__loop_open(jct__loop_t *l, uint64_t spin_ns, char *err, size_t errlen) {
   if (rc) return jct__errf(err, errlen, rc, "cannot create the event loop's timer");
   l->clock_open = true;
   jct_clock_set_spin_ns(&l->clock, spin_ns);
+  int fd = jct__interrupt_fd();
+  if (fd >= 0 && uv_poll_init(&l->uv, &l->intr, fd) == 0) {
+    l->intr_open = true;
+    uv_poll_start(&l->intr, UV_READABLE, on_interrupt);
+  }
   return 0;
 }
 
@@ -19,7 +30,7 @@ static void on_wake(jct_timer_t *t, uint64_t now_ns) {
 bool jct__loop_run_until(jct__loop_t *l, jct__loop_done_cb done, jct__loop_turn_cb turn, void *arg,
                          uint64_t deadline_ns) {
   jct_timer_start(&l->clock, &l->wake, deadline_ns, on_wake);
-  while (!done(arg) && jct_now_ns() < deadline_ns) {
+  while (!done(arg) && jct_now_ns() < deadline_ns && !jct__interrupt_signal()) {
     uv_run(&l->uv, UV_RUN_ONCE);
     if (turn) turn(arg);
   }
@@ -28,6 +39,8 @@ bool jct__loop_run_until(jct__loop_t *l, jct__loop_done_cb done, jct__loop_turn_
 }
 
 void jct__loop_close(jct__loop_t *l) {
+  if (l->intr_open) uv_close((uv_handle_t *)&l->intr, NULL);
+  l->intr_open = false;
   if (l->clock_open) jct_clock_close(&l->clock, NULL);
   l->clock_open = false;
   if (l->uv_open) {

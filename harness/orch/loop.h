@@ -21,7 +21,8 @@ typedef struct {
   uv_loop_t uv;
   jct_clock_t clock;
   jct_timer_t wake; /* the deadline of jct__loop_run_until() */
-  bool uv_open, clock_open;
+  uv_poll_t intr;   /* base/interrupt.h's pipe: a signal wakes the loop */
+  bool uv_open, clock_open, intr_open;
 } jct__loop_t;
 
 /* Open the loop and its clock, spinning rather than sleeping for timers due
@@ -34,8 +35,8 @@ int jct__loop_open(jct__loop_t *l, uint64_t spin_ns, char *err, size_t errlen);
 typedef bool (*jct__loop_done_cb)(void *arg);
 typedef void (*jct__loop_turn_cb)(void *arg);
 
-/* Turn the loop (UV_RUN_ONCE) until done(arg) or deadline_ns
- * (jct_now_ns() scale), calling turn(arg) after each turn when turn is not
+/* Turn the loop (UV_RUN_ONCE) until done(arg), deadline_ns
+ * (jct_now_ns() scale) or an interrupt (base/interrupt.h), calling turn(arg) after each turn when turn is not
  * NULL. done says when to stop: what was awaited happened, or something
  * failed (the caller tells which afterwards). Returns done(arg). */
 bool jct__loop_run_until(jct__loop_t *l, jct__loop_done_cb done, jct__loop_turn_cb turn, void *arg,

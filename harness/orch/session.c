@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "common/errf.h"
+#include "harness/base/interrupt.h"
 #include "harness/fabric/chain.h"
 #include "jctlab/error.h"
 #include "backend.h"
@@ -127,6 +129,8 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
                       2 * (uint64_t)(s->o->retry_cnt + 1) * qp_timeout_ns;
   int rc = s->ops->rep(s->b, index, limit_ns, rep);
   if (rc) return rc;
+  int sig = jct__interrupt_signal();
+  if (sig) jct__rep_fail(rep, sig == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)");
   if (!rep->ok) s->broken = true;
   jct__loop_run_until(&s->loop, drained_or_failed, NULL, s, jct_now_ns() + DRAIN_NS);
   /* The counters include what happened while the fabric drained, so the

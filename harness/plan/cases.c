@@ -7,6 +7,7 @@
 #include "common/errf.h"
 #include "jctlab/error.h"
 #include "jctlab/replay.h"
+#include "harness/base/interrupt.h"
 #include "harness/report/progress.h"
 #include "scenario.h"
 
@@ -51,6 +52,7 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
     }
     if (jct__result_add_case(doc, &c->opts, in, &c->meta, &r)) rc = JCT_ENOMEM;
     jct_replay_result_free(&r);
+    if (jct__interrupt_signal()) break; /* the cases not started are not run */
   }
   jct__progress_done(&bar);
   return rc;

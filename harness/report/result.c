@@ -51,6 +51,8 @@ json_t *jct__result_new(const char *command, const jct_run_opts_t *o, const jct_
       (json_int_t)in->captured_rate_bps, "projected_rate_bps",
       (json_int_t)(scale != 1 && in->captured_rate_bps ? in->captured_rate_bps : 0), "seed",
       (json_int_t)o->seed, "reps", (json_int_t)o->reps, "cases");
+  /* null, or the signal that ended the run early ("SIGINT", "SIGTERM"). */
+  if (doc) json_object_set_new(doc, "interrupted", json_null());
   if (doc && o->transport == JCT_TRANSPORT_UROCE)
     json_object_set_new(json_object_get(doc, "fabric"), "nic_queue_pkts",
                         json_integer((json_int_t)o->nic_queue_pkts));
