@@ -99,6 +99,19 @@ START_TEST(critical_path) {
   ck_assert_uint_eq(r.path[0].op, 3);
   ck_assert_uint_eq(r.path[0].late_ns, 750);
   free(r.path);
+
+  /* Two messages on one connection, no deps (the shipped trace's shape):
+   * the second started at once but could complete only after the first,
+   * which a loss held up: the path is both, the first the culprit. */
+  jct_op_t q[2] = {{0, 10, NULL, 0, 0, 0}, {0, 10, NULL, 0, 0, 0}};
+  jct_schedule_t s2 = {.nranks = 2, .bytes = 20, .conns = conns, .nconns = 1, .ops = q, .nops = 2};
+  jct_op_timing_t b2[2] = {{0, 0, 100}, {0, 0, 200}}, f2[2] = {{0, 0, 900}, {0, 0, 1000}};
+  ck_assert_int_eq(jct__replay_path(&s2, b2, f2, &r), 0);
+  ck_assert_uint_eq(r.npath, 2);
+  ck_assert_uint_eq(r.path[0].op, 0);
+  ck_assert_uint_eq(r.path[1].op, 1);
+  ck_assert_int_eq(r.culprit, 0);
+  free(r.path);
 }
 END_TEST
 

@@ -81,9 +81,15 @@ void jct_replay_stats(const uint64_t *base_ns, const uint64_t *fault_ns, uint32_
 }
 
 /* The dependency of op that completed last (what it waited for), or -1. */
-static int64_t last_dep(const jct_schedule_t *s, const jct_op_timing_t *t, uint32_t op) {
+/* What op waited on last: a dep (its rank had to receive it first) or the
+ * message before it on its connection (a QP delivers in order, so a
+ * message that started early still completes after the one queued ahead
+ * of it: go-back-N holds both). prev: the op before each on its
+ * connection, or -1. */
+static int64_t last_dep(const jct_schedule_t *s, const int64_t *prev, const jct_op_timing_t *t,
+                        uint32_t op) {
   const jct_op_t *o = &s->ops[op];
-  int64_t best = -1;
+  int64_t best = prev[op];
   for (uint32_t d = 0; d < o->ndeps; d++)
     if (best < 0 || t[o->deps[d]].done_ns > t[best].done_ns) best = o->deps[d];
   return best;
@@ -97,11 +103,23 @@ int jct__replay_path(const jct_schedule_t *s, const jct_op_timing_t *base,
   uint32_t last = 0;
   for (uint32_t i = 1; i < s->nops; i++)
     if (fault[i].done_ns > fault[last].done_ns) last = i;
-  /* Walk back; a DAG, so at most nops steps. */
+  /* Walk back; deps and connection order point to earlier ops' completions,
+   * so at most nops steps. */
   uint32_t *rev = malloc(s->nops * sizeof *rev), n = 0;
-  if (!rev) return -1;
-  for (int64_t op = last; op >= 0 && n < s->nops; op = last_dep(s, fault, (uint32_t)op))
+  int64_t *prev = malloc(s->nops * sizeof *prev), *seen = malloc(s->nconns * sizeof *seen);
+  if (!rev || !prev || !seen) {
+    free(rev), free(prev), free(seen);
+    return -1;
+  }
+  for (uint32_t c = 0; c < s->nconns; c++) seen[c] = -1;
+  for (uint32_t i = 0; i < s->nops; i++) {
+    prev[i] = seen[s->ops[i].conn];
+    seen[s->ops[i].conn] = i;
+  }
+  free(seen);
+  for (int64_t op = last; op >= 0 && n < s->nops; op = last_dep(s, prev, fault, (uint32_t)op))
     rev[n++] = (uint32_t)op;
+  free(prev);
   r->path = calloc(n, sizeof *r->path);
   if (!r->path) {
     free(rev);
