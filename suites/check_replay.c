@@ -13,6 +13,7 @@
  * Rates stay at 50 Mbit/s so that a loaded 2-core machine keeps up. */
 #include <jansson.h>
 #include <math.h>
+#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -463,6 +464,38 @@ START_TEST(sigint_ends_cleanly) {
 }
 END_TEST
 
+/* -s N keeps N bytes of each frame in --pcap-out (tcpdump's -s): every
+ * record's caplen at most 96, the data frames' len their whole size. */
+START_TEST(snaplen_cuts_the_capture) {
+  char pcap[256];
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "128KiB",
+                        "--rate", "50mbit", "--reps", "1", "--inject", "drop p=0",
+                        "--pcap-out", pcap, "-s", "96", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0, "exit %d: %s", status, err);
+  char perr[PCAP_ERRBUF_SIZE];
+  pcap_t *p = pcap_open_offline(pcap, perr);
+  ck_assert_msg(p, "%s", perr);
+  struct pcap_pkthdr *h;
+  const u_char *data;
+  size_t n = 0, cut = 0;
+  while (pcap_next_ex(p, &h, &data) == 1) {
+    n++;
+    ck_assert_uint_le(h->caplen, 96);
+    cut += h->len > h->caplen;
+  }
+  pcap_close(p);
+  ck_assert_uint_gt(n, 0);
+  ck_assert_uint_gt(cut, 0);
+  unlink(pcap);
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
 Suite *replay_suite(void) {
   Suite *s = suite_create("replay");
   TCase *tc = tcase_create("end_to_end");
@@ -477,6 +510,7 @@ Suite *replay_suite(void) {
   tcase_add_test(tc, nic_queue_is_resent_after_a_nak);
   tcase_add_test(tc, bad_input);
   tcase_add_test(tc, sigint_ends_cleanly);
+  tcase_add_test(tc, snaplen_cuts_the_capture);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -33,6 +33,8 @@ const char jct__run_args_help[] =
     "  --pcap-drops FILE  the frames injectors dropped (nanosecond pcap)\n"
     "  --pcap-out FILE    write every frame that crossed the switch (nanosecond pcap)\n"
     "  --pcap-in FILE     write every frame as it reached the switch, before the injectors\n"
+    "  -s, --snaplen N    keep the first N bytes of each frame in --pcap-out/--pcap-in, as\n"
+    "                     tcpdump -s (default 0: whole frames; 128 keeps every RoCE header)\n"
     "  --nic-queue N      uroce: a NIC transmit queue of N packets that the QPs fill ahead\n"
     "                     of the link, as rxe's 64 per QP (default 0: none)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
@@ -66,7 +68,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
       "--synth",    "--schedule",  "--ranks",      "--bytes",    "--channels", "--rate",
       "--delay",    "--reps",      "--timeout",    "--retry",    "--inject",   "--seed",
       "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in",  "--transport",
-      "--lab",      "--nic-queue", "--agents",     NULL};
+      "--lab",      "--nic-queue", "--agents",     "-s",         "--snaplen",  NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
@@ -136,6 +138,11 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--seed")) {
     if (jct__parse_count(v, UINT64_MAX, &r->seed))
       return bad(prog, "%s: '%s' is not a number", w, v);
+  } else if (!strcmp(w, "-s") || !strcmp(w, "--snaplen")) {
+    uint64_t n;
+    if (jct__parse_count(v, 262144, &n) || (n && n < 14))
+      return bad(prog, "%s %s: not a snap length (14 to 262144 bytes, 0: whole frames)", w, v);
+    r->pcap_snaplen_bytes = (uint32_t)n;
   } else if (!strcmp(w, "--fault-log")) {
     if (jct__cmd_output_ok(prog, w, v)) return 2;
     r->fault_log = v;

@@ -246,6 +246,7 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
                           .watchdog_forward = o->watchdog_forward,
                           .pcap_out = o->pcap_out,
                           .pcap_in = o->pcap_in,
+                          .pcap_snaplen = o->pcap_snaplen_bytes,
                           .pcap_drops = o->pcap_drops,
                           .fault_log = s->fault_log,
                           .chain = s->chain};

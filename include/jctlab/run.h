@@ -56,6 +56,7 @@ typedef struct {
   bool watchdog_forward;     /* its action: forward instead of drop */
   const char *pcap_out;      /* NULL, or a capture of what crossed the switch */
   const char *pcap_in;       /* NULL, or a capture of every frame as it reached the switch */
+  uint32_t pcap_snaplen_bytes; /* bytes of each frame kept in pcap_out/pcap_in (0: all), as -s */
   const char *pcap_drops;    /* NULL, or a capture of the frames injectors dropped */
   const char *fault_log;     /* NULL, or every injector action as a JSON line */
   const char *const *inject; /* injector specs (injector.h), in chain order */
