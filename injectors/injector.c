@@ -70,7 +70,10 @@ static int word_err(const jct_spec_t *spec, uint32_t i, char *err, size_t errlen
       break;
     }
   }
-  return jct__errf(err, errlen, JCT_EINVAL, "%s: %.*s: %s", spec->text, n, w, detail);
+  /* The spec and the word cut short enough that the reason always shows. */
+  int len = (int)strnlen(spec->text, 61);
+  return jct__errf(err, errlen, JCT_EINVAL, "%.*s%s: %.*s%s: %s", len > 60 ? 60 : len, spec->text,
+                   len > 60 ? "..." : "", n > 80 ? 80 : n, w, n > 80 ? "..." : "", detail);
 }
 
 /* The index of a named key in spec, nargs when absent. */

@@ -25,6 +25,10 @@
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 
+/* At most this much of a spec heads a message ("..." after a cut), so the
+ * reason that follows is never what the caller's buffer cuts. */
+#define QUOTE_MAX 60
+
 /* Format "<spec>: <detail>" into err; return JCT_EINVAL. */
 __attribute__((format(printf, 4, 5))) static int spec_err(const char *text, char *err,
                                                           size_t errlen, const char *fmt, ...) {
@@ -34,7 +38,10 @@ __attribute__((format(printf, 4, 5))) static int spec_err(const char *text, char
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    snprintf(err, errlen, "%s: %s", text ? text : "", detail);
+    if (!text) text = "";
+    int n = (int)strnlen(text, QUOTE_MAX + 1);
+    snprintf(err, errlen, "%.*s%s: %s", n > QUOTE_MAX ? QUOTE_MAX : n, text,
+             n > QUOTE_MAX ? "..." : "", detail);
   }
   return JCT_EINVAL;
 }

@@ -38,7 +38,8 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
     rc = jct_replay(&o, jct__progress_update, &bar, &r, why, sizeof why);
     bar.offset += 2 * c->opts.reps;
     if (rc) {
-      jct__errf(err, errlen, rc, "case '%s': %s", c->meta.name, why);
+      jct__errf(err, errlen, rc, "case '%.60s%s': %s", c->meta.name,
+                strlen(c->meta.name) > 60 ? "..." : "", why);
       break;
     }
     switch (jct__verdict_of(&r, &c->meta.budget)) {
