@@ -77,6 +77,7 @@ static jct_verdict_t corrupt_process(jct_injector_t *inj, jct_frame_t *f, uint64
   /* A draw scaled to [0, nbits): (draw * nbits) >> 32 (nbits < 2^19). */
   flip(jct_frame_writable(f) + udp, udp_len, first,
        (uint64_t)jct_injector_packet_u32(inj, f, 1) * nbits >> 32);
+  jct_injector_packet_lost(inj, f); /* its next copy draws anew */
   return JCT_MODIFIED;
 }
 

@@ -8,7 +8,9 @@
  * checks a whole configuration before it changes anything).
  *
  * Per frame, jct_injector_process checks the port and side, the time
- * window and the where= filter, calls the kind, and updates the counters:
+ * window and the where= filter, calls the kind, tells the packet-keyed
+ * draws of a drop (so the PSN's next copy draws anew), and updates the
+ * counters:
  * the one place where counters change (sch_netem.c keeps its drop counts in
  * one place too). where= is a libpcap filter expression compiled once for
  * Ethernet (pcap_open_dead(DLT_EN10MB) + pcap_compile) and run on each
@@ -293,6 +295,7 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
   st->matched++;
   if (!inj->ops->process) return JCT_PASS;
   jct_verdict_t v = inj->ops->process(inj, f, now_ns);
+  if (v == JCT_DROP) jct_injector_packet_lost(inj, f);
   if (v != JCT_PASS) count_verdict(st, v, f, now_ns);
   return v;
 }

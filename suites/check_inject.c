@@ -262,38 +262,54 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* One run of test 5: its injector's seed and the (qp, psn) of its drops. */
-static json_t *seeded_drops(const char *seed, json_int_t *inj_seed) {
+/* One seeded run of test 5, read back from its fault log. */
+typedef struct {
+  json_int_t inj_seed;
+  json_t *data_drops;   /* [rep, qp, psn] of each dropped data packet, sorted */
+  size_t ack_drops;     /* dropped ACKs and NAKs */
+  size_t retransmitted; /* drops the log marks as retransmissions */
+} seeded_t;
+
+static seeded_t seeded_drops(const char *seed, const char *spec) {
   char log[256];
   craft_tmpname(log, sizeof log, ".log");
-  const char *const args[] = {"--bytes",     "2MiB", "--timeout", TIMEOUT_EXP,
-                              "--seed",      seed,   "--inject",  "drop p=0.002",
-                              "--fault-log", log,    NULL};
+  const char *const args[] = {"--bytes",  "2MiB", "--timeout",   TIMEOUT_EXP, "--seed", seed,
+                              "--inject", spec,   "--fault-log", log,         NULL};
   json_t *run = run_ok(args);
   json_t *lines = read_log(log);
   unlink(log);
-  *inj_seed = jint(run, "injectors.0.seed");
+  seeded_t r = {.inj_seed = jint(run, "injectors.0.seed"), .data_drops = json_array()};
   ck_assert_int_eq((json_int_t)json_array_size(lines), jint(run, "injectors.0.dropped"));
-  size_t n = json_array_size(lines), i;
+  size_t n = json_array_size(lines), i, nd = 0;
   uint64_t *keys = calloc(n ? n : 1, sizeof *keys);
-  json_t *drops = json_array(), *l;
+  json_t *l;
   json_array_foreach(lines, i, l) {
     ck_assert_str_eq(json_string_value(jget(l, "action")), "drop");
-    keys[i] = (uint64_t)jint(l, "qp") << 24 | (uint64_t)jint(l, "psn");
+    ck_assert_int_eq(jint(l, "rep"), 0); /* --reps 1: the one faulted repetition */
+    ck_assert(json_is_boolean(jget(l, "retransmission")));
+    r.retransmitted += json_is_true(jget(l, "retransmission"));
+    if (!strcmp(json_string_value(jget(l, "opcode")), "RC_ACKNOWLEDGE")) {
+      r.ack_drops++;
+      continue;
+    }
+    keys[nd++] =
+        (uint64_t)jint(l, "rep") << 48 | (uint64_t)jint(l, "qp") << 24 | (uint64_t)jint(l, "psn");
   }
-  qsort(keys, n, sizeof *keys, cmp_u64);
-  for (i = 0; i < n; i++)
-    json_array_append_new(
-        drops, json_pack("[I,I]", (json_int_t)(keys[i] >> 24), (json_int_t)(keys[i] & 0xffffff)));
+  qsort(keys, nd, sizeof *keys, cmp_u64);
+  for (i = 0; i < nd; i++)
+    json_array_append_new(r.data_drops, json_pack("[I,I,I]", (json_int_t)(keys[i] >> 48),
+                                                  (json_int_t)(keys[i] >> 24 & 0xffffff),
+                                                  (json_int_t)(keys[i] & 0xffffff)));
   free(keys);
   json_decref(lines);
   json_decref(run);
-  return drops;
+  return r;
 }
 
-static void print_drops(const char *what, json_t *drops) {
-  char *s = json_dumps(drops, JSON_COMPACT);
-  printf("inject: %s: (qp, psn) dropped %s\n", what, s ? s : "?");
+static void print_drops(const char *what, const seeded_t *r) {
+  char *s = json_dumps(r->data_drops, JSON_COMPACT);
+  printf("inject: %s: (rep, qp, psn) of data dropped %s; %zu ACKs dropped\n", what, s ? s : "?",
+         r->ack_drops);
   free(s);
 }
 
@@ -301,23 +317,47 @@ static void print_drops(const char *what, json_t *drops) {
  * are listed sorted, since frames of different ports reach the injector in
  * an order that depends on real time. */
 START_TEST(seeded_runs_identical) {
-  json_int_t s1, s2, s3;
-  json_t *a = seeded_drops("7", &s1), *b = seeded_drops("7", &s2), *c = seeded_drops("8", &s3);
-  print_drops("seed 7", a);
-  print_drops("seed 7 again", b);
-  print_drops("seed 8", c);
-  ck_assert_int_eq(s1, s2);
-  ck_assert_int_ne(s1, s3);
-  ck_assert_uint_gt(json_array_size(a), 0);
-  ck_assert_uint_gt(json_array_size(c), 0);
-  /* The drops are a function of the seed and the packet (flow, PSN, and
-   * how often its flow went back), not of the order frames from different
-   * ports reached the injector: the whole list repeats. */
-  ck_assert_msg(json_equal(a, b), "seed 7 dropped different packets in two runs");
-  ck_assert_msg(!json_equal(a, c), "seeds 7 and 8 dropped the same packets");
-  json_decref(a);
-  json_decref(b);
-  json_decref(c);
+  seeded_t a = seeded_drops("7", "drop p=0.002"), b = seeded_drops("8", "drop p=0.002");
+  print_drops("seed 7", &a);
+  print_drops("seed 8", &b);
+  ck_assert_int_ne(a.inj_seed, b.inj_seed);
+  ck_assert_uint_gt(json_array_size(a.data_drops), 0);
+  ck_assert_uint_gt(json_array_size(b.data_drops), 0);
+  ck_assert_msg(!json_equal(a.data_drops, b.data_drops), "seeds 7 and 8 dropped the same packets");
+  json_decref(a.data_drops);
+  json_decref(b.data_drops);
+}
+END_TEST
+
+/* 5a. The property (issue 16): the same seed, 50 runs, the same data
+ * packets dropped, each as often, though which PSNs go-back-N sends twice
+ * depends on the fabric's timing (a copy of a PSN that was never lost
+ * meets its first copy's fate; injectors/draw.c). ACKs are the exception
+ * the README states: which PSNs get an ACK depends on coalescing, so only
+ * the ACKs that exist repeat their fate; they are counted, not compared. */
+START_TEST(fifty_seeded_runs_identical) {
+  enum { RUNS = 50 };
+  seeded_t first = seeded_drops("7", "drop p=0.03");
+  print_drops("seed 7, run 1", &first);
+  ck_assert_uint_gt(json_array_size(first.data_drops), 0);
+  size_t retransmitted = first.retransmitted, acks = first.ack_drops;
+  for (int i = 2; i <= RUNS; i++) {
+    seeded_t r = seeded_drops("7", "drop p=0.03");
+    ck_assert_int_eq(r.inj_seed, first.inj_seed);
+    if (!json_equal(r.data_drops, first.data_drops)) {
+      print_drops("seed 7, another run", &r);
+      ck_abort_msg("seed 7: run %d dropped other data packets than run 1", i);
+    }
+    retransmitted += r.retransmitted;
+    acks += r.ack_drops;
+    json_decref(r.data_drops);
+  }
+  printf("inject: %d runs: %zu data drops each; %zu drops of retransmissions, %zu of ACKs in all\n",
+         RUNS, json_array_size(first.data_drops), retransmitted, acks);
+  /* At 3% some go-back copies of lost PSNs are lost again: the loss count,
+   * not the timing, keys them. */
+  ck_assert_uint_gt(retransmitted, 0);
+  json_decref(first.data_drops);
 }
 END_TEST
 
@@ -391,6 +431,10 @@ Suite *inject_suite(void) {
   tcase_add_test(core, ack_loss_recovers);
   tcase_add_test(core, pcap_drops_counts);
   suite_add_tcase(s, core);
+  TCase *property = tcase_create("property");
+  tcase_set_timeout(property, 240);
+  tcase_add_test(property, fifty_seeded_runs_identical);
+  suite_add_tcase(s, property);
   TCase *pfc = tcase_create("pfc");
   tcase_set_timeout(pfc, 30);
   tcase_add_test(pfc, pause_storm_lossless);

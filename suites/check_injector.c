@@ -63,6 +63,23 @@ static void roce_frame(frame_t *fr, const char *src, uint32_t qp, uint32_t psn, 
   fr->f = (jct_frame_t){.data = fr->buf, .len = n, .cap = sizeof fr->buf, .out = true};
 }
 
+/* The frame's PSN set to psn (the ICRC is left stale: the drops do not
+ * check it). The packet-keyed draws give each PSN its own fate and a copy
+ * of a PSN that was never lost its first copy's, so a rate is measured
+ * over many PSNs, as a flow sends them. */
+static void set_psn(frame_t *fr, uint32_t psn) {
+  ck_assert(jct_frame_roce(&fr->f));
+  uint8_t *p = fr->buf + fr->f.udp + 8 + 9;
+  p[0] = (uint8_t)(psn >> 16);
+  p[1] = (uint8_t)(psn >> 8);
+  p[2] = (uint8_t)psn;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 static bool dropped(jct_injector_t *inj, frame_t *fr, uint64_t now_ns) {
   return jct_injector_process(inj, &fr->f, now_ns) == JCT_DROP;
 }
@@ -198,7 +215,6 @@ START_TEST(where_selects_frames) {
 }
 END_TEST
 
-
 START_TEST(window_port_and_side) {
   jct_injector_t *inj = mk("drop p=1 at=1ms until=2ms port=2 dir=in", 1, 0);
   uint64_t t0 = 5000000000u;
@@ -234,8 +250,10 @@ static void pattern(jct_injector_t *inj, size_t n, uint8_t *bits) {
   frame_t a;
   roce_frame(&a, NULL, 1, 1, false);
   memset(bits, 0, (n + 7) / 8);
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
+    set_psn(&a, (uint32_t)i);
     if (dropped(inj, &a, 0)) bits[i / 8] |= (uint8_t)(1u << (i % 8));
+  }
 }
 
 START_TEST(seeds_repeat_faults) {
@@ -280,6 +298,72 @@ START_TEST(seeds_repeat_faults) {
 }
 END_TEST
 
+/* One go-back-N transfer of n PSNs through inj under the timing that
+ * timing_seed picks, as the fabric's timing varies between two runs: how
+ * many packets the requester sends past a hole before the NAK rewinds it
+ * (0 to 15), and spurious rewinds (a timeout that fires while the ACK is
+ * still on its way) that send copies of PSNs the responder already has.
+ * Writes the dropped PSNs, sorted; returns how many. */
+static size_t gbn_drops(jct_injector_t *inj, uint64_t timing_seed, uint32_t n, uint32_t *drops,
+                        size_t cap) {
+  uint64_t rng[4];
+  jct__rng_seed(rng, timing_seed);
+  frame_t a;
+  roce_frame(&a, NULL, 1, 0, false);
+  uint32_t next = 0, expected = 0, past_hole = 0, lag = 0;
+  size_t nd = 0;
+  bool hole = false;
+  while (expected < n) {
+    if (next == n || (hole && past_hole >= lag)) { /* the NAK or the timeout rewinds */
+      next = expected;
+      hole = false;
+      if (jct__rng_next(rng) % 4 == 0) /* spurious: resend some already accepted */
+        next = expected > 8 ? expected - 1 - (uint32_t)(jct__rng_next(rng) % 8) : 0;
+    }
+    set_psn(&a, next);
+    if (dropped(inj, &a, 0)) {
+      ck_assert_uint_lt(nd, cap);
+      drops[nd++] = next;
+      if (!hole && next >= expected) {
+        hole = true;
+        past_hole = 0;
+        lag = (uint32_t)(jct__rng_next(rng) % 16);
+      }
+    } else if (next == expected) {
+      expected++;
+    } else if (hole) {
+      past_hole++;
+    }
+    next++;
+  }
+  qsort(drops, nd, sizeof *drops, cmp_u32);
+  return nd;
+}
+
+/* The property behind "the same seed gives the same faults": under
+ * go-back-N, which PSNs are sent twice depends on timing, but the drops do
+ * not. 50 timings, one drop list (with each PSN as often as it was lost). */
+START_TEST(drops_independent_of_gbn_timing) {
+  enum { N = 3000, CAP = 4096, RUNS = 50 };
+  static uint32_t first[CAP], other[CAP];
+  jct_injector_t *inj = mk("drop p=0.05", 7, 0);
+  size_t n0 = gbn_drops(inj, 1, N, first, CAP);
+  ck_assert_uint_gt(n0, N / 40);
+  size_t repeats = 0; /* PSNs lost more than once: the loss count keys anew */
+  for (size_t i = 1; i < n0; i++)
+    repeats += first[i] == first[i - 1];
+  ck_assert_uint_gt(repeats, 0);
+  jct_injector_free(inj);
+  for (uint64_t t = 2; t <= RUNS; t++) {
+    inj = mk("drop p=0.05", 7, 0);
+    size_t n = gbn_drops(inj, t, N, other, CAP);
+    ck_assert_msg(n == n0 && !memcmp(first, other, n0 * sizeof *first),
+                  "timing %llu: %zu drops, timing 1: %zu", (unsigned long long)t, n, n0);
+    jct_injector_free(inj);
+  }
+}
+END_TEST
+
 /* ---- drop: the loss models ----------------------------------------------- */
 
 typedef struct {
@@ -298,6 +382,7 @@ static loss_stats_t measure(const char *spec, uint64_t seed, size_t n) {
   size_t per = n / BATCHES, lost = 0, run = 0, bursts = 0;
   double sum_b = 0, sum_b2 = 0;
   for (size_t i = 0; i < per * BATCHES; i++) {
+    set_psn(&a, (uint32_t)i & JCT_PSN_MASK);
     if (dropped(inj, &a, 0)) {
       lost++;
       batch[i / per] += 1;
@@ -335,8 +420,10 @@ START_TEST(bernoulli_rate) {
   frame_t a;
   roce_frame(&a, NULL, 1, 1, false);
   size_t lost = 0;
-  for (size_t i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++) {
+    set_psn(&a, (uint32_t)i & JCT_PSN_MASK);
     lost += dropped(inj, &a, 0);
+  }
   double mean = (double)n * p, half = Z999 * sqrt((double)n * p * (1 - p));
   ck_assert_msg(fabs((double)lost - mean) <= half, "lost %zu, want %.0f +- %.0f", lost, mean, half);
   ck_assert_uint_eq(inj->stats.dropped, lost);
@@ -607,6 +694,7 @@ Suite *injector_suite(void) {
   tcase_add_test(core, where_selects_frames);
   tcase_add_test(core, window_port_and_side);
   tcase_add_test(core, seeds_repeat_faults);
+  tcase_add_test(core, drops_independent_of_gbn_timing);
   tcase_add_test(core, every_nth_and_bursts);
   tcase_add_test(core, targeted_psn);
   suite_add_tcase(s, core);

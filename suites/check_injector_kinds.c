@@ -340,15 +340,22 @@ static uint16_t sum16(const uint8_t *h, size_t n) {
   return (uint16_t)s;
 }
 
-static size_t roce_frame(uint8_t *buf, size_t cap, bool v6, bool vlan, uint8_t ecn) {
+/* A WRITE MIDDLE of PSN psn: the packet-keyed draws give each PSN its
+ * own fate, so a rate is measured over many PSNs. */
+static size_t roce_frame_psn(uint8_t *buf, size_t cap, bool v6, bool vlan, uint8_t ecn,
+                             uint32_t psn) {
   craft_roce_t c = {.ipv6 = v6, .vlan = vlan, .vlan_id = 5, .pcp = 3, .dscp = 26, .ecn = ecn};
   c.h.bth.opcode = JCT_OP_RC_RDMA_WRITE_MIDDLE;
   c.h.bth.dest_qp = 0x11;
-  c.h.bth.psn = 1234;
+  c.h.bth.psn = psn & JCT_PSN_MASK;
   c.payload_bytes = 256;
   size_t n = craft_roce(buf, cap, &c);
   ck_assert_uint_gt(n, 0);
   return n;
+}
+
+static size_t roce_frame(uint8_t *buf, size_t cap, bool v6, bool vlan, uint8_t ecn) {
+  return roce_frame_psn(buf, cap, v6, vlan, ecn, 1234);
 }
 
 START_TEST(ecn_marks) {
@@ -359,6 +366,7 @@ START_TEST(ecn_marks) {
   const size_t n = NSAMP;
   unsigned marked = 0;
   for (size_t i = 0; i < n; i++) {
+    len = roce_frame_psn(orig, sizeof orig, false, false, JCT_ECN_ECT0, 1234 + (uint32_t)i);
     memcpy(buf, orig, len);
     jct_verdict_t v = offer(inj, buf, len, sizeof buf, i * US, NULL);
     if (v == JCT_PASS) {
@@ -496,6 +504,7 @@ START_TEST(corrupt_fails_icrc) {
   len = roce_frame(orig, sizeof orig, false, false, 0);
   unsigned hit = 0;
   for (size_t i = 0; i < NSAMP; i++) {
+    len = roce_frame_psn(orig, sizeof orig, false, false, 0, (uint32_t)i);
     memcpy(buf, orig, len);
     hit += offer(inj, buf, len, sizeof buf, 0, NULL) == JCT_MODIFIED;
   }

@@ -30,6 +30,7 @@ struct jct__chain {
   pcap_dumper_t *drops;
   int64_t realtime_offset_ns;
   uint64_t start_ns;
+  uint32_t rep; /* the repetition the fault log names */
   uint32_t nports;
   bool disabled;
 };
@@ -71,21 +72,22 @@ static const char *action_name(jct_verdict_t v) {
 }
 
 static void log_action(jct__chain_t *c, const jct_injector_t *inj, const site_t *s,
-                       const jct_frame_t *f, jct_verdict_t v, uint64_t now_ns) {
+                       jct_frame_t *f, jct_verdict_t v, uint64_t now_ns) {
   jct_packet_t p;
   char a[64] = "", b[64] = "";
   jct_decode(JCT_LINK_EN10MB, f->data, f->len, f->len, &p);
   fprintf(c->log,
-          "{\"t_ns\":%llu,\"port\":%u,\"dir\":\"%s\",\"injector\":%u,\"kind\":\"%s\","
-          "\"action\":\"%s\"",
-          (unsigned long long)(now_ns - c->start_ns), s->port, s->out ? "out" : "in", inj->index,
-          inj->ops->name, action_name(v));
+          "{\"rep\":%u,\"t_ns\":%llu,\"port\":%u,\"dir\":\"%s\",\"injector\":%u,"
+          "\"kind\":\"%s\",\"action\":\"%s\"",
+          c->rep, (unsigned long long)(now_ns - c->start_ns), s->port, s->out ? "out" : "in",
+          inj->index, inj->ops->name, action_name(v));
   if (p.src.family)
     fprintf(c->log, ",\"src\":\"%s\",\"dst\":\"%s\"", jct_addr_str(&p.src, a, sizeof a),
             jct_addr_str(&p.dst, b, sizeof b));
   if (p.kind == JCT_PKT_ROCE)
-    fprintf(c->log, ",\"qp\":%u,\"psn\":%u,\"opcode\":\"%s\"", p.roce.bth.dest_qp, p.roce.bth.psn,
-            p.op->name);
+    fprintf(c->log, ",\"qp\":%u,\"psn\":%u,\"opcode\":\"%s\",\"retransmission\":%s",
+            p.roce.bth.dest_qp, p.roce.bth.psn, p.op->name,
+            jct_frame_retransmission(f) ? "true" : "false");
   if (v == JCT_HOLD)
     fprintf(c->log, ",\"hold_ns\":%llu", (unsigned long long)(f->hold_until_ns - now_ns));
   fputs("}\n", c->log);
@@ -109,6 +111,9 @@ static jct_switch_verdict_t on_frame(jct_switch_frame_t *sf, uint64_t now_ns,
                    .site_flows = s->flows};
   uint64_t hold = 0;
   bool modified = false, expedite = false;
+  /* The log tells retransmissions by the site's history, which must then
+   * see every frame, not only those an injector draws for. */
+  if (c->log) jct_frame_retransmission(&f);
   for (size_t i = 0; i < s->n; i++) {
     f.hold_until_ns = 0;
     jct_verdict_t v = jct_injector_process(s->inj[i], &f, now_ns);
@@ -175,6 +180,10 @@ int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *
   return 0;
 }
 
+void jct__chain_set_rep(jct__chain_t *c, uint32_t rep) {
+  c->rep = rep;
+}
+
 void jct__chain_start(jct__chain_t *c, uint64_t now_ns) {
   c->start_ns = now_ns;
   for (uint32_t i = 0; c->sites && i < 2 * c->nports; i++)
@@ -216,9 +225,10 @@ static void emit_into_switch(jct_injector_t *inj, uint32_t port, const uint8_t *
   jct__chain_t *c = inj->data;
   if (c->log)
     fprintf(c->log,
-            "{\"t_ns\":%llu,\"port\":%u,\"dir\":\"in\",\"injector\":%u,\"kind\":\"%s\","
-            "\"action\":\"generate\",\"bytes\":%zu}\n",
-            (unsigned long long)(now_ns - c->start_ns), port, inj->index, inj->ops->name, len);
+            "{\"rep\":%u,\"t_ns\":%llu,\"port\":%u,\"dir\":\"in\",\"injector\":%u,"
+            "\"kind\":\"%s\",\"action\":\"generate\",\"bytes\":%zu}\n",
+            c->rep, (unsigned long long)(now_ns - c->start_ns), port, inj->index, inj->ops->name,
+            len);
   jct_switch_rx(c->sw, port, frame, len, now_ns);
 }
 

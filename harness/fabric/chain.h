@@ -6,9 +6,12 @@
  * to the latest, modifications pass on to the next injector.
  *
  * Optionally every action is written to a fault log, one JSON object per
- * line ({"t_ns", "port", "dir", "injector", "kind", "action", "src", "dst",
- * "qp", "psn", "hold_ns"}, t_ns from the repetition's start), and every
- * dropped frame to a capture of its own.
+ * line ({"rep", "t_ns", "port", "dir", "injector", "kind", "action", "src",
+ * "dst", "qp", "psn", "opcode", "retransmission", "hold_ns"}, rep the
+ * repetition's index from 0, t_ns from its start, retransmission whether a
+ * RoCEv2 data packet's PSN was not after the highest its flow had sent
+ * through that port and side), and every dropped frame to a capture of its
+ * own.
  *
  * Injectors that act on time (pause storms, flaps) are ticked by the
  * fabric at jct__chain_next_deadline_ns(); the frames they make enter the
@@ -40,6 +43,9 @@ int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *
  * switch then does no injector work at all) or put them back; their
  * counters and state are kept. Errors: those of jct_switch_set_hook(). */
 int jct__chain_set_enabled(jct__chain_t *c, bool on);
+
+/* The repetition (from 0) the fault log names from now on. */
+void jct__chain_set_rep(jct__chain_t *c, uint32_t rep);
 
 /* A repetition starts now: every injector restarts (window, PRNG, state). */
 void jct__chain_start(jct__chain_t *c, uint64_t now_ns);

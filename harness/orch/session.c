@@ -116,6 +116,7 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
     return 0;
   }
   if (!(rep->timing = calloc(sch->nops, sizeof *rep->timing))) return JCT_ENOMEM;
+  jct__chain_set_rep(s->chain, index);
   if (jct__chain_set_enabled(s->chain, faulted)) {
     fail_rep(s, rep, "cannot put the injectors on the switch's path");
     return 0;

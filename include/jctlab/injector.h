@@ -66,6 +66,9 @@ typedef struct {
   void *site_flows;
   uint64_t packet_key; /* valid when keyed */
   bool keyed;
+  /* Valid when keyed: a RoCEv2 data packet whose PSN is not after the
+   * highest its flow has sent through the site (a go-back's copy). */
+  bool retransmission;
 } jct_frame_t;
 
 /* A flow-history table for jct_frame_t.site_flows (4096 flows, about
@@ -74,6 +77,11 @@ typedef struct {
 void *jct_flows_new(void);
 void jct_flows_clear(void *flows);
 void jct_flows_free(void *flows);
+
+/* True when the frame is a retransmission (jct_frame_t.retransmission),
+ * by its site's history, keying the frame if no injector has; false when
+ * it has no site (site_flows NULL). */
+bool jct_frame_retransmission(jct_frame_t *f);
 
 /* True when the frame is a RoCEv2 packet (frame.h's jct__frame_roce
  * rules); then f->l3, f->udp, f->udp_len and f->flow_hash are set. Parses
@@ -218,18 +226,28 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
  * here. No-op for kinds without tick. */
 void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb);
 
-/* A uniform 32-bit number that depends only on the seed, salt and the packet, so
- * that the same seed gives the same faults on the same packets whatever
- * order frames from different ports reach the injector in. A RoCEv2 data
- * packet's first transmission is known by its flow (addresses, destination
- * QP), PSN and opcode; a retransmission also by the go-back it belongs to,
- * so each draws anew; ACKs and CNPs by flow, PSN and opcode. The history
- * that tells them apart is the frame's site_flows when set (found once per
- * frame), else the injector's own. Other frames, or flows beyond the
- * table (4096), take the next number of the injector's stream. The
- * memoryless kinds use it (drop p=, ecn, corrupt); the Markov loss models
- * and jitter keep a sequence and use the stream. */
+/* A uniform 32-bit number that depends only on the seed, salt and the
+ * packet, so that the same seed gives the same faults on the same packets
+ * whatever order frames reach the injector in. A RoCEv2 packet is known by
+ * its flow (addresses, destination QP), PSN, opcode (an ACK also by its
+ * syndrome) and how many times that PSN was lost at the site before
+ * (jct_injector_packet_lost): a copy of a PSN that was never lost draws
+ * what its first transmission drew, however many copies go-back-N's timing
+ * makes, and a lost one's next copy draws anew. CNPs are known by their
+ * place in the flow's sequence of CNPs. The history is the frame's
+ * site_flows when set (found once per frame), else the injector's own.
+ * Other frames and flows beyond the table (4096) take the next number of
+ * the injector's stream. A flow remembers its last 16 lost PSNs: a copy of
+ * one forgotten draws as its first transmission did (lost again, once).
+ * The memoryless kinds use it
+ * (drop p=, ecn, corrupt); the Markov loss models and jitter keep a
+ * sequence and use the stream. */
 uint32_t jct_injector_packet_u32(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
+
+/* The frame is lost here: its PSN's next copy draws anew. The framework
+ * calls it for every JCT_DROP; a kind whose change makes the receiver
+ * discard the frame (corrupt) calls it itself. */
+void jct_injector_packet_lost(jct_injector_t *inj, jct_frame_t *f);
 
 /* A 32-bit number correlated with the last one by rho (a 32-bit fraction;
  * 0: independent), as netem's get_crandom() (net/sched/sch_netem.c):
