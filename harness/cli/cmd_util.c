@@ -1,5 +1,6 @@
 /* What every command shares (commands.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -37,6 +38,19 @@ static bool is_capture(const char *path) {
   return false;
 }
 
+/* Whether something can be made in folder d, found by making it: a folder
+ * created and removed at once. access() is not enough: it says yes to root
+ * for every folder, and procfs or sysfs then refuse the create. 0, or
+ * errno. */
+static int probe_folder(const char *d) {
+  char *t = malloc(strlen(d) + sizeof "/.jctlab-probe-XXXXXX");
+  if (!t) return ENOMEM;
+  sprintf(t, "%s/.jctlab-probe-XXXXXX", d);
+  int e = mkdtemp(t) ? (rmdir(t), 0) : errno;
+  free(t);
+  return e;
+}
+
 /* The nearest folder of path that exists (path itself, or a parent) can
  * be written in: 0, or errno. */
 static int writable_folder(const char *path) {
@@ -48,9 +62,29 @@ static int writable_folder(const char *path) {
     if (errno != ENOENT) break;
     d = dirname(d);
   }
-  int rc = stat(d, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(d, W_OK) ? errno : 0;
+  int rc = stat(d, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : probe_folder(d);
   free(copy);
   return rc;
+}
+
+/* Whether the file path can be written, found by trying: an existing
+ * regular file opened for writing (not truncated), a new one created and
+ * removed at once; a device or FIFO (/dev/stdout) by its mode. 0, or
+ * errno. */
+static int probe_file(const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    if (!S_ISREG(st.st_mode)) return access(path, W_OK) ? errno : 0;
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    return fd < 0 ? errno : (close(fd), 0);
+  }
+  if (errno != ENOENT) return errno;
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  close(fd);
+  unlink(path);
+  return 0;
 }
 
 int jct__cmd_output_ok(const char *cmd, const char *opt, const char *path) {
@@ -63,19 +97,8 @@ int jct__cmd_output_ok(const char *cmd, const char *opt, const char *path) {
 
 int jct__cmd_writable(const char *cmd, const char *opt, const char *path) {
   if (!path || strcmp(path, "-") == 0) return 0;
-  /* Found now, not after the run: an existing file must be writable, a new
-   * one's folder must exist and be writable. */
-  struct stat st;
-  int e = 0;
-  if (stat(path, &st) == 0) {
-    e = S_ISDIR(st.st_mode) ? EISDIR : access(path, W_OK) ? errno : 0;
-  } else {
-    char *copy = strdup(path);
-    if (!copy) return 1;
-    const char *dir = dirname(copy);
-    e = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(dir, W_OK) ? errno : 0;
-    free(copy);
-  }
+  /* Found now, not after the run. */
+  int e = probe_file(path);
   if (e) return jct__cmd_bad(cmd, "%s %s: cannot be written: %s", opt, path, strerror(e));
   return 0;
 }
