@@ -27,5 +27,6 @@ Suite *replay_stats_suite(void);
 Suite *replay_suite(void);
 Suite *lab_replay_suite(void);
 Suite *agents_suite(void);
+Suite *hostile_suite(void);
 
 #endif
