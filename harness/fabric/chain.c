@@ -27,7 +27,7 @@ struct jct__chain {
   jct_switch_t *sw;
   site_t *sites; /* 2 per port: ingress at 2p, egress at 2p + 1 */
   FILE *log;
-  pcap_dumper_t *drops;
+  jct__savefile_t *drops;
   int64_t realtime_offset_ns;
   uint64_t start_ns;
   uint32_t rep; /* the repetition the fault log names */
@@ -148,11 +148,11 @@ static void free_sites(jct__chain_t *c) {
 }
 
 int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
-                      void *drops_dumper, int64_t realtime_offset_ns) {
+                      struct jct__savefile *drops, int64_t realtime_offset_ns) {
   free_sites(c); /* of an earlier attach: c->nports is still its */
   c->sw = sw;
   c->log = log;
-  c->drops = drops_dumper;
+  c->drops = drops;
   c->realtime_offset_ns = realtime_offset_ns;
   c->nports = nports;
   if (!c->n) return 0;

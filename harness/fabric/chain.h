@@ -34,10 +34,12 @@ typedef struct jct__chain jct__chain_t;
 int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
                    char *err, size_t errlen);
 
-/* Install the chain on every port of sw (nports); log and drops may be NULL;
- * realtime_offset_ns converts the clock for the drops capture. */
+/* Install the chain on every port of sw (nports); log and drops (a capture,
+ * capture.h) may be NULL; realtime_offset_ns converts the clock for the
+ * drops capture. */
+struct jct__savefile;
 int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
-                      void *drops_dumper, int64_t realtime_offset_ns);
+                      struct jct__savefile *drops, int64_t realtime_offset_ns);
 
 /* Take the injectors off the switch's hooks (a baseline repetition: the
  * switch then does no injector work at all) or put them back; their

@@ -12,7 +12,6 @@
 #include "jctlab/fabric.h"
 
 #define PCAP_BUFFER_BYTES (16u << 20)
-#define DUMP_BUFFER_BYTES (256u << 10) /* stdio's 4 KiB made a write(2) per frame */
 #define SNAPLEN 65535
 #define XOFF_BYTES (256u << 10)
 #define XON_BYTES (128u << 10)
@@ -45,7 +44,7 @@ struct jct_fabric {
   polls_t *polls;
   jct_timer_t timer;
   pcap_t *dead;
-  pcap_dumper_t *dump, *drops, *in_dump;
+  jct__savefile_t *dump, *drops, *in_dump;
   int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for the capture */
   jct_fabric_harness_stats_t hs;
   uint64_t now_ns; /* of the batch being read */
@@ -148,28 +147,22 @@ static void measure_realtime_offset(jct_fabric_t *f) {
                           ((int64_t)rt.tv_nsec - (int64_t)mono.tv_nsec);
 }
 
-/* A dumper on path with a large stdio buffer, so that writing a capture
- * costs the loop a system call per 256 KiB, not per frame. */
-static pcap_dumper_t *dump_open(jct_fabric_t *f, const char *path) {
-  FILE *fp = strcmp(path, "-") ? fopen(path, "wb") : NULL;
-  if (!fp) return pcap_dump_open(f->dead, path); /* "-" (stdout), or libpcap's own error */
-  setvbuf(fp, NULL, _IOFBF, DUMP_BUFFER_BYTES);
-  pcap_dumper_t *d = pcap_dump_fopen(f->dead, fp); /* pcap_dump_close closes fp */
-  if (!d) fclose(fp);
-  return d;
-}
-
 static int open_captures(jct_fabric_t *f, char *err, size_t errlen) {
-  if (!f->opts.pcap_out && !f->opts.pcap_drops && !f->opts.pcap_in) return 0;
+  const jct_fabric_opts_t *o = &f->opts;
+  if (!o->pcap_out && !o->pcap_drops && !o->pcap_in) return 0;
   f->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, SNAPLEN, PCAP_TSTAMP_PRECISION_NANO);
   if (!f->dead) return JCT_ENOMEM;
-  if (f->opts.pcap_out && !(f->dump = dump_open(f, f->opts.pcap_out)))
-    return jct__errf(err, errlen, JCT_EIO, "%s: %s", f->opts.pcap_out, pcap_geterr(f->dead));
-  if (f->opts.pcap_drops && !(f->drops = dump_open(f, f->opts.pcap_drops)))
-    return jct__errf(err, errlen, JCT_EIO, "%s: %s", f->opts.pcap_drops, pcap_geterr(f->dead));
-  if (f->opts.pcap_in && !(f->in_dump = dump_open(f, f->opts.pcap_in)))
-    return jct__errf(err, errlen, JCT_EIO, "%s: %s", f->opts.pcap_in, pcap_geterr(f->dead));
-  return 0;
+  int rc = 0;
+  /* -C/-W rotate the two captures -s cuts; the drops are few and whole. */
+  if (o->pcap_out)
+    rc = jct__savefile_open(&f->dump, f->dead, o->pcap_out, o->pcap_file_bytes, o->pcap_files, err,
+                            errlen);
+  if (!rc && o->pcap_in)
+    rc = jct__savefile_open(&f->in_dump, f->dead, o->pcap_in, o->pcap_file_bytes, o->pcap_files,
+                            err, errlen);
+  if (!rc && o->pcap_drops)
+    rc = jct__savefile_open(&f->drops, f->dead, o->pcap_drops, 0, 0, err, errlen);
+  return rc;
 }
 
 static int build_switch(jct_fabric_t *f, char *err, size_t errlen) {
@@ -298,9 +291,9 @@ void jct_fabric_free(jct_fabric_t *f) {
   }
   for (uint32_t i = 0; f->ports && i < f->opts.nranks; i++)
     if (f->ports[i].pcap) pcap_close(f->ports[i].pcap);
-  if (f->dump) pcap_dump_close(f->dump);
-  if (f->drops) pcap_dump_close(f->drops);
-  if (f->in_dump) pcap_dump_close(f->in_dump);
+  jct__savefile_close(f->dump);
+  jct__savefile_close(f->drops);
+  jct__savefile_close(f->in_dump);
   if (f->dead) pcap_close(f->dead);
   jct_switch_free(f->sw);
   jct_topo_destroy(f->own_topo);

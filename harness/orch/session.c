@@ -248,6 +248,8 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
                           .pcap_out = o->pcap_out,
                           .pcap_in = o->pcap_in,
                           .pcap_snaplen = o->pcap_snaplen_bytes,
+                          .pcap_file_bytes = o->pcap_file_bytes,
+                          .pcap_files = o->pcap_files,
                           .pcap_drops = o->pcap_drops,
                           .fault_log = s->fault_log,
                           .chain = s->chain};

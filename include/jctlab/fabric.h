@@ -18,6 +18,15 @@
  * an injector makes itself (a pause storm's) do not arrive at a port and
  * are not in it.
  *
+ * pcap_out and pcap_in rotate as tcpdump -w does with -C and -W when
+ * pcap_file_bytes is set: before a record, a file that holds more than
+ * pcap_file_bytes is closed and the next one opened, so every file ends on a
+ * whole record. They are named FILE, FILE1, FILE2, ...; with pcap_files, at
+ * most that many, FILE0 to FILE<pcap_files-1> zero-padded to one width, the
+ * oldest written over (the newest kept). Standard output ("-") cannot
+ * rotate (JCT_EINVAL). The first file is opened by jct_fabric_new; when a
+ * later one cannot be, that capture stops there, whole, and stderr says so.
+ *
  * Frames the harness itself loses (pcap_inject failing, the kernel
  * dropping frames before libpcap reads them) are counted apart: a run with
  * any is invalid (DESIGN.md, decision 4).
@@ -55,6 +64,8 @@ typedef struct {
   const char *pcap_out;     /* NULL, or where to write what crossed the switch */
   const char *pcap_in;      /* NULL, or where to write every frame as it arrived at a port */
   uint32_t pcap_snaplen;    /* bytes of each frame kept in pcap_out and pcap_in; 0: all */
+  uint64_t pcap_file_bytes; /* rotate pcap_out and pcap_in past this size (0: never), as -C */
+  uint32_t pcap_files;      /* with it, at most this many files, a ring (0: no limit), as -W */
   const char *pcap_drops;   /* NULL, or where to write the frames injectors dropped */
   FILE *fault_log;          /* NULL, or where injectors' actions go, one JSON line each */
   struct jct__chain *chain; /* NULL, or the injectors, put on the switch's hooks */

@@ -57,6 +57,9 @@ typedef struct {
   const char *pcap_out;      /* NULL, or a capture of what crossed the switch */
   const char *pcap_in;       /* NULL, or a capture of every frame as it reached the switch */
   uint32_t pcap_snaplen_bytes; /* bytes of each frame kept in pcap_out/pcap_in (0: all), as -s */
+  uint64_t pcap_file_bytes;    /* rotate pcap_out/pcap_in past this size (0: never), as -C */
+  uint32_t pcap_files; /* with pcap_file_bytes, at most this many files, a ring (0: no limit), as
+                          -W; the files' names and the rules in fabric.h */
   const char *pcap_drops;    /* NULL, or a capture of the frames injectors dropped */
   const char *fault_log;     /* NULL, or every injector action as a JSON line */
   const char *const *inject; /* injector specs (injector.h), in chain order */
