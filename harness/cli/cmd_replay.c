@@ -118,6 +118,7 @@ static int parse(int argc, char **argv, args_t *a) {
   if (a->r.schedule && a->o.input) return bad("give a trace or a schedule, not both");
   if (a->budget.max_degradation > 0 && a->budget.max_jct_ns)
     return bad("a second budget: give --max-degradation or --max-jct, not both");
+  if (jct__capture_opts_check(&a->r.run, "replay")) return 2;
   return -1;
 }
 
@@ -190,6 +191,10 @@ int jct__cmd_replay(int argc, char **argv) {
                                  .sweep_key = pts[i].value_text ? key : NULL,
                                  .sweep_value = pts[i].value,
                                  .budget = a.budget};
+  }
+  if (jct__capture_names_ok(o, npts, "replay")) { /* one ring of files per case */
+    status = 2;
+    goto out;
   }
   /* --agents: the hosts are reached over this host's own network. */
   if (!o->agents && (rc = jct_ns_isolate(err, sizeof err))) {

@@ -73,6 +73,8 @@ static int parse(int argc, char **argv, args_t *a) {
   }
   if (!a->r.synth == !a->r.schedule) return bad("give --synth ALGO or --schedule FILE");
   if (a->r.synth && (!a->r.ranks || !a->r.bytes)) return bad("--synth needs --ranks and --bytes");
+  if (jct__capture_opts_check(&a->r.run, "run") || jct__capture_names_ok(&a->r.run, 1, "run"))
+    return 2;
   return -1;
 }
 

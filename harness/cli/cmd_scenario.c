@@ -25,7 +25,7 @@
 static const char usage_text[] =
     "usage: jctlab run SCENARIO.yaml [--json FILE] [--junit FILE] [--report DIR]\n"
     "                                [--reps K] [--seed N] [--fault-log FILE]\n"
-    "                                [--pcap-out FILE]\n"
+    "                                [--pcap-out FILE [-s N] [-C SIZE [-W N]]]\n"
     "\n"
     "Run a scenario file: its job (a trace, a schedule or a generated collective) on\n"
     "the emulated fabric, each fault case as K baseline and K faulted repetitions,\n"
@@ -39,6 +39,10 @@ static const char usage_text[] =
     "  --seed N       the seed, instead of the file's\n"
     "  --fault-log F  every injector action as a JSON line (per case: F-caseK.ext)\n"
     "  --pcap-out F   what crossed the switch, as a capture (per case: F-caseK.ext)\n"
+    "  -s N           keep the first N bytes of each frame in it, as tcpdump -s\n"
+    "  -C SIZE        rotate it as tcpdump -C: a new file past SIZE (millions of bytes, or\n"
+    "                 with its unit: 500KB, 10MiB), named F-caseK.ext, F-caseK.ext1, ...\n"
+    "  -W N           with -C: at most N files per case, the oldest written over (tcpdump -W)\n"
     "\n"
     "exit status: 0 every case within budget, 1 a budget exceeded, 2 bad input,\n"
     "3 an invalid run (the harness lost frames, a repetition did not finish, or the\n"
@@ -57,15 +61,19 @@ typedef struct {
   uint64_t reps, seed;
   bool have_reps, have_seed;
   const char *fault_log, *pcap_out;
+  jct_run_opts_t cap; /* -s, -C, -W (and pcap_out, for their checks) */
 } args_t;
 
 static void usage(void) {
   fputs(usage_text, stdout);
 }
 
-/* What a scenario's command line may override: --reps, --seed. */
+/* What a scenario's command line may override (--reps, --seed) or add
+ * (the fault log and the capture, as run's). */
 static int own(void *self, const char *w, const char *v) {
   args_t *a = self;
+  int got = jct__capture_opt_parse(&a->cap, w, v, "run"); /* -s, -C, -W */
+  if (got) return got;
   if (!strcmp(w, "--reps")) {
     if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
       return bad("--reps: '%s' is not 1 to %u", v, JCT_RUN_MAX_REPS);
@@ -126,6 +134,8 @@ int jct__cmd_run_scenario(int argc, char **argv) {
   if (status >= 0) return status;
   const char *path = a.o.input;
   if (!path) return bad("no scenario file");
+  a.cap.pcap_out = a.pcap_out;
+  if (jct__capture_opts_check(&a.cap, "run")) return 2;
   char err[768];
   jct__scenario_t *sc = NULL;
   int rc = jct__scenario_load(&sc, path, err, sizeof err);
@@ -158,6 +168,9 @@ int jct__cmd_run_scenario(int argc, char **argv) {
     c->opts.schedule = in.schedule;
     c->opts.fault_log = a.fault_log;
     c->opts.pcap_out = a.pcap_out;
+    c->opts.pcap_snaplen_bytes = a.cap.pcap_snaplen_bytes;
+    c->opts.pcap_file_bytes = a.cap.pcap_file_bytes;
+    c->opts.pcap_files = a.cap.pcap_files;
     if (sc_case->trace_faults && !in.nfaults)
       fprintf(stderr, "jctlab run: case '%s': the trace shows no losses to replay\n",
               sc_case->name);
@@ -169,6 +182,10 @@ int jct__cmd_run_scenario(int argc, char **argv) {
                                  .sweep_key = sc_case->sweep_key,
                                  .sweep_value = sc_case->sweep_value,
                                  .budget = sc_case->budget};
+  }
+  if (jct__capture_names_ok(&a.cap, sc->ncases, "run")) { /* one ring of files per case */
+    status = 2;
+    goto out;
   }
   jct_run_opts_t first = cases[0].opts; /* the document's fabric line */
   jct__result_input_t ri = {.source = sc->input ? sc->input : in.source,

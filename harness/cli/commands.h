@@ -46,6 +46,25 @@ void jct__cases_mark_interrupted(json_t *doc);
  * stderr, prefixed "jctlab PROG: "). */
 int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const char *prog);
 
+/* The capture options (capture_args.c), as tcpdump reads them: -s N
+ * (--snaplen), -C SIZE (a bare number is millions of bytes, as tcpdump;
+ * or a size with its unit, units.h) and -W N, into r. Returns 1 taken, 0
+ * not one of them, 2 bad (after jct__cmd_bad). */
+int jct__capture_opt_parse(jct_run_opts_t *r, const char *w, const char *v, const char *prog);
+/* Once the command line is read: -W without -C, -C without --pcap-out or
+ * --pcap-in, or with one of them "-" (standard output cannot rotate) is
+ * bad input. Returns 0, or 2 after jct__cmd_bad(). */
+int jct__capture_opts_check(const jct_run_opts_t *r, const char *prog);
+/* Before anything runs, with -C: for each of ncases cases' --pcap-out and
+ * --pcap-in (their per-case names, jct__case_path), no file may exist
+ * already under a rotated name (the name and digits): a rotation writes
+ * over its own files only, never over an earlier run's, which would
+ * otherwise lie beside the new ones as if one capture. (The first file,
+ * FILE itself, may replace a capture, as --pcap-out always may.) With
+ * several cases the name needs an extension, or case 1's files would take
+ * case 11's name. Returns 0, or 2 after jct__cmd_bad(). */
+int jct__capture_names_ok(const jct_run_opts_t *r, uint32_t ncases, const char *prog);
+
 /* The lines of help text for the shared options. */
 extern const char jct__run_args_help[];
 

@@ -35,6 +35,12 @@ const char jct__run_args_help[] =
     "  --pcap-in FILE     write every frame as it reached the switch, before the injectors\n"
     "  -s, --snaplen N    keep the first N bytes of each frame in --pcap-out/--pcap-in, as\n"
     "                     tcpdump -s (default 0: whole frames; 128 keeps every RoCE header)\n"
+    "  -C SIZE            rotate --pcap-out/--pcap-in as tcpdump -C: a new file once one holds\n"
+    "                     more than SIZE, named FILE, FILE1, FILE2, ... SIZE is millions of\n"
+    "                     bytes, as tcpdump's (-C 10), or has its unit (500KB = 500,000 bytes,\n"
+    "                     10MiB or 10M = 10 * 2^20). Every file ends on a whole record\n"
+    "  -W N               with -C: at most N files, FILE0 to FILE<N-1> (zero-padded), the\n"
+    "                     oldest written over, as tcpdump -W: the newest N are kept\n"
     "  --nic-queue N      uroce: a NIC transmit queue of N packets that the QPs fill ahead\n"
     "                     of the link, as rxe's 64 per QP (default 0: none)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
@@ -68,13 +74,16 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
       "--synth",    "--schedule",  "--ranks",      "--bytes",    "--channels", "--rate",
       "--delay",    "--reps",      "--timeout",    "--retry",    "--inject",   "--seed",
       "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in",  "--transport",
-      "--lab",      "--nic-queue", "--agents",     "-s",         "--snaplen",  NULL};
+      "--lab",      "--nic-queue", "--agents",     "-s",         "--snaplen",  "-C",
+      "-W",         NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
   if (!valued[k]) return 0;
   if (!v) return bad(prog, "%s needs a value", w);
   (*i)++;
+  int got = jct__capture_opt_parse(r, w, v, prog); /* -s, -C, -W */
+  if (got) return got;
   if (!strcmp(w, "--synth")) {
     a->synth = v;
   } else if (!strcmp(w, "--schedule")) {
@@ -138,11 +147,6 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--seed")) {
     if (jct__parse_count(v, UINT64_MAX, &r->seed))
       return bad(prog, "%s: '%s' is not a number", w, v);
-  } else if (!strcmp(w, "-s") || !strcmp(w, "--snaplen")) {
-    uint64_t n;
-    if (jct__parse_count(v, 262144, &n) || (n && n < 14))
-      return bad(prog, "%s %s: not a snap length (14 to 262144 bytes, 0: whole frames)", w, v);
-    r->pcap_snaplen_bytes = (uint32_t)n;
   } else if (!strcmp(w, "--fault-log")) {
     if (jct__cmd_output_ok(prog, w, v)) return 2;
     r->fault_log = v;

@@ -11,9 +11,8 @@
 #include "harness/report/progress.h"
 #include "scenario.h"
 
-/* path with "-caseK" before its extension (the last '.' after the last
- * '/'), into buf. */
-static const char *case_path(const char *path, uint32_t k, char *buf, size_t len) {
+const char *jct__case_path(const char *path, uint32_t k, uint32_t n, char *buf, size_t len) {
+  if (!path || n < 2) return path;
   const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
   size_t stem = dot && (!slash || dot > slash) && dot != path ? (size_t)(dot - path) : strlen(path);
   snprintf(buf, len, "%.*s-case%u%s", (int)stem, path, k, path + stem);
@@ -30,9 +29,11 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
   for (uint32_t i = 0; i < n && rc == 0; i++) {
     const jct__case_t *c = &cases[i];
     jct_run_opts_t o = c->opts;
-    char pcap[4096], log[4096];
-    if (n > 1 && o.pcap_out) o.pcap_out = case_path(o.pcap_out, i + 1, pcap, sizeof pcap);
-    if (n > 1 && o.fault_log) o.fault_log = case_path(o.fault_log, i + 1, log, sizeof log);
+    char out[4096], arrived[4096], drops[4096], log[4096];
+    o.pcap_out = jct__case_path(o.pcap_out, i + 1, n, out, sizeof out);
+    o.pcap_in = jct__case_path(o.pcap_in, i + 1, n, arrived, sizeof arrived);
+    o.pcap_drops = jct__case_path(o.pcap_drops, i + 1, n, drops, sizeof drops);
+    o.fault_log = jct__case_path(o.fault_log, i + 1, n, log, sizeof log);
     jct_replay_result_t r;
     char why[400];
     rc = jct_replay(&o, jct__progress_update, &bar, &r, why, sizeof why);

@@ -25,12 +25,19 @@ typedef struct {
 
 /* Run cases[0..n) in order, appending each to doc; a progress bar on
  * stderr when it is a terminal. With more than one case, each case's
- * --pcap-out and --fault-log get the case's number before the extension
- * (out.pcap: out-case1.pcap, out-case2.pcap, ...), so no case overwrites
- * another's. Stops at the first error: JCT_EINVAL (a
- * bad injector spec: err names the case), JCT_EIO, JCT_ENOMEM. */
+ * --pcap-out, --pcap-in, --pcap-drops and --fault-log get the case's
+ * number before the extension (jct__case_path), so no case overwrites
+ * another's. Stops at the first error: JCT_EINVAL (a bad injector spec:
+ * err names the case), JCT_EIO, JCT_ENOMEM. */
 int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t *cases, uint32_t n,
                    jct__case_tally_t *tally, char *err, size_t errlen);
+
+/* The file case k (from 1) of n writes for the output path: path itself
+ * when n < 2 (or path NULL), else path with "-caseK" before its extension
+ * (the last '.' after the last '/'; out.pcap: out-case1.pcap,
+ * out-case2.pcap, ...; out: out-case1), in buf. A rotated capture's
+ * numbers go after that whole name (out-case1.pcap1, capture.h). */
+const char *jct__case_path(const char *path, uint32_t k, uint32_t n, char *buf, size_t len);
 
 /* Exit status for a tally: 3 any invalid, 1 any budget exceeded, else 0. */
 int jct__cases_status(const jct__case_tally_t *t);
@@ -41,7 +48,7 @@ int jct__cases_status(const jct__case_tally_t *t);
  * key and each value's text in *key / *values; with no list, one copy.
  * Errors: JCT_EINVAL (err says why), JCT_ENOMEM. */
 typedef struct {
-  char **specs; /* n of them */
+  char **specs;     /* n of them */
   char *value_text; /* NULL when not a sweep */
   double value;
 } jct__sweep_point_t;
