@@ -10,12 +10,14 @@
  * 1 jctlab failed.
  */
 #include <jansson.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "harness/base/interrupt.h"
 #include "jctlab/error.h"
 #include "jctlab/run.h"
 #include "jctlab/schedule.h"
@@ -254,6 +256,7 @@ int jct__cmd_run(int argc, char **argv) {
     jct_schedule_free(s);
     return 1;
   }
+  jct__interrupt_install();  /* a first SIGINT ends the run cleanly, its captures whole */
   static jct_run_result_t r; /* large: the per-repetition JCTs */
   rc = jct_run(&a.r.run, &r, err, sizeof err);
   if (rc) {
@@ -263,7 +266,13 @@ int jct__cmd_run(int argc, char **argv) {
   }
   if (!a.json || strcmp(a.json, "-")) print_table(&a, &r);
   status = a.json ? write_json(&a, &r) : 0;
-  if (!r.valid) {
+  int sig = jct__interrupt_signal();
+  if (sig) { /* as a shell reports a command a signal ended */
+    fprintf(stderr,
+            "jctlab run: interrupted (%s): the repetitions finished before it are reported\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM");
+    status = 128 + sig;
+  } else if (!r.valid) {
     fprintf(stderr, "jctlab run: invalid run: %s\n", r.invalid_why);
     status = 3;
   }
