@@ -25,6 +25,7 @@ Suite *report_suite(void);
 Suite *scenario_suite(void);
 Suite *replay_stats_suite(void);
 Suite *replay_suite(void);
+Suite *capture_suite(void);
 Suite *lab_replay_suite(void);
 Suite *agents_suite(void);
 Suite *hostile_suite(void);
