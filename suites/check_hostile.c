@@ -89,6 +89,16 @@ static const refusal_t refusals[] = {
     {"schedule -o over its own input", {"schedule", TRACE, "-o", TRACE}, "capture", "never writes"},
     {"repetitions without end", {"replay", "--reps", "1000000"}, "--reps", "1000"},
     {"a rate of 0", {"replay", "--rate", "0"}, "--rate", "not a rate"},
+    {"a capture rotated at 0 bytes",
+     {"run", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--pcap-out", "x.pcap", "-C",
+      "0"},
+     "-C 0",
+     "not a file size"},
+    {"a ring of files with no size",
+     {"run", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--pcap-out", "x.pcap", "-W",
+      "3"},
+     "-W 3",
+     "needs -C"},
     {"a probability over 1", {"replay", "--inject", "drop p=7"}, "p=7", "outside [0, 1]"},
 };
 
