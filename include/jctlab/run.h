@@ -120,10 +120,11 @@ void jct_transport_stats_add(jct_transport_stats_t *sum, const jct_transport_sta
  *   (posted to the transport by the sender to received whole by the
  *   destination: its serialization and the path's latency, the time it
  *   waited behind the QP's earlier messages, and any loss recovery), over
- *   the QP's messages of the first completion_reps repetitions; p50 and p99 by nearest rank (with fewer
- *   than 100 messages p99 is the maximum). completion_reps is reps unless
- *   messages * reps exceeds JCT_QP_MAX_SAMPLES for the whole schedule: the
- *   samples are held exactly, 8 bytes each, and no more than that many.
+ *   the QP's messages of the first completion_reps repetitions; p50 and
+ *   p99 by nearest rank (with fewer than 100 messages p99 is the
+ *   maximum). completion_reps is reps unless messages * reps exceeds
+ *   JCT_QP_MAX_SAMPLES for the whole schedule: the samples are held
+ *   exactly, 8 bytes each, and no more than that many.
  * - retx_packets: request packets the QP pair sent again (go-back-N), both
  *   ends (its messages and their clear-to-send WRITEs), summed over the
  *   repetitions, where retx_counted: uroce counts it per QP; an RDMA device
