@@ -1,10 +1,13 @@
 /* The replay's statistics without a fabric (include/jctlab/replay.h):
  * medians, nearest-rank p99, the bootstrap interval of the degradation,
- * and the critical path walked back through the dependencies. */
+ * the critical path walked back through the dependencies, and the per-QP
+ * figures gathered from the repetitions' timings. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jctlab/replay.h"
+#include "harness/orch/qp_stats.h"
 #include "harness/orch/replay_int.h"
 #include "suites.h"
 
@@ -115,6 +118,74 @@ START_TEST(critical_path) {
 }
 END_TEST
 
+/* Per-QP figures from repetitions' timings (harness/orch/qp_stats.h):
+ * ops interleaved over three connections, one of them idle. */
+START_TEST(per_qp_figures) {
+  jct_conn_t conns[3] = {{0, 1, 0}, {1, 0, 0}, {0, 1, 1}};
+  jct_op_t ops[4] = {{0, 1000, NULL, 0, 0, 0},
+                     {1, 500, NULL, 0, 0, 0},
+                     {0, 3000, NULL, 0, 0, 1},
+                     {0, 1000, NULL, 0, 0, 2}};
+  jct_schedule_t s = {
+      .nranks = 2, .bytes = 5500, .conns = conns, .nconns = 3, .ops = ops, .nops = 4};
+  /* Connection 0's messages take 100, 300, 200 ns, then 400, 500, 600;
+   * it is busy from its first post to its last completion 500 ns, then
+   * 1000 ns. Connection 1's one message: 50 ns, then 70. */
+  jct_op_timing_t t1[4] = {{0, 0, 100}, {0, 10, 60}, {0, 100, 400}, {0, 300, 500}};
+  jct_op_timing_t t2[4] = {{0, 0, 400}, {0, 30, 100}, {0, 400, 900}, {0, 400, 1000}};
+  jct_op_timing_t broken[4] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+  uint64_t retx1[3] = {5, 0, 0}, retx2[3] = {2, 1, 0};
+  jct_rep_t r1 = {.ok = true, .timing = t1, .conn_retx = retx1};
+  jct_rep_t r2 = {.ok = true, .timing = t2, .conn_retx = retx2};
+  jct_rep_t bad = {.ok = false, .timing = broken, .conn_retx = retx1};
+
+  jct__qp_acc_t *a;
+  ck_assert_int_eq(jct__qp_acc_new(&a, &s, 3, JCT_QP_MAX_SAMPLES, true), 0);
+  jct__qp_acc_add(a, &r1);
+  jct__qp_acc_add(a, &bad); /* a failed repetition adds nothing */
+  jct__qp_acc_add(a, &r2);
+  jct_qp_figures_t *q;
+  ck_assert_int_eq(jct__qp_acc_figures(a, &q), 0);
+  jct__qp_acc_free(a);
+  ck_assert_uint_eq(q[0].bytes, 5000);
+  ck_assert_uint_eq(q[0].messages, 3);
+  ck_assert_uint_eq(q[0].reps, 2);
+  ck_assert_uint_eq(q[0].completion_reps, 2);
+  /* perftest's average: 2 x 5000 bytes over 500 + 1000 ns. */
+  ck_assert_double_eq_tol(q[0].bw_bps, 8e9 * 10000 / 1500, 1e-3);
+  /* 100 200 300 400 500 600: nearest rank 3 and 6. */
+  ck_assert_uint_eq(q[0].completion_p50_ns, 300);
+  ck_assert_uint_eq(q[0].completion_p99_ns, 600);
+  ck_assert_uint_eq(q[0].completion_max_ns, 600);
+  ck_assert(q[0].retx_counted);
+  ck_assert_uint_eq(q[0].retx_packets, 7);
+  ck_assert_uint_eq(q[1].bytes, 500);
+  ck_assert_uint_eq(q[1].completion_p50_ns, 50);
+  ck_assert_uint_eq(q[1].completion_max_ns, 70);
+  ck_assert_double_eq_tol(q[1].bw_bps, 8e9 * 1000 / 120, 1e-3);
+  ck_assert_uint_eq(q[1].retx_packets, 1);
+  ck_assert_uint_eq(q[2].messages, 0); /* idle: no figure */
+  ck_assert_uint_eq(q[2].bytes, 0);
+  ck_assert(isnan(q[2].bw_bps));
+  free(q);
+
+  /* Room for one repetition's times only: the percentiles cover the
+   * first, the bandwidth and retransmissions both; no per-QP counts. */
+  ck_assert_int_eq(jct__qp_acc_new(&a, &s, 2, 5, false), 0);
+  jct__qp_acc_add(a, &r1);
+  jct__qp_acc_add(a, &r2);
+  ck_assert_int_eq(jct__qp_acc_figures(a, &q), 0);
+  jct__qp_acc_free(a);
+  ck_assert_uint_eq(q[0].reps, 2);
+  ck_assert_uint_eq(q[0].completion_reps, 1);
+  ck_assert_uint_eq(q[0].completion_p50_ns, 200);
+  ck_assert_uint_eq(q[0].completion_max_ns, 300);
+  ck_assert_double_eq_tol(q[0].bw_bps, 8e9 * 10000 / 1500, 1e-3);
+  ck_assert(!q[0].retx_counted);
+  free(q);
+}
+END_TEST
+
 Suite *replay_stats_suite(void) {
   Suite *s = suite_create("replay_stats");
   TCase *tc = tcase_create("core");
@@ -122,6 +193,7 @@ Suite *replay_stats_suite(void) {
   tcase_add_test(tc, p99_of_many);
   tcase_add_test(tc, bootstrap_repeats_and_narrows);
   tcase_add_test(tc, critical_path);
+  tcase_add_test(tc, per_qp_figures);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -14,6 +14,8 @@
  *     are not blank while the margin beside them is (skipped, saying why,
  *     when chromium is not installed; scripts/test installs it).
  *   - The terminal table names every case with its degradation and verdict.
+ *   - The per-QP table: on the terminal up to 16 QPs or with --per-qp, and
+ *     in report.md.
  *   - Errors: gnuplot missing, not a result document, DIR a file. */
 #include <check.h>
 #include <dirent.h>
@@ -28,6 +30,7 @@
 
 #include "jctlab/error.h"
 #include "harness/report/report.h"
+#include "harness/report/result.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -372,7 +375,7 @@ START_TEST(text_table) {
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   ck_assert_ptr_nonnull(f);
-  jct__report_text(f, doc);
+  jct__report_text(f, doc, false);
   ck_assert_int_eq(fclose(f), 0);
   json_decref(doc);
   static const char *const want[] = {
@@ -426,7 +429,7 @@ START_TEST(sparse_documents) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  jct__report_text(f, doc);
+  jct__report_text(f, doc, false);
   fclose(f);
   ck_assert_uint_eq(count(buf, "\ncase "), 5);
   free(buf);
@@ -437,7 +440,7 @@ START_TEST(sparse_documents) {
   doc = json_pack("{s:i,s:[{s:s,s:{s:f,s:n,s:n}}]}", "jctlab_result", 1, "cases", "name", "d",
                   "degradation", "median", 1.3, "ci95_low", "ci95_high");
   f = open_memstream(&buf, &len);
-  jct__report_text(f, doc);
+  jct__report_text(f, doc, false);
   fclose(f);
   ck_assert_msg(strstr(buf, "1.300 [no interval under 5 repetitions]"), "%s", buf);
   free(buf);
@@ -453,6 +456,93 @@ START_TEST(sparse_documents) {
 END_TEST
 
 /* Two sweeps: one plot each; values within two decades: a linear axis. */
+/* A document of one case whose "qps" (result.h's jct__qps_json) has n
+ * connections of a ring over n ranks; QP 1 retransmitted 4 packets when
+ * faulted; retx_counted false: no per-QP retransmission count. */
+static json_t *qps_doc(uint32_t n, bool retx_counted) {
+  jct_conn_t *conns = calloc(n, sizeof *conns);
+  jct_qp_figures_t *b = calloc(n, sizeof *b), *f = calloc(n, sizeof *f);
+  ck_assert(conns && b && f);
+  for (uint32_t i = 0; i < n; i++) {
+    conns[i] = (jct_conn_t){i, (i + 1) % n, 0};
+    jct_qp_figures_t q = {.bytes = 65536,
+                          .messages = 2,
+                          .reps = 3,
+                          .completion_reps = 3,
+                          .bw_bps = 4e7,
+                          .completion_p50_ns = 1000000 + i,
+                          .completion_p99_ns = 2000000 + i,
+                          .completion_max_ns = 3000000,
+                          .retx_counted = retx_counted};
+    b[i] = q;
+    q.retx_packets = i == 1 ? 4 : 0;
+    q.completion_p99_ns = 5000000 + i * 1000;
+    f[i] = q;
+  }
+  jct_schedule_t s = {.nranks = n, .conns = conns, .nconns = n};
+  json_t *qps = jct__qps_json(&s, b, f);
+  free(conns), free(b), free(f);
+  ck_assert_ptr_nonnull(qps);
+  return json_pack("{s:i,s:s,s:[{s:s,s:o}]}", "jctlab_result", 1, "command", "replay", "cases",
+                   "name", "qp", "qps", qps);
+}
+
+static char *text_of(const json_t *doc, bool all_qps) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ck_assert_ptr_nonnull(f);
+  jct__report_text(f, doc, all_qps);
+  ck_assert_int_eq(fclose(f), 0);
+  return buf;
+}
+
+/* The per-QP table: on the terminal up to 16 QPs (all with --per-qp), a
+ * baseline and a faulted row each; in report.md too; "n/a" and why where
+ * the transport does not count retransmissions per QP. */
+START_TEST(per_qp_tables) {
+  json_t *doc = qps_doc(2, true);
+  ck_assert_int_eq(jint(doc, "cases.0.qps.1.faulted.retransmitted_packets"), 4);
+  ck_assert_int_eq(jint(doc, "cases.0.qps.1.bytes"), 65536);
+  char *t = text_of(doc, false);
+  static const char *const want[] = {
+      "      0 0 -> 1        64.0 KiB     2 baseline     40 Mbit/s    1.00 ms    2.00 ms"
+      "    3.00 ms       0\n",
+      "                                     faulted      40 Mbit/s    1.00 ms    5.00 ms"
+      "    3.00 ms       0\n",
+      "      1 1 -> 0        64.0 KiB     2 baseline",
+      "    3.00 ms       4\n",
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    ck_assert_msg(strstr(t, want[i]), "no '%s' in:\n%s", want[i], t);
+  ck_assert_ptr_null(strstr(t, "per device"));
+  free(t);
+  char dir[512], err[512] = "";
+  make_report_dir(dir, sizeof dir);
+  ck_assert_int_eq(jct__report_write(doc, dir, err, sizeof err), 0);
+  char *md = read_in(dir, "report.md");
+  ck_assert_msg(strstr(md, "| 1 | 1 -\\> 0 | 64.0 KiB | 2 | baseline | 40 Mbit/s | 1.00 ms | "
+                           "2.00 ms | 3.00 ms | 0 |\n|  |  |  |  | faulted | 40 Mbit/s | 1.00 ms | "
+                           "5.00 ms | 3.00 ms | 4 |\n"),
+                "%s", md);
+  free(md);
+  remove_dir(dir);
+  json_decref(doc);
+
+  /* 17 QPs: a line saying how to see them, unless asked. */
+  doc = qps_doc(17, false);
+  t = text_of(doc, false);
+  ck_assert_msg(strstr(t, "17 connections, not shown (--per-qp shows them"), "%s", t);
+  ck_assert_uint_eq(count(t, "  faulted "), 0);
+  free(t);
+  t = text_of(doc, true);
+  ck_assert_uint_eq(count(t, "  faulted "), 17);
+  ck_assert_ptr_nonnull(strstr(t, "retx n/a: the transport counts retransmissions per device"));
+  free(t);
+  json_decref(doc);
+}
+END_TEST
+
 START_TEST(linear_sweeps) {
   json_t *doc = result_doc(), *cases = json_object_get(doc, "cases");
   json_array_clear(cases);
@@ -740,6 +830,7 @@ Suite *report_suite(void) {
   tcase_add_test(core, markdown);
   tcase_add_test(core, html);
   tcase_add_test(core, text_table);
+  tcase_add_test(core, per_qp_tables);
   tcase_add_test(core, sparse_documents);
   tcase_add_test(core, linear_sweeps);
   tcase_add_test(core, errors);

@@ -12,7 +12,9 @@
  *   - SIGKILL mid-run leaves no interface, namespace, process or temporary
  *     file behind, and the host's interfaces never change while it runs.
  *   - Bad input exits 2 with one line on stderr naming the problem.
- *   - Every generated collective completes, valid and clean.
+ *   - Every generated collective completes, valid and clean, and its
+ *     per-QP figures add up to the schedule.
+ *   - A drop aimed at one QP shows as that QP's retransmissions only.
  * Each run is bounded in time: a hung jctlab is killed and the test fails. */
 #include <dirent.h>
 #include <errno.h>
@@ -56,7 +58,7 @@ static void write_file(const char *path, const char *text) {
  * packets (each message's path-MTU packets plus the receiver's 64-byte
  * clear-to-send WRITE_ONLY before it). From `jctlab synth`'s output. */
 typedef struct {
-  uint64_t ops, data_packets;
+  uint64_t ops, data_packets, bytes; /* bytes: every message's */
 } sched_count_t;
 
 static sched_count_t synth_count(const char *algo, const char *ranks, const char *bytes,
@@ -72,12 +74,13 @@ static sched_count_t synth_count(const char *algo, const char *ranks, const char
   json_t *doc = json_load_file(path, 0, NULL);
   unlink(path);
   ck_assert_ptr_nonnull(doc);
-  sched_count_t c = {0, 0};
+  sched_count_t c = {0, 0, 0};
   json_t *ops = jget(doc, "ops"), *op;
   size_t i;
   json_array_foreach(ops, i, op) {
     uint64_t b = (uint64_t)jint(op, "bytes");
     c.ops++;
+    c.bytes += b;
     c.data_packets += (b + PMTU_BYTES - 1) / PMTU_BYTES + 1;
   }
   json_decref(doc);
@@ -103,6 +106,31 @@ static void assert_clean_run(json_t *doc) {
   ck_assert_int_gt(jint(doc, "transport.packets"), jint(doc, "transport.data_packets"));
   ck_assert_int_le(jint(doc, "loop.lateness_p50_ns"), jint(doc, "loop.lateness_p99_ns"));
   ck_assert_int_le(jint(doc, "loop.lateness_p99_ns"), jint(doc, "loop.lateness_max_ns"));
+  /* Per QP: nothing resent, and the times in order. */
+  json_t *e;
+  size_t i;
+  json_array_foreach(jget(doc, "qps"), i, e) {
+    ck_assert_int_eq(jint(e, "retransmitted_packets"), 0);
+    ck_assert_int_le(jint(e, "completion_p50_ns"), jint(e, "completion_p99_ns"));
+    ck_assert_int_le(jint(e, "completion_p99_ns"), jint(e, "completion_max_ns"));
+  }
+}
+
+/* The per-QP entries add up to the schedule: its messages' bytes and its
+ * ops; and no QP moves data faster than its link (rate_bps). */
+static void assert_qps_add_up(json_t *doc, const sched_count_t *want, double rate_bps) {
+  json_t *e;
+  size_t i;
+  json_int_t bytes = 0, messages = 0;
+  json_array_foreach(jget(doc, "qps"), i, e) {
+    ck_assert_int_eq(jint(e, "conn"), (json_int_t)i);
+    bytes += jint(e, "bytes");
+    messages += jint(e, "messages");
+    double bw = jnum(e, "bw_bps");
+    ck_assert_msg(bw > 0 && bw <= rate_bps, "QP %zu: %g bit/s on a %g bit/s link", i, bw, rate_bps);
+  }
+  ck_assert_int_eq(bytes, (json_int_t)want->bytes);
+  ck_assert_int_eq(messages, (json_int_t)want->ops);
 }
 
 /* The α-β model of run.h for rate R and propagation delay d:
@@ -687,6 +715,7 @@ START_TEST(algorithms_complete) {
     double median = jnum(doc, "jct.median_ns"), s_bytes = jnum(doc, "config.bytes");
     assert_near(jnum(doc, "algbw_gbps"), s_bytes / median, 1e-6, "algbw_gbps");
     assert_near(jnum(doc, "busbw_gbps"), s_bytes / median * cases[i].factor, 1e-6, "busbw_gbps");
+    assert_qps_add_up(doc, &want, 1e8);
     /* The bandwidth term alone is a bound no algorithm beats. */
     double bound = cases[i].factor * s_bytes * 8 * 1e9 / goodput_bps(1e8);
     ck_assert_msg(median >= 0.95 * bound, "%s: %.0f ns, below the links' bound %.0f ns",
@@ -699,6 +728,34 @@ START_TEST(algorithms_complete) {
 }
 END_TEST
 
+/* 7. Per QP (issue 16): a drop aimed at connection 0's data (its
+ * destination end is QPN 0x101) shows as that QP's retransmissions and no
+ * other's; the QPs' retransmissions add up to the transport's, their bytes
+ * to the schedule's. */
+START_TEST(per_qp_retransmissions) {
+  sched_count_t want = synth_count("ring", "2", "128KiB", "1");
+  char *argv[] =
+      RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "128KiB", "--rate", "50mbit", "--reps",
+               "2", "--inject", "drop pkt=0:3 qp=0x101", "--json", "-");
+  result_t r = run_cmd(argv, NULL, 15);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  json_t *doc = parse_json(r.out, "run");
+  ck_assert_int_eq(jint(doc, "injectors.0.dropped"), 2); /* one a repetition */
+  json_t *qps = jget(doc, "qps");
+  ck_assert_uint_eq(json_array_size(qps), 2);
+  assert_qps_add_up(doc, &want, 50e6);
+  json_int_t hit = jint(qps, "0.retransmitted_packets"),
+             other = jint(qps, "1.retransmitted_packets");
+  ck_assert_int_gt(hit, 0);
+  ck_assert_int_eq(other, 0);
+  ck_assert_int_eq(hit + other, jint(doc, "transport.retransmitted_packets"));
+  ck_assert_int_eq(jint(qps, "0.reps"), 2);
+  ck_assert_int_eq(jint(qps, "0.completion_reps"), 2);
+  json_decref(doc);
+  result_free(&r);
+}
+END_TEST
+
 Suite *run_suite(void) {
   Suite *s = suite_create("run");
   TCase *core = tcase_create("core");
@@ -706,6 +763,7 @@ Suite *run_suite(void) {
   tcase_add_test(core, ring_lossless_model);
   tcase_add_test(core, pcap_out_inspects_clean);
   tcase_add_test(core, algorithms_complete);
+  tcase_add_test(core, per_qp_retransmissions);
   suite_add_tcase(s, core);
   TCase *ns = tcase_create("namespaces");
   tcase_set_timeout(ns, 20);

@@ -1,9 +1,9 @@
 /* The command line of the commands that run fault cases (commands.h):
  * `jctlab replay` and `jctlab run SCENARIO.yaml` read it in one loop. Both
- * take --help, one input by position, and --json, --junit, --report for
- * the result document (report/output.h); replay adds the fabric options
- * (run_args.c); each has its own options with a value, which the loop
- * hands to the command. */
+ * take --help, one input by position, --json, --junit, --report for the
+ * result document (report/output.h) and --per-qp for its table; replay
+ * adds the fabric options (run_args.c); each has its own options with a
+ * value, which the loop hands to the command. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +19,10 @@ static int shared(jct__case_args_t *o, const jct__case_cmd_t *cmd, const char *w
     if (o->input)
       return jct__cmd_bad(cmd->prog, "one %s at a time ('%s' and '%s')", cmd->what, o->input, w);
     o->input = w;
+    return 1;
+  }
+  if (!strcmp(w, "--per-qp")) {
+    o->per_qp = true;
     return 1;
   }
   /* --json FILE or --json=FILE, as tshark's and tcpdump's long options. */

@@ -4,7 +4,7 @@
  *
  *   jctlab replay [TRACE|SCHEDULE] [--inject SPEC ...] [--reps K] [--rate R]
  *                 [--scale F] [--seed N] [--json FILE] [--junit FILE]
- *                 [--report DIR] [--pcap-out FILE] [--max-degradation X]
+ *                 [--report DIR] [--pcap-out FILE] [--max-degradation X] [--per-qp]
  *
  * With a trace and no --inject, the faults are the trace's own: every
  * first transmission the capture shows lost becomes a targeted drop of the
@@ -40,7 +40,8 @@ static const char usage_text[] =
     "times with them (faulted), interleaved B F B F ..., and report what the faults\n"
     "cost: JCT (median, p99, min, max) of both, degradation = faulted / baseline with a\n"
     "95%% bootstrap interval, algbw and busbw, retransmissions, NAKs, timeouts, pause\n"
-    "time, drops by injector and by fabric reason, and the critical path.\n"
+    "time, drops by injector and by fabric reason, the critical path, and per QP its\n"
+    "bandwidth, message completion times and retransmissions (as perftest per test).\n"
     "\n"
     "TRACE is a RoCEv2 capture: its schedule is inferred (see jctlab schedule), and with\n"
     "no --inject its own losses are replayed as targeted drops (a postmortem). SCHEDULE\n"
@@ -58,6 +59,9 @@ static const char usage_text[] =
     "  --json FILE        the result document ('-': standard output, instead of the table)\n"
     "  --junit FILE       one JUnit testcase for the replay\n"
     "  --report DIR       report.html and report.md with plots (gnuplot)\n"
+    "  --per-qp           a row per connection (QP pair) for any number of them: bytes,\n"
+    "                     messages, bandwidth, completion p50/p99/max, retransmissions\n"
+    "                     (default: shown when there are at most 16)\n"
     "%s"
     "\n"
     "Defaults here: --rate 100mbit (the fastest this machine emulates exactly is about\n"
@@ -210,7 +214,7 @@ int jct__cmd_replay(int argc, char **argv) {
     goto out;
   }
   jct__cases_mark_interrupted(doc);
-  status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, "replay");
+  status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, "replay", a.o.per_qp);
   if (status == 0) status = jct__cases_status(&tally);
   status = jct__cases_interrupted("replay", status);
 out:

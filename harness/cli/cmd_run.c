@@ -3,7 +3,7 @@
  *
  *   jctlab run --synth ring --ranks 8 --bytes 64MiB --rate 1gbit --reps 5
  *              [--schedule FILE] [--channels C] [--delay 1us] [--no-pfc]
- *              [--timeout N] [--retry N] [--pcap-out FILE] [--json FILE]
+ *              [--timeout N] [--retry N] [--pcap-out FILE] [--json FILE] [--per-qp]
  *
  * Exit status: 0 a valid run; 2 bad input; 3 an invalid run (the harness
  * lost frames, or a repetition did not finish: never reported as a result);
@@ -24,6 +24,8 @@
 #include "jctlab/topo.h"
 #include "harness/plan/run_args.h"
 #include "harness/base/units.h"
+#include "harness/report/report.h"
+#include "harness/report/result.h"
 
 static const char usage_text[] =
     "usage: jctlab run (--synth ALGO --ranks N --bytes SIZE | --schedule FILE) [options]\n"
@@ -33,7 +35,8 @@ static const char usage_text[] =
     "RoCEv2 over jctlab's userspace transport (uroce), a userspace switch pacing\n"
     "every link. Prints the job completion time (JCT) of each repetition, their\n"
     "median, min, max and CV, algbw and busbw (nccl-tests' definitions), and the\n"
-    "alpha-beta model's prediction for the same links.\n"
+    "alpha-beta model's prediction for the same links, and per QP (as perftest per\n"
+    "test) its bandwidth, message completion times and retransmissions.\n"
     "\n"
     "options:\n"
     "  --synth ALGO       ring, tree, halving-doubling or all-to-all (see jctlab synth)\n"
@@ -42,7 +45,10 @@ static const char usage_text[] =
     "  --channels C       channels (default 1)\n"
     "  --schedule FILE    a schedule (JSON, from jctlab synth or edited) instead of --synth\n"
     "%s"
-  "  --json FILE        the result as JSON ('-': standard output, instead of the table)\n"
+    "  --json FILE        the result as JSON ('-': standard output, instead of the table)\n"
+    "  --per-qp           a row per connection (QP pair) for any number of them: bytes,\n"
+    "                     messages, bandwidth, completion p50/p99/max, retransmissions\n"
+    "                     (default: shown when there are at most 16)\n"
     "\n"
     "exit status: 0 valid run, 2 bad input, 3 invalid run (the harness lost frames or a\n"
     "repetition did not finish), 1 jctlab failed.\n";
@@ -52,6 +58,7 @@ static const char usage_text[] =
 typedef struct {
   jct__run_args_t r;
   const char *json;
+  bool per_qp;
 } args_t;
 
 static int parse(int argc, char **argv, args_t *a) {
@@ -63,6 +70,8 @@ static int parse(int argc, char **argv, args_t *a) {
     if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
       printf(usage_text, jct__run_args_help);
       return 0;
+    } else if (!strcmp(w, "--per-qp")) {
+      a->per_qp = true;
     } else if (!strcmp(w, "--json") || !strncmp(w, "--json=", 7)) {
       const char *v = w[6] == '=' ? w + 7 : i + 1 < argc ? argv[++i] : NULL;
       if (!v || !*v) return bad("--json needs a file");
@@ -157,6 +166,9 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          f[2], f[3], f[4], t->counted == JCT_TSTAT_ALL ? "" : " (n/a: the device does not count it)");
   print_fabric(r);
   print_injectors(r);
+  json_t *qps = r->qps ? jct__qps_json(s, NULL, r->qps) : NULL;
+  jct__report_qps_text(stdout, qps, a->per_qp);
+  json_decref(qps);
 }
 
 static int write_json(const args_t *a, const jct_run_result_t *r) {
@@ -222,6 +234,8 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                         (json_int_t)st->generated, "hold_ns_total", (json_int_t)st->hold_ns_total));
   }
   json_object_set_new(root, "injectors", injs);
+  /* Per connection (README "Run JSON"): null when the run is invalid. */
+  json_object_set_new(root, "qps", r->qps ? jct__qps_json(s, NULL, r->qps) : json_null());
   json_object_set_new(json_object_get(root, "config"), "seed",
                       json_integer((json_int_t)a->r.run.seed));
   int rc = strcmp(a->json, "-") == 0
@@ -276,6 +290,7 @@ int jct__cmd_run(int argc, char **argv) {
     fprintf(stderr, "jctlab run: invalid run: %s\n", r.invalid_why);
     status = 3;
   }
+  jct_run_result_free(&r);
   jct_schedule_free(s);
   return status;
 }

@@ -25,7 +25,7 @@
 static const char usage_text[] =
     "usage: jctlab run SCENARIO.yaml [--json FILE] [--junit FILE] [--report DIR]\n"
     "                                [--reps K] [--seed N] [--fault-log FILE]\n"
-    "                                [--pcap-out FILE [-s N] [-C SIZE [-W N]]]\n"
+    "                                [--pcap-out FILE [-s N] [-C SIZE [-W N]]] [--per-qp]\n"
     "\n"
     "Run a scenario file: its job (a trace, a schedule or a generated collective) on\n"
     "the emulated fabric, each fault case as K baseline and K faulted repetitions,\n"
@@ -35,6 +35,7 @@ static const char usage_text[] =
     "  --json FILE    the result document ('-': standard output, instead of the table)\n"
     "  --junit FILE   one JUnit testcase per fault case\n"
     "  --report DIR   report.html and report.md with plots\n"
+    "  --per-qp       the per-QP table for any number of connections (default: up to 16)\n"
     "  --reps K       repetitions per side, instead of the file's\n"
     "  --seed N       the seed, instead of the file's\n"
     "  --fault-log F  every injector action as a JSON line (per case: F-caseK.ext)\n"
@@ -209,7 +210,7 @@ int jct__cmd_run_scenario(int argc, char **argv) {
     goto out;
   }
   jct__cases_mark_interrupted(doc);
-  status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, "run");
+  status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, "run", a.o.per_qp);
   if (status == 0) status = jct__cases_status(&tally);
   status = jct__cases_interrupted("run", status);
   fprintf(stderr,

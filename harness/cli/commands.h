@@ -72,13 +72,15 @@ extern const char jct__run_args_help[];
  * `jctlab run SCENARIO.yaml`), read in one loop (case_args.c): --help
  * prints the usage; a word not starting with '-', or "-", is the input (a
  * second one is bad input); --json, --junit, --report FILE say where the
- * result document goes; with fabric set, the fabric options
- * (jct__run_args_parse); any other word takes the next as its value and
- * goes to own(self, word, value), which returns 1 taken, 0 unknown (the
- * loop says so), 2 bad (after jct__cmd_bad). */
+ * result document goes; --per-qp (no value) shows every connection's row;
+ * with fabric set, the fabric options (jct__run_args_parse); any other
+ * word takes the next as its value and goes to own(self, word, value),
+ * which returns 1 taken, 0 unknown (the loop says so), 2 bad (after
+ * jct__cmd_bad). */
 typedef struct {
   const char *input;
   const char *json, *junit, *report;
+  bool per_qp; /* --per-qp: the per-QP table for any number of connections */
 } jct__case_args_t;
 
 typedef struct {

@@ -79,6 +79,12 @@ typedef bool (*jct__backend_quiet_t)(const void *b);
  * session differences them around each repetition). */
 typedef void (*jct__backend_stats_t)(const void *b, jct_transport_stats_t *total);
 
+/* Each connection's retransmitted request packets so far (both ends of its
+ * QP pair), into out[schedule->nconns]; NULL in the ops table when the
+ * transport counts them per device only (verbs: Linux rxe's hw_counters
+ * are per port). The session differences them around each repetition. */
+typedef void (*jct__backend_conn_retx_t)(const void *b, uint64_t *out);
+
 /* Frames the ranks lost by the harness's own fault (sockets overrun, sends
  * refused): nonzero makes the run invalid. */
 typedef uint64_t (*jct__backend_losses_t)(const void *b);
@@ -95,6 +101,7 @@ struct jct__backend_ops {
   jct__backend_failed_t failed;
   jct__backend_quiet_t quiet;
   jct__backend_stats_t stats;
+  jct__backend_conn_retx_t conn_retx; /* may be NULL (above) */
   jct__backend_losses_t harness_losses;
   jct__backend_down_t down;
 };

@@ -3,7 +3,8 @@
  * emulated switch between their veth ends (include/jctlab/fabric.h), and
  * the schedule's executor (include/jctlab/executor.h) in this process,
  * driving the QPs through the ranks' hooks. Its counters are uroce's own
- * (include/jctlab/uroce.h), every figure of jct_transport_stats_t, and it
+ * (include/jctlab/uroce.h), every figure of jct_transport_stats_t, also
+ * per connection for retransmissions, and it
  * samples retransmissions while a repetition runs, for the report's plot.
  */
 #include <stdio.h>
@@ -140,6 +141,12 @@ static void stats(const void *b, jct_transport_stats_t *t) {
                                .counted = JCT_TSTAT_ALL};
 }
 
+static void conn_retx(const void *b, uint64_t *out) {
+  const uroce_t *u = b;
+  for (uint32_t c = 0; c < u->o->schedule->nconns; c++)
+    out[c] = jct__ranks_conn_retx(u->ranks, c);
+}
+
 static uint64_t harness_losses(const void *b) {
   return jct__ranks_harness_losses(((const uroce_t *)b)->ranks);
 }
@@ -186,6 +193,7 @@ const struct jct__backend_ops jct__backend_uroce = {
     .failed = failed,
     .quiet = quiet,
     .stats = stats,
+    .conn_retx = conn_retx,
     .harness_losses = harness_losses,
     .down = down,
 };

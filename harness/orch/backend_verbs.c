@@ -358,6 +358,7 @@ const struct jct__backend_ops jct__backend_verbs = {
     .failed = failed,
     .quiet = quiet,
     .stats = stats,
+    .conn_retx = NULL, /* rxe counts per port, not per QP */
     .harness_losses = harness_losses,
     .down = down,
 };

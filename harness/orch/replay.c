@@ -8,6 +8,7 @@
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/replay.h"
+#include "qp_stats.h"
 #include "replay_int.h"
 #include "session.h"
 
@@ -103,12 +104,23 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   }
   r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
   r->b.transport.counted = r->f.transport.counted = jct__session_counted(s);
+  /* Per QP, each side's repetitions as they finish (qp_stats.h). */
+  jct__qp_acc_t *acc[2] = {NULL, NULL};
+  bool per_qp = jct__session_counts_per_qp(s);
+  if ((rc = jct__qp_acc_new(&acc[0], o->schedule, o->reps, JCT_QP_MAX_SAMPLES, per_qp)) ||
+      (rc = jct__qp_acc_new(&acc[1], o->schedule, o->reps, JCT_QP_MAX_SAMPLES, per_qp))) {
+    jct__qp_acc_free(acc[0]);
+    jct__session_free(s);
+    jct_replay_result_free(r);
+    return rc;
+  }
   uint64_t wall0 = jct_now_ns();
   /* B F B F ...: both sides see the machine in the same state. */
   for (uint32_t i = 0; i < o->reps && r->valid && rc == 0; i++)
     for (int side = 0; side < 2 && r->valid && rc == 0; side++) {
       jct_rep_t *rep = side ? &r->faulted[i] : &r->baseline[i];
       if ((rc = jct__session_rep(s, side == 1, i, rep))) break;
+      jct__qp_acc_add(acc[side], rep);
       if (!rep->ok) {
         char why[256];
         snprintf(why, sizeof why, "%s repetition %u: %.200s", side ? "faulted" : "baseline",
@@ -127,6 +139,8 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   r->cpu_busy = h.cpu_busy;
   r->harness_losses = h.harness_losses;
   if (rc) {
+    jct__qp_acc_free(acc[0]);
+    jct__qp_acc_free(acc[1]);
     jct_replay_result_free(r);
     return rc;
   }
@@ -140,6 +154,14 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
     invalid(r, why);
   }
   finish(o, r);
+  if (r->valid &&
+      (jct__qp_acc_figures(acc[0], &r->b.qps) || jct__qp_acc_figures(acc[1], &r->f.qps))) {
+    free(r->b.qps);
+    r->b.qps = NULL;
+    invalid(r, "out of memory");
+  }
+  jct__qp_acc_free(acc[0]);
+  jct__qp_acc_free(acc[1]);
   return 0;
 }
 
@@ -151,6 +173,9 @@ void jct_replay_result_free(jct_replay_result_t *r) {
   free(r->baseline);
   free(r->faulted);
   free(r->path);
+  free(r->b.qps);
+  free(r->f.qps);
   r->baseline = r->faulted = NULL;
   r->path = NULL;
+  r->b.qps = r->f.qps = NULL;
 }

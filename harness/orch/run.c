@@ -9,6 +9,7 @@
 #include "jctlab/error.h"
 #include "jctlab/roce.h"
 #include "jctlab/run.h"
+#include "qp_stats.h"
 #include "session.h"
 
 static int cmp_u64(const void *a, const void *b) {
@@ -96,11 +97,18 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   if ((rc = jct__session_new(&s, o, 0, err, errlen))) return rc;
   r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
   r->transport.counted = jct__session_counted(s);
+  jct__qp_acc_t *qps;
+  if ((rc = jct__qp_acc_new(&qps, o->schedule, o->reps, JCT_QP_MAX_SAMPLES,
+                            jct__session_counts_per_qp(s)))) {
+    jct__session_free(s);
+    return rc;
+  }
   for (uint32_t i = 0; i < o->reps && r->valid; i++) {
     jct_rep_t rep;
     if ((rc = jct__session_rep(s, true, i, &rep))) break;
     r->jct_ns[i] = rep.jct_ns;
     add_rep(r, &rep);
+    jct__qp_acc_add(qps, &rep);
     if (!rep.ok) invalid(r, rep.why);
     jct__rep_clear(&rep);
   }
@@ -114,6 +122,13 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   r->harness_losses = h.harness_losses;
   if (h.harness_losses) invalid(r, h.harness_why);
   if (r->valid) statistics(o, r);
+  if (r->valid && rc == 0 && jct__qp_acc_figures(qps, &r->qps)) invalid(r, "out of memory");
+  jct__qp_acc_free(qps);
   jct__session_free(s);
   return rc;
+}
+
+void jct_run_result_free(jct_run_result_t *r) {
+  free(r->qps);
+  r->qps = NULL;
 }

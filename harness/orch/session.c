@@ -42,7 +42,9 @@ struct jct__session {
   uint64_t bin_ns;
   jct__chain_t *chain;
   FILE *fault_log;
-  bool broken; /* a repetition failed: no more */
+  uint64_t *conn_before; /* nconns: the backend's per-connection retransmissions before a
+                            repetition; NULL when it does not count them */
+  bool broken;           /* a repetition failed: no more */
   double cpu0;
   uint64_t wall0;
 };
@@ -117,12 +119,17 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   }
   if (!(rep->timing = calloc(sch->nops, sizeof *rep->timing))) return JCT_ENOMEM;
   jct__chain_set_rep(s->chain, index);
+  if (s->conn_before && !(rep->conn_retx = calloc(sch->nconns, sizeof *rep->conn_retx))) {
+    jct__rep_clear(rep);
+    return JCT_ENOMEM;
+  }
   if (jct__chain_set_enabled(s->chain, faulted)) {
     fail_rep(s, rep, "cannot put the injectors on the switch's path");
     return 0;
   }
   snapshot_t before, after;
   snap(s, &before);
+  if (s->conn_before) s->ops->conn_retx(s->b, s->conn_before);
   /* Generous: 20 times the model, 10 s, and every retry of one message
    * running out its timer twice over (4.096 us * 2^timeout each). */
   uint64_t qp_timeout_ns = 4096ull << (s->o->timeout < 31 ? s->o->timeout : 31);
@@ -137,6 +144,11 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
   snap(s, &after);
+  if (rep->conn_retx) {
+    s->ops->conn_retx(s->b, rep->conn_retx);
+    for (uint32_t c = 0; c < sch->nconns; c++)
+      rep->conn_retx[c] -= s->conn_before[c];
+  }
   diff_u64(&rep->transport, &after.transport, &before.transport,
            offsetof(jct_transport_stats_t, counted));
   diff_u64(&rep->fabric, &after.fabric, &before.fabric, sizeof rep->fabric);
@@ -174,6 +186,10 @@ uint32_t jct__session_counted(const jct__session_t *s) {
   return s->ops->counted;
 }
 
+bool jct__session_counts_per_qp(const jct__session_t *s) {
+  return s->conn_before != NULL;
+}
+
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max) {
   uint32_t n = 0;
   for (; n < jct__chain_len(s->chain) && n < max; n++) {
@@ -188,13 +204,16 @@ uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out
 
 void jct__rep_clear(jct_rep_t *rep) {
   free(rep->timing);
+  free(rep->conn_retx);
   rep->timing = NULL;
+  rep->conn_retx = NULL;
 }
 
 void jct__session_free(jct__session_t *s) {
   if (!s) return;
   if (s->b) s->ops->down(s->b);
   jct__chain_free(s->chain);
+  free(s->conn_before);
   if (s->fault_log) fclose(s->fault_log);
   jct__loop_close(&s->loop);
   free(s);
@@ -210,6 +229,11 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   s->o = o;
   s->ops = backends[o->transport];
   s->bin_ns = bin_ns;
+  size_t nconns = o->schedule->nconns ? o->schedule->nconns : 1;
+  if (s->ops->conn_retx && !(s->conn_before = calloc(nconns, sizeof *s->conn_before))) {
+    free(s);
+    return JCT_ENOMEM;
+  }
   jct_run_result_t model;
   jct_run_model(o, &model);
   s->model_ns = model.model_ns;

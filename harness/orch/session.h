@@ -7,7 +7,8 @@
  * (DESIGN.md, decision 5), so both see the same machine at the same time.
  *
  * Each repetition reports its JCT, every op's timing, and the counters it
- * moved (transport, switch, pauses, injectors) as differences over the
+ * moved (transport, per connection retransmissions where the backend
+ * counts them, switch, pauses, injectors) as differences over the
  * repetition and the drain after it, so that baseline and faulted figures
  * never mix. Retransmitted packets are also sampled over time, in bins of
  * bin_ns from the repetition's start, for the report's plot (where the
@@ -57,10 +58,14 @@ void jct__session_health(jct__session_t *s, jct__session_health_t *h);
  * run.h): every repetition's counters say so, and sums start from them. */
 uint32_t jct__session_counted(const jct__session_t *s);
 
+/* True when the backend counts retransmissions per connection: every
+ * repetition then carries conn_retx (replay.h). */
+bool jct__session_counts_per_qp(const jct__session_t *s);
+
 /* The injectors' identities (spec, kind, seed; stats zero). */
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max);
 
-void jct__rep_clear(jct_rep_t *rep); /* frees the timing */
+void jct__rep_clear(jct_rep_t *rep); /* frees the timing and conn_retx */
 void jct__session_free(jct__session_t *s);
 
 #endif

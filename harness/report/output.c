@@ -77,13 +77,13 @@ static int write_junit(const json_t *doc, const char *path, const char *prog) {
 }
 
 int jct__output_result(const json_t *doc, const char *json, const char *junit, const char *report,
-                      const char *prog) {
+                       const char *prog, bool all_qps) {
   int status = 0;
   size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
   if (json && strcmp(json, "-") == 0) {
     if (json_dumpf(doc, stdout, flags) || fputc('\n', stdout) == EOF) status = 1;
   } else {
-    jct__report_text(stdout, doc);
+    jct__report_text(stdout, doc, all_qps);
     if (json && json_dump_file(doc, json, flags)) {
       fprintf(stderr, "jctlab %s: %s: cannot write\n", prog, json);
       status = 1;

@@ -6,10 +6,13 @@
 #define JCT_OUTPUT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 /* Returns 0, or 1 when something could not be written (said on stderr,
- * prefixed "jctlab PROG: "). json, junit, report may be NULL. */
+ * prefixed "jctlab PROG: "). json, junit, report may be NULL. all_qps: the
+ * table's per-QP rows for every connection (--per-qp), not only up to
+ * JCT__PER_QP_AUTO_MAX of them (report.h). */
 int jct__output_result(const json_t *doc, const char *json, const char *junit, const char *report,
-                      const char *prog);
+                       const char *prog, bool all_qps);
 
 #endif

@@ -70,6 +70,7 @@
 #define JCT_REPORT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -86,8 +87,20 @@ int jct__report_write(const json_t *result, const char *dir, char *err, size_t e
 /* A table per case on out: baseline and faulted JCT (median, p99, min,
  * max), degradation with its 95% interval, algbw and busbw, retransmitted
  * packets and bytes, NAKs, timeouts, CNPs, pause time, drops by injector
- * and fabric reason, the critical path, the loop's lateness and the
- * verdict against the budget. */
-void jct__report_text(FILE *out, const json_t *result);
+ * and fabric reason, the critical path, the per-QP table
+ * (jct__report_qps_text), the loop's lateness and the verdict against the
+ * budget. */
+void jct__report_text(FILE *out, const json_t *result, bool all_qps);
+
+/* The per-QP table, as perftest prints one result line per test: a row per
+ * connection of a "qps" array (result.h's jct__qps_json), two (baseline,
+ * faulted) when its entries have sides: bytes and messages per repetition,
+ * bandwidth, completion p50 / p99 / max, retransmitted packets ("n/a", and
+ * a line saying why, where the transport does not count them per QP).
+ * Shown when there are at most JCT__PER_QP_AUTO_MAX connections, or all
+ * when all is set (--per-qp); else one line saying how to see them.
+ * Nothing for an empty or missing array. */
+#define JCT__PER_QP_AUTO_MAX 16
+void jct__report_qps_text(FILE *out, const json_t *qps, bool all);
 
 #endif

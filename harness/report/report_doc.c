@@ -1,15 +1,17 @@
 /* What report.md and report.html say, once (report_int.h): the run's
  * input and fabric; a summary table of every case; the plots over all
  * cases; then per case its figures baseline against faulted, its drops by
- * injector and by fabric reason, its critical path and its plots. The
- * writers (report_md.c, report_html.c) only spell it. */
+ * injector and by fabric reason, its critical path, its per-QP table and
+ * its plots. The writers (report_md.c, report_html.c) only spell it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_int.h"
 #include "harness/base/units.h"
 
 #define PATH_ROWS_MAX 20 /* the critical path's last operations shown */
+#define QP_ROWS_MAX 32   /* the QPs shown (the slowest, when there are more) */
 
 typedef struct {
   const jct__doc_ops_t *ops;
@@ -205,6 +207,85 @@ static void path_table(doc_t *d, const json_t *c) {
   d->ops->table_end(d->f);
 }
 
+/* A QP's faulted completion p99 (or its only side's), for ranking. */
+static double qp_p99(const json_t *e) {
+  double v;
+  if (jct__rnum(e, "faulted.completion_p99_ns", &v) || jct__rnum(e, "completion_p99_ns", &v))
+    return v;
+  return -1;
+}
+
+static int by_p99_desc(const void *x, const void *y) {
+  double a = qp_p99(*(const json_t *const *)x), b = qp_p99(*(const json_t *const *)y);
+  return (a < b) - (a > b);
+}
+
+/* One row of a QP's figures: the connection's cells on its first side's
+ * row only. */
+static void qp_row(doc_t *d, const json_t *e, const json_t *side, const char *label, bool first) {
+  char conn[32], ranks[80], a[32], b[32], bytes[32], msgs[32], bw[32], p50[32], p99[32], mx[32],
+      rx[32];
+  double v;
+  snprintf(ranks, sizeof ranks, "%s -> %s", jct__rfmt_count(e, "src", a, 32),
+           jct__rfmt_count(e, "dst", b, 32));
+  if (!jct__rnum(side, "bw_bps", &v) || v < 0)
+    snprintf(bw, sizeof bw, "n/a");
+  else
+    jct__fmt_rate((uint64_t)v, bw, sizeof bw);
+  ROW(d, first ? jct__rfmt_count(e, "conn", conn, 32) : "", first ? ranks : "",
+      first ? jct__rfmt_bytes(e, "bytes", bytes, 32) : "",
+      first ? jct__rfmt_count(e, "messages", msgs, 32) : "", label, bw,
+      jct__rfmt_ns(side, "completion_p50_ns", p50, 32),
+      jct__rfmt_ns(side, "completion_p99_ns", p99, 32),
+      jct__rfmt_ns(side, "completion_max_ns", mx, 32),
+      jct__rfmt_count(side, "retransmitted_packets", rx, 32));
+}
+
+/* Per QP, as perftest reports per test: every connection up to
+ * QP_ROWS_MAX, else the QP_ROWS_MAX slowest (faulted completion p99). */
+static void qps_table(doc_t *d, const json_t *c) {
+  const json_t *qps = jct__rget(c, "qps");
+  size_t n = json_array_size(qps), shown = n < QP_ROWS_MAX ? n : QP_ROWS_MAX, i;
+  if (!n) return;
+  const json_t **v = malloc(n * sizeof *v);
+  if (!v) return;
+  for (i = 0; i < n; i++)
+    v[i] = json_array_get(qps, i);
+  if (n > QP_ROWS_MAX) qsort(v, n, sizeof *v, by_p99_desc);
+  char buf[400];
+  char some[96] = "";
+  if (n > QP_ROWS_MAX)
+    snprintf(some, sizeof some, ", the %d of %zu with the longest faulted p99 (the JSON has all)",
+             QP_ROWS_MAX, n);
+  snprintf(buf, sizeof buf,
+           "Per QP (a connection of the schedule, one RC QP pair)%s: bytes and messages per "
+           "repetition; bandwidth from each QP's first post to its last completion, as "
+           "perftest's BW average; completion = post to received whole, over every "
+           "repetition's messages; retransmitted packets summed over the repetitions.",
+           some);
+  d->ops->para(d->f, buf);
+  const char *h[] = {"QP",        "ranks",          "bytes", "messages", "side",
+                     "bandwidth", "completion p50", "p99",   "max",      "retransmitted"};
+  d->ops->table_begin(d->f, h, sizeof h / sizeof h[0]);
+  bool uncounted = false;
+  for (i = 0; i < shown; i++) {
+    const json_t *b = jct__rget(v[i], "baseline"), *f = jct__rget(v[i], "faulted");
+    if (!f) { /* one side: a run's */
+      qp_row(d, v[i], v[i], "", true);
+      uncounted |= !jct__rget(v[i], "retransmitted_packets");
+      continue;
+    }
+    qp_row(d, v[i], b, "baseline", true);
+    qp_row(d, v[i], f, "faulted", false);
+    uncounted |= !jct__rget(f, "retransmitted_packets");
+  }
+  d->ops->table_end(d->f);
+  if (uncounted)
+    d->ops->para(d->f, "Retransmitted n/a: the transport counts retransmissions per device, "
+                       "not per QP.");
+  free(v);
+}
+
 static int one_case(doc_t *d, const json_t *c, long index, const jct__plots_t *p) {
   char buf[700], inj[400], bud[64], deg[64];
   const char *name = jct__rstr(c, "name");
@@ -223,6 +304,7 @@ static int one_case(doc_t *d, const json_t *c, long index, const jct__plots_t *p
   counters_table(d, c);
   injectors_table(d, c);
   path_table(d, c);
+  qps_table(d, c);
   return figures(d, p, index);
 }
 

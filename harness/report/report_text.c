@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "harness/base/units.h"
 #include "report.h"
 #include "report_int.h"
 
@@ -94,7 +95,65 @@ static void critical_path(FILE *out, const json_t *c) {
             jct__rfmt_ns(worst, "added_ns", s[4], 32));
 }
 
-static void one_case(FILE *out, const json_t *c, size_t index) {
+/* A space, then s right-aligned in width terminal columns (UTF-8: "µs" is
+ * two bytes, one column). */
+static void cell(FILE *out, const char *s, int width) {
+  int cols = 0;
+  for (const char *p = s; *p; p++)
+    cols += ((unsigned char)*p & 0xc0) != 0x80;
+  fprintf(out, " %*s%s", width > cols ? width - cols : 0, "", s);
+}
+
+/* One side's figures of a QP entry (side: an object of it, or the entry). */
+static bool qp_figures(FILE *out, const json_t *side) {
+  char s[5][32];
+  double bw;
+  cell(out,
+       jct__rnum(side, "bw_bps", &bw) && bw >= 0 ? jct__fmt_rate((uint64_t)bw, s[0], 32) : "n/a",
+       13);
+  cell(out, jct__rfmt_ns(side, "completion_p50_ns", s[1], 32), 10);
+  cell(out, jct__rfmt_ns(side, "completion_p99_ns", s[2], 32), 10);
+  cell(out, jct__rfmt_ns(side, "completion_max_ns", s[3], 32), 10);
+  cell(out, jct__rfmt_count(side, "retransmitted_packets", s[4], 32), 7);
+  fputc('\n', out);
+  return jct__rget(side, "retransmitted_packets") == NULL;
+}
+
+void jct__report_qps_text(FILE *out, const json_t *qps, bool all) {
+  size_t n = json_array_size(qps), i;
+  if (!n) return;
+  if (!all && n > JCT__PER_QP_AUTO_MAX) {
+    fprintf(out, "  %-16s %zu connections, not shown (--per-qp shows them; --json has them)\n",
+            "per QP", n);
+    return;
+  }
+  const json_t *e, *first = json_array_get(qps, 0);
+  bool sides = json_is_object(json_object_get(first, "faulted")), uncounted = false;
+  fprintf(out, "  per QP (connection: QP pair; bytes and messages per repetition;\n"
+               "          completion: post to received, over every repetition's messages)\n");
+  fprintf(out, "  %5s %-11s %10s %5s%s %13s %10s %10s %10s %7s\n", "QP", "ranks", "bytes", "msgs",
+          sides ? " side    " : "", "bandwidth", "compl. p50", "p99", "max", "retx");
+  json_array_foreach(qps, i, e) {
+    char s[4][32], ranks[40];
+    snprintf(ranks, sizeof ranks, "%s -> %s", jct__rfmt_count(e, "src", s[0], 32),
+             jct__rfmt_count(e, "dst", s[1], 32));
+    fprintf(out, "  %5s %-11s", jct__rfmt_count(e, "conn", s[2], 32), ranks);
+    cell(out, jct__rfmt_bytes(e, "bytes", s[3], 32), 10);
+    cell(out, jct__rfmt_count(e, "messages", s[0], 32), 5);
+    if (!sides) {
+      uncounted |= qp_figures(out, e);
+      continue;
+    }
+    fprintf(out, " %-8s", "baseline");
+    uncounted |= qp_figures(out, json_object_get(e, "baseline"));
+    fprintf(out, "  %5s %-11s %10s %5s %-8s", "", "", "", "", "faulted");
+    uncounted |= qp_figures(out, json_object_get(e, "faulted"));
+  }
+  if (uncounted)
+    fprintf(out, "  retx n/a: the transport counts retransmissions per device, not per QP\n");
+}
+
+static void one_case(FILE *out, const json_t *c, size_t index, bool all_qps) {
   char buf[400], bud[64], s[8][32];
   const char *name = jct__rstr(c, "name");
   fprintf(out, "\ncase %zu: %s\n", index + 1, name ? name : "?");
@@ -123,6 +182,7 @@ static void one_case(FILE *out, const json_t *c, size_t index) {
   device_counters(out, c);
   drops(out, c);
   critical_path(out, c);
+  jct__report_qps_text(out, jct__rget(c, "qps"), all_qps);
   fprintf(out, "  %-16s p50 %s, p99 %s, max %s\n", "loop lateness",
           jct__rfmt_ns(c, "lateness.p50_ns", s[0], 32),
           jct__rfmt_ns(c, "lateness.p99_ns", s[1], 32),
@@ -133,7 +193,7 @@ static void one_case(FILE *out, const json_t *c, size_t index) {
   if (why) fprintf(out, "  %-16s %s\n", "invalid run", why);
 }
 
-void jct__report_text(FILE *out, const json_t *r) {
+void jct__report_text(FILE *out, const json_t *r, bool all_qps) {
   char buf[600], fab[300];
   double reps = 0, seed = 0;
   jct__rnum(r, "reps", &reps);
@@ -144,5 +204,5 @@ void jct__report_text(FILE *out, const json_t *r) {
           jct__rfmt_fabric(r, fab, sizeof fab), reps, reps, seed);
   size_t i;
   const json_t *c;
-  json_array_foreach(jct__rget(r, "cases"), i, c) one_case(out, c, i);
+  json_array_foreach(jct__rget(r, "cases"), i, c) one_case(out, c, i, all_qps);
 }

@@ -232,6 +232,9 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
     json_object_set_new(c, "timeline", json_null());
     json_object_set_new(c, "retransmissions", json_null());
   }
+  json_object_set_new(c, "qps",
+                      r->valid && r->b.qps && r->f.qps ? jct__qps_json(s, r->b.qps, r->f.qps)
+                                                       : json_null());
   json_object_set_new(c, "lateness",
                       json_pack("{s:I,s:I,s:I,s:f}", "p50_ns", (json_int_t)r->lateness_p50_ns,
                                 "p99_ns", (json_int_t)r->lateness_p99_ns, "max_ns",

@@ -47,10 +47,23 @@ jct__verdict_kind_t jct__verdict_of(const jct_replay_result_t *r, const jct__bud
 const char *jct__verdict_name(jct__verdict_kind_t v);
 
 /* A new document with an empty "cases" array. NULL: out of memory. */
-json_t *jct__result_new(const char *command, const jct_run_opts_t *o, const jct__result_input_t *in);
+json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
+                        const jct__result_input_t *in);
+
+/* Per connection of s, in connection order: {"conn", "src", "dst",
+ * "channel", "bytes", "messages" (per repetition, the schedule's), then
+ * the figures of include/jctlab/run.h's jct_qp_figures_t: "reps",
+ * "completion_reps", "bw_bps", "completion_p50_ns", "completion_p99_ns",
+ * "completion_max_ns", "retransmitted_packets"} (null where there is no
+ * figure: no repetition measured, no message, or retransmissions not
+ * counted per QP). With base, those figures go in "baseline" (from base)
+ * and "faulted" (from fault) objects; without (a run), in the entry
+ * itself. fault (and base) hold s->nconns entries. NULL: out of memory. */
+json_t *jct__qps_json(const jct_schedule_t *s, const jct_qp_figures_t *base,
+                      const jct_qp_figures_t *fault);
 
 /* Append one case (the replay's figures, judged against meta->budget). */
 int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result_input_t *in,
-                        const jct__case_meta_t *meta, const jct_replay_result_t *r);
+                         const jct__case_meta_t *meta, const jct_replay_result_t *r);
 
 #endif

@@ -49,12 +49,15 @@
 /* One repetition. */
 typedef struct {
   bool faulted;
-  bool ok;           /* finished; when false, why says what went wrong */
+  bool ok; /* finished; when false, why says what went wrong */
   char why[256];
   uint64_t jct_ns;
-  jct_op_timing_t *timing; /* schedule->nops of them, from the repetition's start; owned */
+  jct_op_timing_t *timing;         /* schedule->nops of them, from the repetition's start; owned */
   jct_transport_stats_t transport; /* counters moved by this repetition and its drain */
-  jct_dev_counters_t dev;      /* verbs: the devices' counters (n 0 on uroce) */
+  uint64_t *conn_retx;    /* schedule->nconns: each connection's retransmitted packets (both
+                             ends) in the same span; NULL where the transport does not count
+                             them per QP (verbs); owned */
+  jct_dev_counters_t dev; /* verbs: the devices' counters (n 0 on uroce) */
   jct_switch_totals_t fabric;
   uint64_t paused_ns;
   jct_injector_stats_t injectors[JCT_RUN_MAX_INJECTORS];
@@ -70,7 +73,9 @@ typedef struct {
   jct_dev_counters_t dev;
   jct_switch_totals_t fabric;
   uint64_t paused_ns;
-  uint32_t median_rep; /* index (into the side's reps) of the repetition at the median */
+  uint32_t median_rep;   /* index (into the side's reps) of the repetition at the median */
+  jct_qp_figures_t *qps; /* schedule->nconns, by connection (run.h); NULL when the replay
+                            is invalid; owned by the result */
 } jct_replay_side_t;
 
 typedef struct {

@@ -108,6 +108,40 @@ void jct_transport_stats_add(jct_transport_stats_t *sum, const jct_transport_sta
 #define JCT_RUN_MAX_REPS 1000
 #define JCT_RUN_MAX_INJECTORS 16
 
+/* One connection's figures over a run's repetitions (or one side's of a
+ * replay), as perftest reports one test: a connection of the schedule is
+ * one RC QP pair (jct_conn_t), and its messages are the schedule's ops on
+ * it. Over the repetitions that finished (reps; 0: none, and no figure
+ * below has a value):
+ * - bw_bps: perftest's "BW average" for the QP: 8 * bytes * reps divided
+ *   by the sum over those repetitions of the time from the QP's first post
+ *   (an op's start_ns) to its last completion (done_ns), in bit/s.
+ * - completion_*_ns: each message's completion time, done_ns - start_ns
+ *   (posted to the transport by the sender to received whole by the
+ *   destination: its serialization and the path's latency, the time it
+ *   waited behind the QP's earlier messages, and any loss recovery), over
+ *   the QP's messages of the first completion_reps repetitions; p50 and
+ *   p99 by nearest rank (with fewer than 100 messages p99 is the
+ *   maximum). completion_reps is reps unless messages * reps exceeds
+ *   JCT_QP_MAX_SAMPLES for the whole schedule: the samples are held
+ *   exactly, 8 bytes each, and no more than that many.
+ * - retx_packets: request packets the QP pair sent again (go-back-N), both
+ *   ends (its messages and their clear-to-send WRITEs), summed over the
+ *   repetitions, where retx_counted: uroce counts it per QP; an RDMA device
+ *   counts per port (Linux rxe's hw_counters), so over verbs it is absent
+ *   (null in JSON), not zero. The per-QP figures then add up to the run's
+ *   transport total. */
+#define JCT_QP_MAX_SAMPLES (1u << 24)
+typedef struct {
+  uint64_t bytes;    /* the schedule's bytes on this connection, per repetition */
+  uint32_t messages; /* its ops, per repetition */
+  uint32_t reps, completion_reps;
+  double bw_bps;
+  uint64_t completion_p50_ns, completion_p99_ns, completion_max_ns;
+  uint64_t retx_packets;
+  bool retx_counted;
+} jct_qp_figures_t;
+
 /* One injector's spec, seed and counters summed over the repetitions. */
 typedef struct {
   char spec[512];
@@ -135,12 +169,16 @@ typedef struct {
   uint64_t paused_ns; /* egress time the switch's queues were paused by PFC, summed over ports */
   uint32_t ninjectors;
   jct_run_injector_t injectors[JCT_RUN_MAX_INJECTORS];
+  jct_qp_figures_t *qps; /* schedule->nconns, by connection; NULL when the run is
+                            invalid. Owned: jct_run_result_free() */
 } jct_run_result_t;
 
 /* Run. Returns 0 with *res filled (res->valid says whether it may be
- * reported), or JCT_EINVAL (bad options: err says which), JCT_EIO (the
- * fabric could not be built), JCT_ENOMEM. */
+ * reported; free it with jct_run_result_free), or JCT_EINVAL (bad options:
+ * err says which), JCT_EIO (the fabric could not be built), JCT_ENOMEM. */
 int jct_run(const jct_run_opts_t *opts, jct_run_result_t *res, char *err, size_t errlen);
+
+void jct_run_result_free(jct_run_result_t *res);
 
 /* The α-β model for the options (fills packet_time_ns, alpha_ns,
  * goodput_bps, model_ns). */

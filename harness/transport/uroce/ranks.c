@@ -449,6 +449,11 @@ void jct__ranks_stats(const jct__ranks_t *R, jct_uroce_stats_t *sum) {
   }
 }
 
+uint64_t jct__ranks_conn_retx(const jct__ranks_t *R, uint32_t conn) {
+  return jct_uroce_stats(R->eps[2 * conn].qp)->retx_pkts +
+         jct_uroce_stats(R->eps[2 * conn + 1].qp)->retx_pkts;
+}
+
 /* UDP RcvbufErrors from /proc/net/snmp, read in the rank's namespace. */
 static int rcvbuf_errors(void *arg) {
   uint64_t *total = arg;

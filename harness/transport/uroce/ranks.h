@@ -74,6 +74,9 @@ int jct__ranks_failed(const jct__ranks_t *r, char *err, size_t errlen);
 /* Counters summed over every QP. */
 void jct__ranks_stats(const jct__ranks_t *r, jct_uroce_stats_t *sum);
 
+/* Connection conn's packets sent again (go-back-N), both of its QPs. */
+uint64_t jct__ranks_conn_retx(const jct__ranks_t *r, uint32_t conn);
+
 /* Datagrams the kernel dropped at the ranks' sockets (UDP RcvbufErrors in
  * each rank's namespace) plus sends the kernel refused: the harness's own
  * losses, which make a run invalid. */
