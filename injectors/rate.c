@@ -27,7 +27,9 @@
  * adds t). last is kept per switch port, each port being a link of its
  * own, as each device has its own netem: one rate injector on every port
  * limits each link to RATE. Holds grow in arrival order on a port and the
- * switch keeps each queue's order, so no flow is reordered.
+ * switch keeps each queue's order, so no flow is reordered. With where=
+ * only the frames it selects count and are held; the others are not
+ * paced, though in a queue they still wait behind a held frame.
  *
  * Differences from netem: the switch still serializes each frame at its
  * link's rate once its hold is over (RATE above the link rate changes
