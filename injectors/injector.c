@@ -9,8 +9,8 @@
  *
  * Per frame, jct_injector_process checks the port and side, the time
  * window and the where= filter, calls the kind, tells the packet-keyed
- * draws of a drop (so the PSN's next copy draws anew), and updates the
- * counters:
+ * draws of a drop (so the PSN's next copy draws anew), turns a duplicate
+ * of a frame that is itself a copy into a pass, and updates the counters:
  * the one place where counters change (sch_netem.c keeps its drop counts in
  * one place too). where= is a libpcap filter expression compiled once for
  * Ethernet (pcap_open_dead(DLT_EN10MB) + pcap_compile) and run on each
@@ -263,20 +263,23 @@ static bool where_selects(const jct_injector_t *inj, const jct_frame_t *f) {
 
 /* The counters of a verdict other than PASS. */
 static void count_verdict(jct_injector_stats_t *st, jct_verdict_t v, const jct_frame_t *f,
-                          uint64_t now_ns) {
+                          uint64_t ready_ns) {
   switch (v) {
   case JCT_DROP:
     st->dropped++;
     break;
   case JCT_HOLD:
     st->held++;
-    if (f->hold_until_ns > now_ns) st->hold_ns_total += f->hold_until_ns - now_ns;
+    if (f->hold_until_ns > ready_ns) st->hold_ns_total += f->hold_until_ns - ready_ns;
     break;
   case JCT_MODIFIED:
     st->modified++;
     break;
   case JCT_EXPEDITE:
     st->expedited++;
+    break;
+  case JCT_DUPLICATE:
+    st->duplicated++;
     break;
   case JCT_PASS:
     break;
@@ -294,9 +297,13 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
   if (inj->filter && !where_selects(inj, f)) return JCT_PASS;
   st->matched++;
   if (!inj->ops->process) return JCT_PASS;
+  /* When the frame would have been ready without this injector: its hold
+   * counts from there. */
+  uint64_t ready_ns = f->hold_until_ns > now_ns ? f->hold_until_ns : now_ns;
   jct_verdict_t v = inj->ops->process(inj, f, now_ns);
+  if (v == JCT_DUPLICATE && f->copy) v = JCT_PASS; /* never a copy of a copy */
   if (v == JCT_DROP) jct_injector_packet_lost(inj, f);
-  if (v != JCT_PASS) count_verdict(st, v, f, now_ns);
+  if (v != JCT_PASS) count_verdict(st, v, f, ready_ns);
   return v;
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/errf.h"
+#include "common/rate.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 
@@ -266,5 +267,14 @@ int jct_spec_rate_per_s(jct_spec_t *spec, const char *key, double *out, char *er
     *out = v * 1e6;
   else
     return arg_err(spec, i, err, errlen, "is not a rate (1000/s)");
+  return 0;
+}
+
+int jct_spec_rate_bps(jct_spec_t *spec, const char *key, uint64_t *out, char *err, size_t errlen) {
+  int i = spec_take(spec, key);
+  if (i < 0) return 0;
+  if (jct__parse_rate_bps(spec->arg[i].value, out) < 0)
+    return arg_err(spec, i, err, errlen,
+                   "is not a rate of at least 1 bit/s (10mbit, 1.5gbit, 100m: bits per second)");
   return 0;
 }

@@ -12,6 +12,9 @@
  *   - The same seed drops the same packet; another seed another.
  *   - Bad specs exit 2 with one line naming the bad word.
  *   - --pcap-drops holds one frame per dropped frame.
+ *   - netem's duplicate: the job completes, the receivers count the
+ *     duplicates, a seed repeats them; netem's rate: the JCT of links at
+ *     that rate.
  *
  * Facts of the runs used here (harness/orch/run.c, harness/transport/uroce/ranks.c): rank i is
  * 198.18.0.(i+1); connection c's destination end is QP 0x101 + 2c, where
@@ -49,18 +52,16 @@ Suite *inject_suite(void); /* until suites.h declares it */
 /* A PFC frame's pause at 100 Mbit/s: 65535 quanta of 512 bit times. */
 #define QUANTA_NS (65535.0 * 512 * 1e9 / 1e8)
 
-/* The options every run here shares, then the test's, then --json FILE:
- * exit 0, a valid run; returns its JSON. */
+/* `jctlab run` with base's options (NULL-terminated), then the test's,
+ * then --json FILE: exit 0, a valid run; returns its JSON. */
 #define MAX_ARGS 40
-static json_t *run_ok(const char *const extra[]) {
+static json_t *run_ok_from(const char *const base[], const char *const extra[]) {
   char js[256];
   craft_tmpname(js, sizeof js, ".json");
   char *argv[MAX_ARGS];
   size_t n = 0;
-  static const char *const base[] = {"run",    "--synth", "ring",   "--ranks", "4",
-                                     "--rate", "100mbit", "--reps", "1"};
   argv[n++] = JCT_BINARY;
-  for (size_t i = 0; i < sizeof base / sizeof *base; i++)
+  for (size_t i = 0; base[i]; i++)
     argv[n++] = (char *)base[i];
   for (size_t i = 0; extra[i]; i++) {
     ck_assert_uint_lt(n, MAX_ARGS - 3);
@@ -80,6 +81,13 @@ static json_t *run_ok(const char *const extra[]) {
   ck_assert_int_eq(jint(doc, "fabric.harness_losses"), 0);
   result_free(&r);
   return doc;
+}
+
+/* The options every run here shares, then the test's. */
+static json_t *run_ok(const char *const extra[]) {
+  static const char *const base[] = {"run",    "--synth", "ring",   "--ranks", "4",
+                                     "--rate", "100mbit", "--reps", "1",       NULL};
+  return run_ok_from(base, extra);
 }
 
 /* `jctlab inspect --json FILE`'s document. */
@@ -383,7 +391,9 @@ START_TEST(bad_specs) {
                {"drop model=foo", "model=foo"},
                {"drop where=\"udp port\"", "where"},
                {"delayy 1ms", "delayy"},
-               {"pause prio=9 port=1", "prio=9"}};
+               {"pause prio=9 port=1", "prio=9"},
+               {"duplicate p=1.5", "p=1.5"},
+               {"rate 10mbps-ish", "10mbps-ish"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char *argv[] = {JCT_BINARY, "run",  "--synth", "ring", "--ranks",  "4",
                     "--bytes",  "1MiB", "--reps",  "1",    "--inject", (char *)cases[i].spec,
@@ -421,6 +431,103 @@ START_TEST(pcap_drops_counts) {
 }
 END_TEST
 
+/* 8. netem's rate: `rate 10mbit` on every port of a 100 Mbit/s fabric
+ * makes a 2-rank ring take what 10 Mbit/s links make it take, measured in
+ * the same test (--rate 10mbit, no injector), within 5%; and never less
+ * than the bytes each rank sends (the whole buffer, in two halves) at
+ * 10 Mbit/s. With overhead=24, the switch's own per-frame overhead
+ * (preamble, FCS, gap), the injector is that link frame for frame. */
+START_TEST(rate_paces_the_job) {
+  static const char *const slow[] = {"run",    "--synth", "ring", "--ranks", "2",      "--bytes",
+                                     "512KiB", "--reps",  "3",    "--rate",  "10mbit", NULL};
+  static const char *const fast[] = {"run",    "--synth", "ring", "--ranks", "2",       "--bytes",
+                                     "512KiB", "--reps",  "3",    "--rate",  "100mbit", NULL};
+  const char *const none[] = {NULL};
+  const char *const rate[] = {"--inject", "rate 10mbit", NULL};
+  const char *const exact[] = {"--inject", "rate 10mbit overhead=24", NULL};
+  json_t *link = run_ok_from(slow, none);
+  json_t *paced = run_ok_from(fast, rate);
+  json_t *framed = run_ok_from(fast, exact);
+  double want = jnum(link, "jct.median_ns"), got = jnum(paced, "jct.median_ns"),
+         got24 = jnum(framed, "jct.median_ns"), floor_ns = 512.0 * 1024 * 8 / 1e7 * 1e9;
+  printf("inject: 2-rank ring of 512 KiB: 10 Mbit/s links %.1f ms; 100 Mbit/s with 'rate "
+         "10mbit' %.1f ms, with overhead=24 %.1f ms; the payload alone %.1f ms\n",
+         want / 1e6, got / 1e6, got24 / 1e6, floor_ns / 1e6);
+  ck_assert_msg(fabs(got / want - 1) <= 0.05, "rate 10mbit: %.0f ns, 10 Mbit/s links %.0f", got,
+                want);
+  ck_assert_msg(fabs(got24 / want - 1) <= 0.05, "overhead=24: %.0f ns, links %.0f", got24, want);
+  ck_assert_double_ge(got, floor_ns);
+  ck_assert_int_eq(jint(paced, "injectors.0.held"), jint(paced, "injectors.0.matched"));
+  ck_assert_int_eq(jint(paced, "transport.retransmitted_packets"), 0);
+  json_decref(link);
+  json_decref(paced);
+  json_decref(framed);
+}
+END_TEST
+
+/* The data packets (qp, psn) a run's fault log shows duplicated, sorted. */
+static json_t *duplicated_data(const char *log, size_t *lines) {
+  json_t *all = read_log(log), *e, *out = json_array();
+  size_t i;
+  *lines = json_array_size(all);
+  json_array_foreach(all, i, e) {
+    ck_assert_str_eq(json_string_value(json_object_get(e, "action")), "duplicate");
+    const char *op = json_string_value(json_object_get(e, "opcode"));
+    if (!op || strcmp(op, "RC_ACKNOWLEDGE") == 0) continue;
+    json_int_t k = json_integer_value(json_object_get(e, "qp")) << 24 |
+                   json_integer_value(json_object_get(e, "psn"));
+    size_t at = 0;
+    while (at < json_array_size(out) && json_integer_value(json_array_get(out, at)) < k)
+      at++;
+    json_array_insert_new(out, at, json_integer(k));
+  }
+  json_decref(all);
+  return out;
+}
+
+/* 9. netem's duplicate: with p=0.2 the job completes, valid, without a
+ * retransmission; the injector's count is about p of the frames it drew
+ * for (the copies pass it too, uncounted); every copy is the fabric's
+ * (frames out = frames in + duplicates); the receivers count exactly the
+ * data packets the fault log shows duplicated as duplicates (uroce's
+ * responder re-ACKs them); and the same seed duplicates the same data
+ * packets. */
+START_TEST(duplicate_completes) {
+  char log[2][256];
+  json_t *runs[2], *data[2];
+  for (int k = 0; k < 2; k++) {
+    craft_tmpname(log[k], sizeof log[k], ".log");
+    const char *const args[] = {"--bytes",         "1MiB",        "--inject",
+                                "duplicate p=0.2", "--fault-log", log[k],
+                                "--seed",          "5",           NULL};
+    runs[k] = run_ok(args);
+    size_t lines;
+    data[k] = duplicated_data(log[k], &lines);
+    unlink(log[k]);
+    json_t *r = runs[k];
+    json_int_t dup = jint(r, "injectors.0.duplicated"), seen = jint(r, "injectors.0.seen");
+    double n = (double)(seen - dup), mu = 0.2 * n, half = 3.29 * sqrt(n * 0.2 * 0.8);
+    printf("inject: duplicate p=0.2, seed 5: %lld of %.0f frames duplicated (%zu data), "
+           "%lld duplicates received, JCT %.1f ms\n",
+           (long long)dup, n, json_array_size(data[k]),
+           (long long)jint(r, "transport.duplicate_packets"), jnum(r, "jct.median_ns") / 1e6);
+    ck_assert_msg(fabs((double)dup - mu) <= half, "%lld duplicated, want %.0f +- %.0f",
+                  (long long)dup, mu, half);
+    ck_assert_int_eq((json_int_t)lines, dup);
+    ck_assert_int_eq(jint(r, "fabric.duplicates"), dup);
+    ck_assert_int_eq(jint(r, "fabric.frames_out"), jint(r, "fabric.frames_in") + dup);
+    ck_assert_int_eq(jint(r, "transport.duplicate_packets"), (json_int_t)json_array_size(data[k]));
+    ck_assert_int_eq(jint(r, "transport.retransmitted_packets"), 0);
+  }
+  ck_assert_uint_gt(json_array_size(data[0]), 0);
+  ck_assert_msg(json_equal(data[0], data[1]), "seed 5 duplicated other data packets in run 2");
+  for (int k = 0; k < 2; k++) {
+    json_decref(runs[k]);
+    json_decref(data[k]);
+  }
+}
+END_TEST
+
 Suite *inject_suite(void) {
   Suite *s = suite_create("inject");
   TCase *core = tcase_create("core");
@@ -430,7 +537,12 @@ Suite *inject_suite(void) {
   tcase_add_test(core, seeded_runs_identical);
   tcase_add_test(core, ack_loss_recovers);
   tcase_add_test(core, pcap_drops_counts);
+  tcase_add_test(core, duplicate_completes);
   suite_add_tcase(s, core);
+  TCase *netem = tcase_create("netem");
+  tcase_set_timeout(netem, 60);
+  tcase_add_test(netem, rate_paces_the_job);
+  suite_add_tcase(s, netem);
   TCase *property = tcase_create("property");
   tcase_set_timeout(property, 240);
   tcase_add_test(property, fifty_seeded_runs_identical);

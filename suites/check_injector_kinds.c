@@ -1,18 +1,23 @@
 /* The injector kinds other than drop (injectors/delay.c, reorder.c,
- * pause.c, ecn.c, corrupt.c, flap.c) on a fake clock: delay distributions
- * against closed forms and numerical integrals of netem's inverse CDFs,
- * correlation, the reorder sequence, a pause storm's frames decoded, ECN
- * marking rates inside binomial intervals with valid checksums, corruption
- * that fails the ICRC and nothing else, flap windows, and bad specs. */
+ * pause.c, ecn.c, corrupt.c, flap.c, duplicate.c, rate.c) on a fake clock:
+ * delay distributions against closed forms and numerical integrals of
+ * netem's inverse CDFs, correlation, the reorder sequence, a pause storm's
+ * frames decoded, ECN marking rates inside binomial intervals with valid
+ * checksums, corruption that fails the ICRC and nothing else, flap
+ * windows, duplication rates and repeats, rate spacing computed from netem's
+ * packet time, duplicate and rate in a chain on the switch model, and bad
+ * specs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "craft.h"
+#include "harness/fabric/chain.h"
 #include "jctlab/decode.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
+#include "jctlab/switch.h"
 #include "suites.h"
 
 #define US 1000ull
@@ -558,6 +563,303 @@ START_TEST(flap_windows) {
 }
 END_TEST
 
+/* ---- duplicate -------------------------------------------------------------- */
+
+/* offer() for a duplicate's copy. */
+static jct_verdict_t offer_copy(jct_injector_t *inj, uint8_t *buf, size_t len, size_t cap,
+                                uint64_t now) {
+  jct_frame_t f = {.data = buf, .len = len, .cap = cap, .port = 0, .out = true, .copy = true};
+  return jct_injector_process(inj, &f, now);
+}
+
+/* Which of n PSNs (from psn0, in the order given by step) spec duplicates:
+ * fate[i] for PSN psn0 + i. Every copy offered after its frame passes. */
+static unsigned dup_fates(const char *spec, uint32_t psn0, size_t n, bool reverse, uint8_t *fate) {
+  jct_injector_t *inj = mk(spec);
+  jct_injector_start(inj, 0);
+  uint8_t buf[512];
+  unsigned dups = 0;
+  for (size_t k = 0; k < n; k++) {
+    size_t i = reverse ? n - 1 - k : k;
+    size_t len = roce_frame_psn(buf, sizeof buf, false, false, 0, psn0 + (uint32_t)i);
+    jct_verdict_t v = offer(inj, buf, len, sizeof buf, k * US, NULL);
+    ck_assert(v == JCT_PASS || v == JCT_DUPLICATE);
+    fate[i] = v == JCT_DUPLICATE;
+    dups += fate[i];
+    if (fate[i]) ck_assert_int_eq(offer_copy(inj, buf, len, sizeof buf, k * US), JCT_PASS);
+  }
+  ck_assert_uint_eq(inj->stats.duplicated, dups);
+  ck_assert_uint_eq(inj->stats.seen, n + dups); /* the copies are frames it sees */
+  jct_injector_free(inj);
+  return dups;
+}
+
+START_TEST(duplicate_rate) {
+  static uint8_t a[NSAMP], b[NSAMP];
+  const double p = 0.1;
+  unsigned dups = dup_fates("duplicate p=0.1 seed=7", 1000, NSAMP, false, a);
+  double mu = NSAMP * p, half = 3.29 * sqrt(NSAMP * p * (1 - p)); /* 99.9% */
+  ck_assert_msg(fabs(dups - mu) <= half, "duplicated %u of %d, want %.0f +- %.0f", dups, NSAMP, mu,
+                half);
+  /* packet-keyed: the same PSNs in the opposite order meet the same fates */
+  ck_assert_uint_eq(dup_fates("duplicate p=0.1 seed=7", 1000, NSAMP, true, b), dups);
+  ck_assert_mem_eq(a, b, NSAMP);
+  /* another seed, other PSNs */
+  dup_fates("duplicate p=0.1 seed=8", 1000, NSAMP, false, b);
+  ck_assert(memcmp(a, b, NSAMP) != 0);
+  /* p=0 never, p=1 always (netem: duplicate >= draw, 0 never) */
+  ck_assert_uint_eq(dup_fates("duplicate p=0", 0, 1000, false, b), 0);
+  ck_assert_uint_eq(dup_fates("duplicate p=1", 0, 1000, false, b), 1000);
+}
+END_TEST
+
+START_TEST(duplicate_repeatable) {
+  /* a repetition restarts the draws: the same frames duplicated, with
+   * correlation too (whose sequence then depends on the order) */
+  const char *const specs[] = {"duplicate p=0.3 seed=5", "duplicate p=0.3 corr=60% seed=5"};
+  for (size_t k = 0; k < 2; k++) {
+    jct_injector_t *inj = mk(specs[k]);
+    uint8_t buf[512], fate[2][2000];
+    for (unsigned run = 0; run < 2; run++) {
+      jct_injector_start(inj, run * SEC);
+      for (unsigned i = 0; i < 2000; i++) {
+        size_t len = roce_frame_psn(buf, sizeof buf, false, false, 0, 77 + i);
+        fate[run][i] = offer(inj, buf, len, sizeof buf, run * SEC + i * US, NULL) == JCT_DUPLICATE;
+      }
+    }
+    ck_assert_mem_eq(fate[0], fate[1], sizeof fate[0]);
+    unsigned n = 0, runs = 0;
+    for (unsigned i = 0; i < 2000; i++) {
+      n += fate[0][i];
+      runs += i && fate[0][i] != fate[0][i - 1];
+    }
+    ck_assert_uint_gt(n, 0);
+    ck_assert_uint_lt(n, 2000);
+    if (k == 1) /* correlated: longer runs than independent draws' 2 p (1 - p) n = 840 changes */
+      ck_assert_msg(runs < 700, "%u changes of fate", runs);
+    jct_injector_free(inj);
+  }
+}
+END_TEST
+
+/* ---- rate ------------------------------------------------------------------- */
+
+/* netem's packet time of len bytes: ceil to cells when cell > 0, then
+ * floor(bytes * 8 s / rate). */
+static uint64_t link_ns(size_t len, long overhead, unsigned cell, long cell_overhead,
+                        uint64_t bps) {
+  long bytes = (long)len + overhead;
+  if (cell) bytes = (bytes + cell - 1) / cell * ((long)cell + cell_overhead);
+  return (uint64_t)((double)bytes * 8e9 / (double)bps); /* exact: below 2^53 */
+}
+
+START_TEST(rate_spacing) {
+  static const struct {
+    const char *spec;
+    long overhead;
+    unsigned cell;
+    long cell_overhead;
+  } cases[] = {
+      {"rate 10mbit", 0, 0, 0},
+      {"rate 10mbit overhead=24", 24, 0, 0},
+      {"rate 7.5mbit overhead=-4", -4, 0, 0},
+      {"rate 1gbit overhead=20 cellsize=48 celloverhead=5", 20, 48, 5},
+  };
+  const uint64_t bps[] = {10000000, 10000000, 7500000, 1000000000};
+  uint8_t buf[2048] = {0};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    jct_injector_t *inj = mk(cases[k].spec);
+    jct_injector_start(inj, 0);
+    /* a burst at one instant: each leaves one packet time after the last */
+    uint64_t now = 5 * MS, want = now, total = 0;
+    for (unsigned i = 0; i < 200; i++) {
+      size_t len = 64 + (i * 37) % 1400;
+      uint64_t hold = 0;
+      ck_assert_int_eq(offer(inj, buf, len, sizeof buf, now, &hold), JCT_HOLD);
+      uint64_t t = link_ns(len, cases[k].overhead, cases[k].cell, cases[k].cell_overhead, bps[k]);
+      want += t;
+      ck_assert_msg(hold == want, "%s: frame %u held to %llu, want %llu", cases[k].spec, i,
+                    (unsigned long long)hold, (unsigned long long)want);
+      total += hold - now;
+    }
+    ck_assert_uint_eq(inj->stats.held, 200);
+    ck_assert_uint_eq(inj->stats.hold_ns_total, total);
+    /* after the queue has drained: from now again */
+    now = want + 1 * MS;
+    uint64_t hold = 0;
+    offer(inj, buf, 1000, sizeof buf, now, &hold);
+    ck_assert_uint_eq(hold, now + link_ns(1000, cases[k].overhead, cases[k].cell,
+                                          cases[k].cell_overhead, bps[k]));
+    jct_injector_free(inj);
+  }
+}
+END_TEST
+
+START_TEST(rate_ports_and_chain_holds) {
+  jct_injector_t *inj = mk("rate 8mbit"); /* 1 byte a microsecond */
+  jct_injector_start(inj, 0);
+  uint8_t buf[1500] = {0};
+  jct_frame_t f = {.data = buf, .len = 1000, .cap = sizeof buf, .port = 0, .out = true};
+  ck_assert_int_eq(jct_injector_process(inj, &f, 0), JCT_HOLD);
+  ck_assert_uint_eq(f.hold_until_ns, 1000 * US);
+  /* another port is another link: it does not wait for port 0's frame */
+  f.port = 1;
+  f.hold_until_ns = 0;
+  ck_assert_int_eq(jct_injector_process(inj, &f, 10 * US), JCT_HOLD);
+  ck_assert_uint_eq(f.hold_until_ns, 1010 * US);
+  /* held by an injector before it until 3 ms (netem's delay then rate):
+   * its link time counts from there, and so does the next frame's */
+  f.port = 0;
+  f.hold_until_ns = 3 * MS;
+  ck_assert_int_eq(jct_injector_process(inj, &f, 20 * US), JCT_HOLD);
+  ck_assert_uint_eq(f.hold_until_ns, 4 * MS);
+  f.hold_until_ns = 0;
+  f.len = 500;
+  ck_assert_int_eq(jct_injector_process(inj, &f, 30 * US), JCT_HOLD);
+  ck_assert_uint_eq(f.hold_until_ns, 4 * MS + 500 * US);
+  /* a repetition starts with idle links */
+  jct_injector_start(inj, SEC);
+  f.hold_until_ns = 0;
+  ck_assert_int_eq(jct_injector_process(inj, &f, SEC), JCT_HOLD);
+  ck_assert_uint_eq(f.hold_until_ns, SEC + 500 * US);
+  jct_injector_free(inj);
+}
+END_TEST
+
+/* ---- duplicate and rate on the switch's path (harness/fabric/chain.c) ------- */
+
+typedef struct {
+  size_t n;
+  uint64_t t[64];
+  uint32_t psn[64];
+} departures_t;
+
+static void on_depart(uint32_t port, const uint8_t *frame, size_t len, uint64_t depart_ns,
+                      void *arg) {
+  departures_t *d = arg;
+  jct_packet_t pkt;
+  ck_assert_uint_eq(port, 1);
+  ck_assert_int_eq(jct_decode(JCT_LINK_EN10MB, frame, len, len, &pkt), JCT_PKT_ROCE);
+  ck_assert_uint_lt(d->n, 64);
+  d->t[d->n] = depart_ns;
+  d->psn[d->n++] = pkt.roce.bth.psn;
+}
+
+/* Ten frames of distinct PSNs into port 0 at once, through a chain on
+ * port 1's egress: every one duplicated (the copy right behind it), a
+ * rate after the duplicate paces frames and copies alike, and the switch
+ * accounts for every copy. */
+START_TEST(chain_duplicate_then_rate) {
+  const char *specs[] = {"duplicate p=1 port=1", "rate 10mbit port=1"};
+  char err[512] = "";
+  jct__chain_t *chain = NULL;
+  ck_assert_msg(jct__chain_new(&chain, specs, 2, 1, err, sizeof err) == 0, "%s", err);
+  jct_switch_config_t cfg;
+  jct_switch_config_default(&cfg, 2, 1000000000);
+  jct_switch_t *sw = NULL;
+  ck_assert_msg(jct_switch_new(&sw, &cfg, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(jct__chain_attach(chain, sw, 2, NULL, NULL, 0), 0);
+  jct__chain_start(chain, 0);
+  uint8_t buf[512];
+  size_t len = 0;
+  for (uint32_t i = 0; i < 10; i++) {
+    len = roce_frame_psn(buf, sizeof buf, false, false, 0, 500 + i);
+    ck_assert_int_eq(jct_switch_rx(sw, 0, buf, len, 0), 0);
+  }
+  departures_t d = {0};
+  for (uint64_t t; (t = jct_switch_next_deadline_ns(sw)) != UINT64_MAX;)
+    jct_switch_poll(sw, t, on_depart, &d);
+  ck_assert_uint_eq(d.n, 20);
+  /* the last bit of frame k leaves after k + 1 packet times of the rate,
+   * its serialization at the link's 1 Gbit/s and 24 bytes of overhead */
+  uint64_t pt = link_ns(len, 0, 0, 0, 10000000), ser = (len + 24) * 8;
+  for (size_t k = 0; k < 20; k++) {
+    ck_assert_uint_eq(d.psn[k], 500 + k / 2);
+    ck_assert_uint_eq(d.t[k], (k + 1) * pt + ser);
+  }
+  const jct_injector_t *dup = jct__chain_get(chain, 0), *rate = jct__chain_get(chain, 1);
+  ck_assert_uint_eq(dup->stats.duplicated, 10);
+  ck_assert_uint_eq(dup->stats.seen, 20);
+  ck_assert_uint_eq(rate->stats.held, 20);
+  jct_switch_totals_t tot;
+  jct_switch_totals(sw, &tot);
+  ck_assert_uint_eq(tot.rx_frames, 10);
+  ck_assert_uint_eq(tot.duplicates, 10);
+  ck_assert_uint_eq(tot.tx_frames, 20);
+  ck_assert_msg(jct_switch_check(sw, err, sizeof err) == 0, "%s", err);
+  jct_switch_free(sw);
+  jct__chain_free(chain);
+}
+END_TEST
+
+/* A drop after a duplicate draws for the frame and for each copy: a copy
+ * of a frame it passed passes too (the same packet), the copy of one it
+ * dropped draws anew (its PSN was lost there). Here each frame is
+ * duplicated at ingress and again at egress, where the ingress copy is
+ * not duplicated once more: three frames of each PSN meet the drop, the
+ * frame, the egress copy, the ingress copy, in that order. With p=1/2 a
+ * PSN leaves 3 times with 1/2, 2 with 1/4, once with 1/8, never with 1/8. */
+START_TEST(chain_duplicate_then_drop) {
+  const char *specs[] = {"duplicate p=1 dir=in", "duplicate p=1", "drop p=0.5 seed=3"};
+  char err[512] = "";
+  jct__chain_t *chain = NULL;
+  ck_assert_msg(jct__chain_new(&chain, specs, 3, 1, err, sizeof err) == 0, "%s", err);
+  jct_switch_config_t cfg;
+  jct_switch_config_default(&cfg, 2, 1000000000);
+  jct_switch_t *sw = NULL;
+  ck_assert_msg(jct_switch_new(&sw, &cfg, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(jct__chain_attach(chain, sw, 2, NULL, NULL, 0), 0);
+  jct__chain_start(chain, 0);
+  enum { N = 4000 };
+  static unsigned per_psn[N];
+  memset(per_psn, 0, sizeof per_psn);
+  uint8_t buf[512];
+  departures_t d = {0};
+  for (uint32_t i = 0; i < N; i++) {
+    size_t len = roce_frame_psn(buf, sizeof buf, false, false, 0, i);
+    ck_assert_int_le(jct_switch_rx(sw, 0, buf, len, i * 10 * US), JCT_SW_DROP_INJECTOR);
+    for (uint64_t t; (t = jct_switch_next_deadline_ns(sw)) <= (i + 1) * 10 * US;) {
+      d.n = 0;
+      jct_switch_poll(sw, t, on_depart, &d);
+      for (size_t k = 0; k < d.n; k++)
+        per_psn[d.psn[k]]++;
+    }
+  }
+  for (uint64_t t; (t = jct_switch_next_deadline_ns(sw)) != UINT64_MAX;) {
+    d.n = 0;
+    jct_switch_poll(sw, t, on_depart, &d);
+    for (size_t k = 0; k < d.n; k++)
+      per_psn[d.psn[k]]++;
+  }
+  const jct_injector_t *in = jct__chain_get(chain, 0), *out = jct__chain_get(chain, 1),
+                       *drop = jct__chain_get(chain, 2);
+  ck_assert_uint_eq(in->stats.duplicated, N);
+  ck_assert_uint_eq(out->stats.duplicated, N); /* the frames, not the ingress copies */
+  ck_assert_uint_eq(out->stats.seen, 3 * N);
+  ck_assert_uint_eq(drop->stats.seen, 3 * N);
+  unsigned times[4] = {0}, left = 0;
+  for (uint32_t i = 0; i < N; i++) {
+    ck_assert_uint_le(per_psn[i], 3);
+    times[per_psn[i]]++;
+    left += per_psn[i];
+  }
+  ck_assert_uint_eq(drop->stats.dropped, 3 * N - left);
+  const double want[4] = {1.0 / 8, 1.0 / 8, 1.0 / 4, 1.0 / 2};
+  for (int k = 0; k < 4; k++) {
+    double mu = N * want[k], half = 3.29 * sqrt(N * want[k] * (1 - want[k]));
+    ck_assert_msg(fabs(times[k] - mu) <= half, "%u PSNs left %d times, want %.0f +- %.0f", times[k],
+                  k, mu, half);
+  }
+  jct_switch_totals_t tot;
+  jct_switch_totals(sw, &tot);
+  ck_assert_uint_eq(tot.duplicates, 2 * N);
+  ck_assert_uint_eq(tot.tx_frames, left);
+  ck_assert_msg(jct_switch_check(sw, err, sizeof err) == 0, "%s", err);
+  jct_switch_free(sw);
+  jct__chain_free(chain);
+}
+END_TEST
+
 /* ---- bad specs -------------------------------------------------------------- */
 
 START_TEST(bad_specs) {
@@ -583,6 +885,19 @@ START_TEST(bad_specs) {
       {"corrupt p=-1", "p=-1"},
       {"reorder p=0.1 gap=0", "gap=0"},
       {"reorder gap=5", "p="},
+      {"duplicate p=1.5", "p=1.5"},
+      {"duplicate", "p="},
+      {"duplicate p=0.1 corr=2", "corr=2"},
+      {"duplicate p=0.1 gap=2", "gap=2"},
+      {"rate", "RATE"},
+      {"rate fast", "fast"},
+      {"rate 0mbit", "0mbit"},
+      {"rate 2tbit", "2tbit"},
+      {"rate 10mbit 20mbit", "20mbit"},
+      {"rate 10mbit overhead=x", "overhead=x"},
+      {"rate 10mbit overhead=-70000", "overhead=-70000"},
+      {"rate 10mbit cellsize=-1", "cellsize=-1"},
+      {"rate 10mbit celloverhead=4", "celloverhead"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     jct_injector_t *inj = (jct_injector_t *)1;
@@ -605,6 +920,10 @@ Suite *injector_kinds_suite(void) {
   tcase_add_test(core, reorder_gap);
   tcase_add_test(core, pause_storm);
   tcase_add_test(core, flap_windows);
+  tcase_add_test(core, duplicate_repeatable);
+  tcase_add_test(core, rate_spacing);
+  tcase_add_test(core, rate_ports_and_chain_holds);
+  tcase_add_test(core, chain_duplicate_then_rate);
   suite_add_tcase(s, core);
   TCase *stats = tcase_create("stats");
   tcase_add_test(stats, delay_uniform);
@@ -612,6 +931,8 @@ Suite *injector_kinds_suite(void) {
   tcase_add_test(stats, delay_correlation);
   tcase_add_test(stats, ecn_marks);
   tcase_add_test(stats, corrupt_fails_icrc);
+  tcase_add_test(stats, duplicate_rate);
+  tcase_add_test(stats, chain_duplicate_then_drop);
   tcase_set_timeout(stats, 60);
   suite_add_tcase(s, stats);
   TCase *limits = tcase_create("limits");

@@ -96,7 +96,7 @@ static json_t *valid_case(const char *name, const char *inject, double p, bool s
   json_t *c = json_pack(
       "{s:s,s:[s],s:o,s:{s:f},s:s,s:o,s:o,s:{s:f,s:f,s:f},s:n,"
       "s:{s:i,s:i,s:i,s:i,s:i},s:I,"
-      "s:{s:[{s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i}],s:{s:i,s:i,s:i}},"
+      "s:{s:[{s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i}],s:{s:i,s:i,s:i}},"
       "s:o,s:{s:o,s:o},s:{s:I,s:o,s:o},s:{s:i,s:i,s:i}}",
       "name", name, "inject", inject, "sweep",
       sweep ? json_pack("{s:s,s:f}", "key", "p", "value", p) : json_null(), "budget",
@@ -105,9 +105,9 @@ static json_t *valid_case(const char *name, const char *inject, double p, bool s
       deg + 0.05, "projected", "transport", "retransmitted_packets", retx, "retransmitted_bytes",
       retx * 4096, "naks", retx / 2, "timeouts", 1, "cnps", 0, "paused_ns", (json_int_t)250000,
       "drops", "injectors", "spec", inject, "kind", "drop", "seed", 7, "seen", 5000, "matched",
-      5000, "dropped", retx, "held", 0, "modified", 0, "fabric", "buffer_full", 0, "pfc_watchdog",
-      0, "link_down", 0, "critical_path", critical_path(extra), "timeline", "baseline",
-      timeline(0, 0), "faulted", timeline(extra, 1), "retransmissions", "bin_ns",
+      5000, "dropped", retx, "held", 0, "modified", 0, "duplicated", 0, "fabric", "buffer_full", 0,
+      "pfc_watchdog", 0, "link_down", 0, "critical_path", critical_path(extra), "timeline",
+      "baseline", timeline(0, 0), "faulted", timeline(extra, 1), "retransmissions", "bin_ns",
       (json_int_t)1000000, "baseline", bins(13, 0), "faulted", bins(14, retx), "lateness", "p50_ns",
       2000, "p99_ns", 9000, "max_ns", 40000);
   ck_assert_ptr_nonnull(c);
@@ -290,7 +290,7 @@ START_TEST(markdown) {
   ck_assert_ptr_nonnull(strstr(md, "| JCT median | 12.0 ms | 27.0 ms |\n"));
   ck_assert_ptr_nonnull(strstr(md, "| retransmitted | 1003 packets (3.92 MiB) |\n"));
   ck_assert_ptr_nonnull(strstr(md, "| fabric drops: link\\_down | 12 |\n"));
-  ck_assert_ptr_nonnull(strstr(md, "| drop p=0.1 | drop | 7 | 5000 | 5000 | 1003 | 0 | 0 |\n"));
+  ck_assert_ptr_nonnull(strstr(md, "| drop p=0.1 | drop | 7 | 5000 | 5000 | 1003 | 0 | 0 | 0 |\n"));
   ck_assert_ptr_nonnull(
       strstr(md, "| 14 | 3 | 2 | 3 | 64.0 KiB | 6.00 ms | 22.8 ms | 15.0 ms |\n"));
   ck_assert_ptr_nonnull(strstr(md, "Invalid run, not a result: rep 2 did not finish"));

@@ -1,7 +1,8 @@
 /* The switch model (include/jctlab/switch.h) on a fake clock: forwarding,
  * flooding, classification, serialization timing, strict priority, buffer
  * overflow, PFC (generation at the thresholds, an incast without loss,
- * reception), the PFC watchdog, ECN marking, hooks, bad configuration.
+ * reception), the PFC watchdog, ECN marking, hooks (and their duplicates),
+ * bad configuration.
  * Every scenario ends by asserting the accounting identities. */
 #include <math.h>
 #include <stdlib.h>
@@ -761,6 +762,99 @@ START_TEST(hooks) {
 }
 END_TEST
 
+typedef struct {
+  unsigned calls, copies;
+} dup_calls_t;
+
+/* Ingress: duplicate every frame and mark the first pass (byte 21); the
+ * copy must be the frame as received; drop the copy of frame 2. */
+static jct_switch_verdict_t dup_in(jct_switch_frame_t *f, uint64_t now_ns, uint64_t *hold,
+                                   void *arg) {
+  (void)now_ns;
+  (void)hold;
+  dup_calls_t *c = arg;
+  c->calls++;
+  f->duplicate = true; /* on a copy: ignored */
+  if (f->copy) {
+    c->copies++;
+    ck_assert_uint_eq(f->data[21], 0);
+    return f->data[20] == 2 ? JCT_SW_DROP : JCT_SW_PASS;
+  }
+  jct_switch_frame_writable(f)[21] = 0xaa;
+  return JCT_SW_MODIFIED;
+}
+
+/* Egress: duplicate frame 3 (which ingress marked), hold every copy 10 us. */
+static jct_switch_verdict_t dup_out(jct_switch_frame_t *f, uint64_t now_ns, uint64_t *hold,
+                                    void *arg) {
+  dup_calls_t *c = arg;
+  c->calls++;
+  if (f->copy) {
+    c->copies++;
+    *hold = now_ns + 10000;
+    return JCT_SW_HOLD;
+  }
+  ck_assert_uint_eq(f->data[21], 0xaa);
+  f->duplicate = f->data[20] == 3;
+  return JCT_SW_PASS;
+}
+
+/* A hook's duplicate: the frame as the hook received it, back to the same
+ * hook with copy set, forwarded by its own verdict behind the frame; an
+ * ingress copy is not duplicated again at egress; every copy accounted. */
+START_TEST(hooks_duplicate) {
+  jct_switch_config_t c;
+  jct_switch_config_default(&c, 2, 1000000000);
+  jct_switch_t *sw = mksw(&c);
+  dup_calls_t in = {0}, out = {0};
+  ck_assert_int_eq(jct_switch_set_hook(sw, 0, JCT_SW_INGRESS, dup_in, &in), 0);
+  ck_assert_int_eq(jct_switch_set_hook(sw, 1, JCT_SW_EGRESS, dup_out, &out), 0);
+  uint8_t m1[6], b[200];
+  host_mac(m1, 1);
+  for (int i = 0; i < 4; i++) {
+    size_t n = mk(b, &(fspec_t){m1, 0, -1, 0, 0, 0, 100});
+    b[20] = (uint8_t)i;
+    ck_assert_int_eq(jct_switch_rx(sw, 0, b, n, (uint64_t)i * 100000), 0);
+  }
+  rec_t r = {0};
+  run_until(sw, MS, &r);
+  ck_assert_uint_eq(in.calls, 8);
+  ck_assert_uint_eq(in.copies, 4);
+  ck_assert_uint_eq(out.calls, 8); /* 4 frames, 3 ingress copies, 1 egress copy */
+  ck_assert_uint_eq(out.copies, 4);
+  ck_assert_uint_eq(r.n, 8);
+  /* frame i (marked), then its copies 10 us later: frame 2 has none,
+   * frame 3 two (ingress: unmarked; egress: marked, as egress got it) */
+  const uint8_t want_seq[8] = {0, 0, 1, 1, 2, 3, 3, 3};
+  const uint8_t want_mark[8] = {0xaa, 0, 0xaa, 0, 0xaa, 0xaa, 0xaa, 0};
+  uint64_t ser = 124 * 8;
+  for (size_t k = 0; k < 8; k++) {
+    ck_assert_uint_eq(r.o[k].b[20], want_seq[k]);
+    ck_assert_uint_eq(r.o[k].b[21], want_mark[k]);
+    uint64_t t0 = (uint64_t)want_seq[k] * 100000;
+    bool copy = k > 0 && want_seq[k - 1] == want_seq[k];
+    if (!copy)
+      ck_assert_uint_eq(r.o[k].t, t0 + ser);
+    else
+      ck_assert_uint_ge(r.o[k].t, t0 + 10000 + ser);
+  }
+  jct_switch_port_stats_t s0 = pst(sw, 0, MS), s1 = pst(sw, 1, MS);
+  ck_assert_uint_eq(s0.rx_frames, 4);
+  ck_assert_uint_eq(s0.rx_duplicates, 4);
+  ck_assert_uint_eq(s0.rx_drops[JCT_SW_DROP_INJECTOR], 1);
+  ck_assert_uint_eq(s0.rx_forwarded, 7);
+  ck_assert_uint_eq(s1.tx_duplicates, 1);
+  ck_assert_uint_eq(s1.offered, 8);
+  ck_assert_uint_eq(s1.tx_frames, 8);
+  jct_switch_totals_t t;
+  jct_switch_totals(sw, &t);
+  ck_assert_uint_eq(t.duplicates, 5);
+  check_ok(sw);
+  free(r.o);
+  jct_switch_free(sw);
+}
+END_TEST
+
 /* ---- limits ------------------------------------------------------------- */
 
 static void bad(void (*edit)(jct_switch_config_t *), const char *word) {
@@ -862,6 +956,7 @@ Suite *switch_suite(void) {
   tcase_add_test(core, strict_priority);
   tcase_add_test(core, buffer_overflow);
   tcase_add_test(core, hooks);
+  tcase_add_test(core, hooks_duplicate);
   suite_add_tcase(s, core);
   TCase *pfc = tcase_create("pfc");
   tcase_add_test(pfc, pfc_thresholds);

@@ -1,6 +1,7 @@
-/* Numbers with units (units.h): link rates in powers of 1000 bits as tc(8)
- * and iperf3 write them, sizes in powers of 1024 bytes (KiB, MiB) as the
- * reports print them, durations from ns to s, plain numbers with strtod(3). */
+/* Numbers with units (units.h): sizes in powers of 1024 bytes (KiB, MiB) as
+ * the reports print them, durations from ns to s, plain numbers with
+ * strtod(3). Link rates, in powers of 1000 bits as tc(8) and iperf3 write
+ * them, are read by common/rate.c, shared with the rate injector. */
 #include "units.h"
 
 #include <ctype.h>
@@ -12,35 +13,6 @@
 #include <strings.h>
 
 #include "jctlab/error.h"
-
-int jct__parse_rate_bps(const char *s, uint64_t *out_bps) {
-  if (!s || !isdigit((unsigned char)*s)) return JCT_EINVAL;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || !(v > 0)) return JCT_EINVAL;
-  /* clang-format off */
-  static const struct {
-    const char *unit;
-    double mult;
-  } units[] = {
-      {"", 1},         {"bit", 1},       {"bps", 1},       {"bit/s", 1},
-      {"k", 1e3},      {"kbit", 1e3},    {"kbps", 1e3},    {"kbit/s", 1e3},
-      {"m", 1e6},      {"mbit", 1e6},    {"mbps", 1e6},    {"mbit/s", 1e6},
-      {"g", 1e9},      {"gbit", 1e9},    {"gbps", 1e9},    {"gbit/s", 1e9},
-      {"t", 1e12},     {"tbit", 1e12},   {"tbps", 1e12},   {"tbit/s", 1e12},
-  };
-  /* clang-format on */
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-    if (strcasecmp(end, units[i].unit) == 0) {
-      double bps = v * units[i].mult;
-      if (bps < 1 || bps > 1e18) return JCT_EINVAL;
-      *out_bps = (uint64_t)(bps + 0.5);
-      return 0;
-    }
-  }
-  return JCT_EINVAL;
-}
 
 int jct__parse_count(const char *s, uint64_t max, uint64_t *out) {
   if (!s || !isdigit((unsigned char)*s)) return JCT_EINVAL;

@@ -9,14 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Parse a rate: a number (decimals allowed) and an optional unit, case-
- * insensitive, always in bits per second and powers of 1000 as link rates
- * are counted: k, m, g, t alone or followed by "bit", "bps" or "bit/s"
- * ("100gbit", "25Gbit/s", "400gbps", "10m"); "bit", "bps" or no unit mean
- * bits per second. ("bps" is bits here, as iperf3 and vendors write it, not
- * tc's bytes.) Returns 0, or JCT_EINVAL when the text is not a rate of at
- * least 1 bit/s. */
-int jct__parse_rate_bps(const char *s, uint64_t *out_bps);
+#include "common/rate.h"
+
+/* jct__parse_rate_bps(): common/rate.h, the one reader of link rates (the
+ * rate injector reads its RATE with it too). */
 
 /* Parse a size: a whole number and an optional unit, case-insensitive:
  * K, M, G, T and KiB, MiB, GiB, TiB are powers of 1024 (as nccl-tests' -b

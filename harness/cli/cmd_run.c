@@ -107,11 +107,11 @@ static void print_injectors(const jct_run_result_t *r) {
     const jct_run_injector_t *in = &r->injectors[i];
     const jct_injector_stats_t *st = &in->stats;
     printf("injector   #%u '%s' (seed %llu): %llu seen, %llu matched, %llu dropped, %llu held, "
-           "%llu modified, %llu generated\n",
+           "%llu modified, %llu generated, %llu duplicated\n",
            i, in->spec, (unsigned long long)in->seed, (unsigned long long)st->seen,
            (unsigned long long)st->matched, (unsigned long long)st->dropped,
            (unsigned long long)st->held, (unsigned long long)(st->modified + st->expedited),
-           (unsigned long long)st->generated);
+           (unsigned long long)st->generated, (unsigned long long)st->duplicated);
   }
 }
 
@@ -156,14 +156,17 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          r->loop_bound ? "the LOOP, not the emulated link, set the pace"
                        : "the emulated link set the pace");
   const jct_transport_stats_t *t = &r->transport;
-  char f[5][24];
+  char f[6][24];
   count_or_na(t, JCT_TSTAT_PACKETS, t->packets, f[0]);
   count_or_na(t, JCT_TSTAT_DATA_PACKETS, t->data_packets, f[1]);
   count_or_na(t, JCT_TSTAT_RETX_PACKETS, t->retx_packets, f[2]);
   count_or_na(t, JCT_TSTAT_NAKS, t->naks, f[3]);
   count_or_na(t, JCT_TSTAT_TIMEOUTS, t->timeouts, f[4]);
-  printf("transport  %s packets (%s data), %s retransmitted, %s NAKs, %s timeouts%s\n", f[0], f[1],
-         f[2], f[3], f[4], t->counted == JCT_TSTAT_ALL ? "" : " (n/a: the device does not count it)");
+  count_or_na(t, JCT_TSTAT_DUP_PACKETS, t->dup_packets, f[5]);
+  printf("transport  %s packets (%s data), %s retransmitted, %s NAKs, %s timeouts, %s duplicates "
+         "received%s\n",
+         f[0], f[1], f[2], f[3], f[4], f[5],
+         t->counted == JCT_TSTAT_ALL ? "" : " (n/a: the device does not count it)");
   print_fabric(r);
   print_injectors(r);
   json_t *qps = r->qps ? jct__qps_json(s, NULL, r->qps) : NULL;
@@ -179,9 +182,9 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_t *root = json_pack(
       "{s:i,s:b,s:s?,s:{s:s,s:I,s:I,s:I,s:I,s:I,s:b,s:I},s:o}", "jctlab_run", 1, "valid", r->valid,
       "invalid_why", r->valid ? NULL : r->invalid_why, "config", "algorithm", s->algorithm, "ranks",
-      (json_int_t)s->nranks, "bytes", (json_int_t)s->bytes, "rate_bps", (json_int_t)a->r.run.rate_bps,
-      "prop_delay_ns", (json_int_t)a->r.run.prop_delay_ns, "reps", (json_int_t)r->reps, "pfc",
-      a->r.run.pfc, "path_mtu_bytes",
+      (json_int_t)s->nranks, "bytes", (json_int_t)s->bytes, "rate_bps",
+      (json_int_t)a->r.run.rate_bps, "prop_delay_ns", (json_int_t)a->r.run.prop_delay_ns, "reps",
+      (json_int_t)r->reps, "pfc", a->r.run.pfc, "path_mtu_bytes",
       (json_int_t)(a->r.run.path_mtu_bytes ? a->r.run.path_mtu_bytes : 4096), "jct_ns", reps);
   if (r->valid) {
     json_object_set_new(root, "jct",
@@ -203,16 +206,18 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                                 "cpu_busy", r->cpu_busy, "loop_bound", r->loop_bound));
   const jct_transport_stats_t *t = &r->transport;
   json_object_set_new(root, "transport",
-                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "packets", (json_int_t)t->packets,
+                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "packets", (json_int_t)t->packets,
                                 "data_packets", (json_int_t)t->data_packets,
                                 "retransmitted_packets", (json_int_t)t->retx_packets,
                                 "retransmitted_bytes", (json_int_t)t->retx_bytes, "naks",
-                                (json_int_t)t->naks, "timeouts", (json_int_t)t->timeouts));
+                                (json_int_t)t->naks, "timeouts", (json_int_t)t->timeouts,
+                                "duplicate_packets", (json_int_t)t->dup_packets));
   const jct_switch_totals_t *f = &r->fabric;
   json_object_set_new(root, "fabric",
-                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "frames_in", (json_int_t)f->rx_frames,
-                                "frames_out", (json_int_t)f->tx_frames, "drops",
-                                (json_int_t)(f->rx_drops + f->tx_drops), "pfc_xoff_sent",
+                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "frames_in",
+                                (json_int_t)f->rx_frames, "frames_out", (json_int_t)f->tx_frames,
+                                "drops", (json_int_t)(f->rx_drops + f->tx_drops), "duplicates",
+                                (json_int_t)f->duplicates, "pfc_xoff_sent",
                                 (json_int_t)f->tx_pfc_xoff, "ecn_marked", (json_int_t)f->ecn_marked,
                                 "harness_losses", (json_int_t)r->harness_losses));
   json_t *drops = json_object();
@@ -226,12 +231,13 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
     const jct_run_injector_t *in = &r->injectors[i];
     const jct_injector_stats_t *st = &in->stats;
     json_array_append_new(
-        injs, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind",
-                        in->kind, "seed", (json_int_t)in->seed, "seen", (json_int_t)st->seen,
-                        "matched", (json_int_t)st->matched, "dropped", (json_int_t)st->dropped,
-                        "held", (json_int_t)st->held, "modified", (json_int_t)st->modified,
-                        "expedited", (json_int_t)st->expedited, "generated",
-                        (json_int_t)st->generated, "hold_ns_total", (json_int_t)st->hold_ns_total));
+        injs,
+        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind",
+                  in->kind, "seed", (json_int_t)in->seed, "seen", (json_int_t)st->seen, "matched",
+                  (json_int_t)st->matched, "dropped", (json_int_t)st->dropped, "held",
+                  (json_int_t)st->held, "modified", (json_int_t)st->modified, "expedited",
+                  (json_int_t)st->expedited, "generated", (json_int_t)st->generated, "duplicated",
+                  (json_int_t)st->duplicated, "hold_ns_total", (json_int_t)st->hold_ns_total));
   }
   json_object_set_new(root, "injectors", injs);
   /* Per connection (README "Run JSON"): null when the run is invalid. */
@@ -256,8 +262,8 @@ int jct__cmd_run(int argc, char **argv) {
   char err[512];
   jct_schedule_t *s;
   int rc = a.r.synth ? jct_schedule_synth(&s, a.r.synth, (uint32_t)a.r.ranks, a.r.bytes,
-                                        (uint32_t)a.r.channels, err, sizeof err)
-                   : jct_schedule_load(&s, a.r.schedule, err, sizeof err);
+                                          (uint32_t)a.r.channels, err, sizeof err)
+                     : jct_schedule_load(&s, a.r.schedule, err, sizeof err);
   if (rc) {
     fprintf(stderr, "jctlab run: %s\n", err);
     return rc == JCT_ENOMEM ? 1 : 2;

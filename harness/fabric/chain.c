@@ -66,13 +66,15 @@ static const char *action_name(jct_verdict_t v) {
     return "hold";
   case JCT_EXPEDITE:
     return "expedite";
+  case JCT_DUPLICATE:
+    return "duplicate";
   default:
     return "modify";
   }
 }
 
-static void log_action(jct__chain_t *c, const jct_injector_t *inj, const site_t *s,
-                       jct_frame_t *f, jct_verdict_t v, uint64_t now_ns) {
+static void log_action(jct__chain_t *c, const jct_injector_t *inj, const site_t *s, jct_frame_t *f,
+                       jct_verdict_t v, uint64_t now_ns) {
   jct_packet_t p;
   char a[64] = "", b[64] = "";
   jct_decode(JCT_LINK_EN10MB, f->data, f->len, f->len, &p);
@@ -90,6 +92,7 @@ static void log_action(jct__chain_t *c, const jct_injector_t *inj, const site_t 
             jct_frame_retransmission(f) ? "true" : "false");
   if (v == JCT_HOLD)
     fprintf(c->log, ",\"hold_ns\":%llu", (unsigned long long)(f->hold_until_ns - now_ns));
+  if (f->copy) fputs(",\"copy\":true", c->log);
   fputs("}\n", c->log);
 }
 
@@ -108,14 +111,15 @@ static jct_switch_verdict_t on_frame(jct_switch_frame_t *sf, uint64_t now_ns,
                    .port = s->port,
                    .out = s->out,
                    .scratch = sf->scratch,
-                   .site_flows = s->flows};
+                   .site_flows = s->flows,
+                   .copy = sf->copy};
   uint64_t hold = 0;
   bool modified = false, expedite = false;
   /* The log tells retransmissions by the site's history, which must then
    * see every frame, not only those an injector draws for. */
   if (c->log) jct_frame_retransmission(&f);
   for (size_t i = 0; i < s->n; i++) {
-    f.hold_until_ns = 0;
+    f.hold_until_ns = hold; /* the chain's so far: rate counts from it */
     jct_verdict_t v = jct_injector_process(s->inj[i], &f, now_ns);
     if (v == JCT_PASS) continue;
     if (c->log) log_action(c, s->inj[i], s, &f, v, now_ns);
@@ -126,6 +130,7 @@ static jct_switch_verdict_t on_frame(jct_switch_frame_t *sf, uint64_t now_ns,
     if (v == JCT_HOLD && f.hold_until_ns > hold) hold = f.hold_until_ns;
     if (v == JCT_MODIFIED) modified = true;
     if (v == JCT_EXPEDITE) expedite = true;
+    if (v == JCT_DUPLICATE) sf->duplicate = true; /* the switch brings the copy back */
   }
   sf->data = f.data; /* the scratch copy, when an injector changed it */
   sf->len = f.len;

@@ -3,15 +3,22 @@
  * of every port, ingress and egress; each injector's port=/dir= decide
  * where it acts. A frame meets the injectors in order: the first drop ends
  * its way (the frame is counted against that injector alone), holds add up
- * to the latest, modifications pass on to the next injector.
+ * to the latest (each injector sees the latest so far in hold_until_ns),
+ * modifications pass on to the next injector. A duplicate (JCT_DUPLICATE)
+ * lets the frame go on and asks the switch for a copy of the frame as it
+ * reached this site (jct_switch_frame_t.duplicate): the switch brings the
+ * copy back to the same hook, where it meets the site's injectors again
+ * from the first with jct_frame_t.copy set (as netem re-enqueues its clone
+ * at the root of the qdisc tree), and is then queued behind the frame.
+ * Nobody duplicates a copy again.
  *
  * Optionally every action is written to a fault log, one JSON object per
  * line ({"rep", "t_ns", "port", "dir", "injector", "kind", "action", "src",
- * "dst", "qp", "psn", "opcode", "retransmission", "hold_ns"}, rep the
+ * "dst", "qp", "psn", "opcode", "retransmission", "hold_ns", "copy"}, rep the
  * repetition's index from 0, t_ns from its start, retransmission whether a
  * RoCEv2 data packet's PSN was not after the highest its flow had sent
- * through that port and side), and every dropped frame to a capture of its
- * own.
+ * through that port and side, copy true on a duplicate's copy, absent
+ * otherwise), and every dropped frame to a capture of its own.
  *
  * Injectors that act on time (pause storms, flaps) are ticked by the
  * fabric at jct__chain_next_deadline_ns(); the frames they make enter the

@@ -335,6 +335,7 @@ void jct_switch_totals(const jct_switch_t *sw, jct_switch_totals_t *o) {
     o->floods += s->floods;
     o->copies += s->copies;
     o->offered += s->offered;
+    o->duplicates += s->rx_duplicates + s->tx_duplicates;
     o->tx_frames += s->tx_frames;
     o->tx_drops += sum_drops(s->tx_drops);
     o->queued_frames += s->queued_frames;
@@ -357,10 +358,12 @@ int jct_switch_check(const jct_switch_t *sw, char *err, size_t errlen) {
     const port_t *pt = &sw->port[p];
     const jct_switch_port_stats_t *s = &pt->st;
     uint64_t rx = s->rx_control + sum_drops(s->rx_drops) + s->rx_forwarded;
-    if (s->rx_frames != rx)
+    if (s->rx_frames + s->rx_duplicates != rx)
       return jct__errf(err, errlen, JCT_EINVAL,
-                       "switch: port %u: rx_frames %llu != control + drops + forwarded %llu", p,
-                       (unsigned long long)s->rx_frames, (unsigned long long)rx);
+                       "switch: port %u: rx_frames %llu + duplicates %llu != control + drops + "
+                       "forwarded %llu",
+                       p, (unsigned long long)s->rx_frames, (unsigned long long)s->rx_duplicates,
+                       (unsigned long long)rx);
     uint64_t queued = 0, wire = 0;
     for (int i = 0; i < JCT_SWITCH_PRIOS; i++) {
       for (uint32_t x = pt->q[i].head; x != NIL; x = sw->slots[x].next) {
@@ -381,11 +384,12 @@ int jct_switch_check(const jct_switch_t *sw, char *err, size_t errlen) {
     if (queued != s->queued_frames)
       return jct__errf(err, errlen, JCT_EINVAL, "switch: port %u: %llu frames queued, counter %llu",
                        p, (unsigned long long)queued, (unsigned long long)s->queued_frames);
-    copies += s->copies;
+    copies += s->copies + s->tx_duplicates;
     offered += s->offered;
   }
   if (copies != offered)
-    return jct__errf(err, errlen, JCT_EINVAL, "switch: copies %llu != offered %llu",
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "switch: copies %llu (egress duplicates included) != offered %llu",
                      (unsigned long long)copies, (unsigned long long)offered);
   if (charged != sw->pool_used || in_use != sw->pool_used)
     return jct__errf(err, errlen, JCT_EINVAL,

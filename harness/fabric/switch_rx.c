@@ -49,18 +49,26 @@ static bool ecn_decide(jct_switch_t *sw, uint64_t q) {
 
 /* ---- the forwarding path ------------------------------------------------ */
 
-/* Offer one copy to egress port e. Returns 0 or the drop reason. */
-static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data, size_t len,
-                 cls_t cls, uint64_t ready, bool head, uint64_t now) {
+/* One frame into egress port e: its hook, then admission. copy: a
+ * duplicate (the second pass of a frame a hook duplicated); *dup is set
+ * when the hook asks for one of a frame that is not. Returns 0 or the drop
+ * reason. */
+static int admit(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data, size_t len,
+                 cls_t cls, uint64_t ready, bool head, uint64_t now, bool copy, bool *dup) {
   port_t *ep = &sw->port[e], *ip = &sw->port[in];
-  ep->st.offered++;
-  ip->st.copies++;
   if (ep->hook[JCT_SW_EGRESS]) {
     /* Egress hook call site: each copy, before admission (issue 4). */
-    jct_switch_frame_t fr = {(uint8_t *)data, len,         sw->cfg.max_frame_bytes, in, e,
-                             cls.prio,        sw->hook_buf};
+    jct_switch_frame_t fr = {.data = (uint8_t *)data,
+                             .len = len,
+                             .cap = sw->cfg.max_frame_bytes,
+                             .in_port = in,
+                             .out_port = e,
+                             .prio = cls.prio,
+                             .scratch = sw->hook_buf,
+                             .copy = copy};
     uint64_t hold = 0;
     jct_switch_verdict_t v = ep->hook[JCT_SW_EGRESS](&fr, now, &hold, ep->hook_arg[JCT_SW_EGRESS]);
+    if (fr.duplicate && !copy) *dup = true;
     if (v == JCT_SW_DROP) {
       ep->st.tx_drops[JCT_SW_DROP_INJECTOR]++;
       return JCT_SW_DROP_INJECTOR;
@@ -121,9 +129,76 @@ static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data,
   return 0;
 }
 
+/* Offer one copy to egress port e, and the hook's duplicate of it after
+ * it (the frame as the hook received it). copy: the frame is already a
+ * duplicate (of the ingress hook's), never duplicated again. Returns 0
+ * when one of them was queued, else the first's drop reason. */
+static int offer(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data, size_t len,
+                 cls_t cls, uint64_t ready, bool head, uint64_t now, bool copy) {
+  port_t *ep = &sw->port[e];
+  ep->st.offered++;
+  sw->port[in].st.copies++;
+  bool dup = false;
+  int rc = admit(sw, e, in, data, len, cls, ready, head, now, copy, &dup);
+  if (dup) {
+    ep->st.offered++;
+    ep->st.tx_duplicates++;
+    if (admit(sw, e, in, data, len, cls, ready, head, now, true, &dup) == 0) rc = 0;
+  }
+  return rc;
+}
+
 static int rx_drop(port_t *pt, int reason) {
   pt->st.rx_drops[reason]++;
   return reason;
+}
+
+/* A data frame received on port: its ingress hook, then forwarding.
+ * copy and *dup as admit()'s. */
+static int ingress(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t len,
+                   uint64_t now_ns, bool copy, bool *dup) {
+  port_t *ip = &sw->port[port];
+  const uint8_t *data = frame;
+  uint64_t ready = now_ns;
+  bool head = false;
+  if (ip->hook[JCT_SW_INGRESS]) {
+    /* Ingress hook call site: every data frame of the port, before forwarding. */
+    jct_switch_frame_t fr = {.data = (uint8_t *)frame,
+                             .len = len,
+                             .cap = sw->cfg.max_frame_bytes,
+                             .in_port = port,
+                             .out_port = UINT32_MAX,
+                             .prio = classify(sw, frame, len).prio,
+                             .scratch = sw->rx_buf,
+                             .copy = copy};
+    uint64_t hold = 0;
+    jct_switch_verdict_t v =
+        ip->hook[JCT_SW_INGRESS](&fr, now_ns, &hold, ip->hook_arg[JCT_SW_INGRESS]);
+    if (fr.duplicate && !copy) *dup = true;
+    if (v == JCT_SW_DROP) return rx_drop(ip, JCT_SW_DROP_INJECTOR);
+    if (v == JCT_SW_HOLD) ready = jct__sw_max64(ready, hold);
+    if (v == JCT_SW_HEAD) head = true;
+    if (fr.len > fr.cap) fr.len = fr.cap;
+    if (fr.len < 14) return rx_drop(ip, JCT_SW_DROP_RUNT);
+    data = fr.data;
+    len = fr.len;
+  }
+  cls_t cls = classify(sw, data, len);
+  int e = (data[0] & 1) ? -1 : jct__sw_mac_lookup(sw, data);
+  if (e == (int)port) return rx_drop(ip, JCT_SW_DROP_SAME_PORT);
+  ip->st.rx_forwarded++;
+  if (e >= 0) return offer(sw, (uint32_t)e, port, data, len, cls, ready, head, now_ns, copy);
+  ip->st.floods++;
+  int rc = 0, ok = 0;
+  for (uint32_t p = 0; p < sw->nports; p++) {
+    if (p == port) continue;
+    int r = offer(sw, p, port, data, len, cls, ready, head, now_ns, copy);
+    if (r == 0)
+      ok = 1;
+    else
+      rc = r;
+  }
+  return ok ? 0 : rc;
 }
 
 int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t len,
@@ -141,39 +216,11 @@ int jct_switch_rx(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t 
     jct__sw_mac_control(sw, port, frame, len, now_ns);
     return 0;
   }
-  const uint8_t *data = frame;
-  uint64_t ready = now_ns;
-  bool head = false;
-  if (ip->hook[JCT_SW_INGRESS]) {
-    /* Ingress hook call site: every data frame of the port, before forwarding. */
-    jct_switch_frame_t fr = {(uint8_t *)frame, len, sw->cfg.max_frame_bytes, port, UINT32_MAX, 0,
-                             sw->rx_buf};
-    fr.prio = classify(sw, frame, len).prio;
-    uint64_t hold = 0;
-    jct_switch_verdict_t v =
-        ip->hook[JCT_SW_INGRESS](&fr, now_ns, &hold, ip->hook_arg[JCT_SW_INGRESS]);
-    if (v == JCT_SW_DROP) return rx_drop(ip, JCT_SW_DROP_INJECTOR);
-    if (v == JCT_SW_HOLD) ready = jct__sw_max64(ready, hold);
-    if (v == JCT_SW_HEAD) head = true;
-    if (fr.len > fr.cap) fr.len = fr.cap;
-    if (fr.len < 14) return rx_drop(ip, JCT_SW_DROP_RUNT);
-    data = fr.data;
-    len = fr.len;
+  bool dup = false;
+  int rc = ingress(sw, port, frame, len, now_ns, false, &dup);
+  if (dup) { /* the frame as received, after the first has gone its way */
+    ip->st.rx_duplicates++;
+    if (ingress(sw, port, frame, len, now_ns, true, &dup) == 0) rc = 0;
   }
-  cls_t cls = classify(sw, data, len);
-  int e = (data[0] & 1) ? -1 : jct__sw_mac_lookup(sw, data);
-  if (e == (int)port) return rx_drop(ip, JCT_SW_DROP_SAME_PORT);
-  ip->st.rx_forwarded++;
-  if (e >= 0) return offer(sw, (uint32_t)e, port, data, len, cls, ready, head, now_ns);
-  ip->st.floods++;
-  int rc = 0, ok = 0;
-  for (uint32_t p = 0; p < sw->nports; p++) {
-    if (p == port) continue;
-    int r = offer(sw, p, port, data, len, cls, ready, head, now_ns);
-    if (r == 0)
-      ok = 1;
-    else
-      rc = r;
-  }
-  return ok ? 0 : rc;
+  return rc;
 }

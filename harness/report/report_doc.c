@@ -170,16 +170,17 @@ static void counters_table(doc_t *d, const json_t *c) {
 static void injectors_table(doc_t *d, const json_t *c) {
   const json_t *inj = jct__rget(c, "drops.injectors"), *e;
   if (!json_array_size(inj)) return;
-  const char *h[] = {"injector", "kind", "seed", "seen", "matched", "dropped", "held", "modified"};
+  const char *h[] = {"injector", "kind", "seed",     "seen",      "matched",
+                     "dropped",  "held", "modified", "duplicated"};
   d->ops->table_begin(d->f, h, sizeof h / sizeof h[0]);
   size_t i;
   json_array_foreach(inj, i, e) {
-    char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32];
+    char s1[32], s2[32], s3[32], s4[32], s5[32], s6[32], s7[32];
     const char *spec = jct__rstr(e, "spec"), *kind = jct__rstr(e, "kind");
     ROW(d, spec ? spec : "?", kind ? kind : "?", jct__rfmt_count(e, "seed", s1, 32),
         jct__rfmt_count(e, "seen", s2, 32), jct__rfmt_count(e, "matched", s3, 32),
         jct__rfmt_count(e, "dropped", s4, 32), jct__rfmt_count(e, "held", s5, 32),
-        jct__rfmt_count(e, "modified", s6, 32));
+        jct__rfmt_count(e, "modified", s6, 32), jct__rfmt_count(e, "duplicated", s7, 32));
   }
   d->ops->table_end(d->f);
 }

@@ -28,14 +28,15 @@ static void drops(FILE *out, const json_t *c) {
   size_t i;
   const char *lead = "  drops            ";
   json_array_foreach(inj, i, e) {
-    char s[6][32];
+    char s[7][32];
     const char *spec = jct__rstr(e, "spec"), *kind = jct__rstr(e, "kind");
     fprintf(out,
-            "%s#%zu '%s' (%s, seed %s): %s seen, %s matched, %s dropped, %s held, %s modified\n",
+            "%s#%zu '%s' (%s, seed %s): %s seen, %s matched, %s dropped, %s held, %s modified, "
+            "%s duplicated\n",
             lead, i + 1, spec ? spec : "?", kind ? kind : "?", jct__rfmt_count(e, "seed", s[0], 32),
             jct__rfmt_count(e, "seen", s[1], 32), jct__rfmt_count(e, "matched", s[2], 32),
             jct__rfmt_count(e, "dropped", s[3], 32), jct__rfmt_count(e, "held", s[4], 32),
-            jct__rfmt_count(e, "modified", s[5], 32));
+            jct__rfmt_count(e, "modified", s[5], 32), jct__rfmt_count(e, "duplicated", s[6], 32));
     lead = "                   ";
   }
   const json_t *fab = jct__rget(c, "drops.fabric"), *v;

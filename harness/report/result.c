@@ -31,7 +31,8 @@ static json_t *u64(uint64_t v) {
   return json_integer((json_int_t)v);
 }
 
-json_t *jct__result_new(const char *command, const jct_run_opts_t *o, const jct__result_input_t *in) {
+json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
+                        const jct__result_input_t *in) {
   const jct_schedule_t *s = o->schedule;
   double scale = in->scale > 0 ? in->scale : 1;
   json_t *doc = json_pack(
@@ -83,13 +84,13 @@ static json_t *figure(const jct_transport_stats_t *t, uint32_t bit, uint64_t v) 
 }
 
 static json_t *transport_json(const jct_transport_stats_t *t) {
-  return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "packets",
-                   figure(t, JCT_TSTAT_PACKETS, t->packets), "data_packets",
-                   figure(t, JCT_TSTAT_DATA_PACKETS, t->data_packets), "retransmitted_packets",
-                   figure(t, JCT_TSTAT_RETX_PACKETS, t->retx_packets), "retransmitted_bytes",
-                   figure(t, JCT_TSTAT_RETX_BYTES, t->retx_bytes), "naks",
-                   figure(t, JCT_TSTAT_NAKS, t->naks), "timeouts",
-                   figure(t, JCT_TSTAT_TIMEOUTS, t->timeouts), "cnps", (json_int_t)0);
+  return json_pack(
+      "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "packets", figure(t, JCT_TSTAT_PACKETS, t->packets),
+      "data_packets", figure(t, JCT_TSTAT_DATA_PACKETS, t->data_packets), "retransmitted_packets",
+      figure(t, JCT_TSTAT_RETX_PACKETS, t->retx_packets), "retransmitted_bytes",
+      figure(t, JCT_TSTAT_RETX_BYTES, t->retx_bytes), "naks", figure(t, JCT_TSTAT_NAKS, t->naks),
+      "timeouts", figure(t, JCT_TSTAT_TIMEOUTS, t->timeouts), "duplicate_packets",
+      figure(t, JCT_TSTAT_DUP_PACKETS, t->dup_packets), "cnps", (json_int_t)0);
 }
 
 /* The RDMA devices' own counters (verbs), or null (uroce). */
@@ -107,11 +108,12 @@ static json_t *drops_json(const jct_replay_result_t *r) {
     const jct_run_injector_t *in = &r->injectors[i];
     const jct_injector_stats_t *st = &in->stats;
     json_array_append_new(
-        inj, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind", in->kind,
-                       "seed", (json_int_t)in->seed, "seen", (json_int_t)st->seen, "matched",
-                       (json_int_t)st->matched, "dropped", (json_int_t)st->dropped, "held",
-                       (json_int_t)st->held, "modified", (json_int_t)(st->modified + st->expedited),
-                       "generated", (json_int_t)st->generated));
+        inj, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind",
+                       in->kind, "seed", (json_int_t)in->seed, "seen", (json_int_t)st->seen,
+                       "matched", (json_int_t)st->matched, "dropped", (json_int_t)st->dropped,
+                       "held", (json_int_t)st->held, "modified",
+                       (json_int_t)(st->modified + st->expedited), "generated",
+                       (json_int_t)st->generated, "duplicated", (json_int_t)st->duplicated));
   }
   const jct_switch_totals_t *f = &r->f.fabric;
   json_t *fab = json_pack(
@@ -169,7 +171,7 @@ static json_t *path_json(const jct_schedule_t *s, const jct_replay_result_t *r) 
 }
 
 int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result_input_t *in,
-                        const jct__case_meta_t *m, const jct_replay_result_t *r) {
+                         const jct__case_meta_t *m, const jct_replay_result_t *r) {
   const jct_schedule_t *s = o->schedule;
   json_t *inject = json_array();
   for (uint32_t i = 0; i < m->ninject; i++)

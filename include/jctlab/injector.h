@@ -37,19 +37,33 @@
 /* PASS: unchanged; DROP; HOLD: not before hold_until_ns, keeping its
  * queue's order (netem without reorder); MODIFIED: data changed;
  * EXPEDITE: forward now, ahead of frames held in its queue (netem's
- * reorder: __qdisc_enqueue_head). */
-typedef enum { JCT_PASS = 0, JCT_DROP, JCT_HOLD, JCT_MODIFIED, JCT_EXPEDITE } jct_verdict_t;
+ * reorder: __qdisc_enqueue_head); DUPLICATE: pass, and send one copy more
+ * (netem's duplicate). The copy is the frame as it reached the hook site
+ * (the switch port and side); it meets the site's injectors again from the
+ * first, as a frame of its own with jct_frame_t.copy set, and nobody
+ * duplicates it again (harness/fabric/chain.h). */
+typedef enum {
+  JCT_PASS = 0,
+  JCT_DROP,
+  JCT_HOLD,
+  JCT_MODIFIED,
+  JCT_EXPEDITE,
+  JCT_DUPLICATE
+} jct_verdict_t;
 
 /* A frame on its way through the switch. data is read-only until the
  * injector takes a writable copy with jct_frame_writable() (copy on write:
  * an injector that only looks costs no copy); then it may change it (up to
  * cap bytes, setting len) and return JCT_MODIFIED. Or it sets
- * hold_until_ns and returns JCT_HOLD. */
+ * hold_until_ns and returns JCT_HOLD. On entry hold_until_ns is the latest
+ * hold the injectors before it in the chain gave the frame (0: none), so a
+ * stage can count from it (rate does, as netem's rate follows its delay). */
 typedef struct {
   uint8_t *data;
   size_t len, cap;
   uint32_t port;          /* the switch port it was received on (in) or goes to (out) */
   bool out;               /* on the egress side */
+  bool copy;              /* a duplicate's copy (JCT_DUPLICATE): never duplicated again */
   uint64_t hold_until_ns; /* JCT_HOLD: not before this */
   uint8_t *scratch;       /* where a changed copy goes; NULL: data itself is writable */
   /* Where the RoCEv2 headers are, found once by jct_frame_roce() and shared
@@ -128,13 +142,19 @@ int jct_spec_time_ns(jct_spec_t *spec, const char *key, uint64_t *out, char *err
 int jct_spec_u64(jct_spec_t *spec, const char *key, uint64_t max, uint64_t *out, char *err,
                  size_t errlen);
 int jct_spec_rate_per_s(jct_spec_t *spec, const char *key, double *out, char *err, size_t errlen);
+/* A link rate in bits per second, read as --rate reads it (common/rate.h:
+ * 10mbit, 1.5gbit, 100m; powers of 1000; "bps" is bits, not tc's bytes). */
+int jct_spec_rate_bps(jct_spec_t *spec, const char *key, uint64_t *out, char *err, size_t errlen);
 
 /* Every counter an injector keeps, in one struct for all kinds. */
 typedef struct {
   uint64_t seen;    /* frames offered (in its window and on its port/side) */
   uint64_t matched; /* of which the where= filter selected */
   uint64_t dropped, held, modified, expedited;
-  uint64_t generated; /* frames it made itself (pause storm's PFC frames) */
+  uint64_t generated;  /* frames it made itself (pause storm's PFC frames) */
+  uint64_t duplicated; /* frames it asked one copy more of (JCT_DUPLICATE) */
+  /* Its holds, summed: how much later than the injectors before it in the
+   * chain (or now) had made each frame ready. */
   uint64_t hold_ns_total;
 } jct_injector_stats_t;
 
@@ -176,9 +196,9 @@ struct jct_injector {
   uint64_t at_ns, until_ns; /* window relative to start_ns; until 0: none */
   uint64_t start_ns;        /* the run's start, set by jct_injector_start */
   uint64_t seed;
-  uint64_t rng[4];  /* xoshiro256** state, seeded from seed */
-  void *filter;     /* compiled where= (struct bpf_program), or NULL */
-  void *flows;      /* per-flow PSN history for jct_injector_packet_u32 */
+  uint64_t rng[4]; /* xoshiro256** state, seeded from seed */
+  void *filter;    /* compiled where= (struct bpf_program), or NULL */
+  void *flows;     /* per-flow PSN history for jct_injector_packet_u32 */
   jct_injector_stats_t stats;
   void *priv; /* ops->priv_size bytes, zeroed */
   void *data; /* the caller's (as libuv's uv_handle_t.data); jctlab leaves it alone */
@@ -201,6 +221,10 @@ extern const struct jct_injector_ops jct_ecn_ops;
 extern const struct jct_injector_ops jct_corrupt_ops;
 /* flap: the link goes down and comes back up on a schedule */
 extern const struct jct_injector_ops jct_flap_ops;
+/* duplicate: netem's duplication, one copy more of a frame with P */
+extern const struct jct_injector_ops jct_duplicate_ops;
+/* rate: netem's rate, frames leave no faster than a rate with an overhead */
+extern const struct jct_injector_ops jct_rate_ops;
 
 /* The registered kinds, NULL-terminated (injectors/registry.c). */
 extern const struct jct_injector_ops *const jct_injector_kinds[];
@@ -240,8 +264,8 @@ void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_c
  * the injector's stream. A flow remembers its last 16 lost PSNs: a copy of
  * one forgotten draws as its first transmission did (lost again, once).
  * The memoryless kinds use it
- * (drop p=, ecn, corrupt); the Markov loss models and jitter keep a
- * sequence and use the stream. */
+ * (drop p=, ecn, corrupt, duplicate); the Markov loss models and jitter
+ * keep a sequence and use the stream. */
 uint32_t jct_injector_packet_u32(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
 
 /* The frame is lost here: its PSN's next copy draws anew. The framework

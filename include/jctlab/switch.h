@@ -37,12 +37,14 @@
  *  - ECN (RFC 3168) marking on egress enqueue, RED-like as DCQCN configures
  *    it: Kmin, Kmax in bytes of queue depth, Pmax.
  *
- * Accounting (DESIGN.md decision 4): every frame received is consumed as
- * MAC control, dropped before forwarding (rx_drops), or forwarded as one
- * copy per egress port (one for unicast, one per other port when flooded);
- * every copy is transmitted, dropped at admission (tx_drops), or still held
- * (queued or on the wire). jct_switch_check() verifies both identities per
- * port and in total against the queues themselves.
+ * Accounting (DESIGN.md decision 4): every frame received, and every
+ * duplicate an ingress hook made of one, is consumed as MAC control,
+ * dropped before forwarding (rx_drops), or forwarded as one copy per egress
+ * port (one for unicast, one per other port when flooded); every copy, and
+ * every duplicate an egress hook made of one, is transmitted, dropped at
+ * admission (tx_drops), or still held (queued or on the wire).
+ * jct_switch_check() verifies both identities per port and in total
+ * against the queues themselves.
  *
  * Memory: everything is allocated by jct_switch_new(); rx and poll never
  * allocate. Not thread-safe: one caller thread.
@@ -168,6 +170,15 @@ uint64_t jct_switch_next_deadline_ns(const jct_switch_t *sw);
  *   JCT_SW_MODIFIED  forward f->data as changed,
  *   JCT_SW_HEAD      forward f->data (changed or not) at the head of its
  *                    queue, ahead of frames held there (netem's reorder).
+ * With any verdict the hook may also set f->duplicate: once the frame has
+ * gone its way, the switch calls the same hook again with a copy of the
+ * frame as the hook first received it and f->copy set, and forwards that
+ * copy by its own verdict, queued behind the first (netem's duplicate:
+ * net/sched/sch_netem.c re-enqueues a clone at the root of the qdisc tree,
+ * marked so that no netem duplicates it again). A copy is never
+ * duplicated: f->duplicate is ignored on it, and an ingress copy reaches
+ * the egress hook with f->copy set. Copies are counted (rx_duplicates,
+ * tx_duplicates) and accounted as frames of their own.
  * Hooks are called with the switch in a consistent state but must not call
  * back into the switch. A pause-storm injector sends PFC frames with
  * jct_switch_rx(), as a rank would. */
@@ -190,6 +201,8 @@ typedef struct {
   uint32_t out_port; /* egress stage: where it goes; ingress: UINT32_MAX */
   uint8_t prio;      /* the classified priority */
   uint8_t *scratch;  /* the switch's buffer for a changed copy */
+  bool copy;         /* a duplicate a hook asked for (below), not a frame a port sent */
+  bool duplicate;    /* set by the hook: forward one copy more (not on a copy) */
 } jct_switch_frame_t;
 
 /* The frame, copied into scratch first if it is not there yet. */
@@ -218,12 +231,14 @@ typedef struct {
   uint64_t rx_control;                     /* MAC control consumed (PFC, PAUSE, other) */
   uint64_t rx_pfc_xoff, rx_pfc_xon;        /* PFC/PAUSE frames with some / no nonzero quanta */
   uint64_t rx_drops[JCT_SW_DROP_NREASONS]; /* dropped before forwarding */
+  uint64_t rx_duplicates;                  /* made by the ingress hook (below) */
   uint64_t rx_forwarded;                   /* frames forwarded (>= 1 copy offered) */
   uint64_t floods;                         /* of which flooded */
   uint64_t copies;                         /* copies offered to egress ports */
   uint64_t in_use_bytes[JCT_SWITCH_PRIOS]; /* buffer charged to (this port, prio), now */
-  /* egress side: copies offered to this port */
+  /* egress side: copies offered to this port, the egress hook's duplicates included */
   uint64_t offered;
+  uint64_t tx_duplicates;                  /* duplicates the egress hook made */
   uint64_t tx_frames, tx_bytes;            /* data frames emitted */
   uint64_t tx_drops[JCT_SW_DROP_NREASONS]; /* copies dropped at admission */
   uint64_t queued_frames;                  /* in the queues now */
@@ -237,6 +252,7 @@ typedef struct {
 typedef struct {
   uint64_t rx_frames, rx_control, rx_drops, rx_forwarded, floods, copies;
   uint64_t offered, tx_frames, tx_drops, queued_frames, wire_frames;
+  uint64_t duplicates;                  /* hooks' duplicates, ingress and egress */
   uint64_t drops[JCT_SW_DROP_NREASONS]; /* rx and tx drops by reason */
   uint64_t tx_pfc_xoff, tx_pfc_xon, rx_pfc_xoff, rx_pfc_xon, ecn_marked;
   uint64_t pool_used_bytes, pool_bytes;
@@ -250,9 +266,10 @@ void jct_switch_totals(const jct_switch_t *sw, jct_switch_totals_t *out);
 
 /* The accounting identities, per port and in total, with frames in the
  * queues and on the wire counted by walking them:
- *   rx_frames == rx_control + sum(rx_drops) + rx_forwarded
+ *   rx_frames + rx_duplicates == rx_control + sum(rx_drops) + rx_forwarded
  *   offered   == tx_frames + sum(tx_drops) + queued + on the wire
- *   sum(copies) == sum(offered); pool use == sum of per-port charges.
+ *   sum(copies) + sum(tx_duplicates) == sum(offered);
+ *   pool use == sum of per-port charges.
  * Returns 0 or JCT_EINVAL with err saying which identity failed where. */
 int jct_switch_check(const jct_switch_t *sw, char *err, size_t errlen);
 
