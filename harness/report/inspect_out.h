@@ -26,8 +26,9 @@ int jct__inspect_text(FILE *out, const jct_inspect_t *ins, const jct__capture_in
                       size_t top_n);
 
 /* The JSON document {"jctlab_inspect": 1, ...} (shape in the README),
- * indented, ending with a newline. Returns 0, JCT_ENOMEM or
- * JCT_EIO. */
+ * indented, ending with a newline, written flow by flow as it is built
+ * (memory does not grow with the number of flows). Returns 0, JCT_ENOMEM
+ * or JCT_EIO (what was written before the error stays written). */
 int jct__inspect_json(FILE *out, const jct_inspect_t *ins, const jct__capture_info_t *cap);
 
 /* Timeline of events, one line each, streamed as jct_inspect_add() finds
