@@ -369,6 +369,138 @@ START_TEST(help_and_version) {
 }
 END_TEST
 
+/* The JSON of `jctlab inspect --json ARGS...` (exit 0), with stdin from
+ * stdin_path (NULL: /dev/null). */
+static json_t *inspect_json(const char *stdin_path, char *const args[]) {
+  char *argv[16] = {JCT_BINARY, "inspect", "--json"};
+  size_t n = 3;
+  for (size_t i = 0; args[i]; i++)
+    argv[n++] = args[i];
+  argv[n] = NULL;
+  spawn_opts_t o = {.stdin_path = stdin_path};
+  result_t r = run_cmd(argv, &o, 120);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  json_error_t je;
+  json_t *doc = json_loads(r.out, 0, &je);
+  ck_assert_msg(doc != NULL, "JSON: %s at line %d", je.text, je.line);
+  result_free(&r);
+  return doc;
+}
+
+static json_int_t frames_of(json_t *doc) {
+  return get_int(json_object_get(doc, "totals"), "frames");
+}
+
+/* With no TRACE, a capture on standard input is read as tcpdump -r - reads
+ * it: through a pipe or a file redirected in; /dev/null, as a terminal,
+ * leaves the shipped trace (2,889 frames; ring8 has 1,176). An empty pipe
+ * is one line and exit 2. */
+START_TEST(stdin_when_piped) {
+  char *none[] = {NULL};
+  json_t *doc = inspect_json(NULL, none);
+  ck_assert_int_eq(frames_of(doc), 2889);
+  json_decref(doc);
+  doc = inspect_json(JCT_SOURCE_DIR "/traces/ring8.pcap", none);
+  ck_assert_int_eq(frames_of(doc), 1176);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "capture"), "file")),
+                   "-");
+  json_decref(doc);
+  /* A named trace wins over standard input. */
+  char *named[] = {DEFAULT_TRACE, NULL};
+  doc = inspect_json(JCT_SOURCE_DIR "/traces/ring8.pcap", named);
+  ck_assert_int_eq(frames_of(doc), 2889);
+  json_decref(doc);
+
+  char *pipe[] = {"/bin/sh",
+                  "-c",
+                  "cat \"$1\" | \"$2\" inspect --json",
+                  "sh",
+                  JCT_SOURCE_DIR "/traces/ring8.pcap",
+                  JCT_BINARY,
+                  NULL};
+  result_t r = run_cmd(pipe, NULL, 120);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  doc = json_loads(r.out, 0, NULL);
+  ck_assert_ptr_nonnull(doc);
+  ck_assert_int_eq(frames_of(doc), 1176);
+  json_decref(doc);
+  result_free(&r);
+
+  char *empty[] = {"/bin/sh", "-c", ": | \"$1\" inspect", "sh", JCT_BINARY, NULL};
+  expect_bad(empty, "standard input", "empty");
+  char *empty_json[] = {"/bin/sh", "-c", ": | \"$1\" inspect --json", "sh", JCT_BINARY, NULL};
+  expect_bad(empty_json, "standard input", "empty");
+}
+END_TEST
+
+/* -Y/--filter: libpcap's expression chooses the frames analysed; the frames
+ * read and filtered out are reported; frame numbers stay those of the file
+ * (--packets is the same with a filter that keeps every RoCE packet). */
+START_TEST(display_filter) {
+  char *udp[] = {"-Y", "udp port 4791", DEFAULT_TRACE, NULL};
+  json_t *doc = inspect_json(NULL, udp);
+  json_t *cap = json_object_get(doc, "capture");
+  ck_assert_str_eq(json_string_value(json_object_get(cap, "filter")), "udp port 4791");
+  ck_assert_int_eq(get_int(cap, "frames_read"), 2889);
+  ck_assert_int_eq(get_int(cap, "frames_filtered_out"), 2889 - 2799);
+  ck_assert_int_eq(get_int(cap, "frames"), 2799);
+  json_t *tot = json_object_get(doc, "totals");
+  ck_assert_int_eq(get_int(tot, "roce_packets"), 2799);
+  ck_assert_int_eq(get_int(tot, "other_frames") + get_int(tot, "malformed_frames"), 0);
+  ck_assert_int_eq(get_int(tot, "nak_seq_err"), 26);
+  json_decref(doc);
+
+  /* One direction only: the NAKs travel the other way. */
+  char *one_way[] = {"--filter=src host 198.18.0.1 and udp", DEFAULT_TRACE, NULL};
+  doc = inspect_json(NULL, one_way);
+  tot = json_object_get(doc, "totals");
+  ck_assert_int_eq(get_int(tot, "nak_seq_err"), 0);
+  ck_assert_int_eq(get_int(tot, "retransmitted_packets"), 971);
+  ck_assert_int_gt(get_int(json_object_get(doc, "capture"), "frames_filtered_out"), 0);
+  json_decref(doc);
+
+  /* Without a filter the keys are there, null. */
+  char *plain[] = {DEFAULT_TRACE, NULL};
+  doc = inspect_json(NULL, plain);
+  cap = json_object_get(doc, "capture");
+  ck_assert(json_is_null(json_object_get(cap, "filter")));
+  ck_assert(json_is_null(json_object_get(cap, "frames_filtered_out")));
+  ck_assert_int_eq(get_int(cap, "frames_read"), 2889);
+  json_decref(doc);
+
+  char *all[] = {JCT_BINARY, "inspect", "--packets", DEFAULT_TRACE, NULL};
+  char *kept[] = {JCT_BINARY, "inspect", "--packets", "-Y", "udp", DEFAULT_TRACE, NULL};
+  result_t a = run_cmd(all, NULL, 120), k = run_cmd(kept, NULL, 120);
+  ck_assert_int_eq(a.status, 0);
+  ck_assert_int_eq(k.status, 0);
+  ck_assert_uint_eq(count_lines(a.out), 2799);
+  ck_assert_str_eq(a.out, k.out);
+  result_free(&a);
+  result_free(&k);
+
+  char *text[] = {JCT_BINARY, "inspect", "-Y", "arp", DEFAULT_TRACE, NULL};
+  result_t r = run_cmd(text, NULL, 120);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_msg(strstr(r.out, "filter 'arp': ") && strstr(r.out, " of 2889 frames matched"), "%s",
+                r.out);
+  result_free(&r);
+
+  char *bad_expr[] = {JCT_BINARY, "inspect", "-Y", "udp port", DEFAULT_TRACE, NULL};
+  expect_bad(bad_expr, "filter 'udp port'", "syntax error");
+  char *missing[] = {JCT_BINARY, "inspect", DEFAULT_TRACE, "-Y", NULL};
+  expect_bad(missing, "-Y", "needs a filter expression");
+  char *blank[] = {JCT_BINARY, "inspect", "--filter=", DEFAULT_TRACE, NULL};
+  expect_bad(blank, "--filter", "needs a filter expression");
+  char *twice[] = {JCT_BINARY, "inspect", "-Y", "udp", "-Y", "tcp", DEFAULT_TRACE, NULL};
+  expect_bad(twice, "more than one filter", NULL);
+  /* A bad expression is refused before any frame is read: even from a pipe
+   * that never ends. */
+  char *early[] = {"/bin/sh",     "-c", "\"$1\" inspect -Y 'udp port' - < \"$2\"", "sh", JCT_BINARY,
+                   DEFAULT_TRACE, NULL};
+  expect_bad(early, "filter", "syntax error");
+}
+END_TEST
+
 START_TEST(rates) {
   static const struct {
     const char *s;
@@ -435,6 +567,8 @@ Suite *cli_suite(void) {
   tcase_add_test(core, packets_match_tshark);
   tcase_add_test(core, timeline_json_lines);
   tcase_add_test(core, help_and_version);
+  tcase_add_test(core, stdin_when_piped);
+  tcase_add_test(core, display_filter);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, bad_input);

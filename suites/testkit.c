@@ -58,7 +58,9 @@ child_t spawn(char *const argv[], const spawn_opts_t *o) {
   c.pid = fork();
   ck_assert_int_ge(c.pid, 0);
   if (c.pid == 0) {
-    if (!freopen(c.out, "w", stdout) || !freopen(c.err, "w", stderr)) _exit(127);
+    const char *in = o && o->stdin_path ? o->stdin_path : "/dev/null";
+    if (!freopen(in, "r", stdin) || !freopen(c.out, "w", stdout) || !freopen(c.err, "w", stderr))
+      _exit(127);
     if (o && o->as_nobody && (setgroups(0, NULL) || setgid(NOBODY_ID) || setuid(NOBODY_ID)))
       _exit(TK_EXIT_SETUID_FAILED);
     /* After setuid, which clears the death signal. */

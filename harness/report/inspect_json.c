@@ -100,6 +100,10 @@ static json_t *capture(ctx_t *c, const jct__capture_info_t *cap, const jct_total
   put(c, o, "format", json_string(cap->format));
   put_u(c, o, "linktype", (uint64_t)cap->linktype);
   put(c, o, "nanosecond", json_boolean(cap->nanosecond));
+  put(c, o, "filter", cap->filter ? text(cap->filter) : json_null());
+  put_u(c, o, "frames_read", cap->frames_read);
+  put(c, o, "frames_filtered_out",
+      cap->filter ? json_integer((json_int_t)cap->frames_filtered_out) : json_null());
   put_u(c, o, "frames", t->frames);
   put(c, o, "first_ns", t->frames ? json_integer((json_int_t)t->first_ns) : json_null());
   put(c, o, "last_ns", t->frames ? json_integer((json_int_t)t->last_ns) : json_null());

@@ -16,8 +16,11 @@ typedef struct {
   const char *file;   /* the name the user gave */
   const char *format; /* "pcap" or "pcapng" */
   int linktype;
-  bool nanosecond;       /* the file's timestamps were nanosecond */
-  const char *truncated; /* NULL, or the message naming the record the file ends in */
+  bool nanosecond;              /* the file's timestamps were nanosecond */
+  const char *truncated;        /* NULL, or the message naming the record the file ends in */
+  const char *filter;           /* NULL, or the libpcap expression that chose the frames analysed */
+  uint64_t frames_read;         /* records read from the file, matched by the filter or not */
+  uint64_t frames_filtered_out; /* of those, the ones the filter did not match */
 } jct__capture_info_t;
 
 /* The summary a person reads. top_n: how many of the worst flows to list.

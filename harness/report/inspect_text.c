@@ -56,6 +56,11 @@ static void capture(FILE *o, const jct__capture_info_t *cap, const jct_totals_t 
   fprintf(o, "           %llu %s, %s on the wire, over %s\n", (unsigned long long)t->frames,
           plural(t->frames, "frame", "frames"), jct__fmt_bytes(t->wire_bytes, b, sizeof b),
           jct__fmt_ns(t->frames ? t->last_ns - t->first_ns : 0, d, sizeof d));
+  if (cap->filter)
+    fprintf(o, "           filter '%s': %llu of %llu %s matched, %llu filtered out\n", cap->filter,
+            (unsigned long long)(cap->frames_read - cap->frames_filtered_out),
+            (unsigned long long)cap->frames_read, plural(cap->frames_read, "frame", "frames"),
+            (unsigned long long)cap->frames_filtered_out);
   if (cap->truncated) fprintf(o, "           ends early: %s\n", cap->truncated);
 }
 
