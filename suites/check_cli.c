@@ -13,6 +13,7 @@
 
 #include "craft.h"
 #include "jctlab/decode.h"
+#include "jctlab/inspect.h"
 #include "suites.h"
 #include "testkit.h"
 #include "harness/base/units.h"
@@ -501,6 +502,74 @@ START_TEST(display_filter) {
 }
 END_TEST
 
+/* A capture of n flows as bench/many_flows makes them: WRITE ONLY (1 KiB)
+ * and its ACK, each pair of addresses its own, cut at 80 bytes. */
+static void many_flows_capture(const char *path, uint32_t n) {
+  craft_pcap_t *p = craft_pcap_open(path, true, 1);
+  uint8_t f[2048];
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = k / 2;
+    char a[32], b[32];
+    snprintf(a, sizeof a, "198.18.%u.%u", (i >> 8) & 0xff, i & 0xff);
+    snprintf(b, sizeof b, "198.19.%u.%u", (i >> 16) & 0xff, 0);
+    craft_roce_t c = {.src = k % 2 ? b : a, .dst = k % 2 ? a : b};
+    c.h.bth.psn = i & 0xffffff;
+    if (k % 2 == 0) {
+      c.h.bth.opcode = JCT_OP_RC_RDMA_WRITE_ONLY;
+      c.h.bth.dest_qp = 0x100 + i % 4096;
+      c.h.reth.dma_len_bytes = 1024;
+      c.payload_bytes = 1024;
+    } else {
+      c.h.bth.opcode = JCT_OP_RC_ACKNOWLEDGE;
+      c.h.bth.dest_qp = 0x2000 + i % 4096;
+      c.h.aeth.syndrome = 0x1f;
+    }
+    size_t len = craft_roce(f, sizeof f, &c);
+    ck_assert_uint_gt(len, 0);
+    craft_pcap_add(p, 1000000000ull + k * 1000ull, f, len < 80 ? len : 80, len);
+  }
+  craft_pcap_close(p);
+}
+
+/* inspect.h's budget: peak resident memory per flow, from 2,000 to
+ * 100,000 flows, with the summary and with --json (streamed). Not
+ * measurable under AddressSanitizer (its shadow and quarantine). */
+START_TEST(memory_per_flow) {
+#if defined(__SANITIZE_ADDRESS__)
+  printf("AddressSanitizer build: memory per flow not measured\n");
+  return;
+#endif
+  enum { SMALL = 2000, BIG = 100000 };
+  char small[256], big[256];
+  craft_tmpname(small, sizeof small, ".pcap");
+  craft_tmpname(big, sizeof big, ".pcap");
+  many_flows_capture(small, SMALL);
+  many_flows_capture(big, BIG);
+  for (int json = 0; json < 2; json++) {
+    long kb[2];
+    for (int k = 0; k < 2; k++) {
+      char *argv[] = {JCT_BINARY, "inspect", k ? big : small, json ? "--json=/dev/null" : NULL,
+                      NULL};
+      result_t r = run_cmd(argv, NULL, 120);
+      ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+      char want[64];
+      snprintf(want, sizeof want, "in %d flows", k ? BIG : SMALL);
+      ck_assert_msg(strstr(r.out, want), "%s", r.out);
+      kb[k] = r.maxrss_kb;
+      result_free(&r);
+    }
+    double per_flow = (double)(kb[1] - kb[0]) * 1024.0 / (BIG - SMALL);
+    printf("inspect%s: %.0f bytes per flow (peak RSS %ld KiB for %d flows, %ld KiB for %d)\n",
+           json ? " --json" : "", per_flow, kb[1], BIG, kb[0], SMALL);
+    ck_assert_msg(per_flow <= JCT_INSPECT_FLOW_BUDGET_BYTES,
+                  "inspect%s: %.0f bytes per flow, over the budget of %u", json ? " --json" : "",
+                  per_flow, JCT_INSPECT_FLOW_BUDGET_BYTES);
+  }
+  unlink(small);
+  unlink(big);
+}
+END_TEST
+
 START_TEST(rates) {
   static const struct {
     const char *s;
@@ -570,6 +639,10 @@ Suite *cli_suite(void) {
   tcase_add_test(core, stdin_when_piped);
   tcase_add_test(core, display_filter);
   suite_add_tcase(s, core);
+  TCase *memory = tcase_create("memory");
+  tcase_set_timeout(memory, 300);
+  tcase_add_test(memory, memory_per_flow);
+  suite_add_tcase(s, memory);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, bad_input);
   tcase_add_test(limits, truncated_capture);

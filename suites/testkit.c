@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,7 +87,8 @@ result_t finish(child_t *c, double limit_s) {
   double t0 = now_s();
   int ws;
   pid_t got;
-  while ((got = waitpid(c->pid, &ws, WNOHANG)) == 0 && now_s() - t0 < limit_s)
+  struct rusage ru = {0};
+  while ((got = wait4(c->pid, &ws, WNOHANG, &ru)) == 0 && now_s() - t0 < limit_s)
     sleep_ms(5);
   if (got == 0) {
     kill(c->pid, SIGKILL);
@@ -96,7 +98,9 @@ result_t finish(child_t *c, double limit_s) {
     ck_abort_msg("%s did not finish in %.0f s", "the command", limit_s);
   }
   ck_assert_int_eq(got, c->pid);
-  return collect(c, ws);
+  result_t r = collect(c, ws);
+  r.maxrss_kb = ru.ru_maxrss;
+  return r;
 }
 
 result_t run_cmd(char *const argv[], const spawn_opts_t *o, double limit_s) {

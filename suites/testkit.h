@@ -21,8 +21,9 @@ typedef struct {
 } child_t;
 
 typedef struct {
-  int status; /* exit status, or -1 when it did not exit */
-  int signal; /* the signal that killed it, or 0 */
+  int status;     /* exit status, or -1 when it did not exit */
+  int signal;     /* the signal that killed it, or 0 */
+  long maxrss_kb; /* its peak resident memory (getrusage's ru_maxrss), when finish() waited */
   char *out, *err;
   size_t out_len;
 } result_t;
