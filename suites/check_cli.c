@@ -13,6 +13,7 @@
 
 #include "craft.h"
 #include "jctlab/decode.h"
+#include "jctlab/inspect.h"
 #include "suites.h"
 #include "testkit.h"
 #include "harness/base/units.h"
@@ -369,6 +370,206 @@ START_TEST(help_and_version) {
 }
 END_TEST
 
+/* The JSON of `jctlab inspect --json ARGS...` (exit 0), with stdin from
+ * stdin_path (NULL: /dev/null). */
+static json_t *inspect_json(const char *stdin_path, char *const args[]) {
+  char *argv[16] = {JCT_BINARY, "inspect", "--json"};
+  size_t n = 3;
+  for (size_t i = 0; args[i]; i++)
+    argv[n++] = args[i];
+  argv[n] = NULL;
+  spawn_opts_t o = {.stdin_path = stdin_path};
+  result_t r = run_cmd(argv, &o, 120);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  json_error_t je;
+  json_t *doc = json_loads(r.out, 0, &je);
+  ck_assert_msg(doc != NULL, "JSON: %s at line %d", je.text, je.line);
+  result_free(&r);
+  return doc;
+}
+
+static json_int_t frames_of(json_t *doc) {
+  return get_int(json_object_get(doc, "totals"), "frames");
+}
+
+/* With no TRACE, a capture on standard input is read as tcpdump -r - reads
+ * it: through a pipe or a file redirected in; /dev/null, as a terminal,
+ * leaves the shipped trace (2,889 frames; ring8 has 1,176). An empty pipe
+ * is one line and exit 2. */
+START_TEST(stdin_when_piped) {
+  char *none[] = {NULL};
+  json_t *doc = inspect_json(NULL, none);
+  ck_assert_int_eq(frames_of(doc), 2889);
+  json_decref(doc);
+  doc = inspect_json(JCT_SOURCE_DIR "/traces/ring8.pcap", none);
+  ck_assert_int_eq(frames_of(doc), 1176);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(doc, "capture"), "file")),
+                   "-");
+  json_decref(doc);
+  /* A named trace wins over standard input. */
+  char *named[] = {DEFAULT_TRACE, NULL};
+  doc = inspect_json(JCT_SOURCE_DIR "/traces/ring8.pcap", named);
+  ck_assert_int_eq(frames_of(doc), 2889);
+  json_decref(doc);
+
+  char *pipe[] = {"/bin/sh",
+                  "-c",
+                  "cat \"$1\" | \"$2\" inspect --json",
+                  "sh",
+                  JCT_SOURCE_DIR "/traces/ring8.pcap",
+                  JCT_BINARY,
+                  NULL};
+  result_t r = run_cmd(pipe, NULL, 120);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  doc = json_loads(r.out, 0, NULL);
+  ck_assert_ptr_nonnull(doc);
+  ck_assert_int_eq(frames_of(doc), 1176);
+  json_decref(doc);
+  result_free(&r);
+
+  char *empty[] = {"/bin/sh", "-c", ": | \"$1\" inspect", "sh", JCT_BINARY, NULL};
+  expect_bad(empty, "standard input", "empty");
+  char *empty_json[] = {"/bin/sh", "-c", ": | \"$1\" inspect --json", "sh", JCT_BINARY, NULL};
+  expect_bad(empty_json, "standard input", "empty");
+}
+END_TEST
+
+/* -Y/--filter: libpcap's expression chooses the frames analysed; the frames
+ * read and filtered out are reported; frame numbers stay those of the file
+ * (--packets is the same with a filter that keeps every RoCE packet). */
+START_TEST(display_filter) {
+  char *udp[] = {"-Y", "udp port 4791", DEFAULT_TRACE, NULL};
+  json_t *doc = inspect_json(NULL, udp);
+  json_t *cap = json_object_get(doc, "capture");
+  ck_assert_str_eq(json_string_value(json_object_get(cap, "filter")), "udp port 4791");
+  ck_assert_int_eq(get_int(cap, "frames_read"), 2889);
+  ck_assert_int_eq(get_int(cap, "frames_filtered_out"), 2889 - 2799);
+  ck_assert_int_eq(get_int(cap, "frames"), 2799);
+  json_t *tot = json_object_get(doc, "totals");
+  ck_assert_int_eq(get_int(tot, "roce_packets"), 2799);
+  ck_assert_int_eq(get_int(tot, "other_frames") + get_int(tot, "malformed_frames"), 0);
+  ck_assert_int_eq(get_int(tot, "nak_seq_err"), 26);
+  json_decref(doc);
+
+  /* One direction only: the NAKs travel the other way. */
+  char *one_way[] = {"--filter=src host 198.18.0.1 and udp", DEFAULT_TRACE, NULL};
+  doc = inspect_json(NULL, one_way);
+  tot = json_object_get(doc, "totals");
+  ck_assert_int_eq(get_int(tot, "nak_seq_err"), 0);
+  ck_assert_int_eq(get_int(tot, "retransmitted_packets"), 971);
+  ck_assert_int_gt(get_int(json_object_get(doc, "capture"), "frames_filtered_out"), 0);
+  json_decref(doc);
+
+  /* Without a filter the keys are there, null. */
+  char *plain[] = {DEFAULT_TRACE, NULL};
+  doc = inspect_json(NULL, plain);
+  cap = json_object_get(doc, "capture");
+  ck_assert(json_is_null(json_object_get(cap, "filter")));
+  ck_assert(json_is_null(json_object_get(cap, "frames_filtered_out")));
+  ck_assert_int_eq(get_int(cap, "frames_read"), 2889);
+  json_decref(doc);
+
+  char *all[] = {JCT_BINARY, "inspect", "--packets", DEFAULT_TRACE, NULL};
+  char *kept[] = {JCT_BINARY, "inspect", "--packets", "-Y", "udp", DEFAULT_TRACE, NULL};
+  result_t a = run_cmd(all, NULL, 120), k = run_cmd(kept, NULL, 120);
+  ck_assert_int_eq(a.status, 0);
+  ck_assert_int_eq(k.status, 0);
+  ck_assert_uint_eq(count_lines(a.out), 2799);
+  ck_assert_str_eq(a.out, k.out);
+  result_free(&a);
+  result_free(&k);
+
+  char *text[] = {JCT_BINARY, "inspect", "-Y", "arp", DEFAULT_TRACE, NULL};
+  result_t r = run_cmd(text, NULL, 120);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert_msg(strstr(r.out, "filter 'arp': ") && strstr(r.out, " of 2889 frames matched"), "%s",
+                r.out);
+  result_free(&r);
+
+  char *bad_expr[] = {JCT_BINARY, "inspect", "-Y", "udp port", DEFAULT_TRACE, NULL};
+  expect_bad(bad_expr, "filter 'udp port'", "syntax error");
+  char *missing[] = {JCT_BINARY, "inspect", DEFAULT_TRACE, "-Y", NULL};
+  expect_bad(missing, "-Y", "needs a filter expression");
+  char *blank[] = {JCT_BINARY, "inspect", "--filter=", DEFAULT_TRACE, NULL};
+  expect_bad(blank, "--filter", "needs a filter expression");
+  char *twice[] = {JCT_BINARY, "inspect", "-Y", "udp", "-Y", "tcp", DEFAULT_TRACE, NULL};
+  expect_bad(twice, "more than one filter", NULL);
+  /* A bad expression is refused before any frame is read: even from a pipe
+   * that never ends. */
+  char *early[] = {"/bin/sh",     "-c", "\"$1\" inspect -Y 'udp port' - < \"$2\"", "sh", JCT_BINARY,
+                   DEFAULT_TRACE, NULL};
+  expect_bad(early, "filter", "syntax error");
+}
+END_TEST
+
+/* A capture of n flows as bench/many_flows makes them: WRITE ONLY (1 KiB)
+ * and its ACK, each pair of addresses its own, cut at 80 bytes. */
+static void many_flows_capture(const char *path, uint32_t n) {
+  craft_pcap_t *p = craft_pcap_open(path, true, 1);
+  uint8_t f[2048];
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t i = k / 2;
+    char a[32], b[32];
+    snprintf(a, sizeof a, "198.18.%u.%u", (i >> 8) & 0xff, i & 0xff);
+    snprintf(b, sizeof b, "198.19.%u.%u", (i >> 16) & 0xff, 0);
+    craft_roce_t c = {.src = k % 2 ? b : a, .dst = k % 2 ? a : b};
+    c.h.bth.psn = i & 0xffffff;
+    if (k % 2 == 0) {
+      c.h.bth.opcode = JCT_OP_RC_RDMA_WRITE_ONLY;
+      c.h.bth.dest_qp = 0x100 + i % 4096;
+      c.h.reth.dma_len_bytes = 1024;
+      c.payload_bytes = 1024;
+    } else {
+      c.h.bth.opcode = JCT_OP_RC_ACKNOWLEDGE;
+      c.h.bth.dest_qp = 0x2000 + i % 4096;
+      c.h.aeth.syndrome = 0x1f;
+    }
+    size_t len = craft_roce(f, sizeof f, &c);
+    ck_assert_uint_gt(len, 0);
+    craft_pcap_add(p, 1000000000ull + k * 1000ull, f, len < 80 ? len : 80, len);
+  }
+  craft_pcap_close(p);
+}
+
+/* inspect.h's budget: peak resident memory per flow, from 2,000 to
+ * 100,000 flows, with the summary and with --json (streamed). Not
+ * measurable under AddressSanitizer (its shadow and quarantine). */
+START_TEST(memory_per_flow) {
+#if defined(__SANITIZE_ADDRESS__)
+  printf("AddressSanitizer build: memory per flow not measured\n");
+  return;
+#endif
+  enum { SMALL = 2000, BIG = 100000 };
+  char small[256], big[256];
+  craft_tmpname(small, sizeof small, ".pcap");
+  craft_tmpname(big, sizeof big, ".pcap");
+  many_flows_capture(small, SMALL);
+  many_flows_capture(big, BIG);
+  for (int json = 0; json < 2; json++) {
+    long kb[2];
+    for (int k = 0; k < 2; k++) {
+      char *argv[] = {JCT_BINARY, "inspect", k ? big : small, json ? "--json=/dev/null" : NULL,
+                      NULL};
+      result_t r = run_cmd(argv, NULL, 120);
+      ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+      char want[64];
+      snprintf(want, sizeof want, "in %d flows", k ? BIG : SMALL);
+      ck_assert_msg(strstr(r.out, want), "%s", r.out);
+      kb[k] = r.maxrss_kb;
+      result_free(&r);
+    }
+    double per_flow = (double)(kb[1] - kb[0]) * 1024.0 / (BIG - SMALL);
+    printf("inspect%s: %.0f bytes per flow (peak RSS %ld KiB for %d flows, %ld KiB for %d)\n",
+           json ? " --json" : "", per_flow, kb[1], BIG, kb[0], SMALL);
+    ck_assert_msg(per_flow <= JCT_INSPECT_FLOW_BUDGET_BYTES,
+                  "inspect%s: %.0f bytes per flow, over the budget of %u", json ? " --json" : "",
+                  per_flow, JCT_INSPECT_FLOW_BUDGET_BYTES);
+  }
+  unlink(small);
+  unlink(big);
+}
+END_TEST
+
 START_TEST(rates) {
   static const struct {
     const char *s;
@@ -435,7 +636,13 @@ Suite *cli_suite(void) {
   tcase_add_test(core, packets_match_tshark);
   tcase_add_test(core, timeline_json_lines);
   tcase_add_test(core, help_and_version);
+  tcase_add_test(core, stdin_when_piped);
+  tcase_add_test(core, display_filter);
   suite_add_tcase(s, core);
+  TCase *memory = tcase_create("memory");
+  tcase_set_timeout(memory, 300);
+  tcase_add_test(memory, memory_per_flow);
+  suite_add_tcase(s, memory);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, bad_input);
   tcase_add_test(limits, truncated_capture);

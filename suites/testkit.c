@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,7 +59,9 @@ child_t spawn(char *const argv[], const spawn_opts_t *o) {
   c.pid = fork();
   ck_assert_int_ge(c.pid, 0);
   if (c.pid == 0) {
-    if (!freopen(c.out, "w", stdout) || !freopen(c.err, "w", stderr)) _exit(127);
+    const char *in = o && o->stdin_path ? o->stdin_path : "/dev/null";
+    if (!freopen(in, "r", stdin) || !freopen(c.out, "w", stdout) || !freopen(c.err, "w", stderr))
+      _exit(127);
     if (o && o->as_nobody && (setgroups(0, NULL) || setgid(NOBODY_ID) || setuid(NOBODY_ID)))
       _exit(TK_EXIT_SETUID_FAILED);
     /* After setuid, which clears the death signal. */
@@ -84,7 +87,8 @@ result_t finish(child_t *c, double limit_s) {
   double t0 = now_s();
   int ws;
   pid_t got;
-  while ((got = waitpid(c->pid, &ws, WNOHANG)) == 0 && now_s() - t0 < limit_s)
+  struct rusage ru = {0};
+  while ((got = wait4(c->pid, &ws, WNOHANG, &ru)) == 0 && now_s() - t0 < limit_s)
     sleep_ms(5);
   if (got == 0) {
     kill(c->pid, SIGKILL);
@@ -94,7 +98,9 @@ result_t finish(child_t *c, double limit_s) {
     ck_abort_msg("%s did not finish in %.0f s", "the command", limit_s);
   }
   ck_assert_int_eq(got, c->pid);
-  return collect(c, ws);
+  result_t r = collect(c, ws);
+  r.maxrss_kb = ru.ru_maxrss;
+  return r;
 }
 
 result_t run_cmd(char *const argv[], const spawn_opts_t *o, double limit_s) {

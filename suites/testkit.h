@@ -9,8 +9,10 @@
 #include <sys/types.h>
 
 typedef struct {
-  bool as_nobody;     /* drop to uid/gid 65534 before exec */
-  const char *tmpdir; /* TMPDIR for the child; NULL: inherited */
+  bool as_nobody;         /* drop to uid/gid 65534 before exec */
+  const char *tmpdir;     /* TMPDIR for the child; NULL: inherited */
+  const char *stdin_path; /* the child's standard input; NULL: /dev/null, so that
+                             no child reads whatever runs the tests (ctest, a CI pipe) */
 } spawn_opts_t;
 
 typedef struct {
@@ -19,8 +21,9 @@ typedef struct {
 } child_t;
 
 typedef struct {
-  int status; /* exit status, or -1 when it did not exit */
-  int signal; /* the signal that killed it, or 0 */
+  int status;     /* exit status, or -1 when it did not exit */
+  int signal;     /* the signal that killed it, or 0 */
+  long maxrss_kb; /* its peak resident memory (getrusage's ru_maxrss), when finish() waited */
   char *out, *err;
   size_t out_len;
 } result_t;
@@ -33,8 +36,9 @@ void sleep_ms(long ms);
 char *slurp(const char *path, size_t *len);
 
 /* Start argv (argv[0] a path, or a name found on PATH) with stdout and
- * stderr to temporary files. The child dies with the test process
- * (PR_SET_PDEATHSIG), so a failed test leaves nothing running. */
+ * stderr to temporary files and stdin from o->stdin_path (/dev/null). The
+ * child dies with the test process (PR_SET_PDEATHSIG), so a failed test
+ * leaves nothing running. */
 child_t spawn(char *const argv[], const spawn_opts_t *o);
 /* Read back a child that ended with wait status ws; its files are removed. */
 result_t collect(child_t *c, int ws);

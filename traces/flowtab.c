@@ -29,8 +29,14 @@ uint32_t jct__ftab_hash(const jct_flow_key_t *k) {
   return (uint32_t)(h ^ (h >> 32));
 }
 
-long jct__ftab_find(const jct__ftab_t *t, const jct_flow_key_t *k, uint32_t h, const void *base,
-                    size_t stride) {
+static inline bool pair_eq(const jct_flow_key_t *a, const jct_flow_key_t *b) {
+  return memcmp(a->src.bytes, b->src.bytes, 16) == 0 &&
+         memcmp(a->dst.bytes, b->dst.bytes, 16) == 0 && a->src.family == b->src.family &&
+         a->dst.family == b->dst.family;
+}
+
+static inline long find(const jct__ftab_t *t, const jct_flow_key_t *k, uint32_t h, const void *base,
+                        size_t stride, bool pair) {
   if (!t->slot) return -1;
   for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
     const struct jct__ftab_slot *s = &t->slot[i];
@@ -39,8 +45,18 @@ long jct__ftab_find(const jct__ftab_t *t, const jct_flow_key_t *k, uint32_t h, c
     size_t idx = s->idx1 - 1u;
     const jct_flow_key_t *rk =
         (const jct_flow_key_t *)(const void *)((const char *)base + idx * stride);
-    if (jct__key_eq(rk, k)) return (long)idx;
+    if (pair ? pair_eq(rk, k) : jct__key_eq(rk, k)) return (long)idx;
   }
+}
+
+long jct__ftab_find(const jct__ftab_t *t, const jct_flow_key_t *k, uint32_t h, const void *base,
+                    size_t stride) {
+  return find(t, k, h, base, stride, false);
+}
+
+long jct__ftab_find_pair(const jct__ftab_t *t, const jct_flow_key_t *k, uint32_t h,
+                         const void *base, size_t stride) {
+  return find(t, k, h, base, stride, true);
 }
 
 static void put(struct jct__ftab_slot *slot, size_t mask, uint32_t h, uint32_t idx1) {
@@ -51,10 +67,9 @@ static void put(struct jct__ftab_slot *slot, size_t mask, uint32_t h, uint32_t i
   slot[i].idx1 = idx1;
 }
 
-int jct__ftab_insert(jct__ftab_t *t, uint32_t h, size_t idx) {
-  if (idx >= UINT32_MAX) return JCT_ENOMEM;
+int jct__ftab_reserve(jct__ftab_t *t) {
   size_t cap = t->slot ? t->mask + 1 : 0;
-  if (2 * (t->count + 1) > cap) {
+  if (4 * (t->count + 1) > 3 * cap) {
     size_t ncap = cap ? 2 * cap : 64;
     struct jct__ftab_slot *ns = calloc(ncap, sizeof *ns);
     if (!ns) return JCT_ENOMEM;
@@ -64,6 +79,13 @@ int jct__ftab_insert(jct__ftab_t *t, uint32_t h, size_t idx) {
     t->slot = ns;
     t->mask = ncap - 1;
   }
+  return 0;
+}
+
+int jct__ftab_insert(jct__ftab_t *t, uint32_t h, size_t idx) {
+  if (idx >= UINT32_MAX) return JCT_ENOMEM;
+  int rc = jct__ftab_reserve(t);
+  if (rc < 0) return rc;
   put(t->slot, t->mask, h, (uint32_t)(idx + 1));
   t->count++;
   return 0;

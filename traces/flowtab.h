@@ -4,9 +4,12 @@
  * The table stores only (hash, index) pairs; the keys live in the caller's
  * records (at offset 0 of each, stride bytes apart), so the records can
  * move (realloc) without rehashing, and lookups compare against them in
- * place. Linear probing, power-of-two capacity, at most half full; growing
+ * place. Linear probing, power-of-two capacity, at most three quarters
+ * full (11 to 21 bytes per entry: the tables are a tenth of the memory
+ * per flow, inspect.h's budget); growing
  * rehashes from the stored hashes. The same table type serves flows,
- * address pairs and links (inspect.c builds keys for the latter two).
+ * address pairs (whose records are flows, compared by their addresses
+ * only) and links (inspect.c and pause.c build keys for the latter two).
  * Internal to traces/.
  */
 #ifndef JCT_FLOWTAB_H
@@ -42,8 +45,18 @@ uint32_t jct__ftab_hash(const jct_flow_key_t *k);
 long jct__ftab_find(const jct__ftab_t *t, const jct_flow_key_t *k, uint32_t h, const void *base,
                     size_t stride);
 
-/* Store idx under hash h; the key must not be present yet. Grows the table
- * as needed. Errors: JCT_ENOMEM (the table is unchanged). */
+/* As jct__ftab_find(), for a table of address pairs: records are found by
+ * their (src, dst) alone, k's dest_qp is not compared. */
+long jct__ftab_find_pair(const jct__ftab_t *t, const jct_flow_key_t *k, uint32_t h,
+                         const void *base, size_t stride);
+
+/* Make room for one more entry, so that the next jct__ftab_insert() cannot
+ * fail. Errors: JCT_ENOMEM (the table is unchanged). */
+int jct__ftab_reserve(jct__ftab_t *t);
+
+/* Store idx (below UINT32_MAX) under hash h; the key must not be present
+ * yet. Grows the table as needed. Errors: JCT_ENOMEM (the table is
+ * unchanged); none after jct__ftab_reserve(). */
 int jct__ftab_insert(jct__ftab_t *t, uint32_t h, size_t idx);
 
 void jct__ftab_free(jct__ftab_t *t);

@@ -12,14 +12,22 @@
  * at the capture point accepts them: strictly in PSN order, as rxe_resp.c
  * does, so a message completes when its LAST (or ONLY) packet is the next
  * expected PSN. Its start time is the first transmission of its FIRST
- * packet, remembered in a small per-flow ring while it is in flight.
+ * packet; when the responder cannot take that packet at once (PSNs before
+ * it are missing), the start is remembered in a ring of MSG_RING entries
+ * that the flow borrows from a pool and gives back once it is empty.
  * A packet whose ICRC is wrong is counted but changes no transport state:
  * the receiver drops it (rxe_icrc.c).
  *
  * PFC and PAUSE frames are handed to pause.c (links and paused time).
  *
- * Nothing is allocated per packet: only a new flow, address pair or link
- * grows the arrays and tables.
+ * Memory per flow is what inspect.h budgets: the flow's record (its
+ * public part, transport state, four opcode counters: opcount.h), one slot
+ * in the flow table and, for the first flow of each (source, destination),
+ * one in the address-pair table, whose flows are chained through their
+ * records (no record of its own). Nothing is allocated per packet: only a
+ * new flow, address pair, link, fifth opcode of a flow or a flow with
+ * message starts waiting on missing PSNs (a ring, reused from the pool
+ * when one is free) grows the arrays and tables.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +35,7 @@
 #include "common/grow.h"
 #include "flowtab.h"
 #include "inspect_int.h"
+#include "opcount.h"
 #include "pause.h"
 #include "jctlab/error.h"
 #include "jctlab/inspect.h"
@@ -38,25 +47,28 @@
 
 struct flow {
   jct_flow_t pub; /* first: its key is at offset 0, as flowtab.h wants */
-  long pair_next; /* next flow with the same (src, dst), -1 */
-  bool data_seen, rewinding, nak_pending, asm_open, ring_lost;
-  uint8_t asm_kind;
+  jct__opcount_t ops;
+  uint64_t rewind_ns;
+  uint64_t asm_start_ns, asm_bytes; /* the message being accepted: start, bytes, */
+  uint32_t asm_psn;                 /* first PSN */
+  uint32_t pair_next1;              /* 1 + the next flow with the same (src, dst); 0: none */
+  uint32_t pair_tail; /* the last flow with the same (src, dst): in the first one only */
   uint32_t gap_slack; /* PSNs a READ request just before may have used */
   uint32_t expected;  /* the PSN the responder accepts next */
   uint32_t last_psn;  /* of the last data packet */
   uint32_t acc_slack; /* ... or up to this many after it (READ request) */
-  uint64_t rewind_ns;
-  uint32_t asm_psn; /* the message being accepted: first PSN, start, bytes */
-  uint64_t asm_start_ns, asm_bytes;
   uint32_t ring_lost_hi;
+  uint32_t ring1; /* 1 + the ring borrowed from the pool; 0: none */
   uint8_t ring_head, ring_len;
-  uint32_t ring_psn[MSG_RING]; /* first transmissions of FIRST/ONLY packets */
-  uint64_t ring_ns[MSG_RING];
+  uint8_t asm_kind;
+  bool data_seen, rewinding, nak_pending, asm_open, ring_lost;
 };
 
-struct pair {
-  jct_flow_key_t key; /* (src, dst, PAIR_QP) */
-  long head, tail;    /* flows src -> dst, first-seen order */
+/* First transmissions of FIRST/ONLY packets the responder has not taken
+ * yet. A free ring holds the next free one in psn[0] (1 + index; 0: end). */
+struct ring {
+  uint32_t psn[MSG_RING];
+  uint64_t ns[MSG_RING];
 };
 
 struct jct_inspect {
@@ -64,11 +76,13 @@ struct jct_inspect {
   jct_totals_t tot;
   struct flow *flows;
   size_t nflows, capflows;
-  struct pair *pairs;
-  size_t npairs, cappairs;
+  struct ring *rings;
+  size_t nrings, caprings;
+  uint32_t free_ring1; /* 1 + the first free ring; 0: none */
   jct__links_t links;
-  jct__ftab_t ftab, ptab;
-  long last; /* the flow of the last RoCE packet, -1 */
+  jct__ftab_t ftab; /* (src, dst, dest_qp) -> flow */
+  jct__ftab_t ptab; /* (src, dst) -> the first flow between them */
+  long last;        /* the flow of the last RoCE packet, -1 */
 };
 
 /* Where the packet being handled stands, for events. */
@@ -135,8 +149,10 @@ long jct__inspect_last_flow(const jct_inspect_t *ins) {
 
 void jct_inspect_free(jct_inspect_t *ins) {
   if (!ins) return;
+  for (size_t i = 0; i < ins->nflows; i++)
+    jct__opcount_free(&ins->flows[i].ops);
   free(ins->flows);
-  free(ins->pairs);
+  free(ins->rings);
   jct__links_free(&ins->links);
   jct__ftab_free(&ins->ftab);
   jct__ftab_free(&ins->ptab);
@@ -150,39 +166,44 @@ static void make_key(jct_flow_key_t *k, const jct_addr_t *src, const jct_addr_t 
   k->dest_qp = qp;
 }
 
-/* The address-pair record for src -> dst, created when create is set. */
-static long pair_of(jct_inspect_t *ins, const jct_addr_t *src, const jct_addr_t *dst, bool create) {
+/* The hash of the address pair src -> dst in the pair table. */
+static uint32_t pair_hash(const jct_addr_t *src, const jct_addr_t *dst) {
   jct_flow_key_t k;
   make_key(&k, src, dst, PAIR_QP);
-  uint32_t h = jct__ftab_hash(&k);
-  long i = jct__ftab_find(&ins->ptab, &k, h, ins->pairs, sizeof *ins->pairs);
-  if (i >= 0 || !create) return i;
-  if (jct__grow((void **)&ins->pairs, &ins->cappairs, ins->npairs, sizeof *ins->pairs) ||
-      jct__ftab_insert(&ins->ptab, h, ins->npairs))
-    return -1;
-  struct pair *p = &ins->pairs[ins->npairs];
-  p->key = k;
-  p->head = p->tail = -1;
-  return (long)ins->npairs++;
+  return jct__ftab_hash(&k);
+}
+
+/* The first flow from src to dst, or -1. */
+static long pair_head(const jct_inspect_t *ins, const jct_addr_t *src, const jct_addr_t *dst,
+                      uint32_t h) {
+  jct_flow_key_t k;
+  make_key(&k, src, dst, PAIR_QP);
+  return jct__ftab_find_pair(&ins->ptab, &k, h, ins->flows, sizeof *ins->flows);
 }
 
 static long flow_new(jct_inspect_t *ins, const jct_flow_key_t *k, uint32_t h) {
-  if (jct__grow((void **)&ins->flows, &ins->capflows, ins->nflows, sizeof *ins->flows)) return -1;
-  long pi = pair_of(ins, &k->src, &k->dst, true);
-  if (pi < 0 || jct__ftab_insert(&ins->ftab, h, ins->nflows)) return -1;
-  long fi = (long)ins->nflows++;
+  if (ins->nflows >= UINT32_MAX - 1 ||
+      jct__grow((void **)&ins->flows, &ins->capflows, ins->nflows, sizeof *ins->flows))
+    return -1;
+  uint32_t ph = pair_hash(&k->src, &k->dst);
+  long head = pair_head(ins, &k->src, &k->dst, ph);
+  size_t fi = ins->nflows;
+  /* Room in both tables first, so that neither insert can fail. */
+  if ((head < 0 && jct__ftab_reserve(&ins->ptab)) || jct__ftab_reserve(&ins->ftab)) return -1;
+  if (head < 0) jct__ftab_insert(&ins->ptab, ph, fi);
+  jct__ftab_insert(&ins->ftab, h, fi);
+  ins->nflows++;
   struct flow *f = &ins->flows[fi];
   memset(f, 0, sizeof *f);
   f->pub.key = *k;
   f->pub.peer = -1;
-  f->pair_next = -1;
-  struct pair *p = &ins->pairs[pi];
-  if (p->tail >= 0)
-    ins->flows[p->tail].pair_next = fi;
-  else
-    p->head = fi;
-  p->tail = fi;
-  return fi;
+  f->pair_tail = (uint32_t)fi;
+  if (head >= 0) {
+    struct flow *hf = &ins->flows[head];
+    ins->flows[hf->pair_tail].pair_next1 = (uint32_t)fi + 1;
+    hf->pair_tail = (uint32_t)fi;
+  }
+  return (long)fi;
 }
 
 static inline bool addr_eq(const jct_addr_t *a, const jct_addr_t *b) {
@@ -209,9 +230,8 @@ static long flow_of(jct_inspect_t *ins, const jct_packet_t *pkt) {
  * whose seen PSN range holds the acknowledged psn, if there is one. */
 static void try_pair(jct_inspect_t *ins, long fi, uint32_t psn) {
   const jct_flow_key_t *k = &ins->flows[fi].pub.key;
-  long pi = pair_of(ins, &k->dst, &k->src, false);
-  if (pi < 0) return;
-  for (long d = ins->pairs[pi].head; d >= 0; d = ins->flows[d].pair_next) {
+  long head = pair_head(ins, &k->dst, &k->src, pair_hash(&k->dst, &k->src));
+  for (long d = head; d >= 0; d = (long)ins->flows[d].pair_next1 - 1) {
     struct flow *df = &ins->flows[d];
     if (d == fi || df->pub.peer >= 0 || !df->data_seen) continue;
     const jct_flow_stats_t *s = &df->pub.st;
@@ -276,31 +296,67 @@ static uint32_t read_slack(const jct_packet_t *pkt) {
   return n - 1;
 }
 
-static void ring_push(struct flow *f, uint32_t psn, uint64_t ts_ns) {
+static struct ring *ring_of(jct_inspect_t *ins, const struct flow *f) {
+  return &ins->rings[f->ring1 - 1];
+}
+
+/* Lend f a ring, a free one if there is one. Errors: JCT_ENOMEM. */
+static int ring_take(jct_inspect_t *ins, struct flow *f) {
+  uint32_t r1 = ins->free_ring1;
+  if (r1) {
+    ins->free_ring1 = ins->rings[r1 - 1].psn[0];
+  } else {
+    if (ins->nrings >= UINT32_MAX - 1 ||
+        jct__grow((void **)&ins->rings, &ins->caprings, ins->nrings, sizeof *ins->rings))
+      return JCT_ENOMEM;
+    r1 = (uint32_t)++ins->nrings;
+  }
+  f->ring1 = r1;
+  f->ring_head = f->ring_len = 0;
+  return 0;
+}
+
+/* Forget the oldest start; an empty ring goes back to the pool. */
+static void ring_pop(jct_inspect_t *ins, struct flow *f) {
+  f->ring_head = (uint8_t)((f->ring_head + 1) % MSG_RING);
+  if (--f->ring_len) return;
+  ring_of(ins, f)->psn[0] = ins->free_ring1;
+  ins->free_ring1 = f->ring1;
+  f->ring1 = 0;
+}
+
+/* Remember the first transmission of a FIRST packet the responder did not
+ * take. Errors: JCT_ENOMEM (no ring could be had). */
+static int ring_push(jct_inspect_t *ins, struct flow *f, uint32_t psn, uint64_t ts_ns) {
+  if (!f->ring1 && ring_take(ins, f) < 0) return JCT_ENOMEM;
+  struct ring *r = ring_of(ins, f);
   if (f->ring_len == MSG_RING) { /* forget the oldest, remember that we did */
     f->ring_lost = true;
-    f->ring_lost_hi = f->ring_psn[f->ring_head];
+    f->ring_lost_hi = r->psn[f->ring_head];
     f->ring_head = (uint8_t)((f->ring_head + 1) % MSG_RING);
     f->ring_len--;
   }
   unsigned i = (f->ring_head + f->ring_len) % MSG_RING;
-  f->ring_psn[i] = psn;
-  f->ring_ns[i] = ts_ns;
+  r->psn[i] = psn;
+  r->ns[i] = ts_ns;
   f->ring_len++;
+  return 0;
 }
 
-/* The start of the message whose FIRST packet psn the responder accepts:
- * its first transmission's time, or now when that was not seen (and then
- * the message starts now, counted as started). */
-static uint64_t message_start(struct flow *f, uint32_t psn, int kind, uint64_t now_ns) {
-  while (f->ring_len && jct_psn_diff(psn, f->ring_psn[f->ring_head]) > 0) {
-    f->ring_head = (uint8_t)((f->ring_head + 1) % MSG_RING);
-    f->ring_len--;
-  }
-  if (f->ring_len && f->ring_psn[f->ring_head] == psn) {
-    uint64_t t = f->ring_ns[f->ring_head];
-    f->ring_head = (uint8_t)((f->ring_head + 1) % MSG_RING);
-    f->ring_len--;
+/* The start of the message whose FIRST packet psn the responder accepts.
+ * fresh: this is the packet's first transmission (already counted as a
+ * message started), so the message starts now. Otherwise its first
+ * transmission's time, or now when that was not seen (and then the
+ * message starts now, counted as started). Starts before psn are
+ * forgotten: the responder will not take those packets any more. */
+static uint64_t message_start(jct_inspect_t *ins, struct flow *f, uint32_t psn, int kind,
+                              bool fresh, uint64_t now_ns) {
+  while (f->ring_len && jct_psn_diff(psn, ring_of(ins, f)->psn[f->ring_head]) > 0)
+    ring_pop(ins, f);
+  if (fresh) return now_ns;
+  if (f->ring_len && ring_of(ins, f)->psn[f->ring_head] == psn) {
+    uint64_t t = ring_of(ins, f)->ns[f->ring_head];
+    ring_pop(ins, f);
     return t;
   }
   bool counted = f->ring_lost && jct_psn_diff(psn, f->ring_lost_hi) <= 0;
@@ -311,7 +367,7 @@ static uint64_t message_start(struct flow *f, uint32_t psn, int kind, uint64_t n
 
 /* The responder's view: psn is the next PSN it takes. */
 static void accept(const struct ctx *c, struct flow *f, const struct jct_opcode_info *op,
-                   uint32_t psn, int kind) {
+                   uint32_t psn, int kind, bool fresh) {
   jct_flow_stats_t *s = &f->pub.st;
   f->expected = jct_psn_add(psn, 1);
   f->acc_slack = op->kind == JCT_OPK_READ_REQ ? read_slack(c->pkt) : 0;
@@ -320,7 +376,7 @@ static void accept(const struct ctx *c, struct flow *f, const struct jct_opcode_
     f->asm_open = true;
     f->asm_kind = (uint8_t)kind;
     f->asm_psn = psn;
-    f->asm_start_ns = message_start(f, psn, kind, c->ts_ns);
+    f->asm_start_ns = message_start(c->ins, f, psn, kind, fresh, c->ts_ns);
     f->asm_bytes = 0;
   } else if (!f->asm_open || f->asm_kind != kind) {
     f->asm_open = false; /* middle of a message we did not see start */
@@ -338,7 +394,7 @@ static void accept(const struct ctx *c, struct flow *f, const struct jct_opcode_
   emit(c, JCT_EV_MSG_DONE, f->asm_psn, f->asm_bytes, dur);
 }
 
-static void on_data(const struct ctx *c, struct flow *f, const struct jct_opcode_info *op) {
+static int on_data(const struct ctx *c, struct flow *f, const struct jct_opcode_info *op) {
   const jct_packet_t *pkt = c->pkt;
   jct_flow_stats_t *s = &f->pub.st;
   uint32_t psn = pkt->roce.bth.psn & JCT_PSN_MASK;
@@ -388,13 +444,17 @@ static void on_data(const struct ctx *c, struct flow *f, const struct jct_opcode
       s->psn_highest = psn;
     }
   }
-  if (fresh && kind >= 0 && (op->pos & JCT_POS_FIRST)) {
+  /* A message starts with the first transmission of its FIRST packet; its
+   * start waits in the ring only when the responder cannot take it now. */
+  bool starts = fresh && kind >= 0 && (op->pos & JCT_POS_FIRST);
+  if (starts) {
     s->messages[kind]++;
-    ring_push(f, psn, c->ts_ns);
+    if (!acc && ring_push(c->ins, f, psn, c->ts_ns) < 0) return JCT_ENOMEM;
   }
   f->gap_slack = op->kind == JCT_OPK_READ_REQ && psn == s->psn_highest ? read_slack(pkt) : 0;
   f->last_psn = psn;
-  if (acc) accept(c, f, op, psn, kind);
+  if (acc) accept(c, f, op, psn, kind, starts);
+  return 0;
 }
 
 static int on_roce(struct ctx *c, uint32_t wire_len) {
@@ -411,7 +471,7 @@ static int on_roce(struct ctx *c, uint32_t wire_len) {
   s->packets++;
   s->wire_bytes += wire_len;
   s->payload_bytes += pkt->payload_bytes;
-  s->opcode_packets[opcode]++;
+  if (jct__opcount_add(&f->ops, opcode) < 0) return JCT_ENOMEM;
   f->pub.pcp = pkt->pcp;
   f->pub.dscp = pkt->dscp;
 
@@ -438,7 +498,7 @@ static int on_roce(struct ctx *c, uint32_t wire_len) {
     emit(c, JCT_EV_CNP, pkt->roce.bth.psn & JCT_PSN_MASK, 0, 0);
     break;
   default:
-    on_data(c, f, op);
+    return on_data(c, f, op);
   }
   return 0;
 }
@@ -511,6 +571,10 @@ size_t jct_inspect_nflows(const jct_inspect_t *ins) {
 
 const jct_flow_t *jct_inspect_flow(const jct_inspect_t *ins, size_t i) {
   return i < ins->nflows ? &ins->flows[i].pub : NULL;
+}
+
+size_t jct_inspect_flow_opcodes(const jct_inspect_t *ins, size_t i, jct_opcode_count_t out[256]) {
+  return i < ins->nflows ? jct__opcount_get(&ins->flows[i].ops, out) : 0;
 }
 
 size_t jct_inspect_nlinks(const jct_inspect_t *ins) {

@@ -14,6 +14,9 @@
  * that replays the head first.
  *
  * Frames are numbered from 1 in file order, as Wireshark numbers them.
+ * A filter (jct_trace_set_filter) is libpcap's own BPF program, compiled
+ * on the capture's pcap_t and run on each record as it is read; the
+ * records it rejects are counted and skipped, numbers and all.
  */
 #include <errno.h>
 #include <pcap/pcap.h>
@@ -44,7 +47,10 @@ struct jct_trace {
   int linktype;
   bool pcapng;
   bool nanosecond;
+  bool filtered;
+  struct bpf_program filter;
   uint64_t frame_no;
+  uint64_t filtered_out;
   char name[NAME_BYTES];
 };
 
@@ -193,10 +199,37 @@ int jct_trace_open(jct_trace_t **out, const char *path, char *err, size_t errlen
   return jct_trace_open_file(out, fp, path, err, errlen);
 }
 
+int jct_trace_set_filter(jct_trace_t *t, const char *expr, char *err, size_t errlen) {
+  struct bpf_program prog;
+  if (pcap_compile(t->pcap, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) != 0) {
+    const char *why = pcap_geterr(t->pcap);
+    /* libpcap says "can't ... (out of memory)" only when that is why. */
+    int code = strstr(why, "out of memory") ? JCT_ENOMEM : JCT_EINVAL;
+    return jct__errf(err, errlen, code, "filter '%.200s': %s", expr, why);
+  }
+  if (t->filtered) pcap_freecode(&t->filter);
+  t->filter = prog;
+  t->filtered = true;
+  return 0;
+}
+
+uint64_t jct_trace_frames_read(const jct_trace_t *t) {
+  return t->frame_no;
+}
+
+uint64_t jct_trace_frames_filtered_out(const jct_trace_t *t) {
+  return t->filtered_out;
+}
+
 int jct_trace_next(jct_trace_t *t, jct_record_t *rec, char *err, size_t errlen) {
   struct pcap_pkthdr *h;
   const u_char *data;
-  int rc = pcap_next_ex(t->pcap, &h, &data);
+  int rc;
+  while ((rc = pcap_next_ex(t->pcap, &h, &data)) == 1 && t->filtered &&
+         !pcap_offline_filter(&t->filter, h, data)) {
+    t->frame_no++;
+    t->filtered_out++;
+  }
   if (rc == 1) {
     rec->frame_no = ++t->frame_no;
     rec->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
@@ -227,6 +260,7 @@ int jct_trace_nanosecond(const jct_trace_t *t) {
 
 void jct_trace_close(jct_trace_t *t) {
   if (!t) return;
+  if (t->filtered) pcap_freecode(&t->filter);
   pcap_close(t->pcap);
   free(t);
 }

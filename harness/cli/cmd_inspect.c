@@ -7,11 +7,13 @@
  * terminal summary takes it when no other output does.
  *
  * Options follow tcpdump's and tshark's habits: -r FILE reads a capture,
- * "-" is standard input, an option's value may be attached with '=' or
- * given as the next word. The FILE after --json or --timeline is optional:
- * the next word is taken as it unless it is an option, names a capture
- * file (by its first bytes, or a .pcap/.pcapng/.cap name), so that
- * `jctlab inspect --json trace.pcap` never overwrites the trace.
+ * "-" is standard input (and so is a pipe or a redirected file when no
+ * capture is named, as `tcpdump -w - | jctlab inspect`), -Y/--filter takes
+ * a libpcap filter expression choosing the frames analysed, an option's
+ * value may be attached with '=' or given as the next word. The FILE after --json or --timeline is
+ * optional: the next word is taken as it unless it is an option, names a capture file (by its first
+ * bytes, or a .pcap/.pcapng/.cap name), so that `jctlab inspect --json trace.pcap` never overwrites
+ * the trace.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "harness/report/inspect_out.h"
@@ -39,12 +43,18 @@ static const char usage_text[] =
     "usage: jctlab inspect [TRACE] [options]\n"
     "\n"
     "Read a RoCEv2 capture (pcap or pcapng) and say where packets were lost,\n"
-    "retransmitted, paused or ECN-marked, and what it cost. TRACE defaults to the\n"
-    "shipped trace (" JCT_DEFAULT_TRACE ");\n"
-    "'-' reads standard input.\n"
+    "retransmitted, paused or ECN-marked, and what it cost. '-' reads standard\n"
+    "input. With no TRACE, standard input is read when it is a pipe or a file\n"
+    "(tcpdump -w - | jctlab inspect; jctlab inspect < x.pcap), otherwise (a\n"
+    "terminal, /dev/null) the shipped trace (" JCT_DEFAULT_TRACE ").\n"
     "\n"
     "options:\n"
     "  -r TRACE               the capture to read (as tcpdump -r; same as TRACE)\n"
+    "  -Y, --filter EXPR      analyse only the frames that match EXPR, a libpcap\n"
+    "                         filter expression (tcpdump's syntax, pcap-filter(7),\n"
+    "                         not Wireshark's display filters): 'udp port 4791\n"
+    "                         and host 198.18.0.1'; the frames read and filtered\n"
+    "                         out are reported\n"
     "  --json [FILE]          the full analysis as JSON, to FILE or standard output\n"
     "  --timeline[=FORMAT] [FILE]\n"
     "                         one line per event (message done, gap, NAK, rewind,\n"
@@ -66,13 +76,15 @@ static const char usage_text[] =
     "--json or --timeline is taken as FILE unless it is an option or names a\n"
     "capture. The summary goes to standard output unless another output does.\n"
     "\n"
-    "exit status: 0 success; 2 bad input (bad option, no such file, not a capture,\n"
-    "unsupported link type, a capture that ends inside a record: what came before\n"
+    "exit status: 0 success; 2 bad input (bad option, bad filter expression, no such\n"
+    "file, not a capture or an empty one, unsupported link type, a capture that\n"
+    "ends inside a record: what came before\n"
     "it is still reported, with a warning); 1 jctlab failed (out of memory, a write\n"
     "error).\n";
 
 typedef struct {
   const char *trace;
+  const char *filter; /* NULL: every frame */
   bool json, timeline, packets;
   const char *json_file, *timeline_file; /* NULL or "-": standard output */
   jct__timeline_format_t timeline_format;
@@ -147,6 +159,11 @@ static int parse(int argc, char **argv, args_t *a) {
       if (!v) return bad("%s needs a capture file", w);
       if (a->trace) return bad("more than one capture given: '%s'", v);
       a->trace = v;
+    } else if (IS("-Y") || IS("--filter")) {
+      const char *v = value(argc, argv, &i, eq);
+      if (!v || !*v) return bad("%.*s needs a filter expression ('udp port 4791')", (int)nlen, w);
+      if (a->filter) return bad("more than one filter given: '%s' (join them with 'and')", v);
+      a->filter = v;
     } else if (IS("--json")) {
       a->json = true;
       a->json_file = eq ? eq + 1 : optional_file(argc, argv, &i);
@@ -219,11 +236,24 @@ static void packet_line(const jct_packet_t *p, uint64_t frame_no, uint64_t ts_ns
           p->roce.bth.dest_qp, p->roce.bth.opcode, p->roce.bth.psn, syn);
 }
 
+/* With no TRACE: whether standard input brings a capture, as tcpdump -r -
+ * would read it: a pipe or a regular file redirected in. A terminal,
+ * /dev/null, a socket or a closed descriptor do not. */
+static bool stdin_brings_capture(void) {
+  struct stat st;
+  if (fstat(STDIN_FILENO, &st) != 0) return false;
+  return S_ISFIFO(st.st_mode) || S_ISREG(st.st_mode);
+}
+
 int jct__cmd_inspect(int argc, char **argv) {
   args_t a = {.top = DEFAULT_TOP};
   int status = parse(argc, argv, &a);
   if (status >= 0) return status;
-  if (!a.trace) a.trace = JCT_DEFAULT_TRACE;
+  bool implicit_stdin = false;
+  if (!a.trace) {
+    implicit_stdin = stdin_brings_capture();
+    a.trace = implicit_stdin ? "-" : JCT_DEFAULT_TRACE;
+  }
 
   char err[512];
   jct_trace_t *t;
@@ -231,7 +261,15 @@ int jct__cmd_inspect(int argc, char **argv) {
                ? jct_trace_open_file(&t, stdin, "(standard input)", err, sizeof err)
                : jct_trace_open(&t, a.trace, err, sizeof err);
   if (rc < 0) {
+    fprintf(stderr, "jctlab inspect: %s%s\n", err,
+            implicit_stdin ? "; with no TRACE, inspect reads standard input when it is a pipe or "
+                             "a file: name a TRACE, or give </dev/null for the shipped one"
+                           : "");
+    return rc == JCT_ENOMEM ? 1 : EXIT_BAD_INPUT;
+  }
+  if (a.filter && (rc = jct_trace_set_filter(t, a.filter, err, sizeof err)) < 0) {
     fprintf(stderr, "jctlab inspect: %s\n", err);
+    jct_trace_close(t);
     return rc == JCT_ENOMEM ? 1 : EXIT_BAD_INPUT;
   }
 
@@ -268,7 +306,10 @@ int jct__cmd_inspect(int argc, char **argv) {
                                .format = jct_trace_format(t),
                                .linktype = jct_trace_linktype(t),
                                .nanosecond = jct_trace_nanosecond(t),
-                               .truncated = rc == JCT_ETRUNC ? err : NULL};
+                               .truncated = rc == JCT_ETRUNC ? err : NULL,
+                               .filter = a.filter,
+                               .frames_read = jct_trace_frames_read(t),
+                               .frames_filtered_out = jct_trace_frames_filtered_out(t)};
     int wrc = 0;
     if (o.json) wrc = jct__inspect_json(o.json, ins, &cap);
     bool stdout_free = !(o.json == stdout || o.timeline == stdout || o.packets);

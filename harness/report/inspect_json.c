@@ -6,10 +6,19 @@
  * null, never left out. The README's "jctlab inspect" section documents
  * every key; "jctlab_inspect" is the shape's version, raised when a key
  * changes meaning or goes away (new keys may be added without it).
+ *
+ * The document is streamed: the top level and the "flows" array are
+ * written here, and each member (each flow) is built as a jansson value,
+ * dumped and freed before the next, so memory does not grow with the
+ * number of flows. The text is the same as jansson's own dump of the
+ * whole tree with JSON_INDENT(2) would be: each value is dumped with that
+ * indent and shifted right by its depth.
  */
 #include <jansson.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "inspect_out.h"
@@ -53,16 +62,27 @@ static json_t *text(const char *s) {
   return json_string(buf);
 }
 
+static json_t *opcode(ctx_t *c, uint8_t op, uint64_t packets) {
+  json_t *o = json_object();
+  put_u(c, o, "opcode", op);
+  put(c, o, "name", json_string(jct_opcode_name(op)));
+  put_u(c, o, "packets", packets);
+  return o;
+}
+
 static json_t *opcodes(ctx_t *c, const uint64_t counts[256]) {
   json_t *arr = json_array();
-  for (unsigned op = 0; op < 256; op++) {
-    if (!counts[op]) continue;
-    json_t *o = json_object();
-    put_u(c, o, "opcode", op);
-    put(c, o, "name", json_string(jct_opcode_name((uint8_t)op)));
-    put_u(c, o, "packets", counts[op]);
-    append(c, arr, o);
-  }
+  for (unsigned op = 0; op < 256; op++)
+    if (counts[op]) append(c, arr, opcode(c, (uint8_t)op, counts[op]));
+  return arr;
+}
+
+static json_t *flow_opcodes(ctx_t *c, const jct_inspect_t *ins, size_t i) {
+  jct_opcode_count_t ops[256];
+  size_t n = jct_inspect_flow_opcodes(ins, i, ops);
+  json_t *arr = json_array();
+  for (size_t k = 0; k < n; k++)
+    append(c, arr, opcode(c, ops[k].opcode, ops[k].packets));
   return arr;
 }
 
@@ -80,6 +100,10 @@ static json_t *capture(ctx_t *c, const jct__capture_info_t *cap, const jct_total
   put(c, o, "format", json_string(cap->format));
   put_u(c, o, "linktype", (uint64_t)cap->linktype);
   put(c, o, "nanosecond", json_boolean(cap->nanosecond));
+  put(c, o, "filter", cap->filter ? text(cap->filter) : json_null());
+  put_u(c, o, "frames_read", cap->frames_read);
+  put(c, o, "frames_filtered_out",
+      cap->filter ? json_integer((json_int_t)cap->frames_filtered_out) : json_null());
   put_u(c, o, "frames", t->frames);
   put(c, o, "first_ns", t->frames ? json_integer((json_int_t)t->first_ns) : json_null());
   put(c, o, "last_ns", t->frames ? json_integer((json_int_t)t->last_ns) : json_null());
@@ -128,7 +152,9 @@ static json_t *totals(ctx_t *c, const jct_totals_t *t) {
   return o;
 }
 
-static json_t *flow(ctx_t *c, const jct_flow_t *f, const jct_flow_t *peer, size_t index) {
+static json_t *flow(ctx_t *c, const jct_inspect_t *ins, size_t index) {
+  const jct_flow_t *f = jct_inspect_flow(ins, index);
+  const jct_flow_t *peer = f->peer >= 0 ? jct_inspect_flow(ins, (size_t)f->peer) : NULL;
   const jct_flow_stats_t *s = &f->st;
   char a[64];
   json_t *o = json_object();
@@ -177,7 +203,7 @@ static json_t *flow(ctx_t *c, const jct_flow_t *f, const jct_flow_t *peer, size_
   put_u(c, o, "cnps", s->cnps);
   put_u(c, o, "ecn_ce", s->ecn_ce);
   put_u(c, o, "bad_icrc", s->bad_icrc);
-  put(c, o, "opcodes", opcodes(c, s->opcode_packets));
+  put(c, o, "opcodes", flow_opcodes(c, ins, index));
   return o;
 }
 
@@ -203,32 +229,111 @@ static json_t *link_obj(ctx_t *c, const jct_link_t *l) {
   return o;
 }
 
+/* Writing: jansson's dump, shifted right by depth levels of two spaces
+ * (strings never hold a raw newline, so every '\n' starts a new line),
+ * gathered in one buffer (kept from value to value) and written at once:
+ * jansson hands over a few bytes per call. */
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int depth;
+} text_t;
+
+static int more(text_t *tx, size_t n) {
+  if (tx->len + n <= tx->cap) return 0;
+  size_t ncap = tx->cap ? tx->cap : 4096;
+  while (ncap < tx->len + n)
+    ncap *= 2;
+  char *b = realloc(tx->buf, ncap);
+  if (!b) return -1;
+  tx->buf = b;
+  tx->cap = ncap;
+  return 0;
+}
+
+static int shifted(const char *buf, size_t size, void *data) {
+  text_t *tx = data;
+  size_t indent = (size_t)(2 * tx->depth), lines = 0;
+  for (const char *p = buf, *end = buf + size; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+    lines++;
+  if (more(tx, size + lines * indent) < 0) return -1;
+  for (const char *p = buf, *end = buf + size; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+    memcpy(tx->buf + tx->len, p, n);
+    tx->len += n;
+    p += n;
+    if (!nl) break;
+    memset(tx->buf + tx->len, ' ', indent);
+    tx->len += indent;
+  }
+  return 0;
+}
+
+/* Dump v (consumed) at depth; 0, JCT_ENOMEM (v or a part of it could not
+ * be built, or no room to dump it) or JCT_EIO. */
+static int dump(FILE *out, ctx_t *c, text_t *tx, json_t *v, int depth) {
+  int rc = 0;
+  tx->len = 0;
+  tx->depth = depth;
+  if (c->failed || !v)
+    rc = JCT_ENOMEM;
+  else if (json_dump_callback(v, shifted, tx,
+                              JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) < 0)
+    rc = JCT_ENOMEM;
+  else if (fwrite(tx->buf, 1, tx->len, out) != tx->len)
+    rc = JCT_EIO;
+  json_decref(v);
+  return rc;
+}
+
+/* "  \"key\": " then v at depth 1, and the comma unless it is the last. */
+static int member(FILE *out, ctx_t *c, text_t *tx, const char *key, json_t *v, bool last) {
+  if (fprintf(out, "  \"%s\": ", key) < 0) {
+    json_decref(v);
+    return JCT_EIO;
+  }
+  int rc = dump(out, c, tx, v, 1);
+  if (rc == 0 && fputs(last ? "\n" : ",\n", out) < 0) rc = JCT_EIO;
+  return rc;
+}
+
+static int flows(FILE *out, ctx_t *c, text_t *tx, const jct_inspect_t *ins) {
+  size_t n = jct_inspect_nflows(ins);
+  if (fputs(n ? "  \"flows\": [\n" : "  \"flows\": []", out) < 0) return JCT_EIO;
+  for (size_t i = 0; i < n; i++) {
+    if (fputs("    ", out) < 0) return JCT_EIO;
+    int rc = dump(out, c, tx, flow(c, ins, i), 2);
+    if (rc < 0) return rc;
+    if (fputs(i + 1 < n ? ",\n" : "\n  ]", out) < 0) return JCT_EIO;
+  }
+  return fputs(",\n", out) < 0 ? JCT_EIO : 0;
+}
+
 int jct__inspect_json(FILE *out, const jct_inspect_t *ins, const jct__capture_info_t *cap) {
   ctx_t c = {0};
+  text_t tx = {0};
   const jct_totals_t *t = jct_inspect_totals(ins);
-  json_t *root = json_object();
-  put_u(&c, root, "jctlab_inspect", JSON_VERSION);
-  put(&c, root, "capture", capture(&c, cap, t, jct_inspect_link_rate_bps(ins)));
-  put(&c, root, "totals", totals(&c, t));
-  put(&c, root, "opcodes", opcodes(&c, t->opcode_packets));
-  put(&c, root, "other", reasons(&c, t, 1, JCT_REASON_FIRST_MALFORMED));
-  put(&c, root, "malformed", reasons(&c, t, JCT_REASON_FIRST_MALFORMED, JCT_REASON__COUNT));
-  json_t *flows = json_array();
-  for (size_t i = 0, n = jct_inspect_nflows(ins); i < n; i++) {
-    const jct_flow_t *f = jct_inspect_flow(ins, i);
-    append(&c, flows, flow(&c, f, f->peer >= 0 ? jct_inspect_flow(ins, (size_t)f->peer) : NULL, i));
+  uint64_t rate = jct_inspect_link_rate_bps(ins);
+  int rc = fprintf(out, "{\n  \"jctlab_inspect\": %d,\n", JSON_VERSION) < 0 ? JCT_EIO : 0;
+  if (!rc) rc = member(out, &c, &tx, "capture", capture(&c, cap, t, rate), false);
+  if (!rc) rc = member(out, &c, &tx, "totals", totals(&c, t), false);
+  if (!rc) rc = member(out, &c, &tx, "opcodes", opcodes(&c, t->opcode_packets), false);
+  if (!rc) rc = member(out, &c, &tx, "other", reasons(&c, t, 1, JCT_REASON_FIRST_MALFORMED), false);
+  if (!rc)
+    rc = member(out, &c, &tx, "malformed",
+                reasons(&c, t, JCT_REASON_FIRST_MALFORMED, JCT_REASON__COUNT), false);
+  if (!rc) rc = flows(out, &c, &tx, ins);
+  if (!rc) {
+    json_t *links = json_array();
+    for (size_t i = 0, n = jct_inspect_nlinks(ins); i < n; i++)
+      append(&c, links, link_obj(&c, jct_inspect_link(ins, i)));
+    rc = member(out, &c, &tx, "links", links, false);
   }
-  put(&c, root, "flows", flows);
-  json_t *links = json_array();
-  for (size_t i = 0, n = jct_inspect_nlinks(ins); i < n; i++)
-    append(&c, links, link_obj(&c, jct_inspect_link(ins, i)));
-  put(&c, root, "links", links);
-  put(&c, root, "truncated", cap->truncated ? text(cap->truncated) : json_null());
-  int rc = 0;
-  if (c.failed || !root)
-    rc = JCT_ENOMEM;
-  else if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', out) < 0)
-    rc = JCT_EIO;
-  json_decref(root);
+  if (!rc)
+    rc = member(out, &c, &tx, "truncated", cap->truncated ? text(cap->truncated) : json_null(),
+                true);
+  if (!rc && fputs("}\n", out) < 0) rc = JCT_EIO;
+  free(tx.buf);
   return rc;
 }

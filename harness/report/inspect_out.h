@@ -16,8 +16,11 @@ typedef struct {
   const char *file;   /* the name the user gave */
   const char *format; /* "pcap" or "pcapng" */
   int linktype;
-  bool nanosecond;       /* the file's timestamps were nanosecond */
-  const char *truncated; /* NULL, or the message naming the record the file ends in */
+  bool nanosecond;              /* the file's timestamps were nanosecond */
+  const char *truncated;        /* NULL, or the message naming the record the file ends in */
+  const char *filter;           /* NULL, or the libpcap expression that chose the frames analysed */
+  uint64_t frames_read;         /* records read from the file, matched by the filter or not */
+  uint64_t frames_filtered_out; /* of those, the ones the filter did not match */
 } jct__capture_info_t;
 
 /* The summary a person reads. top_n: how many of the worst flows to list.
@@ -26,8 +29,9 @@ int jct__inspect_text(FILE *out, const jct_inspect_t *ins, const jct__capture_in
                       size_t top_n);
 
 /* The JSON document {"jctlab_inspect": 1, ...} (shape in the README),
- * indented, ending with a newline. Returns 0, JCT_ENOMEM or
- * JCT_EIO. */
+ * indented, ending with a newline, written flow by flow as it is built
+ * (memory does not grow with the number of flows). Returns 0, JCT_ENOMEM
+ * or JCT_EIO (what was written before the error stays written). */
 int jct__inspect_json(FILE *out, const jct_inspect_t *ins, const jct__capture_info_t *cap);
 
 /* Timeline of events, one line each, streamed as jct_inspect_add() finds

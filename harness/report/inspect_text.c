@@ -56,6 +56,11 @@ static void capture(FILE *o, const jct__capture_info_t *cap, const jct_totals_t 
   fprintf(o, "           %llu %s, %s on the wire, over %s\n", (unsigned long long)t->frames,
           plural(t->frames, "frame", "frames"), jct__fmt_bytes(t->wire_bytes, b, sizeof b),
           jct__fmt_ns(t->frames ? t->last_ns - t->first_ns : 0, d, sizeof d));
+  if (cap->filter)
+    fprintf(o, "           filter '%s': %llu of %llu %s matched, %llu filtered out\n", cap->filter,
+            (unsigned long long)(cap->frames_read - cap->frames_filtered_out),
+            (unsigned long long)cap->frames_read, plural(cap->frames_read, "frame", "frames"),
+            (unsigned long long)cap->frames_filtered_out);
   if (cap->truncated) fprintf(o, "           ends early: %s\n", cap->truncated);
 }
 
@@ -159,7 +164,9 @@ static void reasons(FILE *o, const char *title, uint64_t total, const jct_totals
 }
 
 /* Worst first: more retransmitted packets, then more time recovering, then
- * more packets; ties keep first-seen order. */
+ * more packets; ties keep first-seen order. The worst top_n are kept in a
+ * heap whose root is the least bad of them, so memory follows top_n, not
+ * the number of flows. */
 typedef struct {
   uint64_t retx, recovery_ns, packets;
   size_t i;
@@ -173,17 +180,50 @@ static int worse(const void *a, const void *b) {
   return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* Restore the heap below slot i: each parent less bad than its children. */
+static void sift_down(rank_t *h, size_t n, size_t i) {
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && worse(&h[m], &h[l]) < 0) m = l;
+    if (r < n && worse(&h[m], &h[r]) < 0) m = r;
+    if (m == i) return;
+    rank_t t = h[i];
+    h[i] = h[m];
+    h[m] = t;
+    i = m;
+  }
+}
+
+static void sift_up(rank_t *h, size_t i) {
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (worse(&h[p], &h[i]) >= 0) return;
+    rank_t t = h[i];
+    h[i] = h[p];
+    h[p] = t;
+    i = p;
+  }
+}
+
 static int worst_flows(FILE *o, const jct_inspect_t *ins, size_t top_n) {
   size_t n = jct_inspect_nflows(ins);
   if (!n || !top_n) return 0;
-  rank_t *idx = malloc(n * sizeof *idx);
+  if (top_n > n) top_n = n;
+  rank_t *idx = malloc(top_n * sizeof *idx);
   if (!idx) return JCT_ENOMEM;
+  size_t kept = 0;
   for (size_t i = 0; i < n; i++) {
     const jct_flow_stats_t *s = &jct_inspect_flow(ins, i)->st;
-    idx[i] = (rank_t){s->retransmitted_packets, s->recovery_ns, s->packets, i};
+    rank_t r = {s->retransmitted_packets, s->recovery_ns, s->packets, i};
+    if (kept < top_n) {
+      idx[kept] = r;
+      sift_up(idx, kept++);
+    } else if (worse(&r, &idx[0]) < 0) {
+      idx[0] = r;
+      sift_down(idx, kept, 0);
+    }
   }
-  qsort(idx, n, sizeof *idx, worse);
-  if (top_n > n) top_n = n;
+  qsort(idx, top_n, sizeof *idx, worse);
   fprintf(o, "\nWorst flows (%zu of %zu, by retransmitted packets, then recovery time)\n", top_n,
           n);
   fprintf(o, "  %-33s %8s %8s %10s %7s %6s %5s %7s %4s %10s %6s %10s\n", "Flow", "QP", "Packets",

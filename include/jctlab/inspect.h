@@ -3,7 +3,18 @@
  * marks, CNPs and PFC pauses, rebuilt in one streaming pass.
  *
  * Memory grows with the number of flows and links, never with the number
- * of packets. Timeline events are handed to a callback as they are found.
+ * of packets. The budget is JCT_INSPECT_FLOW_BUDGET_BYTES (512) bytes per
+ * flow, everything included (the flow's record, about 410 bytes with four
+ * opcode counters; its share of the flow and address-pair tables, 11 to 21
+ * bytes each; the JSON document, which is streamed), as peak resident
+ * memory of `jctlab inspect`, with or without --json, per flow: measured
+ * 441 bytes on a million flows each between its own pair of addresses,
+ * the costliest case (bench/inspect --flows N; suites/check_cli.c asserts
+ * the budget on 100,000 flows). Outside the budget: a flow that carries more than
+ * four opcodes keeps the others in an array of 8-byte counters on the
+ * heap, and a flow whose message starts wait on missing PSNs (see
+ * "message") borrows a ring of 768 bytes, given back once they are
+ * resolved. Timeline events are handed to a callback as they are found.
  *
  * Definitions (the README's "jctlab inspect" section says the same for users):
  * - flow: packets with the same (source IP, destination IP, BTH destination
@@ -45,6 +56,10 @@
 
 #include "jctlab/decode.h"
 
+/* Peak resident bytes per flow the analysis and `jctlab inspect` keep to
+ * (see above). */
+#define JCT_INSPECT_FLOW_BUDGET_BYTES 512u
+
 enum {
   JCT_MSG_SEND,
   JCT_MSG_WRITE,
@@ -62,7 +77,6 @@ typedef struct {
 typedef struct {
   uint64_t packets, wire_bytes, payload_bytes;
   uint64_t first_ns, last_ns;
-  uint64_t opcode_packets[256];
   uint64_t messages[JCT_MSG__COUNT]; /* started (first transmissions) */
   uint64_t messages_completed;
   uint64_t message_bytes;                                     /* payload of completed messages */
@@ -173,6 +187,18 @@ void jct_inspect_finish(jct_inspect_t *ins);
 const jct_totals_t *jct_inspect_totals(const jct_inspect_t *ins);
 size_t jct_inspect_nflows(const jct_inspect_t *ins);
 const jct_flow_t *jct_inspect_flow(const jct_inspect_t *ins, size_t i); /* first-seen order */
+
+typedef struct {
+  uint8_t opcode;
+  uint64_t packets;
+} jct_opcode_count_t;
+
+/* The BTH opcodes flow i carried, in ascending order, with their packet
+ * counts, written to out (256 entries always suffice); returns how many
+ * (0 for a flow that does not exist). A flow's counts are kept sparse (most
+ * carry a handful of opcodes), so they are read through this call rather
+ * than a table in jct_flow_stats_t. */
+size_t jct_inspect_flow_opcodes(const jct_inspect_t *ins, size_t i, jct_opcode_count_t out[256]);
 size_t jct_inspect_nlinks(const jct_inspect_t *ins);
 const jct_link_t *jct_inspect_link(const jct_inspect_t *ins, size_t i);
 uint64_t jct_inspect_link_rate_bps(const jct_inspect_t *ins);

@@ -36,6 +36,21 @@ int jct_trace_open(jct_trace_t **out, const char *path, char *err, size_t errlen
  * which record and what libpcap said); what came before stays valid. */
 int jct_trace_next(jct_trace_t *t, jct_record_t *rec, char *err, size_t errlen);
 
+/* Read only the records that match expr, a libpcap filter expression
+ * (pcap-filter(7): tcpdump's syntax, not Wireshark's display filters),
+ * compiled for the capture's link type and snap length and run on each
+ * record's captured bytes (pcap_compile + pcap_offline_filter): from now
+ * on jct_trace_next() skips the others. Frame numbers still count every
+ * record, as Wireshark's do under a display filter. Call it before the
+ * first jct_trace_next(). Errors: JCT_EINVAL, err gets "filter 'EXPR':
+ * libpcap's words"; JCT_ENOMEM. */
+int jct_trace_set_filter(jct_trace_t *t, const char *expr, char *err, size_t errlen);
+
+/* Records read so far, whether the filter matched them or not; and of
+ * those, the ones the filter skipped (0 without a filter). */
+uint64_t jct_trace_frames_read(const jct_trace_t *t);
+uint64_t jct_trace_frames_filtered_out(const jct_trace_t *t);
+
 int jct_trace_linktype(const jct_trace_t *t);
 /* "pcap" or "pcapng"; and whether timestamps were nanosecond in the file. */
 const char *jct_trace_format(const jct_trace_t *t);
