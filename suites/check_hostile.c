@@ -11,7 +11,10 @@
  *   - shipped scenarios pass their budgets: scenario suite (shipped_*);
  *   - every result key present, null when it has no value: replay_stats;
  *   - -s/--snaplen: replay suite (snaplen_cuts_the_capture);
- *   - a capture is never overwritten by --json: cli suite.
+ *   - a capture is never overwritten by --json, inspect reads a pipe: cli suite;
+ *   - per-QP figures: replay and run suites (per_qp_*); rotation: capture suite;
+ *   - duplicate and rate behave as netem: injector_kinds and inject suites;
+ *   - a million flows in the memory budget: cli suite and bench/inspect --flows.
  * Everything here is refused before anything is built: one line on stderr,
  * exit 2, nothing on stdout and no file left behind. */
 #include <dirent.h>
@@ -99,6 +102,12 @@ static const refusal_t refusals[] = {
       "3"},
      "-W 3",
      "needs -C"},
+    {"a duplicate probability over 1", {"replay", "--inject", "duplicate p=2"}, "p=2", "outside"},
+    {"a netem rate that is not one", {"replay", "--inject", "rate fast"}, "fast", "not a rate"},
+    {"a display filter libpcap cannot parse",
+     {"inspect", "-Y", "tcp and and", TRACE},
+     "tcp and and",
+     "syntax error"},
     {"a probability over 1", {"replay", "--inject", "drop p=7"}, "p=7", "outside [0, 1]"},
 };
 
