@@ -9,7 +9,8 @@
  *     (sigint_ends_cleanly);
  *   - `lab: N` means verbs: scenario suite (lab_means_verbs);
  *   - shipped scenarios pass their budgets: scenario suite (shipped_*);
- *   - every result key present, null when it has no value: replay_stats;
+ *   - every result key present, null when it has no value: replay suite
+ *     (invalid_run_exits_3) and run suite (invalid_run_keys);
  *   - -s/--snaplen: replay suite (snaplen_cuts_the_capture);
  *   - a capture is never overwritten by --json, inspect reads a pipe: cli suite;
  *   - per-QP figures: replay and run suites (per_qp_*); rotation: capture suite;

@@ -686,6 +686,52 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* 5b. A run that is not one (every frame dropped: RETRY_EXC) exits 3 and
+ * its JSON has the valid run's keys, null where it has no value; the
+ * transport's CNPs are null, since no transport counts them yet. */
+static void run_status(char *const argv[], int want_status) {
+  result_t r = run_cmd(argv, NULL, 120);
+  ck_assert_msg(r.status == want_status, "exit %d (want %d): %s", r.status, want_status, r.err);
+  result_free(&r);
+}
+
+START_TEST(invalid_run_keys) {
+  char ok_js[256], bad_js[256];
+  craft_tmpname(ok_js, sizeof ok_js, ".json");
+  craft_tmpname(bad_js, sizeof bad_js, ".json");
+  char *ok[] = RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "64KiB", "--reps", "1",
+                        "--rate", "10mbit", "--json", ok_js);
+  char *bad[] =
+      RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "64KiB", "--reps", "1", "--inject",
+               "drop p=1", "--timeout", "1", "--retry", "1", "--json", bad_js);
+  run_status(ok, 0);
+  run_status(bad, 3);
+  json_t *v = json_load_file(ok_js, 0, NULL), *x = json_load_file(bad_js, 0, NULL);
+  unlink(ok_js);
+  unlink(bad_js);
+  ck_assert_ptr_nonnull(v);
+  ck_assert_ptr_nonnull(x);
+  ck_assert(json_is_true(json_object_get(v, "valid")));
+  ck_assert(json_is_false(json_object_get(x, "valid")));
+  const char *key;
+  json_t *val;
+  json_object_foreach(v, key, val) {
+    ck_assert_msg(json_object_get(x, key) != NULL, "the invalid run lacks \"%s\"", key);
+  }
+  json_object_foreach(x, key, val) {
+    ck_assert_msg(json_object_get(v, key) != NULL, "the valid run lacks \"%s\"", key);
+  }
+  ck_assert(json_is_null(json_object_get(v, "invalid_why")));
+  ck_assert(json_is_string(json_object_get(x, "invalid_why")));
+  ck_assert(json_is_null(json_object_get(x, "jct")));
+  ck_assert(json_is_null(json_object_get(x, "algbw_gbps")));
+  ck_assert(json_is_object(json_object_get(v, "jct")));
+  ck_assert(json_is_null(json_object_get(json_object_get(v, "transport"), "cnps")));
+  json_decref(v);
+  json_decref(x);
+}
+END_TEST
+
 /* 6. Every generated collective completes, valid and clean, sends what
  * its schedule says, and is no faster than the links allow. */
 START_TEST(algorithms_complete) {
@@ -764,6 +810,7 @@ Suite *run_suite(void) {
   tcase_add_test(core, pcap_out_inspects_clean);
   tcase_add_test(core, algorithms_complete);
   tcase_add_test(core, per_qp_retransmissions);
+  tcase_add_test(core, invalid_run_keys);
   suite_add_tcase(s, core);
   TCase *ns = tcase_create("namespaces");
   tcase_set_timeout(ns, 20);

@@ -186,14 +186,14 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
       (json_int_t)a->r.run.rate_bps, "prop_delay_ns", (json_int_t)a->r.run.prop_delay_ns, "reps",
       (json_int_t)r->reps, "pfc", a->r.run.pfc, "path_mtu_bytes",
       (json_int_t)(a->r.run.path_mtu_bytes ? a->r.run.path_mtu_bytes : 4096), "jct_ns", reps);
-  if (r->valid) {
-    json_object_set_new(root, "jct",
-                        json_pack("{s:I,s:I,s:I,s:f}", "median_ns", (json_int_t)r->median_ns,
-                                  "min_ns", (json_int_t)r->min_ns, "max_ns", (json_int_t)r->max_ns,
-                                  "cv", r->cv));
-    json_object_set_new(root, "algbw_gbps", json_real(r->algbw_gbps));
-    json_object_set_new(root, "busbw_gbps", json_real(r->busbw_gbps));
-  }
+  /* Every key always present, null when the run has no value for it. */
+  json_object_set_new(
+      root, "jct",
+      r->valid ? json_pack("{s:I,s:I,s:I,s:f}", "median_ns", (json_int_t)r->median_ns, "min_ns",
+                           (json_int_t)r->min_ns, "max_ns", (json_int_t)r->max_ns, "cv", r->cv)
+               : json_null());
+  json_object_set_new(root, "algbw_gbps", r->valid ? json_real(r->algbw_gbps) : json_null());
+  json_object_set_new(root, "busbw_gbps", r->valid ? json_real(r->busbw_gbps) : json_null());
   json_object_set_new(root, "model",
                       json_pack("{s:f,s:f,s:f,s:o}", "alpha_ns", r->alpha_ns, "goodput_bps",
                                 r->goodput_bps, "jct_ns", r->model_ns, "ratio",
@@ -204,14 +204,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                                 (json_int_t)r->lateness_p99_ns, "lateness_max_ns",
                                 (json_int_t)r->lateness_max_ns, "packet_time_ns", r->packet_time_ns,
                                 "cpu_busy", r->cpu_busy, "loop_bound", r->loop_bound));
-  const jct_transport_stats_t *t = &r->transport;
-  json_object_set_new(root, "transport",
-                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "packets", (json_int_t)t->packets,
-                                "data_packets", (json_int_t)t->data_packets,
-                                "retransmitted_packets", (json_int_t)t->retx_packets,
-                                "retransmitted_bytes", (json_int_t)t->retx_bytes, "naks",
-                                (json_int_t)t->naks, "timeouts", (json_int_t)t->timeouts,
-                                "duplicate_packets", (json_int_t)t->dup_packets));
+  json_object_set_new(root, "transport", jct__transport_json(&r->transport));
   const jct_switch_totals_t *f = &r->fabric;
   json_object_set_new(root, "fabric",
                       json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "frames_in",
