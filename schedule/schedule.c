@@ -130,7 +130,10 @@ int jct_schedule_scale(jct_schedule_t *s, double factor, char *err, size_t errle
 double jct_schedule_busbw_factor(const jct_schedule_t *s) {
   double n = s->nranks;
   if (s->nranks < 2) return 1.0;
-  if (strcmp(s->algorithm, "all-to-all") == 0) return (n - 1) / n;
+  if (strcmp(s->algorithm, "all-to-all") == 0 || strcmp(s->algorithm, "all-gather") == 0 ||
+      strcmp(s->algorithm, "reduce-scatter") == 0)
+    return (n - 1) / n;
+  if (strcmp(s->algorithm, "broadcast") == 0) return 1.0;
   return 2 * (n - 1) / n;
 }
 

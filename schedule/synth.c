@@ -14,6 +14,18 @@
  *   "Optimization of collective communication operations in MPICH", 2005):
  *   reduce-scatter by recursive halving, all-gather by recursive doubling.
  * all-to-all: every rank sends S/N to every other rank.
+ * all-gather, reduce-scatter: NCCL's ring all-gather and ring reduce-scatter,
+ *   each one half of the ring AllReduce: N-1 steps; at step s rank r sends
+ *   one chunk of S/N to r+1, after receiving step s-1 from r-1. S is the
+ *   gathered size (all-gather) or each rank's input (reduce-scatter), as
+ *   nccl-tests counts them. All-gather sends chunk (r - s) mod N (its own
+ *   first, then what it just received); reduce-scatter sends chunk
+ *   (r - s - 1) mod N, so that rank r ends with chunk r reduced.
+ * broadcast: NCCL's ring broadcast from rank 0: the data goes down the ring
+ *   0 -> 1 -> ... -> N-1 in chunks of 512 KiB (NCCL's Simple protocol: a
+ *   4 MiB buffer in NCCL_STEPS = 8 steps, BROADCAST_CHUNKSTEPS = 1), and
+ *   each rank forwards a chunk as soon as it has received it, so the
+ *   chunks pipeline along the ring; the last rank sends nothing.
  * Channels split the data C ways, each channel with its own QPs, as NCCL's
  * channels do. Sizes are split exactly: the remainder bytes go to the first
  * chunks, so the ops of one rank always add up to what it must send.
@@ -29,7 +41,22 @@
 #define MAX_RANKS 4096u
 #define MAX_CHANNELS 64u
 
-const char *const jct_synth_algorithms[] = {"ring", "tree", "halving-doubling", "all-to-all", NULL};
+/* The broadcast's pipeline chunk (above). */
+#define BROADCAST_CHUNK_BYTES (512u << 10)
+
+enum { RING, TREE, HALVING_DOUBLING, ALL_TO_ALL, ALL_GATHER, REDUCE_SCATTER, BROADCAST };
+
+const char *const jct_synth_algorithms[] = {"ring",       "tree",       "halving-doubling",
+                                            "all-to-all", "all-gather", "reduce-scatter",
+                                            "broadcast",  NULL};
+
+/* nccl-tests' names for the same collectives (its all_gather_perf and so
+ * on), taken as they are and recorded under the names above. */
+static const struct {
+  const char *alias;
+  int alg;
+} aliases[] = {
+    {"alltoall", ALL_TO_ALL}, {"allgather", ALL_GATHER}, {"reducescatter", REDUCE_SCATTER}};
 
 /* A schedule under construction, with a hash from (src, dst, channel) to
  * connection id. */
@@ -250,6 +277,44 @@ static void synth_all_to_all(builder_t *b, uint32_t n, uint64_t bytes, uint32_t 
   }
 }
 
+/* Half a ring AllReduce: N-1 steps, each rank sending one chunk to the
+ * next after receiving the previous step's from the one before. first is
+ * the chunk rank r sends at step 0 relative to r: 0 for all-gather (its
+ * own), N-1 for reduce-scatter (chunk r-1, so that r ends with chunk r). */
+static void synth_half_ring(builder_t *b, uint32_t n, uint64_t bytes, uint32_t channels,
+                            uint32_t first) {
+  for (uint32_t ch = 0; ch < channels; ch++) {
+    uint64_t ch_bytes = part(bytes, channels, ch);
+    uint32_t base = b->s->nops;
+    for (uint32_t s = 0; s + 1 < n; s++)
+      for (uint32_t r = 0; r < n; r++) {
+        uint32_t chunk = (r + first + n - s % n) % n;
+        uint32_t dep = base + (s - 1) * n + (r + n - 1) % n; /* step s-1 of rank r-1 */
+        op(b, conn(b, r, (r + 1) % n, ch), part(ch_bytes, n, chunk), &dep, s ? 1 : 0, (int32_t)s);
+      }
+  }
+}
+
+/* Chunks of one channel's share of a broadcast. */
+static uint64_t broadcast_chunks(uint64_t ch_bytes) {
+  return (ch_bytes + BROADCAST_CHUNK_BYTES - 1) / BROADCAST_CHUNK_BYTES;
+}
+
+/* Chunk-major, so each connection's messages go in chunk order; hop h is
+ * rank h sending to h+1, after receiving the same chunk from h-1. The step
+ * is the chunk's slot in the pipeline, chunk + hop. */
+static void synth_broadcast(builder_t *b, uint32_t n, uint64_t bytes, uint32_t channels) {
+  for (uint32_t ch = 0; ch < channels; ch++) {
+    uint64_t ch_bytes = part(bytes, channels, ch), k = broadcast_chunks(ch_bytes);
+    for (uint64_t j = 0; j < k; j++) {
+      uint32_t prev = 0;
+      for (uint32_t h = 0; h + 1 < n; h++)
+        prev =
+            op(b, conn(b, h, h + 1, ch), part(ch_bytes, k, j), &prev, h ? 1 : 0, (int32_t)(j + h));
+    }
+  }
+}
+
 int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nranks,
                        uint64_t bytes_total, uint32_t channels, char *err, size_t errlen) {
   *out = NULL;
@@ -262,29 +327,52 @@ int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nra
   int alg = -1;
   for (int i = 0; jct_synth_algorithms[i]; i++)
     if (strcmp(algorithm, jct_synth_algorithms[i]) == 0) alg = i;
-  if (alg < 0)
-    return jct__errf(err, errlen, JCT_EINVAL,
-                     "unknown algorithm '%s' (ring, tree, halving-doubling, all-to-all)",
-                     algorithm);
-  if (alg == 2 && (nranks & (nranks - 1)))
+  for (size_t i = 0; alg < 0 && i < sizeof aliases / sizeof *aliases; i++)
+    if (strcmp(algorithm, aliases[i].alias) == 0) alg = aliases[i].alg;
+  if (alg < 0) {
+    char names[160] = "";
+    for (int i = 0; jct_synth_algorithms[i]; i++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+               jct_synth_algorithms[i]);
+    return jct__errf(err, errlen, JCT_EINVAL, "unknown algorithm '%.60s' (%s)", algorithm, names);
+  }
+  algorithm = jct_synth_algorithms[alg];
+  if (alg == HALVING_DOUBLING && (nranks & (nranks - 1)))
     return jct__errf(err, errlen, JCT_EINVAL,
                      "halving-doubling needs a power-of-two number of ranks, not %u", nranks);
   /* The ops it will make, before making them: ring 2(N-1) per rank, tree
    * 2(N-1) per tree and two trees, halving-doubling 2 log2 N per rank,
-   * all-to-all N-1 per rank; each per channel. */
-  uint64_t n = nranks, lg = 0;
-  while ((1ull << lg) < n) lg++;
-  uint64_t nops = channels * (alg == 0   ? 2 * (n - 1) * n
-                              : alg == 1 ? 4 * (n - 1)
-                              : alg == 2 ? 2 * lg * n
-                                         : n * (n - 1));
+   * all-to-all, all-gather and reduce-scatter N-1 per rank; each per
+   * channel; broadcast N-1 per chunk of each channel. */
+  uint64_t n = nranks, lg = 0, nops = 0;
+  while ((1ull << lg) < n)
+    lg++;
+  switch (alg) {
+  case RING:
+    nops = channels * 2 * (n - 1) * n;
+    break;
+  case TREE:
+    nops = channels * 4 * (n - 1);
+    break;
+  case HALVING_DOUBLING:
+    nops = channels * 2 * lg * n;
+    break;
+  case BROADCAST:
+    for (uint32_t ch = 0; ch < channels; ch++)
+      nops += (n - 1) * broadcast_chunks(part(bytes_total, channels, ch));
+    break;
+  default:
+    nops = channels * n * (n - 1);
+    break;
+  }
   if (nops > JCT_SCHEDULE_MAX_OPS)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "%s of %u ranks x %u channels is %llu ops: a schedule has at most %u "
                      "(about 1 KB each while it is written as JSON)",
                      algorithm, nranks, channels, (unsigned long long)nops, JCT_SCHEDULE_MAX_OPS);
-  uint64_t smallest = (uint64_t)nranks * channels * (alg == 1 ? 2 : 1);
-  if (alg == 2) smallest = (uint64_t)nranks * channels;
+  /* One byte at least in every message. */
+  uint64_t smallest =
+      alg == BROADCAST ? channels : (uint64_t)nranks * channels * (alg == TREE ? 2 : 1);
   if (bytes_total < smallest)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "%s: %llu bytes is less than one byte per chunk (%llu chunks)", algorithm,
@@ -297,17 +385,26 @@ int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nra
   b.s->nranks = nranks;
   b.s->bytes = bytes_total;
   switch (alg) {
-  case 0:
+  case RING:
     synth_ring(&b, nranks, bytes_total, channels);
     break;
-  case 1:
+  case TREE:
     synth_tree(&b, nranks, bytes_total, channels);
     break;
-  case 2:
+  case HALVING_DOUBLING:
     synth_halving_doubling(&b, nranks, bytes_total, channels);
     break;
-  default:
+  case ALL_TO_ALL:
     synth_all_to_all(&b, nranks, bytes_total, channels);
+    break;
+  case ALL_GATHER:
+    synth_half_ring(&b, nranks, bytes_total, channels, 0);
+    break;
+  case REDUCE_SCATTER:
+    synth_half_ring(&b, nranks, bytes_total, channels, nranks - 1);
+    break;
+  default:
+    synth_broadcast(&b, nranks, bytes_total, channels);
     break;
   }
   free(b.keys);

@@ -738,10 +738,11 @@ START_TEST(algorithms_complete) {
   static const struct {
     const char *algo, *ranks, *bytes, *channels;
     double factor; /* nccl-tests' busbw factor */
-  } cases[] = {{"tree", "4", "256KiB", "1", 1.5},
-               {"halving-doubling", "4", "256KiB", "1", 1.5},
-               {"all-to-all", "4", "256KiB", "1", 0.75},
-               {"ring", "4", "256KiB", "2", 1.5}};
+  } cases[] = {
+      {"tree", "4", "256KiB", "1", 1.5},        {"halving-doubling", "4", "256KiB", "1", 1.5},
+      {"all-to-all", "4", "256KiB", "1", 0.75}, {"ring", "4", "256KiB", "2", 1.5},
+      {"all-gather", "4", "256KiB", "1", 0.75}, {"reduce-scatter", "3", "256KiB", "2", 2.0 / 3},
+      {"broadcast", "3", "1536KiB", "1", 1.0}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     sched_count_t want =
         synth_count(cases[i].algo, cases[i].ranks, cases[i].bytes, cases[i].channels);
@@ -766,8 +767,9 @@ START_TEST(algorithms_complete) {
     double bound = cases[i].factor * s_bytes * 8 * 1e9 / goodput_bps(1e8);
     ck_assert_msg(median >= 0.95 * bound, "%s: %.0f ns, below the links' bound %.0f ns",
                   cases[i].algo, median, bound);
-    printf("run: %s (%s ch) 4 ranks 256 KiB: %.1f ms, model ratio %.2f\n", cases[i].algo,
-           cases[i].channels, median / 1e6, jnum(doc, "model.ratio"));
+    printf("run: %s (%s ch) %s ranks %s: %.1f ms, model ratio %.2f\n", cases[i].algo,
+           cases[i].channels, cases[i].ranks, cases[i].bytes, median / 1e6,
+           jnum(doc, "model.ratio"));
     json_decref(doc);
     result_free(&r);
   }

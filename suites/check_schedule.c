@@ -16,9 +16,23 @@ static uint64_t sent_by(const jct_schedule_t *s, uint32_t rank) {
   return b;
 }
 
+static uint64_t received_by(const jct_schedule_t *s, uint32_t rank) {
+  uint64_t b = 0;
+  for (uint32_t i = 0; i < s->nops; i++)
+    if (s->conns[s->ops[i].conn].dst == rank) b += s->ops[i].bytes;
+  return b;
+}
+
+/* Bytes of part i of total split n ways, the remainder to the first parts
+ * (as synth.c splits, recomputed here). */
+static uint64_t share(uint64_t total, uint64_t n, uint64_t i) {
+  return total / n + (i < total % n ? 1 : 0);
+}
+
 /* Which ranks' data each op carries: its sender's, and everything its deps
- * carried. For an AllReduce every rank must end up having heard from all. */
-static void assert_everyone_hears_everyone(const jct_schedule_t *s) {
+ * carried. Every rank must end up having heard from each rank in from
+ * (for an AllReduce, all of them; for a broadcast, the root). */
+static void assert_hears(const jct_schedule_t *s, uint64_t from) {
   ck_assert_uint_le(s->nranks, 64);
   uint64_t *carries = calloc(s->nops, sizeof *carries);
   uint64_t *heard = calloc(s->nranks, sizeof *heard);
@@ -32,12 +46,15 @@ static void assert_everyone_hears_everyone(const jct_schedule_t *s) {
     }
     heard[s->conns[o->conn].dst] |= carries[i];
   }
-  uint64_t all = s->nranks == 64 ? ~0ull : (1ull << s->nranks) - 1;
   for (uint32_t r = 0; r < s->nranks; r++)
-    ck_assert_msg((heard[r] | 1ull << r) == all, "%s: rank %u misses some ranks' data",
+    ck_assert_msg(((heard[r] | 1ull << r) & from) == from, "%s: rank %u misses some ranks' data",
                   s->algorithm, r);
   free(carries);
   free(heard);
+}
+
+static void assert_everyone_hears_everyone(const jct_schedule_t *s) {
+  assert_hears(s, s->nranks == 64 ? ~0ull : (1ull << s->nranks) - 1);
 }
 
 START_TEST(ring_shape) {
@@ -86,7 +103,11 @@ START_TEST(all_algorithms) {
         }
         ck_assert_msg(rc == 0, "%s n=%u: %s", alg, n, err);
         ck_assert_int_eq(jct_schedule_validate(s, err, sizeof err), 0);
-        if (strcmp(alg, "all-to-all") == 0) {
+        if (strcmp(alg, "broadcast") == 0) {
+          assert_hears(s, 1); /* the root */
+          for (uint32_t r = 1; r < n; r++)
+            ck_assert_uint_eq(received_by(s, r), 1000003);
+        } else if (strcmp(alg, "all-to-all") == 0) {
           uint64_t total = 0;
           for (uint32_t r = 0; r < n; r++)
             total += sent_by(s, r);
@@ -96,6 +117,133 @@ START_TEST(all_algorithms) {
         }
         jct_schedule_free(s);
       }
+}
+END_TEST
+
+/* The ring all-gather and reduce-scatter: N-1 steps of one chunk per rank
+ * and channel, each after the previous step of the previous rank (the
+ * chunk it forwards), the chunks as NCCL's rings send them. */
+static void half_ring_shape(const char *alg, bool gather) {
+  char err[256];
+  jct_schedule_t *s;
+  const uint32_t n = 5, ch = 2;
+  const uint64_t bytes = 1000003; /* odd: the chunks differ by a byte */
+  ck_assert_int_eq(jct_schedule_synth(&s, alg, n, bytes, ch, err, sizeof err), 0);
+  ck_assert_str_eq(s->algorithm, alg);
+  ck_assert_uint_eq(s->nops, ch * n * (n - 1));
+  ck_assert_uint_eq(s->nconns, ch * n);
+  for (uint32_t i = 0; i < s->nops; i++) {
+    const jct_op_t *o = &s->ops[i];
+    const jct_conn_t *c = &s->conns[o->conn];
+    ck_assert_uint_eq(c->dst, (c->src + 1) % n);
+    ck_assert_int_ge(o->step, 0);
+    ck_assert_int_lt(o->step, (int32_t)(n - 1));
+    uint32_t step = (uint32_t)o->step;
+    uint32_t chunk = gather ? (c->src + n - step) % n : (c->src + 2 * n - step - 1) % n;
+    ck_assert_uint_eq(o->bytes, share(share(bytes, ch, c->channel), n, chunk));
+    ck_assert_uint_eq(o->ndeps, step == 0 ? 0 : 1);
+    if (o->ndeps) { /* the chunk the previous rank sent it one step before */
+      const jct_op_t *d = &s->ops[o->deps[0]];
+      ck_assert_int_eq(d->step, o->step - 1);
+      ck_assert_uint_eq(s->conns[d->conn].dst, c->src);
+      ck_assert_uint_eq(s->conns[d->conn].channel, c->channel);
+      ck_assert_uint_eq(d->bytes, o->bytes);
+    }
+  }
+  /* All-gather: each rank sends every chunk but its successor's, and
+   * receives every chunk but its own. Reduce-scatter: each rank sends
+   * every chunk but its own, and receives every chunk but its
+   * predecessor's (the last it receives is its own, reduced). */
+  for (uint32_t r = 0; r < n; r++) {
+    uint64_t not_sent = 0, not_received = 0;
+    for (uint32_t k = 0; k < ch; k++) {
+      uint64_t cb = share(bytes, ch, k);
+      not_sent += share(cb, n, gather ? (r + 1) % n : r);
+      not_received += share(cb, n, gather ? r : (r + n - 1) % n);
+    }
+    ck_assert_uint_eq(sent_by(s, r), bytes - not_sent);
+    ck_assert_uint_eq(received_by(s, r), bytes - not_received);
+  }
+  assert_everyone_hears_everyone(s);
+  ck_assert_double_eq_tol(jct_schedule_busbw_factor(s), 4.0 / 5, 1e-12);
+  jct_schedule_free(s);
+}
+
+START_TEST(all_gather_shape) {
+  half_ring_shape("all-gather", true);
+  /* nccl-tests' spelling, recorded under jctlab's name. */
+  char err[256];
+  jct_schedule_t *s;
+  ck_assert_int_eq(jct_schedule_synth(&s, "allgather", 3, 3000, 1, err, sizeof err), 0);
+  ck_assert_str_eq(s->algorithm, "all-gather");
+  jct_schedule_free(s);
+}
+END_TEST
+
+START_TEST(reduce_scatter_shape) {
+  half_ring_shape("reduce-scatter", false);
+  /* Rank r's last receive (step N-2) is chunk r of each channel. */
+  char err[256];
+  jct_schedule_t *s;
+  ck_assert_int_eq(jct_schedule_synth(&s, "reducescatter", 4, 4000 + 6, 1, err, sizeof err), 0);
+  ck_assert_str_eq(s->algorithm, "reduce-scatter");
+  for (uint32_t i = 0; i < s->nops; i++)
+    if (s->ops[i].step == 2) {
+      uint32_t dst = s->conns[s->ops[i].conn].dst;
+      ck_assert_uint_eq(s->ops[i].bytes, share(4006, 4, dst));
+    }
+  jct_schedule_free(s);
+}
+END_TEST
+
+/* The ring broadcast: chunks of 512 KiB per channel down 0 -> 1 -> ... ->
+ * N-1; each hop forwards a chunk after receiving it; every rank but the
+ * root receives all of it, every rank but the last sends all of it. */
+START_TEST(broadcast_shape) {
+  char err[256];
+  jct_schedule_t *s;
+  const uint32_t n = 4, ch = 2;
+  const uint64_t bytes = (3u << 20) + 7; /* 1.5 MiB and some a channel: 4 chunks */
+  const uint64_t chunks = 4;
+  ck_assert_int_eq(jct_schedule_synth(&s, "broadcast", n, bytes, ch, err, sizeof err), 0);
+  ck_assert_uint_eq(s->nops, ch * chunks * (n - 1));
+  ck_assert_uint_eq(s->nconns, ch * (n - 1));
+  int32_t last_step[64] = {0}; /* per connection: chunk order kept */
+  for (uint32_t i = 0; i < s->nconns; i++)
+    last_step[i] = -1;
+  for (uint32_t i = 0; i < s->nops; i++) {
+    const jct_op_t *o = &s->ops[i];
+    const jct_conn_t *c = &s->conns[o->conn];
+    ck_assert_uint_eq(c->dst, c->src + 1);
+    ck_assert_uint_le(o->bytes, 512u << 10);
+    ck_assert_int_gt(o->step, last_step[o->conn]);
+    last_step[o->conn] = o->step;
+    ck_assert_uint_eq(o->ndeps, c->src == 0 ? 0 : 1);
+    if (o->ndeps) { /* the same chunk, one hop up the ring */
+      const jct_op_t *d = &s->ops[o->deps[0]];
+      ck_assert_uint_eq(s->conns[d->conn].dst, c->src);
+      ck_assert_uint_eq(s->conns[d->conn].channel, c->channel);
+      ck_assert_uint_eq(d->bytes, o->bytes);
+      ck_assert_int_eq(d->step, o->step - 1);
+    }
+  }
+  for (uint32_t r = 0; r < n; r++) {
+    ck_assert_uint_eq(sent_by(s, r), r + 1 < n ? bytes : 0);
+    ck_assert_uint_eq(received_by(s, r), r ? bytes : 0);
+  }
+  assert_hears(s, 1);
+  ck_assert_double_eq_tol(jct_schedule_busbw_factor(s), 1.0, 1e-12);
+  jct_schedule_free(s);
+  /* Up to one chunk a channel: one message a hop, no pipeline. */
+  ck_assert_int_eq(jct_schedule_synth(&s, "broadcast", 3, 4096, 1, err, sizeof err), 0);
+  ck_assert_uint_eq(s->nops, 2);
+  ck_assert_uint_eq(s->ops[1].deps[0], 0);
+  jct_schedule_free(s);
+  /* The op limit counts the chunks: 1 TiB in 512 KiB chunks down 4 ranks. */
+  ck_assert_int_eq(jct_schedule_synth(&s, "broadcast", 4, 1ull << 40, 1, err, sizeof err),
+                   JCT_EINVAL);
+  ck_assert_msg(strstr(err, "6291456 ops"), "%s", err);
+  ck_assert_ptr_null(s);
 }
 END_TEST
 
@@ -243,6 +391,9 @@ Suite *schedule_suite(void) {
   TCase *core = tcase_create("core");
   tcase_add_test(core, ring_shape);
   tcase_add_test(core, all_algorithms);
+  tcase_add_test(core, all_gather_shape);
+  tcase_add_test(core, reduce_scatter_shape);
+  tcase_add_test(core, broadcast_shape);
   tcase_add_test(core, json_round_trip);
   tcase_add_test(core, scale_sizes);
   suite_add_tcase(s, core);

@@ -21,6 +21,10 @@ static const char usage_text[] =
     "  tree              double binary tree AllReduce (two trees, half the data each)\n"
     "  halving-doubling  Rabenseifner's AllReduce (N a power of two)\n"
     "  all-to-all        every rank sends SIZE/N bytes to every other rank\n"
+    "  all-gather        NCCL's ring all-gather of SIZE in all: N-1 steps of SIZE/N\n"
+    "  reduce-scatter    NCCL's ring reduce-scatter of SIZE per rank: N-1 steps of SIZE/N\n"
+    "  broadcast         NCCL's ring broadcast from rank 0, pipelined in 512 KiB chunks\n"
+    "                    (nccl-tests' allgather, reducescatter, alltoall are taken too)\n"
     "\n"
     "options:\n"
     "  --ranks N         ranks, 2 to 4096\n"
@@ -63,7 +67,9 @@ int jct__cmd_synth(int argc, char **argv) {
       alg = w;
     }
   }
-  if (!alg) return bad("which algorithm? ring, tree, halving-doubling or all-to-all");
+  if (!alg)
+    return bad("which algorithm? ring, tree, halving-doubling, all-to-all, all-gather, "
+               "reduce-scatter or broadcast");
   if (!ranks) return bad("--ranks is missing");
   if (!bytes) return bad("--bytes is missing");
   if (jct__cmd_output_ok("synth", "-o", out)) return 2;

@@ -10,16 +10,33 @@
  * ICRC 4, UDP 8, IPv4 20, Ethernet 14, and 24 of preamble, FCS and gap. */
 #define WIRE_EXTRA_BYTES (12 + 4 + 8 + 20 + 14 + 24)
 
+static bool is(const jct_schedule_t *s, const char *name) {
+  return strcmp(s->algorithm, name) == 0;
+}
+
+/* A broadcast's pipeline slot: the first chunk of every channel, sent at
+ * once by the root (the ops of step 0). */
+static double broadcast_slot_bytes(const jct_schedule_t *s) {
+  double b = 0;
+  for (uint32_t i = 0; i < s->nops; i++)
+    if (s->ops[i].step == 0) b += (double)s->ops[i].bytes;
+  return b;
+}
+
 void jct_run_model(const jct_run_opts_t *o, jct_run_result_t *r) {
+  const jct_schedule_t *sch = o->schedule;
   uint32_t pmtu = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
   double wire_bytes = pmtu + WIRE_EXTRA_BYTES;
-  double n = o->schedule->nranks, s = (double)o->schedule->bytes;
+  double n = sch->nranks, s = (double)sch->bytes;
   r->packet_time_ns = wire_bytes * 8e9 / (double)o->rate_bps;
   r->goodput_bps = (double)o->rate_bps * pmtu / wire_bytes;
   r->alpha_ns = 2.0 * (double)o->prop_delay_ns + r->packet_time_ns;
   double b_bytes_per_ns = r->goodput_bps / 8e9;
-  if (strcmp(o->schedule->algorithm, "all-to-all") == 0)
+  if (is(sch, "all-to-all") || is(sch, "all-gather") || is(sch, "reduce-scatter"))
     r->model_ns = (n - 1) * r->alpha_ns + (n - 1) / n * s / b_bytes_per_ns;
+  else if (is(sch, "broadcast"))
+    r->model_ns =
+        (n - 1) * r->alpha_ns + ((n - 2) * broadcast_slot_bytes(sch) + s) / b_bytes_per_ns;
   else
     r->model_ns = 2 * (n - 1) * r->alpha_ns + 2 * (n - 1) / n * s / b_bytes_per_ns;
 }

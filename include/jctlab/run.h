@@ -10,8 +10,13 @@
  * UDP 8, IPv4 20, Ethernet 14 and 24 bytes of preamble, FCS and gap); α is
  * a message's latency: two propagation delays and one packet's
  * serialization (the switch stores and forwards). AllReduce (ring, tree,
- * halving-doubling): T = 2(N-1)·α + 2(N-1)/N · S/B; all-to-all:
- * T = (N-1)·α + (N-1)/N · S/B.
+ * halving-doubling, and a schedule of any other name): T = 2(N-1)·α +
+ * 2(N-1)/N · S/B; all-to-all, all-gather and reduce-scatter (one half of
+ * the ring): T = (N-1)·α + (N-1)/N · S/B; broadcast, pipelined down the
+ * ring in chunks (schedule.h): T = (N-1)·α + ((N-2)·c + S)/B, with c the
+ * bytes the root sends first (one chunk per channel): the first chunk
+ * takes N-1 hops, and the root's link carries all S. With one chunk
+ * (S up to 512 KiB a channel) that is (N-1)·(α + S/B), no pipeline.
  *
  * A run is invalid, never reported as a result, when the harness lost
  * frames by its own fault (pcap_inject refused, kernel buffers overran) or

@@ -82,10 +82,21 @@ int jct_schedule_save(const jct_schedule_t *s, const char *path, char *err, size
  *      nodes of the other;
  *   "halving-doubling": Rabenseifner's reduce-scatter by recursive halving
  *      then all-gather by recursive doubling (N a power of two);
- *   "all-to-all": every rank sends S/N to every other rank, no deps.
+ *   "all-to-all": every rank sends S/N to every other rank, no deps;
+ *   "all-gather": NCCL's ring all-gather of S bytes in all (S/N from each
+ *      rank): N-1 steps, at step s rank r sends chunk (r - s) mod N of S/N
+ *      to r+1, after receiving step s-1 from r-1;
+ *   "reduce-scatter": NCCL's ring reduce-scatter of S bytes per rank, each
+ *      ending with S/N: the same ring, chunk (r - s - 1) mod N at step s;
+ *   "broadcast": NCCL's ring broadcast from rank 0 down 0 -> 1 -> ... ->
+ *      N-1, pipelined in chunks of 512 KiB per channel (NCCL's Simple
+ *      protocol: 4 MiB buffers in 8 steps, one step a chunk); rank h
+ *      forwards chunk j after receiving it; step = j + h.
+ * nccl-tests' spellings "allgather", "reducescatter" and "alltoall" are
+ * taken too; the schedule records the names above.
  * Errors: JCT_EINVAL (unknown algorithm, nranks < 2, bytes too small for
- * one byte per chunk, N not a power of two for halving-doubling; err says
- * which), JCT_ENOMEM. */
+ * one byte per chunk, N not a power of two for halving-doubling, more ops
+ * than JCT_SCHEDULE_MAX_OPS; err says which), JCT_ENOMEM. */
 int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nranks,
                        uint64_t bytes_total, uint32_t channels, char *err, size_t errlen);
 
@@ -101,8 +112,10 @@ extern const char *const jct_synth_algorithms[];
  * which), and then s is unchanged. */
 int jct_schedule_scale(jct_schedule_t *s, double factor, char *err, size_t errlen);
 
-/* Bus bandwidth factor for nccl-tests' busbw = algbw * factor:
- * AllReduce 2(N-1)/N (ring, tree, halving-doubling), all-to-all (N-1)/N. */
+/* Bus bandwidth factor for nccl-tests' busbw = algbw * factor, by the
+ * schedule's algorithm: AllReduce 2(N-1)/N (ring, tree, halving-doubling,
+ * and any other name, a captured schedule's included); all-to-all,
+ * all-gather and reduce-scatter (N-1)/N; broadcast 1. */
 double jct_schedule_busbw_factor(const jct_schedule_t *s);
 
 void jct_schedule_free(jct_schedule_t *s);
