@@ -83,7 +83,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
                jct_replay_result_t *r, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
   r->culprit = -1;
-  int rc = jct__run_check_opts(o, err, errlen);
+  int rc = jct_run_check(o, err, errlen);
   if (rc) return rc;
   r->reps = o->reps;
   r->valid = true;
@@ -115,6 +115,8 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
     return rc;
   }
   uint64_t wall0 = jct_now_ns();
+  char why0[256];
+  if ((rc = jct__session_warmup(s, why0, sizeof why0)) == 0 && why0[0]) invalid(r, why0);
   /* B F B F ...: both sides see the machine in the same state. */
   for (uint32_t i = 0; i < o->reps && r->valid && rc == 0; i++)
     for (int side = 0; side < 2 && r->valid && rc == 0; side++) {

@@ -43,7 +43,7 @@ static void invalid(jct_run_result_t *r, const char *why) {
   snprintf(r->invalid_why, sizeof r->invalid_why, "%s", why);
 }
 
-int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen) {
+int jct_run_check(const jct_run_opts_t *o, char *err, size_t errlen) {
   if (!o->schedule) return jct__errf(err, errlen, JCT_EINVAL, "no schedule");
   if (o->reps < 1 || o->reps > JCT_RUN_MAX_REPS)
     return jct__errf(err, errlen, JCT_EINVAL, "--reps %u is outside [1, %u]", o->reps,
@@ -60,6 +60,9 @@ int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen) {
                        "op %u is a message of %llu bytes: a RoCE message is at most 2^31 bytes "
                        "(split it, or give more ranks or channels)",
                        i, (unsigned long long)o->schedule->ops[i].bytes);
+  if (o->warmup > JCT_RUN_MAX_WARMUP)
+    return jct__errf(err, errlen, JCT_EINVAL, "--warmup %u is outside [0, %u]", o->warmup,
+                     JCT_RUN_MAX_WARMUP);
   if (o->ninject > JCT_RUN_MAX_INJECTORS)
     return jct__errf(err, errlen, JCT_EINVAL, "%u injectors: at most %u", o->ninject,
                      JCT_RUN_MAX_INJECTORS);
@@ -88,7 +91,7 @@ static void add_rep(jct_run_result_t *r, const jct_rep_t *rep) {
 
 int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
-  int rc = jct__run_check_opts(o, err, errlen);
+  int rc = jct_run_check(o, err, errlen);
   if (rc) return rc;
   r->reps = o->reps;
   r->valid = true;
@@ -103,7 +106,9 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
     jct__session_free(s);
     return rc;
   }
-  for (uint32_t i = 0; i < o->reps && r->valid; i++) {
+  char why[256];
+  if ((rc = jct__session_warmup(s, why, sizeof why)) == 0 && why[0]) invalid(r, why);
+  for (uint32_t i = 0; i < o->reps && r->valid && rc == 0; i++) {
     jct_rep_t rep;
     if ((rc = jct__session_rep(s, true, i, &rep))) break;
     r->jct_ns[i] = rep.jct_ns;

@@ -163,6 +163,27 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   return 0;
 }
 
+int jct__session_warmup(jct__session_t *s, char *why, size_t len) {
+  why[0] = 0;
+  for (uint32_t i = 0; i < s->o->warmup; i++) {
+    jct_rep_t rep;
+    int rc = jct__session_rep(s, false, i, &rep);
+    jct__rep_clear(&rep);
+    if (rc) return rc;
+    if (!rep.ok) {
+      snprintf(why, len, "warm-up repetition %u: %.200s", i + 1, rep.why);
+      return 0;
+    }
+  }
+  /* The loop's lateness and CPU time are the measured repetitions'. */
+  if (s->o->warmup) {
+    memset(&s->loop.clock.lateness, 0, sizeof s->loop.clock.lateness);
+    s->cpu0 = cpu_seconds();
+    s->wall0 = jct_now_ns();
+  }
+  return 0;
+}
+
 void jct__session_health(jct__session_t *s, jct__session_health_t *h) {
   memset(h, 0, sizeof *h);
   double wall = (double)(jct_now_ns() - s->wall0) * 1e-9;

@@ -1,7 +1,8 @@
 /* A session (internal to the harness): one fabric, its ranks and its
  * injector chain, built once and then asked for repetitions one at a time,
  * each either with the injectors on the switch's path (faulted) or off it
- * (baseline). The ranks run on the transport's backend (backend.h); the
+ * (baseline); warm-up repetitions, first, are baseline ones nobody
+ * measures. The ranks run on the transport's backend (backend.h); the
  * session keeps what every transport shares. `jctlab run` asks for K faulted repetitions; `jctlab
  * replay` alternates baseline and faulted ones on the same fabric
  * (DESIGN.md, decision 5), so both see the same machine at the same time.
@@ -26,22 +27,24 @@
 
 typedef struct jct__session jct__session_t;
 
-/* Options a run or a replay refuses before building anything: no
- * schedule, reps outside [1, JCT_RUN_MAX_REPS], a rate outside what the
- * fabric emulates, a schedule without its size, too many injectors.
- * Returns 0 or JCT_EINVAL (err says which). (run.c) */
-int jct__run_check_opts(const jct_run_opts_t *o, char *err, size_t errlen);
-
 /* Build what o describes (injectors first: a bad spec is bad input) and
  * let the links come up. bin_ns: the retransmission bins' width (0: none).
  * Errors as jct_run(). */
 int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin_ns, char *err,
-                    size_t errlen);
+                     size_t errlen);
 
 /* One repetition, faulted or not. Fills *rep (rep->ok false: it failed,
  * rep->why says how; the session is then unusable for more). Errors:
  * JCT_ENOMEM. */
 int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t *rep);
+
+/* The session's o->warmup warm-up repetitions, one after the other,
+ * without the injectors (baseline), their figures dropped: the loop's
+ * lateness and the CPU time start again after them, and only frames the
+ * harness lost by its own fault still count. Returns 0 with why empty,
+ * or 0 with why saying which failed and how (the session is then
+ * unusable, as after any failed repetition), or JCT_ENOMEM. */
+int jct__session_warmup(jct__session_t *s, char *why, size_t len);
 
 /* The loop's lateness over every repetition so far, CPU busy fraction,
  * the harness's own losses (nonzero: the run is invalid; why says how),

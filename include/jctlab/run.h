@@ -48,6 +48,8 @@ typedef struct {
   const char *agents;        /* verbs on hosts: "HOST:PORT,..." of `jctlab agent --listen`, rank
                                 order; no jctlab fabric then (NULL: none) */
   uint32_t reps;             /* >= 1 */
+  uint32_t warmup;           /* repetitions run first, without the injectors, and not measured
+                                (nccl-tests' -w); 0: none */
   uint64_t rate_bps;         /* per link */
   uint64_t prop_delay_ns;    /* per link */
   uint32_t mtu;              /* link IP MTU; 0: 9000 */
@@ -111,6 +113,7 @@ enum {
 void jct_transport_stats_add(jct_transport_stats_t *sum, const jct_transport_stats_t *x);
 
 #define JCT_RUN_MAX_REPS 1000
+#define JCT_RUN_MAX_WARMUP 100
 #define JCT_RUN_MAX_INJECTORS 16
 
 /* One connection's figures over a run's repetitions (or one side's of a
@@ -177,6 +180,14 @@ typedef struct {
   jct_qp_figures_t *qps; /* schedule->nconns, by connection; NULL when the run is
                             invalid. Owned: jct_run_result_free() */
 } jct_run_result_t;
+
+/* What jct_run() and jct_replay() refuse before building anything, for a
+ * caller that checks many options first (a size sweep): no schedule, or
+ * one without its size; reps outside [1, JCT_RUN_MAX_REPS]; warmup above
+ * JCT_RUN_MAX_WARMUP; a rate outside what the fabric emulates; a message
+ * over JCT_ROCE_MAX_MSG_BYTES (2^31, roce.h); too many injectors. Returns
+ * 0 or JCT_EINVAL (err says which). */
+int jct_run_check(const jct_run_opts_t *o, char *err, size_t errlen);
 
 /* Run. Returns 0 with *res filled (res->valid says whether it may be
  * reported; free it with jct_run_result_free), or JCT_EINVAL (bad options:
