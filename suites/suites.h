@@ -22,6 +22,7 @@ Suite *injector_suite(void);
 Suite *injector_kinds_suite(void);
 Suite *inject_suite(void);
 Suite *report_suite(void);
+Suite *sweep_suite(void);
 Suite *scenario_suite(void);
 Suite *replay_stats_suite(void);
 Suite *replay_suite(void);

@@ -45,6 +45,15 @@ static const char usage_text[] =
     "  --bytes SIZE       the collective's size: 8MiB, 64M, 1GiB\n"
     "  --channels C       channels (default 1)\n"
     "  --schedule FILE    a schedule (JSON, from jctlab synth or edited) instead of --synth\n"
+    "  --warmup N         warm-up repetitions before the measured ones, without faults, not\n"
+    "                     measured (as nccl-tests -w; default 0, and 1 with a size sweep)\n"
+    "\n"
+    "a size sweep, as nccl-tests' -b 8 -e 128M -f 2 (--synth only; one table row per size;\n"
+    "with --inject each size is a replay: baseline and faulted repetitions interleaved):\n"
+    "  -b, --bytes-min SIZE   the smallest size\n"
+    "  -e, --bytes-max SIZE   the largest size\n"
+    "  -f, --bytes-factor F   each size F times the one before (default 2; above 1)\n"
+    "  --bytes SIZE,SIZE,...  or a list of sizes, run in that order (at most 64 sizes)\n"
     "%s"
     "  --json FILE        the result as JSON ('-': standard output, instead of the table)\n"
     "  --per-qp           a row per connection (QP pair) for any number of them: bytes,\n"
@@ -58,6 +67,7 @@ static const char usage_text[] =
 
 typedef struct {
   jct__run_args_t r;
+  jct__sweep_args_t sweep;
   const char *json;
   bool per_qp;
 } args_t;
@@ -65,7 +75,8 @@ typedef struct {
 static int parse(int argc, char **argv, args_t *a) {
   for (int i = 1; i < argc; i++) {
     const char *w = argv[i];
-    int got = jct__run_args_parse(&a->r, argc, argv, &i, "run");
+    int got = jct__sweep_args_parse(&a->sweep, argc, argv, &i);
+    if (got == 0) got = jct__run_args_parse(&a->r, argc, argv, &i, "run");
     if (got == 2) return 2;
     if (got == 1) continue;
     if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
@@ -84,10 +95,9 @@ static int parse(int argc, char **argv, args_t *a) {
     }
   }
   if (!a->r.synth == !a->r.schedule) return bad("give --synth ALGO or --schedule FILE");
-  if (a->r.synth && (!a->r.ranks || !a->r.bytes)) return bad("--synth needs --ranks and --bytes");
   if (jct__capture_opts_check(&a->r.run, "run") || jct__capture_names_ok(&a->r.run, 1, "run"))
     return 2;
-  return -1;
+  return jct__sweep_args_finish(&a->sweep, &a->r);
 }
 
 static void print_fabric(const jct_run_result_t *r) {
@@ -238,6 +248,8 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(root, "qps", r->qps ? jct__qps_json(s, NULL, r->qps) : json_null());
   json_object_set_new(json_object_get(root, "config"), "seed",
                       json_integer((json_int_t)a->r.run.seed));
+  json_object_set_new(json_object_get(root, "config"), "warmup",
+                      json_integer((json_int_t)a->r.run.warmup));
   int rc = strcmp(a->json, "-") == 0
                ? json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
                : json_dump_file(root, a->json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -250,8 +262,13 @@ int jct__cmd_run(int argc, char **argv) {
   if (argc > 1 && jct__is_scenario_arg(argv[1])) return jct__cmd_run_scenario(argc, argv);
   args_t a = {0};
   jct__run_args_init(&a.r, 100000000u);
+  a.sweep.warmup = -1;
   int status = parse(argc, argv, &a);
   if (status >= 0) return status;
+  if (a.sweep.nsizes) {
+    jct__run_args_finish(&a.r);
+    return jct__run_sweep(&a.sweep, &a.r, a.json);
+  }
 
   char err[512];
   jct_schedule_t *s;

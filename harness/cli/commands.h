@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "harness/plan/run_args.h"
 
@@ -67,6 +68,36 @@ int jct__capture_names_ok(const jct_run_opts_t *r, uint32_t ncases, const char *
 
 /* The lines of help text for the shared options. */
 extern const char jct__run_args_help[];
+
+/* `jctlab run`'s size sweep and warm-up (cmd_run_sweep.c), as nccl-tests'
+ * -b, -e, -f and -w: --bytes-min/-b, --bytes-max/-e, --bytes-factor/-f
+ * (default 2), a list --bytes SIZE,SIZE,... and --warmup N (default 1
+ * with a sweep, as nccl-tests; 0 with one size, as before; no -w, which
+ * is tcpdump's "write" beside the capture options' -s, -C and -W). */
+typedef struct {
+  uint64_t min, max;
+  double factor;
+  bool have_min, have_max, have_factor;
+  const char *list; /* --bytes with a comma */
+  int64_t warmup;   /* -1: not given */
+  uint64_t sizes[64];
+  uint32_t nsizes; /* 0: not a sweep */
+} jct__sweep_args_t;
+
+/* Try argv[*i] (and its value) as one of the sweep's options. Returns 1
+ * consumed (*i moved past the value), 0 not one of them, 2 bad (said). */
+int jct__sweep_args_parse(jct__sweep_args_t *s, int argc, char **argv, int *i);
+
+/* After the whole command line: check the options against each other and
+ * --synth/--bytes, expand the sizes into s->sizes (nsizes 0: one size,
+ * no sweep) and put the warm-up into r->run. Returns -1 fine, 2 bad
+ * (said). */
+int jct__sweep_args_finish(jct__sweep_args_t *s, jct__run_args_t *r);
+
+/* Run the sweep and print its table (json NULL or a file) or only its
+ * JSON (json "-"). Returns the exit status: 0 every size valid, 3 a size
+ * invalid, 2 bad input, 1 jctlab failed, 128 + a signal that ended it. */
+int jct__run_sweep(const jct__sweep_args_t *s, jct__run_args_t *r, const char *json);
 
 /* The command line of the commands that run fault cases (`jctlab replay`,
  * `jctlab run SCENARIO.yaml`), read in one loop (case_args.c): --help
