@@ -15,7 +15,10 @@
  *   - a capture is never overwritten by --json, inspect reads a pipe: cli suite;
  *   - per-QP figures: replay and run suites (per_qp_*); rotation: capture suite;
  *   - duplicate and rate behave as netem: injector_kinds and inject suites;
- *   - a million flows in the memory budget: cli suite and bench/inspect --flows.
+ *   - a million flows in the memory budget: cli suite and bench/inspect --flows;
+ *   - nccl-tests' size sweep and its refusals (-b above -e, -f not above 1,
+ *     over 64 sizes, a size over RoCE's 2^31-byte message): sweep suite;
+ *     all-gather, reduce-scatter and broadcast: schedule and run suites.
  * Everything here is refused before anything is built: one line on stderr,
  * exit 2, nothing on stdout and no file left behind. */
 #include <dirent.h>
