@@ -54,6 +54,8 @@ static const char usage_text[] =
     "  -e, --bytes-max SIZE   the largest size\n"
     "  -f, --bytes-factor F   each size F times the one before (default 2; above 1)\n"
     "  --bytes SIZE,SIZE,...  or a list of sizes, run in that order (at most 64 sizes)\n"
+    "\n"
+    "the fabric, faults and outputs:\n"
     "%s"
     "  --json FILE        the result as JSON ('-': standard output, instead of the table)\n"
     "  --per-qp           a row per connection (QP pair) for any number of them: bytes,\n"
