@@ -13,7 +13,10 @@
  *    (0, 2];
  *  - validate() still catches a fault planted in it (an op depending on
  *    itself, an op naming a missing connection), with a message; the fault
- *    is undone before the schedule is freed.
+ *    is undone before the schedule is freed;
+ *  - its profile (profile.h), when it has one: links name existing ranks
+ *    or none, addresses are terminated, an MTU is at least 1 byte, and a
+ *    retransmit timeout is 4.096 us x 2^timeout_exp.
  * A broken promise calls abort(), so the fuzzer keeps the input.
  *
  * Built with libFuzzer when JCT_FUZZ is on; without it, replay_main.c
@@ -83,6 +86,25 @@ out:
   return ok;
 }
 
+static void check_profile(const jct_profile_t *p, uint32_t nranks) {
+  if (p->nlinks && !p->links) broken("profile links counted but missing", NULL);
+  for (uint32_t i = 0; i < p->nlinks; i++) {
+    const jct_profile_link_t *l = &p->links[i];
+    if (l->src_rank < -1 || l->dst_rank < -1 ||
+        (l->src_rank >= 0 && (uint32_t)l->src_rank >= nranks) ||
+        (l->dst_rank >= 0 && (uint32_t)l->dst_rank >= nranks))
+      broken("profile link names a missing rank", NULL);
+    if (!memchr(l->src, '\0', sizeof l->src) || !memchr(l->dst, '\0', sizeof l->dst))
+      broken("profile link address is not terminated", NULL);
+    if (l->mtu_bytes.set && l->mtu_bytes.value == 0) broken("profile link MTU of 0 bytes", NULL);
+  }
+  if (p->mtu_bytes.set && p->mtu_bytes.value == 0) broken("profile MTU of 0 bytes", NULL);
+  if (p->timeout_exp < -1 || p->timeout_exp > 31) broken("timeout exponent out of [0, 31]", NULL);
+  if (p->timeout_exp >= 0 &&
+      (!p->timeout_ns.set || p->timeout_ns.value != 4096ull << p->timeout_exp))
+    broken("timeout is not 4.096 us x 2^timeout_exp", NULL);
+}
+
 static void check_schedule(const jct_schedule_t *s) {
   if (s->nranks == 0) broken("loaded a schedule with no ranks", NULL);
   if (s->nops == 0 || !s->ops) broken("loaded a schedule with no ops", NULL);
@@ -108,6 +130,7 @@ static void check_schedule(const jct_schedule_t *s) {
     }
   }
   if (acyclic(s) == 0) broken("loaded a schedule whose deps have a cycle", NULL);
+  if (s->profile) check_profile(s->profile, s->nranks);
 
   char err[256] = "";
   if (jct_schedule_validate(s, err, sizeof err) != 0) broken("loaded but does not validate", err);

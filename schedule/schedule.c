@@ -143,5 +143,6 @@ void jct_schedule_free(jct_schedule_t *s) {
     free(s->ops[i].deps);
   free(s->ops);
   free(s->conns);
+  jct_profile_free(s->profile);
   free(s);
 }

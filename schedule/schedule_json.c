@@ -11,6 +11,7 @@
 #include "common/errf.h"
 #include "jctlab/error.h"
 #include "jctlab/schedule.h"
+#include "profile_json.h"
 #include "schedule_json.h"
 
 #define SCHEMA_VERSION 1
@@ -113,7 +114,11 @@ static int from_json(jct_schedule_t *s, json_t *root, char *err, size_t errlen) 
     s->nops = i + 1; /* so that free() sees what was filled in */
     if ((rc = load_op(&s->ops[i], json_array_get(ops, i), i, err, errlen))) return rc;
   }
-  return jct_schedule_validate(s, err, errlen);
+  if ((rc = jct_schedule_validate(s, err, errlen))) return rc;
+  json_t *prof = json_object_get(root, "profile");
+  if (prof && !json_is_null(prof))
+    return jct__profile_from_json(prof, s->nranks, &s->profile, err, errlen);
+  return 0;
 }
 
 static int load_root(jct_schedule_t **out, json_t *root, char *err, size_t errlen) {
@@ -173,9 +178,27 @@ json_t *jct__schedule_json(const jct_schedule_t *s) {
                                          "bytes", (json_int_t)o->bytes, "deps", deps, "gap_ns",
                                          (json_int_t)o->gap_ns, "step", (int)o->step));
   }
-  return json_pack("{s:i,s:s,s:I,s:I,s:o,s:o}", "jctlab_schedule", SCHEMA_VERSION, "algorithm",
-                   s->algorithm, "ranks", (json_int_t)s->nranks, "bytes", (json_int_t)s->bytes,
-                   "connections", conns, "ops", ops);
+  /* The profile before the connections and ops, where a person editing
+   * the file finds it. */
+  json_t *root =
+      json_pack("{s:i,s:s,s:I,s:I}", "jctlab_schedule", SCHEMA_VERSION, "algorithm", s->algorithm,
+                "ranks", (json_int_t)s->nranks, "bytes", (json_int_t)s->bytes);
+  int failed = !root;
+  if (!failed && s->profile)
+    failed = json_object_set_new(root, "profile", jct__profile_json(s->profile));
+  if (!failed)
+    failed = json_object_set_new(root, "connections", conns);
+  else
+    json_decref(conns);
+  if (!failed)
+    failed = json_object_set_new(root, "ops", ops);
+  else
+    json_decref(ops);
+  if (failed) {
+    json_decref(root);
+    return NULL;
+  }
+  return root;
 }
 
 int jct_schedule_save(const jct_schedule_t *s, const char *path, char *err, size_t errlen) {

@@ -15,13 +15,17 @@
  *    "ops": [{"conn": 0, "bytes": 1048576, "deps": [3], "gap_ns": 0,
  *             "step": 0}, ...]}
  * Op and connection ids are their indices in these arrays. "step" is
- * informational (the algorithm's step; -1 when unknown).
+ * informational (the algorithm's step; -1 when unknown). A schedule
+ * inferred from a capture also carries "profile": the captured system's
+ * figures (profile.h), optional, editable, null or left out when unknown.
  */
 #ifndef JCTLAB_SCHEDULE_H
 #define JCTLAB_SCHEDULE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "jctlab/profile.h"
 
 typedef struct {
   uint32_t src, dst; /* ranks */
@@ -52,6 +56,7 @@ typedef struct {
   uint32_t nconns;
   jct_op_t *ops;
   uint32_t nops;
+  jct_profile_t *profile; /* the captured system's, or NULL; freed with the schedule */
 } jct_schedule_t;
 
 /* Check a schedule: at least one rank and one op; every connection joins
