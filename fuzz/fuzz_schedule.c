@@ -15,8 +15,9 @@
  *    itself, an op naming a missing connection), with a message; the fault
  *    is undone before the schedule is freed;
  *  - its profile (profile.h), when it has one: links name existing ranks
- *    or none, addresses are terminated, an MTU is at least 1 byte, and a
- *    retransmit timeout is 4.096 us x 2^timeout_exp.
+ *    or none, addresses are terminated, an MTU is at least 1 byte, a link
+ *    rate at least 1 bit/s, and a retransmit timeout is 4.096 us x
+ *    2^timeout_exp.
  * A broken promise calls abort(), so the fuzzer keeps the input.
  *
  * Built with libFuzzer when JCT_FUZZ is on; without it, replay_main.c
@@ -96,7 +97,7 @@ static void check_profile(const jct_profile_t *p, uint32_t nranks) {
       broken("profile link names a missing rank", NULL);
     if (!memchr(l->src, '\0', sizeof l->src) || !memchr(l->dst, '\0', sizeof l->dst))
       broken("profile link address is not terminated", NULL);
-    if (l->mtu_bytes.set && l->mtu_bytes.value == 0) broken("profile link MTU of 0 bytes", NULL);
+    if (l->rate_bps.set && l->rate_bps.value == 0) broken("profile link rate of 0 bit/s", NULL);
   }
   if (p->mtu_bytes.set && p->mtu_bytes.value == 0) broken("profile MTU of 0 bytes", NULL);
   if (p->timeout_exp < -1 || p->timeout_exp > 31) broken("timeout exponent out of [0, 31]", NULL);

@@ -71,7 +71,6 @@ static json_t *link_json(wctx_t *c, const jct_profile_link_t *l) {
   put(c, o, "dst", json_string(l->dst));
   put(c, o, "src_rank", l->src_rank >= 0 ? json_integer(l->src_rank) : json_null());
   put(c, o, "dst_rank", l->dst_rank >= 0 ? json_integer(l->dst_rank) : json_null());
-  put(c, o, "mtu_bytes", figure(c, &l->mtu_bytes));
   json_t *r = figure(c, &l->rate_bps);
   put(c, r, "mode_n", num(true, l->rate_mode_n));
   put(c, o, "rate_bps", r);
@@ -188,7 +187,6 @@ static int load_link(json_t *v, uint32_t i, uint32_t nranks, jct_profile_link_t 
       (rc = get_text(v, "dst", l->dst, sizeof l->dst, where, err, errlen)) ||
       (rc = get_rank(v, "src_rank", nranks, &l->src_rank, where, err, errlen)) ||
       (rc = get_rank(v, "dst_rank", nranks, &l->dst_rank, where, err, errlen)) ||
-      (rc = get_figure(v, "mtu_bytes", 1, MTU_MAX, &l->mtu_bytes, where, err, errlen)) ||
       (rc = get_figure(v, "rate_bps", 1, JSON_MAX, &l->rate_bps, where, err, errlen)))
     return rc;
   json_t *r = json_object_get(v, "rate_bps");

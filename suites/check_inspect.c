@@ -108,6 +108,14 @@ static void expect_event(size_t i, jct_event_type_t type, long flow, uint32_t ps
   ck_assert_uint_eq(e->ts_ns, ts_ns);
 }
 
+/* Flow i's losses re-sent and their summed latency (jct_inspect_flow_losses). */
+static void expect_losses(const jct_inspect_t *ins, size_t i, uint64_t n, uint64_t ns) {
+  uint64_t got_n, got_ns;
+  jct_inspect_flow_losses(ins, i, &got_n, &got_ns);
+  ck_assert_uint_eq(got_n, n);
+  ck_assert_uint_eq(got_ns, ns);
+}
+
 START_TEST(write_messages_in_order) {
   jct_inspect_t *ins = fresh(0);
   add(ins, roce(A, B, 5, JCT_OP_RC_RDMA_WRITE_FIRST, 100, 1024), 1000);
@@ -201,14 +209,20 @@ START_TEST(gap_nak_go_back_n) {
   ck_assert_uint_eq(t->rewinds, 1);
   ck_assert_uint_eq(t->recovery_ns, 300);
 
-  ck_assert_uint_eq(rec.n, 7);
+  /* The loss of PSN 12: hole at 300, NAK at 450, re-sent at 500. */
+  expect_losses(ins, 0, 1, 200);
+  ck_assert_uint_eq(t->losses_recovered, 1);
+  ck_assert_uint_eq(t->loss_recovery_ns, 200);
+
+  ck_assert_uint_eq(rec.n, 8);
   expect_event(0, JCT_EV_GAP, 0, 12, 1, 0, 300);
   expect_event(1, JCT_EV_NAK, 1, 12, 0x60, 0, 450);
   expect_event(2, JCT_EV_REWIND, 0, 12, 3, 0, 500);
-  expect_event(3, JCT_EV_MSG_DONE, 0, 10, 1024, 500, 600);
-  expect_event(4, JCT_EV_MSG_DONE, 0, 14, 256, 300, 700);
-  expect_event(5, JCT_EV_RECOVERED, 0, 15, 0, 300, 800);
-  expect_event(6, JCT_EV_MSG_DONE, 0, 15, 256, 0, 800);
+  expect_event(3, JCT_EV_HOLE_RESENT, 0, 12, 50, 200, 500);
+  expect_event(4, JCT_EV_MSG_DONE, 0, 10, 1024, 500, 600);
+  expect_event(5, JCT_EV_MSG_DONE, 0, 14, 256, 300, 700);
+  expect_event(6, JCT_EV_RECOVERED, 0, 15, 0, 300, 800);
+  expect_event(7, JCT_EV_MSG_DONE, 0, 15, 256, 0, 800);
   ck_assert_uint_eq(rec.ev[2].frame_no, rec.ev[1].frame_no + 1);
   jct_inspect_free(ins);
 }
@@ -238,14 +252,18 @@ START_TEST(rewind_without_nak_is_timeout) {
   ck_assert_uint_eq(f->st.recovery_ns, (6000 - 5000) + (6200 - 6100)); /* last one never ends */
   ck_assert_uint_eq(jct_inspect_flow(ins, 1)->st.acks, 1);
   ck_assert_uint_eq(f->st.messages_completed, 5); /* 10, 11, 12, 13, 14 */
+  /* 10 and 11 were never seen missing: no hole. 13 came before the go-back
+   * re-sent 12: that re-send was lost, a hole at 6000 until 6100. */
+  expect_losses(ins, 0, 1, 100);
   drop_msg_done();
-  ck_assert_uint_eq(rec.n, 6);
+  ck_assert_uint_eq(rec.n, 7);
   expect_event(0, JCT_EV_TIMEOUT, 0, 10, 3, 0, 5000);
   expect_event(1, JCT_EV_RECOVERED, 0, 13, 0, 1000, 6000);
   expect_event(2, JCT_EV_NAK, 1, 12, 0x60, 0, 6050);
   expect_event(3, JCT_EV_REWIND, 0, 12, 2, 0, 6100);
-  expect_event(4, JCT_EV_RECOVERED, 0, 14, 0, 100, 6200);
-  expect_event(5, JCT_EV_TIMEOUT, 0, 14, 1, 0, 9000);
+  expect_event(4, JCT_EV_HOLE_RESENT, 0, 12, 50, 100, 6100);
+  expect_event(5, JCT_EV_RECOVERED, 0, 14, 0, 100, 6200);
+  expect_event(6, JCT_EV_TIMEOUT, 0, 14, 1, 0, 9000);
   jct_inspect_free(ins);
 }
 END_TEST
@@ -534,6 +552,7 @@ START_TEST(event_names) {
   ck_assert_str_eq(jct_event_name(JCT_EV_RECOVERED), "recovered");
   ck_assert_str_eq(jct_event_name(JCT_EV_ECN_CE), "ecn_ce");
   ck_assert_str_eq(jct_event_name(JCT_EV_RESUME), "resume");
+  ck_assert_str_eq(jct_event_name(JCT_EV_HOLE_RESENT), "hole_resent");
 }
 END_TEST
 

@@ -196,6 +196,23 @@ out:
   return rc;
 }
 
+/* The capture's profile goes with the schedule, its links named by rank
+ * too. */
+static void attach_profile(jct__iscan_t *sc, jct_schedule_t *s, const jct_infer_report_t *rep) {
+  jct_profile_t *p = sc->profile;
+  sc->profile = NULL;
+  for (uint32_t i = 0; p && i < p->nlinks; i++) {
+    jct_profile_link_t *l = &p->links[i];
+    for (uint32_t r = 0; r < rep->ranks; r++) {
+      char a[48];
+      jct_addr_str(&rep->rank_addr[r], a, sizeof a);
+      if (strcmp(a, l->src) == 0) l->src_rank = (int32_t)r;
+      if (strcmp(a, l->dst) == 0) l->dst_rank = (int32_t)r;
+    }
+  }
+  s->profile = p;
+}
+
 static void fill_counts(const jct__iscan_t *sc, jct_infer_report_t *rep) {
   rep->frames = sc->frames;
   rep->roce_packets = sc->roce_packets + sc->control_cm;
@@ -225,6 +242,7 @@ static int infer(jct_trace_t *t, const char *trace_path, const jct_infer_opts_t 
     fill_counts(&sc, rep);
     rc = build(&sc, opts, out, rep);
     if (rc == JCT_ENOMEM) jct__errf(err, errlen, rc, "%s: out of memory", trace_path);
+    if (!rc) attach_profile(&sc, *out, rep);
   }
   if (!rc && rep->ops == 0) {
     rc = jct__errf(err, errlen, JCT_EINVAL,

@@ -66,6 +66,7 @@ typedef struct {
   uint64_t control_tcp, control_cm, control_other;
   uint64_t messages, messages_completed, retransmitted_packets;
   uint64_t frames_backwards;
+  jct_profile_t *profile; /* of the captured system; links name addresses */
 } jct__iscan_t;
 
 /* What a message is to the schedule (infer_conns.c). */

@@ -235,6 +235,8 @@ int jct__infer_scan(jct_trace_t *t, const char *path, jct__iscan_t *sc, char *er
     sc->messages = tot->messages;
     sc->messages_completed = tot->messages_completed;
     sc->retransmitted_packets = tot->retransmitted_packets;
+    if ((rc = jct_inspect_profile(ins, &sc->profile)) < 0)
+      jct__errf(err, errlen, rc, "%s: out of memory", path);
   }
   jct_inspect_free(ins);
   free(c.ev);
@@ -249,5 +251,6 @@ void jct__iscan_free(jct__iscan_t *sc) {
   free(sc->flows);
   free(sc->msgs);
   free(sc->faults);
+  jct_profile_free(sc->profile);
   memset(sc, 0, sizeof *sc);
 }

@@ -18,6 +18,12 @@
  * A packet whose ICRC is wrong is counted but changes no transport state:
  * the receiver drops it (rxe_icrc.c).
  *
+ * Each lost PSN (a gap, a re-sent PSN skipped in a go-back, or one a NAK
+ * names) is a hole (holes.h) until its retransmission is seen: the loss's
+ * recovery latency. The profile of the captured system (profile_int.h) is
+ * gathered on the way; what it needs per flow (the PSNs acknowledged so
+ * far, the address pair's number) is in the flow's record.
+ *
  * PFC and PAUSE frames are handed to pause.c (links and paused time).
  *
  * Memory per flow is what inspect.h budgets: the flow's record (its
@@ -25,18 +31,21 @@
  * in the flow table and, for the first flow of each (source, destination),
  * one in the address-pair table, whose flows are chained through their
  * records (no record of its own). Nothing is allocated per packet: only a
- * new flow, address pair, link, fifth opcode of a flow or a flow with
+ * new flow, address pair, link, fifth opcode of a flow, a flow with
  * message starts waiting on missing PSNs (a ring, reused from the pool
- * when one is free) grows the arrays and tables.
+ * when one is free), an open hole or a profile sample grows the arrays and
+ * tables.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
 #include "flowtab.h"
+#include "holes.h"
 #include "inspect_int.h"
 #include "opcount.h"
 #include "pause.h"
+#include "profile_int.h"
 #include "jctlab/error.h"
 #include "jctlab/inspect.h"
 
@@ -44,6 +53,7 @@
 #define PAIR_QP 0xffffffffu /* dest_qp of an address-pair key (QPNs are 24-bit) */
 #define MIN_MTU_BYTES 256u  /* IBA's smallest path MTU: bounds a READ's PSN span */
 #define DEFAULT_RATE_BPS 100000000000u
+#define HOLES_PER_SKIP 64u /* holes opened per gap or skip; a bigger one is a capture hole */
 
 struct flow {
   jct_flow_t pub; /* first: its key is at offset 0, as flowtab.h wants */
@@ -52,16 +62,21 @@ struct flow {
   uint64_t asm_start_ns, asm_bytes; /* the message being accepted: start, bytes, */
   uint32_t asm_psn;                 /* first PSN */
   uint32_t pair_next1;              /* 1 + the next flow with the same (src, dst); 0: none */
-  uint32_t pair_tail; /* the last flow with the same (src, dst): in the first one only */
-  uint32_t gap_slack; /* PSNs a READ request just before may have used */
-  uint32_t expected;  /* the PSN the responder accepts next */
-  uint32_t last_psn;  /* of the last data packet */
-  uint32_t acc_slack; /* ... or up to this many after it (READ request) */
+  uint32_t pair_tail;  /* the last flow with the same (src, dst): in the first one only */
+  uint32_t last_slack; /* PSNs the last data packet used past its own (a READ request) */
+  uint32_t expected;   /* the PSN the responder accepts next */
+  uint32_t last_psn;   /* of the last data packet */
+  uint32_t acc_slack;  /* ... or up to this many after it (READ request) */
   uint32_t ring_lost_hi;
-  uint32_t ring1; /* 1 + the ring borrowed from the pool; 0: none */
+  uint32_t ring1;      /* 1 + the ring borrowed from the pool; 0: none */
+  uint32_t link;       /* its address pair's number, for the profile */
+  uint32_t acked_psn;  /* the highest PSN its peer acknowledged (when acked) */
+  jct__holes_t *holes; /* lost PSNs waiting for their retransmission; NULL: none yet */
   uint8_t ring_head, ring_len;
   uint8_t asm_kind;
   bool data_seen, rewinding, nak_pending, asm_open, ring_lost;
+  bool run_timeout; /* the go-back under way began with a timeout */
+  bool acked;
 };
 
 /* First transmissions of FIRST/ONLY packets the responder has not taken
@@ -83,6 +98,8 @@ struct jct_inspect {
   jct__ftab_t ftab; /* (src, dst, dest_qp) -> flow */
   jct__ftab_t ptab; /* (src, dst) -> the first flow between them */
   long last;        /* the flow of the last RoCE packet, -1 */
+  uint32_t npairs;  /* address pairs numbered so far */
+  jct__prof_t prof;
 };
 
 /* Where the packet being handled stands, for events. */
@@ -90,12 +107,14 @@ struct ctx {
   jct_inspect_t *ins;
   const jct_packet_t *pkt;
   uint64_t ts_ns, frame_no;
+  uint64_t prev_ns; /* the flow's packet before this one (this one's time for a new flow) */
+  uint32_t wire_len;
   long fi;
 };
 
-static const char *const event_names[JCT_EV__COUNT] = {"msg_done", "gap",       "nak",   "rewind",
-                                                       "timeout",  "recovered", "cnp",   "ecn_ce",
-                                                       "bad_icrc", "pause",     "resume"};
+static const char *const event_names[JCT_EV__COUNT] = {
+    "msg_done", "gap",    "nak",      "rewind", "timeout", "recovered",
+    "cnp",      "ecn_ce", "bad_icrc", "pause",  "resume",  "hole_resent"};
 
 const char *jct_event_name(jct_event_type_t t) {
   return (unsigned)t < JCT_EV__COUNT ? event_names[t] : "unknown";
@@ -149,8 +168,11 @@ long jct__inspect_last_flow(const jct_inspect_t *ins) {
 
 void jct_inspect_free(jct_inspect_t *ins) {
   if (!ins) return;
-  for (size_t i = 0; i < ins->nflows; i++)
+  for (size_t i = 0; i < ins->nflows; i++) {
     jct__opcount_free(&ins->flows[i].ops);
+    jct__holes_free(ins->flows[i].holes);
+  }
+  jct__prof_free(&ins->prof);
   free(ins->flows);
   free(ins->rings);
   jct__links_free(&ins->links);
@@ -198,6 +220,7 @@ static long flow_new(jct_inspect_t *ins, const jct_flow_key_t *k, uint32_t h) {
   f->pub.key = *k;
   f->pub.peer = -1;
   f->pair_tail = (uint32_t)fi;
+  f->link = head >= 0 ? ins->flows[head].link : ins->npairs++;
   if (head >= 0) {
     struct flow *hf = &ins->flows[head];
     ins->flows[hf->pair_tail].pair_next1 = (uint32_t)fi + 1;
@@ -243,12 +266,30 @@ static void try_pair(jct_inspect_t *ins, long fi, uint32_t psn) {
   }
 }
 
-static void on_aeth(const struct ctx *c, struct flow *f) {
+/* An ACK, or a NAK for a PSN sequence error (which acknowledges every PSN
+ * before the one it names, IBA), for data flow df: ACK coalescing, and the
+ * NAK noted on the hole it names. Errors: JCT_ENOMEM. */
+static int acked(const struct ctx *c, struct flow *df, uint32_t psn, bool seq_err) {
+  const jct_flow_stats_t *ds = &df->pub.st;
+  if (!df->acked) df->acked_psn = jct_psn_add(ds->psn_first, JCT_PSN_MASK); /* none yet */
+  df->acked = true;
+  uint32_t upto = seq_err ? jct_psn_add(psn, JCT_PSN_MASK) : psn;
+  int32_t d = jct_psn_diff(upto, df->acked_psn);
+  if (d > 0) { /* not a duplicate */
+    if (!seq_err) jct__prof_acked(&c->ins->prof, (uint64_t)d);
+    df->acked_psn = upto;
+  }
+  if (seq_err && jct_psn_diff(psn, ds->psn_highest) <= 0)
+    return jct__holes_nak(&df->holes, psn, c->ts_ns, ds->psn_highest);
+  return 0;
+}
+
+static int on_aeth(const struct ctx *c, struct flow *f) {
   const jct_packet_t *pkt = c->pkt;
   jct_flow_stats_t *s = &f->pub.st;
   uint8_t syn = pkt->roce.aeth.syndrome;
   uint32_t psn = pkt->roce.bth.psn & JCT_PSN_MASK;
-  bool nak = true;
+  bool nak = true, seq_err = false;
   switch (jct_aeth_type(syn)) {
   case JCT_AETH_ACK:
     s->acks++;
@@ -259,17 +300,20 @@ static void on_aeth(const struct ctx *c, struct flow *f) {
     break;
   case JCT_AETH_NAK:
     if (jct_aeth_value(syn) == JCT_NAK_PSN_SEQ_ERR)
-      s->nak_seq_err++;
+      s->nak_seq_err++, seq_err = true;
     else
       s->nak_other++;
     break;
   default: /* reserved: neither */
-    return;
+    return 0;
   }
   if (f->pub.peer < 0) try_pair(c->ins, c->fi, psn);
-  if (!nak) return;
-  if (f->pub.peer >= 0) c->ins->flows[f->pub.peer].nak_pending = true;
+  struct flow *df = f->pub.peer >= 0 ? &c->ins->flows[f->pub.peer] : NULL;
+  if (df && (!nak || seq_err) && acked(c, df, psn, seq_err) < 0) return JCT_ENOMEM;
+  if (!nak) return 0;
+  if (df) df->nak_pending = true;
   emit(c, JCT_EV_NAK, psn, syn, 0);
+  return 0;
 }
 
 /* The message each opcode kind starts: one table for the inspector and
@@ -394,12 +438,44 @@ static void accept(const struct ctx *c, struct flow *f, const struct jct_opcode_
   emit(c, JCT_EV_MSG_DONE, f->asm_psn, f->asm_bytes, dur);
 }
 
+/* Holes at n PSNs from psn on, seen now. Errors: JCT_ENOMEM. */
+static int open_holes(const struct ctx *c, struct flow *f, uint32_t psn, uint32_t n) {
+  for (uint32_t i = 0; i < n && i < HOLES_PER_SKIP; i++)
+    if (jct__holes_open(&f->holes, jct_psn_add(psn, i), c->ts_ns)) return JCT_ENOMEM;
+  return 0;
+}
+
+/* A retransmission of psn: when it fills a hole, that loss is recovered. */
+static void resent(const struct ctx *c, struct flow *f, uint32_t psn) {
+  jct__hole_t h;
+  if (!jct__holes_take(f->holes, psn, &h)) return;
+  uint64_t dur = elapsed(h.seen_ns, c->ts_ns);
+  f->holes->recovered++;
+  f->holes->recovery_ns += dur;
+  jct__prof_resent(&c->ins->prof, &h, c->ts_ns, f->pub.st.psn_highest, f->run_timeout);
+  emit(c, JCT_EV_HOLE_RESENT, psn, h.has_nak ? elapsed(h.nak_ns, c->ts_ns) : 0, dur);
+}
+
+/* A timeout episode: how long the flow had heard nothing, neither its own
+ * packets nor an ACK or NAK on its peer. */
+static void timed_out(const struct ctx *c, const struct flow *f) {
+  uint64_t last = c->prev_ns;
+  if (f->pub.peer >= 0) {
+    const jct_flow_stats_t *ps = &c->ins->flows[f->pub.peer].pub.st;
+    if (ps->packets && ps->last_ns > last) last = ps->last_ns;
+  }
+  if (c->ts_ns >= last) jct__prof_timeout(&c->ins->prof, c->ts_ns - last);
+}
+
 static int on_data(const struct ctx *c, struct flow *f, const struct jct_opcode_info *op) {
   const jct_packet_t *pkt = c->pkt;
   jct_flow_stats_t *s = &f->pub.st;
   uint32_t psn = pkt->roce.bth.psn & JCT_PSN_MASK;
   int kind = jct__msg_kind(op->kind);
   bool resync = op->kind == JCT_OPK_READ_RESP && (op->pos & JCT_POS_FIRST);
+  bool continues = f->data_seen && !(op->pos & JCT_POS_FIRST) && psn == jct_psn_add(f->last_psn, 1);
+  /* PSNs a READ request just before (the highest) may have used. */
+  uint32_t gap_slack = f->data_seen && f->last_psn == s->psn_highest ? f->last_slack : 0;
   bool fresh, acc;
 
   if (!f->data_seen) {
@@ -421,25 +497,43 @@ static int on_data(const struct ctx *c, struct flow *f, const struct jct_opcode_
         uint64_t ahead = (uint64_t)(-(int64_t)d) + 1u; /* d in [-2^23, 0] */
         if (!f->rewinding) f->rewind_ns = c->ts_ns;
         f->rewinding = true;
-        if (f->nak_pending)
+        f->run_timeout = !f->nak_pending;
+        if (f->nak_pending) {
           s->rewinds++;
-        else
+        } else {
           s->timeouts++;
+          timed_out(c, f);
+        }
         emit(c, f->nak_pending ? JCT_EV_REWIND : JCT_EV_TIMEOUT, psn, ahead, 0);
         f->nak_pending = false;
+      } else {
+        /* Forward within a go-back: PSNs it skipped were re-sent and lost. */
+        uint32_t step = psn_ahead(psn, f->last_psn);
+        if (step > 1 + f->last_slack &&
+            open_holes(c, f, jct_psn_add(f->last_psn, 1 + f->last_slack), step - 1 - f->last_slack))
+          return JCT_ENOMEM;
       }
+      resent(c, f, psn);
     } else {
       if (f->rewinding) {
+        /* New PSNs before the go-back reached the highest: the rest of
+         * what it re-sent was lost. */
+        uint32_t left = psn_ahead(s->psn_highest, f->last_psn);
+        if (left > f->last_slack &&
+            open_holes(c, f, jct_psn_add(f->last_psn, 1 + f->last_slack), left - f->last_slack))
+          return JCT_ENOMEM;
         uint64_t dur = elapsed(f->rewind_ns, c->ts_ns);
         f->rewinding = false;
         s->recovery_ns += dur;
         emit(c, JCT_EV_RECOVERED, psn, 0, dur);
       }
-      if ((uint32_t)d - 1 > f->gap_slack && !resync) {
-        uint32_t missing = (uint32_t)d - 1 - f->gap_slack;
+      if ((uint32_t)d - 1 > gap_slack && !resync) {
+        uint32_t missing = (uint32_t)d - 1 - gap_slack;
+        uint32_t hole = jct_psn_add(s->psn_highest, 1 + gap_slack);
         s->gaps++;
         s->gap_psns += missing;
-        emit(c, JCT_EV_GAP, jct_psn_add(s->psn_highest, 1 + f->gap_slack), missing, 0);
+        emit(c, JCT_EV_GAP, hole, missing, 0);
+        if (open_holes(c, f, hole, missing)) return JCT_ENOMEM;
       }
       s->psn_highest = psn;
     }
@@ -451,8 +545,9 @@ static int on_data(const struct ctx *c, struct flow *f, const struct jct_opcode_
     s->messages[kind]++;
     if (!acc && ring_push(c->ins, f, psn, c->ts_ns) < 0) return JCT_ENOMEM;
   }
-  f->gap_slack = op->kind == JCT_OPK_READ_REQ && psn == s->psn_highest ? read_slack(pkt) : 0;
+  f->last_slack = op->kind == JCT_OPK_READ_REQ ? read_slack(pkt) : 0;
   f->last_psn = psn;
+  jct__prof_data(&c->ins->prof, f->link, pkt, c->ts_ns, c->wire_len, continues);
   if (acc) accept(c, f, op, psn, kind, starts);
   return 0;
 }
@@ -466,6 +561,8 @@ static int on_roce(struct ctx *c, uint32_t wire_len) {
   struct flow *f = &ins->flows[fi];
   jct_flow_stats_t *s = &f->pub.st;
   uint8_t opcode = pkt->roce.bth.opcode;
+  c->prev_ns = s->packets ? s->last_ns : c->ts_ns;
+  c->wire_len = wire_len;
   if (!s->packets || c->ts_ns < s->first_ns) s->first_ns = c->ts_ns;
   if (c->ts_ns > s->last_ns) s->last_ns = c->ts_ns;
   s->packets++;
@@ -491,8 +588,7 @@ static int on_roce(struct ctx *c, uint32_t wire_len) {
   switch (op->kind) {
   case JCT_OPK_ACK:
   case JCT_OPK_ATOMIC_ACK:
-    on_aeth(c, f);
-    break;
+    return on_aeth(c, f);
   case JCT_OPK_CNP:
     s->cnps++;
     emit(c, JCT_EV_CNP, pkt->roce.bth.psn & JCT_PSN_MASK, 0, 0);
@@ -536,6 +632,7 @@ void jct_inspect_finish(jct_inspect_t *ins) {
   t->acks = t->nak_seq_err = t->nak_rnr = t->nak_other = 0;
   t->retransmitted_packets = t->retransmitted_bytes = 0;
   t->gaps = t->gap_psns = t->rewinds = t->timeouts = t->recovery_ns = 0;
+  t->losses_recovered = t->loss_recovery_ns = 0;
   t->cnps = t->ecn_ce = t->bad_icrc = 0;
   t->paused_ns = t->pause_frames_xoff = t->pause_frames_xon = 0;
   for (size_t i = 0; i < ins->nflows; i++) {
@@ -554,6 +651,10 @@ void jct_inspect_finish(jct_inspect_t *ins) {
     t->rewinds += s->rewinds;
     t->timeouts += s->timeouts;
     t->recovery_ns += s->recovery_ns;
+    if (ins->flows[i].holes) {
+      t->losses_recovered += ins->flows[i].holes->recovered;
+      t->loss_recovery_ns += ins->flows[i].holes->recovery_ns;
+    }
     t->cnps += s->cnps;
     t->ecn_ce += s->ecn_ce;
     t->bad_icrc += s->bad_icrc;
@@ -587,4 +688,15 @@ const jct_link_t *jct_inspect_link(const jct_inspect_t *ins, size_t i) {
 
 uint64_t jct_inspect_link_rate_bps(const jct_inspect_t *ins) {
   return ins->links.rate_bps;
+}
+
+void jct_inspect_flow_losses(const jct_inspect_t *ins, size_t i, uint64_t *recovered,
+                             uint64_t *recovery_ns) {
+  const jct__holes_t *h = i < ins->nflows ? ins->flows[i].holes : NULL;
+  *recovered = h ? h->recovered : 0;
+  *recovery_ns = h ? h->recovery_ns : 0;
+}
+
+int jct_inspect_profile(const jct_inspect_t *ins, jct_profile_t **out) {
+  return jct__prof_result(&ins->prof, out);
 }

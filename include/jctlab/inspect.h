@@ -4,17 +4,22 @@
  *
  * Memory grows with the number of flows and links, never with the number
  * of packets. The budget is JCT_INSPECT_FLOW_BUDGET_BYTES (512) bytes per
- * flow, everything included (the flow's record, about 410 bytes with four
+ * flow, everything included (the flow's record, about 430 bytes with four
  * opcode counters; its share of the flow and address-pair tables, 11 to 21
- * bytes each; the JSON document, which is streamed), as peak resident
- * memory of `jctlab inspect`, with or without --json, per flow: measured
- * 441 bytes on a million flows each between its own pair of addresses,
- * the costliest case (bench/inspect --flows N; suites/check_cli.c asserts
- * the budget on 100,000 flows). Outside the budget: a flow that carries more than
- * four opcodes keeps the others in an array of 8-byte counters on the
- * heap, and a flow whose message starts wait on missing PSNs (see
- * "message") borrows a ring of 768 bytes, given back once they are
- * resolved. Timeline events are handed to a callback as they are found.
+ * bytes each, and of the profile's, 4; the JSON document, which is
+ * streamed), as peak resident memory of `jctlab inspect`, with or without
+ * --json, per flow: measured 469 bytes on a million flows each between its
+ * own pair of addresses, the costliest case (bench/inspect --flows N;
+ * suites/check_cli.c asserts the budget on 100,000 flows). Outside the
+ * budget: a flow that carries more than four opcodes keeps the others in
+ * an array of 8-byte counters on the heap, and a flow whose message starts
+ * wait on missing PSNs (see "message") borrows a ring of 768 bytes, given
+ * back once they are resolved; a flow that lost packets keeps its holes (see "hole"), 32
+ * bytes each open and 40 more; the profile (jct_inspect_profile()) keeps,
+ * besides 4 bytes per address pair, one sample per loss and per timeout,
+ * and per link that carries messages of more than one packet about 100
+ * bytes and its spacings in bins of 1/8 octave (32 bytes a bin).
+ * Timeline events are handed to a callback as they are found.
  *
  * Definitions (the README's "jctlab inspect" section says the same for users):
  * - flow: packets with the same (source IP, destination IP, BTH destination
@@ -35,6 +40,15 @@
  *   highest PSN seen before it; recovery_ns sums these per flow ("time lost
  *   to retransmissions"); a recovery still open at the end of the capture
  *   is not counted.
+ * - hole: one lost PSN, seen when the capture point shows it missing (a
+ *   gap: the first packet after it; or a re-sent PSN skipped within a
+ *   go-back, or left out when new PSNs follow before the go-back reached
+ *   the highest), or, for a PSN lost after the capture point, at the NAK
+ *   that names it. Its retransmission is the next data packet with its
+ *   PSN; loss_recovery_ns sums, per lost PSN, hole → retransmission
+ *   (losses_recovered of them; per flow: jct_inspect_flow_losses()): the
+ *   per-loss latency recovery_ns leaves out (the time to notice the loss
+ *   and NAK it). A gap or skip of more than 64 PSNs opens 64 holes.
  * - message: FIRST..LAST or ONLY of SEND, RDMA WRITE, READ response; a
  *   READ request or an atomic is a one-packet message. Only first
  *   transmissions start one. It completes when its last packet is seen with
@@ -55,6 +69,7 @@
 #include <stdint.h>
 
 #include "jctlab/decode.h"
+#include "jctlab/profile.h"
 
 /* Peak resident bytes per flow the analysis and `jctlab inspect` keep to
  * (see above). */
@@ -122,6 +137,7 @@ typedef struct {
   uint64_t acks, nak_seq_err, nak_rnr, nak_other;
   uint64_t retransmitted_packets, retransmitted_bytes;
   uint64_t gaps, gap_psns, rewinds, timeouts, recovery_ns;
+  uint64_t losses_recovered, loss_recovery_ns;
   uint64_t cnps, ecn_ce, bad_icrc, icrc_unchecked;
   uint64_t paused_ns; /* summed over links and priorities */
   uint64_t pause_frames_xoff, pause_frames_xon;
@@ -136,9 +152,11 @@ typedef enum {
   JCT_EV_RECOVERED, /* first new PSN after a rewind; dur_ns: recovery time */
   JCT_EV_CNP,
   JCT_EV_ECN_CE,
-  JCT_EV_BAD_ICRC, /* value: the ICRC read */
-  JCT_EV_PAUSE,    /* link event: prio, value: quanta, dur_ns: pause time */
-  JCT_EV_RESUME,   /* link event: XON for prio; dur_ns: how long it was paused */
+  JCT_EV_BAD_ICRC,    /* value: the ICRC read */
+  JCT_EV_PAUSE,       /* link event: prio, value: quanta, dur_ns: pause time */
+  JCT_EV_RESUME,      /* link event: XON for prio; dur_ns: how long it was paused */
+  JCT_EV_HOLE_RESENT, /* a hole's retransmission; psn: the hole; dur_ns: hole → now;
+                         value: NAK → now, 0 when no NAK named the hole */
   JCT_EV__COUNT
 } jct_event_type_t;
 
@@ -153,7 +171,7 @@ typedef struct {
 } jct_event_t;
 
 /* "msg_done", "gap", "nak", "rewind", "timeout", "recovered", "cnp", "ecn_ce",
- * "bad_icrc", "pause", "resume". */
+ * "bad_icrc", "pause", "resume", "hole_resent". */
 const char *jct_event_name(jct_event_type_t t);
 
 typedef void (*jct_event_cb)(const jct_event_t *ev, void *arg);
@@ -202,6 +220,18 @@ size_t jct_inspect_flow_opcodes(const jct_inspect_t *ins, size_t i, jct_opcode_c
 size_t jct_inspect_nlinks(const jct_inspect_t *ins);
 const jct_link_t *jct_inspect_link(const jct_inspect_t *ins, size_t i);
 uint64_t jct_inspect_link_rate_bps(const jct_inspect_t *ins);
+
+/* Flow i's lost PSNs whose retransmission was seen (see "hole") and the
+ * sum of their latencies, hole → retransmission; 0 and 0 for a flow that
+ * lost none. Kept with the flow's holes, not in its stats: most flows
+ * never lose a packet, and the budget above is per flow. */
+void jct_inspect_flow_losses(const jct_inspect_t *ins, size_t i, uint64_t *recovered,
+                             uint64_t *recovery_ns);
+
+/* The profile of the captured system (profile.h) from what was added so
+ * far; links name addresses, never ranks. On success *out is new
+ * (jct_profile_free). Errors: JCT_ENOMEM. */
+int jct_inspect_profile(const jct_inspect_t *ins, jct_profile_t **out);
 
 void jct_inspect_free(jct_inspect_t *ins);
 

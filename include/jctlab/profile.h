@@ -24,6 +24,7 @@
  *   after the bottleneck (receive batching, interrupt coalescing) pull up
  *   (Dovrolis, Ramanathan and Moore, "What do packet dispersion techniques
  *   measure?", INFOCOM 2001). median, p10, p90: to 1/8 of an octave.
+ *   Only links with samples are listed.
  * - losses, one sample per lost PSN whose retransmission was seen: the
  *   hole (the first packet after the missing PSN at the capture point:
  *   a PSN gap, or a re-sent PSN skipped in a go-back; for a PSN lost after
@@ -69,7 +70,6 @@ typedef struct {
 typedef struct {
   char src[48], dst[48];      /* the link's source and destination addresses, as text */
   int32_t src_rank, dst_rank; /* their ranks in a schedule; -1 unknown */
-  jct_figure_t mtu_bytes;
   jct_figure_t rate_bps;
   uint64_t rate_mode_n; /* samples in the mode */
 } jct_profile_link_t;
@@ -81,7 +81,7 @@ typedef struct {
   jct_figure_t timeout_ns;
   int32_t timeout_exp; /* -1 unknown */
   jct_figure_t packets_per_ack;
-  jct_profile_link_t *links; /* data-carrying links, first-seen order */
+  jct_profile_link_t *links; /* links with back-to-back packets, first-sampled order */
   uint32_t nlinks;
 } jct_profile_t;
 
