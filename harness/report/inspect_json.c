@@ -138,6 +138,8 @@ static json_t *totals(ctx_t *c, const jct_totals_t *t) {
       F(rewinds),
       F(timeouts),
       F(recovery_ns),
+      F(losses_recovered),
+      F(loss_recovery_ns),
       F(cnps),
       F(ecn_ce),
       F(bad_icrc),
@@ -200,6 +202,10 @@ static json_t *flow(ctx_t *c, const jct_inspect_t *ins, size_t index) {
   put_u(c, o, "rewinds", s->rewinds);
   put_u(c, o, "timeouts", s->timeouts);
   put_u(c, o, "recovery_ns", s->recovery_ns);
+  uint64_t lost_n, lost_ns;
+  jct_inspect_flow_losses(ins, index, &lost_n, &lost_ns);
+  put_u(c, o, "losses_recovered", lost_n);
+  put_u(c, o, "loss_recovery_ns", lost_ns);
   put_u(c, o, "cnps", s->cnps);
   put_u(c, o, "ecn_ce", s->ecn_ce);
   put_u(c, o, "bad_icrc", s->bad_icrc);
@@ -330,6 +336,7 @@ int jct__inspect_json(FILE *out, const jct_inspect_t *ins, const jct__capture_in
       append(&c, links, link_obj(&c, jct_inspect_link(ins, i)));
     rc = member(out, &c, &tx, "links", links, false);
   }
+  if (!rc) rc = member(out, &c, &tx, "profile", jct__inspect_profile_json(ins), false);
   if (!rc)
     rc = member(out, &c, &tx, "truncated", cap->truncated ? text(cap->truncated) : json_null(),
                 true);

@@ -1,9 +1,11 @@
 /* The outputs of `jctlab inspect` (internal to the harness): the terminal
- * summary (inspect_text.c), the JSON document (inspect_json.c) and the
+ * summary (inspect_text.c), the JSON document (inspect_json.c), the
+ * profile of the captured system in both (inspect_profile.c) and the
  * timeline of events as they are found (timeline.c). */
 #ifndef JCT_INSPECT_OUT_H
 #define JCT_INSPECT_OUT_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +35,13 @@ int jct__inspect_text(FILE *out, const jct_inspect_t *ins, const jct__capture_in
  * (memory does not grow with the number of flows). Returns 0, JCT_ENOMEM
  * or JCT_EIO (what was written before the error stays written). */
 int jct__inspect_json(FILE *out, const jct_inspect_t *ins, const jct__capture_info_t *cap);
+
+/* The profile section of the summary (p from jct_inspect_profile()). */
+void jct__inspect_profile_text(FILE *out, const jct_profile_t *p);
+
+/* The profile as the JSON document's "profile" object (every key present,
+ * null where there is no sample); NULL when out of memory. */
+json_t *jct__inspect_profile_json(const jct_inspect_t *ins);
 
 /* Timeline of events, one line each, streamed as jct_inspect_add() finds
  * them. Pass jct__timeline_event as opts.on_event and the jct__timeline_t

@@ -96,7 +96,7 @@ static void opcode_table(FILE *o, const jct_totals_t *t) {
   }
 }
 
-static void loss_story(FILE *o, const jct_totals_t *t) {
+static void loss_story(FILE *o, const jct_totals_t *t, const jct_figure_t *per_loss) {
   char b[32], d[32];
   uint64_t naks = t->nak_seq_err;
   fprintf(o, "\nLoss and retransmission\n");
@@ -108,6 +108,13 @@ static void loss_story(FILE *o, const jct_totals_t *t) {
           plural(t->retransmitted_packets, "packet", "packets"),
           jct__fmt_bytes(t->retransmitted_bytes, b, sizeof b), (unsigned long long)t->timeouts,
           plural(t->timeouts, "timeout", "timeouts"), jct__fmt_ns(t->recovery_ns, d, sizeof d));
+  if (per_loss->set) {
+    char m[32];
+    fprintf(o, "  %llu lost %s re-sent: hole → retransmission %s in all, %s per loss (median)\n",
+            (unsigned long long)t->losses_recovered, plural(t->losses_recovered, "PSN", "PSNs"),
+            jct__fmt_ns(t->loss_recovery_ns, d, sizeof d),
+            jct__fmt_ns(per_loss->median, m, sizeof m));
+  }
   fprintf(o,
           "  %llu PSN %s at the capture point (%llu %s lost before it); %llu RNR NAKs, "
           "%llu other NAKs\n",
@@ -258,14 +265,18 @@ static int worst_flows(FILE *o, const jct_inspect_t *ins, size_t top_n) {
 int jct__inspect_text(FILE *o, const jct_inspect_t *ins, const jct__capture_info_t *cap,
                       size_t top_n) {
   const jct_totals_t *t = jct_inspect_totals(ins);
+  jct_profile_t *prof;
+  if (jct_inspect_profile(ins, &prof)) return JCT_ENOMEM;
   capture(o, cap, t);
   roce(o, ins, t);
   opcode_table(o, t);
-  loss_story(o, t);
+  loss_story(o, t, &prof->loss_recovery_ns);
   pauses(o, ins, t);
   reasons(o, "Not RoCE", t->other_frames, t, 1, JCT_REASON_FIRST_MALFORMED);
   reasons(o, "Malformed", t->malformed_frames, t, JCT_REASON_FIRST_MALFORMED, JCT_REASON__COUNT);
   int rc = worst_flows(o, ins, top_n);
+  if (rc == 0) jct__inspect_profile_text(o, prof);
+  jct_profile_free(prof);
   if (rc == 0 && (fflush(o) != 0 || ferror(o))) rc = JCT_EIO;
   return rc;
 }

@@ -180,7 +180,7 @@ static void testcase(FILE *f, const char *suite, const jct__junit_case_t *c) {
 }
 
 int jct__junit_write(FILE *f, const char *suite, const jct__junit_case_t *cases, size_t n,
-                    time_t timestamp) {
+                     time_t timestamp) {
   size_t failures = 0, errors = 0;
   double time_s = 0;
   for (size_t i = 0; i < n; i++) {
@@ -211,7 +211,7 @@ int jct__junit_write(FILE *f, const char *suite, const jct__junit_case_t *cases,
 }
 
 int jct__junit_write_file(const char *path, const char *suite, const jct__junit_case_t *cases,
-                         size_t n, time_t timestamp, char *err, size_t errlen) {
+                          size_t n, time_t timestamp, char *err, size_t errlen) {
   bool out = strcmp(path, "-") == 0;
   FILE *f = out ? stdout : fopen(path, "w");
   if (!f) return jct__errf(err, errlen, JCT_EIO, "%s: %s", path, strerror(errno));

@@ -69,7 +69,8 @@ static int write_junit(const json_t *doc, const char *path, const char *prog) {
   const char *suite = json_string_value(json_object_get(json_object_get(doc, "scenario"), "name"));
   char fallback[64];
   snprintf(fallback, sizeof fallback, "jctlab %s", prog);
-  int rc = jct__junit_write_file(path, suite ? suite : fallback, jc, n, time(NULL), err, sizeof err);
+  int rc =
+      jct__junit_write_file(path, suite ? suite : fallback, jc, n, time(NULL), err, sizeof err);
   if (rc) fprintf(stderr, "jctlab %s: %s\n", prog, err);
   free(jc);
   free(specs);

@@ -75,7 +75,8 @@ char *jct__rfmt_degradation(const json_t *c, char *buf, size_t len) {
   if (!jct__rnum(c, "degradation.median", &m)) return na(buf, len);
   if (jct__rnum(c, "degradation.ci95_low", &lo) && jct__rnum(c, "degradation.ci95_high", &hi))
     snprintf(buf, len, "%.3f [%.3f, %.3f]", m, lo, hi);
-  else if (json_is_null(json_object_get(jct__rget(c, "degradation"), "ci95_low"))) /* too few reps */
+  else if (json_is_null(
+               json_object_get(jct__rget(c, "degradation"), "ci95_low"))) /* too few reps */
     snprintf(buf, len, "%.3f [no interval under %u repetitions]", m, JCT_REPLAY_MIN_REPS_CI);
   else
     snprintf(buf, len, "%.3f", m);

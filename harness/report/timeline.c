@@ -1,6 +1,7 @@
 /* `jctlab inspect --timeline`: every event the analysis finds (a message
  * completed, a PSN gap, a NAK, a go-back-N rewind or a timeout, the
- * recovery, a CNP, an ECN-CE mark, a bad ICRC, a PFC pause or resume),
+ * recovery, a lost PSN's retransmission, a CNP, an ECN-CE mark, a bad
+ * ICRC, a PFC pause or resume),
  * written the moment it is found, one line each: nothing is kept.
  *
  * text: "   1234.567  198.18.0.2>198.18.0.1 qp 0x11  nak  expected psn ..."
@@ -93,6 +94,13 @@ static void details(const jct_event_t *ev, char *buf, size_t len) {
     break;
   case JCT_EV_RESUME:
     snprintf(buf, len, "after %.3f µs", dur_us);
+    break;
+  case JCT_EV_HOLE_RESENT:
+    if (v)
+      snprintf(buf, len, "psn %u, %.3f µs after the hole, %.3f µs after its NAK", ev->psn, dur_us,
+               (double)v / 1e3);
+    else
+      snprintf(buf, len, "psn %u, %.3f µs after the hole, no NAK", ev->psn, dur_us);
     break;
   default:
     snprintf(buf, len, "psn %u", ev->psn);
