@@ -33,6 +33,7 @@ int main(void) {
   srunner_add_suite(sr, decode_suite());
   srunner_add_suite(sr, trace_suite());
   srunner_add_suite(sr, inspect_suite());
+  srunner_add_suite(sr, profile_suite());
   srunner_add_suite(sr, infer_suite());
   srunner_add_suite(sr, cli_suite());
   srunner_add_suite(sr, schedule_suite());

@@ -8,6 +8,7 @@ Suite *roce_suite(void);
 Suite *decode_suite(void);
 Suite *trace_suite(void);
 Suite *inspect_suite(void);
+Suite *profile_suite(void);
 Suite *infer_suite(void);
 Suite *cli_suite(void);
 Suite *schedule_suite(void);
