@@ -8,7 +8,8 @@
  *  - at least one rank and one op; every connection joins two different
  *    existing ranks; every op names an existing connection and sends at
  *    least one byte; every dep names another existing op whose message goes
- *    to this op's sender; the deps have no cycle (our own Kahn's pass);
+ *    to or comes from this op's sender, and jct_schedule_dep_kind() says
+ *    which; the deps have no cycle (our own Kahn's pass);
  *  - jct_schedule_validate() accepts it again, and the busbw factor is in
  *    (0, 2];
  *  - validate() still catches a fault planted in it (an op depending on
@@ -126,8 +127,12 @@ static void check_schedule(const jct_schedule_t *s) {
       uint32_t dep = o->deps[d];
       if (dep >= s->nops) broken("dep names a missing op", NULL);
       if (dep == i) broken("op depends on itself", NULL);
-      if (s->conns[s->ops[dep].conn].dst != s->conns[o->conn].src)
-        broken("dep is a message to another rank than the op's sender", NULL);
+      const jct_conn_t *dc = &s->conns[s->ops[dep].conn];
+      uint32_t rank = s->conns[o->conn].src;
+      if (dc->dst != rank && dc->src != rank)
+        broken("dep is a message neither to nor from the op's sender", NULL);
+      if (jct_schedule_dep_kind(s, i, dep) != (dc->dst == rank ? JCT_DEP_RECEIVED : JCT_DEP_ORDER))
+        broken("a dep of the wrong kind", NULL);
     }
   }
   if (acyclic(s) == 0) broken("loaded a schedule whose deps have a cycle", NULL);

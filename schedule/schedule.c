@@ -90,13 +90,24 @@ int jct_schedule_validate(const jct_schedule_t *s, char *err, size_t errlen) {
       if (dep >= s->nops)
         return fail(err, errlen, "op %u: dep %u does not exist (%u ops)", i, dep, s->nops);
       if (dep == i) return fail(err, errlen, "op %u: depends on itself", i);
-      uint32_t to = s->conns[s->ops[dep].conn].dst;
-      if (to != rank)
-        return fail(err, errlen, "op %u: dep %u is a message to rank %u, not to rank %u", i, dep,
-                    to, rank);
+      const jct_conn_t *dc = &s->conns[s->ops[dep].conn];
+      if (dc->dst != rank && dc->src != rank)
+        return fail(err, errlen,
+                    "op %u: dep %u is a message from rank %u to rank %u, neither to nor from "
+                    "rank %u",
+                    i, dep, dc->src, dc->dst, rank);
     }
   }
   return check_acyclic(s, err, errlen);
+}
+
+jct_dep_kind_t jct_schedule_dep_kind(const jct_schedule_t *s, uint32_t op, uint32_t dep) {
+  uint32_t rank = s->conns[s->ops[op].conn].src;
+  return s->conns[s->ops[dep].conn].dst == rank ? JCT_DEP_RECEIVED : JCT_DEP_ORDER;
+}
+
+const char *jct_dep_kind_name(jct_dep_kind_t k) {
+  return k == JCT_DEP_ORDER ? "order" : "received";
 }
 
 #define TWO_TO_64 18446744073709551616.0

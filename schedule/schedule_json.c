@@ -163,6 +163,24 @@ int jct_schedule_load(jct_schedule_t **out, const char *path, char *err, size_t 
   return rc;
 }
 
+/* "dep_kinds", only on an op with a program-order dep: a schedule without
+ * any reads as before. */
+static void add_dep_kinds(const jct_schedule_t *s, uint32_t i, json_t *op) {
+  const jct_op_t *o = &s->ops[i];
+  bool order = false;
+  for (uint32_t d = 0; d < o->ndeps; d++) {
+    if (o->deps[d] >= s->nops || o->conn >= s->nconns || s->ops[o->deps[d]].conn >= s->nconns)
+      return; /* not a valid schedule: its kinds mean nothing */
+    order |= jct_schedule_dep_kind(s, i, o->deps[d]) == JCT_DEP_ORDER;
+  }
+  if (!order) return;
+  json_t *kinds = json_array();
+  for (uint32_t d = 0; d < o->ndeps; d++)
+    json_array_append_new(kinds,
+                          json_string(jct_dep_kind_name(jct_schedule_dep_kind(s, i, o->deps[d]))));
+  json_object_set_new(op, "dep_kinds", kinds);
+}
+
 json_t *jct__schedule_json(const jct_schedule_t *s) {
   json_t *conns = json_array(), *ops = json_array();
   for (uint32_t i = 0; i < s->nconns; i++)
@@ -174,9 +192,11 @@ json_t *jct__schedule_json(const jct_schedule_t *s) {
     json_t *deps = json_array();
     for (uint32_t d = 0; d < o->ndeps; d++)
       json_array_append_new(deps, json_integer(o->deps[d]));
-    json_array_append_new(ops, json_pack("{s:I,s:I,s:o,s:I,s:i}", "conn", (json_int_t)o->conn,
-                                         "bytes", (json_int_t)o->bytes, "deps", deps, "gap_ns",
-                                         (json_int_t)o->gap_ns, "step", (int)o->step));
+    json_t *op = json_pack("{s:I,s:I,s:o,s:I,s:i}", "conn", (json_int_t)o->conn, "bytes",
+                           (json_int_t)o->bytes, "deps", deps, "gap_ns", (json_int_t)o->gap_ns,
+                           "step", (int)o->step);
+    if (op) add_dep_kinds(s, i, op);
+    json_array_append_new(ops, op);
   }
   /* The profile before the connections and ops, where a person editing
    * the file finds it. */

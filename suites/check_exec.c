@@ -1,7 +1,10 @@
 /* The schedule executor over a fake transport: a message of b bytes sent
- * at t arrives at t + lat + b / rate, links never contend. That makes the
- * job's completion time exact, and every rule checkable: deps, gaps, CTS. */
+ * at t arrives at t + lat + b / rate, and its acknowledgement is back at
+ * the sender lat later; links never contend. That makes the job's
+ * completion time exact, and every rule checkable: deps of both kinds,
+ * gaps, CTS. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "jctlab/error.h"
 #include "jctlab/executor.h"
@@ -13,7 +16,7 @@
 typedef struct {
   uint64_t at_ns;
   uint32_t conn, op;
-  bool cts;
+  bool cts, ack; /* ack: the send of op completes at its sender */
 } msg_t;
 
 typedef struct {
@@ -34,7 +37,7 @@ static void push(fake_t *f, msg_t m) {
 
 static int post_cts(jct_exec_t *e, uint32_t conn) {
   fake_t *f = jct_exec_data(e);
-  push(f, (msg_t){f->now + LAT_NS + 64 * NS_PER_BYTE, conn, 0, true});
+  push(f, (msg_t){f->now + LAT_NS + 64 * NS_PER_BYTE, conn, 0, true, false});
   return 0;
 }
 
@@ -44,7 +47,7 @@ static int post_send(jct_exec_t *e, uint32_t conn, uint32_t op, uint64_t bytes) 
   if (t->ready_ns == 0 && f->s->ops[op].ndeps) f->sends_before_ready++;
   if (f->sent[conn] >= f->cts_in[conn]) f->sends_without_cts++;
   f->sent[conn]++;
-  push(f, (msg_t){f->now + LAT_NS + bytes * NS_PER_BYTE, conn, op, false});
+  push(f, (msg_t){f->now + LAT_NS + bytes * NS_PER_BYTE, conn, op, false, false});
   return 0;
 }
 
@@ -68,8 +71,11 @@ static void run(fake_t *f) {
     if (m.cts) {
       f->cts_in[m.conn]++;
       ck_assert_int_eq(jct_exec_on_cts(f->e, m.conn, f->now), 0);
+    } else if (m.ack) {
+      ck_assert_int_eq(jct_exec_on_sent(f->e, m.conn, m.op, f->now), 0);
     } else {
       ck_assert_int_eq(jct_exec_on_recv(f->e, m.conn, m.op, f->now), 0);
+      push(f, (msg_t){f->now + LAT_NS, m.conn, m.op, false, true});
     }
   }
 }
@@ -167,6 +173,37 @@ START_TEST(one_slot_waits_for_cts) {
 }
 END_TEST
 
+/* A program-order dep (one of the rank's own earlier sends) waits for that
+ * send's acknowledgement, a received one for the message's arrival: rank 0
+ * sends op 0, then op 1 on another connection once op 0 is acknowledged
+ * and 5 us have passed; rank 1 answers op 0 with op 2 as soon as it has it. */
+#define PO_JSON                                                                                    \
+  "{\"jctlab_schedule\":1,\"ranks\":2,\"connections\":[{\"src\":0,\"dst\":1},"                     \
+  "{\"src\":0,\"dst\":1,\"channel\":1},{\"src\":1,\"dst\":0}],\"ops\":[{\"conn\":0,\"bytes\":"     \
+  "1000},"                                                                                         \
+  "{\"conn\":1,\"bytes\":100,\"deps\":[0],\"gap_ns\":5000},{\"conn\":2,\"bytes\":100,\"deps\":[0]" \
+  "}]}"
+
+START_TEST(program_order_waits_for_the_ack) {
+  char err[256];
+  jct_schedule_t *s;
+  ck_assert_int_eq(jct_schedule_loads(&s, PO_JSON, strlen(PO_JSON), err, sizeof err), 0);
+  ck_assert_int_eq(jct_schedule_dep_kind(s, 1, 0), JCT_DEP_ORDER);
+  ck_assert_int_eq(jct_schedule_dep_kind(s, 2, 0), JCT_DEP_RECEIVED);
+  fake_t *f = fake_new(s, 0);
+  run(f);
+  ck_assert(jct_exec_done(f->e));
+  const jct_op_timing_t *t0 = jct_exec_timing(f->e, 0), *t1 = jct_exec_timing(f->e, 1),
+                        *t2 = jct_exec_timing(f->e, 2);
+  ck_assert_uint_eq(t0->done_ns, t0->start_ns + LAT_NS + 1000 * NS_PER_BYTE);
+  ck_assert_uint_eq(t2->ready_ns, t0->done_ns);          /* received */
+  ck_assert_uint_eq(t1->ready_ns, t0->done_ns + LAT_NS); /* acknowledged */
+  ck_assert_uint_eq(t1->start_ns, t1->ready_ns + 5000);
+  fake_free(f);
+  jct_schedule_free(s);
+}
+END_TEST
+
 START_TEST(out_of_order_recv_rejected) {
   char err[256];
   jct_schedule_t *s;
@@ -176,6 +213,14 @@ START_TEST(out_of_order_recv_rejected) {
   /* conn 0 carries ops 0, 3, 6, 9: op 3 cannot come first */
   ck_assert_int_eq(jct_exec_on_recv(f->e, 0, 3, 2), JCT_EINVAL);
   ck_assert_int_eq(jct_exec_on_recv(f->e, 99, 0, 2), JCT_EINVAL);
+  /* A send completes only once posted (op 0 waits for its CTS), in order,
+   * and once. */
+  ck_assert_int_eq(jct_exec_on_sent(f->e, 0, 0, 2), JCT_EINVAL);
+  ck_assert_int_eq(jct_exec_on_cts(f->e, 0, 2), 0); /* op 0 goes */
+  ck_assert_int_eq(jct_exec_on_sent(f->e, 0, 3, 3), JCT_EINVAL);
+  ck_assert_int_eq(jct_exec_on_sent(f->e, 99, 0, 3), JCT_EINVAL);
+  ck_assert_int_eq(jct_exec_on_sent(f->e, 0, 0, 3), 0);
+  ck_assert_int_eq(jct_exec_on_sent(f->e, 0, 0, 4), JCT_EINVAL); /* once */
   ck_assert(!jct_exec_done(f->e));
   ck_assert_uint_eq(jct_exec_jct_ns(f->e), 0);
   fake_free(f);
@@ -189,6 +234,7 @@ Suite *exec_suite(void) {
   tcase_add_test(core, ring_jct_exact);
   tcase_add_test(core, gaps_delay_sends);
   tcase_add_test(core, one_slot_waits_for_cts);
+  tcase_add_test(core, program_order_waits_for_the_ack);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, out_of_order_recv_rejected);

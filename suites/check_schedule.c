@@ -4,10 +4,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "craft.h"
 #include "jctlab/error.h"
 #include "jctlab/schedule.h"
 #include "suites.h"
+#include "testkit.h"
 
 static uint64_t sent_by(const jct_schedule_t *s, uint32_t rank) {
   uint64_t b = 0;
@@ -301,12 +304,22 @@ START_TEST(validation_names_the_op) {
            err, sizeof err),
       JCT_EINVAL);
   ck_assert_msg(strstr(err, "connection 0: rank 5"), "%s", err);
+  /* A dep on the rank's own earlier send is program order; one on a
+   * message between two other ranks is nothing to it. */
   ck_assert_int_eq(
       load("{\"jctlab_schedule\":1,\"ranks\":2," TWO_CONNS
            ",\"ops\":[{\"conn\":0,\"bytes\":5},{\"conn\":0,\"bytes\":5,\"deps\":[0]}]}",
            err, sizeof err),
+      0);
+  ck_assert_int_eq(
+      load("{\"jctlab_schedule\":1,\"ranks\":3,\"connections\":[{\"src\":0,\"dst\":1},"
+           "{\"src\":1,\"dst\":2}],\"ops\":[{\"conn\":1,\"bytes\":5},{\"conn\":0,\"bytes\":5,"
+           "\"deps\":[0]}]}",
+           err, sizeof err),
       JCT_EINVAL);
-  ck_assert_msg(strstr(err, "op 1: dep 0 is a message to rank 1, not to rank 0"), "%s", err);
+  ck_assert_msg(
+      strstr(err, "op 1: dep 0 is a message from rank 1 to rank 2, neither to nor from rank 0"),
+      "%s", err);
   ck_assert_int_eq(load("{\"jctlab_schedule\":1,\"ranks\":2," TWO_CONNS
                         ",\"ops\":[{\"conn\":7,\"bytes\":5}]}",
                         err, sizeof err),
@@ -338,7 +351,8 @@ START_TEST(scale_sizes) {
   ck_assert_uint_eq(s->ops[0].bytes, (b0 + 2) / 4);
   ck_assert_uint_eq(s->bytes, S / 4);
   ck_assert_int_eq(jct_schedule_scale(s, 1e-9, err, sizeof err), 0);
-  for (uint32_t i = 0; i < s->nops; i++) ck_assert_uint_eq(s->ops[i].bytes, 1);
+  for (uint32_t i = 0; i < s->nops; i++)
+    ck_assert_uint_eq(s->ops[i].bytes, 1);
   uint64_t before = s->ops[0].bytes;
   ck_assert_int_eq(jct_schedule_scale(s, 0, err, sizeof err), JCT_EINVAL);
   ck_assert_int_eq(jct_schedule_scale(s, -1, err, sizeof err), JCT_EINVAL);
@@ -379,6 +393,37 @@ START_TEST(json_round_trip) {
     for (uint32_t d = 0; d < a->ops[i].ndeps; d++)
       ck_assert_uint_eq(a->ops[i].deps[d], b->ops[i].deps[d]);
   }
+  jct_schedule_free(b);
+  /* No dep_kinds without program order: the file reads as before. */
+  craft_tmpname(path, sizeof path, ".json");
+  ck_assert_int_eq(jct_schedule_save(a, path, err, sizeof err), 0);
+  char *text = slurp(path, NULL);
+  ck_assert_ptr_null(strstr(text, "dep_kinds"));
+  free(text);
+  jct_schedule_free(a);
+  /* Op 2 of rank 0 waits for its own op 0 (program order) and for op 1,
+   * received from rank 1: dep_kinds names both, and loading ignores it. */
+  const char *json = "{\"jctlab_schedule\":1,\"ranks\":2," TWO_CONNS
+                     ",\"ops\":[{\"conn\":0,\"bytes\":5},{\"conn\":1,\"bytes\":5},"
+                     "{\"conn\":0,\"bytes\":5,\"deps\":[0,1],\"gap_ns\":7}]}";
+  ck_assert_int_eq(jct_schedule_loads(&a, json, strlen(json), err, sizeof err), 0);
+  ck_assert_int_eq(jct_schedule_dep_kind(a, 2, 0), JCT_DEP_ORDER);
+  ck_assert_int_eq(jct_schedule_dep_kind(a, 2, 1), JCT_DEP_RECEIVED);
+  ck_assert_int_eq(jct_schedule_save(a, path, err, sizeof err), 0);
+  text = slurp(path, NULL);
+  json_t *doc = parse_json(text, "schedule");
+  ck_assert_ptr_null(json_object_get(jget(doc, "ops.0"), "dep_kinds"));
+  ck_assert_ptr_null(json_object_get(jget(doc, "ops.1"), "dep_kinds"));
+  ck_assert_str_eq(json_string_value(jget(doc, "ops.2.dep_kinds.0")), "order");
+  ck_assert_str_eq(json_string_value(jget(doc, "ops.2.dep_kinds.1")), "received");
+  json_decref(doc);
+  free(text);
+  ck_assert_int_eq(jct_schedule_load(&b, path, err, sizeof err), 0);
+  ck_assert_uint_eq(b->ops[2].ndeps, 2);
+  ck_assert_uint_eq(b->ops[2].deps[0], 0);
+  ck_assert_uint_eq(b->ops[2].deps[1], 1);
+  ck_assert_uint_eq(b->ops[2].gap_ns, 7);
+  unlink(path);
   jct_schedule_free(a);
   jct_schedule_free(b);
   ck_assert_int_eq(jct_schedule_load(&b, "/nonexistent/x.json", err, sizeof err), JCT_EIO);

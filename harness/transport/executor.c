@@ -1,8 +1,10 @@
 /* The schedule executor (include/jctlab/executor.h).
  *
  * Per op: deps still missing, and whether it is eligible (deps in, gap
- * over). Per connection: its ops in order, how many were sent, received,
- * announced by CTS and CTS seen. A send goes out when the connection's next
+ * over); a received dep counts when its message is received, a
+ * program-order dep when its send completes. Per connection: its ops in
+ * order, how many were sent, completed at the sender, received, announced
+ * by CTS and CTS seen. A send goes out when the connection's next
  * op is eligible and a CTS for it has arrived. Ops waiting out their gap
  * sit in a small min-heap by due time.
  */
@@ -15,7 +17,7 @@
 typedef struct {
   uint32_t *ops; /* this connection's ops, in op order */
   uint32_t nops;
-  uint32_t sent, received, cts_posted, cts_seen;
+  uint32_t sent, acked, received, cts_posted, cts_seen;
 } conn_state_t;
 
 typedef struct {
@@ -190,6 +192,19 @@ int jct_exec_on_cts(jct_exec_t *e, uint32_t conn, uint64_t now_ns) {
   return try_send(e, conn, now_ns);
 }
 
+/* op completed in the way kind names: its dependents of that kind lose a
+ * missing dep (a dependent on the receiving rank depends on the message as
+ * received, one on the sending rank on the send as completed). */
+static int release(jct_exec_t *e, uint32_t op, jct_dep_kind_t kind, uint64_t now_ns) {
+  int rc = 0;
+  for (uint32_t k = e->dep_start[op]; !rc && k < e->dep_start[op + 1]; k++) {
+    uint32_t d = e->dependents[k];
+    if (jct_schedule_dep_kind(e->s, d, op) != kind) continue;
+    if (--e->missing[d] == 0) rc = make_ready(e, d, now_ns);
+  }
+  return rc;
+}
+
 int jct_exec_on_recv(jct_exec_t *e, uint32_t conn, uint32_t imm, uint64_t now_ns) {
   if (conn >= e->s->nconns) return JCT_EINVAL;
   conn_state_t *c = &e->conns[conn];
@@ -199,11 +214,15 @@ int jct_exec_on_recv(jct_exec_t *e, uint32_t conn, uint32_t imm, uint64_t now_ns
   if (now_ns > e->last_done_ns) e->last_done_ns = now_ns;
   e->done++;
   int rc = announce(e, conn);
-  for (uint32_t k = e->dep_start[imm]; !rc && k < e->dep_start[imm + 1]; k++) {
-    uint32_t d = e->dependents[k];
-    if (--e->missing[d] == 0) rc = make_ready(e, d, now_ns);
-  }
-  return rc;
+  return rc ? rc : release(e, imm, JCT_DEP_RECEIVED, now_ns);
+}
+
+int jct_exec_on_sent(jct_exec_t *e, uint32_t conn, uint32_t op, uint64_t now_ns) {
+  if (conn >= e->s->nconns) return JCT_EINVAL;
+  conn_state_t *c = &e->conns[conn];
+  if (c->acked >= c->sent || c->ops[c->acked] != op) return JCT_EINVAL;
+  c->acked++;
+  return release(e, op, JCT_DEP_ORDER, now_ns);
 }
 
 int jct_exec_on_timer(jct_exec_t *e, uint64_t now_ns) {

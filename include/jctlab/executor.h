@@ -5,8 +5,10 @@
  * buffer it has ready with a 64-byte clear-to-send (CTS) RDMA WRITE to the
  * sender, up to `slots` buffers ahead per connection (NCCL_STEPS, 8); the
  * sender posts a message only once it holds a CTS for it. A send may start
- * once (1) every op it depends on has been received by its rank, (2)
- * gap_ns has passed since the last of them completed, and (3) its CTS has
+ * once (1) every op it depends on has completed: received by its rank, or,
+ * for a dep on one of its rank's own earlier sends (program order,
+ * schedule.h), acknowledged (the sender's work completion), (2) gap_ns
+ * has passed since the last of them completed, and (3) its CTS has
  * arrived. Messages on one connection are in op order, and each carries its
  * op id as immediate data so the receiver knows which one completed.
  *
@@ -64,6 +66,13 @@ int jct_exec_on_cts(jct_exec_t *e, uint32_t conn, uint64_t now_ns);
  * Errors: JCT_EINVAL when imm is not the next op expected on conn (the
  * transport broke ordering; the run is invalid). */
 int jct_exec_on_recv(jct_exec_t *e, uint32_t conn, uint32_t imm, uint64_t now_ns);
+
+/* The transport completed the send of op on conn at its sender: the
+ * receiver acknowledged all of it (a verbs send work completion; uroce's
+ * SEND_DONE). Ops with a program-order dep on it may go. Errors: JCT_EINVAL
+ * when op is not the next op on conn whose send was posted and not yet
+ * completed (sends complete in order on a connection). */
+int jct_exec_on_sent(jct_exec_t *e, uint32_t conn, uint32_t op, uint64_t now_ns);
 
 /* Start the ops whose gap has elapsed by now_ns; call when
  * jct_exec_next_deadline_ns() is due. */

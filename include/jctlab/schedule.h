@@ -4,10 +4,14 @@
  * Ranks 0..nranks-1; connections, each one reliable-connection QP pair from
  * a source rank to a destination rank on a channel; and send operations
  * (conn, bytes, deps[], gap_ns). An op is sent by its connection's source
- * rank. It may start once every op in deps has been completely received
- * (each dep must be a message to this op's rank) and gap_ns has passed
- * since the last of them completed (the compute or reduction time between
- * receiving and sending). Sends on one connection are delivered in order.
+ * rank. It may start once every op in deps has completed and gap_ns has
+ * passed since the last of them did (the compute or reduction time between
+ * receiving and sending). A dep is of one of two kinds, told apart by its
+ * connection: a message to this op's rank (received: complete when the
+ * rank has received all of it), or a message from this op's rank (program
+ * order: one of its own earlier sends, complete when its sender's work
+ * completion says so, i.e. the receiver acknowledged all of it). Sends on
+ * one connection are delivered in order.
  *
  * JSON (jansson), shape version 1; README "Schedules" documents it:
  *   {"jctlab_schedule": 1, "algorithm": "ring", "ranks": 8, "bytes": 8388608,
@@ -15,9 +19,12 @@
  *    "ops": [{"conn": 0, "bytes": 1048576, "deps": [3], "gap_ns": 0,
  *             "step": 0}, ...]}
  * Op and connection ids are their indices in these arrays. "step" is
- * informational (the algorithm's step; -1 when unknown). A schedule
- * inferred from a capture also carries "profile": the captured system's
- * figures (profile.h), optional, editable, null or left out when unknown.
+ * informational (the algorithm's step; -1 when unknown); so is "dep_kinds",
+ * written for an op with a program-order dep: deps' kinds, in deps' order,
+ * "received" or "order" (loading ignores it: the kind follows from the
+ * dep's connection). A schedule inferred from a capture also carries
+ * "profile": the captured system's figures (profile.h), optional, editable,
+ * null or left out when unknown.
  */
 #ifndef JCTLAB_SCHEDULE_H
 #define JCTLAB_SCHEDULE_H
@@ -62,10 +69,23 @@ typedef struct {
 /* Check a schedule: at least one rank and one op; every connection joins
  * two different existing ranks; every op names an existing connection and
  * has bytes > 0; every dep names an existing op other than itself whose
- * message goes to this op's sender; and the deps have no cycle.
- * Returns 0 or JCT_EINVAL with err naming the op or connection
- * ("op 12: dep 40 is a message to rank 3, not to rank 5"). */
+ * message goes to or comes from this op's sender; and the deps have no
+ * cycle. Returns 0 or JCT_EINVAL with err naming the op or connection
+ * ("op 12: dep 40 is a message from rank 2 to rank 3, neither to nor from
+ * rank 5"). */
 int jct_schedule_validate(const jct_schedule_t *s, char *err, size_t errlen);
+
+/* A dep's kind (see above). */
+typedef enum {
+  JCT_DEP_RECEIVED = 0, /* a message to the op's rank */
+  JCT_DEP_ORDER,        /* one of the op's rank's own earlier sends (program order) */
+} jct_dep_kind_t;
+
+/* The kind of op's dep on op dep, in a valid schedule (jct_schedule_validate). */
+jct_dep_kind_t jct_schedule_dep_kind(const jct_schedule_t *s, uint32_t op, uint32_t dep);
+
+/* Its name, as the JSON's "dep_kinds": "received", "order". */
+const char *jct_dep_kind_name(jct_dep_kind_t k);
 
 /* Load from a JSON file (path, or "-" for standard input) / from a string;
  * the result is validated. Errors: JCT_EIO (cannot read), JCT_EINVAL (not

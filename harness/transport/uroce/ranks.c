@@ -187,6 +187,9 @@ static void on_qp_event(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev) {
     if (ev->status != JCT_UROCE_WC_SUCCESS)
       fail(R, "rank %u, connection %u: retry count exceeded (RETRY_EXC) after %u retries", ep->rank,
            ep->conn, R->opts.retry_cnt);
+    else if (ep->is_src && R->exec && /* a message, not a CTS: program-order deps wait for it */
+             jct_exec_on_sent(R->exec, ep->conn, (uint32_t)ev->wr_id, ev->time_ns))
+      fail(R, "connection %u: message %u completed out of order", ep->conn, (uint32_t)ev->wr_id);
     return;
   }
   if (!R->exec) return;

@@ -22,6 +22,11 @@
 #define CQ_DEPTH 4096
 #define RESOLVE_MS 2000
 
+/* A send's wr_id: its connection in the low 32 bits; on a data message's
+ * last work request also its op id + 1 in the high ones, so that its
+ * completion can release program-order deps (jct_exec_on_sent). */
+#define WR_OP_SHIFT 32
+
 /* What the connect and accept carry (network order is not needed: both
  * ends are this program on the same architecture, but be explicit). */
 typedef struct {
@@ -277,6 +282,9 @@ static void on_wc(jct__verbs_t *v, const struct ibv_wc *wc) {
     deliver(v, c, ntohl(wc->imm_data));
   } else if (wc->opcode == IBV_WC_RDMA_WRITE) {
     if (v->outstanding) v->outstanding--;
+    uint64_t op_tag = wc->wr_id >> WR_OP_SHIFT;
+    if (op_tag && v->exec && jct_exec_on_sent(v->exec, c->id, (uint32_t)(op_tag - 1), jct_now_ns()))
+      fail(v, "connection %u: message %u completed out of order", c->id, (uint32_t)(op_tag - 1));
   }
 }
 
@@ -306,7 +314,9 @@ static int write_imm(jct__verbs_t *v, conn_t *c, void *src, struct ibv_mr *mr, u
     uint64_t len = bytes - off > MAX_WRITE_BYTES ? MAX_WRITE_BYTES : bytes - off;
     bool last = off + len == bytes;
     struct ibv_sge sge = {.addr = (uintptr_t)src, .length = (uint32_t)len, .lkey = mr->lkey};
-    struct ibv_send_wr wr = {.wr_id = c->id,
+    bool data = c->is_src && imm != JCT_VERBS_CTS_IMM;
+    uint64_t op_tag = last && data ? ((uint64_t)imm + 1) << WR_OP_SHIFT : 0;
+    struct ibv_send_wr wr = {.wr_id = op_tag | c->id,
                              .sg_list = &sge,
                              .num_sge = 1,
                              .opcode = last ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
