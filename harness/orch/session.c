@@ -39,6 +39,7 @@ struct jct__session {
   void *b;           /* the backend's state; NULL until it is up */
   jct_fabric_t *fab; /* the backend's fabric; NULL: none */
   double model_ns;
+  uint64_t gaps_ns; /* the sum of the schedule's gap_ns */
   uint64_t bin_ns;
   jct__chain_t *chain;
   FILE *fault_log;
@@ -130,11 +131,13 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   snapshot_t before, after;
   snap(s, &before);
   if (s->conn_before) s->ops->conn_retx(s->b, s->conn_before);
-  /* Generous: 20 times the model, 10 s, and every retry of one message
-   * running out its timer twice over (4.096 us * 2^timeout each). */
+  /* Generous: 20 times the model, 10 s, every retry of one message
+   * running out its timer twice over (4.096 us * 2^timeout each), and every
+   * op's gap (a capture's pauses: compute, a test's TCP exchange), which
+   * the model leaves out. */
   uint64_t qp_timeout_ns = 4096ull << (s->o->timeout < 31 ? s->o->timeout : 31);
   uint64_t limit_ns = (uint64_t)(s->model_ns * 20) + 10000000000u +
-                      2 * (uint64_t)(s->o->retry_cnt + 1) * qp_timeout_ns;
+                      2 * (uint64_t)(s->o->retry_cnt + 1) * qp_timeout_ns + s->gaps_ns;
   int rc = s->ops->rep(s->b, index, limit_ns, rep);
   if (rc) return rc;
   int sig = jct__interrupt_signal();
@@ -258,6 +261,10 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   jct_run_result_t model;
   jct_run_model(o, &model);
   s->model_ns = model.model_ns;
+  for (uint32_t i = 0; i < o->schedule->nops; i++) { /* saturating: a limit is still a limit */
+    uint64_t g = o->schedule->ops[i].gap_ns, cap = UINT64_MAX / 4;
+    s->gaps_ns = g > cap - s->gaps_ns ? cap : s->gaps_ns + g;
+  }
   int rc = jct__loop_open(&s->loop, SPIN_NS, err, errlen);
   /* The injectors before anything else is built: a bad spec is bad input. */
   if (rc || (rc = jct__chain_new(&s->chain, o->inject, o->ninject, o->seed, err, errlen))) {
