@@ -31,8 +31,13 @@ static void check(const jct_schedule_t *s, const jct_infer_report_t *rep) {
   if (jct_schedule_validate(s, err, sizeof err)) broken("invalid schedule", err);
   if (rep->ops != s->nops || rep->ranks != s->nranks || rep->connections != s->nconns)
     broken("the report disagrees with the schedule", NULL);
-  if (rep->ops_with_deps > rep->ops || rep->ops_no_plausible_dep > rep->ops)
+  if (rep->ops_with_deps > rep->ops || rep->ops_program_order > rep->ops_with_deps)
     broken("more ops counted than there are", NULL);
+  uint64_t ndeps = 0;
+  for (uint32_t i = 0; i < s->nops; i++)
+    ndeps += s->ops[i].ndeps;
+  if (ndeps != (uint64_t)rep->deps_received + rep->deps_program_order)
+    broken("deps counted by kind do not add up to the schedule's", NULL);
   static const char *const names[] = {"ring", "tree", "all-to-all", "halving-doubling", "unknown"};
   bool known = false;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

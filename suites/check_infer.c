@@ -58,7 +58,7 @@ START_TEST(ring_capture_gives_synths_ring) {
   ck_assert_uint_eq(rep.messages, 224);
   ck_assert_uint_eq(rep.nfaults, 0);
   ck_assert_uint_eq(rep.ops_with_deps, 104);
-  ck_assert_uint_eq(rep.ops_no_plausible_dep, 0);
+  ck_assert_uint_eq(rep.deps_program_order, 0); /* its waits are all explained by messages */
   ck_assert_uint_eq(rep.frames_backwards + rep.skewed_messages, 0);
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
@@ -98,6 +98,27 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
   }
   ck_assert_uint_eq(before, t->gap_psns);
   ck_assert_uint_ge(timeouts, t->timeouts);
+  /* Program order: ib_send_bw's first send (frame 2332, 12.839027 s) came
+   * 3.055439 s after ib_write_bw's last write had passed the capture point
+   * (frame 2287, 9.783588 s), perftest's TCP exchange in between, which
+   * the schedule leaves out: it waits for that write, with the pause as
+   * its gap; every other op keeps no dep (each test's messages overlapped). */
+  uint32_t first_send = UINT32_MAX, last_write = 0;
+  for (uint32_t i = 0; i < s->nops; i++) {
+    if (s->ops[i].conn == 1 && first_send == UINT32_MAX) first_send = i;
+    if (s->ops[i].conn == 0) last_write = i;
+  }
+  ck_assert_uint_eq(s->ops[first_send].ndeps, 1);
+  ck_assert_uint_eq(s->ops[first_send].deps[0], last_write);
+  ck_assert_int_eq(jct_schedule_dep_kind(s, first_send, last_write), JCT_DEP_ORDER);
+  ck_assert_uint_eq(s->ops[first_send].gap_ns, 3055439000u); /* no received dep: no turnaround */
+  ck_assert_uint_eq(rep.turnaround_ns, 0);
+  ck_assert_uint_eq(rep.ops_with_deps, 1);
+  ck_assert_uint_eq(rep.ops_program_order, 1);
+  ck_assert_uint_eq(rep.deps_program_order, 1);
+  ck_assert_uint_eq(rep.deps_received, 0);
+  ck_assert_uint_gt(rep.order_pause_ns, 0);
+  ck_assert_uint_lt(rep.order_pause_ns, 3055439000u);
   ck_assert_uint_eq(rep.faults[0].op, 0); /* the first gap: psn 9768683, 17 KiB into write 0 */
   ck_assert_uint_eq(rep.faults[0].psn, 9768683);
   ck_assert_uint_eq(rep.faults[0].offset_bytes, 16384);
@@ -185,6 +206,104 @@ START_TEST(crafted_capture_control_dep_and_loss) {
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
   unlink(path);
+}
+END_TEST
+
+/* Program order: rank 0 sends A once it has B from rank 1; A completes,
+ * the rank pauses 4,998 us with nothing received (compute), then sends C on
+ * another QP. C depends on A (its rank's earlier send, program order; B is
+ * implied through A), its gap the pause less the turnaround that A's
+ * received dep measured. */
+START_TEST(crafted_pause_is_program_order) {
+  char path[512], err[256];
+  craft_tmpname(path, sizeof path, ".pcap");
+  craft_pcap_t *p = craft_pcap_open(path, true, 1);
+  add(p, 5, "198.18.0.2", "198.18.0.1", JCT_OP_RC_SEND_ONLY, 0x21, 300, 256); /* B */
+  add(p, 6, "198.18.0.1", "198.18.0.2", JCT_OP_RC_ACKNOWLEDGE, 0x31, 300, 0);
+  add(p, 10, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_FIRST, 0x11, 200, 1024); /* A */
+  add(p, 12, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_LAST, 0x11, 201, 1024);
+  add(p, 13, "198.18.0.2", "198.18.0.1", JCT_OP_RC_ACKNOWLEDGE, 0x22, 201, 0);
+  add(p, 5010, "198.18.0.1", "198.18.0.2", JCT_OP_RC_SEND_ONLY, 0x12, 400, 512); /* C */
+  add(p, 5011, "198.18.0.2", "198.18.0.1", JCT_OP_RC_ACKNOWLEDGE, 0x23, 400, 0);
+  craft_pcap_close(p);
+  for (int keep = 0; keep < 2; keep++) {
+    jct_schedule_t *s;
+    jct_infer_report_t rep;
+    jct_infer_opts_t o = {.keep_turnaround = keep};
+    ck_assert_msg(jct_infer(path, &o, &s, &rep, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(jct_schedule_validate(s, err, sizeof err), 0);
+    ck_assert_uint_eq(s->nops, 3);
+    uint32_t a = UINT32_MAX, b = UINT32_MAX, c = UINT32_MAX; /* by size: 3072 (RETH), 256, 512 */
+    for (uint32_t i = 0; i < 3; i++)
+      *(s->ops[i].bytes == 3072 ? &a : s->ops[i].bytes == 256 ? &b : &c) = i;
+    ck_assert(a < 3 && b < 3 && c < 3);
+    ck_assert_uint_eq(s->ops[a].ndeps, 1);
+    ck_assert_uint_eq(s->ops[a].deps[0], b);
+    ck_assert_int_eq(jct_schedule_dep_kind(s, a, b), JCT_DEP_RECEIVED);
+    ck_assert_uint_eq(s->ops[c].ndeps, 1);
+    ck_assert_uint_eq(s->ops[c].deps[0], a);
+    ck_assert_int_eq(jct_schedule_dep_kind(s, c, a), JCT_DEP_ORDER);
+    ck_assert_uint_eq(rep.turnaround_ns, keep ? 0 : 5000); /* from A's received dep alone */
+    ck_assert_uint_eq(s->ops[a].gap_ns, keep ? 5000 : 0);
+    ck_assert_uint_eq(s->ops[c].gap_ns, keep ? 4998000 : 4993000);
+    ck_assert_uint_eq(rep.ops_with_deps, 2);
+    ck_assert_uint_eq(rep.deps_received, 1);
+    ck_assert_uint_eq(rep.deps_program_order, 1);
+    ck_assert_uint_eq(rep.ops_program_order, 1);
+    ck_assert_uint_eq(rep.order_pause_ns, 2000); /* A's 2 us, the longest message */
+    jct_infer_report_free(&rep);
+    jct_schedule_free(s);
+  }
+  unlink(path);
+}
+END_TEST
+
+/* Rank 0 sends P, then A and B on two QPs, B starting while A is in
+ * flight. After a short pause (1 us, less than A's 20 us) nothing is
+ * program order: streamed messages. After a long one (1,001 us) A and B
+ * both depend on P, and not on each other: they overlapped. */
+START_TEST(overlapping_sends_stay_independent) {
+  for (int pause = 0; pause < 2; pause++) {
+    char path[512], err[256];
+    uint64_t t = pause ? 1000 : 0;
+    craft_tmpname(path, sizeof path, ".pcap");
+    craft_pcap_t *p = craft_pcap_open(path, true, 1);
+    add(p, 1, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_FIRST, 0x11, 200, 1024); /* P */
+    add(p, 2, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_LAST, 0x11, 201, 1024);
+    add(p, t + 3, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_FIRST, 0x11, 202, 1024); /* A */
+    add(p, t + 13, "198.18.0.1", "198.18.0.2", JCT_OP_RC_SEND_FIRST, 0x12, 500, 1024);      /* B */
+    add(p, t + 23, "198.18.0.1", "198.18.0.2", JCT_OP_RC_RDMA_WRITE_LAST, 0x11, 203, 1024);
+    add(p, t + 33, "198.18.0.1", "198.18.0.2", JCT_OP_RC_SEND_LAST, 0x12, 501, 1024);
+    craft_pcap_close(p);
+    jct_schedule_t *s;
+    jct_infer_report_t rep;
+    ck_assert_msg(jct_infer(path, NULL, &s, &rep, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(s->nops, 3);
+    ck_assert_uint_eq(s->nconns, 2);
+    /* Ops by channel: P and A on the first QP, B on the second. */
+    uint32_t P = 0, A = 1, B = 2;
+    ck_assert_uint_eq(s->ops[P].conn, s->ops[A].conn);
+    ck_assert_uint_ne(s->ops[B].conn, s->ops[A].conn);
+    ck_assert_uint_eq(rep.order_pause_ns, 20000);
+    ck_assert_uint_eq(s->ops[P].ndeps, 0);
+    if (!pause) {
+      ck_assert_uint_eq(s->ops[A].ndeps + s->ops[B].ndeps, 0);
+      ck_assert_uint_eq(rep.deps_program_order, 0);
+    } else {
+      ck_assert_uint_eq(s->ops[A].ndeps, 1);
+      ck_assert_uint_eq(s->ops[A].deps[0], P);
+      ck_assert_uint_eq(s->ops[B].ndeps, 1);
+      ck_assert_uint_eq(s->ops[B].deps[0], P);
+      ck_assert_uint_eq(s->ops[A].gap_ns, 1001000); /* each from P's completion */
+      ck_assert_uint_eq(s->ops[B].gap_ns, 1011000);
+      ck_assert_uint_eq(rep.deps_program_order, 2);
+      ck_assert_uint_eq(rep.ops_program_order, 2);
+    }
+    ck_assert_uint_eq(rep.deps_received, 0);
+    jct_infer_report_free(&rep);
+    jct_schedule_free(s);
+    unlink(path);
+  }
 }
 END_TEST
 
@@ -281,7 +400,8 @@ START_TEST(cli_schedule) {
 }
 END_TEST
 
-/* Both shipped captures give schedules `jctlab run --schedule` executes. */
+/* Both shipped captures give schedules `jctlab run --schedule` executes,
+ * program order included. */
 START_TEST(inferred_schedules_run) {
   const char *traces[] = {RING_TRACE, RXE_TRACE};
   for (size_t i = 0; i < 2; i++) {
@@ -299,6 +419,9 @@ START_TEST(inferred_schedules_run) {
     ck_assert(jbool(doc, "valid"));
     ck_assert_uint_eq(json_array_size(jget(doc, "jct_ns")), 1);
     ck_assert_int_gt(jint(doc, "jct_ns.0"), 0);
+    /* The rxe trace's second test waits for the first's last write to be
+     * acknowledged (uroce's completion, program order), then its 3.055 s. */
+    if (i == 1) ck_assert_int_gt(jint(doc, "jct_ns.0"), 3055439000);
     json_decref(doc);
     result_free(&r);
     unlink(sched);
@@ -313,6 +436,8 @@ Suite *infer_suite(void) {
   tcase_add_test(core, ring_capture_gives_synths_ring);
   tcase_add_test(core, rxe_trace_gives_a_valid_schedule_and_its_losses);
   tcase_add_test(core, crafted_capture_control_dep_and_loss);
+  tcase_add_test(core, crafted_pause_is_program_order);
+  tcase_add_test(core, overlapping_sends_stay_independent);
   tcase_add_test(core, patterns_of_synth);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");

@@ -108,9 +108,10 @@ typedef struct {
   const uint32_t *conn_first, *conn_nops;
 } jct__iplan_t;
 
-/* Deps by happens-before, implied ones dropped; steps; gap_ns (less the
- * turnaround unless keep_turnaround), and the confidence figures in rep.
- * Errors: JCT_ENOMEM. */
+/* Deps by happens-before (received messages, and program order after a
+ * pause nothing received explains), implied ones dropped; steps; gap_ns
+ * (less the turnaround unless keep_turnaround), and the confidence figures
+ * in rep. Errors: JCT_ENOMEM. */
 int jct__infer_deps(jct__iplan_t *p, bool keep_turnaround, jct_infer_report_t *rep);
 
 /* Read the open capture t (named path in messages; the caller closes it)

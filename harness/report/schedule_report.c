@@ -33,8 +33,11 @@ static void text_schedule(FILE *o, const jct_schedule_t *s, const jct_infer_repo
 
 static void text_confidence(FILE *o, const jct_infer_report_t *r) {
   char g1[32], g2[32], g3[32];
-  fprintf(o, "Deps       %u of %u ops wait for a message received before they started",
-          r->ops_with_deps, r->ops);
+  fprintf(o,
+          "Deps       %u of %u ops wait for something: %u dep%s on a message their rank received "
+          "before they started, %u on their rank's own earlier sends (program order)",
+          r->ops_with_deps, r->ops, r->deps_received, plural(r->deps_received),
+          r->deps_program_order);
   if (r->ops_with_deps)
     fprintf(o,
             "; gap (the rank's compute) median %s, max %s, after taking %s of turnaround "
@@ -43,12 +46,22 @@ static void text_confidence(FILE *o, const jct_infer_report_t *r) {
             jct__fmt_ns(r->turnaround_ns, g3, sizeof g3));
   fprintf(o, "\n");
   fprintf(o,
-          "Confidence %u op%s with no plausible dependency (its rank idle longer than any "
-          "message took, nothing received explains the wait); %u never completed at the capture "
-          "point; %u started after all of their rank's earlier sends, the last well after their "
-          "deps (maybe queued behind them: deps less certain)\n",
-          r->ops_no_plausible_dep, plural(r->ops_no_plausible_dep), r->ops_incomplete,
-          r->ops_queued);
+          "Order      %u op%s started after %s rank had nothing in flight for longer than any "
+          "message took (%s) and no message received explains the pause (compute, or control "
+          "traffic the replay leaves out)%s\n",
+          r->ops_program_order, plural(r->ops_program_order),
+          r->ops_program_order == 1 ? "its" : "their",
+          jct__fmt_ns(r->order_pause_ns, g1, sizeof g1),
+          r->ops_program_order == 1 ? ": it waits for its rank's sends before the pause, then "
+                                      "the pause as its gap"
+          : r->ops_program_order    ? ": each waits for its rank's sends before the pause, then "
+                                      "the pause as its gap"
+                                    : "");
+  fprintf(o,
+          "Confidence %u never completed at the capture point; %u started after all of their "
+          "rank's earlier sends, the last well after their deps (maybe queued behind them: deps "
+          "less certain)\n",
+          r->ops_incomplete, r->ops_queued);
   fprintf(o, "Clock      %llu frame%s out of time order, %u message%s received before sent%s\n",
           (unsigned long long)r->frames_backwards, plural(r->frames_backwards), r->skewed_messages,
           plural(r->skewed_messages),
@@ -131,12 +144,13 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
                 I(r->control_other), "messages", I(r->messages), "messages_completed",
                 I(r->messages_completed), "flow_control", I(r->flow_control), "not_sends",
                 I(r->not_sends), "retransmitted_packets", I(r->retransmitted_packets));
-  json_t *conf = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "ops_with_deps",
-                           I(r->ops_with_deps), "ops_no_plausible_dep", I(r->ops_no_plausible_dep),
-                           "ops_incomplete", I(r->ops_incomplete), "ops_queued", I(r->ops_queued),
-                           "frames_backwards", I(r->frames_backwards), "skewed_messages",
-                           I(r->skewed_messages), "turnaround_ns", I(r->turnaround_ns),
-                           "gap_median_ns", I(r->gap_median_ns), "gap_max_ns", I(r->gap_max_ns));
+  json_t *conf = json_pack(
+      "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "ops_with_deps", I(r->ops_with_deps),
+      "deps_received", I(r->deps_received), "deps_program_order", I(r->deps_program_order),
+      "ops_program_order", I(r->ops_program_order), "order_pause_ns", I(r->order_pause_ns),
+      "ops_incomplete", I(r->ops_incomplete), "ops_queued", I(r->ops_queued), "frames_backwards",
+      I(r->frames_backwards), "skewed_messages", I(r->skewed_messages), "turnaround_ns",
+      I(r->turnaround_ns), "gap_median_ns", I(r->gap_median_ns), "gap_max_ns", I(r->gap_max_ns));
   return json_pack("{s:i,s:s,s:o*,s:{s:I,s:I,s:I,s:I,s:o*},s:{s:s,s:s,s:I,s:I},s:o*,s:o*,s:I}",
                    "jctlab_infer", 1, "trace", trace, "capture", capture, "schedule", "ranks",
                    I(r->ranks), "connections", I(r->connections), "ops", I(r->ops), "total_bytes",

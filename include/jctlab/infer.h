@@ -18,12 +18,21 @@
  * - deps, by happens-before: a send on rank r depends, per connection into
  *   r, on the most recent message r had completely received before the send
  *   started and that no earlier send on the same connection already
- *   depended on; deps implied by another dep (its ancestor) are dropped;
+ *   depended on; and by program order (schedule.h), on its rank's own
+ *   earlier sends, when it started after a pause of its rank that no
+ *   received message explains: nothing of the rank in flight for longer
+ *   than any message in the capture took (compute, or control traffic the
+ *   replay leaves out, as perftest's TCP exchange between two tests), each
+ *   of its deps received before the pause began. It then depends on the
+ *   last message sent before the pause on each of its rank's connections;
+ *   sends that overlapped after the pause stay independent of each other.
+ *   Deps implied by another dep (its ancestor) are dropped;
  * - gap_ns: from the last dep's completion to the send's start, less the
- *   capture point's turnaround (the smallest such gap in the capture: the
- *   network's share, which a replay's fabric recreates by itself); from the
- *   completion of the last of its rank's earlier sends when that came later
- *   (the send may have been queued behind them: a stall is not compute).
+ *   capture point's turnaround (the smallest such gap of a send whose deps
+ *   are all received messages: the network's share, which a replay's
+ *   fabric recreates by itself); from the completion of the last of its
+ *   rank's earlier sends when that came later (the send may have been
+ *   queued behind them: a stall is not compute).
  * Flow control is recognised and left out, since an executor regenerates
  * it: an RDMA WRITE of at most cts_max_bytes without immediate data, going
  * against a direction that carries messages with immediate data (NCCL's and
@@ -86,15 +95,17 @@ typedef struct {
   jct_addr_t *rank_addr; /* ranks of them: rank r's address */
   uint64_t total_bytes;  /* sum of the ops' bytes */
   /* Confidence. */
-  uint32_t ops_with_deps;
-  uint32_t ops_no_plausible_dep; /* no dep, not its rank's first send, and its rank idle
-                                    before it for longer than any message took */
-  uint32_t ops_incomplete;       /* never completed at the capture point */
-  uint32_t ops_queued;       /* started after their rank's earlier sends, the last completed over
-                                two turnarounds after their deps: maybe queued behind them */
-  uint64_t frames_backwards; /* clock skew: a timestamp before the previous frame's */
-  uint32_t skewed_messages;  /* clock skew: completed before they started */
-  uint64_t turnaround_ns;    /* subtracted from every gap (0 with keep_turnaround) */
+  uint32_t ops_with_deps;      /* of either kind */
+  uint32_t deps_received;      /* deps on a message the op's rank received */
+  uint32_t deps_program_order; /* deps on the op's rank's own earlier sends */
+  uint32_t ops_program_order;  /* ops with a program-order dep: after a pause nothing explains */
+  uint64_t order_pause_ns;     /* a pause longer than this (the longest any message took) */
+  uint32_t ops_incomplete;     /* never completed at the capture point */
+  uint32_t ops_queued;         /* started after their rank's earlier sends, the last completed over
+                                  two turnarounds after their deps: maybe queued behind them */
+  uint64_t frames_backwards;   /* clock skew: a timestamp before the previous frame's */
+  uint32_t skewed_messages;    /* clock skew: completed before they started */
+  uint64_t turnaround_ns;      /* subtracted from every gap (0 with keep_turnaround) */
   uint64_t gap_median_ns, gap_max_ns; /* of the ops with deps, as in the schedule */
   /* Recognition (jct_infer_pattern). */
   char pattern[24];        /* "ring", "tree", "all-to-all", "halving-doubling", "unknown" */
