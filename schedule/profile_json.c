@@ -211,7 +211,14 @@ static int load_timeout(json_t *v, jct_profile_t *p, char *err, size_t errlen) {
     p->timeout_ns.set = true;
     p->timeout_ns.value = from_exp;
   } else if (!have && p->timeout_ns.set) {
-    p->timeout_exp = jct_profile_timeout_exp(p->timeout_ns.value);
+    /* A QP's timeout can only be 4.096 us x 2^n (IBA 9.7.6.1.3). */
+    int32_t n = jct_profile_timeout_exp(p->timeout_ns.value);
+    if (((uint64_t)IBA_TIMEOUT_UNIT_NS << n) != p->timeout_ns.value)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "profile: \"timeout_ns\" %llu is not 4.096 us x 2^n, the only timeouts a "
+                       "QP has; give \"timeout_exp\" (the nearest is %d)",
+                       (unsigned long long)p->timeout_ns.value, (int)n);
+    p->timeout_exp = n;
   } else if (have && p->timeout_ns.value != from_exp) {
     return jct__errf(
         err, errlen, JCT_EINVAL,

@@ -484,6 +484,9 @@ START_TEST(profile_edited_by_hand) {
       {SCHED_HEAD ", \"profile\": {\"timeout_exp\": 32}}", "\"timeout_exp\""},
       {SCHED_HEAD ", \"profile\": {\"timeout_exp\": 14, \"timeout_ns\": {\"value\": 1000}}}",
        "is not 4.096 us x 2^14"},
+      /* found by fuzz_schedule: a timeout no QP can have, with no exponent */
+      {SCHED_HEAD ", \"profile\": {\"timeout_ns\": {\"value\": 1000}}}",
+       "1000 is not 4.096 us x 2^n"},
       {SCHED_HEAD ", \"profile\": {\"links\": [{\"src_rank\": 2}]}}",
        "\"src_rank\" must be one of the schedule's ranks, 0 to 1"},
       {SCHED_HEAD ", \"profile\": {\"links\": {}}}", "\"links\" must be an array"},
