@@ -31,6 +31,10 @@ int32_t jct_profile_timeout_exp(uint64_t ns) {
   return (int32_t)n;
 }
 
+uint64_t jct_profile_timeout_ns(int32_t n) {
+  return n < 0 || n > EXP_MAX ? 0 : (uint64_t)IBA_TIMEOUT_UNIT_NS << n;
+}
+
 void jct_profile_free(jct_profile_t *p) {
   if (!p) return;
   free(p->links);
@@ -206,14 +210,14 @@ static int load_timeout(json_t *v, jct_profile_t *p, char *err, size_t errlen) {
       (rc = get_num(v, "timeout_exp", 0, EXP_MAX, &have, &e, "", err, errlen)))
     return rc;
   p->timeout_exp = have ? (int32_t)e : -1;
-  uint64_t from_exp = have ? (uint64_t)IBA_TIMEOUT_UNIT_NS << e : 0;
+  uint64_t from_exp = have ? jct_profile_timeout_ns((int32_t)e) : 0;
   if (have && !p->timeout_ns.set) {
     p->timeout_ns.set = true;
     p->timeout_ns.value = from_exp;
   } else if (!have && p->timeout_ns.set) {
     /* A QP's timeout can only be 4.096 us x 2^n (IBA 9.7.6.1.3). */
     int32_t n = jct_profile_timeout_exp(p->timeout_ns.value);
-    if (((uint64_t)IBA_TIMEOUT_UNIT_NS << n) != p->timeout_ns.value)
+    if (jct_profile_timeout_ns(n) != p->timeout_ns.value)
       return jct__errf(err, errlen, JCT_EINVAL,
                        "profile: \"timeout_ns\" %llu is not 4.096 us x 2^n, the only timeouts a "
                        "QP has; give \"timeout_exp\" (the nearest is %d)",

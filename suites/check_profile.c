@@ -295,6 +295,11 @@ END_TEST
 
 START_TEST(timeout_exponent) {
   ck_assert_int_eq(jct_profile_timeout_exp(0), -1);
+  ck_assert_uint_eq(jct_profile_timeout_ns(14), 67108864); /* 4.096 us x 2^14 */
+  ck_assert_uint_eq(jct_profile_timeout_ns(-1), 0);
+  ck_assert_uint_eq(jct_profile_timeout_ns(32), 0);
+  for (int32_t n = 0; n <= 31; n++)
+    ck_assert_int_eq(jct_profile_timeout_exp(jct_profile_timeout_ns(n)), n);
   ck_assert_int_eq(jct_profile_timeout_exp(1), 0);
   ck_assert_int_eq(jct_profile_timeout_exp(4096ull << 14), 14);
   ck_assert_int_eq(jct_profile_timeout_exp(67228000), 14); /* the shipped capture's */

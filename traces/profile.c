@@ -120,7 +120,7 @@ int jct__prof_result(const jct__prof_t *p, jct_profile_t **out) {
   r->timeout_exp = -1;
   if (r->timeout_ns.set) {
     r->timeout_exp = jct_profile_timeout_exp(r->timeout_ns.median);
-    r->timeout_ns.value = r->timeout_exp >= 0 ? 4096ull << r->timeout_exp : 0;
+    r->timeout_ns.value = jct_profile_timeout_ns(r->timeout_exp);
     r->timeout_ns.set = r->timeout_exp >= 0;
   }
   *out = r;

@@ -97,9 +97,12 @@ static int parse(int argc, char **argv, args_t *a) {
     }
   }
   if (!a->r.synth == !a->r.schedule) return bad("give --synth ALGO or --schedule FILE");
-  if (jct__capture_opts_check(&a->r.run, "run") || jct__capture_names_ok(&a->r.run, 1, "run"))
-    return 2;
-  return jct__sweep_args_finish(&a->sweep, &a->r);
+  if (jct__capture_opts_check(&a->r.run, "run")) return 2;
+  int rc = jct__sweep_args_finish(&a->sweep, &a->r);
+  if (rc != -1) return rc;
+  /* A sweep checks each size's own names (cmd_run_sweep.c), not the bare one. */
+  if (!a->sweep.nsizes && jct__capture_names_ok(&a->r.run, 1, "run")) return 2;
+  return -1;
 }
 
 static void print_fabric(const jct_run_result_t *r) {
@@ -248,6 +251,9 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(root, "injectors", injs);
   /* Per connection (README "Run JSON"): null when the run is invalid. */
   json_object_set_new(root, "qps", r->qps ? jct__qps_json(s, NULL, r->qps) : json_null());
+  /* As replay's and the scenarios' documents: the signal that ended the run, or null. */
+  json_object_set_new(root, "interrupted", json_null());
+  jct__cases_mark_interrupted(root);
   json_object_set_new(json_object_get(root, "config"), "seed",
                       json_integer((json_int_t)a->r.run.seed));
   json_object_set_new(json_object_get(root, "config"), "warmup",

@@ -80,7 +80,6 @@ void jct_replay_stats(const uint64_t *base_ns, const uint64_t *fault_ns, uint32_
   free(ratio);
 }
 
-/* The dependency of op that completed last (what it waited for), or -1. */
 /* What op waited on last: a dep (its rank had to receive it first) or the
  * message before it on its connection (a QP delivers in order, so a
  * message that started early still completes after the one queued ahead
@@ -106,7 +105,7 @@ int jct__replay_path(const jct_schedule_t *s, const jct_op_timing_t *base,
   /* Walk back; deps and connection order point to earlier ops' completions,
    * so at most nops steps. */
   uint32_t *rev = malloc(s->nops * sizeof *rev), n = 0;
-  int64_t *prev = malloc(s->nops * sizeof *prev), *seen = malloc(s->nconns * sizeof *seen);
+  int64_t *prev = malloc(s->nops * sizeof *prev), *seen = malloc((s->nconns ? s->nconns : 1) * sizeof *seen);
   if (!rev || !prev || !seen) {
     free(rev), free(prev), free(seen);
     return -1;

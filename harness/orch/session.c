@@ -78,6 +78,14 @@ static double cpu_seconds(void) {
          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
+/* The loop's lateness, CPU and wall time count from now: what came before
+ * (the links coming up, warm-up repetitions) is no measured repetition's. */
+static void restart_health(jct__session_t *s) {
+  memset(&s->loop.clock.lateness, 0, sizeof s->loop.clock.lateness);
+  s->cpu0 = cpu_seconds();
+  s->wall0 = jct_now_ns();
+}
+
 static uint64_t paused_now(jct__session_t *s) {
   uint64_t sum = 0;
   for (uint32_t p = 0; s->fab && p < s->o->schedule->nranks; p++) {
@@ -179,11 +187,7 @@ int jct__session_warmup(jct__session_t *s, char *why, size_t len) {
     }
   }
   /* The loop's lateness and CPU time are the measured repetitions'. */
-  if (s->o->warmup) {
-    memset(&s->loop.clock.lateness, 0, sizeof s->loop.clock.lateness);
-    s->cpu0 = cpu_seconds();
-    s->wall0 = jct_now_ns();
-  }
+  if (s->o->warmup) restart_health(s);
   return 0;
 }
 
@@ -316,10 +320,8 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
     /* Let the links come up; what the loop did until then is no lateness
      * of a repetition. */
     jct__loop_run_until(&s->loop, failed_only, NULL, s, jct_now_ns() + SETTLE_NS);
-    memset(&s->loop.clock.lateness, 0, sizeof s->loop.clock.lateness);
   }
-  s->cpu0 = cpu_seconds();
-  s->wall0 = jct_now_ns();
+  restart_health(s);
   *out = s;
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "harness/base/units.h"
 #include "harness/orch/names.h"
+#include "harness/report/result.h"
 #include "sweep.h"
 
 #define ELEMENT_BYTES 4 /* nccl-tests' default type, float */
@@ -105,11 +106,6 @@ static json_t *num_or_null(double v) {
   return isnan(v) ? json_null() : json_real(v);
 }
 
-/* A transport figure, null where the transport does not count it. */
-static json_t *counted(const jct_transport_stats_t *t, uint32_t bit, uint64_t v) {
-  return t->counted & bit ? json_integer((json_int_t)v) : json_null();
-}
-
 static json_t *side_json(const jct__sweep_side_t *s, bool valid) {
   json_t *reps = json_null();
   if (valid && s->jct_ns) {
@@ -117,19 +113,17 @@ static json_t *side_json(const jct__sweep_side_t *s, bool valid) {
     for (uint32_t i = 0; i < s->reps; i++)
       json_array_append_new(reps, json_integer((json_int_t)s->jct_ns[i]));
   }
-  const jct_transport_stats_t *t = &s->transport;
-  return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "jct_ns", reps, "median_ns",
-                   valid ? json_integer((json_int_t)s->median_ns) : json_null(), "min_ns",
-                   valid ? json_integer((json_int_t)s->min_ns) : json_null(), "max_ns",
-                   valid ? json_integer((json_int_t)s->max_ns) : json_null(), "algbw_gbps",
-                   valid ? json_real(s->algbw_gbps) : json_null(), "busbw_gbps",
-                   valid ? json_real(s->busbw_gbps) : json_null(), "packets",
-                   counted(t, JCT_TSTAT_PACKETS, t->packets), "data_packets",
-                   counted(t, JCT_TSTAT_DATA_PACKETS, t->data_packets), "retransmitted_packets",
-                   counted(t, JCT_TSTAT_RETX_PACKETS, t->retx_packets), "retransmitted_bytes",
-                   counted(t, JCT_TSTAT_RETX_BYTES, t->retx_bytes), "naks",
-                   counted(t, JCT_TSTAT_NAKS, t->naks), "timeouts",
-                   counted(t, JCT_TSTAT_TIMEOUTS, t->timeouts));
+  json_t *o = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "jct_ns", reps, "median_ns",
+                        valid ? json_integer((json_int_t)s->median_ns) : json_null(), "min_ns",
+                        valid ? json_integer((json_int_t)s->min_ns) : json_null(), "max_ns",
+                        valid ? json_integer((json_int_t)s->max_ns) : json_null(), "algbw_gbps",
+                        valid ? json_real(s->algbw_gbps) : json_null(), "busbw_gbps",
+                        valid ? json_real(s->busbw_gbps) : json_null());
+  /* The transport's figures, as every result has them (result.c). */
+  json_t *t = jct__transport_json(&s->transport);
+  json_object_update(o, t);
+  json_decref(t);
+  return o;
 }
 
 static json_t *row_json(const jct__sweep_row_t *r) {
@@ -145,7 +139,8 @@ static json_t *row_json(const jct__sweep_row_t *r) {
       r->faulted ? side_json(&r->fault, v) : json_null(), "degradation", deg, "dropped",
       r->faulted ? json_integer((json_int_t)r->dropped) : json_null(), "model", "jct_ns",
       r->model_ns, "ratio",
-      v && r->base.median_ns ? json_real((double)r->base.median_ns / r->model_ns) : json_null(),
+      v && r->base.median_ns && r->model_ns > 0 ? json_real((double)r->base.median_ns / r->model_ns)
+                                                : json_null(),
       "lateness", "p50_ns", (json_int_t)r->lateness_p50_ns, "p99_ns",
       (json_int_t)r->lateness_p99_ns, "max_ns", (json_int_t)r->lateness_max_ns, "packet_time_ns",
       r->packet_time_ns, "loop_bound", r->loop_bound);

@@ -89,6 +89,10 @@ typedef struct {
  * within [0, 31] (IBA's 5-bit field); -1 for ns == 0. */
 int32_t jct_profile_timeout_exp(uint64_t ns);
 
+/* The QP timeout of exponent n, 4.096 µs × 2^n, in ns (IBA Vol. 1
+ * 9.7.6.1.3, Local ACK Timeout); 0 for n outside [0, 31]. */
+uint64_t jct_profile_timeout_ns(int32_t n);
+
 /* Free p and its links (NULL: nothing). */
 void jct_profile_free(jct_profile_t *p);
 
