@@ -722,6 +722,7 @@ START_TEST(invalid_run_keys) {
     ck_assert_msg(json_object_get(v, key) != NULL, "the valid run lacks \"%s\"", key);
   }
   ck_assert(json_is_null(json_object_get(v, "invalid_why")));
+  ck_assert(json_is_null(json_object_get(v, "interrupted"))); /* present, no signal */
   ck_assert(json_is_string(json_object_get(x, "invalid_why")));
   ck_assert(json_is_null(json_object_get(x, "jct")));
   ck_assert(json_is_null(json_object_get(x, "algbw_gbps")));

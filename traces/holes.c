@@ -1,5 +1,6 @@
 /* Open holes of a flow (holes.h): a small array in opening order, searched
- * from its end (the newest holes are the likeliest to be named next). */
+ * at its front (the hole a go-back fills) and then from its end (the
+ * newest holes are the likeliest to be named by a NAK). */
 #include "holes.h"
 
 #include <stdlib.h>
@@ -9,7 +10,10 @@
 #include "jctlab/error.h"
 
 static long find(const jct__holes_t *hs, uint32_t psn) {
-  for (size_t i = hs->n; i > 0; i--)
+  /* A go-back re-sends its oldest PSN first: the oldest hole is the one a
+   * retransmission fills most often. */
+  if (hs->n && hs->h[0].psn == psn) return 0;
+  for (size_t i = hs->n; i > 1; i--)
     if (hs->h[i - 1].psn == psn) return (long)(i - 1);
   return -1;
 }
