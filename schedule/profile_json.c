@@ -66,6 +66,7 @@ static json_t *figure(wctx_t *c, const jct_figure_t *f) {
   put(c, o, "p90", num(s, f->p90));
   put(c, o, "min", num(s, f->min));
   put(c, o, "max", num(s, f->max));
+  put(c, o, "mean", num(s, f->mean));
   return o;
 }
 
@@ -146,7 +147,8 @@ static int get_figure(json_t *obj, const char *key, uint64_t lo, uint64_t hi, jc
                {"p10", offsetof(jct_figure_t, p10)},
                {"p90", offsetof(jct_figure_t, p90)},
                {"min", offsetof(jct_figure_t, min)},
-               {"max", offsetof(jct_figure_t, max)}};
+               {"max", offsetof(jct_figure_t, max)},
+               {"mean", offsetof(jct_figure_t, mean)}};
   for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++) {
     uint64_t *dst = (uint64_t *)(void *)((char *)f + stats[i].off);
     if ((rc = get_num(v, stats[i].key, 0, JSON_MAX, &have, dst, what, err, errlen))) return rc;

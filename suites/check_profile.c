@@ -5,6 +5,7 @@
  * fields give (README, "jctlab inspect"); the profile in a schedule's JSON
  * (written, read back, edited by hand, refused when wrong) and in
  * `jctlab inspect --json` and `jctlab schedule`. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -109,6 +110,28 @@ static void expect_losses(const jct_inspect_t *ins, size_t i, uint64_t n, uint64
 /* Two QPs from A to B interleaved, one packet every 10 us on the link (each
  * QP's own every 20 us): the rate is the link's, 1106 wire bytes per
  * 10 us. B to A: an RDMA WRITE at one packet per 20 us. */
+/* A sender that stalls inside a message: three MIDDLEs 10 us apart, then
+ * the LAST 40 us later. The mode is the burst's rate; the mean, the rate
+ * the link sustained: 4 packets' bytes over 70 us. */
+START_TEST(sustained_rate_is_the_mean) {
+  cap_open();
+  const uint64_t t[5] = {0, 10000, 20000, 30000, 70000};
+  for (uint32_t k = 0; k < 5; k++)
+    put(1000000 + t[k], A, B,
+        k == 0 ? JCT_OP_RC_SEND_FIRST : k == 4 ? JCT_OP_RC_SEND_LAST : JCT_OP_RC_SEND_MIDDLE, 5,
+        100 + k, 1024);
+  jct_profile_t *p = cap_profile(NULL);
+  ck_assert_uint_eq(p->nlinks, 1);
+  const jct_figure_t *r = &p->links[0].rate_bps;
+  uint64_t wire = 1082 + WIRE_OVERHEAD;
+  ck_assert_uint_eq(r->n, 4);
+  ck_assert_uint_eq(r->value, 3 * wire * 8 * 1000000000ull / 30000);
+  ck_assert_uint_eq(r->mean, (uint64_t)llround(4.0 * (double)wire * 8e9 / 70000.0));
+  ck_assert_uint_lt(r->mean, r->value);
+  jct_profile_free(p);
+}
+END_TEST
+
 START_TEST(mtu_rate_and_acks) {
   cap_open();
   for (uint32_t m = 0; m < 3; m++) {
@@ -145,8 +168,10 @@ START_TEST(mtu_rate_and_acks) {
   ck_assert_uint_eq(ab->rate_mode_n, 42);
   uint64_t r_ba = (1082 + WIRE_OVERHEAD) * 8 * 1000000000ull / 20000;
   expect_fig(&ba->rate_bps, 4, r_ba, r_ba, r_ba, r_ba, r_ba, r_ba);
-  /* One ACK per message: 8 PSNs each, 5 for the WRITE. */
+  /* One ACK per message: 8 PSNs each, 5 for the WRITE; mean 53 / 7, rounded. */
   expect_fig(&p->packets_per_ack, 7, 8, 8, 5, 8, 5, 8);
+  ck_assert_uint_eq(p->packets_per_ack.mean, 8);
+  ck_assert_uint_eq(ab->rate_bps.mean, r_ab); /* every sample at the one rate */
   expect_unset(&p->hole_to_nak_ns);
   expect_unset(&p->nak_to_resend_ns);
   expect_unset(&p->loss_recovery_ns);
@@ -578,6 +603,7 @@ Suite *profile_suite(void) {
   Suite *s = suite_create("profile");
   TCase *core = tcase_create("core");
   tcase_add_test(core, mtu_rate_and_acks);
+  tcase_add_test(core, sustained_rate_is_the_mean);
   tcase_add_test(core, losses_go_back_and_timeouts);
   tcase_add_test(core, gap_of_two_and_lost_resends);
   tcase_add_test(core, timeout_exponent);

@@ -82,6 +82,10 @@ void jct__vhist_figure(const jct__vhist_t *h, jct_figure_t *f) {
   f->p90 = vhist_at(h, rank_of(90, f->n));
   f->value = f->median;
   f->set = true;
+  long double sum = 0;
+  for (size_t i = 0; i < h->n; i++)
+    sum += (long double)h->v[i] * h->c[i];
+  f->mean = (uint64_t)llroundl(sum / (long double)f->n);
 }
 
 void jct__vhist_free(jct__vhist_t *h) {
@@ -118,6 +122,10 @@ int jct__samples_figure(const jct__samples_t *s, jct_figure_t *f) {
   f->p90 = v[rank_of(90, s->n)];
   f->value = f->median;
   f->set = true;
+  long double sum = 0;
+  for (size_t i = 0; i < s->n; i++)
+    sum += v[i];
+  f->mean = (uint64_t)llroundl(sum / s->n);
   free(v);
   return 0;
 }
@@ -210,6 +218,16 @@ void jct__ratehist_figure(const jct__ratehist_t *h, jct_figure_t *f, uint64_t *m
   f->p10 = ratehist_at(h, rank_of(10, h->total));
   f->p90 = ratehist_at(h, rank_of(90, h->total));
   *mode_n = best_n;
+  f->mean = jct__ratehist_mean_bps(h);
+}
+
+uint64_t jct__ratehist_mean_bps(const jct__ratehist_t *h) {
+  uint64_t bytes = 0, ns = 0;
+  for (size_t i = 0; h && i < h->n; i++) {
+    bytes += h->b[i].bytes;
+    ns += h->b[i].ns;
+  }
+  return bps(bytes, ns);
 }
 
 void jct__ratehist_free(jct__ratehist_t *h) {

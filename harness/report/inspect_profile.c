@@ -62,6 +62,8 @@ static void links(FILE *o, const jct_profile_t *p) {
             l->src, l->dst, jct__fmt_rate(r->value, v, sizeof v), (unsigned long long)r->n,
             (unsigned long long)l->rate_mode_n, jct__fmt_rate(r->p10, a, sizeof a),
             jct__fmt_rate(r->p90, b, sizeof b));
+    fprintf(o, "  sustained %s > %s: %s, the mean: all their bytes over all their time\n",
+            l->src, l->dst, jct__fmt_rate(r->mean, v, sizeof v));
   }
 }
 

@@ -24,6 +24,9 @@
  *   after the bottleneck (receive batching, interrupt coalescing) pull up
  *   (Dovrolis, Ramanathan and Moore, "What do packet dispersion techniques
  *   measure?", INFOCOM 2001). median, p10, p90: to 1/8 of an octave.
+ *   mean: every sample's bytes over every sample's time, the rate the
+ *   link sustained while it carried messages (a sender that sends bursts
+ *   at its host's speed and then waits has a fast mode and a slow mean).
  *   Only links with samples are listed.
  * - losses, one sample per lost PSN whose retransmission was seen: the
  *   hole (the first packet after the missing PSN at the capture point:
@@ -51,6 +54,8 @@
  *   the previous ACK (or NAK) on its flow had not.
  * Compute gaps are not here: they are each op's gap_ns in the schedule.
  *
+ * Every figure of samples has their mean too (go-back depth: its mean times
+ * the go-backs is the packets they resent).
  * Percentiles are nearest-rank: p of n samples is the ceil(p n / 100)-th
  * smallest (the median of an even count is the lower middle one).
  */
@@ -65,6 +70,7 @@ typedef struct {
   uint64_t value; /* the figure, when set */
   uint64_t n;     /* samples it came from */
   uint64_t median, p10, p90, min, max; /* of the samples, when n > 0 */
+  uint64_t mean; /* of the samples, when n > 0 (a rate: their bytes over their time) */
 } jct_figure_t;
 
 typedef struct {
