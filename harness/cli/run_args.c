@@ -104,6 +104,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     uint64_t n;
     if (jct__parse_count(v, 4096, &n)) return bad(prog, "%s: '%s' is not 0 to 4096", w, v);
     r->nic_queue_pkts = (uint32_t)n;
+    a->user_set |= JCT__SET_NIC_QUEUE;
   } else if (!strcmp(w, "--transport")) {
     if (jct__transport_parse(v, &r->transport))
       return bad(prog, "%s: '%s' is not uroce or verbs", w, v);
@@ -129,19 +130,24 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--rate")) {
     if (jct__parse_rate_bps(v, &r->rate_bps))
       return bad(prog, "%s: '%s' is not a rate (100mbit, 1gbit, 10gbit)", w, v);
+    a->user_set |= JCT__SET_RATE;
   } else if (!strcmp(w, "--delay")) {
     if (jct__parse_time_ns(v, &r->prop_delay_ns) || r->prop_delay_ns > 1000000000u)
       return bad(prog, "%s: '%s' is not a time up to 1 s (1us, 500ns, 2ms)", w, v);
+    a->user_set |= JCT__SET_DELAY;
   } else if (!strcmp(w, "--reps")) {
     if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
       return bad(prog, "%s: '%s' is not 1 to 1000", w, v);
   } else if (!strcmp(w, "--path-mtu")) {
     if (jct__parse_path_mtu(v, &r->path_mtu_bytes))
       return bad(prog, "%s: '%s' is not 256, 512, 1024, 2048 or 4096", w, v);
+    a->user_set |= JCT__SET_PATH_MTU;
   } else if (!strcmp(w, "--timeout")) {
     if (jct__parse_count(v, 31, &a->timeout)) return bad(prog, "%s: '%s' is not 0 to 31", w, v);
+    a->user_set |= JCT__SET_TIMEOUT;
   } else if (!strcmp(w, "--retry")) {
     if (jct__parse_count(v, 7, &a->retry)) return bad(prog, "%s: '%s' is not 0 to 7", w, v);
+    a->user_set |= JCT__SET_RETRY;
   } else if (!strcmp(w, "--inject")) {
     if (r->ninject == JCT_RUN_MAX_INJECTORS) return bad(prog, "%s: at most 16 of them (%s)", w, v);
     a->inject[r->ninject++] = v;

@@ -8,7 +8,9 @@
 #include "common/errf.h"
 #include "jctlab/error.h"
 #include "jctlab/infer.h"
+#include "capture_figures.h"
 #include "replay_input.h"
+#include "replay_profile.h"
 
 #ifndef JCT_DEFAULT_TRACE
 #define JCT_DEFAULT_TRACE "traces/rxe-write-send-loss1pct.pcap"
@@ -36,7 +38,15 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
   if (rc) return rc;
   snprintf(in->pattern, sizeof in->pattern, "%s", rep.pattern);
   if (!in->schedule->bytes) in->schedule->bytes = rep.total_bytes;
-  rc = jct_schedule_scale(in->schedule, scale, err, errlen);
+  /* The targeted drops count packets of the MTU the replay will use: the
+   * user's, else the capture's (replay_profile.h), else 4096. */
+  const jct_figure_t *m = in->schedule->profile ? &in->schedule->profile->mtu_bytes : NULL;
+  if (!pmtu && m && m->set && m->value >= 256 && m->value <= 4096 && !(m->value & (m->value - 1)))
+    pmtu = (uint32_t)m->value;
+  if (!pmtu) pmtu = 4096;
+  rc = jct__capture_figures_measure(path, in->schedule, rep.rank_addr, &in->capture, err, errlen);
+  in->have_capture = rc == 0;
+  if (!rc) rc = jct_schedule_scale(in->schedule, scale, err, errlen);
   if (!rc)
     rc = jct__postmortem_specs(in->schedule, &rep, scale, pmtu, verbs, in->fault_specs,
                                &in->nfaults, &in->lost_packets, err, errlen);
@@ -64,8 +74,7 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
       rc = jct_schedule_load(&in->schedule, path, err, errlen);
     } else {
       in->kind = "trace";
-      uint32_t pmtu = a->run.path_mtu_bytes ? a->run.path_mtu_bytes : 4096;
-      rc = load_trace(in, path, pmtu, scale, a->run.transport == JCT_TRANSPORT_VERBS, err, errlen);
+      rc = load_trace(in, path, a->run.path_mtu_bytes, scale, a->run.transport == JCT_TRANSPORT_VERBS, err, errlen);
       scale = 1; /* done there */
     }
   }
@@ -74,7 +83,18 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
   return rc;
 }
 
+int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run_opts_t *o,
+                             char *err, size_t errlen) {
+  json_decref(in->replay_profile);
+  in->replay_profile = NULL;
+  return jct__replay_profile_apply(in->schedule, user_set, o, &in->replay_profile, err, errlen);
+}
+
 void jct__replay_input_free(jct__replay_input_t *in) {
+  jct__capture_figures_free(&in->capture);
+  in->have_capture = false;
+  json_decref(in->replay_profile);
+  in->replay_profile = NULL;
   jct_schedule_free(in->schedule);
   in->schedule = NULL;
   for (uint32_t i = 0; i < in->nfaults; i++)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "harness/report/fidelity.h"
 #include "jctlab/schedule.h"
 #include "postmortem.h"
 #include "run_args.h"
@@ -20,6 +21,9 @@ typedef struct {
   char *fault_specs[JCT_POSTMORTEM_MAX_SPECS]; /* a trace's own losses as targeted drops */
   uint32_t nfaults;
   uint64_t lost_packets; /* of the trace, that fault_specs replay */
+  bool have_capture;     /* a trace: capture holds what it showed (fidelity.h) */
+  jct__capture_figures_t capture;
+  json_t *replay_profile; /* where the fabric's figures came from (replay_profile.h), or NULL */
 } jct__replay_input_t;
 
 /* Load: a->synth (with a->ranks, a->bytes, a->channels), or path: a schedule
@@ -30,6 +34,13 @@ typedef struct {
  * JCT_EIO (err says what), JCT_ENOMEM. */
 int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, const char *path,
                            double scale, char *err, size_t errlen);
+
+/* Set the figures of o that the user did not give (user_set, JCT__SET_*)
+ * from the schedule's profile, and keep where each came from
+ * (jct__replay_profile_apply). Errors: JCT_EINVAL (err names the figure),
+ * JCT_ENOMEM. */
+int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run_opts_t *o,
+                             char *err, size_t errlen);
 
 void jct__replay_input_free(jct__replay_input_t *in);
 

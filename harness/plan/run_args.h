@@ -11,10 +11,23 @@
 
 #include "jctlab/run.h"
 
+/* Which of a replay's fabric and transport figures the user gave (command
+ * line or scenario file): the others may come from a capture's profile
+ * (replay_profile.h). */
+enum {
+  JCT__SET_RATE = 1u << 0,
+  JCT__SET_DELAY = 1u << 1,
+  JCT__SET_PATH_MTU = 1u << 2,
+  JCT__SET_NIC_QUEUE = 1u << 3,
+  JCT__SET_TIMEOUT = 1u << 4,
+  JCT__SET_RETRY = 1u << 5,
+};
+
 typedef struct {
   const char *synth, *schedule;
   uint64_t ranks, bytes, channels, reps, timeout, retry;
   bool transport_set;
+  uint32_t user_set; /* JCT__SET_* */
   const char *inject[JCT_RUN_MAX_INJECTORS];
   jct_run_opts_t run;
 } jct__run_args_t;

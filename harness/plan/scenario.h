@@ -37,6 +37,7 @@
 
 #include "jctlab/run.h"
 #include "harness/orch/names.h"
+#include "run_args.h"
 #include "harness/report/result.h"
 
 #define JCT_SCENARIO_MAX_CASES 256
@@ -79,6 +80,7 @@ typedef struct {
    * the file is silent. No schedule and no inject: those are the cases'. */
   jct_run_opts_t run;
   uint64_t captured_rate_bps; /* 0: unknown */
+  uint32_t user_set;          /* JCT__SET_* (run_args.h): the figures the file gives */
   double scale;
   jct__scenario_case_t *cases;
   uint32_t ncases;

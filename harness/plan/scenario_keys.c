@@ -143,10 +143,12 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
         rc = jct__sc_at(c, v, "transport: '%s' is not uroce or verbs", t);
     } else if (!strcmp(k, "rate")) {
       rc = jct__sc_rate(c, v, k, &s->run.rate_bps);
+      s->user_set |= JCT__SET_RATE;
     } else if (!strcmp(k, "captured_rate")) {
       rc = jct__sc_rate(c, v, k, &s->captured_rate_bps);
     } else if (!strcmp(k, "delay")) {
       rc = jct__sc_time(c, v, k, 0, 1000000000u, &s->run.prop_delay_ns);
+      s->user_set |= JCT__SET_DELAY;
     } else if (!strcmp(k, "mtu")) {
       mtu_node = v;
       if (!(rc = jct__sc_count(c, v, k, 576, 65535, &u))) s->run.mtu = (uint32_t)u;
@@ -154,6 +156,7 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       const char *m;
       if (!(rc = jct__sc_scalar(c, v, k, &m)) && jct__parse_path_mtu(m, &s->run.path_mtu_bytes))
         rc = jct__sc_at(c, v, "path_mtu: %s is not 256, 512, 1024, 2048 or 4096", m);
+      s->user_set |= JCT__SET_PATH_MTU;
     } else if (!strcmp(k, "pfc")) {
       rc = jct__sc_bool(c, v, k, &s->run.pfc);
     } else if (!strcmp(k, "ecn")) {
@@ -163,8 +166,10 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       if (!(rc = jct__sc_watchdog(c, v, k, &w))) jct__watchdog_set(&s->run, w);
     } else if (!strcmp(k, "timeout")) {
       if (!(rc = jct__sc_count(c, v, k, 0, 31, &u))) s->run.timeout = (uint8_t)u;
+      s->user_set |= JCT__SET_TIMEOUT;
     } else if (!strcmp(k, "retry")) {
       if (!(rc = jct__sc_count(c, v, k, 0, 7, &u))) s->run.retry_cnt = (uint8_t)u;
+      s->user_set |= JCT__SET_RETRY;
     } else if (!strcmp(k, "reps")) {
       if (!(rc = jct__sc_count(c, v, k, 1, JCT_RUN_MAX_REPS, &u))) s->run.reps = (uint32_t)u;
     } else if (!strcmp(k, "lab")) {

@@ -1,0 +1,81 @@
+/* What a capture showed (capture_figures.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture_figures.h"
+#include "common/errf.h"
+#include "jctlab/error.h"
+#include "jctlab/infer.h"
+#include "jctlab/inspect.h"
+
+static bool same_addr(const jct_addr_t *a, const jct_addr_t *b) {
+  return a->family == b->family && !memcmp(a->bytes, b->bytes, sizeof a->bytes);
+}
+
+/* A flow that carries the job's messages, not only clear-to-send ones. */
+static bool carries_job(const jct_flow_stats_t *st) {
+  uint64_t msgs = 0;
+  for (int k = 0; k < JCT_MSG__COUNT; k++)
+    msgs += st->messages[k];
+  if (!msgs) return false;
+  return st->messages_completed == 0 ||
+         st->message_bytes > (uint64_t)JCT_INFER_CTS_MAX_BYTES * st->messages_completed;
+}
+
+/* The channel-th job flow from a to b in destination QP order; NULL: none. */
+static const jct_flow_t *conn_flow(const jct_inspect_t *ins, const jct_addr_t *a,
+                                   const jct_addr_t *b, uint32_t channel) {
+  uint32_t last_qp = 0;
+  bool any = false;
+  for (uint32_t k = 0; k <= channel; k++) { /* the next larger QP, channel + 1 times */
+    const jct_flow_t *next = NULL;
+    for (size_t i = 0; i < jct_inspect_nflows(ins); i++) {
+      const jct_flow_t *f = jct_inspect_flow(ins, i);
+      if (!same_addr(&f->key.src, a) || !same_addr(&f->key.dst, b) || !carries_job(&f->st))
+        continue;
+      if (any && f->key.dest_qp <= last_qp) continue;
+      if (!next || f->key.dest_qp < next->key.dest_qp) next = f;
+    }
+    if (!next) return NULL;
+    if (k == channel) return next;
+    last_qp = next->key.dest_qp;
+    any = true;
+  }
+  return NULL;
+}
+
+int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
+                                 const jct_addr_t *rank_addr, jct__capture_figures_t *out,
+                                 char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  jct_inspect_t *ins = NULL;
+  int rc = jct_inspect_path(path, NULL, &ins, err, errlen);
+  if (rc && !ins) return rc;
+  const jct_totals_t *t = jct_inspect_totals(ins);
+  out->retx_packets = t->retransmitted_packets;
+  out->naks = t->nak_seq_err;
+  out->timeouts = t->timeouts;
+  if (s->profile && s->profile->loss_recovery_ns.set)
+    out->loss_recovery_ns = s->profile->loss_recovery_ns.value;
+  uint64_t first = UINT64_MAX, last = 0;
+  for (size_t i = 0; i < jct_inspect_nflows(ins); i++) {
+    const jct_flow_t *f = jct_inspect_flow(ins, i);
+    if (!carries_job(&f->st)) continue;
+    if (f->st.first_ns < first) first = f->st.first_ns;
+    if (f->st.last_ns > last) last = f->st.last_ns;
+  }
+  out->job_ns = last > first ? last - first : 0;
+  out->conn_ns = calloc(s->nconns ? s->nconns : 1, sizeof *out->conn_ns);
+  if (!out->conn_ns) {
+    jct_inspect_free(ins);
+    return jct__errf(err, errlen, JCT_ENOMEM, "%s: out of memory", path);
+  }
+  out->nconns = s->nconns;
+  for (uint32_t c = 0; c < s->nconns; c++) {
+    const jct_conn_t *k = &s->conns[c];
+    const jct_flow_t *f = conn_flow(ins, &rank_addr[k->src], &rank_addr[k->dst], k->channel);
+    if (f && f->st.last_ns > f->st.first_ns) out->conn_ns[c] = f->st.last_ns - f->st.first_ns;
+  }
+  jct_inspect_free(ins);
+  return 0;
+}

@@ -1,0 +1,25 @@
+/* What a capture showed, for a postmortem's fidelity (internal;
+ * harness/report/fidelity.h defines the figures). */
+#ifndef JCT_CAPTURE_FIGURES_H
+#define JCT_CAPTURE_FIGURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness/report/fidelity.h"
+#include "jctlab/decode.h"
+#include "jctlab/schedule.h"
+
+/* Measure the capture at path (jct_inspect_path) for the schedule s
+ * inferred from it, whose rank r has address rank_addr[r]: job time, over
+ * the flows that carry messages larger than clear-to-send ones; per
+ * connection (src, dst, channel) the channel-th such flow of its address
+ * pair in destination QP order; retransmitted packets, NAKs (PSN sequence
+ * error) and timeouts as `jctlab inspect` counts them; the median loss
+ * recovery from s->profile. Errors: those of jct_inspect_path (err says
+ * which), JCT_ENOMEM. */
+int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
+                                 const jct_addr_t *rank_addr, jct__capture_figures_t *out,
+                                 char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,120 @@
+/* A replay's fabric and transport from the capture's profile
+ * (replay_profile.h). */
+#include <math.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "common/errf.h"
+#include "harness/base/units.h"
+#include "jctlab/error.h"
+#include "replay_profile.h"
+#include "run_args.h"
+
+/* Bytes on the wire of a full packet of path MTU m: BTH 12, ICRC 4, UDP 8,
+ * IPv4 20, Ethernet 14, preamble + FCS + gap 24 (run.h's model). */
+static uint64_t wire_bytes(uint64_t m) {
+  return m + 12 + 4 + 8 + 20 + 14 + 24;
+}
+
+static const jct_profile_link_t *busiest(const jct_profile_t *p) {
+  const jct_profile_link_t *best = NULL;
+  for (uint32_t i = 0; i < p->nlinks; i++)
+    if (p->links[i].rate_bps.mean && (!best || p->links[i].rate_bps.n > best->rate_bps.n))
+      best = &p->links[i];
+  return best;
+}
+
+typedef struct {
+  json_t *doc;
+  uint32_t user_set;
+  int failed;
+} used_t;
+
+/* Record a figure: the user's when bit is set, else the capture's when
+ * have (then *field = v), else the default. */
+static void figure(used_t *u, const char *key, uint32_t bit, bool have, uint64_t v,
+                   uint64_t *field, const char *from) {
+  const char *source = "default";
+  if (u->user_set & bit)
+    source = "user";
+  else if (have)
+    source = "capture", *field = v;
+  json_t *o = json_pack("{s:I, s:s}", "value", (json_int_t)*field, "source", source);
+  if (o && !strcmp(source, "capture") && from && json_object_set_new(o, "from", json_string(from)))
+    u->failed = 1;
+  if (!o || json_object_set_new(u->doc, key, o)) u->failed = 1;
+}
+
+int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_run_opts_t *o,
+                              json_t **used, char *err, size_t errlen) {
+  *used = NULL;
+  const jct_profile_t *p = s->profile;
+  if (!p) return 0;
+  if (!(user_set & JCT__SET_PATH_MTU) && p->mtu_bytes.set) {
+    uint64_t m = p->mtu_bytes.value;
+    if (m < 256 || m > 4096 || (m & (m - 1)))
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "the capture's path MTU is %llu bytes, which RoCE lacks (256, 512, 1024, "
+                       "2048 or 4096): give --path-mtu",
+                       (unsigned long long)m);
+  }
+  const jct_profile_link_t *l = busiest(p);
+  if (!(user_set & JCT__SET_RATE) && l && l->rate_bps.mean > JCT__EMULATED_RATE_MAX_BPS) {
+    char r[32];
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "the capture's link rate %s (%s > %s) is beyond the %llu Mbit/s this "
+                     "machine emulates exactly: give --rate (and --scale)",
+                     jct__fmt_rate(l->rate_bps.mean, r, sizeof r), l->src, l->dst,
+                     JCT__EMULATED_RATE_MAX_BPS / 1000000);
+  }
+  used_t u = {.doc = json_object(), .user_set = user_set};
+  if (!u.doc) return JCT_ENOMEM;
+  char from[160];
+  uint64_t v;
+
+  snprintf(from, sizeof from, "sustained rate of %s > %s", l ? l->src : "", l ? l->dst : "");
+  v = o->rate_bps;
+  figure(&u, "rate_bps", JCT__SET_RATE, l != NULL, l ? l->rate_bps.mean : 0, &v, from);
+  o->rate_bps = v;
+
+  const jct_figure_t *hn = &p->hole_to_nak_ns;
+  v = o->prop_delay_ns;
+  figure(&u, "prop_delay_ns", JCT__SET_DELAY, hn->set && hn->value >= 2, hn->value / 2, &v,
+         "half the median hole -> NAK latency");
+  o->prop_delay_ns = v;
+
+  v = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
+  figure(&u, "path_mtu_bytes", JCT__SET_PATH_MTU, p->mtu_bytes.set, p->mtu_bytes.value, &v,
+         "payload of FIRST and MIDDLE packets");
+  o->path_mtu_bytes = (uint32_t)v;
+
+  /* Past the NAKed PSN, what the link sent in the recovery time; the rest queued. */
+  const jct_figure_t *gb = &p->go_back_psns, *nr = &p->nak_to_resend_ns;
+  bool have_q = gb->set && hn->set && nr->set && o->rate_bps;
+  uint64_t q = 0;
+  if (have_q) {
+    double flight = (double)(hn->value + nr->value) * 1e-9 * (double)o->rate_bps /
+                    (8.0 * (double)wire_bytes(o->path_mtu_bytes));
+    double rest = (double)gb->mean - flight;
+    q = rest > 0 ? (uint64_t)llround(rest) : 0;
+    if (q > 4096) q = 4096;
+  }
+  v = o->nic_queue_pkts;
+  figure(&u, "nic_queue_pkts", JCT__SET_NIC_QUEUE, have_q, q, &v,
+         "mean go-back depth less the packets sent in the median recovery time");
+  o->nic_queue_pkts = (uint32_t)v;
+
+  v = o->timeout;
+  figure(&u, "timeout", JCT__SET_TIMEOUT, p->timeout_exp >= 0, (uint64_t)p->timeout_exp, &v,
+         "the retransmit timeout, 4.096 us x 2^timeout");
+  o->timeout = (uint8_t)v;
+
+  v = o->retry_cnt;
+  figure(&u, "retry_cnt", JCT__SET_RETRY, false, 0, &v, NULL);
+  if (u.failed) {
+    json_decref(u.doc);
+    return JCT_ENOMEM;
+  }
+  *used = u.doc;
+  return 0;
+}

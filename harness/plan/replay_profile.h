@@ -1,0 +1,51 @@
+/* A replay built like the captured system (internal; issue 11, DESIGN.md
+ * decision 9): the fabric's and the transport's figures that the user did
+ * not give come from the schedule's profile (profile.h), and the report
+ * says where each figure came from.
+ *
+ * From the profile:
+ * - rate_bps: the sustained rate (profile.h, links[].rate_bps.mean) of
+ *   the link with the most back-to-back samples. Not the mode: a soft-RoCE
+ *   VM sends bursts at its host's speed between long pauses, and the job's
+ *   time follows what the link carried, not how fast a burst went.
+ * - prop_delay_ns: half the median hole → NAK latency: in jctlab's star the
+ *   NAK for a hole seen at the switch comes back after two link delays, so
+ *   a responder that answers in that much time at the capture point is
+ *   reproduced by links of half of it (the turnaround of a slow host
+ *   becomes distance; it also adds to every message's latency).
+ * - path_mtu_bytes: the path MTU.
+ * - nic_queue_pkts: the mean go-back depth (the mean, since the mean times
+ *   the go-backs is the packets resent) less the packets the link carries
+ *   in the median hole → NAK → retransmission time (what a sender with no
+ *   queue would have sent past the NAKed PSN): the rest waited in the NIC
+ *   (rxe's per-QP queue of skbs).
+ * - timeout: the retransmit timeout's exponent.
+ * The retry count is never seen in a capture: it stays the default (7).
+ */
+#ifndef JCT_REPLAY_PROFILE_H
+#define JCT_REPLAY_PROFILE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jctlab/run.h"
+#include "jctlab/schedule.h"
+
+/* The fastest link this machine's event loop emulates exactly (README,
+ * bench/run-rates): a capture's faster rate is refused until time dilation
+ * (DESIGN.md decision 8) exists. */
+#define JCT__EMULATED_RATE_MAX_BPS 300000000ull
+
+/* Set the figures of o not in user_set (JCT__SET_*, run_args.h) from
+ * s->profile (none: o unchanged), and describe every figure in *used (a
+ * new object: {"rate_bps": {"value", "source": "capture" | "user" |
+ * "default", "from"}, "prop_delay_ns", "path_mtu_bytes", "nic_queue_pkts",
+ * "timeout", "retry_cnt"}); *used is NULL when there is no profile.
+ * Errors: JCT_EINVAL when the capture's figure cannot be honoured (a path
+ * MTU IBA lacks, a rate beyond JCT__EMULATED_RATE_MAX_BPS): err names the
+ * figure and the option that overrides it; JCT_ENOMEM. */
+int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_run_opts_t *o,
+                              json_t **used, char *err, size_t errlen);
+
+#endif
