@@ -44,8 +44,12 @@ static const char usage_text[] =
     "bandwidth, message completion times and retransmissions (as perftest per test).\n"
     "\n"
     "TRACE is a RoCEv2 capture: its schedule is inferred (see jctlab schedule), and with\n"
-    "no --inject its own losses are replayed as targeted drops (a postmortem). SCHEDULE\n"
-    "is a schedule's JSON (jctlab synth, jctlab schedule). Default: the shipped trace.\n"
+    "no --inject its own losses are replayed as targeted drops (a postmortem; a lossless\n"
+    "capture replays as it was). The fabric is the captured one (its profile: rate,\n"
+    "turnaround, path MTU, NIC queue, timeout) where no option says otherwise, and the\n"
+    "report sets the replay beside the capture (fidelity). SCHEDULE is a schedule's JSON\n"
+    "(jctlab synth, jctlab schedule), with its profile if it has one. Default: the shipped\n"
+    "trace.\n"
     "\n"
     "options:\n"
     "  --synth ALGO --ranks N --bytes SIZE   a generated collective instead (jctlab synth)\n"
@@ -56,6 +60,9 @@ static const char usage_text[] =
     "  --captured-rate R  the rate the trace was captured at, for the projection\n"
     "  --max-degradation X  budget: exit 1 when faulted/baseline median exceeds X\n"
     "  --max-jct TIME     budget: exit 1 when the faulted median JCT exceeds TIME\n"
+    "  --fidelity-tolerance X  a capture's replay reproduces it when its job time and\n"
+    "                     retransmitted packets are within X of the capture's (default\n"
+    "                     0.2, i.e. 20%%); otherwise exit 4\n"
     "  --json FILE        the result document ('-': standard output, instead of the table)\n"
     "  --junit FILE       one JUnit testcase for the replay\n"
     "  --report DIR       report.html and report.md with plots (gnuplot)\n"
@@ -69,7 +76,9 @@ static const char usage_text[] =
     "\n"
     "exit status: 0 within budget (or none given), 1 budget exceeded (or jctlab failed),\n"
     "2 bad input, 3 invalid run (the harness lost frames, a repetition did not finish, or\n"
-    "the event loop rather than the link set the pace: never reported as a result).\n";
+    "the event loop rather than the link set the pace: never reported as a result),\n"
+    "4 the replay did not reproduce the capture within the tolerance (its baseline is not\n"
+    "a counterfactual; the fidelity section names the figures that diverged).\n";
 
 #define bad(...) jct__cmd_bad("replay", __VA_ARGS__)
 
@@ -79,6 +88,7 @@ typedef struct {
   double scale;
   uint64_t captured_rate_bps;
   jct__budget_t budget;
+  double fidelity_tolerance; /* 0: the default */
 } args_t;
 
 static void usage(void) {
@@ -97,6 +107,15 @@ static int own(void *self, const char *w, const char *v) {
   } else if (!strcmp(w, "--max-degradation")) {
     if (jct__parse_number(v, &a->budget.max_degradation) || !(a->budget.max_degradation >= 1))
       return bad("--max-degradation: '%s' is not a ratio >= 1", v);
+  } else if (!strcmp(w, "--fidelity-tolerance")) {
+    size_t n = strlen(v);
+    char num[64];
+    bool pct = n && v[n - 1] == '%';
+    snprintf(num, sizeof num, "%.*s", (int)(pct ? n - 1 : n), v);
+    if (n >= sizeof num || jct__parse_number(num, &a->fidelity_tolerance) ||
+        !(a->fidelity_tolerance > 0))
+      return bad("--fidelity-tolerance: '%s' is not a fraction > 0 (0.2, 20%%)", v);
+    if (pct) a->fidelity_tolerance /= 100;
   } else if (!strcmp(w, "--max-jct")) {
     if (jct__parse_time_ns(v, &a->budget.max_jct_ns) || !a->budget.max_jct_ns)
       return bad("--max-jct: '%s' is not a time (2s, 500ms)", v);
@@ -143,11 +162,18 @@ int jct__cmd_replay(int argc, char **argv) {
   }
   jct_run_opts_t *o = &a.r.run;
   o->schedule = in.schedule;
+  if ((rc = jct__replay_input_fabric(&in, a.r.user_set, o, err, sizeof err))) {
+    fprintf(stderr, "jctlab replay: %s: %s\n", in.source, err);
+    jct__replay_input_free(&in);
+    return rc == JCT_ENOMEM ? 1 : 2;
+  }
   if (!o->ninject && in.nfaults) { /* a postmortem: the trace's own losses */
     o->inject = (const char *const *)in.fault_specs;
     o->ninject = in.nfaults;
   }
-  if (!o->ninject) {
+  /* A lossless capture replays as it was: the baseline, and its fidelity. */
+  bool lossless = !o->ninject && in.have_capture;
+  if (!o->ninject && !lossless) {
     jct__replay_input_free(&in);
     return bad("nothing to inject: give --inject SPEC (the input has no losses of its own)");
   }
@@ -170,14 +196,19 @@ int jct__cmd_replay(int argc, char **argv) {
                             .kind = in.kind,
                             .pattern = in.pattern[0] ? in.pattern : NULL,
                             .scale = a.scale,
-                            .captured_rate_bps = a.captured_rate_bps};
+                            .captured_rate_bps = a.captured_rate_bps,
+                            .replay_profile = in.replay_profile};
   doc = jct__result_new("replay", o, &ri);
   if (!cases || !names || !doc) {
     fprintf(stderr, "jctlab replay: out of memory\n");
     status = 1;
     goto out;
   }
-  bool postmortem = o->inject == (const char *const *)in.fault_specs;
+  bool postmortem = o->ninject && o->inject == (const char *const *)in.fault_specs;
+  if (postmortem || lossless) { /* the capture is what the replay must reproduce */
+    ri.capture = &in.capture;
+    ri.fidelity_tolerance = a.fidelity_tolerance;
+  }
   for (uint32_t i = 0; i < npts; i++) {
     jct__case_t *c = &cases[i];
     c->opts = *o;
@@ -187,6 +218,8 @@ int jct__cmd_replay(int argc, char **argv) {
     else if (postmortem)
       snprintf(names[i], sizeof names[i], "the trace's own losses (%llu packets)",
                (unsigned long long)in.lost_packets);
+    else if (lossless)
+      snprintf(names[i], sizeof names[i], "the capture as it was (lossless, no injector)");
     else
       snprintf(names[i], sizeof names[i], "%s%s", pts[i].specs[0], o->ninject > 1 ? " + ..." : "");
     c->meta = (jct__case_meta_t){.name = names[i],
@@ -194,7 +227,8 @@ int jct__cmd_replay(int argc, char **argv) {
                                  .ninject = o->ninject,
                                  .sweep_key = pts[i].value_text ? key : NULL,
                                  .sweep_value = pts[i].value,
-                                 .budget = a.budget};
+                                 .budget = a.budget,
+                                 .fidelity = postmortem || lossless};
   }
   if (jct__capture_names_ok(o, npts, "replay")) { /* one ring of files per case */
     status = 2;

@@ -4,7 +4,9 @@
  *
  * Exit status: 0 every case within budget, 1 a budget exceeded, 2 bad
  * input (the file, a spec, an option), 3 an invalid run (never reported as
- * a result; wins over 1), 1 also when jctlab failed.
+ * a result; wins over 1), 4 a case of the capture's own losses that did
+ * not reproduce the capture (fidelity.h; wins over 1), 1 also when jctlab
+ * failed.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,7 +49,8 @@ static const char usage_text[] =
     "\n"
     "exit status: 0 every case within budget, 1 a budget exceeded, 2 bad input,\n"
     "3 an invalid run (the harness lost frames, a repetition did not finish, or the\n"
-    "event loop set the pace).\n";
+    "event loop set the pace), 4 a case of the trace's own losses did not reproduce the\n"
+    "capture within 20%% (job time, retransmitted packets: its fidelity section).\n";
 
 #define bad(...) jct__cmd_bad("run", __VA_ARGS__)
 
@@ -157,6 +160,12 @@ int jct__cmd_run_scenario(int argc, char **argv) {
     jct__scenario_free(sc);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
+  if ((rc = jct__replay_input_fabric(&in, sc->user_set, &sc->run, err, sizeof err))) {
+    fprintf(stderr, "jctlab run: %s: %s\n", path, err);
+    jct__replay_input_free(&in);
+    jct__scenario_free(sc);
+    return rc == JCT_ENOMEM ? 1 : 2;
+  }
   jct__case_t *cases = calloc(sc->ncases, sizeof *cases);
   const char ***specs = calloc(sc->ncases, sizeof *specs);
   json_t *doc = NULL;
@@ -182,7 +191,9 @@ int jct__cmd_run_scenario(int argc, char **argv) {
                                  .ninject = c->opts.ninject,
                                  .sweep_key = sc_case->sweep_key,
                                  .sweep_value = sc_case->sweep_value,
-                                 .budget = sc_case->budget};
+                                 .budget = sc_case->budget,
+                                 .fidelity = in.have_capture && sc_case->trace_faults &&
+                                             !sc_case->ninject};
   }
   if (jct__capture_names_ok(&a.cap, sc->ncases, "run")) { /* one ring of files per case */
     status = 2;
@@ -193,7 +204,9 @@ int jct__cmd_run_scenario(int argc, char **argv) {
                             .kind = in.kind,
                             .pattern = in.pattern[0] ? in.pattern : NULL,
                             .scale = sc->scale > 0 ? sc->scale : 1,
-                            .captured_rate_bps = sc->captured_rate_bps};
+                            .captured_rate_bps = sc->captured_rate_bps,
+                            .capture = in.have_capture ? &in.capture : NULL,
+                            .replay_profile = in.replay_profile};
   if (!(doc = jct__result_new("run", &first, &ri))) goto out;
   json_object_set_new(
       doc, "scenario",
@@ -215,8 +228,8 @@ int jct__cmd_run_scenario(int argc, char **argv) {
   status = jct__cases_interrupted("run", status);
   fprintf(stderr,
           "jctlab run: %s: cases within budget %u, over budget %u, invalid %u, without a "
-          "budget %u\n",
-          path, tally.pass, tally.fail, tally.invalid, tally.none);
+          "budget %u; captures not reproduced %u\n",
+          path, tally.pass, tally.fail, tally.invalid, tally.none, tally.unreproduced);
 out:
   json_decref(doc);
   if (specs)

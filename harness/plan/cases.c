@@ -53,6 +53,13 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
     default: tally->none++;
     }
     if (jct__result_add_case(doc, &c->opts, in, &c->meta, &r)) rc = JCT_ENOMEM;
+    json_t *cs = json_object_get(doc, "cases");
+    const json_t *fid = json_object_get(json_array_get(cs, json_array_size(cs) - 1), "fidelity");
+    if (r.valid && json_is_object(fid) && !json_is_true(json_object_get(fid, "reproduced"))) {
+      tally->unreproduced++;
+      fprintf(stderr, "jctlab: case '%s': the replay did not reproduce the capture (see fidelity)\n",
+              c->meta.name);
+    }
     jct_replay_result_free(&r);
     if (jct__interrupt_signal()) break; /* the cases not started are not run */
   }
@@ -61,7 +68,7 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
 }
 
 int jct__cases_status(const jct__case_tally_t *t) {
-  return t->invalid ? 3 : t->fail ? 1 : 0;
+  return t->invalid ? 3 : t->unreproduced ? 4 : t->fail ? 1 : 0;
 }
 
 void jct__sweep_free(jct__sweep_point_t *p, uint32_t npoints, uint32_t nspecs) {

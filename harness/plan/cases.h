@@ -21,6 +21,7 @@ typedef struct {
 /* The worst verdict so far decides the exit status. */
 typedef struct {
   uint32_t pass, fail, invalid, none;
+  uint32_t unreproduced; /* valid cases whose "fidelity" says the capture was not reproduced */
 } jct__case_tally_t;
 
 /* Run cases[0..n) in order, appending each to doc; a progress bar on
@@ -39,7 +40,9 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
  * numbers go after that whole name (out-case1.pcap1, capture.h). */
 const char *jct__case_path(const char *path, uint32_t k, uint32_t n, char *buf, size_t len);
 
-/* Exit status for a tally: 3 any invalid, 1 any budget exceeded, else 0. */
+/* Exit status for a tally: 3 any invalid, 4 any capture not reproduced
+ * (fidelity.h: its baseline is no counterfactual), 1 any budget exceeded,
+ * else 0. */
 int jct__cases_status(const jct__case_tally_t *t);
 
 /* Expand a sweep in specs (at most one 'key=[v1, v2, ...]' list, as in

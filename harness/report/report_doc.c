@@ -46,6 +46,7 @@ static void header(doc_t *d, const json_t *r) {
   ROW(d, "input", jct__rfmt_input(r, buf, sizeof buf));
   char fab[300];
   ROW(d, "fabric", jct__rfmt_fabric(r, fab, sizeof fab));
+  if (jct__rfmt_replay_profile(r, buf, sizeof buf)) ROW(d, "replay profile", buf);
   if (scale != 1) {
     char sc[200];
     if (jct__rnum(r, "scale.captured_rate_bps", &rate) && rate >= 1)
@@ -287,6 +288,22 @@ static void qps_table(doc_t *d, const json_t *c) {
   free(v);
 }
 
+/* A capture's replay: the capture beside the replay, and the verdict on it. */
+static void fidelity_table(doc_t *d, const json_t *c) {
+  jct__fid_row_t rows[64];
+  size_t n = jct__fidelity_rows(c, rows, sizeof rows / sizeof rows[0]);
+  if (!n) return;
+  const char *side = jct__rstr(c, "fidelity.side");
+  char rep[32], buf[400];
+  snprintf(rep, sizeof rep, "replay (%s)", side ? side : "");
+  const char *h[] = {"fidelity", "capture", rep, "ratio", ""};
+  d->ops->table_begin(d->f, h, 5);
+  for (size_t i = 0; i < n; i++)
+    ROW(d, rows[i].label, rows[i].captured, rows[i].replayed, rows[i].ratio, rows[i].note);
+  d->ops->table_end(d->f);
+  d->ops->para(d->f, jct__rfmt_fidelity(c, buf, sizeof buf));
+}
+
 static int one_case(doc_t *d, const json_t *c, long index, const jct__plots_t *p) {
   char buf[700], inj[400], bud[64], deg[64];
   const char *name = jct__rstr(c, "name");
@@ -302,6 +319,7 @@ static int one_case(doc_t *d, const json_t *c, long index, const jct__plots_t *p
     d->ops->para(d->f, buf);
   }
   figures_table(d, c);
+  fidelity_table(d, c);
   counters_table(d, c);
   injectors_table(d, c);
   path_table(d, c);

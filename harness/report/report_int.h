@@ -40,6 +40,22 @@ char *jct__rfmt_fabric(const json_t *result, char *buf, size_t len);
 /* "traces/ring8.pcap (trace): ring, 8 ranks, 112 ops, 256.00 KiB". */
 char *jct__rfmt_input(const json_t *result, char *buf, size_t len);
 
+/* ---- A capture's replay (report_fidelity.c) ---- */
+
+/* One row of the fidelity table: a figure, the capture's and the replay's
+ * values, their ratio, and whether it is within the tolerance (and decides). */
+typedef struct {
+  char label[48], captured[32], replayed[32], ratio[16], note[32];
+} jct__fid_row_t;
+/* Case c's fidelity rows (the figures, then each connection's time), at
+ * most max; 0 when the case has no fidelity. */
+size_t jct__fidelity_rows(const json_t *c, jct__fid_row_t *rows, size_t max);
+/* The case's fidelity verdict in a sentence, naming the figures that diverged. */
+char *jct__rfmt_fidelity(const json_t *c, char *buf, size_t len);
+/* "rate 68.58 Mbit/s (capture), link delay 234 µs (capture), ...", or NULL
+ * when the result has no replay_profile. */
+char *jct__rfmt_replay_profile(const json_t *result, char *buf, size_t len);
+
 /* ---- Plots (report_plot.c plans and scripts them, report_gnuplot.c runs gnuplot) ---- */
 
 typedef enum {

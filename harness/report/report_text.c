@@ -154,6 +154,21 @@ void jct__report_qps_text(FILE *out, const json_t *qps, bool all) {
     fprintf(out, "  retx n/a: the transport counts retransmissions per device, not per QP\n");
 }
 
+/* A capture's replay: the capture beside the replay, and whether it was reproduced. */
+static void fidelity(FILE *out, const json_t *c) {
+  jct__fid_row_t rows[40];
+  size_t n = jct__fidelity_rows(c, rows, sizeof rows / sizeof rows[0]);
+  if (!n) return;
+  const char *side = jct__rstr(c, "fidelity.side");
+  fprintf(out, "  fidelity         %-24s %12s %12s %7s\n", "figure", "capture",
+          side ? side : "replay", "ratio");
+  for (size_t i = 0; i < n; i++)
+    fprintf(out, "                   %-24s %12s %12s %7s  %s\n", rows[i].label, rows[i].captured,
+            rows[i].replayed, rows[i].ratio, rows[i].note);
+  char buf[400];
+  fprintf(out, "                   %s\n", jct__rfmt_fidelity(c, buf, sizeof buf));
+}
+
 static void one_case(FILE *out, const json_t *c, size_t index, bool all_qps) {
   char buf[400], bud[64], s[8][32];
   const char *name = jct__rstr(c, "name");
@@ -188,6 +203,7 @@ static void one_case(FILE *out, const json_t *c, size_t index, bool all_qps) {
           jct__rfmt_ns(c, "lateness.p50_ns", s[0], 32),
           jct__rfmt_ns(c, "lateness.p99_ns", s[1], 32),
           jct__rfmt_ns(c, "lateness.max_ns", s[2], 32));
+  fidelity(out, c);
   fprintf(out, "  %-16s %s (budget: %s)\n", "verdict", jct__rverdict(c),
           jct__rfmt_budget(c, bud, sizeof bud));
   const char *why = jct__rstr(c, "invalid_why");
@@ -203,6 +219,8 @@ void jct__report_text(FILE *out, const json_t *r, bool all_qps) {
   fprintf(out, "jctlab %s: %s\n", cmd ? cmd : "result", jct__rfmt_input(r, buf, sizeof buf));
   fprintf(out, "fabric: %s; %.0f baseline and %.0f faulted repetitions per case, seed %.0f\n",
           jct__rfmt_fabric(r, fab, sizeof fab), reps, reps, seed);
+  if (jct__rfmt_replay_profile(r, buf, sizeof buf))
+    fprintf(out, "replay profile: %s\n", buf);
   size_t i;
   const json_t *c;
   json_array_foreach(jct__rget(r, "cases"), i, c) one_case(out, c, i, all_qps);

@@ -57,6 +57,9 @@ json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
   if (doc && o->transport == JCT_TRANSPORT_UROCE)
     json_object_set_new(json_object_get(doc, "fabric"), "nic_queue_pkts",
                         json_integer((json_int_t)o->nic_queue_pkts));
+  /* Where a capture's replay took its fabric figures from (replay_profile.h). */
+  if (doc)
+    json_object_set(doc, "replay_profile", in->replay_profile ? in->replay_profile : json_null());
   return doc;
 }
 
@@ -245,5 +248,13 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
                                 (json_int_t)r->lateness_max_ns, "packet_time_ns",
                                 r->packet_time_ns));
   json_object_set_new(c, "wall_s", json_real(r->wall_s));
+  bool reproduced = false;
+  json_object_set_new(c, "fidelity",
+                      in->capture && m->fidelity ? jct__fidelity_json(in->capture,
+                                                       in->fidelity_tolerance > 0
+                                                           ? in->fidelity_tolerance
+                                                           : JCT__FIDELITY_TOLERANCE,
+                                                       o, r, m->ninject == 0, &reproduced)
+                                  : json_null());
   return json_array_append_new(json_object_get(doc, "cases"), c) ? JCT_ENOMEM : 0;
 }

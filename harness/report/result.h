@@ -17,6 +17,7 @@
 
 #include "jctlab/replay.h"
 #include "jctlab/run.h"
+#include "fidelity.h"
 
 typedef enum { JCT_VERDICT_NONE, JCT_VERDICT_PASS, JCT_VERDICT_FAIL, JCT_VERDICT_INVALID } jct__verdict_kind_t;
 
@@ -32,6 +33,13 @@ typedef struct {
   double scale;        /* sizes were multiplied by this (1: not scaled) */
   uint64_t captured_rate_bps; /* the trace's link rate, 0: unknown */
   const char *pfc_watchdog;   /* "off", "drop", "forward" */
+  /* A capture's replay: its figures, for each case's "fidelity"
+   * (fidelity.h; NULL: none), with this tolerance (0: the default), and
+   * where the replay's fabric figures came from ("replay_profile",
+   * replay_profile.h; NULL: none). */
+  const jct__capture_figures_t *capture;
+  double fidelity_tolerance;
+  json_t *replay_profile;
 } jct__result_input_t;
 
 typedef struct {
@@ -41,6 +49,8 @@ typedef struct {
   const char *sweep_key; /* NULL: not part of a sweep */
   double sweep_value;
   jct__budget_t budget;
+  bool fidelity; /* its faults are the capture's own (or none, a lossless capture): its
+                    "fidelity" compares it with the capture (jct__result_input_t) */
 } jct__case_meta_t;
 
 jct__verdict_kind_t jct__verdict_of(const jct_replay_result_t *r, const jct__budget_t *b);

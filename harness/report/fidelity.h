@@ -1,0 +1,55 @@
+/* A postmortem's fidelity (internal; issue 11, DESIGN.md decision 9): the
+ * capture's figures beside the replay's, each with its ratio, and whether
+ * the replay reproduced the capture, which is what earns its baseline the
+ * name of counterfactual.
+ *
+ * The replay's side is the faulted one, or the baseline when the case has
+ * no injector (a lossless capture replayed as it was). Its figures are the
+ * medians over that side's repetitions: job time (JCT, first send to last
+ * receive) against the capture's (the first data packet of a message to
+ * the last data packet, at the capture point); retransmitted packets, NAKs
+ * (PSN sequence error) and timeouts per repetition (uroce counts them;
+ * over verbs the device's counters, null where it has none); per
+ * connection, the time from its first post to its last completion
+ * (8 × bytes / bw_bps) against its flow's first to last data packet. The
+ * capture's median loss-recovery latency (hole → retransmission, profile.h)
+ * is shown; no transport times it on the replay's side yet (null).
+ *
+ * Reproduced: the job time and the retransmitted packets each within the
+ * tolerance t: |replayed − captured| ≤ t × captured. Every other figure
+ * is reported with its ratio and does not decide.
+ */
+#ifndef JCT_FIDELITY_H
+#define JCT_FIDELITY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jctlab/replay.h"
+#include "jctlab/run.h"
+
+#define JCT__FIDELITY_TOLERANCE 0.2 /* ±20% */
+
+/* What the capture showed (replay_input.c measures it). */
+typedef struct {
+  uint64_t job_ns;
+  uint64_t retx_packets, naks, timeouts;
+  uint64_t loss_recovery_ns; /* median per loss; 0: no loss recovered */
+  uint64_t *conn_ns;         /* per schedule connection, first to last data packet; 0: unknown */
+  uint32_t nconns;
+} jct__capture_figures_t;
+
+/* The "fidelity" object of a case: {"side", "tolerance", "reproduced",
+ * "diverged": [names], "figures": {"job_ns", "retransmitted_packets",
+ * "naks", "timeouts", "loss_recovery_ns": {"captured", "replayed",
+ * "ratio", "decides", "within"}}, "connections": [{"conn", "captured_ns",
+ * "replayed_ns", "ratio"}]}; *reproduced says the same. An invalid replay
+ * has no figures: JSON null and *reproduced false. NULL: out of memory. */
+json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
+                           const jct_run_opts_t *o, const jct_replay_result_t *r, bool lossless,
+                           bool *reproduced);
+
+void jct__capture_figures_free(jct__capture_figures_t *c);
+
+#endif
