@@ -57,4 +57,12 @@ json_int_t jint(json_t *doc, const char *path);
 bool jbool(json_t *doc, const char *path);
 json_t *parse_json(const char *text, const char *what);
 
+/* The built jctlab (JCT_BINARY) with args (NULL-ended, at most 36) and
+ * --json FILE, within 120 s: its exit status, its stderr (malloc'd) when
+ * err_text is not NULL, and its document (NULL when it wrote none). */
+json_t *jctlab_json(const char *const args[], int *status, char **err_text);
+/* The same, run again (up to 3 times in all) while the run was invalid
+ * because the event loop fell behind (another process had the core). */
+json_t *jctlab_json_retry(const char *const args[], int *status, char **err_text);
+
 #endif

@@ -1,0 +1,258 @@
+/* A capture's replay earns its counterfactual (issue 11, DESIGN.md
+ * decision 9), end to end with the built jctlab:
+ *   - the replay's fabric is the captured one where the user says nothing:
+ *     each figure of "replay_profile" is the capture's profile as `jctlab
+ *     inspect` measures it, or the user's option, and says which;
+ *   - "fidelity" sets the capture's figures (as inspect counts them) beside
+ *     the replay's, with their ratios, and the exit status follows its
+ *     verdict (4: not reproduced);
+ *   - a lossless capture replays as it was, and reproduces: uroce's own
+ *     100 Mbit/s ring capture replays at its captured rate within 20%;
+ *   - a profile the replay cannot honour, and a bad tolerance, are bad
+ *     input (exit 2, naming the figure). */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "craft.h"
+#include "suites.h"
+#include "testkit.h"
+
+#define SHIPPED JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap"
+#define RING8 JCT_SOURCE_DIR "/traces/ring8.pcap"
+
+/* `jctlab inspect --json` of a capture. */
+static json_t *inspect_json(const char *trace) {
+  char out[256];
+  craft_tmpname(out, sizeof out, ".json");
+  char *argv[] = {JCT_BINARY, "inspect", (char *)trace, "--json", out, NULL};
+  result_t r = run_cmd(argv, NULL, 60);
+  ck_assert_msg(r.status == 0, "inspect: exit %d: %s", r.status, r.err);
+  result_free(&r);
+  json_error_t je;
+  json_t *doc = json_load_file(out, 0, &je);
+  ck_assert_msg(doc, "inspect's JSON: %s", je.text);
+  unlink(out);
+  return doc;
+}
+
+static const char *source_of(json_t *doc, const char *figure) {
+  char path[96];
+  snprintf(path, sizeof path, "replay_profile.%s.source", figure);
+  return json_string_value(jget(doc, path));
+}
+
+/* A figure of the fidelity section: captured, replayed, ratio, within. */
+static void check_figure(json_t *fig, double tol, bool *within) {
+  double cap = jnum(fig, "captured");
+  json_t *rep = json_object_get(fig, "replayed");
+  ck_assert_msg(json_is_integer(rep), "no replayed figure");
+  double r = (double)json_integer_value(rep);
+  if (cap > 0) ck_assert_double_eq_tol(jnum(fig, "ratio"), r / cap, 1e-9);
+  *within = fabs(r - cap) <= tol * cap;
+  ck_assert(jbool(fig, "within") == *within);
+}
+
+START_TEST(profile_drives_the_replay) {
+  json_t *ins = inspect_json(SHIPPED);
+  const char *args[] = {"replay", "--reps", "1", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(doc && (status == 0 || status == 4), "exit %d: %s", status, err);
+  /* The fabric is the capture's. */
+  ck_assert_str_eq(source_of(doc, "path_mtu_bytes"), "capture");
+  ck_assert_int_eq(jint(doc, "fabric.path_mtu_bytes"), jint(ins, "profile.mtu_bytes.value"));
+  ck_assert_int_eq(jint(doc, "fabric.path_mtu_bytes"), 1024);
+  ck_assert_str_eq(source_of(doc, "timeout"), "capture");
+  ck_assert_int_eq(jint(doc, "fabric.timeout"), jint(ins, "profile.timeout_exp"));
+  ck_assert_str_eq(source_of(doc, "rate_bps"), "capture");
+  ck_assert_int_eq(jint(doc, "fabric.rate_bps"), jint(ins, "profile.links.0.rate_bps.mean"));
+  ck_assert_str_eq(source_of(doc, "prop_delay_ns"), "capture");
+  ck_assert_int_eq(jint(doc, "fabric.prop_delay_ns"),
+                   jint(ins, "profile.hole_to_nak_ns.value") / 2);
+  ck_assert_str_eq(source_of(doc, "nic_queue_pkts"), "capture");
+  ck_assert_str_eq(source_of(doc, "retry_cnt"), "default");
+  /* The capture's figures are inspect's; the verdict is the two deciding ones'. */
+  json_t *fid = jget(doc, "cases.0.fidelity");
+  ck_assert_str_eq(json_string_value(jget(fid, "side")), "faulted");
+  double tol = jnum(fid, "tolerance");
+  ck_assert_double_eq_tol(tol, 0.2, 1e-12);
+  ck_assert_int_eq(jint(fid, "figures.retransmitted_packets.captured"),
+                   jint(ins, "totals.retransmitted_packets"));
+  ck_assert_int_eq(jint(fid, "figures.naks.captured"), jint(ins, "totals.nak_seq_err"));
+  ck_assert_int_eq(jint(fid, "figures.timeouts.captured"), jint(ins, "totals.timeouts"));
+  /* The job: first to last data packet, perftest's 3.06 s pause included. */
+  ck_assert_int_gt(jint(fid, "figures.job_ns.captured"), 3000000000);
+  ck_assert_int_eq(jint(fid, "figures.job_ns.replayed"), jint(doc, "cases.0.faulted.median_jct_ns"));
+  bool job, retx, any;
+  check_figure(jget(fid, "figures.job_ns"), tol, &job);
+  check_figure(jget(fid, "figures.retransmitted_packets"), tol, &retx);
+  check_figure(jget(fid, "figures.naks"), tol, &any);
+  ck_assert(jbool(fid, "reproduced") == (job && retx));
+  ck_assert_int_eq(status, job && retx ? 0 : 4);
+  ck_assert_uint_eq(json_array_size(jget(fid, "diverged")), (size_t)!job + (size_t)!retx);
+  if (status == 4) ck_assert_ptr_nonnull(strstr(err, "did not reproduce the capture"));
+  /* Two connections, WRITE and SEND: each flow's time at the capture point. */
+  ck_assert_uint_eq(json_array_size(jget(fid, "connections")), 2);
+  ck_assert_int_gt(jint(fid, "connections.0.captured_ns"), 0);
+  json_decref(doc);
+  free(err);
+  json_decref(ins);
+}
+END_TEST
+
+/* What the user gives wins, and says so. */
+START_TEST(options_override_the_profile) {
+  const char *args[] = {"replay",     "--reps",  "1",     "--rate", "50mbit", "--path-mtu", "2048",
+                        "--delay",    "10us",    "--nic-queue", "0", "--timeout", "16", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(doc && status != 2 && status != 3, "exit %d: %s", status, err);
+  const char *figs[] = {"rate_bps", "path_mtu_bytes", "prop_delay_ns", "nic_queue_pkts",
+                        "timeout"};
+  for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
+    ck_assert_msg(!strcmp(source_of(doc, figs[i]), "user"), "%s: %s", figs[i],
+                  source_of(doc, figs[i]));
+  ck_assert_int_eq(jint(doc, "fabric.rate_bps"), 50000000);
+  ck_assert_int_eq(jint(doc, "fabric.path_mtu_bytes"), 2048);
+  ck_assert_int_eq(jint(doc, "fabric.prop_delay_ns"), 10000);
+  ck_assert_int_eq(jint(doc, "fabric.nic_queue_pkts"), 0);
+  ck_assert_int_eq(jint(doc, "fabric.timeout"), 16);
+  /* The postmortem's drops count packets of the MTU used: all found. */
+  ck_assert_int_gt(jint(doc, "cases.0.drops.injectors.0.dropped"), 0);
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
+/* uroce's own lossless capture (100 Mbit/s links): no injector, the
+ * baseline alone against the capture, at the captured rate, reproduced. */
+START_TEST(lossless_capture_replays) {
+  const char *args[] = {"replay", RING8, "--reps", "2", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(doc && status == 0, "exit %d: %s", status, err);
+  ck_assert_str_eq(source_of(doc, "rate_bps"), "capture");
+  double rate = jnum(doc, "fabric.rate_bps");
+  ck_assert_msg(rate > 90e6 && rate < 110e6, "rate %.0f, captured at 100 Mbit/s", rate);
+  json_t *c = jget(doc, "cases.0");
+  ck_assert_uint_eq(json_array_size(jget(c, "inject")), 0);
+  ck_assert_int_eq(jint(c, "transport.retransmitted_packets"), 0);
+  json_t *fid = jget(c, "fidelity");
+  ck_assert_str_eq(json_string_value(jget(fid, "side")), "baseline");
+  ck_assert(jbool(fid, "reproduced"));
+  double ratio = jnum(fid, "figures.job_ns.ratio");
+  ck_assert_msg(ratio > 0.8 && ratio < 1.2, "job time ratio %.3f", ratio);
+  ck_assert_int_eq(jint(fid, "figures.retransmitted_packets.captured"), 0);
+  ck_assert_int_eq(jint(fid, "figures.retransmitted_packets.replayed"), 0);
+  ck_assert_uint_eq(json_array_size(jget(fid, "connections")), 8);
+  for (size_t k = 0; k < 8; k++) {
+    char p[64];
+    snprintf(p, sizeof p, "connections.%zu.ratio", k);
+    double r = jnum(fid, p);
+    ck_assert_msg(r > 0.5 && r < 1.5, "connection %zu: ratio %.3f", k, r);
+  }
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
+/* A tolerance nothing meets: exit 4, naming the job time. */
+START_TEST(tolerance_decides_the_exit_status) {
+  const char *args[] = {"replay", RING8, "--reps", "1", "--fidelity-tolerance", "0.0001%", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(doc && status == 4, "exit %d: %s", status, err);
+  json_t *fid = jget(doc, "cases.0.fidelity");
+  ck_assert_double_eq_tol(jnum(fid, "tolerance"), 1e-6, 1e-15);
+  ck_assert(!jbool(fid, "reproduced"));
+  ck_assert_str_eq(json_string_value(jget(fid, "diverged.0")), "job_ns");
+  ck_assert_ptr_nonnull(strstr(err, "did not reproduce"));
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
+/* The ring's schedule with one figure of its profile edited. */
+static void edited_schedule(const char *path, const char *key, json_t *value) {
+  char *argv[] = {JCT_BINARY, "schedule", RING8, "-o", (char *)path, "-q", NULL};
+  result_t r = run_cmd(argv, NULL, 60);
+  ck_assert_msg(r.status == 0, "schedule: exit %d: %s", r.status, r.err);
+  result_free(&r);
+  json_error_t je;
+  json_t *s = json_load_file(path, 0, &je);
+  ck_assert_ptr_nonnull(s);
+  json_t *prof = json_object_get(s, "profile");
+  ck_assert_ptr_nonnull(prof);
+  if (!strcmp(key, "mtu"))
+    json_object_set_new(json_object_get(prof, "mtu_bytes"), "value", value);
+  else
+    json_object_set_new(json_object_get(json_array_get(json_object_get(prof, "links"), 0),
+                                        "rate_bps"),
+                        "mean", value);
+  ck_assert_int_eq(json_dump_file(s, path, 0), 0);
+  json_decref(s);
+}
+
+START_TEST(a_profile_it_cannot_honour_is_bad_input) {
+  char sched[256];
+  craft_tmpname(sched, sizeof sched, ".json");
+  static const struct {
+    const char *key;
+    json_int_t value;
+    const char *says;
+  } cases[] = {{"mtu", 1500, "path MTU is 1500 bytes"}, {"rate", 10000000000, "link rate"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    edited_schedule(sched, cases[i].key, json_integer(cases[i].value));
+    const char *args[] = {"replay", sched, "--inject", "drop p=0.01", NULL};
+    int status;
+    char *err;
+    json_t *doc = jctlab_json(args, &status, &err);
+    ck_assert_msg(status == 2 && strstr(err, cases[i].says), "%s: exit %d: %s", cases[i].key,
+                  status, err);
+    ck_assert_ptr_null(doc);
+    ck_assert_uint_eq(count_lines(err), 1);
+    free(err);
+  }
+  /* The user's figure stands in for the one the capture cannot give. */
+  const char *args[] = {"replay", sched, "--rate", "50mbit", "--reps", "1", "--inject",
+                        "drop p=0", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(doc && status == 0, "exit %d: %s", status, err);
+  ck_assert_str_eq(source_of(doc, "rate_bps"), "user");
+  json_decref(doc);
+  free(err);
+  unlink(sched);
+  const char *tols[] = {"0", "-0.1", "x", "%", NULL};
+  for (size_t i = 0; tols[i]; i++) {
+    const char *targs[] = {"replay", RING8, "--fidelity-tolerance", tols[i], NULL};
+    json_t *d = jctlab_json(targs, &status, &err);
+    ck_assert_msg(status == 2 && strstr(err, "--fidelity-tolerance"), "'%s': exit %d: %s",
+                  tols[i], status, err);
+    ck_assert_ptr_null(d);
+    free(err);
+  }
+}
+END_TEST
+
+Suite *fidelity_suite(void) {
+  Suite *s = suite_create("fidelity");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, profile_drives_the_replay);
+  tcase_add_test(tc, options_override_the_profile);
+  tcase_add_test(tc, lossless_capture_replays);
+  tcase_add_test(tc, tolerance_decides_the_exit_status);
+  tcase_add_test(tc, a_profile_it_cannot_honour_is_bad_input);
+  suite_add_tcase(s, tc);
+  return s;
+}
