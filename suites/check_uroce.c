@@ -448,6 +448,39 @@ START_TEST(drop_middle) {
 }
 END_TEST
 
+/* PSN arg lost, then PSN arg + 10 lost again when the go-back resends it:
+ * no ACK came between (the next AckReq is at offset 127), so its NAK is
+ * ignored, as rxe ignores a NAK while a retry is under way, and the
+ * retransmit timer recovers it. */
+static verdict_t drop_then_drop_resent(wire_t *w, int from, const struct jct_roce_hdrs *h) {
+  if (from != 0 || h->bth.opcode == JCT_OP_RC_ACKNOWLEDGE) return PASS;
+  if (h->bth.psn == w->arg && w->fired == 0) return w->fired++, DROP;
+  if (h->bth.psn == w->arg + 10 && w->fired == 1 && w->naks_seen[0] == 1) return w->fired++, DROP;
+  return PASS;
+}
+
+START_TEST(nak_during_a_go_back_is_ignored) {
+  wire_t w;
+  wire_init(&w, 1000, 10, false);
+  w.filter = drop_then_drop_resent;
+  w.arg = 1000 + 100;
+  post(&w, 0, 1, MIB, true, 9);
+  wire_run(&w, UINT64_MAX);
+  assert_one_message(&w, MIB, 9);
+  ck_assert_int_eq(w.fired, 2);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w.qp[0]), *b = jct_uroce_stats(w.qp[1]);
+  ck_assert_uint_eq(b->tx_naks, 2);
+  ck_assert_uint_eq(a->rx_naks, 2);
+  ck_assert_uint_eq(a->rx_naks_ignored, 1);
+  ck_assert_uint_eq(a->timeouts, 1);
+  ck_assert_uint_eq(a->go_back_n, 2); /* the first NAK's, the timer's */
+  /* The timer fired at least one timeout after the last ACK. */
+  ck_assert_uint_eq(w.ntimeouts[0], 1);
+  ck_assert_uint_ge(w.timeout_ns[0][0] - w.progress_at_timeout[0][0], 4096ull << 10);
+  wire_free(&w);
+}
+END_TEST
+
 START_TEST(drop_last) {
   wire_t w;
   wire_init(&w, 1000, 10, false);
@@ -718,6 +751,7 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, window_128);
   tcase_add_test(core, drop_middle);
   tcase_add_test(core, drop_last);
+  tcase_add_test(core, nak_during_a_go_back_is_ignored);
   tcase_add_test(core, drop_ack);
   tcase_add_test(core, retry_exceeded);
   tcase_add_test(core, pause_holds_sending);

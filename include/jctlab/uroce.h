@@ -119,6 +119,7 @@ typedef struct {
   uint64_t tx_acks, tx_naks;      /* responder: ACK and NAK (PSN sequence error) packets */
   uint64_t rx_pkts;               /* passed to jct_uroce_rx() */
   uint64_t rx_acks, rx_naks;      /* requester: ACKs / NAK-PSN-sequence-errors received */
+  uint64_t rx_naks_ignored;       /* of rx_naks: during a go-back, before an ACK made progress */
   uint64_t rx_stale_acks;         /* ACKs for PSNs already acknowledged, or never sent */
   uint64_t timeouts;              /* local ACK timer expiries with packets outstanding */
   uint64_t go_back_n;             /* restarts of the send stream (NAK or timeout) */

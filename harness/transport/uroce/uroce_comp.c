@@ -15,6 +15,14 @@
  *   before p and restarts the send stream at p (go-back-N). As the issue
  *   asks, a NAK does not use up the retry counter; rxe decrements it for
  *   NAKs as for timeouts (both go through COMPST_ERROR_RETRY).
+ * - One go-back at a time, as rxe: once a NAK or the timer has restarted
+ *   the stream, a further NAK is ignored (its implicit ACK still counts)
+ *   until an ACK makes progress (rxe_comp.c: COMPST_ERROR_RETRY returns
+ *   while comp.started_retry is set and the timer did not fire; check_psn
+ *   and check_ack clear it through reset_retry_counters). So a second loss
+ *   in the same stretch between ACKs (a lost retransmission, or a loss
+ *   behind the first one's go-back) waits for the retransmit timer, which
+ *   always restarts the stream.
  * - RNR NAKs and the other NAK codes are dropped as malformed: this
  *   responder never sends them.
  * - The retransmit timer (local ACK timeout, 4.096 us * 2^timeout; timeout
@@ -85,6 +93,7 @@ static void acknowledge(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
 static void go_back_n(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   set_next_psn(qp, psn);
   qp->stats.go_back_n++;
+  qp->comp.started_retry = true;
   if (qp->ack_timeout_ns) qp->retrans_deadline_ns = now_ns + qp->ack_timeout_ns;
 }
 
@@ -102,7 +111,10 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       qp->stats.rx_stale_acks++;
       return JCT_UROCE_RX_IGNORED;
     }
-    if (jct_psn_diff(psn, una) >= 0) acknowledge(qp, jct_psn_add(psn, 1), now_ns);
+    if (jct_psn_diff(psn, una) >= 0) {
+      acknowledge(qp, jct_psn_add(psn, 1), now_ns);
+      qp->comp.started_retry = false;
+    }
     return JCT_UROCE_RX_ACCEPTED;
   }
   if (type == JCT_AETH_NAK && jct_aeth_value(syn) == JCT_NAK_PSN_SEQ_ERR) {
@@ -112,6 +124,10 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       return JCT_UROCE_RX_IGNORED;
     }
     if (jct_psn_diff(psn, una) > 0) acknowledge(qp, psn, now_ns); /* implicit ACK */
+    if (qp->comp.started_retry) {
+      qp->stats.rx_naks_ignored++;
+      return JCT_UROCE_RX_ACCEPTED;
+    }
     if (!qp->error) go_back_n(qp, psn, now_ns);
     return JCT_UROCE_RX_ACCEPTED;
   }

@@ -64,6 +64,8 @@ struct jct__uroce_req {
 struct jct__uroce_comp {
   uint32_t una_psn;   /* oldest PSN not acknowledged (rxe comp.psn) */
   uint8_t retry_left; /* transport retry counter (rxe comp.retry_cnt) */
+  bool started_retry; /* a go-back is under way: NAKs are ignored until an ACK makes progress
+                         (rxe comp.started_retry) */
 };
 
 /* Responder (rxe's qp->resp). */
