@@ -71,9 +71,11 @@ START_TEST(profile_drives_the_replay) {
   ck_assert_int_eq(jint(doc, "fabric.timeout"), jint(ins, "profile.timeout_exp"));
   ck_assert_str_eq(source_of(doc, "rate_bps"), "capture");
   ck_assert_int_eq(jint(doc, "fabric.rate_bps"), jint(ins, "profile.links.0.rate_bps.mean"));
-  ck_assert_str_eq(source_of(doc, "prop_delay_ns"), "capture");
-  ck_assert_int_eq(jint(doc, "fabric.prop_delay_ns"),
-                   jint(ins, "profile.hole_to_nak_ns.value") / 2);
+  ck_assert_str_eq(source_of(doc, "prop_delay_ns"), "default"); /* a slow host is no distance */
+  ck_assert_str_eq(source_of(doc, "nak_delay_ns"), "capture");
+  ck_assert_int_eq(jint(doc, "fabric.nak_delay_ns"), jint(ins, "profile.hole_to_nak_ns.value"));
+  ck_assert_str_eq(source_of(doc, "nak_react_ns"), "capture");
+  ck_assert_int_le(jint(doc, "fabric.nak_react_ns"), jint(ins, "profile.nak_to_resend_ns.value"));
   ck_assert_str_eq(source_of(doc, "nic_queue_pkts"), "capture");
   ck_assert_str_eq(source_of(doc, "retry_cnt"), "default");
   /* The capture's figures are inspect's; the verdict is the two deciding ones'. */
@@ -108,13 +110,14 @@ END_TEST
 /* What the user gives wins, and says so. */
 START_TEST(options_override_the_profile) {
   const char *args[] = {"replay",     "--reps",  "1",     "--rate", "50mbit", "--path-mtu", "2048",
-                        "--delay",    "10us",    "--nic-queue", "0", "--timeout", "16", NULL};
+                        "--delay",    "10us",    "--nic-queue", "0", "--timeout", "16",
+                        "--nak-delay", "5us", "--nak-react", "0", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
   ck_assert_msg(doc && status != 2 && status != 3, "exit %d: %s", status, err);
   const char *figs[] = {"rate_bps", "path_mtu_bytes", "prop_delay_ns", "nic_queue_pkts",
-                        "timeout"};
+                        "timeout", "nak_delay_ns", "nak_react_ns"};
   for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
     ck_assert_msg(!strcmp(source_of(doc, figs[i]), "user"), "%s: %s", figs[i],
                   source_of(doc, figs[i]));
@@ -123,6 +126,8 @@ START_TEST(options_override_the_profile) {
   ck_assert_int_eq(jint(doc, "fabric.prop_delay_ns"), 10000);
   ck_assert_int_eq(jint(doc, "fabric.nic_queue_pkts"), 0);
   ck_assert_int_eq(jint(doc, "fabric.timeout"), 16);
+  ck_assert_int_eq(jint(doc, "fabric.nak_delay_ns"), 5000);
+  ck_assert_int_eq(jint(doc, "fabric.nak_react_ns"), 0);
   /* The postmortem's drops count packets of the MTU used: all found. */
   ck_assert_int_gt(jint(doc, "cases.0.drops.injectors.0.dropped"), 0);
   json_decref(doc);

@@ -106,7 +106,9 @@ static void addr6(jct_addr_t *a, const char *s) {
 }
 
 /* Two connected QPs: A (QPN 0x11, PSN psn_a) and B (QPN 0x22, PSN 0x5000). */
-static void wire_init(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6) {
+/* Two QPs on a fake wire; each host's NAK turnaround (uroce.h) as given. */
+static void wire_init_slow(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6,
+                           uint64_t nak_delay_ns, uint64_t nak_react_ns) {
   memset(w, 0, sizeof *w);
   w->fl = calloc(FLIGHT, sizeof *w->fl);
   ck_assert_ptr_nonnull(w->fl);
@@ -122,6 +124,8 @@ static void wire_init(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6) {
     c.sq_psn = psn[i];
     c.rq_psn = psn[1 - i];
     c.timeout = timeout;
+    c.nak_delay_ns = nak_delay_ns;
+    c.nak_react_ns = nak_react_ns;
     if (ipv6) {
       addr6(&c.local, i ? "2001:2::2" : "2001:2::1");
       addr6(&c.remote, i ? "2001:2::1" : "2001:2::2");
@@ -140,6 +144,10 @@ static void wire_init(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6) {
     w->hi_data_psn[i] = w->hi_acked[i];
     w->first_data_ns[i] = UINT64_MAX;
   }
+}
+
+static void wire_init(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6) {
+  wire_init_slow(w, psn_a, timeout, ipv6, 0, 0);
 }
 
 static void wire_free(wire_t *w) {
@@ -481,6 +489,38 @@ START_TEST(nak_during_a_go_back_is_ignored) {
 }
 END_TEST
 
+/* A slow host: the NAK leaves 200 us after the gap and the go-back starts
+ * 300 us after the NAK arrives; the requester sends on meanwhile, so the
+ * one loss costs what it sent in that half millisecond more (1 packet per
+ * 330 ns), and still one NAK and no timeout. */
+static uint64_t resent_after_one_loss_slow(uint64_t delay_ns, uint64_t react_ns) {
+  wire_t w;
+  wire_init_slow(&w, 1000, 20, false, delay_ns, react_ns);
+  w.filter = drop_a_psn_once;
+  w.arg = 1000 + 100;
+  post(&w, 0, 1, 4 * MIB, true, 9);
+  wire_run(&w, UINT64_MAX);
+  assert_one_message(&w, 4 * MIB, 9);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w.qp[0]), *b = jct_uroce_stats(w.qp[1]);
+  ck_assert_uint_eq(b->tx_naks, 1);
+  ck_assert_uint_eq(a->rx_naks, 1);
+  ck_assert_uint_eq(a->go_back_n, 1);
+  ck_assert_uint_eq(a->timeouts, 0);
+  uint64_t resent = a->retx_pkts;
+  wire_free(&w);
+  return resent;
+}
+
+START_TEST(slow_host_turnaround) {
+  uint64_t fast = resent_after_one_loss_slow(0, 0), slow = resent_after_one_loss_slow(200000, 300000);
+  /* 500 us at one packet per 330 ns: about 1500 more, up to the 128-PSN window. */
+  ck_assert_msg(fast < 20, "a NIC's turnaround resent %llu", (unsigned long long)fast);
+  ck_assert_msg(slow > fast + 100, "slow host resent %llu against %llu", (unsigned long long)slow,
+                (unsigned long long)fast);
+  ck_assert_uint_le(slow, 128);
+}
+END_TEST
+
 START_TEST(drop_last) {
   wire_t w;
   wire_init(&w, 1000, 10, false);
@@ -752,6 +792,7 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, drop_middle);
   tcase_add_test(core, drop_last);
   tcase_add_test(core, nak_during_a_go_back_is_ignored);
+  tcase_add_test(core, slow_host_turnaround);
   tcase_add_test(core, drop_ack);
   tcase_add_test(core, retry_exceeded);
   tcase_add_test(core, pause_holds_sending);

@@ -44,6 +44,9 @@ const char jct__run_args_help[] =
     "                     oldest written over, as tcpdump -W: the newest N are kept\n"
     "  --nic-queue N      uroce: a NIC transmit queue of N packets that the QPs fill ahead\n"
     "                     of the link, as rxe's 64 per QP (default 0: none)\n"
+    "  --nak-delay TIME   uroce: a slow responder sends its NAK TIME after the gap\n"
+    "  --nak-react TIME   uroce: a slow requester goes back TIME after the NAK arrives\n"
+    "                     (both default 0, a NIC's; soft-RoCE under load takes ms)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
     "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
@@ -76,7 +79,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
       "--delay",    "--reps",      "--timeout",    "--retry",    "--inject",   "--seed",
       "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in",  "--transport",
       "--lab",      "--nic-queue", "--agents",     "-s",         "--snaplen",  "-C",
-      "-W",         NULL};
+      "-W",         "--nak-delay", "--nak-react", NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
@@ -105,6 +108,12 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     if (jct__parse_count(v, 4096, &n)) return bad(prog, "%s: '%s' is not 0 to 4096", w, v);
     r->nic_queue_pkts = (uint32_t)n;
     a->user_set |= JCT__SET_NIC_QUEUE;
+  } else if (!strcmp(w, "--nak-delay") || !strcmp(w, "--nak-react")) {
+    bool react = w[6] == 'r';
+    uint64_t *t = react ? &r->nak_react_ns : &r->nak_delay_ns;
+    if (jct__parse_time_ns(v, t) || *t > 10000000000ull)
+      return bad(prog, "%s: '%s' is not a time up to 10 s (500us, 2ms)", w, v);
+    a->user_set |= react ? JCT__SET_NAK_REACT : JCT__SET_NAK_DELAY;
   } else if (!strcmp(w, "--transport")) {
     if (jct__transport_parse(v, &r->transport))
       return bad(prog, "%s: '%s' is not uroce or verbs", w, v);

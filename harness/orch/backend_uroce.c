@@ -168,6 +168,8 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   u->exec_timer.data = u;
   jct__ranks_opts_t ro = {.rate_bps = o->rate_bps,
                           .nic_queue_pkts = o->nic_queue_pkts,
+                          .nak_delay_ns = o->nak_delay_ns,
+                          .nak_react_ns = o->nak_react_ns,
                           .path_mtu_bytes = o->path_mtu_bytes ? o->path_mtu_bytes : 4096,
                           .timeout = o->timeout,
                           .retry_cnt = o->retry_cnt,

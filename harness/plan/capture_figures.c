@@ -12,8 +12,11 @@ static bool same_addr(const jct_addr_t *a, const jct_addr_t *b) {
   return a->family == b->family && !memcmp(a->bytes, b->bytes, sizeof a->bytes);
 }
 
-/* A flow that carries the job's messages, not only clear-to-send ones. */
-static bool carries_job(const jct_flow_stats_t *st) {
+/* A flow that carries the job's messages: not only clear-to-send ones,
+ * and not connection management (MADs to QP 1, the GSI, as inference). */
+static bool carries_job(const jct_flow_t *f) {
+  const jct_flow_stats_t *st = &f->st;
+  if (f->key.dest_qp <= 1) return false;
   uint64_t msgs = 0;
   for (int k = 0; k < JCT_MSG__COUNT; k++)
     msgs += st->messages[k];
@@ -31,7 +34,7 @@ static const jct_flow_t *conn_flow(const jct_inspect_t *ins, const jct_addr_t *a
     const jct_flow_t *next = NULL;
     for (size_t i = 0; i < jct_inspect_nflows(ins); i++) {
       const jct_flow_t *f = jct_inspect_flow(ins, i);
-      if (!same_addr(&f->key.src, a) || !same_addr(&f->key.dst, b) || !carries_job(&f->st))
+      if (!same_addr(&f->key.src, a) || !same_addr(&f->key.dst, b) || !carries_job(f))
         continue;
       if (any && f->key.dest_qp <= last_qp) continue;
       if (!next || f->key.dest_qp < next->key.dest_qp) next = f;
@@ -60,7 +63,7 @@ int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
   uint64_t first = UINT64_MAX, last = 0;
   for (size_t i = 0; i < jct_inspect_nflows(ins); i++) {
     const jct_flow_t *f = jct_inspect_flow(ins, i);
-    if (!carries_job(&f->st)) continue;
+    if (!carries_job(f)) continue;
     if (f->st.first_ns < first) first = f->st.first_ns;
     if (f->st.last_ns > last) last = f->st.last_ns;
   }

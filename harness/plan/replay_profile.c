@@ -79,8 +79,7 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
 
   const jct_figure_t *hn = &p->hole_to_nak_ns;
   v = o->prop_delay_ns;
-  figure(&u, "prop_delay_ns", JCT__SET_DELAY, hn->set && hn->value >= 2, hn->value / 2, &v,
-         "half the median hole -> NAK latency");
+  figure(&u, "prop_delay_ns", JCT__SET_DELAY, false, 0, &v, NULL);
   o->prop_delay_ns = v;
 
   v = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
@@ -103,6 +102,21 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
   figure(&u, "nic_queue_pkts", JCT__SET_NIC_QUEUE, have_q, q, &v,
          "mean go-back depth less the packets sent in the median recovery time");
   o->nic_queue_pkts = (uint32_t)v;
+
+  v = o->nak_delay_ns;
+  figure(&u, "nak_delay_ns", JCT__SET_NAK_DELAY, hn->set, hn->value, &v,
+         "the median hole -> NAK latency");
+  o->nak_delay_ns = v;
+
+  /* The resend waits behind the NIC's queue: the rest is the reaction. */
+  uint64_t queued_ns = o->rate_bps ? (uint64_t)o->nic_queue_pkts * wire_bytes(o->path_mtu_bytes) *
+                                         8000000000ull / o->rate_bps
+                                   : 0;
+  v = o->nak_react_ns;
+  figure(&u, "nak_react_ns", JCT__SET_NAK_REACT, nr->set,
+         nr->value > queued_ns ? nr->value - queued_ns : 0, &v,
+         "the median NAK -> retransmission latency less the NIC queue's drain");
+  o->nak_react_ns = v;
 
   v = o->timeout;
   figure(&u, "timeout", JCT__SET_TIMEOUT, p->timeout_exp >= 0, (uint64_t)p->timeout_exp, &v,

@@ -8,17 +8,18 @@
  *   the link with the most back-to-back samples. Not the mode: a soft-RoCE
  *   VM sends bursts at its host's speed between long pauses, and the job's
  *   time follows what the link carried, not how fast a burst went.
- * - prop_delay_ns: half the median hole → NAK latency: in jctlab's star the
- *   NAK for a hole seen at the switch comes back after two link delays, so
- *   a responder that answers in that much time at the capture point is
- *   reproduced by links of half of it (the turnaround of a slow host
- *   becomes distance; it also adds to every message's latency).
+ * - the link delay is not taken from a capture: a slow host's turnaround is
+ *   not distance (it would delay every packet, not only loss recovery).
  * - path_mtu_bytes: the path MTU.
  * - nic_queue_pkts: the mean go-back depth (the mean, since the mean times
  *   the go-backs is the packets resent) less the packets the link carries
  *   in the median hole → NAK → retransmission time (what a sender with no
  *   queue would have sent past the NAKed PSN): the rest waited in the NIC
  *   (rxe's per-QP queue of skbs).
+ * - nak_delay_ns: the median hole → NAK latency, the responder's turnaround.
+ * - nak_react_ns: the median NAK → retransmission latency less the time
+ *   the NIC queue takes to drain at the rate (the resend waits behind it):
+ *   the requester's turnaround.
  * - timeout: the retransmit timeout's exponent.
  * The retry count is never seen in a capture: it stays the default (7).
  */
@@ -41,7 +42,7 @@
  * s->profile (none: o unchanged), and describe every figure in *used (a
  * new object: {"rate_bps": {"value", "source": "capture" | "user" |
  * "default", "from"}, "prop_delay_ns", "path_mtu_bytes", "nic_queue_pkts",
- * "timeout", "retry_cnt"}); *used is NULL when there is no profile.
+ * "nak_delay_ns", "nak_react_ns", "timeout", "retry_cnt"}); *used is NULL when there is no profile.
  * Errors: JCT_EINVAL when the capture's figure cannot be honoured (a path
  * MTU IBA lacks, a rate beyond JCT__EMULATED_RATE_MAX_BPS): err names the
  * figure and the option that overrides it; JCT_ENOMEM. */

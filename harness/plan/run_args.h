@@ -21,6 +21,8 @@ enum {
   JCT__SET_NIC_QUEUE = 1u << 3,
   JCT__SET_TIMEOUT = 1u << 4,
   JCT__SET_RETRY = 1u << 5,
+  JCT__SET_NAK_DELAY = 1u << 6,
+  JCT__SET_NAK_REACT = 1u << 7,
 };
 
 typedef struct {

@@ -164,6 +164,10 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
     } else if (!strcmp(k, "pfc_watchdog")) {
       jct__watchdog_t w;
       if (!(rc = jct__sc_watchdog(c, v, k, &w))) jct__watchdog_set(&s->run, w);
+    } else if (!strcmp(k, "nak_delay") || !strcmp(k, "nak_react")) {
+      bool react = k[4] == 'r';
+      rc = jct__sc_time(c, v, k, 0, 10000000000ull, react ? &s->run.nak_react_ns : &s->run.nak_delay_ns);
+      s->user_set |= react ? JCT__SET_NAK_REACT : JCT__SET_NAK_DELAY;
     } else if (!strcmp(k, "timeout")) {
       if (!(rc = jct__sc_count(c, v, k, 0, 31, &u))) s->run.timeout = (uint8_t)u;
       s->user_set |= JCT__SET_TIMEOUT;
@@ -186,7 +190,8 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       rc = jct__sc_at(
           c, kn,
           "unknown key '%s' (name, description, synth, trace, schedule, transport, rate, "
-          "captured_rate, delay, mtu, path_mtu, pfc, ecn, pfc_watchdog, timeout, retry, reps, lab, "
+          "captured_rate, delay, mtu, path_mtu, pfc, ecn, pfc_watchdog, nak_delay, nak_react, timeout, "
+          "retry, reps, lab, "
           "seed, scale, cases)",
           k);
     }

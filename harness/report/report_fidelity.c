@@ -101,6 +101,7 @@ char *jct__rfmt_replay_profile(const json_t *r, char *buf, size_t len) {
     int unit; /* 0 count, 1 rate, 2 time */
   } keys[] = {{"rate_bps", "rate", 1},        {"prop_delay_ns", "link delay", 2},
               {"path_mtu_bytes", "path MTU", 0}, {"nic_queue_pkts", "NIC queue", 0},
+              {"nak_delay_ns", "NAK delay", 2},   {"nak_react_ns", "NAK reaction", 2},
               {"timeout", "timeout exponent", 0}, {"retry_cnt", "retry count", 0}};
   size_t off = 0;
   buf[0] = 0;

@@ -57,6 +57,12 @@ json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
   if (doc && o->transport == JCT_TRANSPORT_UROCE)
     json_object_set_new(json_object_get(doc, "fabric"), "nic_queue_pkts",
                         json_integer((json_int_t)o->nic_queue_pkts));
+  if (doc && o->transport == JCT_TRANSPORT_UROCE) {
+    json_object_set_new(json_object_get(doc, "fabric"), "nak_delay_ns",
+                        json_integer((json_int_t)o->nak_delay_ns));
+    json_object_set_new(json_object_get(doc, "fabric"), "nak_react_ns",
+                        json_integer((json_int_t)o->nak_react_ns));
+  }
   /* Where a capture's replay took its fabric figures from (replay_profile.h). */
   if (doc)
     json_object_set(doc, "replay_profile", in->replay_profile ? in->replay_profile : json_null());

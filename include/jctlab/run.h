@@ -55,6 +55,8 @@ typedef struct {
   uint32_t mtu;              /* link IP MTU; 0: 9000 */
   uint32_t path_mtu_bytes;   /* RoCE path MTU; 0: 4096 */
   uint32_t nic_queue_pkts;   /* uroce: the NIC's transmit queue, packets (0: none; ranks.h) */
+  uint64_t nak_delay_ns;     /* uroce: a slow responder's NAK latency (uroce.h; 0: none) */
+  uint64_t nak_react_ns;     /* uroce: a slow requester's NAK-to-go-back latency (0: none) */
   uint8_t timeout;           /* QP local ACK timeout exponent (NCCL: 20) */
   uint8_t retry_cnt;         /* (NCCL: 7) */
   bool pfc;                  /* PFC on the data priority */

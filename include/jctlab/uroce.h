@@ -94,6 +94,12 @@ typedef struct {
   uint16_t pkey;            /* default 0xffff */
   uint32_t rkey;            /* RETH rkey when a work request gives none */
   uint32_t sq_depth;        /* messages posted and not completed (default 256) */
+  /* A slow host's turnaround (0: none, as a NIC): the responder sends a NAK
+   * nak_delay_ns after the gap that caused it, and the requester starts a
+   * NAK's go-back nak_react_ns after the NAK arrived (sending on
+   * meanwhile). Soft-RoCE under load takes milliseconds for each; a
+   * capture's profile gives them (hole_to_nak_ns, nak_to_resend_ns). */
+  uint64_t nak_delay_ns, nak_react_ns;
   /* Rank-level pause (PFC), owned by the caller and shared by its QPs: while
    * now_ns < *paused_until_ns the QP transmits nothing. NULL: never paused. */
   const uint64_t *paused_until_ns;

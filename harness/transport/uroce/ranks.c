@@ -345,6 +345,8 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   cfg.path_mtu_bytes = R->opts.path_mtu_bytes;
   cfg.timeout = R->opts.timeout;
   cfg.retry_cnt = R->opts.retry_cnt;
+  cfg.nak_delay_ns = R->opts.nak_delay_ns;
+  cfg.nak_react_ns = R->opts.nak_react_ns;
   cfg.local = jct_rank_ipv4(me);
   cfg.remote = jct_rank_ipv4(peer);
   cfg.udp_sport = JCT_ROCEV2_UDP_PORT; /* one socket per rank, bound to 4791 */

@@ -48,6 +48,7 @@ typedef struct {
    * rxe hands the kernel up to 64 packets per QP (RXE_INFLIGHT_SKBS_PER_QP_HIGH),
    * and that is what a soft-RoCE VM of the lab does (bench/transports). */
   uint32_t nic_queue_pkts;
+  uint64_t nak_delay_ns, nak_react_ns; /* a slow host's turnaround (uroce.h) */
 } jct__ranks_opts_t;
 
 typedef struct jct_ranks jct__ranks_t;

@@ -23,6 +23,10 @@
  *   in the same stretch between ACKs (a lost retransmission, or a loss
  *   behind the first one's go-back) waits for the retransmit timer, which
  *   always restarts the stream.
+ * - A slow host (cfg.nak_react_ns): the NAK's implicit ACK counts at once,
+ *   its go-back starts that much later, and the requester sends on
+ *   meanwhile (rxe hands the NAK to its completer task, which the
+ *   requester's task runs beside).
  * - RNR NAKs and the other NAK codes are dropped as malformed: this
  *   responder never sends them.
  * - The retransmit timer (local ACK timeout, 4.096 us * 2^timeout; timeout
@@ -91,6 +95,7 @@ static void acknowledge(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
 
 /* Restart the send stream at psn. */
 static void go_back_n(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
+  qp->comp.go_back_due_ns = UINT64_MAX; /* this one replaces any pending */
   set_next_psn(qp, psn);
   qp->stats.go_back_n++;
   qp->comp.started_retry = true;
@@ -128,11 +133,26 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       qp->stats.rx_naks_ignored++;
       return JCT_UROCE_RX_ACCEPTED;
     }
-    if (!qp->error) go_back_n(qp, psn, now_ns);
+    if (qp->error) return JCT_UROCE_RX_ACCEPTED;
+    if (!qp->cfg.nak_react_ns) {
+      go_back_n(qp, psn, now_ns);
+    } else { /* a slow host: the go-back starts later, new packets go out meanwhile */
+      qp->comp.started_retry = true;
+      qp->comp.go_back_psn = psn;
+      qp->comp.go_back_due_ns = now_ns + qp->cfg.nak_react_ns;
+    }
     return JCT_UROCE_RX_ACCEPTED;
   }
   qp->stats.rx_malformed++;
   return JCT_UROCE_RX_IGNORED;
+}
+
+void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns) {
+  if (now_ns < qp->comp.go_back_due_ns) return;
+  /* PSNs the implicit and later ACKs retired are not resent. */
+  uint32_t psn = qp->comp.go_back_psn;
+  if (jct_psn_diff(psn, qp->comp.una_psn) < 0) psn = qp->comp.una_psn;
+  go_back_n(qp, psn, now_ns);
 }
 
 bool jct__uroce_comp_timeout(jct_uroce_qp_t *qp, uint64_t now_ns) {

@@ -66,6 +66,9 @@ struct jct__uroce_comp {
   uint8_t retry_left; /* transport retry counter (rxe comp.retry_cnt) */
   bool started_retry; /* a go-back is under way: NAKs are ignored until an ACK makes progress
                          (rxe comp.started_retry) */
+  uint64_t go_back_due_ns; /* a NAK's go-back to go_back_psn starts then (cfg.nak_react_ns);
+                              UINT64_MAX: none pending */
+  uint32_t go_back_psn;
 };
 
 /* Responder (rxe's qp->resp). */
@@ -78,6 +81,7 @@ struct jct__uroce_resp {
   bool ack_pending;   /* an ACK of epsn - 1 is owed (coalesced) */
   bool nak_pending;   /* a NAK PSN-sequence-error of nak_psn is owed */
   uint32_t nak_psn;
+  uint64_t nak_due_ns; /* ... and goes out no earlier (cfg.nak_delay_ns after the gap) */
 };
 
 struct jct_uroce_qp {
@@ -132,6 +136,8 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
 /* The retransmit timer fired (already disarmed). Returns true when the retry
  * counter has run out: the QP must go to the error state. */
 bool jct__uroce_comp_timeout(jct_uroce_qp_t *qp, uint64_t now_ns);
+/* Start a NAK's go-back whose reaction time (cfg.nak_react_ns) is over. */
+void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Complete every pending message with RETRY_EXC_ERR (the QP is in error). */
 void jct__uroce_comp_flush(jct_uroce_qp_t *qp, uint64_t now_ns);
 
@@ -141,7 +147,9 @@ void jct__uroce_comp_flush(jct_uroce_qp_t *qp, uint64_t now_ns);
 bool jct__uroce_resp_pending(const jct_uroce_qp_t *qp);
 /* Write the owed ACK/NAK (BTH + AETH, no ICRC yet) into p; returns its
  * length including the ICRC room, 0 when none is owed. */
-size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint8_t *p, size_t cap);
+size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *p, size_t cap);
+/* When an owed NAK falls due (UINT64_MAX: none owed, or due already). */
+uint64_t jct__uroce_resp_nak_due_ns(const jct_uroce_qp_t *qp, uint64_t now_ns);
 /* An RC RDMA WRITE request packet (h parsed, op its opcode's info,
  * payload_bytes without the pad; the QP not in error). */
 jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs *h,

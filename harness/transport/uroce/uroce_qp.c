@@ -103,6 +103,7 @@ int jct_uroce_qp_create(const jct_uroce_cfg_t *cfg, jct_uroce_qp_t **out, char *
   qp->comp.retry_left = cfg->retry_cnt;
   qp->ack_timeout_ns = cfg->timeout ? (uint64_t)JCT_UROCE_TIMEOUT_UNIT_NS << cfg->timeout : 0;
   qp->retrans_deadline_ns = UINT64_MAX;
+  qp->comp.go_back_due_ns = UINT64_MAX;
   qp->resp.epsn = cfg->rq_psn;
   *out = qp;
   return 0;
@@ -140,7 +141,7 @@ static bool paused(const jct_uroce_qp_t *qp, uint64_t now_ns) {
 size_t jct_uroce_next_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap) {
   qp->last_now_ns = now_ns;
   if (qp->error || cap < jct_uroce_max_packet_bytes(qp) || paused(qp, now_ns)) return 0;
-  size_t n = jct__uroce_resp_ack(qp, buf, cap);
+  size_t n = jct__uroce_resp_ack(qp, now_ns, buf, cap);
   if (!n) n = jct__uroce_req_packet(qp, now_ns, buf, cap);
   if (!n) return 0;
   jct__uroce_icrc_generate(qp, buf, n);
@@ -195,13 +196,16 @@ uint32_t jct_uroce_dest_qpn(const uint8_t *pkt, size_t len) {
 static void enter_error(jct_uroce_qp_t *qp, uint64_t now_ns) {
   qp->error = true;
   qp->retrans_deadline_ns = UINT64_MAX;
+  qp->comp.go_back_due_ns = UINT64_MAX;
   qp->resp.ack_pending = qp->resp.nak_pending = false;
   jct__uroce_comp_flush(qp, now_ns);
 }
 
 void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns) {
   qp->last_now_ns = now_ns;
-  if (qp->error || now_ns < qp->retrans_deadline_ns) return;
+  if (qp->error) return;
+  jct__uroce_comp_go_back_due(qp, now_ns);
+  if (now_ns < qp->retrans_deadline_ns) return;
   qp->retrans_deadline_ns = UINT64_MAX;
   if (jct__uroce_comp_timeout(qp, now_ns)) enter_error(qp, now_ns);
 }
@@ -209,6 +213,9 @@ void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns) {
 uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
   if (qp->error) return UINT64_MAX;
   uint64_t d = qp->retrans_deadline_ns;
+  if (qp->comp.go_back_due_ns < d) d = qp->comp.go_back_due_ns;
+  uint64_t nak = jct__uroce_resp_nak_due_ns(qp, qp->last_now_ns);
+  if (nak < d) d = nak;
   if (paused(qp, qp->last_now_ns) && (jct__uroce_req_ready(qp) || jct__uroce_resp_pending(qp)) &&
       *qp->cfg.paused_until_ns < d)
     d = *qp->cfg.paused_until_ns;

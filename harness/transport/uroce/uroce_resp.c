@@ -38,11 +38,17 @@ bool jct__uroce_resp_pending(const jct_uroce_qp_t *qp) {
   return qp->resp.ack_pending || qp->resp.nak_pending;
 }
 
-size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint8_t *p, size_t cap) {
+uint64_t jct__uroce_resp_nak_due_ns(const jct_uroce_qp_t *qp, uint64_t now_ns) {
+  const struct jct__uroce_resp *s = &qp->resp;
+  return s->nak_pending && s->nak_due_ns > now_ns ? s->nak_due_ns : UINT64_MAX;
+}
+
+size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *p, size_t cap) {
   struct jct__uroce_resp *s = &qp->resp;
   struct jct_roce_hdrs h;
   memset(&h, 0, sizeof h);
-  if (s->nak_pending) {
+  bool nak_now = s->nak_pending && now_ns >= s->nak_due_ns;
+  if (nak_now) {
     h.bth.psn = s->nak_psn;
     h.aeth.syndrome = (uint8_t)(JCT_AETH_NAK << 5 | JCT_NAK_PSN_SEQ_ERR);
     qp->stats.tx_naks++;
@@ -53,7 +59,8 @@ size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint8_t *p, size_t cap) {
   } else {
     return 0;
   }
-  s->nak_pending = s->ack_pending = false;
+  if (nak_now) s->nak_pending = false;
+  s->ack_pending = false;
   h.bth.opcode = JCT_OP_RC_ACKNOWLEDGE;
   h.bth.pkey = qp->cfg.pkey;
   h.bth.dest_qp = qp->cfg.remote_qpn;
@@ -73,6 +80,7 @@ jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       s->nak_sent = true;
       s->nak_pending = true;
       s->nak_psn = s->epsn;
+      s->nak_due_ns = now_ns + qp->cfg.nak_delay_ns;
     }
     return JCT_UROCE_RX_OUT_OF_SEQ;
   }
