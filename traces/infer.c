@@ -288,8 +288,10 @@ int jct_infer(const char *trace_path, const jct_infer_opts_t *opts, jct_schedule
 void jct_infer_report_free(jct_infer_report_t *rep) {
   if (!rep) return;
   free(rep->rank_addr);
+  free(rep->conn_dest_qp);
   free(rep->faults);
   rep->rank_addr = NULL;
+  rep->conn_dest_qp = NULL;
   rep->faults = NULL;
   rep->nfaults = 0;
 }

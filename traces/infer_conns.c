@@ -113,8 +113,16 @@ int jct__infer_ranks_conns(const jct__iscan_t *sc, const uint8_t *cls, jct_infer
     cs[i].channel =
         i && cs[i - 1].src == cs[i].src && cs[i - 1].dst == cs[i].dst ? cs[i - 1].channel + 1 : 0;
   qsort(cs, nc, sizeof *cs, conn_by_channel);
-  for (uint32_t i = 0; i < nc; i++)
+  rep->conn_dest_qp = malloc((nc ? nc : 1) * sizeof *rep->conn_dest_qp);
+  if (!rep->conn_dest_qp) {
+    free(used);
+    free(cs);
+    return JCT_ENOMEM;
+  }
+  for (uint32_t i = 0; i < nc; i++) {
     cs[i].id = i;
+    rep->conn_dest_qp[i] = cs[i].qp;
+  }
   free(used);
   *conns_out = cs;
   *nconns_out = nc;

@@ -25,30 +25,18 @@ static bool carries_job(const jct_flow_t *f) {
          st->message_bytes > (uint64_t)JCT_INFER_CTS_MAX_BYTES * st->messages_completed;
 }
 
-/* The channel-th job flow from a to b in destination QP order; NULL: none. */
+/* The flow from a to b to QP qp; NULL: none. */
 static const jct_flow_t *conn_flow(const jct_inspect_t *ins, const jct_addr_t *a,
-                                   const jct_addr_t *b, uint32_t channel) {
-  uint32_t last_qp = 0;
-  bool any = false;
-  for (uint32_t k = 0; k <= channel; k++) { /* the next larger QP, channel + 1 times */
-    const jct_flow_t *next = NULL;
-    for (size_t i = 0; i < jct_inspect_nflows(ins); i++) {
-      const jct_flow_t *f = jct_inspect_flow(ins, i);
-      if (!same_addr(&f->key.src, a) || !same_addr(&f->key.dst, b) || !carries_job(f))
-        continue;
-      if (any && f->key.dest_qp <= last_qp) continue;
-      if (!next || f->key.dest_qp < next->key.dest_qp) next = f;
-    }
-    if (!next) return NULL;
-    if (k == channel) return next;
-    last_qp = next->key.dest_qp;
-    any = true;
+                                   const jct_addr_t *b, uint32_t qp) {
+  for (size_t i = 0; i < jct_inspect_nflows(ins); i++) {
+    const jct_flow_t *f = jct_inspect_flow(ins, i);
+    if (same_addr(&f->key.src, a) && same_addr(&f->key.dst, b) && f->key.dest_qp == qp) return f;
   }
   return NULL;
 }
 
 int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
-                                 const jct_addr_t *rank_addr, jct__capture_figures_t *out,
+                                 const jct_infer_report_t *rep, jct__capture_figures_t *out,
                                  char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   jct_inspect_t *ins = NULL;
@@ -76,7 +64,8 @@ int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
   out->nconns = s->nconns;
   for (uint32_t c = 0; c < s->nconns; c++) {
     const jct_conn_t *k = &s->conns[c];
-    const jct_flow_t *f = conn_flow(ins, &rank_addr[k->src], &rank_addr[k->dst], k->channel);
+    const jct_flow_t *f =
+        conn_flow(ins, &rep->rank_addr[k->src], &rep->rank_addr[k->dst], rep->conn_dest_qp[c]);
     if (f && f->st.last_ns > f->st.first_ns) out->conn_ns[c] = f->st.last_ns - f->st.first_ns;
   }
   jct_inspect_free(ins);

@@ -7,19 +7,19 @@
 #include <stdint.h>
 
 #include "harness/report/fidelity.h"
-#include "jctlab/decode.h"
+#include "jctlab/infer.h"
 #include "jctlab/schedule.h"
 
 /* Measure the capture at path (jct_inspect_path) for the schedule s
- * inferred from it, whose rank r has address rank_addr[r]: job time, over
- * the flows that carry messages larger than clear-to-send ones; per
- * connection (src, dst, channel) the channel-th such flow of its address
- * pair in destination QP order; retransmitted packets, NAKs (PSN sequence
+ * inferred from it (rep: its ranks' addresses and connections' QPs): job
+ * time, over the flows that carry messages larger than clear-to-send ones;
+ * per connection, its flow's first to last data packet; retransmitted
+ * packets, NAKs (PSN sequence
  * error) and timeouts as `jctlab inspect` counts them; the median loss
  * recovery from s->profile. Errors: those of jct_inspect_path (err says
  * which), JCT_ENOMEM. */
 int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
-                                 const jct_addr_t *rank_addr, jct__capture_figures_t *out,
+                                 const jct_infer_report_t *rep, jct__capture_figures_t *out,
                                  char *err, size_t errlen);
 
 #endif

@@ -44,7 +44,7 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
   if (!pmtu && m && m->set && m->value >= 256 && m->value <= 4096 && !(m->value & (m->value - 1)))
     pmtu = (uint32_t)m->value;
   if (!pmtu) pmtu = 4096;
-  rc = jct__capture_figures_measure(path, in->schedule, rep.rank_addr, &in->capture, err, errlen);
+  rc = jct__capture_figures_measure(path, in->schedule, &rep, &in->capture, err, errlen);
   in->have_capture = rc == 0;
   if (!rc) rc = jct_schedule_scale(in->schedule, scale, err, errlen);
   if (!rc)

@@ -10,6 +10,8 @@
 #include "replay_profile.h"
 #include "run_args.h"
 
+#define JCT__ACKREQ_PKTS 64 /* rxe asks for an ACK every 64 packets (RXE_MAX_PKT_PER_ACK) */
+
 /* Bytes on the wire of a full packet of path MTU m: BTH 12, ICRC 4, UDP 8,
  * IPv4 20, Ethernet 14, preamble + FCS + gap 24 (run.h's model). */
 static uint64_t wire_bytes(uint64_t m) {
@@ -118,10 +120,27 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
          "the median NAK -> retransmission latency less the NIC queue's drain");
   o->nak_react_ns = v;
 
+  /* A timer shorter than two AckReq intervals take on the link cannot be a
+   * QP's (it would fire on every window): the capture's go-backs with no
+   * NAK came from something else (a VM's clock, a stall), and the replay
+   * keeps its default rather than die of spurious timeouts. */
+  uint64_t window_ns = o->rate_bps ? 2ull * JCT__ACKREQ_PKTS * wire_bytes(o->path_mtu_bytes) *
+                                         8000000000ull / o->rate_bps
+                                   : 0;
+  bool timer = p->timeout_exp >= 0 && jct_profile_timeout_ns(p->timeout_exp) > window_ns;
   v = o->timeout;
-  figure(&u, "timeout", JCT__SET_TIMEOUT, p->timeout_exp >= 0, (uint64_t)p->timeout_exp, &v,
+  figure(&u, "timeout", JCT__SET_TIMEOUT, timer, (uint64_t)p->timeout_exp, &v,
          "the retransmit timeout, 4.096 us x 2^timeout");
   o->timeout = (uint8_t)v;
+  if (!timer && p->timeout_exp >= 0 && !(user_set & JCT__SET_TIMEOUT)) {
+    char why[160];
+    snprintf(why, sizeof why,
+             "not the capture's 2^%d: shorter than two AckReq intervals at this rate, no QP "
+             "timer",
+             p->timeout_exp);
+    if (json_object_set_new(json_object_get(u.doc, "timeout"), "from", json_string(why)))
+      u.failed = 1;
+  }
 
   v = o->retry_cnt;
   figure(&u, "retry_cnt", JCT__SET_RETRY, false, 0, &v, NULL);

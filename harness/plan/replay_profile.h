@@ -20,7 +20,10 @@
  * - nak_react_ns: the median NAK → retransmission latency less the time
  *   the NIC queue takes to drain at the rate (the resend waits behind it):
  *   the requester's turnaround.
- * - timeout: the retransmit timeout's exponent.
+ * - timeout: the retransmit timeout's exponent, when it is longer than two
+ *   AckReq intervals (128 packets) take at the rate; a shorter one cannot
+ *   be a QP's timer (it would fire on every window; soft-RoCE VMs show such
+ *   go-backs without a NAK) and the default stays, saying why.
  * The retry count is never seen in a capture: it stays the default (7).
  */
 #ifndef JCT_REPLAY_PROFILE_H

@@ -93,6 +93,8 @@ typedef struct {
   /* The schedule. */
   uint32_t ranks, connections, ops;
   jct_addr_t *rank_addr; /* ranks of them: rank r's address */
+  uint32_t *conn_dest_qp; /* connections of them: connection c's destination QP in the capture
+                             (its flow: rank_addr[src] -> rank_addr[dst], that QP) */
   uint64_t total_bytes;  /* sum of the ops' bytes */
   /* Confidence. */
   uint32_t ops_with_deps;      /* of either kind */
