@@ -733,6 +733,40 @@ START_TEST(invalid_run_keys) {
 }
 END_TEST
 
+/* A run the event loop could not keep up with is invalid (exit 3), as a
+ * loop-bound replay: at 400 Gbit/s a 4 KiB packet takes 84 ns, far below
+ * what one loop's timers here are late by. At 100 Mbit/s (335 us a packet)
+ * the same run stays valid. */
+START_TEST(loop_bound_invalid) {
+  char fast_js[256], slow_js[256];
+  craft_tmpname(fast_js, sizeof fast_js, ".json");
+  craft_tmpname(slow_js, sizeof slow_js, ".json");
+  char *fast[] = RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--reps", "1",
+                          "--rate", "400gbit", "--json", fast_js);
+  char *slow[] = RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--reps", "1",
+                          "--rate", "100mbit", "--json", slow_js);
+  result_t r = run_cmd(fast, NULL, 120);
+  ck_assert_msg(r.status == 3, "400 Gbit/s: exit %d (want 3): %s", r.status, r.err);
+  ck_assert_msg(strstr(r.err, "loop, not the emulated link"), "stderr: %s", r.err);
+  result_free(&r);
+  run_status(slow, 0);
+  json_t *x = json_load_file(fast_js, 0, NULL), *v = json_load_file(slow_js, 0, NULL);
+  unlink(fast_js);
+  unlink(slow_js);
+  ck_assert_ptr_nonnull(x);
+  ck_assert_ptr_nonnull(v);
+  ck_assert(!jbool(x, "valid"));
+  ck_assert(jbool(x, "loop.loop_bound"));
+  ck_assert(jnum(x, "loop.lateness_p99_ns") > jnum(x, "loop.packet_time_ns"));
+  ck_assert_msg(strstr(json_string_value(jget(x, "invalid_why")), "p99 lateness"), "%s",
+                json_string_value(jget(x, "invalid_why")));
+  ck_assert(jbool(v, "valid"));
+  ck_assert(!jbool(v, "loop.loop_bound"));
+  json_decref(x);
+  json_decref(v);
+}
+END_TEST
+
 /* 6. Every generated collective completes, valid and clean, sends what
  * its schedule says, and is no faster than the links allow. */
 START_TEST(algorithms_complete) {
@@ -814,6 +848,7 @@ Suite *run_suite(void) {
   tcase_add_test(core, algorithms_complete);
   tcase_add_test(core, per_qp_retransmissions);
   tcase_add_test(core, invalid_run_keys);
+  tcase_add_test(core, loop_bound_invalid);
   suite_add_tcase(s, core);
   TCase *ns = tcase_create("namespaces");
   tcase_set_timeout(ns, 20);

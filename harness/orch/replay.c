@@ -147,14 +147,8 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
     return rc;
   }
   if (h.harness_losses) invalid(r, h.harness_why);
-  if ((double)h.lateness_p99_ns > r->packet_time_ns) {
-    char why[200];
-    snprintf(why, sizeof why,
-             "the event loop's p99 lateness (%.0f us) exceeds one packet's time at this rate "
-             "(%.0f us): the loop, not the emulated link, set the pace; lower --rate",
-             (double)h.lateness_p99_ns / 1e3, r->packet_time_ns / 1e3);
-    invalid(r, why);
-  }
+  char why[256];
+  if (jct__session_loop_bound(&h, r->packet_time_ns, why, sizeof why)) invalid(r, why);
   finish(o, r);
   if (r->valid &&
       (jct__qp_acc_figures(acc[0], &r->b.qps) || jct__qp_acc_figures(acc[1], &r->f.qps))) {

@@ -123,7 +123,10 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   r->lateness_p50_ns = h.lateness_p50_ns;
   r->lateness_p99_ns = h.lateness_p99_ns;
   r->lateness_max_ns = h.lateness_max_ns;
-  r->loop_bound = (double)r->lateness_p99_ns > r->packet_time_ns;
+  /* A loop-bound run measured the harness, not the link: invalid, as a
+   * loop-bound replay. */
+  if ((r->loop_bound = jct__session_loop_bound(&h, r->packet_time_ns, why, sizeof why)))
+    invalid(r, why);
   r->harness_losses = h.harness_losses;
   if (h.harness_losses) invalid(r, h.harness_why);
   if (r->valid) statistics(o, r);

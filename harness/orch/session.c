@@ -210,6 +210,16 @@ void jct__session_health(jct__session_t *s, jct__session_health_t *h) {
              (unsigned long long)(h->harness_losses - hs.inject_failures - hs.pcap_drops));
 }
 
+bool jct__session_loop_bound(const jct__session_health_t *h, double packet_time_ns, char *why,
+                             size_t len) {
+  if ((double)h->lateness_p99_ns <= packet_time_ns) return false;
+  snprintf(why, len,
+           "the event loop's p99 lateness (%.0f us) exceeds one packet's time at this rate "
+           "(%.3f us): the loop, not the emulated link, set the pace; lower --rate",
+           (double)h->lateness_p99_ns / 1e3, packet_time_ns / 1e3);
+  return true;
+}
+
 uint32_t jct__session_counted(const jct__session_t *s) {
   return s->ops->counted;
 }

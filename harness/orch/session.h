@@ -57,6 +57,12 @@ typedef struct {
 } jct__session_health_t;
 void jct__session_health(jct__session_t *s, jct__session_health_t *h);
 
+/* True when the loop, not the emulated link, set the pace: h's p99
+ * lateness exceeds one packet's serialization time (packet_time_ns). Such
+ * a run or replay is invalid; why says so, with the figures. */
+bool jct__session_loop_bound(const jct__session_health_t *h, double packet_time_ns, char *why,
+                             size_t len);
+
 /* The transport figures the session's backend counts (JCT_TSTAT_* bits,
  * run.h): every repetition's counters say so, and sums start from them. */
 uint32_t jct__session_counted(const jct__session_t *s);

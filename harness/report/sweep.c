@@ -89,7 +89,7 @@ void jct__sweep_print_footer(FILE *f, const jct__sweep_info_t *in, const jct__sw
                              uint32_t n) {
   uint32_t invalid = 0, loop = 0;
   for (uint32_t i = 0; i < n; i++)
-    invalid += !rows[i].valid, loop += rows[i].valid && rows[i].loop_bound;
+    invalid += !rows[i].valid, loop += rows[i].loop_bound; /* invalid rows, all of them */
   double b = avg_busbw(rows, n, false), x = avg_busbw(rows, n, true);
   fprintf(f, "# Invalid sizes: %u of %u (never reported as results)\n", invalid, n);
   if (loop)
