@@ -15,10 +15,22 @@
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 
-uint64_t jct_now_ns(void) {
+/* Idle-time skipping's virtual offset: one per process, as jct_now_ns()
+ * is; only the loop's thread moves it. */
+static uint64_t offset_ns;
+
+uint64_t jct_wall_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t jct_clock_offset_ns(void) {
+  return __atomic_load_n(&offset_ns, __ATOMIC_RELAXED);
+}
+
+uint64_t jct_now_ns(void) {
+  return jct_wall_ns() + jct_clock_offset_ns();
 }
 
 /* Log-linear buckets: values below 16 ns get their own bucket; above, 16
@@ -114,10 +126,11 @@ static void arm(jct_clock_t *c) {
   if (!due || (c->armed_ns && c->armed_ns <= due)) return;
   struct itimerspec its;
   memset(&its, 0, sizeof its);
-  if (due) { /* due 0 would disarm: a timer due at 0 fires at 1 ns instead */
-    its.it_value.tv_sec = (time_t)(due / 1000000000u);
-    its.it_value.tv_nsec = (long)(due % 1000000000u);
-  }
+  /* The timerfd keeps real time: the due time less the virtual offset
+   * (due 0 would disarm: a timer due at or before the offset fires at 1 ns). */
+  uint64_t off = jct_clock_offset_ns(), real = due > off ? due - off : 1;
+  its.it_value.tv_sec = (time_t)(real / 1000000000u);
+  its.it_value.tv_nsec = (long)(real % 1000000000u);
   timerfd_settime(c->tfd, TFD_TIMER_ABSTIME, &its, NULL);
   c->armed_ns = due;
 }
@@ -171,6 +184,62 @@ static void on_idle(uv_idle_t *h) {
   jct_clock_run_due(h->data);
 }
 
+uint64_t jct_clock_idle_jump_ns(uint64_t now_ns, uint64_t next_due_ns, uint64_t min_jump_ns,
+                                bool quiet) {
+  if (!min_jump_ns || !quiet || next_due_ns <= now_ns) return 0;
+  return next_due_ns - now_ns > min_jump_ns ? next_due_ns - now_ns : 0;
+}
+
+static bool quiescent(const jct_clock_t *c) {
+  if (c->in_flight != 0) return false;
+  for (size_t i = 0; i < c->nbusy; i++)
+    if (c->busy[i].cb(c->busy[i].arg)) return false;
+  return true;
+}
+
+uint64_t jct_clock_skip_idle(jct_clock_t *c) {
+  if (!c->skip_min_ns || !c->n) return 0;
+  uint64_t now = jct_now_ns(), due = c->heap[0]->due_ns;
+  /* Cheap test first: most turns have a timer close by. */
+  if (!jct_clock_idle_jump_ns(now, due, c->skip_min_ns, true)) return 0;
+  uint64_t jump = jct_clock_idle_jump_ns(now, due, c->skip_min_ns, quiescent(c));
+  if (!jump) return 0;
+  __atomic_store_n(&offset_ns, offset_ns + jump, __ATOMIC_RELAXED);
+  c->skipped_ns += jump;
+  c->jumps++;
+  c->armed_ns = 0; /* its real time moved: set it again */
+  jct_clock_run_due(c);
+  return jump;
+}
+
+static void on_prepare(uv_prepare_t *h) {
+  jct_clock_skip_idle(h->data);
+}
+
+void jct_clock_set_skip(jct_clock_t *c, uint64_t min_jump_ns) {
+  c->skip_min_ns = min_jump_ns;
+  if (min_jump_ns)
+    uv_prepare_start(&c->prepare, on_prepare);
+  else
+    uv_prepare_stop(&c->prepare);
+}
+
+int jct_clock_add_busy(jct_clock_t *c, jct_clock_busy_cb busy, void *arg) {
+  if (c->nbusy == JCT_CLOCK_MAX_BUSY) return JCT_ENOMEM;
+  c->busy[c->nbusy].cb = busy;
+  c->busy[c->nbusy].arg = arg;
+  c->nbusy++;
+  return 0;
+}
+
+void jct_clock_remove_busy(jct_clock_t *c, jct_clock_busy_cb busy, void *arg) {
+  for (size_t i = 0; i < c->nbusy; i++)
+    if (c->busy[i].cb == busy && c->busy[i].arg == arg) {
+      c->busy[i] = c->busy[--c->nbusy];
+      return;
+    }
+}
+
 void jct_clock_set_spin_ns(jct_clock_t *c, uint64_t spin_ns) {
   c->spin_ns = spin_ns;
   arm(c);
@@ -200,6 +269,8 @@ int jct_clock_init(jct_clock_t *c, uv_loop_t *loop) {
   c->poll.data = c;
   uv_idle_init(loop, &c->idle);
   c->idle.data = c;
+  uv_prepare_init(loop, &c->prepare);
+  c->prepare.data = c;
   return 0;
 }
 
@@ -212,6 +283,7 @@ void jct_clock_close(jct_clock_t *c, uv_close_cb close_cb) {
   uv_poll_stop(&c->poll);
   uv_close((uv_handle_t *)&c->poll, close_cb);
   uv_close((uv_handle_t *)&c->idle, close_cb);
+  uv_close((uv_handle_t *)&c->prepare, close_cb);
   close(c->tfd);
   c->tfd = -1;
 }

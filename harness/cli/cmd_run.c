@@ -171,6 +171,10 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          jct__fmt_ns(r->lateness_max_ns, b3, 32), r->cpu_busy * 100,
          r->loop_bound ? "the LOOP, not the emulated link, set the pace"
                        : "the emulated link set the pace");
+  if (r->skipped_ns)
+    printf("idle       skipped %s of emulated time: nothing in flight, every rank waiting on a "
+           "timer\n",
+           jct__fmt_ns(r->skipped_ns, b1, 32));
   const jct_transport_stats_t *t = &r->transport;
   char f[6][24];
   count_or_na(t, JCT_TSTAT_PACKETS, t->packets, f[0]);
@@ -215,11 +219,12 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                                 r->goodput_bps, "jct_ns", r->model_ns, "ratio",
                                 r->valid ? json_real(r->model_ratio) : json_null()));
   json_object_set_new(root, "loop",
-                      json_pack("{s:I,s:I,s:I,s:f,s:f,s:b}", "lateness_p50_ns",
+                      json_pack("{s:I,s:I,s:I,s:f,s:f,s:b,s:I}", "lateness_p50_ns",
                                 (json_int_t)r->lateness_p50_ns, "lateness_p99_ns",
                                 (json_int_t)r->lateness_p99_ns, "lateness_max_ns",
                                 (json_int_t)r->lateness_max_ns, "packet_time_ns", r->packet_time_ns,
-                                "cpu_busy", r->cpu_busy, "loop_bound", r->loop_bound));
+                                "cpu_busy", r->cpu_busy, "loop_bound", r->loop_bound,
+                                "skipped_ns", (json_int_t)r->skipped_ns));
   json_object_set_new(root, "transport", jct__transport_json(&r->transport));
   const jct_switch_totals_t *f = &r->fabric;
   json_object_set_new(root, "fabric",

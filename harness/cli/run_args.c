@@ -47,6 +47,8 @@ const char jct__run_args_help[] =
     "  --nak-delay TIME   uroce: a slow responder sends its NAK TIME after the gap\n"
     "  --nak-react TIME   uroce: a slow requester goes back TIME after the NAK arrives\n"
     "                     (both default 0, a NIC's; soft-RoCE under load takes ms)\n"
+    "  --no-skip          uroce: keep real time through idle times (a retransmit timeout\n"
+    "                     with nothing in flight) instead of skipping them\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
     "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
@@ -64,6 +66,9 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     return 1;
   } else if (!strcmp(w, "--ecn")) {
     r->ecn = true;
+    return 1;
+  } else if (!strcmp(w, "--no-skip")) {
+    r->no_skip = true;
     return 1;
   } else if (!strcmp(w, "--pfc-watchdog") || !strcmp(w, "--pfc-watchdog=drop")) {
     jct__watchdog_set(r, JCT_WATCHDOG_DROP);

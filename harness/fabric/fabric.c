@@ -50,9 +50,27 @@ struct jct_fabric {
   uint64_t now_ns; /* of the batch being read */
 };
 
+/* Frames whose receivers count them too (clock.h, jct_clock_flight): RoCEv2
+ * datagrams (IPv4, UDP port 4791), which the ranks' sockets read, and MAC
+ * Control frames (PFC), which their PFC listeners read. Others (a kernel's
+ * ARP) nobody counts. */
+static bool counted(const uint8_t *fr, size_t len) {
+  size_t l3 = 14;
+  if (len < 14) return false;
+  uint16_t type = (uint16_t)(fr[12] << 8 | fr[13]);
+  if (type == 0x8100 && len >= 18) type = (uint16_t)(fr[16] << 8 | fr[17]), l3 = 18;
+  if (type == 0x8808) return true;
+  if (type != 0x0800 || len < l3 + 20 || fr[l3 + 9] != 17) return false;
+  size_t l4 = l3 + (size_t)(fr[l3] & 15u) * 4;
+  return len >= l4 + 4 && (fr[l4 + 2] << 8 | fr[l4 + 3]) == 4791;
+}
+
 static void emit(uint32_t port, const uint8_t *frame, size_t len, uint64_t depart_ns, void *arg) {
   jct_fabric_t *f = arg;
-  if (pcap_inject(f->ports[port].pcap, frame, len) != (int)len) f->hs.inject_failures++;
+  if (pcap_inject(f->ports[port].pcap, frame, len) != (int)len)
+    f->hs.inject_failures++;
+  else if (counted(frame, len))
+    jct_clock_flight(f->clock, 1);
   f->hs.frames_out++;
   if (f->dump) {
     struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
@@ -92,8 +110,12 @@ static void on_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *by
   port_t *p = (port_t *)user;
   jct_fabric_t *f = p->fab;
   f->hs.frames_in++;
+  if (counted(bytes, h->caplen)) jct_clock_flight(f->clock, -1);
+  /* The kernel's stamp is real time: the clock's virtual offset (idle time
+   * skipped, clock.h) brings it to jct_now_ns(), and so to the captures,
+   * which stamp what the switch does on that clock. */
   int64_t rt = (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)h->ts.tv_usec; /* ns: nano handle */
-  uint64_t t = (uint64_t)(rt - f->realtime_offset_ns);
+  uint64_t t = (uint64_t)(rt - f->realtime_offset_ns) + jct_clock_offset_ns();
   if (t > f->now_ns || t + 1000000000u < f->now_ns) t = f->now_ns; /* clocks stepped: trust now */
   if (f->in_dump) {
     struct pcap_pkthdr d = *h; /* stamped at t, as emit() stamps */
@@ -196,6 +218,12 @@ static int build_switch(jct_fabric_t *f, char *err, size_t errlen) {
   return rc;
 }
 
+/* Idle-time skipping waits while a frame is queued, held by an injector
+ * (a held frame sits in its queue) or on a wire. */
+static bool busy(void *arg) {
+  return !jct_fabric_idle(arg);
+}
+
 static void on_closed(uv_handle_t *h) {
   polls_t *b = h->data;
   if (--b->open == 0) free(b);
@@ -217,7 +245,7 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
   f->ports = calloc(opts->nranks, sizeof *f->ports);
   f->polls = calloc(1, sizeof *f->polls + opts->nranks * sizeof(uv_poll_t));
   int rc = JCT_ENOMEM;
-  if (!f->ports || !f->polls) goto fail;
+  if (!f->ports || !f->polls || (rc = jct_clock_add_busy(clock, busy, f))) goto fail;
   jct_topo_opts_t to = {.mtu = opts->mtu, .ipv6 = false};
   measure_realtime_offset(f);
   if ((rc = build_switch(f, err, errlen))) goto fail;
@@ -280,7 +308,10 @@ void jct_fabric_harness_stats(jct_fabric_t *f, jct_fabric_harness_stats_t *out) 
 
 void jct_fabric_free(jct_fabric_t *f) {
   if (!f) return;
-  if (f->clock) jct_timer_stop(f->clock, &f->timer);
+  if (f->clock) {
+    jct_timer_stop(f->clock, &f->timer);
+    jct_clock_remove_busy(f->clock, busy, f);
+  }
   if (f->polls) {
     size_t open = f->polls->open;
     for (size_t i = 0; i < open; i++) {

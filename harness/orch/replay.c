@@ -114,7 +114,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
     jct_replay_result_free(r);
     return rc;
   }
-  uint64_t wall0 = jct_now_ns();
+  uint64_t wall0 = jct_wall_ns(); /* here, not emulated: skipped time is not in it */
   char why0[256];
   if ((rc = jct__session_warmup(s, why0, sizeof why0)) == 0 && why0[0]) invalid(r, why0);
   /* B F B F ...: both sides see the machine in the same state. */
@@ -131,7 +131,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
       }
       if (progress) progress(2 * i + (uint32_t)side + 1, 2 * o->reps, arg);
     }
-  r->wall_s = (double)(jct_now_ns() - wall0) * 1e-9;
+  r->wall_s = (double)(jct_wall_ns() - wall0) * 1e-9;
   jct__session_health_t h;
   jct__session_health(s, &h);
   jct__session_free(s);
@@ -140,6 +140,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   r->lateness_max_ns = h.lateness_max_ns;
   r->cpu_busy = h.cpu_busy;
   r->harness_losses = h.harness_losses;
+  r->skipped_ns = h.skipped_ns;
   if (rc) {
     jct__qp_acc_free(acc[0]);
     jct__qp_acc_free(acc[1]);

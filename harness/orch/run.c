@@ -128,6 +128,7 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   if ((r->loop_bound = jct__session_loop_bound(&h, r->packet_time_ns, why, sizeof why)))
     invalid(r, why);
   r->harness_losses = h.harness_losses;
+  r->skipped_ns = h.skipped_ns;
   if (h.harness_losses) invalid(r, h.harness_why);
   if (r->valid) statistics(o, r);
   if (r->valid && rc == 0 && jct__qp_acc_figures(qps, &r->qps)) invalid(r, "out of memory");

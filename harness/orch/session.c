@@ -48,6 +48,7 @@ struct jct__session {
   bool broken;           /* a repetition failed: no more */
   double cpu0;
   uint64_t wall0;
+  uint64_t skipped0; /* the clock's skipped_ns when health restarted */
 };
 
 /* Counter structs are plain uint64_t fields: difference them word by word. */
@@ -83,7 +84,8 @@ static double cpu_seconds(void) {
 static void restart_health(jct__session_t *s) {
   memset(&s->loop.clock.lateness, 0, sizeof s->loop.clock.lateness);
   s->cpu0 = cpu_seconds();
-  s->wall0 = jct_now_ns();
+  s->wall0 = jct_wall_ns();
+  s->skipped0 = s->loop.clock.skipped_ns;
 }
 
 static uint64_t paused_now(jct__session_t *s) {
@@ -193,11 +195,12 @@ int jct__session_warmup(jct__session_t *s, char *why, size_t len) {
 
 void jct__session_health(jct__session_t *s, jct__session_health_t *h) {
   memset(h, 0, sizeof *h);
-  double wall = (double)(jct_now_ns() - s->wall0) * 1e-9;
+  double wall = (double)(jct_wall_ns() - s->wall0) * 1e-9;
   h->cpu_busy = wall > 0 ? (cpu_seconds() - s->cpu0) / wall : 0;
   h->lateness_p50_ns = jct_lateness_quantile_ns(&s->loop.clock.lateness, 0.5);
   h->lateness_p99_ns = jct_lateness_quantile_ns(&s->loop.clock.lateness, 0.99);
   h->lateness_max_ns = s->loop.clock.lateness.max_ns;
+  h->skipped_ns = s->loop.clock.skipped_ns - s->skipped0;
   jct_fabric_harness_stats_t hs = {0};
   if (s->fab) jct_fabric_harness_stats(s->fab, &hs);
   h->harness_losses = hs.inject_failures + hs.pcap_drops + s->ops->harness_losses(s->b);

@@ -53,6 +53,7 @@ typedef struct {
   uint64_t lateness_p50_ns, lateness_p99_ns, lateness_max_ns;
   double cpu_busy;
   uint64_t harness_losses;
+  uint64_t skipped_ns; /* idle time the clock skipped (clock.h) */
   char harness_why[200];
 } jct__session_health_t;
 void jct__session_health(jct__session_t *s, jct__session_health_t *h);

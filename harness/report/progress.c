@@ -12,13 +12,13 @@ void jct__progress_init(jct__progress_t *p, FILE *out, const char *what) {
   p->out = out;
   p->what = what;
   p->tty = isatty(fileno(out)) == 1;
-  p->start_ns = jct_now_ns();
+  p->start_ns = jct_wall_ns();
 }
 
 void jct__progress_update(uint32_t done, uint32_t total, void *arg) {
   jct__progress_t *p = arg;
   if (!p->tty || !total) return;
-  uint64_t el = jct_now_ns() - p->start_ns;
+  uint64_t el = jct_wall_ns() - p->start_ns;
   if (el < JCT_PROGRESS_AFTER_NS && !p->drawn) return;
   if (p->total) done += p->offset, total = p->total;
   char bar[WIDTH + 1];

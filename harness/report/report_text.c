@@ -203,6 +203,10 @@ static void one_case(FILE *out, const json_t *c, size_t index, bool all_qps) {
           jct__rfmt_ns(c, "lateness.p50_ns", s[0], 32),
           jct__rfmt_ns(c, "lateness.p99_ns", s[1], 32),
           jct__rfmt_ns(c, "lateness.max_ns", s[2], 32));
+  double skipped;
+  if (jct__rnum(c, "skipped_ns", &skipped) && skipped > 0)
+    fprintf(out, "  %-16s %s of emulated time, nothing in flight and every rank waiting on a timer\n",
+            "idle skipped", jct__rfmt_ns(c, "skipped_ns", s[0], 32));
   fidelity(out, c);
   fprintf(out, "  %-16s %s (budget: %s)\n", "verdict", jct__rverdict(c),
           jct__rfmt_budget(c, bud, sizeof bud));

@@ -253,6 +253,7 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
                                 "p99_ns", (json_int_t)r->lateness_p99_ns, "max_ns",
                                 (json_int_t)r->lateness_max_ns, "packet_time_ns",
                                 r->packet_time_ns));
+  json_object_set_new(c, "skipped_ns", json_integer((json_int_t)r->skipped_ns));
   json_object_set_new(c, "wall_s", json_real(r->wall_s));
   bool reproduced = false;
   json_object_set_new(c, "fidelity",

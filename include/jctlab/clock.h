@@ -23,6 +23,23 @@
  *
  * Timers are handles the caller embeds and owns, as uv_timer_t: start,
  * stop and restart them freely; the clock never allocates per timer.
+ *
+ * Idle-time skipping (DESIGN.md decision 8): jct_now_ns() is
+ * CLOCK_MONOTONIC plus one process-wide virtual offset, and the timerfd is
+ * armed at (due - offset) in real time. With skipping on
+ * (jct_clock_set_skip), just before the loop would sleep the clock asks
+ * whether the emulated world is quiescent: no frame in flight between the
+ * fabric and the ranks (jct_clock_flight: each sender adds what it handed
+ * to the kernel, each receiver takes away what it read, so 0 is exact),
+ * and every registered busy predicate false (the switch's queues and
+ * wires empty, no injector holding a frame, no rank with something to
+ * send). Then everything left is a timer (a retransmit timeout, a
+ * schedule's gap) and nothing can happen before the earliest one: when it
+ * is more than min_jump_ns away the clock jumps to it, adding the jump to
+ * the offset and to skipped_ns, and fires it. Nothing emulated can tell:
+ * the time between is time in which nothing happened. Only a world the
+ * process emulates whole may skip (uroce); real kernels and VMs (verbs,
+ * the lab, agents) keep real time and never turn it on.
  */
 #ifndef JCTLAB_CLOCK_H
 #define JCTLAB_CLOCK_H
@@ -55,10 +72,20 @@ typedef struct {
   uint32_t bucket[JCT_LATENCY_BUCKETS];
 } jct_lateness_t;
 
+/* True while what it watches may still make something happen that no
+ * timer stands for (idle-time skipping). */
+typedef bool (*jct_clock_busy_cb)(void *arg);
+
+#define JCT_CLOCK_MAX_BUSY 8
+/* The shortest jump worth making (idle-time skipping): a shorter idle time
+ * is slept through, as it was. */
+#define JCT_CLOCK_SKIP_MIN_NS 200000u
+
 struct jct_clock {
   uv_loop_t *loop;
   uv_poll_t poll;
   uv_idle_t idle;
+  uv_prepare_t prepare; /* idle-time skipping, before the loop sleeps */
   uint64_t spin_ns; /* 0: never spin */
   bool spinning;
   int tfd;
@@ -67,10 +94,29 @@ struct jct_clock {
   uint64_t seq;
   uint64_t armed_ns; /* what the timerfd is set to, 0 when disarmed */
   jct_lateness_t lateness;
+  /* Idle-time skipping. */
+  uint64_t skip_min_ns; /* 0: off */
+  uint64_t skipped_ns;  /* jumped by this clock, in all */
+  uint64_t jumps;
+  int64_t in_flight; /* frames handed to the kernel and not yet read back */
+  size_t nbusy;
+  struct {
+    jct_clock_busy_cb cb;
+    void *arg;
+  } busy[JCT_CLOCK_MAX_BUSY];
 };
 
-/* CLOCK_MONOTONIC in nanoseconds. */
+/* The emulated world's time: CLOCK_MONOTONIC in nanoseconds plus the
+ * virtual offset idle-time skipping has added (0 in a process that never
+ * skipped). Never goes back. */
 uint64_t jct_now_ns(void);
+
+/* CLOCK_MONOTONIC in nanoseconds, without the offset: for wall time
+ * (how long a run took here) and for times compared with other processes'. */
+uint64_t jct_wall_ns(void);
+
+/* The process-wide virtual offset, in ns (what jct_now_ns() adds). */
+uint64_t jct_clock_offset_ns(void);
 
 /* Set up the clock on loop. Errors: JCT_EIO (timerfd or uv_poll failed),
  * JCT_ENOMEM. */
@@ -92,12 +138,41 @@ void jct_clock_set_spin_ns(jct_clock_t *c, uint64_t spin_ns);
  * that may have let time pass can call it too. Returns the number fired. */
 size_t jct_clock_run_due(jct_clock_t *c);
 
+/* Idle-time skipping: jump over idle times longer than min_jump_ns
+ * (JCT_CLOCK_SKIP_MIN_NS is the default; 0 turns skipping off, as it
+ * starts). */
+void jct_clock_set_skip(jct_clock_t *c, uint64_t min_jump_ns);
+
+/* Register busy(arg) (skipping waits while any is true) or remove it.
+ * Errors: JCT_ENOMEM (JCT_CLOCK_MAX_BUSY registered already). */
+int jct_clock_add_busy(jct_clock_t *c, jct_clock_busy_cb busy, void *arg);
+void jct_clock_remove_busy(jct_clock_t *c, jct_clock_busy_cb busy, void *arg);
+
+/* Frames handed to the kernel (n > 0, by their sender) or read from it
+ * (n < 0, by their receiver) between the fabric and the ranks: skipping
+ * waits until the sum is 0. Count only frames the other side counts too. */
+static inline void jct_clock_flight(jct_clock_t *c, int64_t n) {
+  c->in_flight += n;
+}
+
+/* How far the clock would jump now: the time to the earliest timer when
+ * skipping is on, the world is quiescent (quiet: nothing in flight and no
+ * busy predicate true) and that time exceeds the minimum; else 0. */
+uint64_t jct_clock_idle_jump_ns(uint64_t now_ns, uint64_t next_due_ns, uint64_t min_jump_ns,
+                                bool quiet);
+
+/* Skip idle time now if there is any to skip (the loop does this itself
+ * before it sleeps): advance the offset to the earliest timer's due time
+ * and fire what is due. Returns the jump in ns (0: none). */
+uint64_t jct_clock_skip_idle(jct_clock_t *c);
+
 /* Lateness percentiles (q in [0,1]) from the histogram, in ns; 0 when empty. */
 uint64_t jct_lateness_quantile_ns(const jct_lateness_t *l, double q);
 void jct_lateness_record(jct_lateness_t *l, uint64_t late_ns);
 
-/* Stop everything and close the clock's two handles (libuv calls close_cb
- * once for each; the clock's memory may be released only after both). */
+/* Stop everything and close the clock's three handles (libuv calls
+ * close_cb once for each; the clock's memory may be released only after
+ * all three). */
 void jct_clock_close(jct_clock_t *c, uv_close_cb close_cb);
 
 #endif

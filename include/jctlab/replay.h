@@ -99,7 +99,8 @@ typedef struct {
   uint64_t lateness_p50_ns, lateness_p99_ns, lateness_max_ns;
   double packet_time_ns, cpu_busy;
   uint64_t harness_losses;
-  double wall_s;
+  uint64_t skipped_ns; /* idle time the clock skipped, both sides (clock.h) */
+  double wall_s;       /* wall time here, which skipped time is not in */
 } jct_replay_result_t;
 
 /* Progress: called after each repetition with how many of total ran. */

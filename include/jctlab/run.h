@@ -63,6 +63,7 @@ typedef struct {
   bool ecn;                  /* ECN marking on the data priority (thresholds in fabric.h) */
   bool pfc_watchdog;         /* the switch's PFC watchdog (200 ms detection and restoration) */
   bool watchdog_forward;     /* its action: forward instead of drop */
+  bool no_skip;              /* uroce: keep real time, never skip idle time (clock.h) */
   const char *pcap_out;      /* NULL, or a capture of what crossed the switch */
   const char *pcap_in;       /* NULL, or a capture of every frame as it reached the switch */
   uint32_t pcap_snaplen_bytes; /* bytes of each frame kept in pcap_out/pcap_in (0: all), as -s */
@@ -171,6 +172,7 @@ typedef struct {
   double packet_time_ns; /* one full packet's serialization */
   double cpu_busy;       /* process CPU time / wall time over the reps */
   bool loop_bound;
+  uint64_t skipped_ns; /* idle time the clock skipped over the measured reps (clock.h) */
   bool valid;
   char invalid_why[256];
   jct_transport_stats_t transport; /* summed over QPs and repetitions */

@@ -67,6 +67,7 @@ struct jct_ranks {
   jct_exec_t *exec;
   uint64_t send_failures;
   int failed;
+  bool busy_added;
   char why[256];
   uint8_t buf[RECV_BATCH][JCT_UROCE_MAX_PACKET_BYTES];
   uint8_t tx[JCT_UROCE_MAX_PACKET_BYTES];
@@ -153,6 +154,8 @@ static void service(rank_t *k, uint64_t now) {
     }
     if (sendto(k->fd, pkt, len, 0, (struct sockaddr *)&ep->peer, ep->peerlen) != (ssize_t)len)
       R->send_failures++;
+    else
+      jct_clock_flight(R->clock, 1); /* until the switch reads it (clock.h) */
     k->next_tx_ns += wire_ns(R, len);
   }
   if (cap) fill_queue(k, now);
@@ -238,6 +241,7 @@ static void on_socket(uv_poll_t *h, int status, int events) {
   }
   int n;
   while ((n = recvmmsg(k->fd, msgs, RECV_BATCH, MSG_DONTWAIT, NULL)) > 0) {
+    jct_clock_flight(R->clock, -n); /* the switch counted them out (clock.h) */
     uint64_t now = jct_now_ns();
     for (int i = 0; i < n; i++) {
       size_t len = msgs[i].msg_len;
@@ -257,6 +261,7 @@ static void on_socket(uv_poll_t *h, int status, int events) {
 static void on_pfc_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes) {
   rank_t *k = (rank_t *)user;
   jct__ranks_t *R = k->R;
+  jct_clock_flight(R->clock, -1); /* every MAC Control frame: the switch counted them out */
   jct_packet_t p;
   if (jct_decode(JCT_LINK_EN10MB, bytes, h->caplen, h->len, &p) != JCT_PKT_PFC) return;
   uint8_t prio = R->opts.data_prio;
@@ -379,6 +384,15 @@ static int start_polls(jct__ranks_t *R, char *err, size_t errlen) {
   return 0;
 }
 
+/* Idle-time skipping waits while a rank has work no timer stands for:
+ * posts not yet serviced (the rest, pacing and QP deadlines, are timers). */
+static bool busy(void *arg) {
+  const jct__ranks_t *R = arg;
+  for (uint32_t i = 0; i < R->s->nranks; i++)
+    if (R->ranks[i].dirty) return true;
+  return false;
+}
+
 int jct__ranks_new(jct__ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const jct_topo_t *topo,
                   const jct_schedule_t *s, const jct__ranks_opts_t *opts, char *err, size_t errlen) {
   *out = NULL;
@@ -425,6 +439,8 @@ int jct__ranks_new(jct__ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, cons
     if ((rc = make_qp(R, c, true, err, errlen)) || (rc = make_qp(R, c, false, err, errlen)))
       goto fail;
   if ((rc = start_polls(R, err, errlen))) goto fail;
+  if ((rc = jct_clock_add_busy(clock, busy, R))) goto fail;
+  R->busy_added = true;
   *out = R;
   return 0;
 fail:
@@ -489,6 +505,7 @@ static void on_closed(uv_handle_t *h) {
 
 void jct__ranks_free(jct__ranks_t *R) {
   if (!R) return;
+  if (R->busy_added) jct_clock_remove_busy(R->clock, busy, R);
   if (R->polls) {
     size_t open = R->polls->open;
     for (size_t i = 0; i < open; i++) {
