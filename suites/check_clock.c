@@ -108,6 +108,141 @@ START_TEST(lateness_quantiles) {
 }
 END_TEST
 
+/* Idle-time skipping's arithmetic: a jump only when skipping is on, the
+ * world is quiet and the earliest timer is more than the minimum away; then
+ * exactly to it. */
+START_TEST(idle_jump_arithmetic) {
+  const uint64_t now = 5000000000u, min = JCT_CLOCK_SKIP_MIN_NS;
+  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now + 4295000000u, min, true), 4295000000u);
+  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now + 4295000000u, min, false), 0); /* busy */
+  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now + 4295000000u, 0, true), 0);    /* off */
+  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now + min, min, true), 0); /* not worth it */
+  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now + min + 1, min, true), min + 1);
+  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now, min, true), 0);      /* due now */
+  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now - 1000, min, true), 0); /* overdue */
+  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, UINT64_MAX, min, true), UINT64_MAX - now);
+}
+END_TEST
+
+typedef struct {
+  uint64_t due_ns, fired_at_ns;
+  unsigned fired;
+} far_t;
+
+static void on_far(jct_timer_t *t, uint64_t now_ns) {
+  far_t *f = t->data;
+  f->fired++;
+  f->fired_at_ns = now_ns;
+}
+
+static bool busy_flag(void *arg) {
+  return *(bool *)arg;
+}
+
+/* A clock with a timer 2 s away never jumps while anything says it is busy
+ * (a predicate, a frame in flight), nor when skipping is off; once all is
+ * quiet it jumps exactly to the timer, fires it, and adds the jump to the
+ * offset of jct_now_ns() and to skipped_ns, in no wall time. */
+START_TEST(skip_only_when_quiescent) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  jct_clock_t c;
+  ck_assert_int_eq(jct_clock_init(&c, &loop), 0);
+  bool busy = true;
+  ck_assert_int_eq(jct_clock_add_busy(&c, busy_flag, &busy), 0);
+  far_t f = {0};
+  jct_timer_t t = {.data = &f};
+  uint64_t wall0 = jct_wall_ns(), off0 = jct_clock_offset_ns();
+  f.due_ns = jct_now_ns() + 2000000000u;
+  jct_timer_start(&c, &t, f.due_ns, on_far);
+
+  ck_assert_uint_eq(jct_clock_skip_idle(&c), 0); /* skipping off (the default) */
+  busy = false;
+  ck_assert_uint_eq(jct_clock_skip_idle(&c), 0); /* quiet, but still off */
+  jct_clock_set_skip(&c, JCT_CLOCK_SKIP_MIN_NS);
+  busy = true;
+  ck_assert_uint_eq(jct_clock_skip_idle(&c), 0); /* a predicate says busy */
+  busy = false;
+  jct_clock_flight(&c, 3);                       /* 3 frames handed to the kernel */
+  jct_clock_flight(&c, -2);                      /* 2 read back: one in flight */
+  ck_assert_uint_eq(jct_clock_skip_idle(&c), 0);
+  ck_assert_uint_eq(jct_clock_offset_ns(), off0);
+  ck_assert_uint_eq(c.skipped_ns, 0);
+  ck_assert_uint_eq(f.fired, 0);
+  ck_assert(jct_timer_active(&t));
+
+  jct_clock_flight(&c, -1); /* the last one read: quiescent */
+  uint64_t before = jct_now_ns();
+  uint64_t jump = jct_clock_skip_idle(&c);
+  ck_assert_uint_gt(jump, 0);
+  ck_assert_uint_le(jump, f.due_ns - before);                 /* not past the timer */
+  ck_assert_uint_ge(jump, f.due_ns - before - 50000000u);     /* to it, within 50 ms */
+  ck_assert_uint_eq(jct_clock_offset_ns() - off0, jump);      /* the offset took it all */
+  ck_assert_uint_eq(c.skipped_ns, jump);
+  ck_assert_uint_eq(c.jumps, 1);
+  ck_assert_uint_eq(f.fired, 1);                              /* and the timer fired */
+  ck_assert_uint_ge(f.fired_at_ns, f.due_ns);
+  ck_assert_uint_lt(f.fired_at_ns - f.due_ns, 50000000u);
+  ck_assert_uint_ge(jct_now_ns(), f.due_ns);
+  ck_assert_uint_lt(jct_wall_ns() - wall0, 500000000u);       /* 2 s emulated, no wall time */
+  uint64_t w = jct_wall_ns(), n = jct_now_ns(); /* now is wall + offset */
+  ck_assert_uint_ge(n - w, jct_clock_offset_ns());
+  ck_assert_uint_lt(n - w - jct_clock_offset_ns(), 10000000u);
+
+  /* Nothing due: nothing to jump to. A timer closer than the minimum: slept through. */
+  ck_assert_uint_eq(jct_clock_skip_idle(&c), 0);
+  jct_timer_start(&c, &t, jct_now_ns() + JCT_CLOCK_SKIP_MIN_NS / 2, on_far);
+  ck_assert_uint_eq(jct_clock_skip_idle(&c), 0);
+  jct_timer_stop(&c, &t);
+
+  /* Removed, a predicate no longer holds skipping back. */
+  busy = true;
+  jct_clock_remove_busy(&c, busy_flag, &busy);
+  jct_timer_start(&c, &t, jct_now_ns() + 1000000000u, on_far);
+  ck_assert_uint_gt(jct_clock_skip_idle(&c), 0);
+  ck_assert_uint_eq(f.fired, 2);
+  jct_clock_close(&c, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
+/* The loop skips by itself: one turn of uv_run with a quiet world and a
+ * timer 3 s away fires it at once; a busy world sleeps until it. */
+START_TEST(loop_skips_idle_turns) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  jct_clock_t c;
+  ck_assert_int_eq(jct_clock_init(&c, &loop), 0);
+  jct_clock_set_skip(&c, JCT_CLOCK_SKIP_MIN_NS);
+  bool busy = false;
+  ck_assert_int_eq(jct_clock_add_busy(&c, busy_flag, &busy), 0);
+  far_t f = {0};
+  jct_timer_t t = {.data = &f};
+  uint64_t wall0 = jct_wall_ns(), now0 = jct_now_ns();
+  f.due_ns = now0 + 3000000000u;
+  jct_timer_start(&c, &t, f.due_ns, on_far);
+  while (!f.fired)
+    uv_run(&loop, UV_RUN_ONCE);
+  ck_assert_uint_lt(jct_wall_ns() - wall0, 500000000u);
+  ck_assert_uint_ge(jct_now_ns() - now0, 3000000000u);
+  ck_assert_uint_ge(c.skipped_ns, 3000000000u - 500000000u);
+  /* Busy: real time, 300 ms of it. */
+  busy = true;
+  uint64_t skipped = c.skipped_ns;
+  wall0 = jct_wall_ns();
+  jct_timer_start(&c, &t, jct_now_ns() + 300000000u, on_far);
+  while (f.fired < 2)
+    uv_run(&loop, UV_RUN_ONCE);
+  ck_assert_uint_ge(jct_wall_ns() - wall0, 300000000u);
+  ck_assert_uint_eq(c.skipped_ns, skipped);
+  jct_clock_set_skip(&c, 0);
+  jct_clock_close(&c, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+}
+END_TEST
+
 Suite *clock_suite(void) {
   Suite *s = suite_create("clock");
   TCase *core = tcase_create("core");
@@ -115,5 +250,10 @@ Suite *clock_suite(void) {
   tcase_add_test(core, ties_in_start_order);
   tcase_add_test(core, lateness_quantiles);
   suite_add_tcase(s, core);
+  TCase *skip = tcase_create("skip");
+  tcase_add_test(skip, idle_jump_arithmetic);
+  tcase_add_test(skip, skip_only_when_quiescent);
+  tcase_add_test(skip, loop_skips_idle_turns);
+  suite_add_tcase(s, skip);
   return s;
 }

@@ -209,6 +209,11 @@ uint64_t jct_clock_skip_idle(jct_clock_t *c) {
   c->jumps++;
   c->armed_ns = 0; /* its real time moved: set it again */
   jct_clock_run_due(c);
+  /* The loop was about to sleep (this runs before it polls): keep it
+   * polling for one more turn, so that whoever waits on it sees what the
+   * timers just did instead of sleeping until the next event. */
+  if (!c->spinning) uv_idle_start(&c->idle, on_idle);
+  c->spinning = true;
   return jump;
 }
 
