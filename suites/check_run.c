@@ -767,6 +767,121 @@ START_TEST(loop_bound_invalid) {
 }
 END_TEST
 
+/* The largest gap between consecutive records of a nanosecond pcap, and
+ * whether its stamps never go back. */
+static uint64_t pcap_max_gap_ns(const char *path, bool *monotonic, size_t *records,
+                                uint64_t *span_ns) {
+  size_t len;
+  char *d = slurp(path, &len);
+  ck_assert_ptr_nonnull(d);
+  ck_assert_uint_ge(len, 24);
+  uint32_t magic;
+  memcpy(&magic, d, 4);
+  ck_assert_uint_eq(magic, 0xa1b23c4d); /* nanosecond, this machine's byte order */
+  uint64_t prev = 0, gap = 0, first = 0;
+  *monotonic = true;
+  *records = 0;
+  for (size_t off = 24; off + 16 <= len;) {
+    uint32_t h[4];
+    memcpy(h, d + off, sizeof h);
+    uint64_t t = (uint64_t)h[0] * 1000000000u + h[1];
+    if (!*records) first = t;
+    if (*records && t < prev) *monotonic = false;
+    if (*records && t > prev && t - prev > gap) gap = t - prev;
+    prev = t;
+    (*records)++;
+    off += 16 + h[2];
+  }
+  free(d);
+  *span_ns = prev - first;
+  return gap;
+}
+
+/* Idle-time skipping (DESIGN.md decision 8): the last data packet of the
+ * last message lost, nothing comes after it to draw a NAK, so the
+ * requester waits out its retransmit timeout, 4.096 us * 2^20 = 4.29 s,
+ * with nothing in flight. The job's JCT includes the 4.29 s; the clock
+ * skips it, so the run takes well under 1.5 s of wall time; and the
+ * capture of what crossed the switch spans the JCT, the wait included (its
+ * stamps follow the skipped clock; the frames before the wait left the
+ * switch up to a queue's worth of packets after the lost one was sent, so
+ * its longest gap is a little under the timeout). 10 Mbit/s keeps the loop
+ * far ahead of the link. */
+START_TEST(idle_skip_tail_loss) {
+  char js[256], pcap[256];
+  craft_tmpname(js, sizeof js, ".json");
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  /* ring, 2 ranks, 64 KiB: two 32 KiB messages (8 packets of 4 KiB) to
+   * QP 0x101; pkt=1:7 is the last packet of the second. */
+  char *argv[] = RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "64KiB", "--reps", "1",
+                          "--rate", "10mbit", "--timeout", "20", "--inject",
+                          "drop pkt=1:7 qp=0x101", "--pcap-out", pcap, "--json", js);
+  double t0 = now_s();
+  result_t r = run_cmd(argv, NULL, 60);
+  double wall = now_s() - t0;
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  ck_assert_msg(strstr(r.out, "idle       skipped"), "no idle line: %s", r.out);
+  result_free(&r);
+  json_t *doc = json_load_file(js, 0, NULL);
+  unlink(js);
+  ck_assert_ptr_nonnull(doc);
+  const double rto_ns = 4096.0 * (1u << 20);
+  double jct = (double)jint(doc, "jct_ns.0"), skipped = (double)jint(doc, "loop.skipped_ns");
+  bool mono;
+  size_t records;
+  uint64_t span_ns;
+  double gap = (double)pcap_max_gap_ns(pcap, &mono, &records, &span_ns), span = (double)span_ns;
+  unlink(pcap);
+  printf("run: tail loss, timeout 20: JCT %.4f s, skipped %.4f s, wall %.2f s, capture gap %.4f s, "
+         "span %.4f s\n",
+         jct / 1e9, skipped / 1e9, wall, gap / 1e9, span / 1e9);
+  ck_assert_int_eq(jint(doc, "transport.timeouts"), 1);
+  ck_assert_int_ge(jint(doc, "transport.retransmitted_packets"), 1);
+  ck_assert_int_eq(jint(doc, "injectors.0.dropped"), 1);
+  ck_assert_msg(jct >= rto_ns && jct < rto_ns + 0.2e9, "JCT %.4f s", jct / 1e9);
+  ck_assert_msg(skipped > rto_ns - 0.1e9 && skipped < rto_ns, "skipped %.4f s", skipped / 1e9);
+  ck_assert_msg(wall < 1.5, "the run took %.2f s of wall time", wall);
+  ck_assert(mono);
+  ck_assert_uint_gt(records, 30);
+  ck_assert_msg(gap >= rto_ns - 0.1e9 && gap < rto_ns, "capture's gap %.4f s", gap / 1e9);
+  ck_assert_msg(fabs(span - jct) < 0.05e9, "capture's span %.4f s, JCT %.4f s", span / 1e9,
+                jct / 1e9);
+  json_decref(doc);
+}
+END_TEST
+
+/* Skipping changes nothing where nothing is idle: a lossless ring's JCTs
+ * with skipping on and off (--no-skip) agree within 2%. */
+static double median_jct(bool skip, double *skipped) {
+  char js[256];
+  craft_tmpname(js, sizeof js, ".json");
+  char *on[] = RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "256KiB", "--reps", "3",
+                        "--rate", "10mbit", "--json", js);
+  char *off[] = RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "256KiB", "--reps", "3",
+                         "--rate", "10mbit", "--no-skip", "--json", js);
+  run_status(skip ? on : off, 0);
+  json_t *doc = json_load_file(js, 0, NULL);
+  unlink(js);
+  ck_assert_ptr_nonnull(doc);
+  assert_clean_run(doc);
+  double m = (double)jint(doc, "jct.median_ns");
+  *skipped = (double)jint(doc, "loop.skipped_ns");
+  json_decref(doc);
+  return m;
+}
+
+START_TEST(idle_skip_lossless_unchanged) {
+  double s_on, s_off;
+  double on = median_jct(true, &s_on), off = median_jct(false, &s_off);
+  printf("run: lossless ring 256 KiB at 10 Mbit/s: median JCT %.3f ms skipping, %.3f ms not "
+         "(skipped %.0f ns)\n",
+         on / 1e6, off / 1e6, s_on);
+  ck_assert_msg(fabs(on / off - 1) < 0.02, "JCT %.3f ms with skipping, %.3f ms without", on / 1e6,
+                off / 1e6);
+  ck_assert(s_off == 0);
+}
+END_TEST
+
 /* 6. Every generated collective completes, valid and clean, sends what
  * its schedule says, and is no faster than the links allow. */
 START_TEST(algorithms_complete) {
@@ -849,6 +964,8 @@ Suite *run_suite(void) {
   tcase_add_test(core, per_qp_retransmissions);
   tcase_add_test(core, invalid_run_keys);
   tcase_add_test(core, loop_bound_invalid);
+  tcase_add_test(core, idle_skip_tail_loss);
+  tcase_add_test(core, idle_skip_lossless_unchanged);
   suite_add_tcase(s, core);
   TCase *ns = tcase_create("namespaces");
   tcase_set_timeout(ns, 20);
