@@ -51,7 +51,7 @@ struct jct_fabric {
 };
 
 /* Frames whose receivers count them too (clock.h, jct_clock_flight): RoCEv2
- * datagrams (IPv4, UDP port 4791), which the ranks' sockets read, and MAC
+ * datagrams (UDP port 4791 over IPv4 or IPv6), which the ranks' sockets read, and MAC
  * Control frames (PFC), which their PFC listeners read. Others (a kernel's
  * ARP) nobody counts. */
 static bool counted(const uint8_t *fr, size_t len) {
@@ -60,8 +60,13 @@ static bool counted(const uint8_t *fr, size_t len) {
   uint16_t type = (uint16_t)(fr[12] << 8 | fr[13]);
   if (type == 0x8100 && len >= 18) type = (uint16_t)(fr[16] << 8 | fr[17]), l3 = 18;
   if (type == 0x8808) return true;
-  if (type != 0x0800 || len < l3 + 20 || fr[l3 + 9] != 17) return false;
-  size_t l4 = l3 + (size_t)(fr[l3] & 15u) * 4;
+  size_t l4;
+  if (type == 0x0800 && len >= l3 + 20 && fr[l3 + 9] == 17)
+    l4 = l3 + (size_t)(fr[l3] & 15u) * 4;
+  else if (type == 0x86dd && len >= l3 + 40 && fr[l3 + 6] == 17)
+    l4 = l3 + 40;
+  else
+    return false;
   return len >= l4 + 4 && (fr[l4 + 2] << 8 | fr[l4 + 3]) == 4791;
 }
 
