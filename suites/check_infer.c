@@ -401,7 +401,9 @@ START_TEST(cli_schedule) {
 END_TEST
 
 /* Both shipped captures give schedules `jctlab run --schedule` executes,
- * program order included. */
+ * program order included. At 100 Mbit/s: at 1 Gbit/s one loop is always
+ * behind the link (a loop-bound run is invalid), and the rxe trace's 3 s
+ * pause is skipped as idle time anyway. */
 START_TEST(inferred_schedules_run) {
   const char *traces[] = {RING_TRACE, RXE_TRACE};
   for (size_t i = 0; i < 2; i++) {
@@ -411,7 +413,7 @@ START_TEST(inferred_schedules_run) {
     result_t r = run_cmd(infer, NULL, 60);
     ck_assert_msg(r.status == 0, "%s: exit %d: %s", traces[i], r.status, r.err);
     result_free(&r);
-    char *run[] = {JCT_BINARY, "run", "--schedule", sched, "--rate", "1gbit",
+    char *run[] = {JCT_BINARY, "run", "--schedule", sched, "--rate", "100mbit",
                    "--reps",   "1",   "--json",     "-",   NULL};
     r = run_cmd(run, NULL, 60);
     ck_assert_msg(r.status == 0, "%s: run exit %d: %s", traces[i], r.status, r.err);
