@@ -40,7 +40,7 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --synth ALGO       ring, tree, halving-doubling (AllReduce), all-to-all, all-gather,\n"
-    "                     reduce-scatter or broadcast (see jctlab synth)\n"
+    "                     reduce-scatter, broadcast or incast (see jctlab synth)\n"
     "  --ranks N          ranks (2 to 64)\n"
     "  --bytes SIZE       the collective's size: 8MiB, 64M, 1GiB\n"
     "  --channels C       channels (default 1)\n"

@@ -16,7 +16,9 @@
  * ring in chunks (schedule.h): T = (N-1)·α + ((N-2)·c + S)/B, with c the
  * bytes the root sends first (one chunk per channel): the first chunk
  * takes N-1 hops, and the root's link carries all S. With one chunk
- * (S up to 512 KiB a channel) that is (N-1)·(α + S/B), no pipeline.
+ * (S up to 512 KiB a channel) that is (N-1)·(α + S/B), no pipeline;
+ * incast (S from each of N-1 senders to one receiver, whose link is the
+ * bottleneck): T = α + (N-1)·S/B.
  *
  * A run is invalid, never reported as a result, when the harness lost
  * frames by its own fault (pcap_inject refused, kernel buffers overran) or
