@@ -73,6 +73,18 @@ typedef enum {
 
 /* A profile's parameters; dcqcn.c gives each value's source. */
 void jct_dcqcn_params(jct_dcqcn_params_t *p, jct_dcqcn_profile_t profile);
+
+/* The line rate a profile's values were made for: ConnectX's defaults for
+ * its 100 Gbit/s ports, the paper's for its 40 Gbit/s testbed. */
+uint64_t jct_dcqcn_profile_rate_bps(jct_dcqcn_profile_t profile);
+
+/* Dilate p by factor (DESIGN.md decision 8, applied to congestion
+ * control): every time constant x factor, every rate / factor, bytes
+ * (the byte counter) and alpha's gain unchanged. A link factor times
+ * slower than the profile's then sees the same dynamics per packet:
+ * the same packets per timer period, the same fraction of the line rate
+ * per increase step. factor >= 1. */
+void jct_dcqcn_dilate(jct_dcqcn_params_t *p, double factor);
 /* "connectx" or "paper" into *out; JCT_EINVAL for another word. */
 int jct_dcqcn_profile_parse(const char *name, jct_dcqcn_profile_t *out);
 const char *jct_dcqcn_profile_name(jct_dcqcn_profile_t profile);

@@ -68,6 +68,27 @@ void jct_dcqcn_params(jct_dcqcn_params_t *p, jct_dcqcn_profile_t profile) {
   p->min_time_between_cnps_ns = 4 * US;      /* min_time_between_cnps 4 (us) */
 }
 
+uint64_t jct_dcqcn_profile_rate_bps(jct_dcqcn_profile_t profile) {
+  return profile == JCT_DCQCN_PAPER ? 40000000000ull : 100000000000ull;
+}
+
+static uint64_t times(uint64_t v, double f) {
+  double x = (double)v * f;
+  return x >= 1.8e19 ? UINT64_MAX : (uint64_t)(x + 0.5);
+}
+
+void jct_dcqcn_dilate(jct_dcqcn_params_t *p, double factor) {
+  if (!(factor > 1)) return;
+  p->rpg_time_reset_ns = times(p->rpg_time_reset_ns, factor);
+  p->alpha_period_ns = times(p->alpha_period_ns, factor);
+  p->rate_reduce_monitor_period_ns = times(p->rate_reduce_monitor_period_ns, factor);
+  p->min_time_between_cnps_ns = times(p->min_time_between_cnps_ns, factor);
+  p->rpg_ai_rate_bps = times(p->rpg_ai_rate_bps, 1 / factor);
+  p->rpg_hai_rate_bps = times(p->rpg_hai_rate_bps, 1 / factor);
+  p->rpg_min_rate_bps = times(p->rpg_min_rate_bps, 1 / factor);
+  p->rate_to_set_on_first_cnp_bps = times(p->rate_to_set_on_first_cnp_bps, 1 / factor);
+}
+
 static const char *const profile_names[] = {"connectx", "paper"};
 
 int jct_dcqcn_profile_parse(const char *name, jct_dcqcn_profile_t *out) {
