@@ -79,11 +79,13 @@ void jct_dcqcn_params(jct_dcqcn_params_t *p, jct_dcqcn_profile_t profile);
 uint64_t jct_dcqcn_profile_rate_bps(jct_dcqcn_profile_t profile);
 
 /* Dilate p by factor (DESIGN.md decision 8, applied to congestion
- * control): every time constant x factor, every rate / factor, bytes
- * (the byte counter) and alpha's gain unchanged. A link factor times
- * slower than the profile's then sees the same dynamics per packet:
- * the same packets per timer period, the same fraction of the line rate
- * per increase step. factor >= 1. */
+ * control): every time constant x factor, the rate steps (AI, HAI, the
+ * rate on the first CNP) / factor, bytes (the byte counter) and alpha's
+ * gain unchanged. A link factor times slower than the profile's then sees
+ * the same dynamics per packet: the same packets per timer period, the
+ * same fraction of the line rate per increase step. rpg_min_rate is not
+ * dilated: a floor of 1 Mbit/s keeps a paced packet within the QP's ACK
+ * timeout, which is not dilated. factor <= 1 changes nothing. */
 void jct_dcqcn_dilate(jct_dcqcn_params_t *p, double factor);
 /* "connectx" or "paper" into *out; JCT_EINVAL for another word. */
 int jct_dcqcn_profile_parse(const char *name, jct_dcqcn_profile_t *out);

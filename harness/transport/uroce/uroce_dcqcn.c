@@ -85,7 +85,6 @@ void jct_dcqcn_dilate(jct_dcqcn_params_t *p, double factor) {
   p->min_time_between_cnps_ns = times(p->min_time_between_cnps_ns, factor);
   p->rpg_ai_rate_bps = times(p->rpg_ai_rate_bps, 1 / factor);
   p->rpg_hai_rate_bps = times(p->rpg_hai_rate_bps, 1 / factor);
-  p->rpg_min_rate_bps = times(p->rpg_min_rate_bps, 1 / factor);
   p->rate_to_set_on_first_cnp_bps = times(p->rate_to_set_on_first_cnp_bps, 1 / factor);
 }
 
