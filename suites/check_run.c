@@ -739,13 +739,15 @@ START_TEST(invalid_run_keys) {
 END_TEST
 
 /* DCQCN on an incast, 3 -> 1 with ECN marking: the receiver's QPs send
- * CNPs and the senders cut their rates (per QP in the JSON); with --cc
- * none the same marks make no CNP and cut nothing. */
-static json_t *incast_json(char *cc) {
+ * CNPs and the senders cut their rates (per QP in the JSON), and `jctlab
+ * inspect` of the capture counts as many CNPs as the transport sent; with
+ * --cc none the same marks make no CNP and cut nothing. */
+static json_t *incast_json(char *cc, char *pcap) {
   char js[256];
   craft_tmpname(js, sizeof js, ".json");
   char *argv[] = RUN_ARGS("--synth", "incast", "--ranks", "4", "--bytes", "1MiB", "--reps", "1",
-                          "--ecn", "--cc", cc, "--cc-profile", "paper", "--json", js);
+                          "--ecn", "--cc", cc, "--cc-profile", "paper", "--json", js,
+                          "--pcap-out", pcap, "-s", "128");
   run_status(argv, 0);
   json_t *v = json_load_file(js, 0, NULL);
   unlink(js);
@@ -754,11 +756,23 @@ static json_t *incast_json(char *cc) {
 }
 
 START_TEST(dcqcn_incast) {
-  json_t *on = incast_json("dcqcn"), *off = incast_json("none");
+  char pcap[256];
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  json_t *off = incast_json("none", pcap), *on = incast_json("dcqcn", pcap);
+  char *ins[] = {JCT_BINARY, "inspect", "--json", "-", pcap, NULL};
+  result_t r = run_cmd(ins, NULL, 120);
+  unlink(pcap);
+  ck_assert_msg(r.status == 0, "inspect: exit %d: %s", r.status, r.err);
+  json_t *iv = json_loads(r.out, 0, NULL);
+  result_free(&r);
+  ck_assert_ptr_nonnull(iv);
   json_t *t_on = json_object_get(on, "transport"), *t_off = json_object_get(off, "transport");
   ck_assert_int_gt(json_integer_value(json_object_get(json_object_get(on, "fabric"), "ecn_marked")),
                    0);
   ck_assert_int_gt(json_integer_value(json_object_get(t_on, "cnps")), 0);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(iv, "totals"), "cnps")),
+                   json_integer_value(json_object_get(t_on, "cnps")));
+  json_decref(iv);
   ck_assert_int_eq(json_integer_value(json_object_get(t_off, "cnps")), 0);
   ck_assert_str_eq(json_string_value(json_object_get(json_object_get(on, "config"), "cc")),
                    "dcqcn");
