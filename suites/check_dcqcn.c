@@ -143,6 +143,27 @@ START_TEST(increase_stages) {
 }
 END_TEST
 
+/* A reset goes back to the line rate and to a first CNP's initial alpha,
+ * closing the time below the line rate and keeping the counters. */
+START_TEST(reset_keeps_counters) {
+  jct_dcqcn_params_t p = paper_timer_only();
+  jct_dcqcn_rp_t rp;
+  jct_dcqcn_rp_init(&rp, &p, LINE);
+  jct_dcqcn_rp_on_cnp(&rp, 0);
+  jct_dcqcn_rp_on_cnp(&rp, 10 * US);
+  ck_assert_uint_eq(rp.rc_bps, LINE / 4);
+  jct_dcqcn_rp_reset(&rp, 20 * US);
+  ck_assert(!rp.active);
+  ck_assert_uint_eq(rp.rc_bps, LINE);
+  ck_assert_uint_eq(rp.rate_cuts, 2);
+  ck_assert_uint_eq(rp.cnps, 2);
+  ck_assert_uint_eq(jct_dcqcn_rp_below_line_ns(&rp, 1000 * US), 20 * US);
+  jct_dcqcn_rp_on_cnp(&rp, 30 * US); /* a first CNP again: initial alpha 1 */
+  ck_assert_uint_eq(rp.rc_bps, LINE / 2);
+  ck_assert_uint_eq(jct_dcqcn_rp_below_line_ns(&rp, 40 * US), 30 * US);
+}
+END_TEST
+
 /* ConnectX's byte counter: 32767 bytes sent after a cut is one increase
  * event (fast recovery: rpg_threshold 1, no stage counted yet), at once,
  * before the 300 us timer. */
@@ -328,6 +349,7 @@ Suite *dcqcn_suite(void) {
   tcase_add_test(rp, recovery_reaches_line_rate);
   tcase_add_test(rp, increase_stages);
   tcase_add_test(rp, byte_counter);
+  tcase_add_test(rp, reset_keeps_counters);
   tcase_add_test(rp, profiles_and_checks);
   suite_add_tcase(s, rp);
   TCase *np = tcase_create("np");

@@ -85,6 +85,10 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   jct__ranks_stats(u->ranks, &st);
   u->retx_at_start = st.retx_pkts;
   jct_fabric_start(u->fab, start);
+  /* Each repetition from the line rate, as QPs idle long enough to have
+   * recovered: a repetition does not inherit the previous one's cuts, so
+   * that baseline and faulted repetitions, interleaved, compare alike. */
+  jct__ranks_cc_reset(u->ranks);
   int rc = jct_exec_start(u->exec, start);
   jct__ranks_kick(u->ranks);
   bool done =

@@ -117,6 +117,10 @@ typedef struct {
 
 /* At the line rate, alpha 0, no timer running. */
 void jct_dcqcn_rp_init(jct_dcqcn_rp_t *rp, const jct_dcqcn_params_t *p, uint64_t line_rate_bps);
+/* Back to the line rate as a QP idle long enough to have recovered (alpha
+ * 0, the next CNP a first one), keeping the counters: a time below the
+ * line rate under way ends at now_ns. */
+void jct_dcqcn_rp_reset(jct_dcqcn_rp_t *rp, uint64_t now_ns);
 /* Fire the timers due up to now_ns, in order. now_ns must not go back. */
 void jct_dcqcn_rp_advance(jct_dcqcn_rp_t *rp, uint64_t now_ns);
 /* A CNP for this QP arrived. */

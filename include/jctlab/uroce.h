@@ -204,6 +204,10 @@ bool jct_uroce_in_error(const jct_uroce_qp_t *qp);
 uint16_t jct_uroce_udp_sport(const jct_uroce_qp_t *qp);
 size_t jct_uroce_max_packet_bytes(const jct_uroce_qp_t *qp);
 uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp);
+/* DCQCN back to the line rate (jct_dcqcn_rp_reset; the notification
+ * point's CNP interval starts afresh), its counters kept; nothing without
+ * congestion control. */
+void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* The requester's current rate (DCQCN's Rc), or line_rate_bps (0 without
  * congestion control). */
 uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp);

@@ -489,6 +489,12 @@ int jct__ranks_failed(const jct__ranks_t *R, char *err, size_t errlen) {
   return R->failed;
 }
 
+void jct__ranks_cc_reset(jct__ranks_t *R) {
+  uint64_t now = jct_now_ns();
+  for (uint32_t e = 0; e < 2 * R->s->nconns; e++)
+    jct_uroce_cc_reset(R->eps[e].qp, now);
+}
+
 uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *R) {
   uint64_t t = 0;
   for (uint32_t i = 0; i < R->s->nranks; i++)

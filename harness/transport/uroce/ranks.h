@@ -85,6 +85,10 @@ int jct__ranks_failed(const jct__ranks_t *r, char *err, size_t errlen);
  * counts to its end. */
 uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *r);
 
+/* Every QP's congestion control back to the line rate (uroce.h's
+ * jct_uroce_cc_reset), at a repetition's start. */
+void jct__ranks_cc_reset(jct__ranks_t *r);
+
 /* Counters summed over every QP. */
 void jct__ranks_stats(const jct__ranks_t *r, jct_uroce_stats_t *sum);
 

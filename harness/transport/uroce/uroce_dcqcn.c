@@ -130,6 +130,15 @@ void jct_dcqcn_rp_init(jct_dcqcn_rp_t *rp, const jct_dcqcn_params_t *p, uint64_t
   rp->alpha_next_ns = rp->inc_next_ns = UINT64_MAX;
 }
 
+void jct_dcqcn_rp_reset(jct_dcqcn_rp_t *rp, uint64_t now_ns) {
+  uint64_t cnps = rp->cnps, cuts = rp->rate_cuts, below = jct_dcqcn_rp_below_line_ns(rp, now_ns);
+  jct_dcqcn_params_t p = rp->p; /* init clears rp first */
+  jct_dcqcn_rp_init(rp, &p, rp->line_bps);
+  rp->cnps = cnps;
+  rp->rate_cuts = cuts;
+  rp->below_line_ns = below;
+}
+
 /* Alpha's decay for the alpha-timer expiries up to now. */
 static void alpha_decay(jct_dcqcn_rp_t *rp, uint64_t now_ns) {
   if (rp->alpha_next_ns > now_ns) return;

@@ -279,6 +279,14 @@ size_t jct_uroce_max_packet_bytes(const jct_uroce_qp_t *qp) {
 uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp) {
   return qp->cfg.local_qpn;
 }
+void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns) {
+  if (!qp->cc) return;
+  jct_dcqcn_rp_reset(&qp->req.rp, now_ns);
+  qp->req.next_tx_ns = 0;
+  qp->resp.np.sent = false;
+  cc_sync(qp, now_ns);
+}
+
 uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp) {
   return qp->cc ? qp->req.rp.rc_bps : qp->cfg.line_rate_bps;
 }
