@@ -152,9 +152,8 @@ static void stats(const void *b, jct_transport_stats_t *t) {
 static void conn_counts(const void *b, jct_conn_counts_t *out) {
   const uroce_t *u = b;
   for (uint32_t c = 0; c < u->o->schedule->nconns; c++) {
-    uint64_t cnps;
     out[c].retx_packets = jct__ranks_conn_retx(u->ranks, c);
-    jct__ranks_conn_cc(u->ranks, c, &out[c].rate_cuts, &out[c].below_line_rate_ns, &cnps);
+    jct__ranks_conn_cc(u->ranks, c, &out[c].rate_cuts, &out[c].below_line_rate_ns);
   }
 }
 

@@ -519,11 +519,10 @@ uint64_t jct__ranks_conn_retx(const jct__ranks_t *R, uint32_t conn) {
 }
 
 void jct__ranks_conn_cc(const jct__ranks_t *R, uint32_t conn, uint64_t *rate_cuts,
-                        uint64_t *below_line_rate_ns, uint64_t *cnps) {
+                        uint64_t *below_line_rate_ns) {
   const jct_uroce_stats_t *st = jct_uroce_stats(R->eps[2 * conn].qp);
   *rate_cuts = st->rate_cuts;
   *below_line_rate_ns = st->below_line_rate_ns;
-  *cnps = st->rx_cnps;
 }
 
 /* UDP RcvbufErrors from /proc/net/snmp, read in the rank's namespace. */

@@ -95,10 +95,10 @@ void jct__ranks_stats(const jct__ranks_t *r, jct_uroce_stats_t *sum);
 /* Connection conn's packets sent again (go-back-N), both of its QPs. */
 uint64_t jct__ranks_conn_retx(const jct__ranks_t *r, uint32_t conn);
 
-/* Connection conn's sending QP under DCQCN: its rate cuts, its time below
- * the line rate (up to its latest call), the CNPs it received. */
+/* Connection conn's sending QP under DCQCN: its rate cuts and its time
+ * below the line rate (up to its latest call). */
 void jct__ranks_conn_cc(const jct__ranks_t *r, uint32_t conn, uint64_t *rate_cuts,
-                        uint64_t *below_line_rate_ns, uint64_t *cnps);
+                        uint64_t *below_line_rate_ns);
 
 /* Datagrams the kernel dropped at the ranks' sockets (UDP RcvbufErrors in
  * each rank's namespace) plus sends the kernel refused: the harness's own
