@@ -23,6 +23,8 @@ const char jct__run_args_help[] =
     "                     CNPs and rate cuts (default: dcqcn with --ecn, else none)\n"
     "  --cc-profile P     DCQCN's parameters: connectx (NVIDIA's defaults; default) or paper\n"
     "                     (Zhu et al., SIGCOMM 2015)\n"
+    "  --cc-dilation F    DCQCN's timers x F, its rate steps / F (auto: the profile's line\n"
+    "                     rate, 100 or 40 Gbit/s, / --rate; 1: as the profile has them)\n"
     "  --path-mtu N       RoCE path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
     "  --timeout N        QP local ACK timeout exponent, 4.096 us * 2^N (default 20, NCCL's)\n"
     "  --retry N          QP retry count (default 7, NCCL's)\n"
