@@ -145,6 +145,8 @@ double jct_schedule_busbw_factor(const jct_schedule_t *s) {
       strcmp(s->algorithm, "reduce-scatter") == 0)
     return (n - 1) / n;
   if (strcmp(s->algorithm, "broadcast") == 0) return 1.0;
+  /* incast: S is each sender's; the receiver's link carries (N-1)·S. */
+  if (strcmp(s->algorithm, "incast") == 0) return n - 1;
   return 2 * (n - 1) / n;
 }
 

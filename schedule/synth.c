@@ -26,6 +26,12 @@
  *   4 MiB buffer in NCCL_STEPS = 8 steps, BROADCAST_CHUNKSTEPS = 1), and
  *   each rank forwards a chunk as soon as it has received it, so the
  *   chunks pipeline along the ring; the last rank sends nothing.
+ * incast: ranks 1..N-1 each send S bytes to rank 0 at once, no deps: the
+ *   last hop of an AllReduce under load, parameter-server traffic, and the
+ *   congestion-control test of Zhu et al., "Congestion Control for
+ *   Large-Scale RDMA Deployments" (SIGCOMM 2015, DCQCN), whose N-to-1
+ *   incasts show PFC's unfairness and congestion spreading. The receiver's
+ *   link is the bottleneck: it carries (N-1)·S.
  * Channels split the data C ways, each channel with its own QPs, as NCCL's
  * channels do. Sizes are split exactly: the remainder bytes go to the first
  * chunks, so the ops of one rank always add up to what it must send.
@@ -44,11 +50,11 @@
 /* The broadcast's pipeline chunk (above). */
 #define BROADCAST_CHUNK_BYTES (512u << 10)
 
-enum { RING, TREE, HALVING_DOUBLING, ALL_TO_ALL, ALL_GATHER, REDUCE_SCATTER, BROADCAST };
+enum { RING, TREE, HALVING_DOUBLING, ALL_TO_ALL, ALL_GATHER, REDUCE_SCATTER, BROADCAST, INCAST };
 
 const char *const jct_synth_algorithms[] = {"ring",       "tree",       "halving-doubling",
                                             "all-to-all", "all-gather", "reduce-scatter",
-                                            "broadcast",  NULL};
+                                            "broadcast",  "incast",     NULL};
 
 /* nccl-tests' names for the same collectives (its all_gather_perf and so
  * on), taken as they are and recorded under the names above. */
@@ -315,6 +321,13 @@ static void synth_broadcast(builder_t *b, uint32_t n, uint64_t bytes, uint32_t c
   }
 }
 
+/* Every sender's S split over the channels, all at step 0. */
+static void synth_incast(builder_t *b, uint32_t n, uint64_t bytes, uint32_t channels) {
+  for (uint32_t ch = 0; ch < channels; ch++)
+    for (uint32_t r = 1; r < n; r++)
+      op(b, conn(b, r, 0, ch), part(bytes, channels, ch), NULL, 0, 0);
+}
+
 int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nranks,
                        uint64_t bytes_total, uint32_t channels, char *err, size_t errlen) {
   *out = NULL;
@@ -357,6 +370,9 @@ int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nra
   case HALVING_DOUBLING:
     nops = channels * 2 * lg * n;
     break;
+  case INCAST:
+    nops = channels * (n - 1);
+    break;
   case BROADCAST:
     for (uint32_t ch = 0; ch < channels; ch++)
       nops += (n - 1) * broadcast_chunks(part(bytes_total, channels, ch));
@@ -372,7 +388,7 @@ int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nra
                      algorithm, nranks, channels, (unsigned long long)nops, JCT_SCHEDULE_MAX_OPS);
   /* One byte at least in every message. */
   uint64_t smallest =
-      alg == BROADCAST ? channels : (uint64_t)nranks * channels * (alg == TREE ? 2 : 1);
+      alg == BROADCAST || alg == INCAST ? channels : (uint64_t)nranks * channels * (alg == TREE ? 2 : 1);
   if (bytes_total < smallest)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "%s: %llu bytes is less than one byte per chunk (%llu chunks)", algorithm,
@@ -402,6 +418,9 @@ int jct_schedule_synth(jct_schedule_t **out, const char *algorithm, uint32_t nra
     break;
   case REDUCE_SCATTER:
     synth_half_ring(&b, nranks, bytes_total, channels, nranks - 1);
+    break;
+  case INCAST:
+    synth_incast(&b, nranks, bytes_total, channels);
     break;
   default:
     synth_broadcast(&b, nranks, bytes_total, channels);

@@ -168,6 +168,19 @@ START_TEST(bad_input) {
   expect_bad(eq, "--json=", "needs a file");
   char *cmd[] = {JCT_BINARY, "frobnicate", NULL};
   expect_bad(cmd, "frobnicate", "unknown command");
+  /* Congestion control: a word that is not one, before anything is built. */
+  char *cc[] = {JCT_BINARY, "run", "--synth", "incast", "--ranks", "4", "--bytes", "1MiB",
+                "--cc", "reno", NULL};
+  expect_bad(cc, "--cc", "'reno' is not none or dcqcn");
+  char *ccp[] = {JCT_BINARY, "run", "--synth", "incast", "--ranks", "4", "--bytes", "1MiB",
+                 "--cc-profile", "cx7", NULL};
+  expect_bad(ccp, "--cc-profile", "'cx7'");
+  char *ccd[] = {JCT_BINARY, "run", "--synth", "incast", "--ranks", "4", "--bytes", "1MiB",
+                 "--cc-dilation", "0", NULL};
+  expect_bad(ccd, "--cc-dilation", "'0'");
+  char *ccv[] = {JCT_BINARY, "run", "--synth", "incast", "--ranks", "4", "--bytes", "1MiB",
+                 "--transport", "verbs", "--lab", "4", "--cc", "dcqcn", NULL};
+  expect_bad(ccv, "--cc dcqcn", "rxe has no congestion control");
 
   char path[256];
   craft_tmpname(path, sizeof path, ".pcap");

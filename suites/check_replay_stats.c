@@ -134,10 +134,11 @@ START_TEST(per_qp_figures) {
   jct_op_timing_t t1[4] = {{0, 0, 100}, {0, 10, 60}, {0, 100, 400}, {0, 300, 500}};
   jct_op_timing_t t2[4] = {{0, 0, 400}, {0, 30, 100}, {0, 400, 900}, {0, 400, 1000}};
   jct_op_timing_t broken[4] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-  uint64_t retx1[3] = {5, 0, 0}, retx2[3] = {2, 1, 0};
-  jct_rep_t r1 = {.ok = true, .timing = t1, .conn_retx = retx1};
-  jct_rep_t r2 = {.ok = true, .timing = t2, .conn_retx = retx2};
-  jct_rep_t bad = {.ok = false, .timing = broken, .conn_retx = retx1};
+  jct_conn_counts_t retx1[3] = {{5, 3, 700}, {0, 0, 0}, {0, 0, 0}},
+                    retx2[3] = {{2, 1, 100}, {1, 0, 0}, {0, 0, 0}};
+  jct_rep_t r1 = {.ok = true, .timing = t1, .conn = retx1};
+  jct_rep_t r2 = {.ok = true, .timing = t2, .conn = retx2};
+  jct_rep_t bad = {.ok = false, .timing = broken, .conn = retx1};
 
   jct__qp_acc_t *a;
   ck_assert_int_eq(jct__qp_acc_new(&a, &s, 3, JCT_QP_MAX_SAMPLES, true), 0);
@@ -159,6 +160,8 @@ START_TEST(per_qp_figures) {
   ck_assert_uint_eq(q[0].completion_max_ns, 600);
   ck_assert(q[0].retx_counted);
   ck_assert_uint_eq(q[0].retx_packets, 7);
+  ck_assert_uint_eq(q[0].rate_cuts, 4);
+  ck_assert_uint_eq(q[0].below_line_rate_ns, 800);
   ck_assert_uint_eq(q[1].bytes, 500);
   ck_assert_uint_eq(q[1].completion_p50_ns, 50);
   ck_assert_uint_eq(q[1].completion_max_ns, 70);

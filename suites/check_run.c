@@ -687,8 +687,9 @@ START_TEST(bad_input) {
 END_TEST
 
 /* 5b. A run that is not one (every frame dropped: RETRY_EXC) exits 3 and
- * its JSON has the valid run's keys, null where it has no value; the
- * transport's CNPs are null, since no transport counts them yet. */
+ * its JSON has the valid run's keys, null where it has no value; uroce
+ * counts its CNPs (none without ECN marks), and Jain's index is over the
+ * valid run's QPs. */
 static void run_status(char *const argv[], int want_status) {
   result_t r = run_cmd(argv, NULL, 120);
   ck_assert_msg(r.status == want_status, "exit %d (want %d): %s", r.status, want_status, r.err);
@@ -727,7 +728,11 @@ START_TEST(invalid_run_keys) {
   ck_assert(json_is_null(json_object_get(x, "jct")));
   ck_assert(json_is_null(json_object_get(x, "algbw_gbps")));
   ck_assert(json_is_object(json_object_get(v, "jct")));
-  ck_assert(json_is_null(json_object_get(json_object_get(v, "transport"), "cnps")));
+  ck_assert(json_is_integer(json_object_get(json_object_get(v, "transport"), "cnps")));
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(v, "transport"), "cnps")), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(v, "config"), "cc")), "none");
+  ck_assert(json_is_real(json_object_get(v, "jain_index")));
+  ck_assert(json_is_null(json_object_get(x, "jain_index")));
   json_decref(v);
   json_decref(x);
 }
@@ -891,6 +896,64 @@ START_TEST(idle_skip_lossless_unchanged) {
 }
 END_TEST
 
+/* DCQCN on an incast, 3 -> 1 with ECN marking: the receiver's QPs send
+ * CNPs and the senders cut their rates (per QP in the JSON), and `jctlab
+ * inspect` of the capture counts as many CNPs as the transport sent; with
+ * --cc none the same marks make no CNP and cut nothing. */
+static json_t *incast_json(char *cc, char *pcap) {
+  char js[256];
+  craft_tmpname(js, sizeof js, ".json");
+  char *argv[] = RUN_ARGS("--synth", "incast", "--ranks", "4", "--bytes", "1MiB", "--reps", "1",
+                          "--ecn", "--cc", cc, "--cc-profile", "paper", "--json", js,
+                          "--pcap-out", pcap, "-s", "128");
+  run_status(argv, 0);
+  json_t *v = json_load_file(js, 0, NULL);
+  unlink(js);
+  ck_assert_ptr_nonnull(v);
+  return v;
+}
+
+START_TEST(dcqcn_incast) {
+  char pcap[256];
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  json_t *off = incast_json("none", pcap), *on = incast_json("dcqcn", pcap);
+  char *ins[] = {JCT_BINARY, "inspect", "--json", "-", pcap, NULL};
+  result_t r = run_cmd(ins, NULL, 120);
+  unlink(pcap);
+  ck_assert_msg(r.status == 0, "inspect: exit %d: %s", r.status, r.err);
+  json_t *iv = json_loads(r.out, 0, NULL);
+  result_free(&r);
+  ck_assert_ptr_nonnull(iv);
+  json_t *t_on = json_object_get(on, "transport"), *t_off = json_object_get(off, "transport");
+  ck_assert_int_gt(json_integer_value(json_object_get(json_object_get(on, "fabric"), "ecn_marked")),
+                   0);
+  ck_assert_int_gt(json_integer_value(json_object_get(t_on, "cnps")), 0);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(iv, "totals"), "cnps")),
+                   json_integer_value(json_object_get(t_on, "cnps")));
+  json_decref(iv);
+  ck_assert_int_eq(json_integer_value(json_object_get(t_off, "cnps")), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(on, "config"), "cc")),
+                   "dcqcn");
+  ck_assert_str_eq(json_string_value(json_object_get(json_object_get(on, "config"), "cc_profile")),
+                   "paper");
+  json_int_t cuts = 0, below = 0;
+  size_t i;
+  json_t *q;
+  json_array_foreach(json_object_get(on, "qps"), i, q) {
+    cuts += json_integer_value(json_object_get(q, "rate_cuts"));
+    below += json_integer_value(json_object_get(q, "time_below_line_rate_ns"));
+  }
+  ck_assert_int_gt(cuts, 0);
+  ck_assert_int_gt(below, 0);
+  ck_assert_int_le(cuts, json_integer_value(json_object_get(t_on, "cnps")));
+  json_array_foreach(json_object_get(off, "qps"), i, q) {
+    ck_assert_int_eq(json_integer_value(json_object_get(q, "rate_cuts")), 0);
+  }
+  json_decref(on);
+  json_decref(off);
+}
+END_TEST
+
 /* 6. Every generated collective completes, valid and clean, sends what
  * its schedule says, and is no faster than the links allow. */
 START_TEST(algorithms_complete) {
@@ -975,6 +1038,7 @@ Suite *run_suite(void) {
   tcase_add_test(core, loop_bound_invalid);
   tcase_add_test(core, idle_skip_tail_loss);
   tcase_add_test(core, idle_skip_lossless_unchanged);
+  tcase_add_test(core, dcqcn_incast);
   suite_add_tcase(s, core);
   TCase *ns = tcase_create("namespaces");
   tcase_set_timeout(ns, 20);

@@ -159,6 +159,40 @@ START_TEST(shipped_delay_jitter) {
 }
 END_TEST
 
+/* The incast pair: the same job without and with DCQCN; a case may set
+ * its own cc, and auto follows ecn. Bad words are refused where written. */
+START_TEST(shipped_incast_and_cc) {
+  jct__scenario_t *s = load_ok(SCEN_DIR "incast-pfc.yaml");
+  ck_assert_str_eq(s->synth.algorithm, "incast");
+  ck_assert(s->run.pfc && s->run.ecn);
+  jct_run_opts_t o = {0};
+  jct__scenario_case_opts(s, &s->cases[0], &o);
+  ck_assert_int_eq(jct_run_cc(&o), JCT_CC_NONE);
+  jct__scenario_free(s);
+  s = load_ok(SCEN_DIR "incast-dcqcn.yaml");
+  jct__scenario_case_opts(s, &s->cases[0], &o);
+  ck_assert_int_eq(jct_run_cc(&o), JCT_CC_DCQCN);
+  ck_assert_int_eq(o.cc_profile, JCT_DCQCN_PAPER);
+  ck_assert(o.cc_dilation == 0); /* auto */
+  jct__scenario_free(s);
+
+  s = load_text(SYNTH "ecn: true\ncc_dilation: 8\ncases:\n  - inject: [\"drop p=0\"]\n"
+                      "  - inject: [\"drop p=0.1\"]\n    cc: none\n");
+  jct__scenario_case_opts(s, &s->cases[0], &o);
+  ck_assert_int_eq(jct_run_cc(&o), JCT_CC_DCQCN); /* auto: ecn is on */
+  ck_assert(o.cc_dilation == 8);
+  jct__scenario_case_opts(s, &s->cases[1], &o);
+  ck_assert_int_eq(jct_run_cc(&o), JCT_CC_NONE);
+  jct__scenario_free(s);
+  load_bad(SYNTH "cc: reno\ncases: [{inject: \"drop p=0.1\"}]\n", 2, 5,
+           "cc: 'reno' is not none or dcqcn");
+  load_bad(SYNTH "cc_profile: cx7\ncases: [{inject: \"drop p=0.1\"}]\n", 2, 13,
+           "cc_profile: 'cx7' is not connectx or paper");
+  load_bad(SYNTH "cc_dilation: 0.5\ncases: [{inject: \"drop p=0.1\"}]\n", 2, 14,
+           "cc_dilation: 0.5 is not auto or a factor");
+}
+END_TEST
+
 START_TEST(shipped_postmortem) {
   jct__scenario_t *s = load_ok(SCEN_DIR "postmortem.yaml");
   ck_assert_int_eq(s->source, JCT_SCEN_TRACE);
@@ -830,6 +864,7 @@ Suite *scenario_suite(void) {
   tcase_add_test(core, shipped_pause_storm);
   tcase_add_test(core, shipped_delay_jitter);
   tcase_add_test(core, shipped_postmortem);
+  tcase_add_test(core, shipped_incast_and_cc);
   tcase_add_test(core, keys_and_defaults);
   tcase_add_test(core, lab_means_verbs);
   tcase_add_test(core, relative_schedule);

@@ -8,6 +8,7 @@
 
 #include "craft.h"
 #include "jctlab/error.h"
+#include "jctlab/run.h"
 #include "jctlab/schedule.h"
 #include "suites.h"
 #include "testkit.h"
@@ -110,6 +111,11 @@ START_TEST(all_algorithms) {
           assert_hears(s, 1); /* the root */
           for (uint32_t r = 1; r < n; r++)
             ck_assert_uint_eq(received_by(s, r), 1000003);
+        } else if (strcmp(alg, "incast") == 0) {
+          ck_assert_uint_eq(received_by(s, 0), (uint64_t)(n - 1) * 1000003);
+          for (uint32_t r = 1; r < n; r++)
+            ck_assert_uint_eq(sent_by(s, r), 1000003);
+          ck_assert_uint_eq(sent_by(s, 0), 0);
         } else if (strcmp(alg, "all-to-all") == 0) {
           uint64_t total = 0;
           for (uint32_t r = 0; r < n; r++)
@@ -120,6 +126,35 @@ START_TEST(all_algorithms) {
         }
         jct_schedule_free(s);
       }
+}
+END_TEST
+
+/* Incast: N-1 senders to rank 0, every op at step 0 with no deps (all at
+ * once), each sender's S split over the channels; busbw is the receiver's
+ * link load, (N-1)·S / JCT; the model is one latency plus (N-1)·S at the
+ * link's goodput. */
+START_TEST(incast_shape) {
+  char err[256];
+  jct_schedule_t *s;
+  const uint32_t n = 8, ch = 2;
+  ck_assert_int_eq(jct_schedule_synth(&s, "incast", n, 1000001, ch, err, sizeof err), 0);
+  ck_assert_str_eq(s->algorithm, "incast");
+  ck_assert_uint_eq(s->nops, ch * (n - 1));
+  ck_assert_uint_eq(s->nconns, ch * (n - 1));
+  for (uint32_t i = 0; i < s->nops; i++) {
+    ck_assert_uint_eq(s->ops[i].ndeps, 0);
+    ck_assert_int_eq(s->ops[i].step, 0);
+    ck_assert_uint_eq(s->conns[s->ops[i].conn].dst, 0);
+    ck_assert(s->ops[i].bytes == 500000 || s->ops[i].bytes == 500001);
+  }
+  ck_assert_double_eq_tol(jct_schedule_busbw_factor(s), 7.0, 1e-12);
+  jct_run_opts_t o = {.schedule = s, .rate_bps = 100000000, .prop_delay_ns = 1000};
+  jct_run_result_t r;
+  jct_run_model(&o, &r);
+  double b = 100e6 * 4096 / (4096 + 82) / 8e9; /* bytes per ns, full packets */
+  ck_assert_double_eq_tol(r.model_ns, r.alpha_ns + 7 * 1000001 / b, 1.0);
+  jct_schedule_free(s);
+  ck_assert_int_eq(jct_schedule_synth(&s, "incast", 8, 1, 2, err, sizeof err), JCT_EINVAL);
 }
 END_TEST
 
@@ -436,6 +471,7 @@ Suite *schedule_suite(void) {
   TCase *core = tcase_create("core");
   tcase_add_test(core, ring_shape);
   tcase_add_test(core, all_algorithms);
+  tcase_add_test(core, incast_shape);
   tcase_add_test(core, all_gather_shape);
   tcase_add_test(core, reduce_scatter_shape);
   tcase_add_test(core, broadcast_shape);

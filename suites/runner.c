@@ -42,6 +42,7 @@ int main(void) {
   srunner_add_suite(sr, fabric_suite());
   srunner_add_suite(sr, switch_suite());
   srunner_add_suite(sr, uroce_suite());
+  srunner_add_suite(sr, dcqcn_suite());
   srunner_add_suite(sr, exec_suite());
   srunner_add_suite(sr, run_suite());
   srunner_add_suite(sr, injector_suite());

@@ -17,6 +17,7 @@ Suite *topo_suite(void);
 Suite *fabric_suite(void);
 Suite *switch_suite(void);
 Suite *uroce_suite(void);
+Suite *dcqcn_suite(void);
 Suite *exec_suite(void);
 Suite *run_suite(void);
 Suite *injector_suite(void);

@@ -9,6 +9,7 @@
  * lost frames, or a repetition did not finish: never reported as a result);
  * 1 jctlab failed.
  */
+#include <math.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "jctlab/run.h"
 #include "jctlab/schedule.h"
 #include "jctlab/topo.h"
+#include "harness/orch/names.h"
 #include "harness/plan/run_args.h"
 #include "harness/base/units.h"
 #include "harness/report/report.h"
@@ -40,7 +42,7 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --synth ALGO       ring, tree, halving-doubling (AllReduce), all-to-all, all-gather,\n"
-    "                     reduce-scatter or broadcast (see jctlab synth)\n"
+    "                     reduce-scatter, broadcast or incast (see jctlab synth)\n"
     "  --ranks N          ranks (2 to 64)\n"
     "  --bytes SIZE       the collective's size: 8MiB, 64M, 1GiB\n"
     "  --channels C       channels (default 1)\n"
@@ -139,6 +141,26 @@ static void count_or_na(const jct_transport_stats_t *t, uint32_t bit, uint64_t v
     snprintf(out, 24, "n/a");
 }
 
+/* The congestion control's figures (uroce), and Jain's index over the QPs. */
+static void print_congestion(const jct_run_opts_t *o, const jct_run_result_t *r) {
+  const jct_transport_stats_t *t = &r->transport;
+  char b1[32];
+  if (jct_run_cc(o) == JCT_CC_DCQCN) {
+    uint64_t cuts = 0;
+    for (uint32_t c = 0; r->qps && c < o->schedule->nconns; c++)
+      cuts += r->qps[c].rate_cuts;
+    printf("congestion DCQCN (%s, parameters dilated x%.0f): %llu CNPs, %llu rate cuts", 
+           jct_dcqcn_profile_name(o->cc_profile), jct_run_cc_dilation(o),
+           (unsigned long long)t->cnps, (unsigned long long)cuts);
+  } else {
+    printf("congestion none");
+  }
+  if (t->counted & JCT_TSTAT_NIC_PAUSED)
+    printf(", NICs paused %s by PFC", jct__fmt_ns(t->nic_paused_ns, b1, 32));
+  if (isfinite(r->jain_index)) printf("; Jain's index over the QPs' bandwidth %.3f", r->jain_index);
+  printf("\n");
+}
+
 static void print_table(const args_t *a, const jct_run_result_t *r) {
   const jct_schedule_t *s = a->r.run.schedule;
   char b1[32], b2[32], b3[32];
@@ -188,6 +210,7 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          f[0], f[1], f[2], f[3], f[4], f[5],
          t->counted == JCT_TSTAT_ALL ? "" : " (n/a: the device does not count it)");
   print_fabric(r);
+  print_congestion(o, r);
   print_injectors(r);
   json_t *qps = r->qps ? jct__qps_json(s, NULL, r->qps) : NULL;
   jct__report_qps_text(stdout, qps, a->per_qp);
@@ -263,6 +286,16 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                       json_integer((json_int_t)a->r.run.seed));
   json_object_set_new(json_object_get(root, "config"), "warmup",
                       json_integer((json_int_t)a->r.run.warmup));
+  json_t *cfg = json_object_get(root, "config");
+  const jct_run_opts_t *o = &a->r.run;
+  json_object_set_new(cfg, "ecn", json_boolean(o->ecn));
+  json_object_set_new(cfg, "cc", json_string(jct__cc_name(jct_run_cc(o))));
+  bool dcqcn = jct_run_cc(o) == JCT_CC_DCQCN;
+  json_object_set_new(cfg, "cc_profile",
+                      dcqcn ? json_string(jct_dcqcn_profile_name(o->cc_profile)) : json_null());
+  json_object_set_new(cfg, "cc_dilation", dcqcn ? json_real(jct_run_cc_dilation(o)) : json_null());
+  json_object_set_new(root, "jain_index",
+                      isfinite(r->jain_index) ? json_real(r->jain_index) : json_null());
   int rc = strcmp(a->json, "-") == 0
                ? json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
                : json_dump_file(root, a->json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

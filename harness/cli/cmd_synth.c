@@ -24,6 +24,7 @@ static const char usage_text[] =
     "  all-gather        NCCL's ring all-gather of SIZE in all: N-1 steps of SIZE/N\n"
     "  reduce-scatter    NCCL's ring reduce-scatter of SIZE per rank: N-1 steps of SIZE/N\n"
     "  broadcast         NCCL's ring broadcast from rank 0, pipelined in 512 KiB chunks\n"
+    "  incast            ranks 1..N-1 each send SIZE to rank 0 at once\n"
     "                    (nccl-tests' allgather, reducescatter, alltoall are taken too)\n"
     "\n"
     "options:\n"
@@ -69,7 +70,7 @@ int jct__cmd_synth(int argc, char **argv) {
   }
   if (!alg)
     return bad("which algorithm? ring, tree, halving-doubling, all-to-all, all-gather, "
-               "reduce-scatter or broadcast");
+               "reduce-scatter, broadcast or incast");
   if (!ranks) return bad("--ranks is missing");
   if (!bytes) return bad("--bytes is missing");
   if (jct__cmd_output_ok("synth", "-o", out)) return 2;

@@ -19,6 +19,12 @@ const char jct__run_args_help[] =
     "  --reps K           repetitions (default 5)\n"
     "  --no-pfc           no PFC on the data priority (lossy fabric)\n"
     "  --ecn              ECN marking on the data priority (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2)\n"
+    "  --cc none|dcqcn    congestion control in uroce's QPs: DCQCN answers ECN marks with\n"
+    "                     CNPs and rate cuts (default: dcqcn with --ecn, else none)\n"
+    "  --cc-profile P     DCQCN's parameters: connectx (NVIDIA's defaults; default) or paper\n"
+    "                     (Zhu et al., SIGCOMM 2015)\n"
+    "  --cc-dilation F    DCQCN's timers x F, its rate steps / F (auto: the profile's line\n"
+    "                     rate, 100 or 40 Gbit/s, / --rate; 1: as the profile has them)\n"
     "  --path-mtu N       RoCE path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
     "  --timeout N        QP local ACK timeout exponent, 4.096 us * 2^N (default 20, NCCL's)\n"
     "  --retry N          QP retry count (default 7, NCCL's)\n"
@@ -84,7 +90,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
       "--delay",    "--reps",      "--timeout",    "--retry",    "--inject",   "--seed",
       "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in",  "--transport",
       "--lab",      "--nic-queue", "--agents",     "-s",         "--snaplen",  "-C",
-      "-W",         "--nak-delay", "--nak-react", NULL};
+      "-W",         "--nak-delay", "--nak-react", "--cc",       "--cc-profile",
+      "--cc-dilation", NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
@@ -95,6 +102,20 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   if (got) return got;
   if (!strcmp(w, "--synth")) {
     a->synth = v;
+  } else if (!strcmp(w, "--cc")) {
+    if (jct__cc_parse(v, &r->cc)) return bad(prog, "%s: '%s' is not none or dcqcn", w, v);
+  } else if (!strcmp(w, "--cc-dilation")) {
+    char *end;
+    double f = strtod(v, &end);
+    if (!strcmp(v, "auto"))
+      r->cc_dilation = 0;
+    else if (*end || !(f >= 1 && f <= 1e9))
+      return bad(prog, "%s: '%s' is not auto or a factor from 1 to 1e9", w, v);
+    else
+      r->cc_dilation = f;
+  } else if (!strcmp(w, "--cc-profile")) {
+    if (jct_dcqcn_profile_parse(v, &r->cc_profile))
+      return bad(prog, "%s: '%s' is not connectx or paper", w, v);
   } else if (!strcmp(w, "--schedule")) {
     a->schedule = v;
   } else if (!strcmp(w, "--ranks")) {

@@ -39,6 +39,10 @@
  * selects it with the switch's DSCP >> 3 map (26 >> 3 = 3). */
 #define JCT__DATA_PRIO 3
 #define JCT__DATA_DSCP 26
+/* The DSCP CNPs leave with: a ConnectX's default cnp_dscp 48 (priority 6
+ * with the same map, cnp_802p_prio 6), ahead of the data and never paused
+ * by PFC on priority 3. */
+#define JCT__CNP_DSCP 48
 
 /* What the session hands a backend to build on. */
 typedef struct {
@@ -79,11 +83,13 @@ typedef bool (*jct__backend_quiet_t)(const void *b);
  * session differences them around each repetition). */
 typedef void (*jct__backend_stats_t)(const void *b, jct_transport_stats_t *total);
 
-/* Each connection's retransmitted request packets so far (both ends of its
- * QP pair), into out[schedule->nconns]; NULL in the ops table when the
- * transport counts them per device only (verbs: Linux rxe's hw_counters
- * are per port). The session differences them around each repetition. */
-typedef void (*jct__backend_conn_retx_t)(const void *b, uint64_t *out);
+/* Each connection's counts so far (run.h: its retransmitted request
+ * packets, both ends of its QP pair; its sending QP's DCQCN rate cuts and
+ * time below the line rate), into out[schedule->nconns]; NULL in the ops
+ * table when the transport counts per device only (verbs: Linux rxe's
+ * hw_counters are per port). The session differences them around each
+ * repetition. */
+typedef void (*jct__backend_conn_counts_t)(const void *b, jct_conn_counts_t *out);
 
 /* Frames the ranks lost by the harness's own fault (sockets overrun, sends
  * refused): nonzero makes the run invalid. */
@@ -101,7 +107,7 @@ struct jct__backend_ops {
   jct__backend_failed_t failed;
   jct__backend_quiet_t quiet;
   jct__backend_stats_t stats;
-  jct__backend_conn_retx_t conn_retx; /* may be NULL (above) */
+  jct__backend_conn_counts_t conn_counts; /* may be NULL (above) */
   jct__backend_losses_t harness_losses;
   jct__backend_down_t down;
 };

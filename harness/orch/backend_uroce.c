@@ -26,6 +26,7 @@ typedef struct {
   /* The repetition whose retransmissions are being put into bins. */
   jct_rep_t *sampling;
   uint64_t rep_start_ns, next_sample_ns, retx_at_start;
+  jct_dcqcn_params_t dcqcn; /* the QPs', when the run's congestion control is DCQCN */
 } uroce_t;
 
 static void on_exec_timer(jct_timer_t *t, uint64_t now_ns) {
@@ -84,6 +85,10 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   jct__ranks_stats(u->ranks, &st);
   u->retx_at_start = st.retx_pkts;
   jct_fabric_start(u->fab, start);
+  /* Each repetition from the line rate, as QPs idle long enough to have
+   * recovered: a repetition does not inherit the previous one's cuts, so
+   * that baseline and faulted repetitions, interleaved, compare alike. */
+  jct__ranks_cc_reset(u->ranks);
   int rc = jct_exec_start(u->exec, start);
   jct__ranks_kick(u->ranks);
   /* The switch and the ranks are all this process's: while the repetition
@@ -131,8 +136,9 @@ static bool quiet(const void *b) {
 }
 
 static void stats(const void *b, jct_transport_stats_t *t) {
+  const uroce_t *u = b;
   jct_uroce_stats_t st;
-  jct__ranks_stats(((const uroce_t *)b)->ranks, &st);
+  jct__ranks_stats(u->ranks, &st);
   *t = (jct_transport_stats_t){.packets = st.tx_pkts,
                                .data_packets = st.tx_data_pkts,
                                .retx_packets = st.retx_pkts,
@@ -143,13 +149,17 @@ static void stats(const void *b, jct_transport_stats_t *t) {
                                .go_back_n = st.go_back_n,
                                .out_of_seq_packets = st.out_of_seq_pkts,
                                .dup_packets = st.dup_pkts,
+                               .cnps = st.tx_cnps,
+                               .nic_paused_ns = jct__ranks_nic_paused_ns(u->ranks),
                                .counted = JCT_TSTAT_ALL};
 }
 
-static void conn_retx(const void *b, uint64_t *out) {
+static void conn_counts(const void *b, jct_conn_counts_t *out) {
   const uroce_t *u = b;
-  for (uint32_t c = 0; c < u->o->schedule->nconns; c++)
-    out[c] = jct__ranks_conn_retx(u->ranks, c);
+  for (uint32_t c = 0; c < u->o->schedule->nconns; c++) {
+    out[c].retx_packets = jct__ranks_conn_retx(u->ranks, c);
+    jct__ranks_conn_cc(u->ranks, c, &out[c].rate_cuts, &out[c].below_line_rate_ns);
+  }
 }
 
 static uint64_t harness_losses(const void *b) {
@@ -171,7 +181,11 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   u->loop = env->loop;
   u->o = o;
   u->exec_timer.data = u;
+  jct_dcqcn_params(&u->dcqcn, o->cc_profile);
+  jct_dcqcn_dilate(&u->dcqcn, jct_run_cc_dilation(o));
   jct__ranks_opts_t ro = {.rate_bps = o->rate_bps,
+                          .dcqcn = jct_run_cc(o) == JCT_CC_DCQCN ? &u->dcqcn : NULL,
+                          .cnp_dscp = JCT__CNP_DSCP,
                           .nic_queue_pkts = o->nic_queue_pkts,
                           .nak_delay_ns = o->nak_delay_ns,
                           .nak_react_ns = o->nak_react_ns,
@@ -200,7 +214,7 @@ const struct jct__backend_ops jct__backend_uroce = {
     .failed = failed,
     .quiet = quiet,
     .stats = stats,
-    .conn_retx = conn_retx,
+    .conn_counts = conn_counts,
     .harness_losses = harness_losses,
     .down = down,
 };

@@ -213,10 +213,12 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
  * drops of first transmissions gave rcvd_seq_err 13 and
  * completer_retry_err 14, the 14th loss a message's last packet. rxe
  * counts neither the data packets it sends apart from its ACKs nor those
- * it sends again: those figures are absent. */
+ * it sends again, and has no congestion control (no CNPs); the agents do
+ * not add up their NICs' pauses: those figures are absent. */
 #define COUNTED                                                                                    \
   (JCT_TSTAT_ALL &                                                                                 \
-   ~(uint32_t)(JCT_TSTAT_DATA_PACKETS | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES))
+   ~(uint32_t)(JCT_TSTAT_DATA_PACKETS | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES |         \
+               JCT_TSTAT_CNPS | JCT_TSTAT_NIC_PAUSED))
 static void map_counters(const jct_dev_counters_t *d, jct_transport_stats_t *t) {
   memset(t, 0, sizeof *t);
   t->packets = jct_dev_counters_get(d, "sent_pkts");
@@ -358,7 +360,7 @@ const struct jct__backend_ops jct__backend_verbs = {
     .failed = failed,
     .quiet = quiet,
     .stats = stats,
-    .conn_retx = NULL, /* rxe counts per port, not per QP */
+    .conn_counts = NULL, /* rxe counts per port, not per QP */
     .harness_losses = harness_losses,
     .down = down,
 };

@@ -34,6 +34,8 @@ void jct_run_model(const jct_run_opts_t *o, jct_run_result_t *r) {
   double b_bytes_per_ns = r->goodput_bps / 8e9;
   if (is(sch, "all-to-all") || is(sch, "all-gather") || is(sch, "reduce-scatter"))
     r->model_ns = (n - 1) * r->alpha_ns + (n - 1) / n * s / b_bytes_per_ns;
+  else if (is(sch, "incast")) /* the receiver's link carries every sender's S */
+    r->model_ns = r->alpha_ns + (n - 1) * s / b_bytes_per_ns;
   else if (is(sch, "broadcast"))
     r->model_ns =
         (n - 1) * r->alpha_ns + ((n - 2) * broadcast_slot_bytes(sch) + s) / b_bytes_per_ns;

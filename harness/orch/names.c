@@ -24,6 +24,36 @@ int jct__transport_parse(const char *word, jct_transport_t *out) {
   return JCT_EINVAL;
 }
 
+static const char *const ccs[] = {
+    [JCT_CC_AUTO] = "auto",
+    [JCT_CC_NONE] = "none",
+    [JCT_CC_DCQCN] = "dcqcn",
+};
+
+const char *jct__cc_name(jct_cc_t cc) {
+  return (size_t)cc < sizeof ccs / sizeof *ccs ? ccs[cc] : "none";
+}
+
+int jct__cc_parse(const char *word, jct_cc_t *out) {
+  for (size_t i = JCT_CC_NONE; i < sizeof ccs / sizeof *ccs; i++)
+    if (!strcmp(word, ccs[i])) {
+      *out = (jct_cc_t)i;
+      return 0;
+    }
+  return JCT_EINVAL;
+}
+
+jct_cc_t jct_run_cc(const jct_run_opts_t *o) {
+  if (o->cc != JCT_CC_AUTO) return o->cc;
+  return o->ecn && o->transport == JCT_TRANSPORT_UROCE ? JCT_CC_DCQCN : JCT_CC_NONE;
+}
+
+double jct_run_cc_dilation(const jct_run_opts_t *o) {
+  if (o->cc_dilation > 0) return o->cc_dilation;
+  double f = o->rate_bps ? (double)jct_dcqcn_profile_rate_bps(o->cc_profile) / (double)o->rate_bps : 1;
+  return f > 1 ? f : 1;
+}
+
 const char *jct__watchdog_name(jct__watchdog_t w) {
   return w == JCT_WATCHDOG_DROP ? "drop" : w == JCT_WATCHDOG_FORWARD ? "forward" : "off";
 }

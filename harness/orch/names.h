@@ -19,6 +19,11 @@ const char *jct__transport_name(jct_transport_t t);
  * JCT_EINVAL (*out unchanged). */
 int jct__transport_parse(const char *word, jct_transport_t *out);
 
+/* "none", "dcqcn" (auto: "auto"). */
+const char *jct__cc_name(jct_cc_t cc);
+/* Exactly "none" or "dcqcn". Returns 0, or JCT_EINVAL (*out unchanged). */
+int jct__cc_parse(const char *word, jct_cc_t *out);
+
 /* "off", "drop", "forward". */
 const char *jct__watchdog_name(jct__watchdog_t w);
 

@@ -13,7 +13,7 @@ struct jct__qp_acc {
   uint32_t *first;  /* nconns + 1: connection c's ops are order[first[c] .. first[c + 1]) */
   uint32_t *order;  /* nops op ids, by connection, in schedule order within one */
   uint64_t *window; /* nconns: summed first post to last completion */
-  uint64_t *retx;   /* nconns, or NULL: not counted per QP */
+  jct_conn_counts_t *retx; /* nconns, or NULL: not counted per QP */
   uint64_t *ct;     /* nops * cap completion times: connection c's from first[c] * cap,
                        repetition by repetition */
 };
@@ -77,7 +77,11 @@ void jct__qp_acc_add(jct__qp_acc_t *a, const jct_rep_t *rep) {
       if (keep) ct[k] = t->done_ns > t->start_ns ? t->done_ns - t->start_ns : 0;
     }
     if (m && last_done > first_post) a->window[c] += last_done - first_post;
-    if (a->retx && rep->conn_retx) a->retx[c] += rep->conn_retx[c];
+    if (a->retx && rep->conn) {
+      a->retx[c].retx_packets += rep->conn[c].retx_packets;
+      a->retx[c].rate_cuts += rep->conn[c].rate_cuts;
+      a->retx[c].below_line_rate_ns += rep->conn[c].below_line_rate_ns;
+    }
   }
   a->reps++;
 }
@@ -108,7 +112,9 @@ int jct__qp_acc_figures(jct__qp_acc_t *a, jct_qp_figures_t **out) {
     f->completion_reps = kept;
     f->bw_bps = a->window[c] ? 8e9 * (double)f->bytes * a->reps / (double)a->window[c] : NAN;
     f->retx_counted = a->retx != NULL;
-    f->retx_packets = a->retx ? a->retx[c] : 0;
+    f->retx_packets = a->retx ? a->retx[c].retx_packets : 0;
+    f->rate_cuts = a->retx ? a->retx[c].rate_cuts : 0;
+    f->below_line_rate_ns = a->retx ? a->retx[c].below_line_rate_ns : 0;
     size_t n = (size_t)m * kept;
     if (!n) continue;
     uint64_t *v = a->ct + (size_t)lo * a->cap;

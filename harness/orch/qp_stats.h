@@ -29,12 +29,12 @@ typedef struct jct__qp_acc jct__qp_acc_t;
 /* For s (which must outlive it) and at most reps repetitions, keeping at
  * most max_samples completion times (JCT_QP_MAX_SAMPLES; at least one
  * repetition's are kept whatever it says); retx_counted: the repetitions
- * will carry conn_retx. Errors: JCT_ENOMEM. */
+ * will carry conn. Errors: JCT_ENOMEM. */
 int jct__qp_acc_new(jct__qp_acc_t **out, const jct_schedule_t *s, uint32_t reps,
                     uint32_t max_samples, bool retx_counted);
 
 /* Add a repetition that finished (rep->ok; others are ignored), from its
- * timing and conn_retx. */
+ * timing and conn. */
 void jct__qp_acc_add(jct__qp_acc_t *a, const jct_rep_t *rep);
 
 /* The figures, schedule->nconns of them in *out (malloc'd; the caller

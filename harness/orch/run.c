@@ -66,7 +66,25 @@ int jct_run_check(const jct_run_opts_t *o, char *err, size_t errlen) {
   if (o->ninject > JCT_RUN_MAX_INJECTORS)
     return jct__errf(err, errlen, JCT_EINVAL, "%u injectors: at most %u", o->ninject,
                      JCT_RUN_MAX_INJECTORS);
+  if (o->cc == JCT_CC_DCQCN && o->transport != JCT_TRANSPORT_UROCE)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--cc dcqcn: DCQCN runs in uroce's QPs; Linux rxe has no congestion control");
+  if ((unsigned)o->cc_profile > JCT_DCQCN_PAPER)
+    return jct__errf(err, errlen, JCT_EINVAL, "congestion-control profile %d: no such profile",
+                     (int)o->cc_profile);
   return 0;
+}
+
+double jct_jain_index(const jct_qp_figures_t *q, uint32_t n) {
+  double sum = 0, sq = 0;
+  uint32_t k = 0;
+  for (uint32_t c = 0; c < n; c++)
+    if (q[c].messages && q[c].reps && isfinite(q[c].bw_bps)) {
+      sum += q[c].bw_bps;
+      sq += q[c].bw_bps * q[c].bw_bps;
+      k++;
+    }
+  return k >= 2 && sq > 0 ? sum * sum / (k * sq) : NAN;
 }
 
 static void add_rep(jct_run_result_t *r, const jct_rep_t *rep) {
@@ -132,6 +150,7 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   if (h.harness_losses) invalid(r, h.harness_why);
   if (r->valid) statistics(o, r);
   if (r->valid && rc == 0 && jct__qp_acc_figures(qps, &r->qps)) invalid(r, "out of memory");
+  r->jain_index = r->qps ? jct_jain_index(r->qps, o->schedule->nconns) : NAN;
   jct__qp_acc_free(qps);
   jct__session_free(s);
   return rc;

@@ -43,7 +43,7 @@ struct jct__session {
   uint64_t bin_ns;
   jct__chain_t *chain;
   FILE *fault_log;
-  uint64_t *conn_before; /* nconns: the backend's per-connection retransmissions before a
+  jct_conn_counts_t *conn_before; /* nconns: the backend's per-connection counts before a
                             repetition; NULL when it does not count them */
   bool broken;           /* a repetition failed: no more */
   double cpu0;
@@ -130,7 +130,7 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   }
   if (!(rep->timing = calloc(sch->nops, sizeof *rep->timing))) return JCT_ENOMEM;
   jct__chain_set_rep(s->chain, index);
-  if (s->conn_before && !(rep->conn_retx = calloc(sch->nconns, sizeof *rep->conn_retx))) {
+  if (s->conn_before && !(rep->conn = calloc(sch->nconns, sizeof *rep->conn))) {
     jct__rep_clear(rep);
     return JCT_ENOMEM;
   }
@@ -140,7 +140,7 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   }
   snapshot_t before, after;
   snap(s, &before);
-  if (s->conn_before) s->ops->conn_retx(s->b, s->conn_before);
+  if (s->conn_before) s->ops->conn_counts(s->b, s->conn_before);
   /* Generous: 20 times the model, 10 s, every retry of one message
    * running out its timer twice over (4.096 us * 2^timeout each), and every
    * op's gap (a capture's pauses: compute, a test's TCP exchange), which
@@ -157,10 +157,13 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
   snap(s, &after);
-  if (rep->conn_retx) {
-    s->ops->conn_retx(s->b, rep->conn_retx);
-    for (uint32_t c = 0; c < sch->nconns; c++)
-      rep->conn_retx[c] -= s->conn_before[c];
+  if (rep->conn) {
+    s->ops->conn_counts(s->b, rep->conn);
+    for (uint32_t c = 0; c < sch->nconns; c++) {
+      rep->conn[c].retx_packets -= s->conn_before[c].retx_packets;
+      rep->conn[c].rate_cuts -= s->conn_before[c].rate_cuts;
+      rep->conn[c].below_line_rate_ns -= s->conn_before[c].below_line_rate_ns;
+    }
   }
   diff_u64(&rep->transport, &after.transport, &before.transport,
            offsetof(jct_transport_stats_t, counted));
@@ -245,9 +248,9 @@ uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out
 
 void jct__rep_clear(jct_rep_t *rep) {
   free(rep->timing);
-  free(rep->conn_retx);
+  free(rep->conn);
   rep->timing = NULL;
-  rep->conn_retx = NULL;
+  rep->conn = NULL;
 }
 
 void jct__session_free(jct__session_t *s) {
@@ -271,7 +274,7 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   s->ops = backends[o->transport];
   s->bin_ns = bin_ns;
   size_t nconns = o->schedule->nconns ? o->schedule->nconns : 1;
-  if (s->ops->conn_retx && !(s->conn_before = calloc(nconns, sizeof *s->conn_before))) {
+  if (s->ops->conn_counts && !(s->conn_before = calloc(nconns, sizeof *s->conn_before))) {
     free(s);
     return JCT_ENOMEM;
   }

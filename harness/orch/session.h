@@ -69,13 +69,13 @@ bool jct__session_loop_bound(const jct__session_health_t *h, double packet_time_
 uint32_t jct__session_counted(const jct__session_t *s);
 
 /* True when the backend counts retransmissions per connection: every
- * repetition then carries conn_retx (replay.h). */
+ * repetition then carries conn (replay.h). */
 bool jct__session_counts_per_qp(const jct__session_t *s);
 
 /* The injectors' identities (spec, kind, seed; stats zero). */
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max);
 
-void jct__rep_clear(jct_rep_t *rep); /* frees the timing and conn_retx */
+void jct__rep_clear(jct_rep_t *rep); /* frees the timing and conn */
 void jct__session_free(jct__session_t *s);
 
 #endif

@@ -177,6 +177,7 @@ void jct__scenario_case_opts(const jct__scenario_t *s, const jct__scenario_case_
   *o = s->run;
   o->pfc = c->pfc;
   o->ecn = c->ecn;
+  o->cc = c->cc;
   jct__watchdog_set(o, c->pfc_watchdog);
   o->inject = (const char *const *)c->inject;
   o->ninject = c->ninject;

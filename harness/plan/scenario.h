@@ -45,7 +45,7 @@
 typedef enum { JCT_SCEN_SYNTH, JCT_SCEN_TRACE, JCT_SCEN_SCHEDULE } jct__scenario_source_t;
 
 /* One fault case, after sweep expansion. Its fabric switches (pfc, ecn,
- * pfc_watchdog) are the scenario's unless the case overrides them. */
+ * cc, pfc_watchdog) are the scenario's unless the case overrides them. */
 typedef struct {
   char *name;
   char **inject; /* ninject spec strings, in chain order */
@@ -53,6 +53,7 @@ typedef struct {
   bool trace_faults;    /* faults: trace (the trace's own losses come first) */
   jct__budget_t budget; /* zeros: no budget */
   bool pfc, ecn;
+  jct_cc_t cc;
   jct__watchdog_t pfc_watchdog;
   char *sweep_key;    /* NULL: not part of a sweep */
   char *sweep_text;   /* the value as written ("1e-4", "50us") */

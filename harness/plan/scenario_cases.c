@@ -23,6 +23,7 @@ typedef struct {
   bool trace_faults;
   jct__budget_t budget;
   bool pfc, ecn;
+  jct_cc_t cc;
   jct__watchdog_t wd;
 } case_in_t;
 
@@ -81,6 +82,7 @@ static int expand_one(const jct__sc_ctx_t *c, const yaml_node_t *n, const case_i
                             .budget = in->budget,
                             .pfc = in->pfc,
                             .ecn = in->ecn,
+                            .cc = in->cc,
                             .pfc_watchdog = in->wd,
                             .line = (uint32_t)n->start_mark.line + 1};
   k.inject = calloc(in->nspecs ? in->nspecs : 1, sizeof *k.inject);
@@ -188,7 +190,11 @@ int jct__sc_parse_case(const jct__sc_ctx_t *c, yaml_node_t *n, uint32_t index) {
   if (rc) return rc;
   char lb[200];
   case_in_t in = {
-      .index = index + 1, .pfc = s->run.pfc, .ecn = s->run.ecn, .wd = jct__watchdog_of(&s->run)};
+      .index = index + 1,
+      .pfc = s->run.pfc,
+      .ecn = s->run.ecn,
+      .cc = s->run.cc,
+      .wd = jct__watchdog_of(&s->run)};
   const yaml_node_t *budget_node = NULL;
   JCT_SC_FOR_PAIRS(c, n, k, kn, v) {
     if (!strcmp(k, "name")) {
@@ -227,11 +233,13 @@ int jct__sc_parse_case(const jct__sc_ctx_t *c, yaml_node_t *n, uint32_t index) {
       rc = jct__sc_bool(c, v, k, &in.ecn);
     } else if (!strcmp(k, "pfc_watchdog")) {
       rc = jct__sc_watchdog(c, v, k, &in.wd);
+    } else if (!strcmp(k, "cc")) {
+      rc = jct__sc_cc(c, v, k, &in.cc);
     } else {
       return jct__sc_at(
           c, kn,
           "case: unknown key '%s' (name, inject, faults, max_degradation, max_jct, pfc, "
-          "ecn, pfc_watchdog)",
+          "ecn, cc, pfc_watchdog)",
           k);
     }
     if (rc) return rc;

@@ -60,6 +60,8 @@ int jct__sc_time(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, ui
 int jct__sc_double(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, double *out);
 int jct__sc_watchdog(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k,
                      jct__watchdog_t *out);
+/* Congestion control: none or dcqcn. */
+int jct__sc_cc(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, jct_cc_t *out);
 
 /* The mapping's keys: each a plain value, none twice. what names the
  * mapping in messages ("scenario", "synth", "case"). */

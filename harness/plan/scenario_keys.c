@@ -161,6 +161,20 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       rc = jct__sc_bool(c, v, k, &s->run.pfc);
     } else if (!strcmp(k, "ecn")) {
       rc = jct__sc_bool(c, v, k, &s->run.ecn);
+    } else if (!strcmp(k, "cc")) {
+      rc = jct__sc_cc(c, v, k, &s->run.cc);
+    } else if (!strcmp(k, "cc_profile")) {
+      const char *w;
+      if (!(rc = jct__sc_scalar(c, v, k, &w)) && jct_dcqcn_profile_parse(w, &s->run.cc_profile))
+        rc = jct__sc_at(c, v, "cc_profile: '%s' is not connectx or paper", w);
+    } else if (!strcmp(k, "cc_dilation")) {
+      const char *w;
+      if (!(rc = jct__sc_scalar(c, v, k, &w)) && strcmp(w, "auto")) {
+        if (!(rc = jct__sc_double(c, v, k, &s->run.cc_dilation)) &&
+            !(s->run.cc_dilation >= 1 && s->run.cc_dilation <= 1e9))
+          rc = jct__sc_at(c, v, "cc_dilation: %g is not auto or a factor from 1 to 1e9",
+                          s->run.cc_dilation);
+      }
     } else if (!strcmp(k, "pfc_watchdog")) {
       jct__watchdog_t w;
       if (!(rc = jct__sc_watchdog(c, v, k, &w))) jct__watchdog_set(&s->run, w);
@@ -190,9 +204,8 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       rc = jct__sc_at(
           c, kn,
           "unknown key '%s' (name, description, synth, trace, schedule, transport, rate, "
-          "captured_rate, delay, mtu, path_mtu, pfc, ecn, pfc_watchdog, nak_delay, nak_react, timeout, "
-          "retry, reps, lab, "
-          "seed, scale, cases)",
+          "captured_rate, delay, mtu, path_mtu, pfc, ecn, cc, cc_profile, cc_dilation, "
+          "pfc_watchdog, nak_delay, nak_react, timeout, retry, reps, lab, seed, scale, cases)",
           k);
     }
     if (rc) return rc;

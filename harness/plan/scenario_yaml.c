@@ -127,6 +127,14 @@ int jct__sc_watchdog(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k
   return jct__sc_at(c, n, "%s: '%s' is not false, true, drop or forward", k, v);
 }
 
+int jct__sc_cc(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, jct_cc_t *out) {
+  const char *v;
+  int rc = jct__sc_scalar(c, n, k, &v);
+  if (rc) return rc;
+  if (jct__cc_parse(v, out)) return jct__sc_at(c, n, "%s: '%s' is not none or dcqcn", k, v);
+  return 0;
+}
+
 int jct__sc_check_keys(const jct__sc_ctx_t *c, const yaml_node_t *map, const char *what) {
   for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
     const yaml_node_t *k = jct__sc_node(c, p->key);

@@ -195,6 +195,16 @@ static void one_case(FILE *out, const json_t *c, size_t index, bool all_qps) {
           jct__rfmt_count(c, "transport.timeouts", s[3], 32),
           jct__rfmt_count(c, "transport.cnps", s[4], 32));
   fprintf(out, "  %-16s %s\n", "paused (PFC)", jct__rfmt_ns(c, "paused_ns", s[0], 32));
+  if (jct__rnum(c, "transport.nic_paused_ns", &v)) /* uroce: the ranks' NICs, by the switch */
+    fprintf(out, "  %-16s %s baseline, %s faulted (summed over ranks)\n", "NICs paused",
+            jct__rfmt_ns(c, "baseline_transport.nic_paused_ns", s[0], 32),
+            jct__rfmt_ns(c, "transport.nic_paused_ns", s[1], 32));
+  const char *cc = jct__rstr(c, "cc");
+  if (cc && !strcmp(cc, "dcqcn") && jct__rnum(c, "cc_dilation", &v))
+    fprintf(out, "  %-16s DCQCN (%s, parameters dilated x%.0f); CNPs %s baseline, %s faulted\n",
+            "congestion", jct__rstr(c, "cc_profile") ? jct__rstr(c, "cc_profile") : "?", v,
+            jct__rfmt_count(c, "baseline_transport.cnps", s[2], 32),
+            jct__rfmt_count(c, "transport.cnps", s[3], 32));
   device_counters(out, c);
   drops(out, c);
   critical_path(out, c);

@@ -31,6 +31,17 @@ static json_t *u64(uint64_t v) {
   return json_integer((json_int_t)v);
 }
 
+/* The congestion control o runs: "cc" ("none", "dcqcn"), and for DCQCN
+ * its "cc_profile" and "cc_dilation" (null without). */
+static void cc_json(json_t *o, const jct_run_opts_t *r) {
+  if (!o) return;
+  bool dcqcn = jct_run_cc(r) == JCT_CC_DCQCN;
+  json_object_set_new(o, "cc", json_string(jct__cc_name(jct_run_cc(r))));
+  json_object_set_new(o, "cc_profile",
+                      dcqcn ? json_string(jct_dcqcn_profile_name(r->cc_profile)) : json_null());
+  json_object_set_new(o, "cc_dilation", dcqcn ? json_real(jct_run_cc_dilation(r)) : json_null());
+}
+
 json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
                         const jct__result_input_t *in) {
   const jct_schedule_t *s = o->schedule;
@@ -66,6 +77,7 @@ json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
   /* Where a capture's replay took its fabric figures from (replay_profile.h). */
   if (doc)
     json_object_set(doc, "replay_profile", in->replay_profile ? in->replay_profile : json_null());
+  if (doc) cc_json(json_object_get(doc, "fabric"), o);
   return doc;
 }
 
@@ -93,15 +105,15 @@ static json_t *figure(const jct_transport_stats_t *t, uint32_t bit, uint64_t v) 
 }
 
 json_t *jct__transport_json(const jct_transport_stats_t *t) {
-  /* cnps: null until a transport reacts to congestion (no DCQCN yet), so
-   * none counts the CNPs it receives. */
   return json_pack(
-      "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:n}", "packets", figure(t, JCT_TSTAT_PACKETS, t->packets),
+      "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "packets", figure(t, JCT_TSTAT_PACKETS, t->packets),
       "data_packets", figure(t, JCT_TSTAT_DATA_PACKETS, t->data_packets), "retransmitted_packets",
       figure(t, JCT_TSTAT_RETX_PACKETS, t->retx_packets), "retransmitted_bytes",
       figure(t, JCT_TSTAT_RETX_BYTES, t->retx_bytes), "naks", figure(t, JCT_TSTAT_NAKS, t->naks),
       "timeouts", figure(t, JCT_TSTAT_TIMEOUTS, t->timeouts), "duplicate_packets",
-      figure(t, JCT_TSTAT_DUP_PACKETS, t->dup_packets), "cnps");
+      figure(t, JCT_TSTAT_DUP_PACKETS, t->dup_packets), "cnps",
+      figure(t, JCT_TSTAT_CNPS, t->cnps), "nic_paused_ns",
+      figure(t, JCT_TSTAT_NIC_PAUSED, t->nic_paused_ns));
 }
 
 /* The RDMA devices' own counters (verbs), or null (uroce). */
@@ -189,6 +201,7 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
     json_array_append_new(inject, json_string(m->inject[i]));
   jct__verdict_kind_t v = jct__verdict_of(r, &m->budget);
   json_t *c = json_pack("{s:s,s:o}", "name", m->name, "inject", inject);
+  cc_json(c, o); /* a case may run its own */
   json_object_set_new(c, "sweep",
                       m->sweep_key
                           ? json_pack("{s:s,s:f}", "key", m->sweep_key, "value", m->sweep_value)

@@ -75,7 +75,8 @@ json_t *jct__qps_json(const jct_schedule_t *s, const jct_qp_figures_t *base,
 /* Append one case (the replay's figures, judged against meta->budget). */
 /* A transport's counts as JSON ({"packets", "data_packets",
  * "retransmitted_packets", "retransmitted_bytes", "naks", "timeouts",
- * "duplicate_packets", "cnps"}), null where it does not count (t->counted). */
+ * "duplicate_packets", "cnps", "nic_paused_ns"}), null where it does not
+ * count (t->counted). */
 json_t *jct__transport_json(const jct_transport_stats_t *t);
 
 int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result_input_t *in,

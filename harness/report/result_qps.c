@@ -19,6 +19,9 @@ static void side(json_t *o, const jct_qp_figures_t *q) {
   json_object_set_new(o, "completion_max_ns", u64_or_null(timed, q->completion_max_ns));
   json_object_set_new(o, "retransmitted_packets",
                       u64_or_null(ran && q->retx_counted, q->retx_packets));
+  json_object_set_new(o, "rate_cuts", u64_or_null(ran && q->retx_counted, q->rate_cuts));
+  json_object_set_new(o, "time_below_line_rate_ns",
+                      u64_or_null(ran && q->retx_counted, q->below_line_rate_ns));
 }
 
 json_t *jct__qps_json(const jct_schedule_t *s, const jct_qp_figures_t *base,

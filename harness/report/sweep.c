@@ -30,6 +30,14 @@ void jct__sweep_print_header(FILE *f, const jct__sweep_info_t *in) {
           in->algorithm, in->ranks, in->channels, in->channels == 1 ? "" : "s",
           jct__fmt_rate(o->rate_bps, b1, sizeof b1), jct__fmt_ns(o->prop_delay_ns, b2, sizeof b2),
           transport_words(o), o->path_mtu_bytes ? o->path_mtu_bytes : 4096, o->pfc ? "on" : "off");
+  if (o->ecn || jct_run_cc(o) != JCT_CC_NONE) {
+    fprintf(f, "# ECN %s, congestion control %s", o->ecn ? "on" : "off",
+            jct__cc_name(jct_run_cc(o)));
+    if (jct_run_cc(o) == JCT_CC_DCQCN)
+      fprintf(f, " (%s, parameters dilated x%.0f)", jct_dcqcn_profile_name(o->cc_profile),
+              jct_run_cc_dilation(o));
+    fprintf(f, "\n");
+  }
   if (o->ninject) {
     fprintf(f,
             "# each size: %u warm-up, then %u baseline and %u faulted repetitions interleaved; "
@@ -153,7 +161,7 @@ json_t *jct__sweep_json(const jct__sweep_info_t *in, const jct__sweep_row_t *row
     json_array_append_new(inject, json_string(o->inject[i]));
   for (uint32_t i = 0; i < n; i++)
     json_array_append_new(sizes, row_json(&rows[i]));
-  return json_pack(
+  json_t *doc = json_pack(
       "{s:i,s:{s:s,s:I,s:I,s:s,s:s,s:I,s:I,s:b,s:I,s:I,s:I,s:I,s:o},s:o,s:{s:o,s:o},s:n}",
       "jctlab_sweep", 1, "config", "algorithm", in->algorithm, "ranks", (json_int_t)in->ranks,
       "channels", (json_int_t)in->channels, "type", "float", "transport",
@@ -163,6 +171,12 @@ json_t *jct__sweep_json(const jct__sweep_info_t *in, const jct__sweep_row_t *row
       "warmup", (json_int_t)o->warmup, "seed", (json_int_t)o->seed, "inject", inject, "sizes",
       sizes, "avg_busbw_gbps", "baseline", num_or_null(avg_busbw(rows, n, false)), "faulted",
       o->ninject ? num_or_null(avg_busbw(rows, n, true)) : json_null(), "interrupted");
+  json_t *cfg = doc ? json_object_get(doc, "config") : NULL;
+  if (cfg) {
+    json_object_set_new(cfg, "ecn", json_boolean(o->ecn));
+    json_object_set_new(cfg, "cc", json_string(jct__cc_name(jct_run_cc(o))));
+  }
+  return doc;
 }
 
 void jct__sweep_row_free(jct__sweep_row_t *row) {

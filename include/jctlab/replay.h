@@ -54,9 +54,8 @@ typedef struct {
   uint64_t jct_ns;
   jct_op_timing_t *timing;         /* schedule->nops of them, from the repetition's start; owned */
   jct_transport_stats_t transport; /* counters moved by this repetition and its drain */
-  uint64_t *conn_retx;    /* schedule->nconns: each connection's retransmitted packets (both
-                             ends) in the same span; NULL where the transport does not count
-                             them per QP (verbs); owned */
+  jct_conn_counts_t *conn; /* schedule->nconns: each connection's counts in the same span;
+                              NULL where the transport does not count per QP (verbs); owned */
   jct_dev_counters_t dev; /* verbs: the devices' counters (n 0 on uroce) */
   jct_switch_totals_t fabric;
   uint64_t paused_ns;

@@ -16,7 +16,9 @@
  * ring in chunks (schedule.h): T = (N-1)·α + ((N-2)·c + S)/B, with c the
  * bytes the root sends first (one chunk per channel): the first chunk
  * takes N-1 hops, and the root's link carries all S. With one chunk
- * (S up to 512 KiB a channel) that is (N-1)·(α + S/B), no pipeline.
+ * (S up to 512 KiB a channel) that is (N-1)·(α + S/B), no pipeline;
+ * incast (S from each of N-1 senders to one receiver, whose link is the
+ * bottleneck): T = α + (N-1)·S/B.
  *
  * A run is invalid, never reported as a result, when the harness lost
  * frames by its own fault (pcap_inject refused, kernel buffers overran) or
@@ -31,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "jctlab/dcqcn.h"
 #include "jctlab/injector.h"
 #include "jctlab/schedule.h"
 #include "jctlab/switch.h"
@@ -40,6 +43,12 @@
  * in rank agents, over soft-RoCE (Linux rxe) in the lab's VMs or a real
  * NIC (DESIGN.md, "Ranks and transports" and decision 7). */
 typedef enum { JCT_TRANSPORT_UROCE, JCT_TRANSPORT_VERBS } jct_transport_t;
+
+/* Congestion control in the ranks' QPs: auto (0) is DCQCN when the switch
+ * marks ECN (ecn) and the transport is uroce, else none; none: ECN-CE is
+ * ignored; DCQCN (include/jctlab/dcqcn.h): uroce only (Linux rxe has no
+ * congestion control). */
+typedef enum { JCT_CC_AUTO = 0, JCT_CC_NONE, JCT_CC_DCQCN } jct_cc_t;
 
 typedef struct {
   const jct_schedule_t *schedule;
@@ -61,6 +70,10 @@ typedef struct {
   uint8_t retry_cnt;         /* (NCCL: 7) */
   bool pfc;                  /* PFC on the data priority */
   bool ecn;                  /* ECN marking on the data priority (thresholds in fabric.h) */
+  jct_cc_t cc;               /* congestion control (auto: DCQCN with ecn on uroce) */
+  jct_dcqcn_profile_t cc_profile; /* DCQCN's parameters (0: ConnectX's defaults) */
+  double cc_dilation; /* DCQCN's parameters dilated by this (jct_dcqcn_dilate); 0: the
+                         profile's rate / rate_bps (at least 1); 1: as the profile has them */
   bool pfc_watchdog;         /* the switch's PFC watchdog (200 ms detection and restoration) */
   bool watchdog_forward;     /* its action: forward instead of drop */
   bool no_skip;              /* uroce: keep real time, never skip idle time (clock.h) */
@@ -95,6 +108,9 @@ typedef struct {
   uint64_t go_back_n;          /* restarts of the send stream (NAK or timeout) */
   uint64_t out_of_seq_packets; /* responder: PSN above the expected one */
   uint64_t dup_packets;        /* responder: PSN below the expected one */
+  uint64_t cnps;               /* CNPs sent by notification points (DCQCN) */
+  uint64_t nic_paused_ns;      /* time the ranks' NICs were paused by PFC frames from the
+                                  switch, summed over ranks */
   uint32_t counted;            /* JCT_TSTAT_* bits */
 } jct_transport_stats_t;
 
@@ -109,8 +125,16 @@ enum {
   JCT_TSTAT_GO_BACK_N = 1u << 7,
   JCT_TSTAT_OUT_OF_SEQ_PACKETS = 1u << 8,
   JCT_TSTAT_DUP_PACKETS = 1u << 9,
-  JCT_TSTAT_ALL = (1u << 10) - 1,
+  JCT_TSTAT_CNPS = 1u << 10,
+  JCT_TSTAT_NIC_PAUSED = 1u << 11,
+  JCT_TSTAT_ALL = (1u << 12) - 1,
 };
+
+/* The congestion control o runs (auto resolved): JCT_CC_NONE or
+ * JCT_CC_DCQCN. */
+jct_cc_t jct_run_cc(const jct_run_opts_t *o);
+/* The dilation of DCQCN's parameters o runs with (cc_dilation resolved). */
+double jct_run_cc_dilation(const jct_run_opts_t *o);
 
 /* Add x's figures to sum's (counted: either's). */
 void jct_transport_stats_add(jct_transport_stats_t *sum, const jct_transport_stats_t *x);
@@ -141,8 +165,17 @@ void jct_transport_stats_add(jct_transport_stats_t *sum, const jct_transport_sta
  *   repetitions, where retx_counted: uroce counts it per QP; an RDMA device
  *   counts per port (Linux rxe's hw_counters), so over verbs it is absent
  *   (null in JSON), not zero. The per-QP figures then add up to the run's
- *   transport total. */
+ *   transport total. rate_cuts and below_line_rate_ns (DCQCN, below) are
+ *   per QP on the same terms. */
 #define JCT_QP_MAX_SAMPLES (1u << 24)
+
+/* What a transport counts per connection (uroce; verbs counts per device). */
+typedef struct {
+  uint64_t retx_packets;       /* request packets sent again, both ends */
+  uint64_t rate_cuts;          /* DCQCN: CNPs that cut the sending QP's rate */
+  uint64_t below_line_rate_ns; /* DCQCN: time the sending QP's rate was below the line rate */
+} jct_conn_counts_t;
+
 typedef struct {
   uint64_t bytes;    /* the schedule's bytes on this connection, per repetition */
   uint32_t messages; /* its ops, per repetition */
@@ -150,6 +183,12 @@ typedef struct {
   double bw_bps;
   uint64_t completion_p50_ns, completion_p99_ns, completion_max_ns;
   uint64_t retx_packets;
+  /* DCQCN, summed over the repetitions like retx_packets and counted with
+   * it: the CNPs that cut the sending QP's rate (rate_cuts), and the time
+   * its rate spent below the line rate (below_line_rate_ns; a time a rate
+   * cut leaves below the line rate when the repetition ends counts up to
+   * the QP's latest packet or timer); 0 without congestion control. */
+  uint64_t rate_cuts, below_line_rate_ns;
   bool retx_counted;
 } jct_qp_figures_t;
 
@@ -183,6 +222,7 @@ typedef struct {
   jct_run_injector_t injectors[JCT_RUN_MAX_INJECTORS];
   jct_qp_figures_t *qps; /* schedule->nconns, by connection; NULL when the run is
                             invalid. Owned: jct_run_result_free() */
+  double jain_index;     /* jct_jain_index() over qps; NaN when invalid or under 2 QPs */
 } jct_run_result_t;
 
 /* What jct_run() and jct_replay() refuse before building anything, for a
@@ -192,6 +232,12 @@ typedef struct {
  * over JCT_ROCE_MAX_MSG_BYTES (2^31, roce.h); too many injectors. Returns
  * 0 or JCT_EINVAL (err says which). */
 int jct_run_check(const jct_run_opts_t *o, char *err, size_t errlen);
+
+/* Jain's fairness index (Jain, Chiu & Hawe, DEC-TR-301, 1984) over the
+ * bandwidths (bw_bps) of the n connections that carried messages:
+ * (sum x)^2 / (k * sum x^2) for k of them, 1 when all are equal, 1/k when
+ * one takes everything. NaN under two such connections. */
+double jct_jain_index(const jct_qp_figures_t *q, uint32_t n);
 
 /* Run. Returns 0 with *res filled (res->valid says whether it may be
  * reported; free it with jct_run_result_free), or JCT_EINVAL (bad options:

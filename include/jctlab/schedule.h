@@ -116,7 +116,9 @@ int jct_schedule_save(const jct_schedule_t *s, const char *path, char *err, size
  *   "broadcast": NCCL's ring broadcast from rank 0 down 0 -> 1 -> ... ->
  *      N-1, pipelined in chunks of 512 KiB per channel (NCCL's Simple
  *      protocol: 4 MiB buffers in 8 steps, one step a chunk); rank h
- *      forwards chunk j after receiving it; step = j + h.
+ *      forwards chunk j after receiving it; step = j + h;
+ *   "incast": ranks 1..N-1 each send S bytes (split over the channels) to
+ *      rank 0 at once, no deps: N-1 senders, one receiver.
  * nccl-tests' spellings "allgather", "reducescatter" and "alltoall" are
  * taken too; the schedule records the names above.
  * Errors: JCT_EINVAL (unknown algorithm, nranks < 2, bytes too small for
@@ -140,7 +142,8 @@ int jct_schedule_scale(jct_schedule_t *s, double factor, char *err, size_t errle
 /* Bus bandwidth factor for nccl-tests' busbw = algbw * factor, by the
  * schedule's algorithm: AllReduce 2(N-1)/N (ring, tree, halving-doubling,
  * and any other name, a captured schedule's included); all-to-all,
- * all-gather and reduce-scatter (N-1)/N; broadcast 1. */
+ * all-gather and reduce-scatter (N-1)/N; broadcast 1; incast N-1 (not
+ * nccl-tests': busbw is then the receiver's link load, (N-1)·S / JCT). */
 double jct_schedule_busbw_factor(const jct_schedule_t *s);
 
 void jct_schedule_free(jct_schedule_t *s);

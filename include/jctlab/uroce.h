@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jctlab/dcqcn.h"
 #include "jctlab/decode.h" /* jct_addr_t */
 #include "jctlab/roce.h"
 
@@ -52,6 +53,10 @@
 #define JCT_UROCE_CTS_BYTES 64              /* NCCL's clear-to-send: one 64-byte RDMA WRITE */
 #define JCT_UROCE_TIMEOUT_UNIT_NS 4096      /* local ACK timeout = 4.096 us * 2^timeout */
 #define JCT_UROCE_ACK_CREDIT_UNLIMITED 0x1f /* AETH syndrome of an ACK, as rxe sends */
+/* What a packet holds the link for besides its UDP payload, as the rate
+ * limiter counts it: UDP 8, IPv4 20 (IPv6 40), Ethernet 14, and 24 of
+ * preamble, FCS and gap. */
+#define JCT_UROCE_WIRE_OVERHEAD_BYTES (8 + 20 + 14 + 24)
 /* Largest UDP payload a QP with a 4096-byte path MTU produces:
  * BTH + RETH + ImmDt + 4096 + ICRC. */
 #define JCT_UROCE_MAX_PACKET_BYTES                                                                 \
@@ -103,6 +108,14 @@ typedef struct {
   /* Rank-level pause (PFC), owned by the caller and shared by its QPs: while
    * now_ns < *paused_until_ns the QP transmits nothing. NULL: never paused. */
   const uint64_t *paused_until_ns;
+  /* Congestion control (include/jctlab/dcqcn.h): NULL, none (ECN-CE is
+   * ignored, CNPs are counted and ignored); else DCQCN with these
+   * parameters (copied): the responder answers CE-marked requests with
+   * CNPs, the requester cuts its rate on CNPs and paces its request
+   * packets at its current rate below line_rate_bps (the link's rate,
+   * > 0 with dcqcn). */
+  const jct_dcqcn_params_t *dcqcn;
+  uint64_t line_rate_bps;
   jct_uroce_cb cb; /* may be NULL */
   void *data;      /* the caller's; jct_uroce_data() */
 } jct_uroce_cfg_t;
@@ -137,6 +150,11 @@ typedef struct {
   uint64_t rx_bad_op_seq;         /* opcode out of order in a message (dropped) */
   uint64_t msgs_sent, msgs_recv;  /* SEND_DONE successes, RECV events */
   uint64_t window_stalls;         /* next_packet calls refused because the window was full */
+  uint64_t rx_ce_pkts;            /* responder: requests that arrived ECN-CE marked */
+  uint64_t tx_cnps, rx_cnps;      /* CNPs sent (notification point) and received */
+  uint64_t rate_cuts;             /* requester (DCQCN): CNPs that cut its rate */
+  uint64_t below_line_rate_ns;    /* requester (DCQCN): time its rate was below the line
+                                     rate, up to the QP's latest call */
 } jct_uroce_stats_t;
 
 /* What jct_uroce_rx() did with a packet. */
@@ -176,9 +194,14 @@ size_t jct_uroce_next_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, 
  * in the ICRC). Never fails; the result says what happened. */
 jct_uroce_rx_t jct_uroce_rx(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t len, uint16_t udp_sport,
                             uint64_t now_ns);
+/* The same with the IP header's ECN field (RFC 3168: 3 is CE), which the
+ * notification point answers with a CNP. jct_uroce_rx() is this with 0. */
+jct_uroce_rx_t jct_uroce_rx_ecn(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t len,
+                                uint16_t udp_sport, uint8_t ecn, uint64_t now_ns);
 
 /* When to call jct_uroce_on_timer() (the retransmit timer) or to try
- * jct_uroce_next_packet() again (end of a pause with something to send).
+ * jct_uroce_next_packet() again (end of a pause, or the rate limiter's
+ * next slot, with something to send).
  * UINT64_MAX: nothing due. */
 uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp);
 void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns);
@@ -188,6 +211,13 @@ bool jct_uroce_in_error(const jct_uroce_qp_t *qp);
 uint16_t jct_uroce_udp_sport(const jct_uroce_qp_t *qp);
 size_t jct_uroce_max_packet_bytes(const jct_uroce_qp_t *qp);
 uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp);
+/* DCQCN back to the line rate (jct_dcqcn_rp_reset; the notification
+ * point's CNP interval starts afresh), its counters kept; nothing without
+ * congestion control. */
+void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns);
+/* The requester's current rate (DCQCN's Rc), or line_rate_bps (0 without
+ * congestion control). */
+uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp);
 void *jct_uroce_data(const jct_uroce_qp_t *qp);
 
 /* The BTH destination QP of a received payload (to pick the QP), or

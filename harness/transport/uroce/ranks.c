@@ -40,6 +40,7 @@ struct rank {
   uint32_t *eps; /* endpoint indices */
   uint32_t neps, rr;
   uint64_t next_tx_ns, paused_until_ns;
+  uint64_t paused_ns; /* PFC pause time, each pause counted to its (latest) end */
   /* The NIC's transmit queue (opts.nic_queue_pkts > 0): packets the QPs
    * handed over and the link has not sent yet, oldest first. */
   uint8_t (*q)[JCT_UROCE_MAX_PACKET_BYTES];
@@ -104,6 +105,28 @@ static size_t next_packet(rank_t *k, uint64_t now, uint8_t *buf, endpoint_t **ep
   return 0;
 }
 
+/* A CNP leaves at the CNP DSCP (IP_TOS for this datagram only), the rest
+ * with the socket's TOS. */
+static ssize_t send_pkt(rank_t *k, endpoint_t *ep, const uint8_t *pkt, size_t len) {
+  if (!(len && pkt[0] == JCT_OP_CNP && k->R->opts.cnp_dscp))
+    return sendto(k->fd, pkt, len, 0, (struct sockaddr *)&ep->peer, ep->peerlen);
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof u);
+  struct iovec iov = {(void *)pkt, len};
+  struct msghdr m = {.msg_name = &ep->peer, .msg_namelen = ep->peerlen, .msg_iov = &iov,
+                     .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+  c->cmsg_level = IPPROTO_IP;
+  c->cmsg_type = IP_TOS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  int tos = k->R->opts.cnp_dscp << 2;
+  memcpy(CMSG_DATA(c), &tos, sizeof tos);
+  return sendmsg(k->fd, &m, 0);
+}
+
 /* With a transmit queue, the QPs hand over packets as soon as there is
  * room, whatever the link's pace, as rxe hands skbs to the kernel: what is
  * queued goes out even after a NAK rewinds its QP. */
@@ -152,7 +175,7 @@ static void service(rank_t *k, uint64_t now) {
     } else if (!(len = next_packet(k, now, R->tx, &ep))) {
       break;
     }
-    if (sendto(k->fd, pkt, len, 0, (struct sockaddr *)&ep->peer, ep->peerlen) != (ssize_t)len)
+    if (send_pkt(k, ep, pkt, len) != (ssize_t)len)
       R->send_failures++;
     else
       jct_clock_flight(R->clock, 1); /* until the switch reads it (clock.h) */
@@ -226,6 +249,14 @@ void jct__ranks_attach(jct__ranks_t *R, jct_exec_t *e) {
   R->exec = e;
 }
 
+/* The ECN field of a received datagram (IP_RECVTOS), 0 when absent. */
+static uint8_t ecn_of(struct msghdr *m) {
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS && c->cmsg_len >= CMSG_LEN(1))
+      return CMSG_DATA(c)[0] & 3;
+  return 0;
+}
+
 static void on_socket(uv_poll_t *h, int status, int events) {
   (void)events;
   rank_t *k = h->data;
@@ -234,13 +265,22 @@ static void on_socket(uv_poll_t *h, int status, int events) {
   struct mmsghdr msgs[RECV_BATCH];
   struct iovec iov[RECV_BATCH];
   struct sockaddr_in from[RECV_BATCH];
-  for (int i = 0; i < RECV_BATCH; i++) {
-    iov[i] = (struct iovec){R->buf[i], sizeof R->buf[i]};
-    msgs[i].msg_hdr = (struct msghdr){
-        .msg_name = &from[i], .msg_namelen = sizeof from[i], .msg_iov = &iov[i], .msg_iovlen = 1};
-  }
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } ctl[RECV_BATCH];
   int n;
-  while ((n = recvmmsg(k->fd, msgs, RECV_BATCH, MSG_DONTWAIT, NULL)) > 0) {
+  for (;;) {
+    for (int i = 0; i < RECV_BATCH; i++) {
+      iov[i] = (struct iovec){R->buf[i], sizeof R->buf[i]};
+      msgs[i].msg_hdr = (struct msghdr){.msg_name = &from[i],
+                                        .msg_namelen = sizeof from[i],
+                                        .msg_iov = &iov[i],
+                                        .msg_iovlen = 1,
+                                        .msg_control = ctl[i].buf,
+                                        .msg_controllen = sizeof ctl[i].buf};
+    }
+    if ((n = recvmmsg(k->fd, msgs, RECV_BATCH, MSG_DONTWAIT, NULL)) <= 0) break;
     jct_clock_flight(R->clock, -n); /* the switch counted them out (clock.h) */
     uint64_t now = jct_now_ns();
     for (int i = 0; i < n; i++) {
@@ -250,7 +290,8 @@ static void on_socket(uv_poll_t *h, int status, int events) {
       if (qpn == UINT32_MAX || qpn < JCT__UROCE_QPN_BASE || e >= 2 * R->s->nconns ||
           R->eps[e].rank != k->index)
         continue; /* not one of this rank's QPs: counted by nobody, as a NIC drops it */
-      jct_uroce_rx(R->eps[e].qp, R->buf[i], len, ntohs(from[i].sin_port), now);
+      jct_uroce_rx_ecn(R->eps[e].qp, R->buf[i], len, ntohs(from[i].sin_port), ecn_of(&msgs[i].msg_hdr),
+                       now);
     }
     if (n < RECV_BATCH) break;
   }
@@ -268,7 +309,11 @@ static void on_pfc_frame(u_char *user, const struct pcap_pkthdr *h, const u_char
   if (!(p.pfc.class_enable & (1u << prio))) return;
   uint64_t now = jct_now_ns();
   uint64_t q = p.pfc.quanta[prio];
-  k->paused_until_ns = q ? now + q * 512u * 1000000000u / R->opts.rate_bps : now;
+  uint64_t until = q ? now + q * 512u * 1000000000u / R->opts.rate_bps : now;
+  /* The pause under way counted to its end; a new frame moves the end. */
+  if (k->paused_until_ns > now) k->paused_ns -= k->paused_until_ns - now;
+  k->paused_ns += until - now;
+  k->paused_until_ns = until;
 }
 
 static void on_pfc(uv_poll_t *h, int status, int events) {
@@ -281,7 +326,8 @@ static void on_pfc(uv_poll_t *h, int status, int events) {
 
 /* The rank's socket: bound to its address and port 4791, UDP checksum 0
  * (RoCEv2, Annex A17.3.1), DF set so Linux writes IP ID 0 (the ICRC covers
- * the ID), DSCP for the data priority and ECT(0). */
+ * the ID), DSCP for the data priority and ECT(0), and the TOS of what
+ * arrives (IP_RECVTOS) for its ECN field. */
 static int open_socket(jct__ranks_t *R, uint32_t i, char *err, size_t errlen) {
   int fd = jct_topo_socket(R->topo, i, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, err,
                            errlen);
@@ -290,6 +336,7 @@ static int open_socket(jct__ranks_t *R, uint32_t i, char *err, size_t errlen) {
   int one = 1, pmtu = IP_PMTUDISC_DO, tos = R->opts.dscp << 2 | ECN_ECT0, ttl = IP_TTL_VALUE;
   int buf = SOCKET_BUFFER_BYTES;
   if (setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one) ||
+      setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof one) ||
       setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu) ||
       setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos) ||
       setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl))
@@ -356,6 +403,8 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   cfg.remote = jct_rank_ipv4(peer);
   cfg.udp_sport = JCT_ROCEV2_UDP_PORT; /* one socket per rank, bound to 4791 */
   cfg.paused_until_ns = &R->ranks[me].paused_until_ns;
+  cfg.dcqcn = R->opts.dcqcn;
+  cfg.line_rate_bps = R->opts.rate_bps;
   cfg.cb = on_qp_event;
   cfg.data = ep;
   char e2[128];
@@ -459,6 +508,19 @@ int jct__ranks_failed(const jct__ranks_t *R, char *err, size_t errlen) {
   return R->failed;
 }
 
+void jct__ranks_cc_reset(jct__ranks_t *R) {
+  uint64_t now = jct_now_ns();
+  for (uint32_t e = 0; e < 2 * R->s->nconns; e++)
+    jct_uroce_cc_reset(R->eps[e].qp, now);
+}
+
+uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *R) {
+  uint64_t t = 0;
+  for (uint32_t i = 0; i < R->s->nranks; i++)
+    t += R->ranks[i].paused_ns;
+  return t;
+}
+
 void jct__ranks_stats(const jct__ranks_t *R, jct_uroce_stats_t *sum) {
   memset(sum, 0, sizeof *sum);
   for (uint32_t e = 0; e < 2 * R->s->nconns; e++) {
@@ -473,6 +535,13 @@ void jct__ranks_stats(const jct__ranks_t *R, jct_uroce_stats_t *sum) {
 uint64_t jct__ranks_conn_retx(const jct__ranks_t *R, uint32_t conn) {
   return jct_uroce_stats(R->eps[2 * conn].qp)->retx_pkts +
          jct_uroce_stats(R->eps[2 * conn + 1].qp)->retx_pkts;
+}
+
+void jct__ranks_conn_cc(const jct__ranks_t *R, uint32_t conn, uint64_t *rate_cuts,
+                        uint64_t *below_line_rate_ns) {
+  const jct_uroce_stats_t *st = jct_uroce_stats(R->eps[2 * conn].qp);
+  *rate_cuts = st->rate_cuts;
+  *below_line_rate_ns = st->below_line_rate_ns;
 }
 
 /* UDP RcvbufErrors from /proc/net/snmp, read in the rank's namespace. */

@@ -9,6 +9,9 @@
  * "ether proto 0x8808") and stops sending for the quanta given on the data
  * priority, as a NIC honouring 802.1Qbb does.
  *
+ * Each rank reads the ECN field of what it receives (IP_RECVTOS) and hands
+ * it to its QPs, whose DCQCN (when on) answers CE with CNPs.
+ *
  * QP numbers: connection c's source end is QPN 0x100 + 2c, its destination
  * end 0x101 + 2c. The executor's hooks post to them; QP events go back to
  * the executor attached for the current repetition.
@@ -49,6 +52,12 @@ typedef struct {
    * and that is what a soft-RoCE VM of the lab does (bench/transports). */
   uint32_t nic_queue_pkts;
   uint64_t nak_delay_ns, nak_react_ns; /* a slow host's turnaround (uroce.h) */
+  /* Congestion control: NULL none, else DCQCN with these parameters in
+   * every QP (uroce.h, dcqcn.h); CNPs then leave at DSCP cnp_dscp (a
+   * ConnectX's cnp_dscp 48: priority 6 with the switch's map), data and
+   * ACKs at dscp. */
+  const jct_dcqcn_params_t *dcqcn;
+  uint8_t cnp_dscp;
 } jct__ranks_opts_t;
 
 typedef struct jct_ranks jct__ranks_t;
@@ -72,11 +81,25 @@ bool jct__ranks_quiet(const jct__ranks_t *r);
  * an event; err says which. */
 int jct__ranks_failed(const jct__ranks_t *r, char *err, size_t errlen);
 
+/* Time the ranks' NICs were paused by PFC frames (the data priority's
+ * quanta, cut short by an XON), summed over ranks; a pause still running
+ * counts to its end. */
+uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *r);
+
+/* Every QP's congestion control back to the line rate (uroce.h's
+ * jct_uroce_cc_reset), at a repetition's start. */
+void jct__ranks_cc_reset(jct__ranks_t *r);
+
 /* Counters summed over every QP. */
 void jct__ranks_stats(const jct__ranks_t *r, jct_uroce_stats_t *sum);
 
 /* Connection conn's packets sent again (go-back-N), both of its QPs. */
 uint64_t jct__ranks_conn_retx(const jct__ranks_t *r, uint32_t conn);
+
+/* Connection conn's sending QP under DCQCN: its rate cuts and its time
+ * below the line rate (up to its latest call). */
+void jct__ranks_conn_cc(const jct__ranks_t *r, uint32_t conn, uint64_t *rate_cuts,
+                        uint64_t *below_line_rate_ns);
 
 /* Datagrams the kernel dropped at the ranks' sockets (UDP RcvbufErrors in
  * each rank's namespace) plus sends the kernel refused: the harness's own

@@ -58,6 +58,11 @@ struct jct__uroce_req {
   uint32_t max_psn;    /* one past the highest PSN ever transmitted */
   uint32_t post_psn;   /* one past the last PSN of the last posted message */
   uint32_t noack_pkts; /* packets since the last AckReq */
+  /* DCQCN's reaction point and its rate limiter (qp->cc): the next request
+   * packet goes no earlier than next_tx_ns while the rate is below the
+   * line rate. */
+  jct_dcqcn_rp_t rp;
+  uint64_t next_tx_ns;
 };
 
 /* Completer (rxe's qp->comp). */
@@ -82,12 +87,15 @@ struct jct__uroce_resp {
   bool nak_pending;   /* a NAK PSN-sequence-error of nak_psn is owed */
   uint32_t nak_psn;
   uint64_t nak_due_ns; /* ... and goes out no earlier (cfg.nak_delay_ns after the gap) */
+  jct_dcqcn_np_t np;  /* DCQCN's notification point (qp->cc) */
+  bool cnp_pending;   /* a CNP is owed (sent before ACK/NAKs) */
 };
 
 struct jct_uroce_qp {
   jct_uroce_cfg_t cfg;
   uint16_t udp_sport;
   bool error;
+  bool cc; /* DCQCN on (cfg.dcqcn was given) */
   uint64_t last_now_ns; /* the latest now_ns seen, for next_deadline_ns */
   /* The retransmit timer (rxe's qp->retrans_timer): the local ACK timeout
    * (0: no timer) and when it fires (UINT64_MAX: not armed). */
@@ -124,6 +132,10 @@ void jct__uroce_req_post(jct_uroce_qp_t *qp, const jct_uroce_wr_t *wr);
 /* Whether a request packet may go now (one is posted and the window has
  * room). */
 bool jct__uroce_req_ready(const jct_uroce_qp_t *qp);
+/* Whether DCQCN's rate limiter holds the next request packet back at
+ * now_ns (its reaction point's timers brought up to now_ns first); the
+ * slot is qp->req.next_tx_ns. */
+bool jct__uroce_req_held(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Write the request packet at the next PSN (its ICRC room left unset) into
  * buf and return its length with the ICRC; 0 when none may go. */
 size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap);
@@ -143,18 +155,21 @@ void jct__uroce_comp_flush(jct_uroce_qp_t *qp, uint64_t now_ns);
 
 /* ---- uroce_resp.c: the responder, the peer's requests into ACK/NAKs ---- */
 
-/* Whether an ACK or NAK is owed. */
+/* Whether a CNP, ACK or NAK is owed. */
 bool jct__uroce_resp_pending(const jct_uroce_qp_t *qp);
-/* Write the owed ACK/NAK (BTH + AETH, no ICRC yet) into p; returns its
- * length including the ICRC room, 0 when none is owed. */
+/* Write the owed CNP (BTH + 16 reserved bytes, Annex A17.9) or ACK/NAK
+ * (BTH + AETH), no ICRC yet, into p; returns its length including the
+ * ICRC room, 0 when none is owed. A CNP goes first; a NAK not before it
+ * is due (cfg.nak_delay_ns). */
 size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *p, size_t cap);
 /* When an owed NAK falls due (UINT64_MAX: none owed, or due already). */
 uint64_t jct__uroce_resp_nak_due_ns(const jct_uroce_qp_t *qp, uint64_t now_ns);
 /* An RC RDMA WRITE request packet (h parsed, op its opcode's info,
- * payload_bytes without the pad; the QP not in error). */
+ * payload_bytes without the pad; the QP not in error); ce: it arrived
+ * ECN-CE marked. */
 jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs *h,
                                   const struct jct_opcode_info *op, uint32_t payload_bytes,
-                                  uint64_t now_ns);
+                                  bool ce, uint64_t now_ns);
 
 /* ---- uroce_icrc.c: the ICRC over the IP/UDP header the kernel writes ---- */
 

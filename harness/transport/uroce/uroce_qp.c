@@ -25,7 +25,12 @@
  *   retry counter spent, the QP enters the error state (rxe_qp_error):
  *   nothing more is sent or owed, and the completer flushes the send queue.
  * - Deadline: the retransmit timer, or the end of a pause when something is
- *   waiting to be sent.
+ *   waiting to be sent, or DCQCN's rate limiter's next slot when a request
+ *   packet waits for it.
+ * - DCQCN (cfg.dcqcn): the responder is its notification point (ECN-CE
+ *   into CNPs), the requester its reaction point (CNPs into rate cuts, a
+ *   rate limiter); a CNP received goes to the reaction point, and is
+ *   counted and ignored without congestion control (dcqcn.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +79,13 @@ static int check_cfg(const jct_uroce_cfg_t *cfg, char *err, size_t errlen) {
   if (cfg->sq_depth == 0 || cfg->sq_depth > (1u << 20))
     return jct__errf(err, errlen, JCT_EINVAL, "uroce: send queue depth %u is outside 1..1048576",
                      cfg->sq_depth);
+  if (cfg->dcqcn) {
+    if (!cfg->line_rate_bps)
+      return jct__errf(err, errlen, JCT_EINVAL, "uroce: DCQCN needs the line rate");
+    char e2[96];
+    if (jct_dcqcn_params_check(cfg->dcqcn, e2, sizeof e2))
+      return jct__errf(err, errlen, JCT_EINVAL, "uroce: %s", e2);
+  }
   return 0;
 }
 
@@ -105,6 +117,12 @@ int jct_uroce_qp_create(const jct_uroce_cfg_t *cfg, jct_uroce_qp_t **out, char *
   qp->retrans_deadline_ns = UINT64_MAX;
   qp->comp.go_back_due_ns = UINT64_MAX;
   qp->resp.epsn = cfg->rq_psn;
+  qp->cc = cfg->dcqcn != NULL;
+  if (qp->cc) {
+    jct_dcqcn_rp_init(&qp->req.rp, cfg->dcqcn, cfg->line_rate_bps);
+    jct_dcqcn_np_init(&qp->resp.np, cfg->dcqcn);
+  }
+  qp->cfg.dcqcn = NULL; /* copied: the caller's may go */
   *out = qp;
   return 0;
 }
@@ -134,6 +152,14 @@ int jct_uroce_post_cts(jct_uroce_qp_t *qp, uint64_t wr_id, char *err, size_t err
   return jct_uroce_post_write(qp, &wr, err, errlen);
 }
 
+/* The reaction point's counters into the QP's, as of now. */
+static void cc_sync(jct_uroce_qp_t *qp, uint64_t now_ns) {
+  if (!qp->cc) return;
+  jct_dcqcn_rp_advance(&qp->req.rp, now_ns);
+  qp->stats.rate_cuts = qp->req.rp.rate_cuts;
+  qp->stats.below_line_rate_ns = jct_dcqcn_rp_below_line_ns(&qp->req.rp, now_ns);
+}
+
 static bool paused(const jct_uroce_qp_t *qp, uint64_t now_ns) {
   return qp->cfg.paused_until_ns && now_ns < *qp->cfg.paused_until_ns;
 }
@@ -143,6 +169,7 @@ size_t jct_uroce_next_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, 
   if (qp->error || cap < jct_uroce_max_packet_bytes(qp) || paused(qp, now_ns)) return 0;
   size_t n = jct__uroce_resp_ack(qp, now_ns, buf, cap);
   if (!n) n = jct__uroce_req_packet(qp, now_ns, buf, cap);
+  cc_sync(qp, now_ns);
   if (!n) return 0;
   jct__uroce_icrc_generate(qp, buf, n);
   qp->stats.tx_pkts++;
@@ -156,6 +183,11 @@ static bool is_rc_write(uint8_t opcode) {
 
 jct_uroce_rx_t jct_uroce_rx(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t len, uint16_t udp_sport,
                             uint64_t now_ns) {
+  return jct_uroce_rx_ecn(qp, pkt, len, udp_sport, 0, now_ns);
+}
+
+jct_uroce_rx_t jct_uroce_rx_ecn(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t len,
+                                uint16_t udp_sport, uint8_t ecn, uint64_t now_ns) {
   qp->last_now_ns = now_ns;
   qp->stats.rx_pkts++;
   if (len < JCT_BTH_BYTES + JCT_ICRC_BYTES || len > qp->scratch_bytes) {
@@ -179,12 +211,19 @@ jct_uroce_rx_t jct_uroce_rx(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t len, 
   }
   if (qp->error) return JCT_UROCE_RX_IGNORED;
   if (h.bth.opcode == JCT_OP_RC_ACKNOWLEDGE) return jct__uroce_comp_rx(qp, &h, now_ns);
+  if (h.bth.opcode == JCT_OP_CNP) {
+    qp->stats.rx_cnps++;
+    if (qp->cc) jct_dcqcn_rp_on_cnp(&qp->req.rp, now_ns);
+    cc_sync(qp, now_ns);
+    return JCT_UROCE_RX_ACCEPTED;
+  }
   if (!is_rc_write(h.bth.opcode)) {
     qp->stats.rx_malformed++;
     return JCT_UROCE_RX_MALFORMED;
   }
   uint32_t payload = (uint32_t)(body - hdr - h.bth.pad_count);
-  return jct__uroce_resp_rx(qp, &h, jct_opcode_info(h.bth.opcode), payload, now_ns);
+  return jct__uroce_resp_rx(qp, &h, jct_opcode_info(h.bth.opcode), payload,
+                            (ecn & 3) == 3, now_ns);
 }
 
 uint32_t jct_uroce_dest_qpn(const uint8_t *pkt, size_t len) {
@@ -203,6 +242,7 @@ static void enter_error(jct_uroce_qp_t *qp, uint64_t now_ns) {
 
 void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns) {
   qp->last_now_ns = now_ns;
+  cc_sync(qp, now_ns);
   if (qp->error) return;
   jct__uroce_comp_go_back_due(qp, now_ns);
   if (now_ns < qp->retrans_deadline_ns) return;
@@ -219,6 +259,13 @@ uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
   if (paused(qp, qp->last_now_ns) && (jct__uroce_req_ready(qp) || jct__uroce_resp_pending(qp)) &&
       *qp->cfg.paused_until_ns < d)
     d = *qp->cfg.paused_until_ns;
+  if (qp->cc && qp->req.rp.active && qp->req.next_tx_ns > qp->last_now_ns &&
+      jct__uroce_req_ready(qp)) {
+    uint64_t slot = qp->req.next_tx_ns;
+    if (paused(qp, qp->last_now_ns) && *qp->cfg.paused_until_ns > slot)
+      slot = *qp->cfg.paused_until_ns;
+    if (slot < d) d = slot;
+  }
   return d;
 }
 
@@ -238,6 +285,17 @@ size_t jct_uroce_max_packet_bytes(const jct_uroce_qp_t *qp) {
 }
 uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp) {
   return qp->cfg.local_qpn;
+}
+void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns) {
+  if (!qp->cc) return;
+  jct_dcqcn_rp_reset(&qp->req.rp, now_ns);
+  qp->req.next_tx_ns = 0;
+  qp->resp.np.sent = false;
+  cc_sync(qp, now_ns);
+}
+
+uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp) {
+  return qp->cc ? qp->req.rp.rc_bps : qp->cfg.line_rate_bps;
 }
 void *jct_uroce_data(const jct_uroce_qp_t *qp) {
   return qp->cfg.data;

@@ -21,6 +21,12 @@
  *   completer pointed next_psn back, go-back-N) and is counted as one.
  * - Sending starts the retransmit timer when it is not running (rxe:
  *   mod_timer in update_state); the completer restarts and stops it.
+ * - DCQCN (qp->cc): while the reaction point's rate Rc is below the line
+ *   rate, request packets leave no closer together than their wire time at
+ *   Rc (a ConnectX QP's rate limiter); a packet the limiter holds back is
+ *   not made (0), and the QP's deadline says when the slot comes. A slot
+ *   missed by a late caller is not made up for (no credit builds up while
+ *   idle). Every request packet sent counts in the byte counter.
  * - The QP file does not call here while the rank is paused (PFC). Timers
  *   keep running: a pause longer than the retransmit timeout costs
  *   retries, as it does on a NIC (rxe itself never sees PFC: its packets
@@ -63,6 +69,32 @@ static uint8_t write_opcode(const struct jct__uroce_wqe *w, bool first, bool las
   return JCT_OP_RC_RDMA_WRITE_MIDDLE;
 }
 
+/* The frame's time on the wire at the rate limiter's rate. */
+static uint64_t paced_ns(const jct_uroce_qp_t *qp, uint64_t wire_bytes) {
+  return (uint64_t)((double)wire_bytes * 8e9 / (double)qp->req.rp.rc_bps);
+}
+
+static uint64_t wire_bytes(const jct_uroce_qp_t *qp, size_t n) {
+  return n + JCT_UROCE_WIRE_OVERHEAD_BYTES + (qp->cfg.local.family == 6 ? 20 : 0);
+}
+
+/* After a request packet of n bytes left: the byte counter, and the
+ * limiter's next slot. */
+static void cc_sent(jct_uroce_qp_t *qp, size_t n, uint64_t now_ns) {
+  struct jct__uroce_req *r = &qp->req;
+  uint64_t w = wire_bytes(qp, n);
+  jct_dcqcn_rp_on_sent(&r->rp, w, now_ns);
+  if (!r->rp.active) return;
+  uint64_t gap = paced_ns(qp, w);
+  r->next_tx_ns = (r->next_tx_ns > now_ns ? r->next_tx_ns : now_ns) + gap;
+}
+
+bool jct__uroce_req_held(jct_uroce_qp_t *qp, uint64_t now_ns) {
+  if (!qp->cc) return false;
+  jct_dcqcn_rp_advance(&qp->req.rp, now_ns);
+  return qp->req.rp.active && now_ns < qp->req.next_tx_ns;
+}
+
 size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap) {
   struct jct__uroce_req *r = &qp->req;
   if (r->next_psn == r->post_psn) return 0;
@@ -70,6 +102,7 @@ size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, 
     qp->stats.window_stalls++;
     return 0;
   }
+  if (jct__uroce_req_held(qp, now_ns)) return 0;
   const struct jct__uroce_wqe *w = jct__uroce_wqe_at(qp, r->cur_seq);
   uint32_t mtu = qp->cfg.path_mtu_bytes;
   uint32_t k = (uint32_t)jct_psn_diff(r->next_psn, w->first_psn);
@@ -106,5 +139,6 @@ size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, 
   if (last) r->cur_seq++;
   if (qp->ack_timeout_ns && qp->retrans_deadline_ns == UINT64_MAX)
     qp->retrans_deadline_ns = now_ns + qp->ack_timeout_ns;
+  if (qp->cc) cc_sent(qp, n, now_ns);
   return n;
 }

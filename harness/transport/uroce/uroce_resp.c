@@ -27,6 +27,14 @@
  *   message, MIDDLE/LAST only inside); a violation is dropped and counted.
  *   IBA would NAK it as an invalid request and move the QP to error; our
  *   requester never produces one.
+ * - DCQCN's notification point (qp->cc): a request that arrives ECN-CE
+ *   marked (in sequence or not) owes the sender a CNP, at most one per
+ *   min_time_between_cnps (dcqcn.h). The CNP is a BTH with opcode 0x81,
+ *   BECN set, the sender's QP as destination, PSN 0 and the QP's P_Key,
+ *   then 16 reserved zero bytes and the ICRC (IBA Annex A17.9.2); it goes
+ *   before any ACK/NAK, as NICs send CNPs ahead of data. (A ConnectX sends
+ *   it at DSCP 48, priority 6; uroce's rank has one socket and sends it on
+ *   the data priority.)
  * - Receive queue credits and RNR NAKs are not modelled: write-with-imm
  *   always finds a receive buffer (NCCL keeps them posted).
  */
@@ -35,7 +43,22 @@
 #include "uroce_loc.h"
 
 bool jct__uroce_resp_pending(const jct_uroce_qp_t *qp) {
-  return qp->resp.ack_pending || qp->resp.nak_pending;
+  return qp->resp.ack_pending || qp->resp.nak_pending || qp->resp.cnp_pending;
+}
+
+static size_t cnp(jct_uroce_qp_t *qp, uint8_t *p, size_t cap) {
+  struct jct_roce_hdrs h;
+  memset(&h, 0, sizeof h);
+  h.bth.opcode = JCT_OP_CNP;
+  h.bth.becn = true;
+  h.bth.pkey = qp->cfg.pkey;
+  h.bth.dest_qp = qp->cfg.remote_qpn;
+  size_t n = jct_roce_write(p, cap, &h);
+  if (!n || n + JCT_CNP_PAYLOAD_BYTES + JCT_ICRC_BYTES > cap) return 0;
+  memset(p + n, 0, JCT_CNP_PAYLOAD_BYTES);
+  qp->resp.cnp_pending = false;
+  qp->stats.tx_cnps++;
+  return n + JCT_CNP_PAYLOAD_BYTES + JCT_ICRC_BYTES;
 }
 
 uint64_t jct__uroce_resp_nak_due_ns(const jct_uroce_qp_t *qp, uint64_t now_ns) {
@@ -45,6 +68,7 @@ uint64_t jct__uroce_resp_nak_due_ns(const jct_uroce_qp_t *qp, uint64_t now_ns) {
 
 size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *p, size_t cap) {
   struct jct__uroce_resp *s = &qp->resp;
+  if (s->cnp_pending) return cnp(qp, p, cap);
   struct jct_roce_hdrs h;
   memset(&h, 0, sizeof h);
   bool nak_now = s->nak_pending && now_ns >= s->nak_due_ns;
@@ -71,8 +95,12 @@ size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *p, size
 
 jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs *h,
                                   const struct jct_opcode_info *op, uint32_t payload_bytes,
-                                  uint64_t now_ns) {
+                                  bool ce, uint64_t now_ns) {
   struct jct__uroce_resp *s = &qp->resp;
+  if (ce) {
+    qp->stats.rx_ce_pkts++;
+    if (qp->cc && jct_dcqcn_np_on_ce(&s->np, now_ns)) s->cnp_pending = true;
+  }
   int32_t d = jct_psn_diff(h->bth.psn, s->epsn);
   if (d > 0) {
     qp->stats.out_of_seq_pkts++;

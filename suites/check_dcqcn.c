@@ -1,0 +1,363 @@
+/* DCQCN (include/jctlab/dcqcn.h): the reaction and notification points'
+ * state machines on a fake clock, each figure worked out here from the
+ * paper's rules rather than read back from the code; then two uroce QPs:
+ * a CE-marked request makes the responder send a CNP that jct_decode()
+ * (and so `jctlab inspect`) knows as one, and the requester cuts its rate
+ * and paces its packets at it. */
+#include <arpa/inet.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/wire.h"
+#include "jctlab/dcqcn.h"
+#include "jctlab/decode.h"
+#include "jctlab/error.h"
+#include "jctlab/uroce.h"
+#include "suites.h"
+
+#define US 1000ull
+#define LINE 100000000ull /* 100 Mbit/s */
+
+/* The paper's profile, without its byte counter (10 MB would not expire in
+ * these tests anyway): timer events only. */
+static jct_dcqcn_params_t paper_timer_only(void) {
+  jct_dcqcn_params_t p;
+  jct_dcqcn_params(&p, JCT_DCQCN_PAPER);
+  p.rpg_byte_reset_bytes = 0;
+  return p;
+}
+
+/* One CNP: Rc = Rc (1 - alpha/2) with the initial alpha, Rt = the old Rc;
+ * the limiter is on from that moment. */
+START_TEST(cnp_cuts_by_alpha_half) {
+  jct_dcqcn_params_t p = paper_timer_only();
+  jct_dcqcn_rp_t rp;
+  jct_dcqcn_rp_init(&rp, &p, LINE);
+  ck_assert(!rp.active);
+  ck_assert_uint_eq(rp.rc_bps, LINE);
+  jct_dcqcn_rp_on_cnp(&rp, 1000);
+  ck_assert_uint_eq(rp.rc_bps, LINE / 2); /* alpha 1: a half */
+  ck_assert_uint_eq(rp.rt_bps, LINE);
+  ck_assert(rp.active);
+  ck_assert_uint_eq(rp.rate_cuts, 1);
+
+  /* ConnectX: initial alpha 1023/1024, so a little more than half stays. */
+  jct_dcqcn_params(&p, JCT_DCQCN_CONNECTX);
+  jct_dcqcn_rp_init(&rp, &p, LINE);
+  jct_dcqcn_rp_on_cnp(&rp, 0);
+  ck_assert_uint_eq(rp.rc_bps, (uint64_t)(LINE * (1 - 1023.0 / 2048)));
+  /* A second CNP inside rate_reduce_monitor_period (4 us) counts, moves
+   * alpha, but does not cut again. */
+  jct_dcqcn_rp_on_cnp(&rp, 3 * US);
+  ck_assert_uint_eq(rp.cnps, 2);
+  ck_assert_uint_eq(rp.rate_cuts, 1);
+  ck_assert_uint_eq(rp.rc_bps, (uint64_t)(LINE * (1 - 1023.0 / 2048)));
+}
+END_TEST
+
+/* rpg_min_dec_fac bounds a cut: with it at 75%, alpha 1 cuts to 75%, not
+ * 50%; and rpg_min_rate is a floor. */
+START_TEST(cut_bounds) {
+  jct_dcqcn_params_t p = paper_timer_only();
+  p.rpg_min_dec_fac_pct = 75;
+  jct_dcqcn_rp_t rp;
+  jct_dcqcn_rp_init(&rp, &p, LINE);
+  jct_dcqcn_rp_on_cnp(&rp, 0);
+  ck_assert_uint_eq(rp.rc_bps, LINE / 4 * 3);
+  p = paper_timer_only();
+  p.rpg_min_rate_bps = 60000000;
+  jct_dcqcn_rp_init(&rp, &p, LINE);
+  jct_dcqcn_rp_on_cnp(&rp, 0);
+  ck_assert_uint_eq(rp.rc_bps, 60000000);
+}
+END_TEST
+
+/* Without CNPs alpha decays by (1 - g) per alpha period; the next cut uses
+ * the decayed alpha, and the CNP then raises it: (1 - g) alpha + g. The
+ * rate-increase timer is set far away so that only alpha moves. */
+START_TEST(alpha_decays) {
+  jct_dcqcn_params_t p = paper_timer_only();
+  p.rpg_time_reset_ns = 1000000000; /* 1 s */
+  jct_dcqcn_rp_t rp;
+  jct_dcqcn_rp_init(&rp, &p, LINE);
+  jct_dcqcn_rp_on_cnp(&rp, 0); /* alpha 1, Rc 50 Mbit/s */
+  uint64_t rc = rp.rc_bps;
+  /* 10 alpha periods of 55 us expire by 550 us + 1 ns. */
+  jct_dcqcn_rp_on_cnp(&rp, 550 * US + 1);
+  double a = pow(1 - 1.0 / 256, 10);
+  ck_assert_uint_eq(rp.rc_bps, (uint64_t)((double)rc * (1 - a / 2)));
+  ck_assert_double_eq_tol(rp.alpha, (1 - 1.0 / 256) * a + 1.0 / 256, 1e-12);
+  ck_assert_uint_eq(rp.rt_bps, rc); /* the paper clamps the target on every cut */
+  ck_assert_uint_eq(rp.rate_cuts, 2);
+}
+END_TEST
+
+/* Recovery after one cut to L/2 with Rt = L: each timer event halves the
+ * deficit L - Rc (rounded down, since Rc rounds up), whether fast recovery
+ * or additive increase (Rt is already at the line rate): the deficit
+ * 50e6 / 2^k is below 1 first at k = 26 (2^26 > 5e7 > 2^25). So the rate
+ * is back at the line rate at the 26th period of 55 us, the limiter goes
+ * off, and the time below the line rate is exactly 26 periods. */
+START_TEST(recovery_reaches_line_rate) {
+  jct_dcqcn_params_t p = paper_timer_only();
+  jct_dcqcn_rp_t rp;
+  jct_dcqcn_rp_init(&rp, &p, LINE);
+  jct_dcqcn_rp_on_cnp(&rp, 0);
+  jct_dcqcn_rp_advance(&rp, 55 * US);
+  ck_assert_uint_eq(rp.rc_bps, LINE / 4 * 3); /* fast recovery: halfway to Rt */
+  jct_dcqcn_rp_advance(&rp, 26 * 55 * US - 1);
+  ck_assert(rp.active);
+  ck_assert_uint_eq(LINE - rp.rc_bps, 1); /* 50e6 >> 25 */
+  ck_assert_uint_eq(jct_dcqcn_rp_below_line_ns(&rp, 26 * 55 * US - 1), 26 * 55 * US - 1);
+  jct_dcqcn_rp_advance(&rp, 26 * 55 * US);
+  ck_assert(!rp.active);
+  ck_assert_uint_eq(rp.rc_bps, LINE);
+  ck_assert_uint_eq(rp.inc_next_ns, UINT64_MAX);
+  ck_assert_uint_eq(jct_dcqcn_rp_below_line_ns(&rp, 10 * 1000 * US), 26 * 55 * US);
+}
+END_TEST
+
+/* The stages: F = 5 fast recovery events leave Rt alone; the 6th is
+ * additive increase (Rt + R_AI); from the 7th (T > F, the byte counter off
+ * so BC = T) hyper increase (Rt + R_HAI). A 10 Gbit/s line so that Rt has
+ * room; the second cut, after a timer increase, sets Rt to Rc. */
+START_TEST(increase_stages) {
+  const uint64_t line = 10000000000ull;
+  jct_dcqcn_params_t p = paper_timer_only();
+  jct_dcqcn_rp_t rp;
+  jct_dcqcn_rp_init(&rp, &p, line);
+  jct_dcqcn_rp_on_cnp(&rp, 0);       /* Rc 5e9, Rt 1e10 */
+  jct_dcqcn_rp_advance(&rp, 55 * US); /* one fast recovery: Rc 7.5e9 */
+  ck_assert_uint_eq(rp.rc_bps, 7500000000ull);
+  jct_dcqcn_rp_on_cnp(&rp, 60 * US); /* Rt = 7.5e9; Rc cut; the timer restarts at 60 us */
+  uint64_t rt = 7500000000ull;
+  ck_assert_uint_eq(rp.rt_bps, rt);
+  for (int k = 1; k <= 5; k++) {
+    jct_dcqcn_rp_advance(&rp, 60 * US + (uint64_t)k * 55 * US);
+    ck_assert_uint_eq(rp.rt_bps, rt);
+  }
+  jct_dcqcn_rp_advance(&rp, 60 * US + 6 * 55 * US);
+  ck_assert_uint_eq(rp.rt_bps, rt + 40000000);
+  jct_dcqcn_rp_advance(&rp, 60 * US + 7 * 55 * US);
+  ck_assert_uint_eq(rp.rt_bps, rt + 40000000 + 400000000);
+}
+END_TEST
+
+/* A reset goes back to the line rate and to a first CNP's initial alpha,
+ * closing the time below the line rate and keeping the counters. */
+START_TEST(reset_keeps_counters) {
+  jct_dcqcn_params_t p = paper_timer_only();
+  jct_dcqcn_rp_t rp;
+  jct_dcqcn_rp_init(&rp, &p, LINE);
+  jct_dcqcn_rp_on_cnp(&rp, 0);
+  jct_dcqcn_rp_on_cnp(&rp, 10 * US);
+  ck_assert_uint_eq(rp.rc_bps, LINE / 4);
+  jct_dcqcn_rp_reset(&rp, 20 * US);
+  ck_assert(!rp.active);
+  ck_assert_uint_eq(rp.rc_bps, LINE);
+  ck_assert_uint_eq(rp.rate_cuts, 2);
+  ck_assert_uint_eq(rp.cnps, 2);
+  ck_assert_uint_eq(jct_dcqcn_rp_below_line_ns(&rp, 1000 * US), 20 * US);
+  jct_dcqcn_rp_on_cnp(&rp, 30 * US); /* a first CNP again: initial alpha 1 */
+  ck_assert_uint_eq(rp.rc_bps, LINE / 2);
+  ck_assert_uint_eq(jct_dcqcn_rp_below_line_ns(&rp, 40 * US), 30 * US);
+}
+END_TEST
+
+/* ConnectX's byte counter: 32767 bytes sent after a cut is one increase
+ * event (fast recovery: rpg_threshold 1, no stage counted yet), at once,
+ * before the 300 us timer. */
+START_TEST(byte_counter) {
+  jct_dcqcn_params_t p;
+  jct_dcqcn_params(&p, JCT_DCQCN_CONNECTX);
+  jct_dcqcn_rp_t rp;
+  jct_dcqcn_rp_init(&rp, &p, LINE);
+  jct_dcqcn_rp_on_cnp(&rp, 0);
+  uint64_t rc = rp.rc_bps;
+  jct_dcqcn_rp_on_sent(&rp, 32766, 10 * US);
+  ck_assert_uint_eq(rp.rc_bps, rc);
+  jct_dcqcn_rp_on_sent(&rp, 1, 11 * US);
+  ck_assert_uint_eq(rp.rc_bps, (LINE + rc + 1) / 2);
+  ck_assert_uint_eq(rp.bc_stage, 1);
+  ck_assert_uint_eq(rp.t_stage, 0);
+}
+END_TEST
+
+/* The notification point: at most one CNP per min_time_between_cnps. */
+START_TEST(np_rate_limit) {
+  jct_dcqcn_params_t p;
+  jct_dcqcn_params(&p, JCT_DCQCN_CONNECTX); /* 4 us */
+  jct_dcqcn_np_t np;
+  jct_dcqcn_np_init(&np, &p);
+  ck_assert(jct_dcqcn_np_on_ce(&np, 100));
+  ck_assert(!jct_dcqcn_np_on_ce(&np, 100 + 3999));
+  ck_assert(jct_dcqcn_np_on_ce(&np, 100 + 4000));
+  ck_assert(!jct_dcqcn_np_on_ce(&np, 100 + 4001));
+  ck_assert_uint_eq(np.ce_pkts, 4);
+  ck_assert_uint_eq(np.cnps, 2);
+}
+END_TEST
+
+START_TEST(profiles_and_checks) {
+  jct_dcqcn_profile_t pr;
+  ck_assert_int_eq(jct_dcqcn_profile_parse("paper", &pr), 0);
+  ck_assert_int_eq(pr, JCT_DCQCN_PAPER);
+  ck_assert_int_eq(jct_dcqcn_profile_parse("connectx", &pr), 0);
+  ck_assert_int_eq(pr, JCT_DCQCN_CONNECTX);
+  ck_assert_int_eq(jct_dcqcn_profile_parse("ConnectX-7", &pr), JCT_EINVAL);
+  jct_dcqcn_params_t p;
+  jct_dcqcn_params(&p, JCT_DCQCN_CONNECTX);
+  ck_assert_uint_eq(p.rpg_time_reset_ns, 300 * US);
+  ck_assert_uint_eq(p.rpg_byte_reset_bytes, 32767);
+  ck_assert_uint_eq(p.rpg_ai_rate_bps, 5000000);
+  ck_assert_uint_eq(p.rpg_hai_rate_bps, 50000000);
+  char err[128];
+  ck_assert_int_eq(jct_dcqcn_params_check(&p, err, sizeof err), 0);
+  p.g = 0;
+  ck_assert_int_eq(jct_dcqcn_params_check(&p, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "g 0"));
+}
+END_TEST
+
+/* ---- two QPs ---- */
+
+static void addr4(jct_addr_t *a, const char *s) {
+  memset(a, 0, sizeof *a);
+  a->family = 4;
+  inet_pton(AF_INET, s, a->bytes);
+}
+
+static jct_uroce_qp_t *make_qp(bool a, const jct_dcqcn_params_t *p) {
+  jct_uroce_cfg_t c;
+  jct_uroce_cfg_init(&c);
+  c.local_qpn = a ? 0x100 : 0x101;
+  c.remote_qpn = a ? 0x101 : 0x100;
+  c.sq_psn = a ? 10 : 20;
+  c.rq_psn = a ? 20 : 10;
+  addr4(&c.local, a ? "198.18.0.1" : "198.18.0.2");
+  addr4(&c.remote, a ? "198.18.0.2" : "198.18.0.1");
+  c.udp_sport = 4791;
+  c.dcqcn = p;
+  c.line_rate_bps = LINE;
+  jct_uroce_qp_t *qp;
+  char err[128];
+  ck_assert_msg(jct_uroce_qp_create(&c, &qp, err, sizeof err) == 0, "%s", err);
+  return qp;
+}
+
+/* The UDP payload in an Ethernet/IPv4/UDP frame with the given ECN bits,
+ * decoded. */
+static void decode(const uint8_t *pkt, size_t len, uint8_t ecn, jct_packet_t *d) {
+  static uint8_t f[14 + 20 + 8 + JCT_UROCE_MAX_PACKET_BYTES];
+  memset(f, 0, 14 + 20 + 8);
+  f[0] = 0x02, f[6] = 0x02;
+  jct__put16(f + 12, 0x0800);
+  uint8_t *ip = f + 14;
+  ip[0] = 0x45;
+  ip[1] = (uint8_t)(26 << 2 | ecn);
+  jct__put16(ip + 2, (uint16_t)(28 + len));
+  jct__put16(ip + 6, 0x4000);
+  ip[8] = 64, ip[9] = 17;
+  inet_pton(AF_INET, "198.18.0.2", ip + 12);
+  inet_pton(AF_INET, "198.18.0.1", ip + 16);
+  jct__put16(ip + 20, 4791);
+  jct__put16(ip + 22, 4791);
+  jct__put16(ip + 24, (uint16_t)(8 + len));
+  memcpy(ip + 28, pkt, len);
+  size_t n = 14 + 28 + len;
+  ck_assert_int_eq(jct_decode(JCT_LINK_EN10MB, f, n, n, d), JCT_PKT_ROCE);
+}
+
+START_TEST(qp_pair_cnp_and_pacing) {
+  jct_dcqcn_params_t p;
+  jct_dcqcn_params(&p, JCT_DCQCN_CONNECTX);
+  jct_uroce_qp_t *a = make_qp(true, &p), *b = make_qp(false, &p);
+  static uint8_t buf[JCT_UROCE_MAX_PACKET_BYTES];
+  char err[128];
+  jct_uroce_wr_t wr = {.wr_id = 1, .bytes = 16 * 4096, .has_imm = true, .imm = 7};
+  ck_assert_int_eq(jct_uroce_post_write(a, &wr, err, sizeof err), 0);
+  uint64_t now = 1000000;
+  /* At the line rate: no limiter, packets back to back at one instant. */
+  size_t n = jct_uroce_next_packet(a, now, buf, sizeof buf);
+  ck_assert_uint_gt(n, 4096);
+  ck_assert_int_eq(jct_uroce_rx_ecn(b, buf, n, 4791, 3, now), JCT_UROCE_RX_ACCEPTED);
+  n = jct_uroce_next_packet(a, now, buf, sizeof buf);
+  ck_assert_uint_gt(n, 4096);
+  /* Not CE (ECT(0)): no CNP for this one. */
+  ck_assert_int_eq(jct_uroce_rx_ecn(b, buf, n, 4791, 2, now), JCT_UROCE_RX_ACCEPTED);
+  ck_assert_uint_eq(jct_uroce_stats(b)->rx_ce_pkts, 1);
+
+  /* The responder's first packet out is the CNP: BTH + 16 + ICRC, opcode
+   * 0x81, BECN, addressed to the requester's QP, a valid ICRC. */
+  n = jct_uroce_next_packet(b, now, buf, sizeof buf);
+  ck_assert_uint_eq(n, JCT_BTH_BYTES + JCT_CNP_PAYLOAD_BYTES + JCT_ICRC_BYTES);
+  jct_packet_t d;
+  decode(buf, n, 0, &d);
+  ck_assert_uint_eq(d.op->kind, JCT_OPK_CNP);
+  ck_assert(d.roce.bth.becn);
+  ck_assert_uint_eq(d.roce.bth.dest_qp, 0x100);
+  ck_assert(d.icrc_checked && d.icrc_ok);
+  ck_assert_uint_eq(jct_uroce_stats(b)->tx_cnps, 1);
+
+  /* The requester cuts its rate and paces: one packet now, the next one
+   * its wire time at Rc later, which is its deadline. */
+  ck_assert_int_eq(jct_uroce_rx(a, buf, n, 4791, now), JCT_UROCE_RX_ACCEPTED);
+  ck_assert_uint_eq(jct_uroce_stats(a)->rx_cnps, 1);
+  ck_assert_uint_eq(jct_uroce_stats(a)->rate_cuts, 1);
+  uint64_t rc = jct_uroce_rate_bps(a);
+  ck_assert_uint_eq(rc, (uint64_t)(LINE * (1 - 1023.0 / 2048)));
+  n = jct_uroce_next_packet(a, now, buf, sizeof buf);
+  ck_assert_uint_gt(n, 4096);
+  uint64_t gap = (uint64_t)((double)(n + JCT_UROCE_WIRE_OVERHEAD_BYTES) * 8e9 / (double)rc);
+  ck_assert_uint_eq(jct_uroce_next_packet(a, now + gap - 1, buf, sizeof buf), 0);
+  ck_assert_uint_eq(jct_uroce_next_deadline_ns(a), now + gap);
+  ck_assert_uint_gt(jct_uroce_next_packet(a, now + gap, buf, sizeof buf), 4096);
+  /* The time below the line rate so far. */
+  ck_assert_uint_eq(jct_uroce_stats(a)->below_line_rate_ns, gap);
+  jct_uroce_qp_destroy(a);
+  jct_uroce_qp_destroy(b);
+}
+END_TEST
+
+/* Without congestion control a CE mark owes nothing and a CNP is counted
+ * and ignored. */
+START_TEST(qp_pair_without_cc) {
+  jct_uroce_qp_t *a = make_qp(true, NULL), *b = make_qp(false, NULL);
+  static uint8_t buf[JCT_UROCE_MAX_PACKET_BYTES];
+  char err[128];
+  jct_uroce_wr_t wr = {.wr_id = 1, .bytes = 4096, .has_imm = true, .imm = 7};
+  ck_assert_int_eq(jct_uroce_post_write(a, &wr, err, sizeof err), 0);
+  size_t n = jct_uroce_next_packet(a, 0, buf, sizeof buf);
+  ck_assert_int_eq(jct_uroce_rx_ecn(b, buf, n, 4791, 3, 0), JCT_UROCE_RX_ACCEPTED);
+  ck_assert_uint_eq(jct_uroce_stats(b)->rx_ce_pkts, 1);
+  n = jct_uroce_next_packet(b, 0, buf, sizeof buf);
+  jct_packet_t d;
+  decode(buf, n, 0, &d);
+  ck_assert_uint_eq(d.op->kind, JCT_OPK_ACK);
+  ck_assert_uint_eq(jct_uroce_stats(b)->tx_cnps, 0);
+  jct_uroce_qp_destroy(a);
+  jct_uroce_qp_destroy(b);
+}
+END_TEST
+
+Suite *dcqcn_suite(void) {
+  Suite *s = suite_create("dcqcn");
+  TCase *rp = tcase_create("rp");
+  tcase_add_test(rp, cnp_cuts_by_alpha_half);
+  tcase_add_test(rp, cut_bounds);
+  tcase_add_test(rp, alpha_decays);
+  tcase_add_test(rp, recovery_reaches_line_rate);
+  tcase_add_test(rp, increase_stages);
+  tcase_add_test(rp, byte_counter);
+  tcase_add_test(rp, reset_keeps_counters);
+  tcase_add_test(rp, profiles_and_checks);
+  suite_add_tcase(s, rp);
+  TCase *np = tcase_create("np");
+  tcase_add_test(np, np_rate_limit);
+  suite_add_tcase(s, np);
+  TCase *qp = tcase_create("qp");
+  tcase_add_test(qp, qp_pair_cnp_and_pacing);
+  tcase_add_test(qp, qp_pair_without_cc);
+  suite_add_tcase(s, qp);
+  return s;
+}
