@@ -367,7 +367,7 @@ START_TEST(cli_schedule) {
   craft_tmpname(out, sizeof out, ".json");
   craft_tmpname(rep, sizeof rep, ".json");
   char *argv[] = {JCT_BINARY, "schedule", RING_TRACE, "-o", out, "--json-report", rep, NULL};
-  result_t r = run_cmd(argv, NULL, 60);
+  result_t r = run_jctlab(argv, NULL, 60);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "Pattern    ring")); /* the report, on stdout */
   result_free(&r);
@@ -391,7 +391,7 @@ START_TEST(cli_schedule) {
   char *opt[] = {JCT_BINARY, "schedule", "--bogus", NULL};
   char **bad[] = {missing, notcap, opt};
   for (size_t i = 0; i < 3; i++) {
-    r = run_cmd(bad[i], NULL, 60);
+    r = run_jctlab(bad[i], NULL, 60);
     ck_assert_msg(r.status == 2, "%s: exit %d", bad[i][2], r.status);
     ck_assert_ptr_nonnull(strstr(r.err, "jctlab schedule: "));
     ck_assert_uint_eq(r.out_len, 0);
@@ -410,12 +410,12 @@ START_TEST(inferred_schedules_run) {
     char sched[512];
     craft_tmpname(sched, sizeof sched, ".json");
     char *infer[] = {JCT_BINARY, "schedule", (char *)traces[i], "-o", sched, "--quiet", NULL};
-    result_t r = run_cmd(infer, NULL, 60);
+    result_t r = run_jctlab(infer, NULL, 60);
     ck_assert_msg(r.status == 0, "%s: exit %d: %s", traces[i], r.status, r.err);
     result_free(&r);
     char *run[] = {JCT_BINARY, "run", "--schedule", sched, "--rate", "100mbit",
                    "--reps",   "1",   "--json",     "-",   NULL};
-    r = run_cmd(run, NULL, 60);
+    r = run_jctlab(run, NULL, 60);
     ck_assert_msg(r.status == 0, "%s: run exit %d: %s", traces[i], r.status, r.err);
     json_t *doc = parse_json(r.out, "run");
     ck_assert(jbool(doc, "valid"));

@@ -68,7 +68,7 @@ static sched_count_t synth_count(const char *algo, const char *ranks, const char
   char *argv[] = {JCT_BINARY,       "synth",   (char *)algo,  "--ranks",
                   (char *)ranks,    "--bytes", (char *)bytes, "--channels",
                   (char *)channels, "-o",      path,          NULL};
-  result_t r = run_cmd(argv, NULL, 10);
+  result_t r = run_jctlab(argv, NULL, 10);
   ck_assert_msg(r.status == 0, "synth exit %d: %s", r.status, r.err);
   result_free(&r);
   json_t *doc = json_load_file(path, 0, NULL);
@@ -156,7 +156,7 @@ static bool ring_attempt(char *msg, size_t msglen) {
   char *argv[] = {JCT_BINARY, "run",  "--synth", "ring",    "--ranks", "4",
                   "--bytes",  "2MiB", "--rate",  "100mbit", "--delay", "1us",
                   "--reps",   "3",    "--json",  js,        NULL};
-  result_t r = run_cmd(argv, NULL, 20);
+  result_t r = run_jctlab(argv, NULL, 20);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   ck_assert_str_eq(r.err, "");
   ck_assert_ptr_nonnull(strstr(r.out, "median")); /* the table too */
@@ -252,7 +252,7 @@ START_TEST(pcap_out_inspects_clean) {
   char *argv[] = {JCT_BINARY,   "run",  "--synth", "ring",    "--ranks", "4",
                   "--bytes",    "1MiB", "--rate",  "100mbit", "--reps",  "1",
                   "--pcap-out", pcap,   "--json",  js,        NULL};
-  result_t r = run_cmd(argv, NULL, 20);
+  result_t r = run_jctlab(argv, NULL, 20);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   result_free(&r);
   json_t *run = json_load_file(js, 0, NULL);
@@ -261,7 +261,7 @@ START_TEST(pcap_out_inspects_clean) {
   assert_clean_run(run);
 
   char *inspect[] = {JCT_BINARY, "inspect", "--json", pcap, NULL};
-  r = run_cmd(inspect, NULL, 20);
+  r = run_jctlab(inspect, NULL, 20);
   unlink(pcap);
   ck_assert_msg(r.status == 0, "inspect exit %d: %s", r.status, r.err);
   json_t *doc = parse_json(r.out, "inspect");
@@ -347,7 +347,7 @@ START_TEST(runs_unprivileged) {
   spawn_opts_t o = {.as_nobody = root};
   char *argv[] = {JCT_BINARY, "run",     "--synth", "ring", "--ranks", "4", "--bytes", "1MiB",
                   "--rate",   "100mbit", "--reps",  "1",    "--json",  "-", NULL};
-  result_t r = run_cmd(argv, &o, 20);
+  result_t r = run_jctlab(argv, &o, 20);
   ck_assert_msg(r.status != TK_EXIT_SETUID_FAILED, "cannot become uid %d", NOBODY_ID);
   ck_assert_msg(r.status == 0, "exit %d as uid %d: %s", r.status, root ? NOBODY_ID : (int)getuid(),
                 r.err);
@@ -633,7 +633,7 @@ END_TEST
 
 /* Exit 2, nothing on stdout, one line on stderr containing the words. */
 static void expect_bad(char *const argv[], const char *word1, const char *word2) {
-  result_t r = run_cmd(argv, NULL, 10);
+  result_t r = run_jctlab(argv, NULL, 10);
   ck_assert_msg(r.status == 2, "exit %d (stderr: %s)", r.status, r.err);
   ck_assert_str_eq(r.out, "");
   ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
@@ -691,7 +691,7 @@ END_TEST
  * counts its CNPs (none without ECN marks), and Jain's index is over the
  * valid run's QPs. */
 static void run_status(char *const argv[], int want_status) {
-  result_t r = run_cmd(argv, NULL, 120);
+  result_t r = run_jctlab(argv, NULL, 120);
   ck_assert_msg(r.status == want_status, "exit %d (want %d): %s", r.status, want_status, r.err);
   result_free(&r);
 }
@@ -750,14 +750,14 @@ START_TEST(loop_bound_invalid) {
                           "--rate", "400gbit", "--json", fast_js);
   char *slow[] = RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--reps", "1",
                           "--rate", "100mbit", "--json", slow_js);
-  result_t r = run_cmd(fast, NULL, 120);
+  result_t r = run_jctlab(fast, NULL, 120);
   ck_assert_msg(r.status == 3, "400 Gbit/s: exit %d (want 3): %s", r.status, r.err);
   ck_assert_msg(strstr(r.err, "loop, not the emulated link"), "stderr: %s", r.err);
   result_free(&r);
   /* The valid side may meet a machine busy with other work: up to three runs. */
   int status = -1;
   for (int attempt = 1; attempt <= 3 && status != 0; attempt++) {
-    result_t q = run_cmd(slow, NULL, 120);
+    result_t q = run_jctlab(slow, NULL, 120);
     status = q.status;
     if (status) printf("run: 100 Mbit/s, run %d: exit %d: %s", attempt, q.status, q.err);
     result_free(&q);
@@ -830,7 +830,7 @@ START_TEST(idle_skip_tail_loss) {
                           "--rate", "1mbit", "--timeout", "20", "--inject",
                           "drop pkt=1:1 qp=0x101", "--pcap-out", pcap, "--json", js);
   double t0 = now_s();
-  result_t r = run_cmd(argv, NULL, 60);
+  result_t r = run_jctlab(argv, NULL, 60);
   double wall = now_s() - t0;
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   ck_assert_msg(strstr(r.out, "idle       skipped"), "no idle line: %s", r.out);
@@ -918,7 +918,7 @@ START_TEST(dcqcn_incast) {
   craft_tmpname(pcap, sizeof pcap, ".pcap");
   json_t *off = incast_json("none", pcap), *on = incast_json("dcqcn", pcap);
   char *ins[] = {JCT_BINARY, "inspect", "--json", "-", pcap, NULL};
-  result_t r = run_cmd(ins, NULL, 120);
+  result_t r = run_jctlab(ins, NULL, 120);
   unlink(pcap);
   ck_assert_msg(r.status == 0, "inspect: exit %d: %s", r.status, r.err);
   json_t *iv = json_loads(r.out, 0, NULL);
@@ -972,7 +972,7 @@ START_TEST(algorithms_complete) {
         RUN_ARGS("--synth", (char *)cases[i].algo, "--ranks", (char *)cases[i].ranks, "--bytes",
                  (char *)cases[i].bytes, "--channels", (char *)cases[i].channels, "--rate",
                  "100mbit", "--reps", "1", "--json", "-");
-    result_t r = run_cmd(argv, NULL, 15);
+    result_t r = run_jctlab(argv, NULL, 15);
     ck_assert_msg(r.status == 0, "%s: exit %d: %s", cases[i].algo, r.status, r.err);
     json_t *doc = parse_json(r.out, cases[i].algo);
     assert_clean_run(doc);
@@ -1007,7 +1007,7 @@ START_TEST(per_qp_retransmissions) {
   char *argv[] =
       RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "128KiB", "--rate", "50mbit", "--reps",
                "2", "--inject", "drop pkt=0:3 qp=0x101", "--json", "-");
-  result_t r = run_cmd(argv, NULL, 15);
+  result_t r = run_jctlab(argv, NULL, 15);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   json_t *doc = parse_json(r.out, "run");
   ck_assert_int_eq(jint(doc, "injectors.0.dropped"), 2); /* one a repetition */

@@ -122,7 +122,7 @@ END_TEST
 
 /* Exit 2, nothing on stdout, one line on stderr containing the words. */
 static void expect_bad(char *const argv[], const char *word1, const char *word2) {
-  result_t r = run_cmd(argv, NULL, 10);
+  result_t r = run_jctlab(argv, NULL, 10);
   ck_assert_msg(r.status == 2, "exit %d (stderr: %s)", r.status, r.err);
   ck_assert_str_eq(r.out, "");
   ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
@@ -174,7 +174,7 @@ static json_t *sweep_json(char *const argv[], int *status, char **err) {
       json_decref(doc);
       free(*err);
     }
-    result_t r = run_cmd(argv, NULL, 60);
+    result_t r = run_jctlab(argv, NULL, 60);
     *status = r.status;
     *err = r.err;
     r.err = NULL;
@@ -258,7 +258,7 @@ END_TEST
 START_TEST(sweep_table) {
   char *argv[] = RUN("--synth", "broadcast", "--ranks", "3", "--bytes", "96K,32K", "--reps", "1",
                      "--rate", "50mbit");
-  result_t r = run_cmd(argv, NULL, 60);
+  result_t r = run_jctlab(argv, NULL, 60);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   ck_assert_ptr_nonnull(strstr(r.out, "#       size         count   type"));
   ck_assert_ptr_nonnull(strstr(r.out, "# Avg bus bandwidth, baseline: "));

@@ -46,6 +46,11 @@ result_t collect(child_t *c, int ws);
 result_t finish(child_t *c, double limit_s);
 /* spawn, then finish. o may be NULL. */
 result_t run_cmd(char *const argv[], const spawn_opts_t *o, double limit_s);
+/* run_cmd, run again (up to 3 times in all) while it exits 3 because the
+ * event loop fell behind (stderr says "lateness"): on a loaded 2-core
+ * machine another process can take the core for milliseconds, and jctlab
+ * rightly refuses to report such a run. */
+result_t run_jctlab(char *const argv[], const spawn_opts_t *o, double limit_s);
 void result_free(result_t *r);
 size_t count_lines(const char *s);
 
