@@ -63,9 +63,32 @@
  * postmortem replays a trace's losses on one QP with one injector).
  * pkt=M:K (or a list) picks by position instead: the K-th packet (from 0)
  * of the M-th message (from 0, a message starting at a FIRST or ONLY
- * opcode) sent to the QP since the repetition started, first
- * transmissions only; PSNs go on from one repetition to the next on the
- * same QPs, positions do not. pkt= may go without qp=: the QP is then the
+ * opcode) sent to the QP since the repetition started, counted over first
+ * transmissions; PSNs go on from one repetition to the next on the
+ * same QPs, positions do not.
+ *
+ * A target may name the T-th transmission of its packet with @T (T from
+ * 1, at most 128): psn=105@2, pkt=3:7@2,3:7@3. Without @T it is the first
+ * transmission (@1). Transmissions are counted the way packet-keyed draws
+ * know packets (draw.c, jct_injector_packet_losses): the first re-sent
+ * copy of a packet is transmission 2, and each time a copy is lost at the
+ * site (this injector or another on the same port and side) the next copy
+ * is the next transmission; the copies go-back-N sends of a packet not
+ * lost since are the same transmission again (how many it sends depends
+ * on timing: which were lost does not). Whether the first transmission
+ * got through is what this injector saw: passed by it, or lost (by it, or
+ * before it on the site, so never seen); an injector after it on the site
+ * that loses the first transmission is not seen, so the targets of one
+ * packet belong in one injector, or the later transmissions' in a later
+ * injector. So a packet lost at its first
+ * transmission and again at its second is pkt=M:K,M:K@2; one whose first
+ * transmission got through but whose first re-sent copy (a go-back's) was
+ * lost is pkt=M:K@2. count= applies to each target: the copies of that
+ * transmission it drops (default 1). A pkt= target learns its packet's PSN
+ * from the first transmission at its position, so a re-sent copy is found
+ * by PSN. @T with T > 1 does not go with retransmissions=yes.
+ *
+ * pkt= may go without qp=: the QP is then the
  * first one a request packet that passed where= went to (for transports
  * whose QP numbers the device picks, as rxe does: pick the flow with
  * where=, e.g. "src host 198.18.0.1 and udp[8] != 0x0b" for rank 0's data
@@ -110,7 +133,12 @@ typedef struct {
   uint32_t psn[DROP_MAX_PSNS], qp;
   uint32_t npsn;
   uint64_t done_psn[DROP_MAX_PSNS];
-  bool by_msg; /* pkt=: psn[i] is message i's packet pkt_of[i] */
+  uint8_t tx[DROP_MAX_PSNS];      /* the transmission target i drops (1: the first) */
+  int8_t first_lost[DROP_MAX_PSNS]; /* -1 not seen; else whether it dropped the first
+                                       transmission itself */
+  bool by_msg; /* pkt=: psn[i] is message msg_of[i]'s packet psn[i] */
+  bool resolved[DROP_MAX_PSNS]; /* pkt=: the first transmission at the position was seen ... */
+  uint32_t psn_at[DROP_MAX_PSNS]; /* ... and carried this PSN */
   uint32_t msg_of[DROP_MAX_PSNS];
   int64_t cur_msg; /* the message first transmissions are in, -1 before */
   uint32_t cur_pkt;
@@ -192,7 +220,65 @@ static bool roce_bth(jct_frame_t *f, uint32_t *qp, uint32_t *psn, uint8_t *pos) 
   return true;
 }
 
-static bool loss_targeted(drop_t *d, jct_frame_t *f) {
+/* Whether target i is the packet whose PSN is psn (a pkt= target once its
+ * position was seen). */
+static bool target_psn(const drop_t *d, uint32_t i, uint32_t psn) {
+  return d->by_msg ? d->resolved[i] && d->psn_at[i] == psn : d->psn[i] == psn;
+}
+
+/* Target i's drop, when it has drops left. */
+static bool take(drop_t *d, uint32_t i) {
+  if (d->done_psn[i] >= d->count) return false;
+  d->done_psn[i]++;
+  return true;
+}
+
+/* A first transmission of psn: targets at transmission 1 (a pkt= target
+ * at the message and packet position the injector has reached). */
+static bool first_transmission(drop_t *d, uint32_t psn, uint8_t pos) {
+  if (d->by_msg) {
+    if (pos & JCT_POS_FIRST)
+      d->cur_msg++, d->cur_pkt = 0;
+    else
+      d->cur_pkt++;
+  }
+  bool lose = false;
+  for (uint32_t i = 0; i < d->npsn; i++) {
+    if (d->by_msg) {
+      if (d->msg_of[i] != d->cur_msg || d->psn[i] != d->cur_pkt) continue;
+      d->resolved[i] = true; /* its re-sent copies carry this PSN */
+      d->psn_at[i] = psn;
+    } else if (d->psn[i] != psn) {
+      continue;
+    }
+    if (d->tx[i] == 1 && !lose) lose = take(d, i);
+  }
+  for (uint32_t i = 0; i < d->npsn; i++) /* whether its first transmission got past here */
+    if (target_psn(d, i, psn)) d->first_lost[i] = lose;
+  return lose;
+}
+
+/* A re-sent copy of psn: targets at the transmission it is, counted from
+ * the PSN's losses at the site (draw.c). */
+static bool resent(drop_t *d, jct_injector_t *inj, jct_frame_t *f, uint32_t psn) {
+  if (d->retransmissions) { /* every copy, up to count */
+    for (uint32_t i = 0; i < d->npsn; i++)
+      if (target_psn(d, i, psn)) return take(d, i);
+    return false;
+  }
+  bool lose = false, known = false;
+  uint32_t losses = 0;
+  for (uint32_t i = 0; i < d->npsn; i++) {
+    if (d->tx[i] < 2 || !target_psn(d, i, psn)) continue;
+    if (!known) losses = jct_injector_packet_losses(inj, f), known = true;
+    /* Its first transmission unseen here: lost before it on the site. */
+    uint32_t t = 1 + losses + (d->first_lost[i] == 0 ? 1 : 0);
+    if (t == d->tx[i] && !lose) lose = take(d, i);
+  }
+  return lose;
+}
+
+static bool loss_targeted(drop_t *d, jct_injector_t *inj, jct_frame_t *f) {
   uint32_t qp, psn;
   uint8_t pos;
   if (!roce_bth(f, &qp, &psn, &pos)) return false;
@@ -202,23 +288,7 @@ static bool loss_targeted(drop_t *d, jct_frame_t *f) {
   bool retransmission = d->seen_qp && !after;
   if (!d->seen_qp || after) d->highest_psn = psn;
   d->seen_qp = true;
-  uint32_t i = 0;
-  if (d->by_msg) {
-    if (retransmission) return false;
-    if (pos & JCT_POS_FIRST)
-      d->cur_msg++, d->cur_pkt = 0;
-    else
-      d->cur_pkt++;
-    while (i < d->npsn && (d->msg_of[i] != d->cur_msg || d->psn[i] != d->cur_pkt))
-      i++;
-  } else {
-    while (i < d->npsn && d->psn[i] != psn)
-      i++;
-  }
-  if (i == d->npsn || d->done_psn[i] >= d->count) return false;
-  if (retransmission && !d->retransmissions) return false;
-  d->done_psn[i]++;
-  return true;
+  return retransmission ? resent(d, inj, f, psn) : first_transmission(d, psn, pos);
 }
 
 static jct_verdict_t drop_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
@@ -239,7 +309,7 @@ static jct_verdict_t drop_process(jct_injector_t *inj, jct_frame_t *f, uint64_t 
     lose = loss_every(d);
     break;
   case MODE_PSN:
-    lose = loss_targeted(d, f);
+    lose = loss_targeted(d, inj, f);
     break;
   }
   return lose ? JCT_DROP : JCT_PASS;
@@ -354,7 +424,23 @@ static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   return 0;
 }
 
-/* psn=A or psn=A,B,C (PSNs < 2^24, decimal or 0x hex). */
+#define DROP_MAX_TX 128 /* @T: draw.c's loss records count 127 losses */
+
+/* An optional @T after a target at *p (the transmission, 1 when absent):
+ * false when it is not a whole number in [1, DROP_MAX_TX]. */
+static bool parse_tx(const char **p, uint8_t *tx) {
+  *tx = 1;
+  if (**p != '@') return true;
+  char *end;
+  if ((*p)[1] < '0' || (*p)[1] > '9') return false;
+  unsigned long long t = strtoull(*p + 1, &end, 10);
+  if (t < 1 || t > DROP_MAX_TX) return false;
+  *tx = (uint8_t)t;
+  *p = end;
+  return true;
+}
+
+/* psn=A or psn=A,B@2,C (PSNs < 2^24, decimal or 0x hex). */
 static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   const char *v = jct_spec_get(spec, "psn");
   d->npsn = 0;
@@ -363,16 +449,19 @@ static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     if (*p < '0' || *p > '9') break;
     unsigned long long x = strtoull(p, &end, 0);
     if (end == p || x > JCT_PSN_MASK || d->npsn == DROP_MAX_PSNS) break;
+    const char *at = end;
+    if (!parse_tx(&at, &d->tx[d->npsn])) break;
     d->psn[d->npsn++] = (uint32_t)x;
-    if (*end == 0) return 0;
-    if (*end != ',') break;
-    p = end + 1;
+    if (*at == 0) return 0;
+    if (*at != ',') break;
+    p = at + 1;
   }
   return word_err(spec, find(spec, "psn"), err, errlen,
-                  "is a PSN below 2^24, or up to 64 of them separated by commas");
+                  "is a PSN below 2^24 with an optional @TRANSMISSION (1 to 128), or up to 64 "
+                  "of them separated by commas");
 }
 
-/* pkt=M:K or pkt=M:K,M:K,... (message and packet indices from 0). */
+/* pkt=M:K or pkt=M:K@T,M:K,... (message and packet indices from 0). */
 static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   const char *v = jct_spec_get(spec, "pkt");
   d->npsn = 0;
@@ -385,17 +474,20 @@ static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     if (*end != ':' || end[1] < '0' || end[1] > '9') break;
     unsigned long long k = strtoull(end + 1, &end2, 10);
     if (m > UINT32_MAX || k > UINT32_MAX || d->npsn == DROP_MAX_PSNS) break;
+    const char *at = end2;
+    if (!parse_tx(&at, &d->tx[d->npsn])) break;
     d->msg_of[d->npsn] = (uint32_t)m;
     d->psn[d->npsn++] = (uint32_t)k;
-    if (*end2 == 0) return 0;
-    if (*end2 != ',') break;
-    p = end2 + 1;
+    if (*at == 0) return 0;
+    if (*at != ',') break;
+    p = at + 1;
   }
   return word_err(spec, find(spec, "pkt"), err, errlen,
-                  "is MESSAGE:PACKET (from 0), or up to 64 of them separated by commas");
+                  "is MESSAGE:PACKET (from 0) with an optional @TRANSMISSION (1 to 128), or up "
+                  "to 64 of them separated by commas");
 }
 
-static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k p13 p31 p32 p23 p14 every burst";
   int rc;
   uint64_t v;
@@ -421,6 +513,13 @@ static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     else if (strcmp(retx, "no") != 0)
       return word_err(spec, find(spec, "retransmissions"), err, errlen, "is yes or no");
   }
+  for (uint32_t i = 0; i < d->npsn; i++) {
+    d->first_lost[i] = -1;
+    if (d->retransmissions && d->tx[i] > 1)
+      return word_err(spec, find(spec, "retransmissions"), err, errlen,
+                      "cannot go with a target's @TRANSMISSION (it drops every copy)");
+  }
+  inj->targeted = true; /* meant to act: acting on nothing makes the run invalid */
   d->count = d->retransmissions ? UINT64_MAX : 1;
   if ((rc = jct_spec_u64(spec, "count", UINT64_MAX, &d->count, err, errlen)) < 0) return rc;
   if (d->count == 0) return word_err(spec, find(spec, "count"), err, errlen, "must be at least 1");
@@ -459,7 +558,7 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
                       "unknown loss model (random, gemodel, state)");
     }
   } else if (find(spec, "psn") >= 0 || find(spec, "qp") >= 0 || find(spec, "pkt") >= 0) {
-    rc = init_psn(&d, spec, err, errlen);
+    rc = init_psn(inj, &d, spec, err, errlen);
   } else if (find(spec, "every") >= 0) {
     rc = init_every(&d, spec, err, errlen);
   } else if (find(spec, "p") >= 0) {
@@ -476,8 +575,9 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
 const struct jct_injector_ops jct_drop_ops = {
     .name = "drop",
     .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
-             "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] | "
-             "pkt=MSG:PKT[,...] qp=QPN [retransmissions=yes]",
+             "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] "
+             "[retransmissions=yes] | pkt=MSG:PKT[,...] [qp=QPN] [count=C]; a target may end "
+             "in @T, its T-th transmission (psn=105@2)",
     .priv_size = sizeof(drop_t),
     .init = drop_init,
     .process = drop_process,

@@ -9,11 +9,18 @@
  * (ranks.h), and the lost bytes travel in packet offset / PMTU of it, the
  * replay's PMTU. So each connection with losses gets one injector:
  *   drop qp=0x101+2c pkt=M:K,M:K,...
- * (injectors/drop.c: by position, first transmissions only, counted anew
- * every repetition). Sizes scaled by --scale scale the offsets too. Only
- * first transmissions are replayed: a retransmission the capture shows
- * lost again (and a packet lost twice) would need the first loss's timing
- * to land on the same resend, so the replay counts it once.
+ * (injectors/drop.c: by position, counted over first transmissions, anew
+ * every repetition). Sizes scaled by --scale scale the offsets too.
+ *
+ * Lost retransmissions are replayed too, as the T-th transmission of the
+ * same packet (drop.c's M:K@T, which counts transmissions by the packet's
+ * losses at the site, as packet-keyed draws do): a loss whose first
+ * transmission was lost and whose `again` re-sends were lost after it is
+ * M:K, M:K@2, ..., M:K@(1+again); a loss of a re-sent copy whose first
+ * transmission got through (`retransmission`) is M:K@2, ..., M:K@(2+again).
+ * Capture packets that land on the same replayed packet (a PMTU larger
+ * than the capture's, or --scale below 1) merge: each transmission of it
+ * is dropped once.
  *
  * On the verbs transport the device picks its QP numbers, so a connection
  * is named by its ends instead, and the injector takes the first QP that
@@ -38,6 +45,7 @@
 #include "postmortem.h"
 
 #define MAX_PKTS_PER_SPEC 64 /* drop.c's list */
+#define PKT_CHARS 32          /* ",M:K@T" at most */
 
 /* The message index of each op on its connection. */
 static uint32_t *message_indices(const jct_schedule_t *s) {
@@ -93,25 +101,39 @@ static uint64_t packet_of(const jct_schedule_t *s, const jct_infer_fault_t *f, d
   return f->tail ? (bytes - 1) / pmtu : off / pmtu; /* the tail stays the tail */
 }
 
-/* Whether an earlier fault lands on the same replayed packet (a packet
- * lost twice in the capture, or two lost packets that scaling merged). */
+/* The transmissions of its packet that fault f lost: first..last (1: the
+ * first transmission). */
+static void transmissions(const jct_infer_fault_t *f, uint32_t *first, uint32_t *last) {
+  *first = f->retransmission ? 2 : 1;
+  uint64_t l = (uint64_t)*first + f->again;
+  *last = l > JCT_POSTMORTEM_MAX_TX ? JCT_POSTMORTEM_MAX_TX : (uint32_t)l;
+}
+
+/* Whether an earlier fault dropped transmission t of the same replayed
+ * packet (a packet whose losses the capture shows twice, or two lost
+ * packets that a larger PMTU or scaling merged). */
 static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uint32_t i,
-                     double scale, uint32_t pmtu) {
+                     uint32_t t, double scale, uint32_t pmtu) {
   const jct_infer_fault_t *f = &rep->faults[i];
-  for (uint32_t j = 0; j < i; j++)
-    if (rep->faults[j].op == f->op &&
+  for (uint32_t j = 0; j < i; j++) {
+    uint32_t a, b;
+    transmissions(&rep->faults[j], &a, &b);
+    if (rep->faults[j].op == f->op && t >= a && t <= b &&
         packet_of(s, &rep->faults[j], scale, pmtu) == packet_of(s, f, scale, pmtu))
       return true;
+  }
   return false;
 }
 
 int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
                           uint32_t pmtu, bool verbs, char *specs[JCT_POSTMORTEM_MAX_SPECS],
-                          uint32_t *nspecs, uint64_t *lost_packets, char *err, size_t errlen) {
+                          uint32_t *nspecs, uint64_t *lost_packets,
+                          uint64_t *lost_retransmissions, char *err, size_t errlen) {
   *nspecs = 0;
   *lost_packets = 0;
+  *lost_retransmissions = 0;
   uint32_t *msg = message_indices(s);
-  char *list = malloc(MAX_PKTS_PER_SPEC * 24 + 1);
+  char *list = malloc(MAX_PKTS_PER_SPEC * PKT_CHARS + 1);
   int rc = msg && list ? 0 : JCT_ENOMEM;
   for (uint32_t c = 0; c < s->nconns && rc == 0; c++) {
     size_t used = 0;
@@ -119,17 +141,25 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
     list[0] = 0;
     for (uint32_t i = 0; i < rep->nfaults && rc == 0; i++) {
       const jct_infer_fault_t *f = &rep->faults[i];
-      if (f->op >= s->nops || s->ops[f->op].conn != c || f->retransmission ||
-          repeated(s, rep, i, scale, pmtu))
-        continue;
+      if (f->op >= s->nops || s->ops[f->op].conn != c) continue;
       uint64_t pkt = packet_of(s, f, scale, pmtu);
-      used += (size_t)snprintf(list + used, 24, "%s%u:%llu", n ? "," : "", msg[f->op],
-                               (unsigned long long)pkt);
-      (*lost_packets)++;
-      if (++n == MAX_PKTS_PER_SPEC) {
+      uint32_t first, last;
+      transmissions(f, &first, &last);
+      /* One packet's transmissions in one spec (drop.c counts them there). */
+      if (n && n + (last - first + 1) > MAX_PKTS_PER_SPEC) {
         rc = add_spec(specs, nspecs, s, c, verbs, list, err, errlen);
         used = n = 0;
         list[0] = 0;
+      }
+      for (uint32_t t = first; t <= last && rc == 0 && n < MAX_PKTS_PER_SPEC; t++) {
+        if (repeated(s, rep, i, t, scale, pmtu)) continue;
+        char tx[8] = "";
+        if (t > 1) snprintf(tx, sizeof tx, "@%u", t);
+        used += (size_t)snprintf(list + used, PKT_CHARS, "%s%u:%llu%s", n ? "," : "", msg[f->op],
+                                 (unsigned long long)pkt, tx);
+        (*lost_packets)++;
+        if (t > 1) (*lost_retransmissions)++;
+        n++;
       }
     }
     if (n && rc == 0) rc = add_spec(specs, nspecs, s, c, verbs, list, err, errlen);
