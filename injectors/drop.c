@@ -92,7 +92,13 @@
  * first one a request packet that passed where= went to (for transports
  * whose QP numbers the device picks, as rxe does: pick the flow with
  * where=, e.g. "src host 198.18.0.1 and udp[8] != 0x0b" for rank 0's data
- * without its 64-byte clear-to-send WRITE_ONLY_WITH_IMMEDIATEs).
+ * without its 64-byte clear-to-send WRITE_ONLY_WITH_IMMEDIATEs). With
+ * qp-order=N (instead of qp=) it is the N-th (from 0) QP a request packet
+ * that passed where= went to, in the order of each QP's first such packet
+ * in the repetition (N below 16): two connections between the same hosts
+ * that a job uses one after the other (the postmortem of a perftest
+ * capture, whose SEND test starts after its WRITE test ends) are told
+ * apart by when they start, as rxe's QP numbers cannot be known ahead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,7 +150,10 @@ typedef struct {
   uint32_t cur_pkt;
   uint64_t count;
   bool retransmissions, seen_qp;
-  bool any_qp; /* pkt= without qp=: the first QP seen */
+  bool any_qp; /* pkt= without qp=: the first QP seen, or the qp_order-th */
+#define DROP_MAX_QP_ORDER 16
+  uint32_t qp_order, nseen_qps;
+  uint32_t seen_qps[DROP_MAX_QP_ORDER]; /* before the qp_order-th: the QPs seen, in order */
   uint32_t highest_psn;
 } drop_t;
 
@@ -278,11 +287,24 @@ static bool resent(drop_t *d, jct_injector_t *inj, jct_frame_t *f, uint32_t psn)
   return lose;
 }
 
+/* Before the target QP is known (pkt= without qp=): whether qp, a request
+ * packet's, is the qp_order-th QP seen; it becomes d->qp then. */
+static bool nth_qp(drop_t *d, uint32_t qp) {
+  for (uint32_t i = 0; i < d->nseen_qps; i++)
+    if (d->seen_qps[i] == qp) return false; /* an earlier QP */
+  if (d->nseen_qps < d->qp_order) {
+    d->seen_qps[d->nseen_qps++] = qp;
+    return false;
+  }
+  d->qp = qp;
+  return true;
+}
+
 static bool loss_targeted(drop_t *d, jct_injector_t *inj, jct_frame_t *f) {
   uint32_t qp, psn;
   uint8_t pos;
   if (!roce_bth(f, &qp, &psn, &pos)) return false;
-  if (d->any_qp && !d->seen_qp) d->qp = qp;
+  if (d->any_qp && !d->seen_qp && !nth_qp(d, qp)) return false;
   if (qp != d->qp) return false;
   bool after = jct_psn_diff(psn, d->highest_psn) > 0; /* 24-bit serial arithmetic */
   bool retransmission = d->seen_qp && !after;
@@ -362,7 +384,8 @@ static int need(const jct_spec_t *spec, const char *key, const char *mode, char 
   } while (0)
 
 static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "p13 p31 p32 p23 p14 every burst psn pkt qp count retransmissions";
+  static const char others[] = "p13 p31 p32 p23 p14 every burst "
+                               "psn pkt qp qp-order count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "model=gemodel", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p", "model=gemodel", err, errlen)) < 0) return rc;
@@ -382,7 +405,8 @@ static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 }
 
 static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "p r h k every burst psn pkt qp count retransmissions";
+  static const char others[] = "p r h k every burst "
+                               "psn pkt qp qp-order count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "model=state", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p13", "model=state", err, errlen)) < 0) return rc;
@@ -410,7 +434,8 @@ static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 }
 
 static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "p r h k p13 p31 p32 p23 p14 psn pkt qp count retransmissions";
+  static const char others[] = "p r h k p13 p31 p32 p23 p14 "
+                               "psn pkt qp qp-order count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "every=", err, errlen)) < 0) return rc;
   d->burst = 1;
@@ -495,6 +520,8 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
   bool by_msg = find(spec, "pkt") >= 0;
   if (by_msg && find(spec, "psn") >= 0)
     return word_err(spec, find(spec, "pkt"), err, errlen, "goes without psn=");
+  if (!by_msg && find(spec, "qp-order") >= 0)
+    return word_err(spec, find(spec, "qp-order"), err, errlen, "goes with pkt=, not psn=");
   if (!by_msg && (rc = need(spec, "psn", "drop qp=", err, errlen)) < 0) return rc;
   if (!by_msg && (rc = need(spec, "qp", "drop psn=", err, errlen)) < 0) return rc;
   if ((rc = by_msg ? parse_pkts(d, spec, err, errlen) : parse_psns(d, spec, err, errlen)) < 0)
@@ -503,6 +530,14 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
   v = 0;
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &v, err, errlen)) < 0) return rc;
   d->qp = (uint32_t)v;
+  if (find(spec, "qp-order") >= 0) {
+    if (!d->any_qp)
+      return word_err(spec, find(spec, "qp-order"), err, errlen, "goes without qp=");
+    v = 0;
+    if ((rc = jct_spec_u64(spec, "qp-order", DROP_MAX_QP_ORDER - 1, &v, err, errlen)) < 0)
+      return rc;
+    d->qp_order = (uint32_t)v;
+  }
   const char *retx = jct_spec_get(spec, "retransmissions");
   if (retx && by_msg)
     return word_err(spec, find(spec, "retransmissions"), err, errlen,
@@ -528,7 +563,8 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
 }
 
 static int init_bernoulli(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "r h k p13 p31 p32 p23 p14 every psn pkt qp count retransmissions";
+  static const char others[] = "r h k p13 p31 p32 p23 p14 every "
+                               "psn pkt qp qp-order count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "p=", err, errlen)) < 0) return rc;
   double p = 0;
@@ -557,7 +593,8 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
       return word_err(spec, find(spec, "model"), err, errlen,
                       "unknown loss model (random, gemodel, state)");
     }
-  } else if (find(spec, "psn") >= 0 || find(spec, "qp") >= 0 || find(spec, "pkt") >= 0) {
+  } else if (find(spec, "psn") >= 0 || find(spec, "qp") >= 0 || find(spec, "pkt") >= 0 ||
+             find(spec, "qp-order") >= 0) {
     rc = init_psn(inj, &d, spec, err, errlen);
   } else if (find(spec, "every") >= 0) {
     rc = init_every(&d, spec, err, errlen);
@@ -576,7 +613,8 @@ const struct jct_injector_ops jct_drop_ops = {
     .name = "drop",
     .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
              "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] "
-             "[retransmissions=yes] | pkt=MSG:PKT[,...] [qp=QPN] [count=C]; a target may end "
+             "[retransmissions=yes] | pkt=MSG:PKT[,...] [qp=QPN | qp-order=N] [count=C]; a target "
+             "may end "
              "in @T, its T-th transmission (psn=105@2)",
     .priv_size = sizeof(drop_t),
     .init = drop_init,

@@ -188,6 +188,10 @@ START_TEST(bad_specs_name_the_word) {
   expect_error("drop pkt=3:1 qp=3 retransmissions=yes", "retransmissions=yes");
   expect_error("drop psn=5 qp=0x1000000", "qp=0x1000000");
   expect_error("drop psn=5 qp=3 retransmissions=maybe", "retransmissions=maybe");
+  expect_error("drop pkt=0:1 qp=3 qp-order=1", "qp-order=1");
+  expect_error("drop psn=5 qp-order=1", "qp-order=1");
+  expect_error("drop pkt=0:1 qp-order=16", "qp-order=16");
+  expect_error("drop p=0.1 qp-order=1", "qp-order=1");
   expect_error("drop psn=5@0 qp=3", "psn=5@0");
   expect_error("drop psn=5@129 qp=3", "psn=5@129");
   expect_error("drop pkt=1:2@ qp=3", "pkt=1:2@");
@@ -747,6 +751,27 @@ START_TEST(targeted_transmission) {
     }
     ck_assert_uint_eq(inj->stats.dropped, 1);
   }
+  jct_injector_free(inj);
+
+  /* qp-order=1: the second QP whose requests pass (0x11 after 0x22), not
+   * the first or the third, each QP's packets interleaved with the others'. */
+  inj = mk("drop pkt=0:1 qp-order=1", 1, 0);
+  for (int i = 0; i < 9; i++) {
+    static const uint32_t qps[] = {0x22, 0x11, 0x33};
+    static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
+                                     JCT_OP_RC_RDMA_WRITE_LAST};
+    uint32_t qp = qps[i % 3], k = (uint32_t)i / 3;
+    frame_t l;
+    craft_roce_t c = {.payload_bytes = 64};
+    c.h.bth.opcode = pos_op[k];
+    c.h.bth.dest_qp = qp;
+    c.h.bth.psn = 700 + k;
+    c.h.reth.dma_len_bytes = 192;
+    size_t n = craft_roce(l.buf, sizeof l.buf, &c);
+    l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+    ck_assert_int_eq(dropped(inj, &l, 0), qp == 0x11 && k == 1);
+  }
+  ck_assert_uint_eq(inj->stats.dropped, 1);
   jct_injector_free(inj);
 
   /* Random loss is not targeted: acting on nothing is its right. */

@@ -23,14 +23,20 @@
  * is dropped once.
  *
  * On the verbs transport the device picks its QP numbers, so a connection
- * is named by its ends instead, and the injector takes the first QP that
- * rank src's data to rank dst goes to (drop.c, pkt= without qp=):
- *   drop pkt=M:K,... where="src host A and dst host B and not (udp[8] == 0x0b
- *                           and udp[4:2] == 108)"
+ * is named by its ends and its place among the connections between them:
+ * the injector takes the K-th QP that rank src's data to rank dst goes to
+ * (drop.c, pkt= with qp-order= instead of qp=), K counting the
+ * connections from src to dst that the job starts before this one:
+ *   drop pkt=M:K,... qp-order=K where="src host A and dst host B and not
+ *                           (udp[8] == 0x0b and udp[4:2] == 108)"
  * (the clause leaves out the 64-byte clear-to-sends of the connection the
  * other way, RDMA WRITE ONLY WITH IMMEDIATE in a 108-byte UDP datagram,
- * which rank src also sends to rank dst). Two connections between the same
- * two ranks in the same direction cannot be told apart this way: refused.
+ * which rank src also sends to rank dst). A connection starts before
+ * another when the other's first op depends, through any chain of deps,
+ * on one of its ops (the schedule's program order: perftest's SEND test
+ * starts after its WRITE test ends). Two connections between the same two
+ * ranks in the same direction that may start at once cannot be told apart
+ * on the wire: refused.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,6 +64,66 @@ static uint32_t *message_indices(const jct_schedule_t *s) {
   return idx;
 }
 
+/* The first op of connection c, nops when it has none. */
+static uint32_t first_op(const jct_schedule_t *s, uint32_t c) {
+  for (uint32_t i = 0; i < s->nops; i++)
+    if (s->ops[i].conn == c) return i;
+  return s->nops;
+}
+
+/* Whether op `from` depends, through a chain of deps, on an op of
+ * connection c. seen and stack: nops entries each, scratch. */
+static bool depends_on_conn(const jct_schedule_t *s, uint32_t from, uint32_t c, bool *seen,
+                            uint32_t *stack) {
+  memset(seen, 0, s->nops * sizeof *seen);
+  uint32_t n = 0;
+  stack[n++] = from;
+  seen[from] = true;
+  while (n) {
+    const jct_op_t *op = &s->ops[stack[--n]];
+    for (uint32_t k = 0; k < op->ndeps; k++) {
+      uint32_t d = op->deps[k];
+      if (d >= s->nops || seen[d]) continue;
+      if (s->ops[d].conn == c) return true;
+      seen[d] = true;
+      stack[n++] = d;
+    }
+  }
+  return false;
+}
+
+/* On verbs: conn's place among the connections with its ends (how many
+ * of them the job starts before it), into *order. Errors: JCT_EINVAL when
+ * one of them may start at the same time (err says which), JCT_ENOMEM. */
+static int conn_order(const jct_schedule_t *s, uint32_t conn, uint32_t *order, char *err,
+                      size_t errlen) {
+  const jct_conn_t *c = &s->conns[conn];
+  *order = 0;
+  bool *seen = NULL;
+  uint32_t *stack = NULL;
+  int rc = 0;
+  for (uint32_t o = 0; o < s->nconns && rc == 0; o++) {
+    if (o == conn || s->conns[o].src != c->src || s->conns[o].dst != c->dst) continue;
+    if (!seen && (!(seen = malloc(s->nops * sizeof *seen)) ||
+                  !(stack = malloc(s->nops * sizeof *stack)))) {
+      rc = JCT_ENOMEM;
+      break;
+    }
+    uint32_t a = first_op(s, conn), b = first_op(s, o);
+    if (b == s->nops) continue; /* never used: sends nothing */
+    if (a < s->nops && depends_on_conn(s, a, o, seen, stack))
+      (*order)++; /* o starts first */
+    else if (a == s->nops || !depends_on_conn(s, b, conn, seen, stack))
+      rc = jct__errf(err, errlen, JCT_EINVAL,
+                     "the trace has two connections from rank %u to rank %u that may start at "
+                     "once: on verbs their losses cannot be targeted (give --inject instead)",
+                     c->src, c->dst);
+  }
+  free(seen);
+  free(stack);
+  return rc;
+}
+
 /* Append the spec dropping the packets in list to specs[*n]. */
 static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t conn, bool verbs,
                     const char *list, char *err, size_t errlen) {
@@ -66,14 +132,10 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
                      "the trace lost packets on more than %u connections: give --inject instead",
                      JCT_POSTMORTEM_MAX_SPECS);
   const jct_conn_t *c = &s->conns[conn];
-  if (verbs)
-    for (uint32_t o = 0; o < s->nconns; o++)
-      if (o != conn && s->conns[o].src == c->src && s->conns[o].dst == c->dst)
-        return jct__errf(err, errlen, JCT_EINVAL,
-                         "the trace has two connections from rank %u to rank %u: on verbs its "
-                         "losses cannot be targeted (give --inject instead)",
-                         c->src, c->dst);
-  size_t len = strlen(list) + 200;
+  uint32_t order = 0;
+  int rc;
+  if (verbs && (rc = conn_order(s, conn, &order, err, errlen))) return rc;
+  size_t len = strlen(list) + 220;
   char *spec = malloc(len);
   if (!spec) return JCT_ENOMEM;
   if (verbs) {
@@ -82,9 +144,9 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
     jct_addr_str(&sa, a, sizeof a);
     jct_addr_str(&da, b, sizeof b);
     snprintf(spec, len,
-             "drop pkt=%s where=\"src host %s and dst host %s and not (udp[8] == 0x0b and "
-             "udp[4:2] == 108)\"",
-             list, a, b);
+             "drop pkt=%s qp-order=%u where=\"src host %s and dst host %s and not (udp[8] == "
+             "0x0b and udp[4:2] == 108)\"",
+             list, order, a, b);
   } else {
     snprintf(spec, len, "drop qp=0x%x pkt=%s", jct__uroce_qpn(conn, true), list);
   }

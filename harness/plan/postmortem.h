@@ -17,12 +17,14 @@
  * from) as targeted-drop injector specs: specs[*nspecs], one per connection
  * with losses (and per 64 losses on it), each malloc'd; *lost_packets is
  * how many packets they drop, *lost_retransmissions how many of those are
- * re-sent copies (drop.c's @T, T > 1). s's sizes are the capture's times scale,
- * packets are path_mtu_bytes long. uroce's QP numbers name a connection,
- * or with verbs its two ends. Errors: JCT_EINVAL (more than
- * JCT_POSTMORTEM_MAX_SPECS specs needed, or on verbs two connections with
- * the same ends: err says which), JCT_ENOMEM; the specs made are the
- * caller's to free either way. */
+ * re-sent copies (drop.c's @T, T > 1). s's sizes are the capture's times
+ * scale, packets are path_mtu_bytes long. uroce's QP numbers name a
+ * connection, or with verbs its two ends and its place among the
+ * connections between them in the order the job starts them (drop.c's
+ * qp-order=). Errors: JCT_EINVAL (more than JCT_POSTMORTEM_MAX_SPECS specs
+ * needed, or on verbs two connections with the same ends that may start at
+ * once: err says which), JCT_ENOMEM; the specs made are the caller's to
+ * free either way. */
 int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
                           uint32_t path_mtu_bytes, bool verbs,
                           char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
