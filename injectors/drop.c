@@ -139,12 +139,12 @@ typedef struct {
   uint32_t psn[DROP_MAX_PSNS], qp;
   uint32_t npsn;
   uint64_t done_psn[DROP_MAX_PSNS];
-  uint8_t tx[DROP_MAX_PSNS];      /* the transmission target i drops (1: the first) */
+  uint8_t tx[DROP_MAX_PSNS];        /* the transmission target i drops (1: the first) */
   int8_t first_lost[DROP_MAX_PSNS]; /* -1 not seen; else whether it dropped the first
                                        transmission itself */
-  bool by_msg; /* pkt=: psn[i] is message msg_of[i]'s packet psn[i] */
-  bool resolved[DROP_MAX_PSNS]; /* pkt=: the first transmission at the position was seen ... */
-  uint32_t psn_at[DROP_MAX_PSNS]; /* ... and carried this PSN */
+  bool by_msg;                      /* pkt=: psn[i] is message msg_of[i]'s packet psn[i] */
+  bool resolved[DROP_MAX_PSNS];     /* pkt=: the first transmission at the position was seen ... */
+  uint32_t psn_at[DROP_MAX_PSNS];   /* ... and carried this PSN */
   uint32_t msg_of[DROP_MAX_PSNS];
   int64_t cur_msg; /* the message first transmissions are in, -1 before */
   uint32_t cur_pkt;
@@ -531,8 +531,7 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &v, err, errlen)) < 0) return rc;
   d->qp = (uint32_t)v;
   if (find(spec, "qp-order") >= 0) {
-    if (!d->any_qp)
-      return word_err(spec, find(spec, "qp-order"), err, errlen, "goes without qp=");
+    if (!d->any_qp) return word_err(spec, find(spec, "qp-order"), err, errlen, "goes without qp=");
     v = 0;
     if ((rc = jct_spec_u64(spec, "qp-order", DROP_MAX_QP_ORDER - 1, &v, err, errlen)) < 0)
       return rc;

@@ -168,10 +168,10 @@ END_TEST
 START_TEST(idle_target_invalid) {
   char js[256];
   craft_tmpname(js, sizeof js, ".json");
-  char *argv[] = {JCT_BINARY, "run",      "--synth",  "ring", "--ranks",
-                  "4",        "--rate",   "100mbit",  "--reps", "1",
-                  "--bytes",  "1MiB",     "--inject", "drop psn=5000 qp=0x101",
-                  "--json",   js,         NULL};
+  char *argv[] = {
+      JCT_BINARY, "run",    "--synth", "ring",    "--ranks", "4",        "--rate",
+      "100mbit",  "--reps", "1",       "--bytes", "1MiB",    "--inject", "drop psn=5000 qp=0x101",
+      "--json",   js,       NULL};
   result_t r = run_cmd(argv, NULL, RUN_LIMIT_S);
   ck_assert_msg(r.status == 3, "exit %d (want 3, invalid): %s", r.status, r.err);
   ck_assert_ptr_nonnull(strstr(r.err, "'drop psn=5000 qp=0x101' acted on nothing"));

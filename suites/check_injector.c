@@ -719,8 +719,7 @@ START_TEST(targeted_transmission) {
   for (int pass = 0; pass < 4; pass++)
     for (uint32_t psn = from[pass]; psn <= 110; psn++) {
       int who = chain2(a, b, psn, flows);
-      ck_assert_msg(who == (psn == 105 ? want105[pass] : 0), "pass %d psn %u: %d", pass, psn,
-                    who);
+      ck_assert_msg(who == (psn == 105 ? want105[pass] : 0), "pass %d psn %u: %d", pass, psn, who);
     }
   ck_assert_uint_eq(a->stats.dropped, 1);
   ck_assert_uint_eq(b->stats.dropped, 1);

@@ -296,9 +296,9 @@ START_TEST(postmortem_specs_of_the_trace) {
   char *specs[JCT_POSTMORTEM_MAX_SPECS];
   uint32_t n = 0;
   uint64_t lost, lost_retx;
-  ck_assert_int_eq(jct__postmortem_specs(s, &rep, 1, 1024, true, specs, &n, &lost, &lost_retx, err,
-                                         sizeof err),
-                   JCT_EINVAL);
+  ck_assert_int_eq(
+      jct__postmortem_specs(s, &rep, 1, 1024, true, specs, &n, &lost, &lost_retx, err, sizeof err),
+      JCT_EINVAL);
   ck_assert_msg(strstr(err, "two connections from rank 0 to rank 1 that may start at once"), "%s",
                 err);
   for (uint32_t i = 0; i < n; i++)

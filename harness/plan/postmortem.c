@@ -51,7 +51,7 @@
 #include "postmortem.h"
 
 #define MAX_PKTS_PER_SPEC 64 /* drop.c's list */
-#define PKT_CHARS 32          /* ",M:K@T" at most */
+#define PKT_CHARS 32         /* ",M:K@T" at most */
 
 /* The message index of each op on its connection. */
 static uint32_t *message_indices(const jct_schedule_t *s) {
@@ -104,8 +104,8 @@ static int conn_order(const jct_schedule_t *s, uint32_t conn, uint32_t *order, c
   int rc = 0;
   for (uint32_t o = 0; o < s->nconns && rc == 0; o++) {
     if (o == conn || s->conns[o].src != c->src || s->conns[o].dst != c->dst) continue;
-    if (!seen && (!(seen = malloc(s->nops * sizeof *seen)) ||
-                  !(stack = malloc(s->nops * sizeof *stack)))) {
+    if (!seen &&
+        (!(seen = malloc(s->nops * sizeof *seen)) || !(stack = malloc(s->nops * sizeof *stack)))) {
       rc = JCT_ENOMEM;
       break;
     }
@@ -174,8 +174,8 @@ static void transmissions(const jct_infer_fault_t *f, uint32_t *first, uint32_t 
 /* Whether an earlier fault dropped transmission t of the same replayed
  * packet (a packet whose losses the capture shows twice, or two lost
  * packets that a larger PMTU or scaling merged). */
-static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uint32_t i,
-                     uint32_t t, double scale, uint32_t pmtu) {
+static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uint32_t i, uint32_t t,
+                     double scale, uint32_t pmtu) {
   const jct_infer_fault_t *f = &rep->faults[i];
   for (uint32_t j = 0; j < i; j++) {
     uint32_t a, b;
@@ -189,8 +189,8 @@ static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uin
 
 int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
                           uint32_t pmtu, bool verbs, char *specs[JCT_POSTMORTEM_MAX_SPECS],
-                          uint32_t *nspecs, uint64_t *lost_packets,
-                          uint64_t *lost_retransmissions, char *err, size_t errlen) {
+                          uint32_t *nspecs, uint64_t *lost_packets, uint64_t *lost_retransmissions,
+                          char *err, size_t errlen) {
   *nspecs = 0;
   *lost_packets = 0;
   *lost_retransmissions = 0;
