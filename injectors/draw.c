@@ -184,6 +184,15 @@ bool jct_frame_retransmission(jct_frame_t *f) {
   return f->retransmission;
 }
 
+uint32_t jct_injector_packet_losses(jct_injector_t *inj, jct_frame_t *f) {
+  flow_slot_t *t = f->site_flows ? f->site_flows : inj->flows;
+  flow_slot_t *fl = t ? flow_slot(t, f) : NULL;
+  uint32_t id;
+  if (!fl || !loss_id(f, &id)) return 0;
+  const uint32_t *rec = loss_rec(fl, id);
+  return rec ? *rec >> 25 : 0;
+}
+
 void jct_injector_packet_lost(jct_injector_t *inj, jct_frame_t *f) {
   flow_slot_t *t = f->site_flows ? f->site_flows : inj->flows;
   flow_slot_t *fl = t ? flow_slot(t, f) : NULL;

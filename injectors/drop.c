@@ -63,13 +63,42 @@
  * postmortem replays a trace's losses on one QP with one injector).
  * pkt=M:K (or a list) picks by position instead: the K-th packet (from 0)
  * of the M-th message (from 0, a message starting at a FIRST or ONLY
- * opcode) sent to the QP since the repetition started, first
- * transmissions only; PSNs go on from one repetition to the next on the
- * same QPs, positions do not. pkt= may go without qp=: the QP is then the
+ * opcode) sent to the QP since the repetition started, counted over first
+ * transmissions; PSNs go on from one repetition to the next on the
+ * same QPs, positions do not.
+ *
+ * A target may name the T-th transmission of its packet with @T (T from
+ * 1, at most 128): psn=105@2, pkt=3:7@2,3:7@3. Without @T it is the first
+ * transmission (@1). Transmissions are counted the way packet-keyed draws
+ * know packets (draw.c, jct_injector_packet_losses): the first re-sent
+ * copy of a packet is transmission 2, and each time a copy is lost at the
+ * site (this injector or another on the same port and side) the next copy
+ * is the next transmission; the copies go-back-N sends of a packet not
+ * lost since are the same transmission again (how many it sends depends
+ * on timing: which were lost does not). Whether the first transmission
+ * got through is what this injector saw: passed by it, or lost (by it, or
+ * before it on the site, so never seen); an injector after it on the site
+ * that loses the first transmission is not seen, so the targets of one
+ * packet belong in one injector, or the later transmissions' in a later
+ * injector. So a packet lost at its first
+ * transmission and again at its second is pkt=M:K,M:K@2; one whose first
+ * transmission got through but whose first re-sent copy (a go-back's) was
+ * lost is pkt=M:K@2. count= applies to each target: the copies of that
+ * transmission it drops (default 1). A pkt= target learns its packet's PSN
+ * from the first transmission at its position, so a re-sent copy is found
+ * by PSN. @T with T > 1 does not go with retransmissions=yes.
+ *
+ * pkt= may go without qp=: the QP is then the
  * first one a request packet that passed where= went to (for transports
  * whose QP numbers the device picks, as rxe does: pick the flow with
  * where=, e.g. "src host 198.18.0.1 and udp[8] != 0x0b" for rank 0's data
- * without its 64-byte clear-to-send WRITE_ONLY_WITH_IMMEDIATEs).
+ * without its 64-byte clear-to-send WRITE_ONLY_WITH_IMMEDIATEs). With
+ * qp-order=N (instead of qp=) it is the N-th (from 0) QP a request packet
+ * that passed where= went to, in the order of each QP's first such packet
+ * in the repetition (N below 16): two connections between the same hosts
+ * that a job uses one after the other (the postmortem of a perftest
+ * capture, whose SEND test starts after its WRITE test ends) are told
+ * apart by when they start, as rxe's QP numbers cannot be known ahead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,13 +139,21 @@ typedef struct {
   uint32_t psn[DROP_MAX_PSNS], qp;
   uint32_t npsn;
   uint64_t done_psn[DROP_MAX_PSNS];
-  bool by_msg; /* pkt=: psn[i] is message i's packet pkt_of[i] */
+  uint8_t tx[DROP_MAX_PSNS];        /* the transmission target i drops (1: the first) */
+  int8_t first_lost[DROP_MAX_PSNS]; /* -1 not seen; else whether it dropped the first
+                                       transmission itself */
+  bool by_msg;                      /* pkt=: psn[i] is message msg_of[i]'s packet psn[i] */
+  bool resolved[DROP_MAX_PSNS];     /* pkt=: the first transmission at the position was seen ... */
+  uint32_t psn_at[DROP_MAX_PSNS];   /* ... and carried this PSN */
   uint32_t msg_of[DROP_MAX_PSNS];
   int64_t cur_msg; /* the message first transmissions are in, -1 before */
   uint32_t cur_pkt;
   uint64_t count;
   bool retransmissions, seen_qp;
-  bool any_qp; /* pkt= without qp=: the first QP seen */
+  bool any_qp; /* pkt= without qp=: the first QP seen, or the qp_order-th */
+#define DROP_MAX_QP_ORDER 16
+  uint32_t qp_order, nseen_qps;
+  uint32_t seen_qps[DROP_MAX_QP_ORDER]; /* before the qp_order-th: the QPs seen, in order */
   uint32_t highest_psn;
 } drop_t;
 
@@ -192,33 +229,88 @@ static bool roce_bth(jct_frame_t *f, uint32_t *qp, uint32_t *psn, uint8_t *pos) 
   return true;
 }
 
-static bool loss_targeted(drop_t *d, jct_frame_t *f) {
+/* Whether target i is the packet whose PSN is psn (a pkt= target once its
+ * position was seen). */
+static bool target_psn(const drop_t *d, uint32_t i, uint32_t psn) {
+  return d->by_msg ? d->resolved[i] && d->psn_at[i] == psn : d->psn[i] == psn;
+}
+
+/* Target i's drop, when it has drops left. */
+static bool take(drop_t *d, uint32_t i) {
+  if (d->done_psn[i] >= d->count) return false;
+  d->done_psn[i]++;
+  return true;
+}
+
+/* A first transmission of psn: targets at transmission 1 (a pkt= target
+ * at the message and packet position the injector has reached). */
+static bool first_transmission(drop_t *d, uint32_t psn, uint8_t pos) {
+  if (d->by_msg) {
+    if (pos & JCT_POS_FIRST)
+      d->cur_msg++, d->cur_pkt = 0;
+    else
+      d->cur_pkt++;
+  }
+  bool lose = false;
+  for (uint32_t i = 0; i < d->npsn; i++) {
+    if (d->by_msg) {
+      if (d->msg_of[i] != d->cur_msg || d->psn[i] != d->cur_pkt) continue;
+      d->resolved[i] = true; /* its re-sent copies carry this PSN */
+      d->psn_at[i] = psn;
+    } else if (d->psn[i] != psn) {
+      continue;
+    }
+    if (d->tx[i] == 1 && !lose) lose = take(d, i);
+  }
+  for (uint32_t i = 0; i < d->npsn; i++) /* whether its first transmission got past here */
+    if (target_psn(d, i, psn)) d->first_lost[i] = lose;
+  return lose;
+}
+
+/* A re-sent copy of psn: targets at the transmission it is, counted from
+ * the PSN's losses at the site (draw.c). */
+static bool resent(drop_t *d, jct_injector_t *inj, jct_frame_t *f, uint32_t psn) {
+  if (d->retransmissions) { /* every copy, up to count */
+    for (uint32_t i = 0; i < d->npsn; i++)
+      if (target_psn(d, i, psn)) return take(d, i);
+    return false;
+  }
+  bool lose = false, known = false;
+  uint32_t losses = 0;
+  for (uint32_t i = 0; i < d->npsn; i++) {
+    if (d->tx[i] < 2 || !target_psn(d, i, psn)) continue;
+    if (!known) losses = jct_injector_packet_losses(inj, f), known = true;
+    /* Its first transmission unseen here: lost before it on the site. */
+    uint32_t t = 1 + losses + (d->first_lost[i] == 0 ? 1 : 0);
+    if (t == d->tx[i] && !lose) lose = take(d, i);
+  }
+  return lose;
+}
+
+/* Before the target QP is known (pkt= without qp=): whether qp, a request
+ * packet's, is the qp_order-th QP seen; it becomes d->qp then. */
+static bool nth_qp(drop_t *d, uint32_t qp) {
+  for (uint32_t i = 0; i < d->nseen_qps; i++)
+    if (d->seen_qps[i] == qp) return false; /* an earlier QP */
+  if (d->nseen_qps < d->qp_order) {
+    d->seen_qps[d->nseen_qps++] = qp;
+    return false;
+  }
+  d->qp = qp;
+  return true;
+}
+
+static bool loss_targeted(drop_t *d, jct_injector_t *inj, jct_frame_t *f) {
   uint32_t qp, psn;
   uint8_t pos;
   if (!roce_bth(f, &qp, &psn, &pos)) return false;
-  if (d->any_qp && !d->seen_qp) d->qp = qp;
+  if (d->any_qp && !d->seen_qp && !nth_qp(d, qp)) return false;
   if (qp != d->qp) return false;
   bool after = jct_psn_diff(psn, d->highest_psn) > 0; /* 24-bit serial arithmetic */
   bool retransmission = d->seen_qp && !after;
   if (!d->seen_qp || after) d->highest_psn = psn;
   d->seen_qp = true;
-  uint32_t i = 0;
-  if (d->by_msg) {
-    if (retransmission) return false;
-    if (pos & JCT_POS_FIRST)
-      d->cur_msg++, d->cur_pkt = 0;
-    else
-      d->cur_pkt++;
-    while (i < d->npsn && (d->msg_of[i] != d->cur_msg || d->psn[i] != d->cur_pkt))
-      i++;
-  } else {
-    while (i < d->npsn && d->psn[i] != psn)
-      i++;
-  }
-  if (i == d->npsn || d->done_psn[i] >= d->count) return false;
-  if (retransmission && !d->retransmissions) return false;
-  d->done_psn[i]++;
-  return true;
+  return retransmission ? resent(d, inj, f, psn) : first_transmission(d, psn, pos);
 }
 
 static jct_verdict_t drop_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
@@ -239,7 +331,7 @@ static jct_verdict_t drop_process(jct_injector_t *inj, jct_frame_t *f, uint64_t 
     lose = loss_every(d);
     break;
   case MODE_PSN:
-    lose = loss_targeted(d, f);
+    lose = loss_targeted(d, inj, f);
     break;
   }
   return lose ? JCT_DROP : JCT_PASS;
@@ -292,7 +384,8 @@ static int need(const jct_spec_t *spec, const char *key, const char *mode, char 
   } while (0)
 
 static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "p13 p31 p32 p23 p14 every burst psn pkt qp count retransmissions";
+  static const char others[] = "p13 p31 p32 p23 p14 every burst "
+                               "psn pkt qp qp-order count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "model=gemodel", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p", "model=gemodel", err, errlen)) < 0) return rc;
@@ -312,7 +405,8 @@ static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 }
 
 static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "p r h k every burst psn pkt qp count retransmissions";
+  static const char others[] = "p r h k every burst "
+                               "psn pkt qp qp-order count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "model=state", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p13", "model=state", err, errlen)) < 0) return rc;
@@ -340,7 +434,8 @@ static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 }
 
 static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "p r h k p13 p31 p32 p23 p14 psn pkt qp count retransmissions";
+  static const char others[] = "p r h k p13 p31 p32 p23 p14 "
+                               "psn pkt qp qp-order count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "every=", err, errlen)) < 0) return rc;
   d->burst = 1;
@@ -354,7 +449,23 @@ static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   return 0;
 }
 
-/* psn=A or psn=A,B,C (PSNs < 2^24, decimal or 0x hex). */
+#define DROP_MAX_TX 128 /* @T: draw.c's loss records count 127 losses */
+
+/* An optional @T after a target at *p (the transmission, 1 when absent):
+ * false when it is not a whole number in [1, DROP_MAX_TX]. */
+static bool parse_tx(const char **p, uint8_t *tx) {
+  *tx = 1;
+  if (**p != '@') return true;
+  char *end;
+  if ((*p)[1] < '0' || (*p)[1] > '9') return false;
+  unsigned long long t = strtoull(*p + 1, &end, 10);
+  if (t < 1 || t > DROP_MAX_TX) return false;
+  *tx = (uint8_t)t;
+  *p = end;
+  return true;
+}
+
+/* psn=A or psn=A,B@2,C (PSNs < 2^24, decimal or 0x hex). */
 static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   const char *v = jct_spec_get(spec, "psn");
   d->npsn = 0;
@@ -363,16 +474,19 @@ static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     if (*p < '0' || *p > '9') break;
     unsigned long long x = strtoull(p, &end, 0);
     if (end == p || x > JCT_PSN_MASK || d->npsn == DROP_MAX_PSNS) break;
+    const char *at = end;
+    if (!parse_tx(&at, &d->tx[d->npsn])) break;
     d->psn[d->npsn++] = (uint32_t)x;
-    if (*end == 0) return 0;
-    if (*end != ',') break;
-    p = end + 1;
+    if (*at == 0) return 0;
+    if (*at != ',') break;
+    p = at + 1;
   }
   return word_err(spec, find(spec, "psn"), err, errlen,
-                  "is a PSN below 2^24, or up to 64 of them separated by commas");
+                  "is a PSN below 2^24 with an optional @TRANSMISSION (1 to 128), or up to 64 "
+                  "of them separated by commas");
 }
 
-/* pkt=M:K or pkt=M:K,M:K,... (message and packet indices from 0). */
+/* pkt=M:K or pkt=M:K@T,M:K,... (message and packet indices from 0). */
 static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   const char *v = jct_spec_get(spec, "pkt");
   d->npsn = 0;
@@ -385,17 +499,20 @@ static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     if (*end != ':' || end[1] < '0' || end[1] > '9') break;
     unsigned long long k = strtoull(end + 1, &end2, 10);
     if (m > UINT32_MAX || k > UINT32_MAX || d->npsn == DROP_MAX_PSNS) break;
+    const char *at = end2;
+    if (!parse_tx(&at, &d->tx[d->npsn])) break;
     d->msg_of[d->npsn] = (uint32_t)m;
     d->psn[d->npsn++] = (uint32_t)k;
-    if (*end2 == 0) return 0;
-    if (*end2 != ',') break;
-    p = end2 + 1;
+    if (*at == 0) return 0;
+    if (*at != ',') break;
+    p = at + 1;
   }
   return word_err(spec, find(spec, "pkt"), err, errlen,
-                  "is MESSAGE:PACKET (from 0), or up to 64 of them separated by commas");
+                  "is MESSAGE:PACKET (from 0) with an optional @TRANSMISSION (1 to 128), or up "
+                  "to 64 of them separated by commas");
 }
 
-static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k p13 p31 p32 p23 p14 every burst";
   int rc;
   uint64_t v;
@@ -403,6 +520,8 @@ static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   bool by_msg = find(spec, "pkt") >= 0;
   if (by_msg && find(spec, "psn") >= 0)
     return word_err(spec, find(spec, "pkt"), err, errlen, "goes without psn=");
+  if (!by_msg && find(spec, "qp-order") >= 0)
+    return word_err(spec, find(spec, "qp-order"), err, errlen, "goes with pkt=, not psn=");
   if (!by_msg && (rc = need(spec, "psn", "drop qp=", err, errlen)) < 0) return rc;
   if (!by_msg && (rc = need(spec, "qp", "drop psn=", err, errlen)) < 0) return rc;
   if ((rc = by_msg ? parse_pkts(d, spec, err, errlen) : parse_psns(d, spec, err, errlen)) < 0)
@@ -411,6 +530,13 @@ static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   v = 0;
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &v, err, errlen)) < 0) return rc;
   d->qp = (uint32_t)v;
+  if (find(spec, "qp-order") >= 0) {
+    if (!d->any_qp) return word_err(spec, find(spec, "qp-order"), err, errlen, "goes without qp=");
+    v = 0;
+    if ((rc = jct_spec_u64(spec, "qp-order", DROP_MAX_QP_ORDER - 1, &v, err, errlen)) < 0)
+      return rc;
+    d->qp_order = (uint32_t)v;
+  }
   const char *retx = jct_spec_get(spec, "retransmissions");
   if (retx && by_msg)
     return word_err(spec, find(spec, "retransmissions"), err, errlen,
@@ -421,6 +547,13 @@ static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     else if (strcmp(retx, "no") != 0)
       return word_err(spec, find(spec, "retransmissions"), err, errlen, "is yes or no");
   }
+  for (uint32_t i = 0; i < d->npsn; i++) {
+    d->first_lost[i] = -1;
+    if (d->retransmissions && d->tx[i] > 1)
+      return word_err(spec, find(spec, "retransmissions"), err, errlen,
+                      "cannot go with a target's @TRANSMISSION (it drops every copy)");
+  }
+  inj->targeted = true; /* meant to act: acting on nothing makes the run invalid */
   d->count = d->retransmissions ? UINT64_MAX : 1;
   if ((rc = jct_spec_u64(spec, "count", UINT64_MAX, &d->count, err, errlen)) < 0) return rc;
   if (d->count == 0) return word_err(spec, find(spec, "count"), err, errlen, "must be at least 1");
@@ -429,7 +562,8 @@ static int init_psn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 }
 
 static int init_bernoulli(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
-  static const char others[] = "r h k p13 p31 p32 p23 p14 every psn pkt qp count retransmissions";
+  static const char others[] = "r h k p13 p31 p32 p23 p14 every "
+                               "psn pkt qp qp-order count retransmissions";
   int rc;
   if ((rc = refuse(spec, others, "p=", err, errlen)) < 0) return rc;
   double p = 0;
@@ -458,8 +592,9 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
       return word_err(spec, find(spec, "model"), err, errlen,
                       "unknown loss model (random, gemodel, state)");
     }
-  } else if (find(spec, "psn") >= 0 || find(spec, "qp") >= 0 || find(spec, "pkt") >= 0) {
-    rc = init_psn(&d, spec, err, errlen);
+  } else if (find(spec, "psn") >= 0 || find(spec, "qp") >= 0 || find(spec, "pkt") >= 0 ||
+             find(spec, "qp-order") >= 0) {
+    rc = init_psn(inj, &d, spec, err, errlen);
   } else if (find(spec, "every") >= 0) {
     rc = init_every(&d, spec, err, errlen);
   } else if (find(spec, "p") >= 0) {
@@ -476,8 +611,10 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
 const struct jct_injector_ops jct_drop_ops = {
     .name = "drop",
     .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
-             "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] | "
-             "pkt=MSG:PKT[,...] qp=QPN [retransmissions=yes]",
+             "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] "
+             "[retransmissions=yes] | pkt=MSG:PKT[,...] [qp=QPN | qp-order=N] [count=C]; a target "
+             "may end "
+             "in @T, its T-th transmission (psn=105@2)",
     .priv_size = sizeof(drop_t),
     .init = drop_init,
     .process = drop_process,

@@ -161,6 +161,33 @@ START_TEST(drop_one_psn_naks) {
 }
 END_TEST
 
+/* 1b. A target that names no packet of the run (connection 0 ends at PSN
+ * 383): the injector acts on nothing, so the run is invalid, exit 3, the
+ * reason naming the injector and its target; the same injector with a PSN
+ * the run sends is valid (drop_one_psn_naks). */
+START_TEST(idle_target_invalid) {
+  char js[256];
+  craft_tmpname(js, sizeof js, ".json");
+  char *argv[] = {
+      JCT_BINARY, "run",    "--synth", "ring",    "--ranks", "4",        "--rate",
+      "100mbit",  "--reps", "1",       "--bytes", "1MiB",    "--inject", "drop psn=5000 qp=0x101",
+      "--json",   js,       NULL};
+  result_t r = run_cmd(argv, NULL, RUN_LIMIT_S);
+  ck_assert_msg(r.status == 3, "exit %d (want 3, invalid): %s", r.status, r.err);
+  ck_assert_ptr_nonnull(strstr(r.err, "'drop psn=5000 qp=0x101' acted on nothing"));
+  json_error_t je;
+  json_t *doc = json_load_file(js, 0, &je);
+  unlink(js);
+  ck_assert_msg(doc != NULL, "run JSON: %s", je.text);
+  ck_assert(!jbool(doc, "valid"));
+  const char *why = json_string_value(json_object_get(doc, "invalid_why"));
+  ck_assert_ptr_nonnull(why);
+  ck_assert_ptr_nonnull(strstr(why, "injector #1 'drop psn=5000 qp=0x101' acted on nothing"));
+  json_decref(doc);
+  result_free(&r);
+}
+END_TEST
+
 /* 2. The last packet of connection 0's last message (PSN 383) dropped:
  * nothing follows it to reveal the gap, so no NAK; the sender's local ACK
  * timer expires and it re-sends. The job takes about one timeout longer:
@@ -533,6 +560,7 @@ Suite *inject_suite(void) {
   TCase *core = tcase_create("core");
   tcase_set_timeout(core, 30);
   tcase_add_test(core, drop_one_psn_naks);
+  tcase_add_test(core, idle_target_invalid);
   tcase_add_test(core, drop_tail_times_out);
   tcase_add_test(core, seeded_runs_identical);
   tcase_add_test(core, ack_loss_recovers);

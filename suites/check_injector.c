@@ -188,6 +188,15 @@ START_TEST(bad_specs_name_the_word) {
   expect_error("drop pkt=3:1 qp=3 retransmissions=yes", "retransmissions=yes");
   expect_error("drop psn=5 qp=0x1000000", "qp=0x1000000");
   expect_error("drop psn=5 qp=3 retransmissions=maybe", "retransmissions=maybe");
+  expect_error("drop pkt=0:1 qp=3 qp-order=1", "qp-order=1");
+  expect_error("drop psn=5 qp-order=1", "qp-order=1");
+  expect_error("drop pkt=0:1 qp-order=16", "qp-order=16");
+  expect_error("drop p=0.1 qp-order=1", "qp-order=1");
+  expect_error("drop psn=5@0 qp=3", "psn=5@0");
+  expect_error("drop psn=5@129 qp=3", "psn=5@129");
+  expect_error("drop pkt=1:2@ qp=3", "pkt=1:2@");
+  expect_error("drop pkt=1:2@2x qp=3", "pkt=1:2@2x");
+  expect_error("drop psn=5@2 qp=3 retransmissions=yes", "retransmissions=yes");
   expect_error("drop every=0", "every=0");
   expect_error("drop every=3 burst=4", "burst=4");
   expect_error("drop", "drop needs");
@@ -645,6 +654,132 @@ START_TEST(targeted_psn) {
 }
 END_TEST
 
+/* A frame of QP 0x11 at psn with the site history flows (NULL: none). */
+static void site_frame(frame_t *fr, uint32_t psn, void *flows) {
+  roce_frame(fr, NULL, 0x11, psn, false);
+  fr->f.site_flows = flows;
+}
+
+/* One site, two injectors in a chain: the frame goes to b only when a
+ * passes it. Returns which dropped it: 0 none, 1 a, 2 b. */
+static int chain2(jct_injector_t *a, jct_injector_t *b, uint32_t psn, void *flows) {
+  frame_t fr;
+  site_frame(&fr, psn, flows);
+  if (dropped(a, &fr, 0)) return 1;
+  return b && dropped(b, &fr, 0) ? 2 : 0;
+}
+
+START_TEST(targeted_transmission) {
+  uint32_t d[3];
+  /* psn_run: PSN 105 sent three times (100..110, then 105..110 twice). */
+  jct_injector_t *inj = mk("drop psn=105@2 qp=0x11", 1, 0);
+  ck_assert(inj->targeted);
+  psn_run(inj, false, d);
+  ck_assert(!d[0] && d[1] && !d[2]); /* its first re-sent copy; the next is the 3rd */
+  ck_assert_uint_eq(inj->stats.dropped, 1);
+  jct_injector_free(inj);
+
+  inj = mk("drop psn=105,105@2,105@3 qp=0x11", 1, 0);
+  psn_run(inj, false, d);
+  ck_assert(d[0] && d[1] && d[2]); /* each copy after a loss is the next transmission */
+  ck_assert_uint_eq(inj->stats.dropped, 3);
+  jct_injector_start(inj, 0); /* a repetition drops them again */
+  psn_run(inj, false, d);
+  ck_assert(d[0] && d[1] && d[2]);
+  jct_injector_free(inj);
+
+  /* Lost first, then its first copy passes: @3 never comes. */
+  inj = mk("drop psn=105,105@3 qp=0x11", 1, 0);
+  psn_run(inj, false, d);
+  ck_assert(d[0] && !d[1] && !d[2]);
+  ck_assert_uint_eq(inj->stats.dropped, 1);
+  jct_injector_free(inj);
+
+  /* go-back-N's extra copies of a packet not lost since are the same
+   * transmission again: 105 passes, then go-backs from 103, 104 and 105
+   * re-send it, none lost: all its 2nd transmission, so @3 never comes. */
+  inj = mk("drop psn=105@3 qp=0x11", 1, 0);
+  uint32_t from[] = {100, 103, 104, 105};
+  for (int pass = 0; pass < 4; pass++)
+    for (uint32_t psn = from[pass]; psn <= 110; psn++) {
+      frame_t fr;
+      roce_frame(&fr, NULL, 0x11, psn, false);
+      ck_assert(!dropped(inj, &fr, 0));
+    }
+  jct_injector_free(inj);
+
+  /* Two injectors on one site (one flow history): a loses the 2nd
+   * transmission, b after it counts that loss, a copy it never saw, and
+   * loses the 3rd; the 4th passes both. */
+  void *flows = jct_flows_new();
+  ck_assert_ptr_nonnull(flows);
+  jct_injector_t *a = mk("drop psn=105@2 qp=0x11", 1, 0);
+  jct_injector_t *b = mk("drop psn=105@3 qp=0x11", 1, 1);
+  int want105[] = {0, 1, 2, 0}; /* who drops 105 in each pass */
+  for (int pass = 0; pass < 4; pass++)
+    for (uint32_t psn = from[pass]; psn <= 110; psn++) {
+      int who = chain2(a, b, psn, flows);
+      ck_assert_msg(who == (psn == 105 ? want105[pass] : 0), "pass %d psn %u: %d", pass, psn, who);
+    }
+  ck_assert_uint_eq(a->stats.dropped, 1);
+  ck_assert_uint_eq(b->stats.dropped, 1);
+  jct_injector_free(a);
+  jct_injector_free(b);
+  jct_flows_free(flows);
+
+  /* By position: three 3-packet messages from PSN 500, then message 1
+   * again (go-back-N): pkt=1:2@2 drops PSN 505's re-sent copy, not its
+   * first transmission, and learns the PSN anew after a restart. */
+  inj = mk("drop pkt=1:2@2 qp=0x11", 1, 0);
+  for (int rep = 0; rep < 2; rep++) {
+    uint32_t base = rep ? 9000 : 500;
+    jct_injector_start(inj, 0);
+    uint32_t seq[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5, 6, 7, 8};
+    for (int i = 0; i < 15; i++) {
+      static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
+                                       JCT_OP_RC_RDMA_WRITE_LAST};
+      frame_t l;
+      craft_roce_t c = {.payload_bytes = 64};
+      c.h.bth.opcode = pos_op[seq[i] % 3];
+      c.h.bth.dest_qp = 0x11;
+      c.h.bth.psn = base + seq[i];
+      c.h.reth.dma_len_bytes = 192;
+      size_t n = craft_roce(l.buf, sizeof l.buf, &c);
+      l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+      ck_assert_int_eq(dropped(inj, &l, 0), i == 11);
+    }
+    ck_assert_uint_eq(inj->stats.dropped, 1);
+  }
+  jct_injector_free(inj);
+
+  /* qp-order=1: the second QP whose requests pass (0x11 after 0x22), not
+   * the first or the third, each QP's packets interleaved with the others'. */
+  inj = mk("drop pkt=0:1 qp-order=1", 1, 0);
+  for (int i = 0; i < 9; i++) {
+    static const uint32_t qps[] = {0x22, 0x11, 0x33};
+    static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
+                                     JCT_OP_RC_RDMA_WRITE_LAST};
+    uint32_t qp = qps[i % 3], k = (uint32_t)i / 3;
+    frame_t l;
+    craft_roce_t c = {.payload_bytes = 64};
+    c.h.bth.opcode = pos_op[k];
+    c.h.bth.dest_qp = qp;
+    c.h.bth.psn = 700 + k;
+    c.h.reth.dma_len_bytes = 192;
+    size_t n = craft_roce(l.buf, sizeof l.buf, &c);
+    l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+    ck_assert_int_eq(dropped(inj, &l, 0), qp == 0x11 && k == 1);
+  }
+  ck_assert_uint_eq(inj->stats.dropped, 1);
+  jct_injector_free(inj);
+
+  /* Random loss is not targeted: acting on nothing is its right. */
+  inj = mk("drop p=0.1", 1, 0);
+  ck_assert(!inj->targeted);
+  jct_injector_free(inj);
+}
+END_TEST
+
 /* ---- probabilities as 32-bit fractions ------------------------------------ */
 
 START_TEST(probabilities_are_32bit_fractions) {
@@ -697,6 +832,7 @@ Suite *injector_suite(void) {
   tcase_add_test(core, drops_independent_of_gbn_timing);
   tcase_add_test(core, every_nth_and_bursts);
   tcase_add_test(core, targeted_psn);
+  tcase_add_test(core, targeted_transmission);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, spec_errors);

@@ -216,8 +216,9 @@ int jct__cmd_replay(int argc, char **argv) {
     if (pts[i].value_text)
       snprintf(names[i], sizeof names[i], "%s=%s", key, pts[i].value_text);
     else if (postmortem)
-      snprintf(names[i], sizeof names[i], "the trace's own losses (%llu packets)",
-               (unsigned long long)in.lost_packets);
+      snprintf(names[i], sizeof names[i],
+               "the trace's own losses (%llu packets, %llu of them re-sent copies)",
+               (unsigned long long)in.lost_packets, (unsigned long long)in.lost_retransmissions);
     else if (lossless)
       snprintf(names[i], sizeof names[i], "the capture as it was (lossless, no injector)");
     else

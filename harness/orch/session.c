@@ -117,6 +117,25 @@ static void fail_rep(jct__session_t *s, jct_rep_t *rep, const char *why) {
   s->broken = true;
 }
 
+/* An injector meant to act (injector.h, targeted: drop psn=, pkt=, the
+ * postmortem's drops) that acted on nothing in a faulted repetition makes
+ * it fail: a case that injected none of its faults has no verdict. The
+ * first such injector is named. */
+static void idle_targets(jct__session_t *s, jct_rep_t *rep) {
+  for (size_t i = 0; i < jct__chain_len(s->chain); i++) {
+    const jct_injector_t *inj = jct__chain_get(s->chain, i);
+    const jct_injector_stats_t *st = &inj->stats;
+    if (!inj->targeted || st->dropped || st->held || st->modified || st->expedited ||
+        st->duplicated || st->generated)
+      continue;
+    char why[256];
+    snprintf(why, sizeof why, "injector #%zu '%.80s%s' acted on nothing: no target of it passed",
+             i + 1, inj->spec, strlen(inj->spec) > 80 ? "..." : "");
+    fail_rep(s, rep, why);
+    return;
+  }
+}
+
 int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t *rep) {
   const jct_schedule_t *sch = s->o->schedule;
   memset(rep, 0, sizeof *rep);
@@ -176,6 +195,7 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   if (faulted)
     for (size_t i = 0; i < jct__chain_len(s->chain) && i < JCT_RUN_MAX_INJECTORS; i++)
       rep->injectors[i] = jct__chain_get(s->chain, i)->stats;
+  if (faulted && rep->ok) idle_targets(s, rep);
   return 0;
 }
 

@@ -9,21 +9,34 @@
  * (ranks.h), and the lost bytes travel in packet offset / PMTU of it, the
  * replay's PMTU. So each connection with losses gets one injector:
  *   drop qp=0x101+2c pkt=M:K,M:K,...
- * (injectors/drop.c: by position, first transmissions only, counted anew
- * every repetition). Sizes scaled by --scale scale the offsets too. Only
- * first transmissions are replayed: a retransmission the capture shows
- * lost again (and a packet lost twice) would need the first loss's timing
- * to land on the same resend, so the replay counts it once.
+ * (injectors/drop.c: by position, counted over first transmissions, anew
+ * every repetition). Sizes scaled by --scale scale the offsets too.
+ *
+ * Lost retransmissions are replayed too, as the T-th transmission of the
+ * same packet (drop.c's M:K@T, which counts transmissions by the packet's
+ * losses at the site, as packet-keyed draws do): a loss whose first
+ * transmission was lost and whose `again` re-sends were lost after it is
+ * M:K, M:K@2, ..., M:K@(1+again); a loss of a re-sent copy whose first
+ * transmission got through (`retransmission`) is M:K@2, ..., M:K@(2+again).
+ * Capture packets that land on the same replayed packet (a PMTU larger
+ * than the capture's, or --scale below 1) merge: each transmission of it
+ * is dropped once.
  *
  * On the verbs transport the device picks its QP numbers, so a connection
- * is named by its ends instead, and the injector takes the first QP that
- * rank src's data to rank dst goes to (drop.c, pkt= without qp=):
- *   drop pkt=M:K,... where="src host A and dst host B and not (udp[8] == 0x0b
- *                           and udp[4:2] == 108)"
+ * is named by its ends and its place among the connections between them:
+ * the injector takes the K-th QP that rank src's data to rank dst goes to
+ * (drop.c, pkt= with qp-order= instead of qp=), K counting the
+ * connections from src to dst that the job starts before this one:
+ *   drop pkt=M:K,... qp-order=K where="src host A and dst host B and not
+ *                           (udp[8] == 0x0b and udp[4:2] == 108)"
  * (the clause leaves out the 64-byte clear-to-sends of the connection the
  * other way, RDMA WRITE ONLY WITH IMMEDIATE in a 108-byte UDP datagram,
- * which rank src also sends to rank dst). Two connections between the same
- * two ranks in the same direction cannot be told apart this way: refused.
+ * which rank src also sends to rank dst). A connection starts before
+ * another when the other's first op depends, through any chain of deps,
+ * on one of its ops (the schedule's program order: perftest's SEND test
+ * starts after its WRITE test ends). Two connections between the same two
+ * ranks in the same direction that may start at once cannot be told apart
+ * on the wire: refused.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,6 +51,7 @@
 #include "postmortem.h"
 
 #define MAX_PKTS_PER_SPEC 64 /* drop.c's list */
+#define PKT_CHARS 32         /* ",M:K@T" at most */
 
 /* The message index of each op on its connection. */
 static uint32_t *message_indices(const jct_schedule_t *s) {
@@ -50,6 +64,66 @@ static uint32_t *message_indices(const jct_schedule_t *s) {
   return idx;
 }
 
+/* The first op of connection c, nops when it has none. */
+static uint32_t first_op(const jct_schedule_t *s, uint32_t c) {
+  for (uint32_t i = 0; i < s->nops; i++)
+    if (s->ops[i].conn == c) return i;
+  return s->nops;
+}
+
+/* Whether op `from` depends, through a chain of deps, on an op of
+ * connection c. seen and stack: nops entries each, scratch. */
+static bool depends_on_conn(const jct_schedule_t *s, uint32_t from, uint32_t c, bool *seen,
+                            uint32_t *stack) {
+  memset(seen, 0, s->nops * sizeof *seen);
+  uint32_t n = 0;
+  stack[n++] = from;
+  seen[from] = true;
+  while (n) {
+    const jct_op_t *op = &s->ops[stack[--n]];
+    for (uint32_t k = 0; k < op->ndeps; k++) {
+      uint32_t d = op->deps[k];
+      if (d >= s->nops || seen[d]) continue;
+      if (s->ops[d].conn == c) return true;
+      seen[d] = true;
+      stack[n++] = d;
+    }
+  }
+  return false;
+}
+
+/* On verbs: conn's place among the connections with its ends (how many
+ * of them the job starts before it), into *order. Errors: JCT_EINVAL when
+ * one of them may start at the same time (err says which), JCT_ENOMEM. */
+static int conn_order(const jct_schedule_t *s, uint32_t conn, uint32_t *order, char *err,
+                      size_t errlen) {
+  const jct_conn_t *c = &s->conns[conn];
+  *order = 0;
+  bool *seen = NULL;
+  uint32_t *stack = NULL;
+  int rc = 0;
+  for (uint32_t o = 0; o < s->nconns && rc == 0; o++) {
+    if (o == conn || s->conns[o].src != c->src || s->conns[o].dst != c->dst) continue;
+    if (!seen &&
+        (!(seen = malloc(s->nops * sizeof *seen)) || !(stack = malloc(s->nops * sizeof *stack)))) {
+      rc = JCT_ENOMEM;
+      break;
+    }
+    uint32_t a = first_op(s, conn), b = first_op(s, o);
+    if (b == s->nops) continue; /* never used: sends nothing */
+    if (a < s->nops && depends_on_conn(s, a, o, seen, stack))
+      (*order)++; /* o starts first */
+    else if (a == s->nops || !depends_on_conn(s, b, conn, seen, stack))
+      rc = jct__errf(err, errlen, JCT_EINVAL,
+                     "the trace has two connections from rank %u to rank %u that may start at "
+                     "once: on verbs their losses cannot be targeted (give --inject instead)",
+                     c->src, c->dst);
+  }
+  free(seen);
+  free(stack);
+  return rc;
+}
+
 /* Append the spec dropping the packets in list to specs[*n]. */
 static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t conn, bool verbs,
                     const char *list, char *err, size_t errlen) {
@@ -58,14 +132,10 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
                      "the trace lost packets on more than %u connections: give --inject instead",
                      JCT_POSTMORTEM_MAX_SPECS);
   const jct_conn_t *c = &s->conns[conn];
-  if (verbs)
-    for (uint32_t o = 0; o < s->nconns; o++)
-      if (o != conn && s->conns[o].src == c->src && s->conns[o].dst == c->dst)
-        return jct__errf(err, errlen, JCT_EINVAL,
-                         "the trace has two connections from rank %u to rank %u: on verbs its "
-                         "losses cannot be targeted (give --inject instead)",
-                         c->src, c->dst);
-  size_t len = strlen(list) + 200;
+  uint32_t order = 0;
+  int rc;
+  if (verbs && (rc = conn_order(s, conn, &order, err, errlen))) return rc;
+  size_t len = strlen(list) + 220;
   char *spec = malloc(len);
   if (!spec) return JCT_ENOMEM;
   if (verbs) {
@@ -74,9 +144,9 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
     jct_addr_str(&sa, a, sizeof a);
     jct_addr_str(&da, b, sizeof b);
     snprintf(spec, len,
-             "drop pkt=%s where=\"src host %s and dst host %s and not (udp[8] == 0x0b and "
-             "udp[4:2] == 108)\"",
-             list, a, b);
+             "drop pkt=%s qp-order=%u where=\"src host %s and dst host %s and not (udp[8] == "
+             "0x0b and udp[4:2] == 108)\"",
+             list, order, a, b);
   } else {
     snprintf(spec, len, "drop qp=0x%x pkt=%s", jct__uroce_qpn(conn, true), list);
   }
@@ -93,25 +163,39 @@ static uint64_t packet_of(const jct_schedule_t *s, const jct_infer_fault_t *f, d
   return f->tail ? (bytes - 1) / pmtu : off / pmtu; /* the tail stays the tail */
 }
 
-/* Whether an earlier fault lands on the same replayed packet (a packet
- * lost twice in the capture, or two lost packets that scaling merged). */
-static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uint32_t i,
+/* The transmissions of its packet that fault f lost: first..last (1: the
+ * first transmission). */
+static void transmissions(const jct_infer_fault_t *f, uint32_t *first, uint32_t *last) {
+  *first = f->retransmission ? 2 : 1;
+  uint64_t l = (uint64_t)*first + f->again;
+  *last = l > JCT_POSTMORTEM_MAX_TX ? JCT_POSTMORTEM_MAX_TX : (uint32_t)l;
+}
+
+/* Whether an earlier fault dropped transmission t of the same replayed
+ * packet (a packet whose losses the capture shows twice, or two lost
+ * packets that a larger PMTU or scaling merged). */
+static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uint32_t i, uint32_t t,
                      double scale, uint32_t pmtu) {
   const jct_infer_fault_t *f = &rep->faults[i];
-  for (uint32_t j = 0; j < i; j++)
-    if (rep->faults[j].op == f->op &&
+  for (uint32_t j = 0; j < i; j++) {
+    uint32_t a, b;
+    transmissions(&rep->faults[j], &a, &b);
+    if (rep->faults[j].op == f->op && t >= a && t <= b &&
         packet_of(s, &rep->faults[j], scale, pmtu) == packet_of(s, f, scale, pmtu))
       return true;
+  }
   return false;
 }
 
 int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
                           uint32_t pmtu, bool verbs, char *specs[JCT_POSTMORTEM_MAX_SPECS],
-                          uint32_t *nspecs, uint64_t *lost_packets, char *err, size_t errlen) {
+                          uint32_t *nspecs, uint64_t *lost_packets, uint64_t *lost_retransmissions,
+                          char *err, size_t errlen) {
   *nspecs = 0;
   *lost_packets = 0;
+  *lost_retransmissions = 0;
   uint32_t *msg = message_indices(s);
-  char *list = malloc(MAX_PKTS_PER_SPEC * 24 + 1);
+  char *list = malloc(MAX_PKTS_PER_SPEC * PKT_CHARS + 1);
   int rc = msg && list ? 0 : JCT_ENOMEM;
   for (uint32_t c = 0; c < s->nconns && rc == 0; c++) {
     size_t used = 0;
@@ -119,17 +203,25 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
     list[0] = 0;
     for (uint32_t i = 0; i < rep->nfaults && rc == 0; i++) {
       const jct_infer_fault_t *f = &rep->faults[i];
-      if (f->op >= s->nops || s->ops[f->op].conn != c || f->retransmission ||
-          repeated(s, rep, i, scale, pmtu))
-        continue;
+      if (f->op >= s->nops || s->ops[f->op].conn != c) continue;
       uint64_t pkt = packet_of(s, f, scale, pmtu);
-      used += (size_t)snprintf(list + used, 24, "%s%u:%llu", n ? "," : "", msg[f->op],
-                               (unsigned long long)pkt);
-      (*lost_packets)++;
-      if (++n == MAX_PKTS_PER_SPEC) {
+      uint32_t first, last;
+      transmissions(f, &first, &last);
+      /* One packet's transmissions in one spec (drop.c counts them there). */
+      if (n && n + (last - first + 1) > MAX_PKTS_PER_SPEC) {
         rc = add_spec(specs, nspecs, s, c, verbs, list, err, errlen);
         used = n = 0;
         list[0] = 0;
+      }
+      for (uint32_t t = first; t <= last && rc == 0 && n < MAX_PKTS_PER_SPEC; t++) {
+        if (repeated(s, rep, i, t, scale, pmtu)) continue;
+        char tx[8] = "";
+        if (t > 1) snprintf(tx, sizeof tx, "@%u", t);
+        used += (size_t)snprintf(list + used, PKT_CHARS, "%s%u:%llu%s", n ? "," : "", msg[f->op],
+                                 (unsigned long long)pkt, tx);
+        (*lost_packets)++;
+        if (t > 1) (*lost_retransmissions)++;
+        n++;
       }
     }
     if (n && rc == 0) rc = add_spec(specs, nspecs, s, c, verbs, list, err, errlen);

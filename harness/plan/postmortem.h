@@ -11,19 +11,24 @@
 #include "jctlab/schedule.h"
 
 #define JCT_POSTMORTEM_MAX_SPECS 16
+#define JCT_POSTMORTEM_MAX_TX 64 /* @T up to this: one packet's targets fit one spec */
 
 /* The losses rep (what jct_infer() found in the capture s was inferred
  * from) as targeted-drop injector specs: specs[*nspecs], one per connection
  * with losses (and per 64 losses on it), each malloc'd; *lost_packets is
- * how many packets they drop. s's sizes are the capture's times scale,
- * packets are path_mtu_bytes long. uroce's QP numbers name a connection,
- * or with verbs its two ends. Errors: JCT_EINVAL (more than
- * JCT_POSTMORTEM_MAX_SPECS specs needed, or on verbs two connections with
- * the same ends: err says which), JCT_ENOMEM; the specs made are the
- * caller's to free either way. */
+ * how many packets they drop, *lost_retransmissions how many of those are
+ * re-sent copies (drop.c's @T, T > 1). s's sizes are the capture's times
+ * scale, packets are path_mtu_bytes long. uroce's QP numbers name a
+ * connection, or with verbs its two ends and its place among the
+ * connections between them in the order the job starts them (drop.c's
+ * qp-order=). Errors: JCT_EINVAL (more than JCT_POSTMORTEM_MAX_SPECS specs
+ * needed, or on verbs two connections with the same ends that may start at
+ * once: err says which), JCT_ENOMEM; the specs made are the caller's to
+ * free either way. */
 int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
                           uint32_t path_mtu_bytes, bool verbs,
                           char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
-                          uint64_t *lost_packets, char *err, size_t errlen);
+                          uint64_t *lost_packets, uint64_t *lost_retransmissions, char *err,
+                          size_t errlen);
 
 #endif

@@ -48,8 +48,9 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
   in->have_capture = rc == 0;
   if (!rc) rc = jct_schedule_scale(in->schedule, scale, err, errlen);
   if (!rc)
-    rc = jct__postmortem_specs(in->schedule, &rep, scale, pmtu, verbs, in->fault_specs,
-                               &in->nfaults, &in->lost_packets, err, errlen);
+    rc =
+        jct__postmortem_specs(in->schedule, &rep, scale, pmtu, verbs, in->fault_specs, &in->nfaults,
+                              &in->lost_packets, &in->lost_retransmissions, err, errlen);
   jct_infer_report_free(&rep);
   return rc;
 }

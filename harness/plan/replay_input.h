@@ -21,7 +21,8 @@ typedef struct {
   char *fault_specs[JCT_POSTMORTEM_MAX_SPECS]; /* a trace's own losses as targeted drops */
   uint32_t nfaults;
   uint64_t lost_packets; /* of the trace, that fault_specs replay */
-  bool have_capture;     /* a trace: capture holds what it showed (fidelity.h) */
+  uint64_t lost_retransmissions; /* of them, re-sent copies (their 2nd, 3rd... transmission) */
+  bool have_capture;             /* a trace: capture holds what it showed (fidelity.h) */
   jct__capture_figures_t capture;
   json_t *replay_profile; /* where the fabric's figures came from (replay_profile.h), or NULL */
 } jct__replay_input_t;

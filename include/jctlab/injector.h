@@ -200,6 +200,10 @@ struct jct_injector {
   void *filter;    /* compiled where= (struct bpf_program), or NULL */
   void *flows;     /* per-flow PSN history for jct_injector_packet_u32 */
   jct_injector_stats_t stats;
+  /* Set by the kind's init when the spec names packets it must act on
+   * (drop psn=, pkt=): a faulted repetition in which it acts on nothing
+   * is invalid (harness/orch/session.c), not a fault-free result. */
+  bool targeted;
   void *priv; /* ops->priv_size bytes, zeroed */
   void *data; /* the caller's (as libuv's uv_handle_t.data); jctlab leaves it alone */
 };
@@ -267,6 +271,15 @@ void jct_injector_tick(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_c
  * (drop p=, ecn, corrupt, duplicate); the Markov loss models and jitter
  * keep a sequence and use the stream. */
 uint32_t jct_injector_packet_u32(jct_injector_t *inj, jct_frame_t *f, uint64_t salt);
+
+/* How many times the frame's PSN was lost at its site before this frame
+ * (jct_injector_packet_lost), by the same history as
+ * jct_injector_packet_u32 (the site's, else the injector's own): 0 for a
+ * PSN never lost, a frame that is not RoCEv2, a CNP, or a flow beyond the
+ * table; a flow remembers its last 16 lost PSNs (older ones read 0), and
+ * counts up to 127 losses of one. drop's @T targets count transmissions by
+ * it. */
+uint32_t jct_injector_packet_losses(jct_injector_t *inj, jct_frame_t *f);
 
 /* The frame is lost here: its PSN's next copy draws anew. The framework
  * calls it for every JCT_DROP; a kind whose change makes the receiver
