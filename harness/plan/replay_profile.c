@@ -96,13 +96,13 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
   if (have_q) {
     double flight = (double)(hn->value + nr->value) * 1e-9 * (double)o->rate_bps /
                     (8.0 * (double)wire_bytes(o->path_mtu_bytes));
-    double rest = (double)gb->mean - flight;
+    double rest = (double)gb->value - flight;
     q = rest > 0 ? (uint64_t)llround(rest) : 0;
     if (q > 4096) q = 4096;
   }
   v = o->nic_queue_pkts;
   figure(&u, "nic_queue_pkts", JCT__SET_NIC_QUEUE, have_q, q, &v,
-         "mean go-back depth less the packets sent in the median recovery time");
+         "median go-back depth less the packets sent in the median recovery time");
   o->nic_queue_pkts = (uint32_t)v;
 
   v = o->nak_delay_ns;

@@ -11,11 +11,12 @@
  * - the link delay is not taken from a capture: a slow host's turnaround is
  *   not distance (it would delay every packet, not only loss recovery).
  * - path_mtu_bytes: the path MTU.
- * - nic_queue_pkts: the mean go-back depth (the mean, since the mean times
- *   the go-backs is the packets resent) less the packets the link carries
- *   in the median hole → NAK → retransmission time (what a sender with no
- *   queue would have sent past the NAKed PSN): the rest waited in the NIC
- *   (rxe's per-QP queue of skbs).
+ * - nic_queue_pkts: the median go-back depth less the packets the link
+ *   carries in the median hole → NAK → retransmission time (what a sender
+ *   with no queue would have sent past the NAKed PSN): the rest waited in
+ *   the NIC (rxe's per-QP queue of skbs). The median: a typical, prompt
+ *   go-back; the deep ones (a NAK ignored during a go-back, the timer) come
+ *   from the transport's own dynamics, which uroce models as rxe.
  * - nak_delay_ns: the median hole → NAK latency, the responder's turnaround.
  * - nak_react_ns: the median NAK → retransmission latency less the time
  *   the NIC queue takes to drain at the rate (the resend waits behind it):
