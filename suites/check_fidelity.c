@@ -7,7 +7,8 @@
  *     the replay's, with their ratios, and the exit status follows its
  *     verdict (4: not reproduced);
  *   - a lossless capture replays as it was, and reproduces: uroce's own
- *     100 Mbit/s ring capture replays at its captured rate within 20%;
+ *     capture of a ring at 20 Mbit/s (made here, few events a second so that
+ *     a busy machine keeps up) replays at its captured rate within 20%;
  *   - a profile the replay cannot honour, and a bad tolerance, are bad
  *     input (exit 2, naming the figure). */
 #include <jansson.h>
@@ -135,17 +136,31 @@ START_TEST(options_override_the_profile) {
 }
 END_TEST
 
-/* uroce's own lossless capture (100 Mbit/s links): no injector, the
- * baseline alone against the capture, at the captured rate, reproduced. */
+/* A lossless capture of jctlab's own: a 2-rank ring of 256 KiB on 20
+ * Mbit/s links, as the switch sent it. */
+static void own_capture(char *path, size_t len) {
+  craft_tmpname(path, len, ".pcap");
+  char *argv[] = {JCT_BINARY, "run",    "--synth", "ring",  "--ranks", "2",
+                  "--bytes",  "256KiB", "--rate",  "20mbit", "--reps", "1",
+                  "--pcap-out", path,   NULL};
+  result_t r = run_jctlab(argv, NULL, 60);
+  ck_assert_msg(r.status == 0, "run: exit %d: %s", r.status, r.err);
+  result_free(&r);
+}
+
+/* jctlab's own lossless capture: no injector, the baseline alone against
+ * the capture, at the captured rate, reproduced. */
 START_TEST(lossless_capture_replays) {
-  const char *args[] = {"replay", RING8, "--reps", "2", NULL};
+  char cap[256];
+  own_capture(cap, sizeof cap);
+  const char *args[] = {"replay", cap, "--reps", "2", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
   ck_assert_msg(doc && status == 0, "exit %d: %s", status, err);
   ck_assert_str_eq(source_of(doc, "rate_bps"), "capture");
   double rate = jnum(doc, "fabric.rate_bps");
-  ck_assert_msg(rate > 90e6 && rate < 110e6, "rate %.0f, captured at 100 Mbit/s", rate);
+  ck_assert_msg(rate > 18e6 && rate < 22e6, "rate %.0f, captured at 20 Mbit/s", rate);
   json_t *c = jget(doc, "cases.0");
   ck_assert_uint_eq(json_array_size(jget(c, "inject")), 0);
   ck_assert_int_eq(jint(c, "transport.retransmitted_packets"), 0);
@@ -156,21 +171,24 @@ START_TEST(lossless_capture_replays) {
   ck_assert_msg(ratio > 0.8 && ratio < 1.2, "job time ratio %.3f", ratio);
   ck_assert_int_eq(jint(fid, "figures.retransmitted_packets.captured"), 0);
   ck_assert_int_eq(jint(fid, "figures.retransmitted_packets.replayed"), 0);
-  ck_assert_uint_eq(json_array_size(jget(fid, "connections")), 8);
-  for (size_t k = 0; k < 8; k++) {
+  ck_assert_uint_eq(json_array_size(jget(fid, "connections")), 2);
+  for (size_t k = 0; k < 2; k++) {
     char p[64];
     snprintf(p, sizeof p, "connections.%zu.ratio", k);
     double r = jnum(fid, p);
-    ck_assert_msg(r > 0.5 && r < 1.5, "connection %zu: ratio %.3f", k, r);
+    ck_assert_msg(r > 0.8 && r < 1.2, "connection %zu: ratio %.3f", k, r);
   }
   json_decref(doc);
   free(err);
+  unlink(cap);
 }
 END_TEST
 
 /* A tolerance nothing meets: exit 4, naming the job time. */
 START_TEST(tolerance_decides_the_exit_status) {
-  const char *args[] = {"replay", RING8, "--reps", "1", "--fidelity-tolerance", "0.0001%", NULL};
+  char cap[256];
+  own_capture(cap, sizeof cap);
+  const char *args[] = {"replay", cap, "--reps", "1", "--fidelity-tolerance", "0.0001%", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
@@ -182,6 +200,7 @@ START_TEST(tolerance_decides_the_exit_status) {
   ck_assert_ptr_nonnull(strstr(err, "did not reproduce"));
   json_decref(doc);
   free(err);
+  unlink(cap);
 }
 END_TEST
 
