@@ -127,20 +127,21 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
   uint64_t window_ns = o->rate_bps ? 2ull * JCT__ACKREQ_PKTS * wire_bytes(o->path_mtu_bytes) *
                                          8000000000ull / o->rate_bps
                                    : 0;
-  bool timer = p->timeout_exp >= 0 && jct_profile_timeout_ns(p->timeout_exp) > window_ns;
-  v = o->timeout;
-  figure(&u, "timeout", JCT__SET_TIMEOUT, timer, (uint64_t)p->timeout_exp, &v,
-         "the retransmit timeout, 4.096 us x 2^timeout");
-  o->timeout = (uint8_t)v;
-  if (!timer && p->timeout_exp >= 0 && !(user_set & JCT__SET_TIMEOUT)) {
-    char why[160];
+  int32_t exp = p->timeout_exp;
+  bool timer = exp >= 0 && jct_profile_timeout_ns(exp) > window_ns;
+  while (exp >= 0 && exp < 31 && jct_profile_timeout_ns(exp) <= window_ns)
+    exp++; /* the shortest that would not */
+  char why[200];
+  if (timer)
+    snprintf(why, sizeof why, "the retransmit timeout, 4.096 us x 2^timeout");
+  else
     snprintf(why, sizeof why,
-             "not the capture's 2^%d: shorter than two AckReq intervals at this rate, no QP "
-             "timer",
+             "the capture's go-backs with no NAK say 2^%d, shorter than two AckReq intervals at "
+             "this rate (no QP timer: it would fire on every window); the shortest that is not",
              p->timeout_exp);
-    if (json_object_set_new(json_object_get(u.doc, "timeout"), "from", json_string(why)))
-      u.failed = 1;
-  }
+  v = o->timeout;
+  figure(&u, "timeout", JCT__SET_TIMEOUT, exp >= 0, (uint64_t)exp, &v, why);
+  o->timeout = (uint8_t)v;
 
   v = o->retry_cnt;
   figure(&u, "retry_cnt", JCT__SET_RETRY, false, 0, &v, NULL);

@@ -24,7 +24,8 @@
  * - timeout: the retransmit timeout's exponent, when it is longer than two
  *   AckReq intervals (128 packets) take at the rate; a shorter one cannot
  *   be a QP's timer (it would fire on every window; soft-RoCE VMs show such
- *   go-backs without a NAK) and the default stays, saying why.
+ *   go-backs without a NAK), so the replay takes the shortest exponent
+ *   that is longer, and says why.
  * The retry count is never seen in a capture: it stays the default (7).
  */
 #ifndef JCT_REPLAY_PROFILE_H
