@@ -25,6 +25,9 @@
  * running. Traffic stays between 198.18.0.1 and 198.18.0.2.
  */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -487,6 +490,59 @@ START_TEST(wire_refuses_a_down_port) {
 }
 END_TEST
 
+/* A TUN interface (IFF_TUN, no Ethernet header) is not a port. */
+START_TEST(wire_refuses_non_ethernet) {
+  if (!isolate_or_skip("wire_refuses_non_ethernet")) return;
+  int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    printf("wire: wire_refuses_non_ethernet skipped: /dev/net/tun: %s\n", strerror(errno));
+    return;
+  }
+  jct_topo_t *t = make_topo();
+  struct ifreq ifr = {0};
+  strcpy(ifr.ifr_name, "jcttun0");
+  ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+  ck_assert_int_eq(ioctl(fd, TUNSETIFF, &ifr), 0);
+  int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_eq(ioctl(sock, SIOCGIFFLAGS, &ifr), 0);
+  ifr.ifr_flags |= IFF_UP;
+  ck_assert_int_eq(ioctl(sock, SIOCSIFFLAGS, &ifr), 0);
+  close(sock);
+  refused("'jcttun0' is not Ethernet", (char *[]){"sw0", "jcttun0", NULL});
+  close(fd);
+  jct_topo_destroy(t);
+}
+END_TEST
+
+/* --duration ends it by itself, status 0, and the JSON says so. */
+START_TEST(wire_ends_after_duration) {
+  if (!isolate_or_skip("wire_ends_after_duration")) return;
+  jct_topo_t *t = make_topo();
+  char js[256];
+  fresh_name(js, sizeof js, ".json");
+  char *argv[] = {JCT_BINARY, "wire", "sw0", "sw1", "--duration", "300ms", "--json", js, NULL};
+  double t0 = now_s();
+  result_t r = run_cmd(argv, NULL, 10);
+  double took = now_s() - t0;
+  ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "ended by duration"));
+  result_free(&r);
+  char *text = slurp(js, NULL);
+  ck_assert_ptr_nonnull(text);
+  json_t *doc = parse_json(text, "jctlab wire --json");
+  free(text);
+  unlink(js);
+  ck_assert_str_eq(json_string_value(jget(doc, "wire.ended_by")), "duration");
+  json_int_t ns = jint(doc, "wire.elapsed_ns");
+  ck_assert_msg(ns >= 300000000 && ns < 1000000000, "elapsed %lld ns", (long long)ns);
+  ck_assert_msg(took < 5, "took %.1f s", took);
+  /* The kernel reports 10 Gbit/s for a veth: the default rate. */
+  ck_assert_int_eq(jint(doc, "wire.rate_bps"), 10000000000);
+  json_decref(doc);
+  jct_topo_destroy(t);
+}
+END_TEST
+
 Suite *wire_suite(void) {
   Suite *s = suite_create("wire");
   TCase *core = tcase_create("core");
@@ -498,6 +554,8 @@ Suite *wire_suite(void) {
   tcase_set_timeout(limits, 30);
   tcase_add_test(limits, wire_bad_input);
   tcase_add_test(limits, wire_refuses_a_down_port);
+  tcase_add_test(limits, wire_refuses_non_ethernet);
+  tcase_add_test(limits, wire_ends_after_duration);
   suite_add_tcase(s, limits);
   return s;
 }

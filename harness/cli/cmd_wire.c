@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <linux/ethtool.h>
+#include <net/if_arp.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <signal.h>
@@ -142,7 +143,7 @@ static int parse(int argc, char **argv, args_t *a) {
 /* What the kernel says of interface name (in this network namespace):
  * its MTU, its speed (bit/s, 0 when it reports none), and whether it can
  * be a port: present, up, no receive offload that would hand libpcap
- * frames longer than the MTU. Returns 0, or 2 after bad(). */
+ * frames longer than the MTU, Ethernet. Returns 0, or 2 after bad(). */
 static int probe_ifname(int sock, const char *name, uint32_t *mtu, uint64_t *speed_bps) {
   struct ifreq ifr;
   if (strlen(name) >= IFNAMSIZ || !if_nametoindex(name))
@@ -153,6 +154,12 @@ static int probe_ifname(int sock, const char *name, uint32_t *mtu, uint64_t *spe
     return bad("interface '%s': %s", name, strerror(errno));
   if (!(ifr.ifr_flags & IFF_UP)) return bad("interface '%s' is down (ip link set %s up)", name, name);
   if (ifr.ifr_flags & IFF_LOOPBACK) return bad("interface '%s' is a loopback", name);
+  if (ioctl(sock, SIOCGIFHWADDR, &ifr) < 0)
+    return bad("interface '%s': %s", name, strerror(errno));
+  if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+    return bad("interface '%s' is not Ethernet (ARPHRD %u): the switch's ports carry Ethernet "
+               "frames",
+               name, (unsigned)ifr.ifr_hwaddr.sa_family);
   if (ioctl(sock, SIOCGIFMTU, &ifr) < 0) return bad("interface '%s': %s", name, strerror(errno));
   *mtu = (uint32_t)ifr.ifr_mtu;
   /* GRO and LRO coalesce received frames (Documentation/networking/
