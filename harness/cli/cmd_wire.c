@@ -407,9 +407,10 @@ int jct__cmd_wire(int argc, char **argv) {
   for (size_t i = 0; i < a.ninject; i++) {
     const jct_injector_t *in = jct__chain_get(chain, i);
     if (!in->all_ports && in->port > 1) {
-      jct__chain_free(chain);
-      return bad("--inject '%s': port=%u, and the wire has ports 0 (%s) and 1 (%s)", in->spec,
-                 in->port, a.ifname[0], a.ifname[1]);
+      bad("--inject '%s': port=%u, and the wire has ports 0 (%s) and 1 (%s)", a.inject[i],
+          in->port, a.ifname[0], a.ifname[1]);
+      jct__chain_free(chain); /* after: the message reads the injector */
+      return 2;
     }
   }
   int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
