@@ -58,6 +58,7 @@ int main(void) {
   srunner_add_suite(sr, lab_replay_suite());
   srunner_add_suite(sr, agents_suite());
   srunner_add_suite(sr, hostile_suite());
+  srunner_add_suite(sr, wire_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -33,5 +33,6 @@ Suite *capture_suite(void);
 Suite *lab_replay_suite(void);
 Suite *agents_suite(void);
 Suite *hostile_suite(void);
+Suite *wire_suite(void);
 
 #endif

@@ -133,6 +133,9 @@ int jct__cmd_synth(int argc, char **argv);
 int jct__cmd_run(int argc, char **argv);
 int jct__cmd_schedule(int argc, char **argv);
 int jct__cmd_replay(int argc, char **argv);
+/* `jctlab wire IF_A IF_B`: the switch and its injectors between two
+ * interfaces, a bump in the wire (cmd_wire.c). */
+int jct__cmd_wire(int argc, char **argv);
 /* `jctlab agent`: a verbs rank driven over a control channel (cmd_agent.c). */
 int jct__cmd_agent(int argc, char **argv);
 /* `jctlab run SCENARIO.yaml` (cmd_scenario.c); jct__cmd_run hands over to it

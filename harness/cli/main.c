@@ -21,6 +21,7 @@ static const struct {
     {"synth", jct__cmd_synth, "generate a collective's schedule (ring, tree, ...) as JSON"},
     {"schedule", jct__cmd_schedule, "infer a capture's schedule (ranks, connections, deps) as JSON"},
     {"replay", jct__cmd_replay, "replay a job with and without faults: what the faults cost"},
+    {"wire", jct__cmd_wire, "jctlab's switch and injectors between two interfaces (bump in the wire)"},
     {"agent", jct__cmd_agent, "a rank on the verbs transport (jctlab starts it in its lab VMs)"},
 };
 

@@ -116,6 +116,10 @@ static void on_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *by
   jct_fabric_t *f = p->fab;
   f->hs.frames_in++;
   if (counted(bytes, h->caplen)) jct_clock_flight(f->clock, -1);
+  if (h->caplen < h->len) { /* cut by the snap length: forwarding it would corrupt it */
+    f->hs.truncated++;
+    return;
+  }
   /* The kernel's stamp is real time: the clock's virtual offset (idle time
    * skipped, clock.h) brings it to jct_now_ns(), and so to the captures,
    * which stamp what the switch does on that clock. */
@@ -215,7 +219,7 @@ static int build_switch(jct_fabric_t *f, char *err, size_t errlen) {
     cfg.seed = 1;
   }
   int rc = jct_switch_new(&f->sw, &cfg, err, errlen);
-  for (uint32_t i = 0; !rc && i < f->opts.nranks; i++) {
+  for (uint32_t i = 0; !rc && !f->opts.transparent && i < f->opts.nranks; i++) {
     uint8_t mac[6];
     jct_rank_mac(i, mac);
     rc = jct_switch_add_mac(f->sw, mac, i);

@@ -226,14 +226,15 @@ void jct__session_health(jct__session_t *s, jct__session_health_t *h) {
   h->skipped_ns = s->loop.clock.skipped_ns - s->skipped0;
   jct_fabric_harness_stats_t hs = {0};
   if (s->fab) jct_fabric_harness_stats(s->fab, &hs);
-  h->harness_losses = hs.inject_failures + hs.pcap_drops + s->ops->harness_losses(s->b);
+  uint64_t fab = hs.inject_failures + hs.pcap_drops + hs.truncated;
+  h->harness_losses = fab + s->ops->harness_losses(s->b);
   if (h->harness_losses)
     snprintf(h->harness_why, sizeof h->harness_why,
              "the harness lost %llu frames by its own fault (pcap_inject %llu, pcap drops %llu, "
-             "socket drops and send failures %llu)",
+             "longer than the snap length %llu, socket drops and send failures %llu)",
              (unsigned long long)h->harness_losses, (unsigned long long)hs.inject_failures,
-             (unsigned long long)hs.pcap_drops,
-             (unsigned long long)(h->harness_losses - hs.inject_failures - hs.pcap_drops));
+             (unsigned long long)hs.pcap_drops, (unsigned long long)hs.truncated,
+             (unsigned long long)(h->harness_losses - fab));
 }
 
 bool jct__session_loop_bound(const jct__session_health_t *h, double packet_time_ns, char *why,

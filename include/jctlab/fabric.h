@@ -28,7 +28,8 @@
  * later one cannot be, that capture stops there, whole, and stderr says so.
  *
  * Frames the harness itself loses (pcap_inject failing, the kernel
- * dropping frames before libpcap reads them) are counted apart: a run with
+ * dropping frames before libpcap reads them, a frame longer than the
+ * port's snap length, which libpcap would hand over cut) are counted apart: a run with
  * any is invalid (DESIGN.md, decision 4).
  */
 #ifndef JCTLAB_FABRIC_H
@@ -57,8 +58,13 @@ typedef struct {
    * of interfaces that already exist in the calling thread's namespace (the
    * TAPs of soft-RoCE VMs, harness/lab/lab.h), one per rank: no topology is
    * built and jct_fabric_topo() returns NULL. Rank i's MAC must still be
-   * jct_rank_mac(i) (topo.h): the switch's MAC table is built from it. */
+   * jct_rank_mac(i) (topo.h): the switch's MAC table is built from it,
+   * unless transparent. */
   const char *const *port_ifnames;
+  /* No MAC table: every frame floods to every port but its own, which with
+   * two ports is the other one, whatever its addresses (`jctlab wire`, a
+   * bump in the wire between a host and its switch). */
+  bool transparent;
   bool pfc_watchdog;        /* the switch's PFC watchdog (SONiC defaults: 200 ms, 200 ms) */
   bool watchdog_forward;    /* its action: forward instead of drop */
   const char *pcap_out;     /* NULL, or where to write what crossed the switch */
@@ -74,6 +80,8 @@ typedef struct {
 typedef struct {
   uint64_t inject_failures; /* pcap_inject refused a frame */
   uint64_t pcap_drops;      /* frames the kernel dropped before libpcap read them */
+  uint64_t truncated;       /* frames longer than a port's snap length (its MTU + 64 bytes, a
+                               receive offload such as GRO or LRO): not forwarded */
   uint64_t frames_in, frames_out;
 } jct_fabric_harness_stats_t;
 
