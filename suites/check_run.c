@@ -955,7 +955,9 @@ START_TEST(dcqcn_incast) {
 END_TEST
 
 /* 6. Every generated collective completes, valid and clean, sends what
- * its schedule says, and is no faster than the links allow. */
+ * its schedule says, and is no faster than the links allow. At 25 Mbit/s:
+ * a 4-rank run at 100 Mbit/s is loop-bound here (p99 lateness 0.4-2 ms
+ * against a 335 us packet), and a loop-bound run is now invalid. */
 START_TEST(algorithms_complete) {
   static const struct {
     const char *algo, *ranks, *bytes, *channels;
@@ -971,7 +973,7 @@ START_TEST(algorithms_complete) {
     char *argv[] =
         RUN_ARGS("--synth", (char *)cases[i].algo, "--ranks", (char *)cases[i].ranks, "--bytes",
                  (char *)cases[i].bytes, "--channels", (char *)cases[i].channels, "--rate",
-                 "100mbit", "--reps", "1", "--json", "-");
+                 "25mbit", "--reps", "1", "--json", "-");
     result_t r = run_jctlab(argv, NULL, 15);
     ck_assert_msg(r.status == 0, "%s: exit %d: %s", cases[i].algo, r.status, r.err);
     json_t *doc = parse_json(r.out, cases[i].algo);
@@ -984,9 +986,9 @@ START_TEST(algorithms_complete) {
     double median = jnum(doc, "jct.median_ns"), s_bytes = jnum(doc, "config.bytes");
     assert_near(jnum(doc, "algbw_gbps"), s_bytes / median, 1e-6, "algbw_gbps");
     assert_near(jnum(doc, "busbw_gbps"), s_bytes / median * cases[i].factor, 1e-6, "busbw_gbps");
-    assert_qps_add_up(doc, &want, 1e8);
+    assert_qps_add_up(doc, &want, 25e6);
     /* The bandwidth term alone is a bound no algorithm beats. */
-    double bound = cases[i].factor * s_bytes * 8 * 1e9 / goodput_bps(1e8);
+    double bound = cases[i].factor * s_bytes * 8 * 1e9 / goodput_bps(25e6);
     ck_assert_msg(median >= 0.95 * bound, "%s: %.0f ns, below the links' bound %.0f ns",
                   cases[i].algo, median, bound);
     printf("run: %s (%s ch) %s ranks %s: %.1f ms, model ratio %.2f\n", cases[i].algo,
