@@ -293,7 +293,10 @@ START_TEST(postmortem_on_the_lab) {
   char *argv[] = {JCT_BINARY, "replay",    pcap, "--lab",  "2", "--reps",
                   "2",        "--timeout", "14", "--json", js,  NULL};
   json_t *doc = run_retrying(argv, js, &r);
-  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  /* rxe is not the uroce that made the capture: the replay is judged (its
+   * fidelity section), reproduced (0) or not (4), never invalid. */
+  ck_assert_msg(r.status == 0 || r.status == 4, "exit %d: %s", r.status, r.err);
+  ck_assert(json_is_object(jget(doc, "cases.0.fidelity")));
   ck_assert_ptr_nonnull(strstr(json_string_value(jget(doc, "cases.0.inject.0")),
                                "where=\"src host 198.18.0.1 and dst host 198.18.0.2"));
   ck_assert_int_eq(jint(doc, "cases.0.drops.injectors.0.dropped"), 2);
