@@ -22,7 +22,7 @@
 
 /* Exit 2 and exactly one line on stderr that contains each of the words. */
 static void expect_bad(char *const argv[], const char *word1, const char *word2) {
-  result_t r = run_cmd(argv, NULL, 120);
+  result_t r = run_jctlab(argv, NULL, 120);
   ck_assert_int_eq(r.status, 2);
   ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
   ck_assert_msg(strstr(r.err, word1) != NULL, "stderr: %s (wanted %s)", r.err, word1);
@@ -38,7 +38,7 @@ static json_int_t get_int(json_t *obj, const char *key) {
 
 START_TEST(default_trace_json) {
   char *argv[] = {JCT_BINARY, "inspect", "--json", NULL};
-  result_t r = run_cmd(argv, NULL, 120);
+  result_t r = run_jctlab(argv, NULL, 120);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   ck_assert_str_eq(r.err, "");
   json_error_t je;
@@ -130,7 +130,7 @@ START_TEST(summary_json_file_and_rate) {
   craft_tmpname(js, sizeof js, ".json");
   char *argv[] = {JCT_BINARY,    "inspect", "-r",    DEFAULT_TRACE, "--json", js,
                   "--link-rate", "25Gbit",  "--top", "2",           NULL};
-  result_t r = run_cmd(argv, NULL, 120);
+  result_t r = run_jctlab(argv, NULL, 120);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   /* The summary took standard output. */
   ck_assert_ptr_nonnull(strstr(r.out, "Capture"));
@@ -146,7 +146,7 @@ START_TEST(summary_json_file_and_rate) {
 
   /* `--json TRACE`: a capture after --json is the trace, never overwritten. */
   char *argv2[] = {JCT_BINARY, "inspect", "--json", DEFAULT_TRACE, NULL};
-  r = run_cmd(argv2, NULL, 120);
+  r = run_jctlab(argv2, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "\"jctlab_inspect\": 1"));
   result_free(&r);
@@ -205,7 +205,7 @@ START_TEST(truncated_capture) {
   fclose(f);
   free(all);
   char *argv[] = {JCT_BINARY, "inspect", "--json", path, NULL};
-  result_t r = run_cmd(argv, NULL, 120);
+  result_t r = run_jctlab(argv, NULL, 120);
   ck_assert_int_eq(r.status, 2);
   ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
   ck_assert_ptr_nonnull(strstr(r.err, path));
@@ -254,7 +254,7 @@ START_TEST(never_overwrites_a_capture) {
        NULL},
   };
   for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
-    result_t r = run_cmd(cmds[i], NULL, 120);
+    result_t r = run_jctlab(cmds[i], NULL, 120);
     ck_assert_msg(r.status == 2 && strstr(r.err, cap) && strstr(r.err, "is a capture"),
                   "%s %s: exit %d: %s", cmds[i][1], cmds[i][2], r.status, r.err);
     result_free(&r);
@@ -265,7 +265,7 @@ START_TEST(never_overwrites_a_capture) {
     free(now);
   }
   char *ok[] = {JCT_BINARY, "schedule", cap, "-o", other, "-q", NULL};
-  result_t r = run_cmd(ok, NULL, 120);
+  result_t r = run_jctlab(ok, NULL, 120);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   result_free(&r);
   free(orig);
@@ -308,10 +308,10 @@ START_TEST(packets_match_tshark) {
                 "-e",
                 "infiniband.aeth.syndrome",
                 NULL};
-  result_t want = run_cmd(ts, NULL, 120);
+  result_t want = run_jctlab(ts, NULL, 120);
   ck_assert_msg(want.status == 0, "tshark: %s", want.err);
   char *jc[] = {JCT_BINARY, "inspect", "--packets", DEFAULT_TRACE, NULL};
-  result_t got = run_cmd(jc, NULL, 120);
+  result_t got = run_jctlab(jc, NULL, 120);
   ck_assert_int_eq(got.status, 0);
   ck_assert_uint_eq(count_lines(want.out), 2799);
   char *sw, *sg;
@@ -328,7 +328,7 @@ END_TEST
 
 START_TEST(timeline_json_lines) {
   char *argv[] = {JCT_BINARY, "inspect", "--timeline=json", NULL};
-  result_t r = run_cmd(argv, NULL, 120);
+  result_t r = run_jctlab(argv, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   size_t naks = 0, rewinds = 0, lines = 0;
   uint64_t last_t = 0;
@@ -355,7 +355,7 @@ START_TEST(timeline_json_lines) {
   result_free(&r);
 
   char *text[] = {JCT_BINARY, "inspect", "--timeline", DEFAULT_TRACE, NULL};
-  r = run_cmd(text, NULL, 120);
+  r = run_jctlab(text, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "198.18.0.2>198.18.0.1 qp 0x11"));
   ck_assert_ptr_nonnull(strstr(r.out, "PSN sequence error"));
@@ -365,18 +365,18 @@ END_TEST
 
 START_TEST(help_and_version) {
   char *v[] = {JCT_BINARY, "--version", NULL};
-  result_t r = run_cmd(v, NULL, 120);
+  result_t r = run_jctlab(v, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   ck_assert_int_eq(strncmp(r.out, "jctlab ", 7), 0);
   result_free(&r);
   char *h[] = {JCT_BINARY, "help", "inspect", NULL};
-  r = run_cmd(h, NULL, 120);
+  r = run_jctlab(h, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   ck_assert_ptr_nonnull(strstr(r.out, "--timeline"));
   ck_assert_ptr_nonnull(strstr(r.out, "exit status"));
   result_free(&r);
   char *none[] = {JCT_BINARY, NULL};
-  r = run_cmd(none, NULL, 120);
+  r = run_jctlab(none, NULL, 120);
   ck_assert_int_eq(r.status, 2);
   ck_assert_ptr_nonnull(strstr(r.err, "inspect"));
   result_free(&r);
@@ -392,7 +392,7 @@ static json_t *inspect_json(const char *stdin_path, char *const args[]) {
     argv[n++] = args[i];
   argv[n] = NULL;
   spawn_opts_t o = {.stdin_path = stdin_path};
-  result_t r = run_cmd(argv, &o, 120);
+  result_t r = run_jctlab(argv, &o, 120);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   json_error_t je;
   json_t *doc = json_loads(r.out, 0, &je);
@@ -432,7 +432,7 @@ START_TEST(stdin_when_piped) {
                   JCT_SOURCE_DIR "/traces/ring8.pcap",
                   JCT_BINARY,
                   NULL};
-  result_t r = run_cmd(pipe, NULL, 120);
+  result_t r = run_jctlab(pipe, NULL, 120);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   doc = json_loads(r.out, 0, NULL);
   ck_assert_ptr_nonnull(doc);
@@ -484,7 +484,7 @@ START_TEST(display_filter) {
 
   char *all[] = {JCT_BINARY, "inspect", "--packets", DEFAULT_TRACE, NULL};
   char *kept[] = {JCT_BINARY, "inspect", "--packets", "-Y", "udp", DEFAULT_TRACE, NULL};
-  result_t a = run_cmd(all, NULL, 120), k = run_cmd(kept, NULL, 120);
+  result_t a = run_jctlab(all, NULL, 120), k = run_jctlab(kept, NULL, 120);
   ck_assert_int_eq(a.status, 0);
   ck_assert_int_eq(k.status, 0);
   ck_assert_uint_eq(count_lines(a.out), 2799);
@@ -493,7 +493,7 @@ START_TEST(display_filter) {
   result_free(&k);
 
   char *text[] = {JCT_BINARY, "inspect", "-Y", "arp", DEFAULT_TRACE, NULL};
-  result_t r = run_cmd(text, NULL, 120);
+  result_t r = run_jctlab(text, NULL, 120);
   ck_assert_int_eq(r.status, 0);
   ck_assert_msg(strstr(r.out, "filter 'arp': ") && strstr(r.out, " of 2889 frames matched"), "%s",
                 r.out);
@@ -563,7 +563,7 @@ START_TEST(memory_per_flow) {
     for (int k = 0; k < 2; k++) {
       char *argv[] = {JCT_BINARY, "inspect", k ? big : small, json ? "--json=/dev/null" : NULL,
                       NULL};
-      result_t r = run_cmd(argv, NULL, 120);
+      result_t r = run_jctlab(argv, NULL, 120);
       ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
       char want[64];
       snprintf(want, sizeof want, "in %d flows", k ? BIG : SMALL);

@@ -70,7 +70,7 @@ static json_t *run_ok_from(const char *const base[], const char *const extra[]) 
   argv[n++] = "--json";
   argv[n++] = js;
   argv[n] = NULL;
-  result_t r = run_cmd(argv, NULL, RUN_LIMIT_S);
+  result_t r = run_jctlab(argv, NULL, RUN_LIMIT_S);
   ck_assert_msg(r.status == 0, "jctlab run exit %d: %s", r.status, r.err);
   json_error_t je;
   json_t *doc = json_load_file(js, 0, &je);
@@ -458,7 +458,7 @@ START_TEST(pcap_drops_counts) {
 }
 END_TEST
 
-/* 8. netem's rate: `rate 10mbit` on every port of a 100 Mbit/s fabric
+/* 8. netem's rate: `rate 10mbit` on every port of a 50 Mbit/s fabric
  * makes a 2-rank ring take what 10 Mbit/s links make it take, measured in
  * the same test (--rate 10mbit, no injector), within 5%; and never less
  * than the bytes each rank sends (the whole buffer, in two halves) at
@@ -467,8 +467,8 @@ END_TEST
 START_TEST(rate_paces_the_job) {
   static const char *const slow[] = {"run",    "--synth", "ring", "--ranks", "2",      "--bytes",
                                      "512KiB", "--reps",  "3",    "--rate",  "10mbit", NULL};
-  static const char *const fast[] = {"run",    "--synth", "ring", "--ranks", "2",       "--bytes",
-                                     "512KiB", "--reps",  "3",    "--rate",  "100mbit", NULL};
+  static const char *const fast[] = {"run",    "--synth", "ring", "--ranks", "2",      "--bytes",
+                                     "512KiB", "--reps",  "3",    "--rate",  "50mbit", NULL};
   const char *const none[] = {NULL};
   const char *const rate[] = {"--inject", "rate 10mbit", NULL};
   const char *const exact[] = {"--inject", "rate 10mbit overhead=24", NULL};
@@ -477,7 +477,7 @@ START_TEST(rate_paces_the_job) {
   json_t *framed = run_ok_from(fast, exact);
   double want = jnum(link, "jct.median_ns"), got = jnum(paced, "jct.median_ns"),
          got24 = jnum(framed, "jct.median_ns"), floor_ns = 512.0 * 1024 * 8 / 1e7 * 1e9;
-  printf("inject: 2-rank ring of 512 KiB: 10 Mbit/s links %.1f ms; 100 Mbit/s with 'rate "
+  printf("inject: 2-rank ring of 512 KiB: 10 Mbit/s links %.1f ms; 50 Mbit/s with 'rate "
          "10mbit' %.1f ms, with overhead=24 %.1f ms; the payload alone %.1f ms\n",
          want / 1e6, got / 1e6, got24 / 1e6, floor_ns / 1e6);
   ck_assert_msg(fabs(got / want - 1) <= 0.05, "rate 10mbit: %.0f ns, 10 Mbit/s links %.0f", got,

@@ -651,7 +651,7 @@ static result_t chromium(const char *bin, const char *home, const char *opt1, co
                   (char *)(opt2 ? opt2 : url),
                   (char *)(opt2 ? url : NULL),
                   NULL};
-  return run_cmd(argv, NULL, 75);
+  return run_jctlab(argv, NULL, 75);
 }
 
 typedef struct {
