@@ -57,6 +57,7 @@
 #include <linux/rtnetlink.h>
 
 #include "bridge.h"
+#include "runs.h"
 #include "fabric_traffic.h"
 #include "jctlab/clock.h"
 #include "jctlab/fabric.h"
@@ -67,8 +68,8 @@
 
 #define NRANKS 4
 #define MAX_FLOWS 6
-#define MAX_SIZES 8
-#define MAX_RUNS 99
+#define MAX_SIZES BENCH_MAX_SIZES
+#define MAX_RUNS BENCH_MAX_RUNS
 #define DATA_PRIO 3
 
 typedef enum { MODE_BRIDGE, MODE_JCT, MODE_JCT_PFC_ECN, NMODES } mode_t_;
@@ -294,35 +295,6 @@ static int run_phase(const jct_topo_t *t, jct__nl_t *nl, const opts_t *o, const 
 
 /* ---- report -------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median of n values; *spread = (max - min) / median. */
-static double median(const double *v, size_t n, double *spread) {
-  double s[MAX_RUNS];
-  memcpy(s, v, n * sizeof *s);
-  qsort(s, n, sizeof *s, cmp_double);
-  double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-  *spread = m > 0 ? (s[n - 1] - s[0]) / m : 0;
-  return m;
-}
-
-static int parse_sizes(const char *arg, opts_t *o) {
-  o->nsizes = 0;
-  const char *p = arg;
-  while (*p) {
-    char *end;
-    unsigned long v = strtoul(p, &end, 10);
-    if (end == p || v < 18 || v > 8972 || o->nsizes == MAX_SIZES) return -1;
-    o->sizes[o->nsizes++] = v;
-    p = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') return -1;
-  }
-  return o->nsizes ? 0 : -1;
-}
-
 static void usage(FILE *f) {
   fprintf(f, "usage: fabric [--seconds S] [--warmup S] [--runs N] [--rate-gbit G] [--sizes "
              "64,1400,4096]\n"
@@ -375,7 +347,7 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       break;
     }
     case 'z':
-      if (parse_sizes(optarg, o)) return -1;
+      if (bench_parse_sizes(optarg, o->sizes, &o->nsizes)) return -1;
       break;
     case 'u':
       o->spin_ns = (uint64_t)(strtod(optarg, &end) * 1e3);
@@ -493,8 +465,8 @@ int main(int argc, char **argv) {
         fwd[run] = res[c][m][run].fwd_pps;
         gb[run] = res[c][m][run].fwd_gbps;
       }
-      double mo = median(off, o.runs, &sp2), mf = median(fwd, o.runs, &sp),
-             mg = median(gb, o.runs, &sp2);
+      double mo = bench_median(off, o.runs, &sp2), mf = bench_median(fwd, o.runs, &sp),
+             mg = bench_median(gb, o.runs, &sp2);
       if (m == MODE_BRIDGE) bridge_pps = mf;
       double ratio = bridge_pps > 0 ? mf / bridge_pps : 0;
       if (m == MODE_JCT && ratio < 0.5) goal = false;

@@ -44,13 +44,14 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "runs.h"
 #include "fabric_traffic.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
 
-#define MAX_SIZES 8
-#define MAX_RUNS 99
+#define MAX_SIZES BENCH_MAX_SIZES
+#define MAX_RUNS BENCH_MAX_RUNS
 
 typedef enum { MODE_BRIDGE, MODE_WIRE, NMODES } mode_t_;
 static const char *const mode_name[NMODES] = {"bridge", "jctlab wire"};
@@ -218,34 +219,6 @@ static int run_phase(const jct_topo_t *t, jct__nl_t *nl, const opts_t *o, size_t
 
 /* ---- report ------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(const double *v, size_t n, double *spread) {
-  double s[MAX_RUNS];
-  memcpy(s, v, n * sizeof *s);
-  qsort(s, n, sizeof *s, cmp_double);
-  double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-  *spread = m > 0 ? (s[n - 1] - s[0]) / m : 0;
-  return m;
-}
-
-static int parse_sizes(const char *arg, opts_t *o) {
-  o->nsizes = 0;
-  const char *p = arg;
-  while (*p) {
-    char *end;
-    unsigned long v = strtoul(p, &end, 10);
-    if (end == p || v < 18 || v > 8972 || o->nsizes == MAX_SIZES) return -1;
-    o->sizes[o->nsizes++] = v;
-    if (*end && *end != ',') return -1;
-    p = *end == ',' ? end + 1 : end;
-  }
-  return o->nsizes ? 0 : -1;
-}
-
 static void usage(FILE *f) {
   fprintf(f, "usage: bench/wire [--runs N] [--seconds S] [--warmup S] [--sizes 64,1400] [--quick] [-v]\n"
              "  --quick   1 run of 1 s, 64-byte datagrams (for CI)\n");
@@ -279,7 +252,7 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       if (*end || o->runs < 1 || o->runs > MAX_RUNS) return -1;
       break;
     case 'z':
-      if (parse_sizes(optarg, o)) return -1;
+      if (bench_parse_sizes(optarg, o->sizes, &o->nsizes)) return -1;
       break;
     case 'q':
       o->runs = 1;
@@ -366,8 +339,8 @@ int main(int argc, char **argv) {
         ratio[run] = b > 0 ? fwd[run] / b : 0;
         lost += res[z][m][run].wire_lost;
       }
-      double mo = median(off, o.runs, &sp2), mf = median(fwd, o.runs, &sp),
-             mg = median(gb, o.runs, &sp2), mr = median(ratio, o.runs, &sp2);
+      double mo = bench_median(off, o.runs, &sp2), mf = bench_median(fwd, o.runs, &sp),
+             mg = bench_median(gb, o.runs, &sp2), mr = bench_median(ratio, o.runs, &sp2);
       char l[32] = "-";
       if (m == MODE_WIRE) snprintf(l, sizeof l, "%lld", lost);
       printf("%6zu %-12s %12.0f %12.0f %8.2f %9.2f %7.0f%% %s\n", o.sizes[z], mode_name[m], mo,
