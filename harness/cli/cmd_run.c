@@ -123,13 +123,7 @@ static void print_fabric(const jct_run_result_t *r) {
 static void print_injectors(const jct_run_result_t *r) {
   for (uint32_t i = 0; i < r->ninjectors; i++) {
     const jct_run_injector_t *in = &r->injectors[i];
-    const jct_injector_stats_t *st = &in->stats;
-    printf("injector   #%u '%s' (seed %llu): %llu seen, %llu matched, %llu dropped, %llu held, "
-           "%llu modified, %llu generated, %llu duplicated\n",
-           i, in->spec, (unsigned long long)in->seed, (unsigned long long)st->seen,
-           (unsigned long long)st->matched, (unsigned long long)st->dropped,
-           (unsigned long long)st->held, (unsigned long long)(st->modified + st->expedited),
-           (unsigned long long)st->generated, (unsigned long long)st->duplicated);
+    jct__cmd_print_injector("injector   ", i, in->spec, in->seed, &in->stats);
   }
 }
 

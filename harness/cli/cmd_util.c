@@ -109,3 +109,13 @@ int jct__cmd_output_dir_ok(const char *cmd, const char *opt, const char *path) {
   if (e) return jct__cmd_bad(cmd, "%s %s: cannot be written: %s", opt, path, strerror(e));
   return 0;
 }
+
+void jct__cmd_print_injector(const char *lead, size_t index, const char *spec, uint64_t seed,
+                             const jct_injector_stats_t *st) {
+  printf("%s#%zu '%s' (seed %llu): %llu seen, %llu matched, %llu dropped, %llu held, "
+         "%llu modified, %llu generated, %llu duplicated\n",
+         lead, index, spec, (unsigned long long)seed, (unsigned long long)st->seen,
+         (unsigned long long)st->matched, (unsigned long long)st->dropped,
+         (unsigned long long)st->held, (unsigned long long)(st->modified + st->expedited),
+         (unsigned long long)st->generated, (unsigned long long)st->duplicated);
+}

@@ -309,13 +309,7 @@ static void print_text(const args_t *a, const outcome_t *o, const jct__chain_t *
   }
   for (size_t i = 0; i < jct__chain_len(chain); i++) {
     const jct_injector_t *in = jct__chain_get(chain, i);
-    const jct_injector_stats_t *st = &in->stats;
-    printf("injector #%zu '%s' (seed %llu): %llu seen, %llu matched, %llu dropped, %llu held, "
-           "%llu modified, %llu generated, %llu duplicated\n",
-           i, in->spec, (unsigned long long)in->seed, (unsigned long long)st->seen,
-           (unsigned long long)st->matched, (unsigned long long)st->dropped,
-           (unsigned long long)st->held, (unsigned long long)(st->modified + st->expedited),
-           (unsigned long long)st->generated, (unsigned long long)st->duplicated);
+    jct__cmd_print_injector("injector ", i, in->spec, in->seed, &in->stats);
   }
   uint64_t lost = harness_losses(o);
   printf("harness %llu frames lost by jctlab (kernel drops before libpcap %llu, pcap_inject "

@@ -33,6 +33,11 @@ int jct__cmd_output_dir_ok(const char *cmd, const char *opt, const char *path);
  * may replace a capture, as tcpdump -w). */
 int jct__cmd_writable(const char *cmd, const char *opt, const char *path);
 
+/* One injector's counters as run and wire print them: lead, then
+ * "#index 'spec' (seed N): N seen, N matched, ..." and a newline. */
+void jct__cmd_print_injector(const char *lead, size_t index, const char *spec, uint64_t seed,
+                             const jct_injector_stats_t *st);
+
 /* After a run of cases: when SIGINT or SIGTERM came (base/interrupt.h),
  * say so on stderr and return 128 + the signal (as a shell reports a
  * command a signal ended); else status. Mark the document first
