@@ -90,7 +90,8 @@ START_TEST(profile_drives_the_replay) {
   ck_assert_int_eq(jint(fid, "figures.timeouts.captured"), jint(ins, "totals.timeouts"));
   /* The job: first to last data packet, perftest's 3.06 s pause included. */
   ck_assert_int_gt(jint(fid, "figures.job_ns.captured"), 3000000000);
-  ck_assert_int_eq(jint(fid, "figures.job_ns.replayed"), jint(doc, "cases.0.faulted.median_jct_ns"));
+  ck_assert_int_eq(jint(fid, "figures.job_ns.replayed"),
+                   jint(doc, "cases.0.faulted.median_jct_ns"));
   bool job, retx, any;
   check_figure(jget(fid, "figures.job_ns"), tol, &job);
   check_figure(jget(fid, "figures.retransmitted_packets"), tol, &retx);
@@ -110,15 +111,15 @@ END_TEST
 
 /* What the user gives wins, and says so. */
 START_TEST(options_override_the_profile) {
-  const char *args[] = {"replay",     "--reps",  "1",     "--rate", "50mbit", "--path-mtu", "2048",
-                        "--delay",    "10us",    "--nic-queue", "0", "--timeout", "16",
-                        "--nak-delay", "5us", "--nak-react", "0", NULL};
+  const char *args[] = {"replay", "--reps",      "1",    "--rate",      "50mbit", "--path-mtu",
+                        "2048",   "--delay",     "10us", "--nic-queue", "0",      "--timeout",
+                        "16",     "--nak-delay", "5us",  "--nak-react", "0",      NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
   ck_assert_msg(doc && status != 2 && status != 3, "exit %d: %s", status, err);
   const char *figs[] = {"rate_bps", "path_mtu_bytes", "prop_delay_ns", "nic_queue_pkts",
-                        "timeout", "nak_delay_ns", "nak_react_ns"};
+                        "timeout",  "nak_delay_ns",   "nak_react_ns"};
   for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++)
     ck_assert_msg(!strcmp(source_of(doc, figs[i]), "user"), "%s: %s", figs[i],
                   source_of(doc, figs[i]));
@@ -140,9 +141,8 @@ END_TEST
  * Mbit/s links, as the switch sent it. */
 static void own_capture(char *path, size_t len) {
   craft_tmpname(path, len, ".pcap");
-  char *argv[] = {JCT_BINARY, "run",    "--synth", "ring",  "--ranks", "2",
-                  "--bytes",  "256KiB", "--rate",  "20mbit", "--reps", "1",
-                  "--pcap-out", path,   NULL};
+  char *argv[] = {JCT_BINARY, "run",    "--synth", "ring", "--ranks",    "2",  "--bytes", "256KiB",
+                  "--rate",   "20mbit", "--reps",  "1",    "--pcap-out", path, NULL};
   result_t r = run_jctlab(argv, NULL, 60);
   ck_assert_msg(r.status == 0, "run: exit %d: %s", r.status, r.err);
   result_free(&r);
@@ -218,9 +218,9 @@ static void edited_schedule(const char *path, const char *key, json_t *value) {
   if (!strcmp(key, "mtu"))
     json_object_set_new(json_object_get(prof, "mtu_bytes"), "value", value);
   else
-    json_object_set_new(json_object_get(json_array_get(json_object_get(prof, "links"), 0),
-                                        "rate_bps"),
-                        "mean", value);
+    json_object_set_new(
+        json_object_get(json_array_get(json_object_get(prof, "links"), 0), "rate_bps"), "mean",
+        value);
   ck_assert_int_eq(json_dump_file(s, path, 0), 0);
   json_decref(s);
 }
@@ -246,8 +246,8 @@ START_TEST(a_profile_it_cannot_honour_is_bad_input) {
     free(err);
   }
   /* The user's figure stands in for the one the capture cannot give. */
-  const char *args[] = {"replay", sched, "--rate", "50mbit", "--reps", "1", "--inject",
-                        "drop p=0", NULL};
+  const char *args[] = {"replay", sched,      "--rate",   "50mbit", "--reps",
+                        "1",      "--inject", "drop p=0", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
@@ -260,8 +260,8 @@ START_TEST(a_profile_it_cannot_honour_is_bad_input) {
   for (size_t i = 0; tols[i]; i++) {
     const char *targs[] = {"replay", RING8, "--fidelity-tolerance", tols[i], NULL};
     json_t *d = jctlab_json(targs, &status, &err);
-    ck_assert_msg(status == 2 && strstr(err, "--fidelity-tolerance"), "'%s': exit %d: %s",
-                  tols[i], status, err);
+    ck_assert_msg(status == 2 && strstr(err, "--fidelity-tolerance"), "'%s': exit %d: %s", tols[i],
+                  status, err);
     ck_assert_ptr_null(d);
     free(err);
   }

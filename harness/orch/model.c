@@ -5,10 +5,7 @@
 #include <string.h>
 
 #include "jctlab/run.h"
-
-/* What a full packet carries on the wire besides its path MTU: BTH 12,
- * ICRC 4, UDP 8, IPv4 20, Ethernet 14, and 24 of preamble, FCS and gap. */
-#define WIRE_EXTRA_BYTES (12 + 4 + 8 + 20 + 14 + 24)
+#include "jctlab/uroce.h"
 
 static bool is(const jct_schedule_t *s, const char *name) {
   return strcmp(s->algorithm, name) == 0;
@@ -26,7 +23,7 @@ static double broadcast_slot_bytes(const jct_schedule_t *s) {
 void jct_run_model(const jct_run_opts_t *o, jct_run_result_t *r) {
   const jct_schedule_t *sch = o->schedule;
   uint32_t pmtu = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
-  double wire_bytes = pmtu + WIRE_EXTRA_BYTES;
+  double wire_bytes = (double)jct_uroce_full_packet_wire_bytes(pmtu);
   double n = sch->nranks, s = (double)sch->bytes;
   r->packet_time_ns = wire_bytes * 8e9 / (double)o->rate_bps;
   r->goodput_bps = (double)o->rate_bps * pmtu / wire_bytes;

@@ -7,16 +7,11 @@
 #include "common/errf.h"
 #include "harness/base/units.h"
 #include "jctlab/error.h"
+#include "jctlab/uroce.h"
 #include "replay_profile.h"
 #include "run_args.h"
 
 #define JCT__ACKREQ_PKTS 64 /* rxe asks for an ACK every 64 packets (RXE_MAX_PKT_PER_ACK) */
-
-/* Bytes on the wire of a full packet of path MTU m: BTH 12, ICRC 4, UDP 8,
- * IPv4 20, Ethernet 14, preamble + FCS + gap 24 (run.h's model). */
-static uint64_t wire_bytes(uint64_t m) {
-  return m + 12 + 4 + 8 + 20 + 14 + 24;
-}
 
 static const jct_profile_link_t *busiest(const jct_profile_t *p) {
   const jct_profile_link_t *best = NULL;
@@ -34,8 +29,8 @@ typedef struct {
 
 /* Record a figure: the user's when bit is set, else the capture's when
  * have (then *field = v), else the default. */
-static void figure(used_t *u, const char *key, uint32_t bit, bool have, uint64_t v,
-                   uint64_t *field, const char *from) {
+static void figure(used_t *u, const char *key, uint32_t bit, bool have, uint64_t v, uint64_t *field,
+                   const char *from) {
   const char *source = "default";
   if (u->user_set & bit)
     source = "user";
@@ -89,13 +84,13 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
          "payload of FIRST and MIDDLE packets");
   o->path_mtu_bytes = (uint32_t)v;
 
+  const double pkt_bits = 8.0 * (double)jct_uroce_full_packet_wire_bytes(o->path_mtu_bytes);
   /* Past the NAKed PSN, what the link sent in the recovery time; the rest queued. */
   const jct_figure_t *gb = &p->go_back_psns, *nr = &p->nak_to_resend_ns;
   bool have_q = gb->set && hn->set && nr->set && o->rate_bps;
   uint64_t q = 0;
   if (have_q) {
-    double flight = (double)(hn->value + nr->value) * 1e-9 * (double)o->rate_bps /
-                    (8.0 * (double)wire_bytes(o->path_mtu_bytes));
+    double flight = (double)(hn->value + nr->value) * 1e-9 * (double)o->rate_bps / pkt_bits;
     double rest = (double)gb->value - flight;
     q = rest > 0 ? (uint64_t)llround(rest) : 0;
     if (q > 4096) q = 4096;
@@ -111,9 +106,9 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
   o->nak_delay_ns = v;
 
   /* The resend waits behind the NIC's queue: the rest is the reaction. */
-  uint64_t queued_ns = o->rate_bps ? (uint64_t)o->nic_queue_pkts * wire_bytes(o->path_mtu_bytes) *
-                                         8000000000ull / o->rate_bps
-                                   : 0;
+  uint64_t queued_ns =
+      o->rate_bps ? (uint64_t)((double)o->nic_queue_pkts * pkt_bits * 1e9 / (double)o->rate_bps)
+                  : 0;
   v = o->nak_react_ns;
   figure(&u, "nak_react_ns", JCT__SET_NAK_REACT, nr->set,
          nr->value > queued_ns ? nr->value - queued_ns : 0, &v,
@@ -124,9 +119,8 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
    * QP's (it would fire on every window): the capture's go-backs with no
    * NAK came from something else (a VM's clock, a stall), and the replay
    * keeps its default rather than die of spurious timeouts. */
-  uint64_t window_ns = o->rate_bps ? 2ull * JCT__ACKREQ_PKTS * wire_bytes(o->path_mtu_bytes) *
-                                         8000000000ull / o->rate_bps
-                                   : 0;
+  uint64_t window_ns =
+      o->rate_bps ? (uint64_t)(2.0 * JCT__ACKREQ_PKTS * pkt_bits * 1e9 / (double)o->rate_bps) : 0;
   int32_t exp = p->timeout_exp;
   bool timer = exp >= 0 && jct_profile_timeout_ns(exp) > window_ns;
   while (exp >= 0 && exp < 31 && jct_profile_timeout_ns(exp) <= window_ns)

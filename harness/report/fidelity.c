@@ -60,8 +60,9 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
 #undef REP_MEDIAN
   json_object_set_new(figs, "loss_recovery_ns",
                       json_pack("{s:o, s:n, s:n, s:b, s:n}", "captured",
-                                cap->loss_recovery_ns ? json_integer((json_int_t)cap->loss_recovery_ns)
-                                                      : json_null(),
+                                cap->loss_recovery_ns
+                                    ? json_integer((json_int_t)cap->loss_recovery_ns)
+                                    : json_null(),
                                 "replayed", "ratio", "decides", false, "within"));
   const jct_schedule_t *s = o->schedule;
   for (uint32_t c = 0; c < s->nconns && c < cap->nconns; c++) {
@@ -69,10 +70,11 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
     bool have = q && q->reps && q->bw_bps > 0;
     double replayed = have ? 8.0 * (double)q->bytes / q->bw_bps * 1e9 : 0;
     json_array_append_new(
-        conns, json_pack("{s:i, s:o, s:o, s:o}", "conn", (int)c, "captured_ns",
-                         cap->conn_ns[c] ? json_integer((json_int_t)cap->conn_ns[c]) : json_null(),
-                         "replayed_ns", have ? json_integer((json_int_t)llround(replayed)) : json_null(),
-                         "ratio", ratio((double)cap->conn_ns[c], replayed, have)));
+        conns,
+        json_pack("{s:i, s:o, s:o, s:o}", "conn", (int)c, "captured_ns",
+                  cap->conn_ns[c] ? json_integer((json_int_t)cap->conn_ns[c]) : json_null(),
+                  "replayed_ns", have ? json_integer((json_int_t)llround(replayed)) : json_null(),
+                  "ratio", ratio((double)cap->conn_ns[c], replayed, have)));
   }
   *reproduced = ok;
   return json_pack("{s:s, s:f, s:b, s:o, s:o, s:o}", "side", lossless ? "baseline" : "faulted",

@@ -48,7 +48,8 @@ size_t jct__fidelity_rows(const json_t *c, jct__fid_row_t *rows, size_t max) {
     ratio(f, "ratio", r->ratio, sizeof r->ratio);
     const json_t *w = json_object_get(f, "within");
     bool decides = json_is_true(json_object_get(f, "decides"));
-    snprintf(r->note, sizeof r->note, "%s%s", json_is_boolean(w) ? (json_is_true(w) ? "within" : "OUTSIDE") : "",
+    snprintf(r->note, sizeof r->note, "%s%s",
+             json_is_boolean(w) ? (json_is_true(w) ? "within" : "OUTSIDE") : "",
              decides ? " (decides)" : "");
   }
   size_t i;
@@ -76,8 +77,9 @@ char *jct__rfmt_fidelity(const json_t *c, char *buf, size_t len) {
   }
   const char *side = jct__rstr(fid, "side");
   if (json_is_true(json_object_get(fid, "reproduced"))) {
-    snprintf(buf, len, "reproduced: the %s replay's job time and retransmitted packets are within "
-                       "±%.0f%% of the capture's; the baseline is its counterfactual",
+    snprintf(buf, len,
+             "reproduced: the %s replay's job time and retransmitted packets are within "
+             "±%.0f%% of the capture's; the baseline is its counterfactual",
              side ? side : "", t * 100);
     return buf;
   }
@@ -99,10 +101,14 @@ char *jct__rfmt_replay_profile(const json_t *r, char *buf, size_t len) {
   static const struct {
     const char *key, *label;
     int unit; /* 0 count, 1 rate, 2 time */
-  } keys[] = {{"rate_bps", "rate", 1},        {"prop_delay_ns", "link delay", 2},
-              {"path_mtu_bytes", "path MTU", 0}, {"nic_queue_pkts", "NIC queue", 0},
-              {"nak_delay_ns", "NAK delay", 2},   {"nak_react_ns", "NAK reaction", 2},
-              {"timeout", "timeout exponent", 0}, {"retry_cnt", "retry count", 0}};
+  } keys[] = {{"rate_bps", "rate", 1},
+              {"prop_delay_ns", "link delay", 2},
+              {"path_mtu_bytes", "path MTU", 0},
+              {"nic_queue_pkts", "NIC queue", 0},
+              {"nak_delay_ns", "NAK delay", 2},
+              {"nak_react_ns", "NAK reaction", 2},
+              {"timeout", "timeout exponent", 0},
+              {"retry_cnt", "retry count", 0}};
   size_t off = 0;
   buf[0] = 0;
   for (size_t i = 0; i < sizeof keys / sizeof keys[0] && off < len; i++) {

@@ -57,6 +57,13 @@
  * limiter counts it: UDP 8, IPv4 20 (IPv6 40), Ethernet 14, and 24 of
  * preamble, FCS and gap. */
 #define JCT_UROCE_WIRE_OVERHEAD_BYTES (8 + 20 + 14 + 24)
+
+/* Bytes on the wire of a full packet of the path MTU (a MIDDLE one: BTH,
+ * payload, ICRC, over IPv4): what run.h's α-β model and a capture's
+ * replay (its NIC queue's drain) count a packet as. */
+static inline uint64_t jct_uroce_full_packet_wire_bytes(uint32_t path_mtu_bytes) {
+  return (uint64_t)JCT_BTH_BYTES + path_mtu_bytes + JCT_ICRC_BYTES + JCT_UROCE_WIRE_OVERHEAD_BYTES;
+}
 /* Largest UDP payload a QP with a 4096-byte path MTU produces:
  * BTH + RETH + ImmDt + 4096 + ICRC. */
 #define JCT_UROCE_MAX_PACKET_BYTES                                                                 \
