@@ -229,15 +229,11 @@ static long flow_new(jct_inspect_t *ins, const jct_flow_key_t *k, uint32_t h) {
   return (long)fi;
 }
 
-static inline bool addr_eq(const jct_addr_t *a, const jct_addr_t *b) {
-  return a->family == b->family && memcmp(a->bytes, b->bytes, 16) == 0;
-}
-
 static long flow_of(jct_inspect_t *ins, const jct_packet_t *pkt) {
   uint32_t qp = pkt->roce.bth.dest_qp;
   if (ins->last >= 0) {
     const jct_flow_key_t *k = &ins->flows[ins->last].pub.key;
-    if (k->dest_qp == qp && addr_eq(&k->src, &pkt->src) && addr_eq(&k->dst, &pkt->dst))
+    if (k->dest_qp == qp && jct_addr_eq(&k->src, &pkt->src) && jct_addr_eq(&k->dst, &pkt->dst))
       return ins->last;
   }
   jct_flow_key_t k;

@@ -178,11 +178,8 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   snap(s, &after);
   if (rep->conn) {
     s->ops->conn_counts(s->b, rep->conn);
-    for (uint32_t c = 0; c < sch->nconns; c++) {
-      rep->conn[c].retx_packets -= s->conn_before[c].retx_packets;
-      rep->conn[c].rate_cuts -= s->conn_before[c].rate_cuts;
-      rep->conn[c].below_line_rate_ns -= s->conn_before[c].below_line_rate_ns;
-    }
+    for (uint32_t c = 0; c < sch->nconns; c++)
+      diff_u64(&rep->conn[c], &rep->conn[c], &s->conn_before[c], sizeof rep->conn[c]);
   }
   diff_u64(&rep->transport, &after.transport, &before.transport,
            offsetof(jct_transport_stats_t, counted));

@@ -8,10 +8,6 @@
 #include "jctlab/infer.h"
 #include "jctlab/inspect.h"
 
-static bool same_addr(const jct_addr_t *a, const jct_addr_t *b) {
-  return a->family == b->family && !memcmp(a->bytes, b->bytes, sizeof a->bytes);
-}
-
 /* A flow that carries the job's messages: not only clear-to-send ones,
  * and not connection management (MADs to QP 1, the GSI, as inference). */
 static bool carries_job(const jct_flow_t *f) {
@@ -30,7 +26,7 @@ static const jct_flow_t *conn_flow(const jct_inspect_t *ins, const jct_addr_t *a
                                    const jct_addr_t *b, uint32_t qp) {
   for (size_t i = 0; i < jct_inspect_nflows(ins); i++) {
     const jct_flow_t *f = jct_inspect_flow(ins, i);
-    if (same_addr(&f->key.src, a) && same_addr(&f->key.dst, b) && f->key.dest_qp == qp) return f;
+    if (jct_addr_eq(&f->key.src, a) && jct_addr_eq(&f->key.dst, b) && f->key.dest_qp == qp) return f;
   }
   return NULL;
 }

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "jctlab/roce.h"
 
@@ -125,6 +126,11 @@ typedef struct {
  * Returns pkt->kind. Never fails otherwise; any byte sequence is safe. */
 jct_pkt_kind_t jct_decode(int linktype, const uint8_t *frame, size_t caplen, size_t wire_len,
                           jct_packet_t *pkt);
+
+/* Whether a and b are the same address (family and bytes). */
+static inline bool jct_addr_eq(const jct_addr_t *a, const jct_addr_t *b) {
+  return a->family == b->family && memcmp(a->bytes, b->bytes, sizeof a->bytes) == 0;
+}
 
 /* Format an address as text ("198.18.0.1", "2001:2::1"); buf needs 46
  * bytes. Returns buf. */
