@@ -71,7 +71,7 @@ typedef enum {
   JCT_DCQCN_PAPER,        /* Zhu et al., SIGCOMM 2015 */
 } jct_dcqcn_profile_t;
 
-/* A profile's parameters; dcqcn.c gives each value's source. */
+/* A profile's parameters (harness/transport/uroce/uroce_dcqcn.c gives each value's source). */
 void jct_dcqcn_params(jct_dcqcn_params_t *p, jct_dcqcn_profile_t profile);
 
 /* The line rate a profile's values were made for: ConnectX's defaults for
