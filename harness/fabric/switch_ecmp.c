@@ -1,0 +1,45 @@
+/* ECMP next-hop choice (include/jctlab/switch.h, jct_switch_add_mac_ecmp):
+ * a seeded CRC-32 over the 5-tuple, or round-robin spraying as a what-if. */
+#include <isa-l/crc.h>
+#include <string.h>
+
+#include "common/wire.h"
+#include "jctlab/switch.h"
+#include "switch_int.h"
+#include "traces/frame.h"
+
+uint32_t jct_switch_ecmp_hash(uint32_t seed, const uint8_t *f, size_t len) {
+  uint8_t key[16 + 16 + 1 + 4];
+  size_t n = 0, l3, l4 = 0;
+  uint16_t et;
+  int pcp;
+  uint8_t proto = 0;
+  if (!jct__frame_l3(f, len, &l3, &et, &pcp)) et = 0;
+  if (et == 0x0800 && len >= l3 + 20 && (f[l3] >> 4) == 4) {
+    memcpy(key, f + l3 + 12, 8); /* source, destination */
+    n = 8;
+    proto = f[l3 + 9];
+    l4 = l3 + (size_t)(f[l3] & 15u) * 4;
+  } else if (et == 0x86dd && len >= l3 + 40 && (f[l3] >> 4) == 6) {
+    memcpy(key, f + l3 + 8, 32);
+    n = 32;
+    proto = f[l3 + 6];
+    l4 = l3 + 40;
+  } else {
+    memcpy(key, f, len < 12 ? len : 12); /* destination and source MAC */
+    return crc32_gzip_refl(seed, key, len < 12 ? len : 12);
+  }
+  key[n++] = proto;
+  if ((proto == 17 || proto == 6) && len >= l4 + 4)
+    memcpy(key + n, f + l4, 4); /* source and destination port */
+  else
+    memset(key + n, 0, 4);
+  n += 4;
+  return crc32_gzip_refl(seed, key, n);
+}
+
+uint32_t jct__sw_ecmp_pick(jct_switch_t *sw, uint32_t group, const uint8_t *frame, size_t len) {
+  ecmp_group_t *g = &sw->group[group];
+  if (sw->cfg.ecmp_mode == JCT_SW_ECMP_PER_PACKET) return g->port[g->next++ % g->n];
+  return g->port[jct_switch_ecmp_hash(sw->cfg.ecmp_seed, frame, len) % g->n];
+}
