@@ -12,7 +12,10 @@
  *     the spines: each connection's data is on exactly the uplink the hash
  *     picks for its 5-tuple (its source port rxe's hash of its QPN) and the
  *     matching downlink, with the schedule's bytes. Packed, only the 4
- *     steps between leaves use links. Bad input exits 2 with one line.
+ *     steps between leaves use links. With 4 QPs per connection, each QP
+ *     takes its own hash's uplink with a quarter of the bytes. Bad input
+ *     exits 2 with one line.
+ *   - qps: the schedule split across QPs keeps bytes, ranks and deps.
  */
 #include <check.h>
 #include <jansson.h>
@@ -24,6 +27,7 @@
 #include "harness/transport/uroce/ranks.h"
 #include "jctlab/clos.h"
 #include "jctlab/error.h"
+#include "jctlab/schedule.h"
 #include "jctlab/switch.h"
 #include "suites.h"
 #include "testkit.h"
@@ -276,16 +280,54 @@ START_TEST(bad_shapes_and_names) {
 }
 END_TEST
 
+/* ---- qps: several QPs per connection -------------------------------------- */
+
+START_TEST(split_qps) {
+  jct_schedule_t *s, *t;
+  char err[256];
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 4, 1000003, 1, err, sizeof err), 0);
+  ck_assert_int_eq(jct_schedule_split_qps(&t, s, 4, err, sizeof err), 0);
+  ck_assert_uint_eq(t->nconns, 4 * s->nconns);
+  ck_assert_uint_eq(t->nops, 4 * s->nops);
+  ck_assert_msg(jct_schedule_validate(t, err, sizeof err) == 0, "%s", err);
+  for (uint32_t i = 0; i < s->nops; i++) {
+    uint64_t sum = 0;
+    for (uint32_t q = 0; q < 4; q++) {
+      const jct_op_t *p = &t->ops[i * 4 + q];
+      sum += p->bytes;
+      ck_assert_uint_le(p->bytes - s->ops[i].bytes / 4, 1); /* even, to a byte */
+      const jct_conn_t *c = &t->conns[p->conn], *o = &s->conns[s->ops[i].conn];
+      ck_assert_uint_eq(c->src, o->src);
+      ck_assert_uint_eq(c->dst, o->dst);
+      ck_assert_uint_eq(p->conn / 4, s->ops[i].conn);
+      /* every part of every dependency */
+      ck_assert_uint_eq(p->ndeps, 4 * s->ops[i].ndeps);
+      for (uint32_t d = 0; d < p->ndeps; d++)
+        ck_assert_uint_eq(p->deps[d] / 4, s->ops[i].deps[d / 4]);
+    }
+    ck_assert_uint_eq(sum, s->ops[i].bytes);
+  }
+  jct_schedule_free(t);
+  ck_assert_int_eq(jct_schedule_split_qps(&t, s, 0, err, sizeof err), JCT_EINVAL);
+  ck_assert_int_eq(jct_schedule_split_qps(&t, s, 65, err, sizeof err), JCT_EINVAL);
+  jct_schedule_free(s);
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 4, 12, 1, err, sizeof err), 0); /* 3 B msgs */
+  ck_assert_int_eq(jct_schedule_split_qps(&t, s, 4, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "cannot be split across 4 QPs"));
+  jct_schedule_free(s);
+}
+END_TEST
+
 /* ---- fabric (namespaces, the built jctlab) ------------------------------- */
 
 #define RANKS 8
 #define BYTES (256u << 10)
 
-static json_t *ring(const char *placement, const char *seed, int *status) {
+static json_t *ring(const char *placement, const char *seed, const char *qps, int *status) {
   const char *args[] = {"run", "--synth", "ring", "--ranks", "8", "--bytes", "256KiB",
                         "--rate", "5mbit", "--reps", "1", "--topology",
                         "leaf-spine:leaves=4,spines=2,hosts-per-leaf=2", "--placement",
-                        placement, "--ecmp-seed", seed, NULL};
+                        placement, "--ecmp-seed", seed, "--qps-per-connection", qps, NULL};
   char *err = NULL;
   json_t *doc = jctlab_json_retry(args, status, &err);
   ck_assert_msg(*status == 0 && doc, "jctlab run exited %d: %s", *status, err);
@@ -322,13 +364,15 @@ static uint16_t sport_of(uint32_t conn) {
  * on the uplink the hash picks and the downlink to its destination, with
  * the schedule's payload plus headers; on no other uplink; connections
  * within a leaf on no link. Returns how many crossed. */
-static uint32_t check_paths(json_t *doc, const uint32_t host_of[RANKS], uint32_t seed) {
-  /* a ring of 8 over 256 KiB: 2 * 7 messages of 32 KiB per connection */
-  const double payload = 2.0 * (RANKS - 1) * (BYTES / RANKS);
+static uint32_t check_paths(json_t *doc, const uint32_t host_of[RANKS], uint32_t seed,
+                            uint32_t nqps) {
+  /* a ring of 8 over 256 KiB: 2 * 7 messages of 32 KiB per connection,
+   * split over its nqps QPs */
+  const double payload = 2.0 * (RANKS - 1) * (BYTES / RANKS) / nqps;
   uint32_t crossed = 0;
   json_t *qps = jget(doc, "qps");
-  ck_assert_uint_eq(json_array_size(qps), RANKS);
-  for (uint32_t c = 0; c < RANKS; c++) {
+  ck_assert_uint_eq(json_array_size(qps), RANKS * nqps);
+  for (uint32_t c = 0; c < RANKS * nqps; c++) {
     json_t *q = json_array_get(qps, c);
     uint32_t s = (uint32_t)jint(q, "src"), d = (uint32_t)jint(q, "dst");
     uint32_t ls = host_of[s] / 2, ld = host_of[d] / 2;
@@ -357,11 +401,11 @@ static uint32_t check_paths(json_t *doc, const uint32_t host_of[RANKS], uint32_t
 
 START_TEST(ring_across_spines) {
   int status;
-  json_t *doc = ring("spread", "5", &status);
+  json_t *doc = ring("spread", "5", "1", &status);
   uint32_t host_of[RANKS];
   for (uint32_t i = 0; i < RANKS; i++)
     host_of[i] = (i % 4) * 2 + i / 4;
-  ck_assert_uint_eq(check_paths(doc, host_of, 5), RANKS);
+  ck_assert_uint_eq(check_paths(doc, host_of, 5, 1), RANKS);
   /* the imbalance is max / mean of the uplinks' bytes, recomputed */
   json_t *links = jget(doc, "fabric_links.links");
   ck_assert_uint_eq(json_array_size(links), 16);
@@ -380,11 +424,25 @@ END_TEST
 
 START_TEST(ring_packed) {
   int status;
-  json_t *doc = ring("packed", "5", &status);
+  json_t *doc = ring("packed", "5", "1", &status);
   uint32_t host_of[RANKS];
   for (uint32_t i = 0; i < RANKS; i++)
     host_of[i] = i;
-  ck_assert_uint_eq(check_paths(doc, host_of, 5), 4); /* 1->2, 3->4, 5->6, 7->0 */
+  ck_assert_uint_eq(check_paths(doc, host_of, 5, 1), 4); /* 1->2, 3->4, 5->6, 7->0 */
+  json_decref(doc);
+}
+END_TEST
+
+/* Four QPs per connection: 32 QPs, each on the uplink its own source port
+ * hashes to, a quarter of the bytes each. */
+START_TEST(ring_four_qps) {
+  int status;
+  json_t *doc = ring("spread", "5", "4", &status);
+  uint32_t host_of[RANKS];
+  for (uint32_t i = 0; i < RANKS; i++)
+    host_of[i] = (i % 4) * 2 + i / 4;
+  ck_assert_uint_eq(check_paths(doc, host_of, 5, 4), 4 * RANKS);
+  ck_assert_int_eq(jint(doc, "config.qps_per_connection"), 4);
   json_decref(doc);
 }
 END_TEST
@@ -432,11 +490,13 @@ Suite *clos_suite(void) {
   TCase *place = tcase_create("place");
   tcase_add_test(place, placements);
   tcase_add_test(place, bad_shapes_and_names);
+  tcase_add_test(place, split_qps);
   suite_add_tcase(s, place);
   TCase *fabric = tcase_create("fabric");
   tcase_set_timeout(fabric, 300);
   tcase_add_test(fabric, ring_across_spines);
   tcase_add_test(fabric, ring_packed);
+  tcase_add_test(fabric, ring_four_qps);
   tcase_add_test(fabric, bad_input);
   suite_add_tcase(s, fabric);
   return s;

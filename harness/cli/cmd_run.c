@@ -284,6 +284,19 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_t *cfg = json_object_get(root, "config");
   const jct_run_opts_t *o = &a->r.run;
   json_object_set_new(cfg, "ecn", json_boolean(o->ecn));
+  json_object_set_new(cfg, "qps_per_connection", json_integer((json_int_t)a->r.qps_per_conn));
+  const jct_clos_t *cl = o->clos;
+  json_object_set_new(
+      cfg, "topology",
+      cl ? json_pack("{s:s,s:i,s:i,s:i,s:I,s:s}", "shape", "leaf-spine", "leaves", (int)cl->leaves,
+                     "spines", (int)cl->spines, "hosts_per_leaf", (int)cl->hosts_per_leaf,
+                     "ecmp_seed", (json_int_t)cl->ecmp_seed, "ecmp",
+                     cl->ecmp_mode == JCT_SW_ECMP_PER_PACKET ? "per-packet" : "hash")
+         : json_pack("{s:s}", "shape", "star"));
+  json_t *hosts = json_array();
+  for (uint32_t i = 0; cl && i < s->nranks && i < 64; i++)
+    json_array_append_new(hosts, json_integer((json_int_t)r->host_of[i]));
+  json_object_set_new(cfg, "host_of_rank", hosts);
   json_object_set_new(cfg, "cc", json_string(jct__cc_name(jct_run_cc(o))));
   bool dcqcn = jct_run_cc(o) == JCT_CC_DCQCN;
   json_object_set_new(cfg, "cc_profile",
@@ -331,6 +344,12 @@ int jct__cmd_run(int argc, char **argv) {
   int rc = a.r.synth ? jct_schedule_synth(&s, a.r.synth, (uint32_t)a.r.ranks, a.r.bytes,
                                           (uint32_t)a.r.channels, err, sizeof err)
                      : jct_schedule_load(&s, a.r.schedule, err, sizeof err);
+  if (!rc && a.r.qps_per_conn > 1) {
+    jct_schedule_t *split;
+    rc = jct_schedule_split_qps(&split, s, (uint32_t)a.r.qps_per_conn, err, sizeof err);
+    jct_schedule_free(s);
+    s = split;
+  }
   if (rc) {
     fprintf(stderr, "jctlab run: %s\n", err);
     return rc == JCT_ENOMEM ? 1 : 2;

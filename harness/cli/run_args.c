@@ -63,6 +63,9 @@ const char jct__run_args_help[] =
     "                     spread (rank i under leaf i mod L), random:SEED, or hosts 0,2,4,..\n"
     "  --ecmp-seed N      leaf-spine: the ECMP hash's seed (CRC-32 of the 5-tuple; default 0)\n"
     "  --ecmp MODE        hash (default, as ASICs) or per-packet (a what-if: spraying)\n"
+    "  --qps-per-connection N  each connection as N QPs (NCCL_IB_QPS_PER_CONNECTION), each\n"
+    "                     message split across them; on a leaf-spine fabric each QP has its\n"
+    "                     own UDP source port, so ECMP spreads them (default 1)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
     "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
@@ -99,7 +102,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
       "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in",  "--transport",
       "--lab",      "--nic-queue", "--agents",     "-s",         "--snaplen",  "-C",
       "-W",         "--nak-delay", "--nak-react", "--cc",       "--cc-profile",
-      "--cc-dilation", "--topology", "--placement", "--ecmp-seed", "--ecmp", NULL};
+      "--cc-dilation", "--topology", "--placement", "--ecmp-seed", "--ecmp", "--qps-per-connection", NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
@@ -113,6 +116,9 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     a->synth = v;
   } else if (!strcmp(w, "--topology")) {
     if (jct_clos_parse(&a->clos, v, e, sizeof e)) return bad(prog, "--topology: %s", e);
+  } else if (!strcmp(w, "--qps-per-connection")) {
+    if (jct__parse_count(v, JCT_SCHEDULE_MAX_QPS_PER_CONN, &a->qps_per_conn) || !a->qps_per_conn)
+      return bad(prog, "%s: '%s' is not 1 to %u", w, v, JCT_SCHEDULE_MAX_QPS_PER_CONN);
   } else if (!strcmp(w, "--placement")) {
     if (jct_placement_parse(&a->clos.placement, v, e, sizeof e))
       return bad(prog, "--placement: %s", e);

@@ -19,6 +19,7 @@ void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps) {
   memset(a, 0, sizeof *a);
   jct__run_opts_init(&a->run, rate_bps);
   a->channels = 1;
+  a->qps_per_conn = 1;
   jct_clos_default(&a->clos);
   a->reps = a->run.reps;
   a->timeout = a->run.timeout;

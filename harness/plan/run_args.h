@@ -29,6 +29,7 @@ enum {
 typedef struct {
   const char *synth, *schedule;
   uint64_t ranks, bytes, channels, reps, timeout, retry;
+  uint64_t qps_per_conn; /* --qps-per-connection (1: none split) */
   bool transport_set;
   uint32_t user_set; /* JCT__SET_* */
   const char *inject[JCT_RUN_MAX_INJECTORS];
