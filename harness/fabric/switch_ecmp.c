@@ -1,5 +1,15 @@
 /* ECMP next-hop choice (include/jctlab/switch.h, jct_switch_add_mac_ecmp):
- * a seeded CRC-32 over the 5-tuple, or round-robin spraying as a what-if. */
+ * a CRC-32 over the 5-tuple with the seed mixed in after it, or
+ * round-robin spraying as a what-if.
+ *
+ * Why the seed is not the CRC's initial value: CRC is affine over GF(2),
+ * so crc(seed, key) = crc(0, key) ^ c(seed) for keys of one length -- a
+ * seed given as the initial value (or prepended, or XORed into the key)
+ * only XORs a constant into every flow's hash, and with 2^k members that
+ * relabels the members without changing which flows share one. The seed
+ * therefore goes through MurmurHash3's 32-bit finalizer (fmix32, a
+ * bijection with full avalanche) together with the CRC, as ASICs offer
+ * hash-output mixing beyond the raw CRC for the same reason. */
 #include <isa-l/crc.h>
 #include <string.h>
 
@@ -7,6 +17,20 @@
 #include "jctlab/switch.h"
 #include "switch_int.h"
 #include "traces/frame.h"
+
+/* MurmurHash3's fmix32 (Appleby, public domain). */
+static uint32_t fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+
+static uint32_t mix(uint32_t seed, uint32_t crc) {
+  return fmix32(crc ^ fmix32(seed + 0x9e3779b9u));
+}
 
 uint32_t jct_switch_ecmp_hash(uint32_t seed, const uint8_t *f, size_t len) {
   uint8_t key[16 + 16 + 1 + 4];
@@ -27,7 +51,7 @@ uint32_t jct_switch_ecmp_hash(uint32_t seed, const uint8_t *f, size_t len) {
     l4 = l3 + 40;
   } else {
     memcpy(key, f, len < 12 ? len : 12); /* destination and source MAC */
-    return crc32_gzip_refl(seed, key, len < 12 ? len : 12);
+    return mix(seed, crc32_gzip_refl(0, key, len < 12 ? len : 12));
   }
   key[n++] = proto;
   if ((proto == 17 || proto == 6) && len >= l4 + 4)
@@ -35,7 +59,7 @@ uint32_t jct_switch_ecmp_hash(uint32_t seed, const uint8_t *f, size_t len) {
   else
     memset(key + n, 0, 4);
   n += 4;
-  return crc32_gzip_refl(seed, key, n);
+  return mix(seed, crc32_gzip_refl(0, key, n));
 }
 
 uint32_t jct__sw_ecmp_pick(jct_switch_t *sw, uint32_t group, const uint8_t *frame, size_t len) {

@@ -157,12 +157,15 @@ int jct_switch_add_mac_ecmp(jct_switch_t *sw, const uint8_t mac[6], const uint32
                             uint32_t n);
 
 /* The ECMP hash of a frame: CRC-32 (the IEEE 802.3 polynomial, reflected,
- * as zlib's crc32) started from seed, over the 5-tuple in network order --
- * source address, destination address (4 or 16 bytes each), IP protocol,
- * and for UDP/TCP the source and destination ports (0 otherwise). CRC-32
- * with a per-switch seed is among the hash functions switch ASICs offer
- * (Broadcom's CRC32_LO/HI, Cisco's CRC-32 "hash seed"); the seed is what an
- * operator changes to draw other paths. Frames without IPv4/IPv6 hash their
+ * as zlib's crc32(0, ...)) over the 5-tuple in network order -- source
+ * address, destination address (4 or 16 bytes each), IP protocol, and for
+ * UDP/TCP the source and destination ports (0 otherwise) -- then mixed with
+ * the seed: fmix32(crc ^ fmix32(seed + 0x9e3779b9)), fmix32 MurmurHash3's
+ * finalizer. CRC-32 over the 5-tuple is what switch ASICs offer (Broadcom's
+ * CRC32_LO/HI); the seed is what an operator changes to draw other paths,
+ * and it goes in after the CRC because CRC is linear: as the CRC's initial
+ * value it would only XOR one constant into every flow's hash (relabel the
+ * members, never regroup the flows). Frames without IPv4/IPv6 hash their
  * destination and source MACs instead. Pure: the same seed and frame give
  * the same value. */
 uint32_t jct_switch_ecmp_hash(uint32_t seed, const uint8_t *frame, size_t len);
