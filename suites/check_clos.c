@@ -16,6 +16,8 @@
  *     steps between leaves use links. With 4 QPs per connection, each QP
  *     takes its own hash's uplink with a quarter of the bytes. Bad input
  *     exits 2 with one line.
+ *     A 7 -> 1 incast on one spine: the spine's PFC pauses the leaves'
+ *     uplinks, nothing is dropped.
  *   - qps: the schedule split across QPs keeps bytes, ranks and deps.
  */
 #include <check.h>
@@ -460,6 +462,45 @@ START_TEST(ring_four_qps) {
 }
 END_TEST
 
+/* PFC between switches: a 7 -> 1 incast on 4 leaves x 1 spine fills the
+ * spine's downlink to rank 0's leaf; the spine's XOFF stops the other
+ * leaves' uplinks (their egress paused), nothing is dropped, and the
+ * downlink carries the six senders under other leaves, all their bytes. */
+START_TEST(pfc_between_switches) {
+  const char *args[] = {"run", "--synth", "incast", "--ranks", "8", "--bytes", "256KiB",
+                        "--rate", "5mbit", "--reps", "1", "--topology",
+                        "leaf-spine:leaves=4,spines=1,hosts-per-leaf=2", NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
+  free(err);
+  uint64_t paused = 0;
+  for (uint32_t l = 0; l < 4; l++) {
+    char up[32], down[32];
+    snprintf(up, sizeof up, "leaf%u:spine0", l);
+    snprintf(down, sizeof down, "spine0:leaf%u", l);
+    json_t *u = link_named(doc, up), *d = link_named(doc, down);
+    ck_assert_ptr_nonnull(u);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(jint(u, "drops") + jint(d, "drops"), 0);
+    if (l) paused += (uint64_t)jint(u, "paused_ns");
+  }
+  ck_assert_msg(paused > 0, "no leaf uplink was paused by the spine");
+  json_t *down0 = link_named(doc, "spine0:leaf0");
+  for (uint32_t src = 2; src < 8; src++) {
+    json_int_t b = 0;
+    json_t *flows = json_object_get(down0, "flows");
+    for (size_t i = 0; i < json_array_size(flows); i++) {
+      json_t *f = json_array_get(flows, i);
+      if (jint(f, "src_rank") == src && jint(f, "dst_rank") == 0) b += jint(f, "bytes");
+    }
+    ck_assert_msg(b >= (json_int_t)BYTES, "rank %u: %lld bytes down to leaf 0", src, (long long)b);
+  }
+  json_decref(doc);
+}
+END_TEST
+
 static void expect_bad(const char *const extra[], const char *word) {
   char *argv[40] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "8", "--bytes", "64KiB",
                     "--reps", "1"};
@@ -510,6 +551,7 @@ Suite *clos_suite(void) {
   tcase_add_test(fabric, ring_across_spines);
   tcase_add_test(fabric, ring_packed);
   tcase_add_test(fabric, ring_four_qps);
+  tcase_add_test(fabric, pfc_between_switches);
   tcase_add_test(fabric, bad_input);
   suite_add_tcase(s, fabric);
   return s;
