@@ -3,9 +3,9 @@
  *   - ecmp: the switch's hash is CRC-32 of the 5-tuple, mixed with the
  *     seed, recomputed here bit by bit; every frame of a flow leaves by one
  *     member; the same seed gives the same paths, another seed regroups
- *     the flows;
- *     per-packet spraying goes round robin; floods never cross a link
- *     marked no_flood.
+ *     the flows; per-packet spraying goes round robin; flowlets keep their
+ *     member within the gap and draw again after it; floods never cross a
+ *     link marked no_flood.
  *   - place: packed, spread, random:SEED and lists; shapes and placements
  *     refused with the bad word; link names to injector port numbers.
  *   - fabric (namespaces, the built jctlab): an 8-rank ring AllReduce on 4
@@ -168,6 +168,50 @@ START_TEST(ecmp_per_packet_sprays) {
   draw(7, JCT_SW_ECMP_PER_PACKET, a, use);
   for (uint32_t m = 1; m <= WAYS; m++) /* round robin: 4 x 64 frames, 64 each */
     ck_assert_uint_eq(use[m], NFLOWS);
+}
+END_TEST
+
+static void last_port(uint32_t port, const uint8_t *frame, size_t len, uint64_t t, void *arg) {
+  (void)frame, (void)len, (void)t;
+  *(uint32_t *)arg = port;
+}
+
+/* Flowlets (a what-if): one flow's packets within the gap keep their
+ * member; after a longer gap each flowlet draws again, so a flow whose
+ * packets are all far apart uses every member. */
+START_TEST(ecmp_flowlets) {
+  jct_switch_config_t cfg;
+  jct_switch_config_default(&cfg, WAYS + 1, 1000000000u);
+  cfg.ecmp_mode = JCT_SW_ECMP_FLOWLET;
+  cfg.ecmp_flowlet_gap_ns = 1000000;
+  jct_switch_t *sw;
+  char err[256];
+  ck_assert_msg(jct_switch_new(&sw, &cfg, err, sizeof err) == 0, "%s", err);
+  uint32_t ports[WAYS] = {1, 2, 3, 4};
+  const uint8_t mac[6] = {0x02, 0x00, 0xc6, 0x12, 0x00, 6};
+  ck_assert_int_eq(jct_switch_add_mac_ecmp(sw, mac, ports, WAYS), 0);
+  uint8_t f[2048];
+  size_t n = flow_frame(f, 0, 5, 50000);
+  uint64_t t = 1000;
+  uint32_t first = 0, port = 0, used = 0;
+  for (int i = 0; i < 100; i++, t += 100000) { /* 100 us apart: one flowlet */
+    ck_assert_int_eq(jct_switch_rx(sw, 0, f, n, t), 0);
+    jct_switch_poll(sw, t + 50000, last_port, &port);
+    if (i == 0) first = port;
+    ck_assert_uint_eq(port, first);
+  }
+  for (int i = 0; i < 64; i++) { /* 2 ms apart: a flowlet each */
+    t += 2000000;
+    ck_assert_int_eq(jct_switch_rx(sw, 0, f, n, t), 0);
+    jct_switch_poll(sw, t + 50000, last_port, &port);
+    used |= 1u << port;
+  }
+  ck_assert_msg(used == 0x1e, "64 flowlets used members %#x", used);
+  ck_assert_int_eq(jct_switch_check(sw, err, sizeof err), 0);
+  jct_switch_free(sw);
+  cfg.ecmp_flowlet_gap_ns = 0;
+  ck_assert_int_eq(jct_switch_new(&sw, &cfg, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "ecmp_flowlet_gap_ns"));
 }
 END_TEST
 
@@ -527,6 +571,9 @@ START_TEST(bad_input) {
   const char *placement[] = {"--topology", "leaf-spine:leaves=4,spines=2,hosts-per-leaf=2",
                              "--placement", "tight", NULL};
   expect_bad(placement, "tight");
+  const char *ecmp[] = {"--topology", "leaf-spine:leaves=4,spines=2,hosts-per-leaf=2", "--ecmp",
+                        "flowlet:0", NULL};
+  expect_bad(ecmp, "ecmp 'flowlet:0'");
   const char *port[] = {"--topology", "leaf-spine:leaves=4,spines=2,hosts-per-leaf=2", "--inject",
                         "drop p=0.1 port=leaf7:spine0", NULL};
   expect_bad(port, "leaf7:spine0");
@@ -539,6 +586,7 @@ Suite *clos_suite(void) {
   tcase_add_test(ecmp, hash_is_crc32_of_the_5tuple);
   tcase_add_test(ecmp, ecmp_deterministic_and_seeded);
   tcase_add_test(ecmp, ecmp_per_packet_sprays);
+  tcase_add_test(ecmp, ecmp_flowlets);
   tcase_add_test(ecmp, no_flood_ports);
   suite_add_tcase(s, ecmp);
   TCase *place = tcase_create("place");

@@ -291,7 +291,9 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
       cl ? json_pack("{s:s,s:i,s:i,s:i,s:I,s:s}", "shape", "leaf-spine", "leaves", (int)cl->leaves,
                      "spines", (int)cl->spines, "hosts_per_leaf", (int)cl->hosts_per_leaf,
                      "ecmp_seed", (json_int_t)cl->ecmp_seed, "ecmp",
-                     cl->ecmp_mode == JCT_SW_ECMP_PER_PACKET ? "per-packet" : "hash")
+                     cl->ecmp_mode == JCT_SW_ECMP_PER_PACKET ? "per-packet"
+                     : cl->ecmp_mode == JCT_SW_ECMP_FLOWLET  ? "flowlet"
+                                                             : "hash")
          : json_pack("{s:s}", "shape", "star"));
   json_t *hosts = json_array();
   for (uint32_t i = 0; cl && i < s->nranks && i < 64; i++)

@@ -62,7 +62,8 @@ const char jct__run_args_help[] =
     "  --placement P      leaf-spine: which host each rank lands on: packed (default),\n"
     "                     spread (rank i under leaf i mod L), random:SEED, or hosts 0,2,4,..\n"
     "  --ecmp-seed N      leaf-spine: the ECMP hash's seed (CRC-32 of the 5-tuple; default 0)\n"
-    "  --ecmp MODE        hash (default, as ASICs) or per-packet (a what-if: spraying)\n"
+    "  --ecmp MODE        hash (default, as ASICs); what-ifs: per-packet (spraying) or\n"
+    "                     flowlet[:GAP] (a new random path after GAP idle, default 500us)\n"
     "  --qps-per-connection N  each connection as N QPs (NCCL_IB_QPS_PER_CONNECTION), each\n"
     "                     message split across them; on a leaf-spine fabric each QP has its\n"
     "                     own UDP source port, so ECMP spreads them (default 1)\n"
@@ -128,12 +129,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
       return bad(prog, "%s: '%s' is not 0 to 4294967295", w, v);
     a->clos.ecmp_seed = (uint32_t)n;
   } else if (!strcmp(w, "--ecmp")) {
-    if (!strcmp(v, "hash"))
-      a->clos.ecmp_mode = JCT_SW_ECMP_HASH;
-    else if (!strcmp(v, "per-packet"))
-      a->clos.ecmp_mode = JCT_SW_ECMP_PER_PACKET;
-    else
-      return bad(prog, "%s: '%s' is not hash or per-packet", w, v);
+    if (jct_clos_ecmp_parse(&a->clos, v, e, sizeof e)) return bad(prog, "--ecmp: %s", e);
   } else if (!strcmp(w, "--cc")) {
     if (jct__cc_parse(v, &r->cc)) return bad(prog, "%s: '%s' is not none or dcqcn", w, v);
   } else if (!strcmp(w, "--cc-dilation")) {

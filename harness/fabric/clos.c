@@ -84,6 +84,27 @@ int jct_clos_parse(jct_clos_t *c, const char *text, char *err, size_t errlen) {
   return 0;
 }
 
+int jct_clos_ecmp_parse(jct_clos_t *c, const char *text, char *err, size_t errlen) {
+  uint64_t gap = 0;
+  jct_switch_ecmp_mode_t m;
+  if (!strcmp(text, "hash"))
+    m = JCT_SW_ECMP_HASH;
+  else if (!strcmp(text, "per-packet"))
+    m = JCT_SW_ECMP_PER_PACKET;
+  else if (!strcmp(text, "flowlet"))
+    m = JCT_SW_ECMP_FLOWLET;
+  else if (!strncmp(text, "flowlet:", 8) && !jct__parse_time_ns(text + 8, &gap) && gap > 0 &&
+           gap <= 1000000000u)
+    m = JCT_SW_ECMP_FLOWLET;
+  else
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "ecmp '%s': not hash, per-packet, flowlet or flowlet:GAP (a time up to 1 s)",
+                     text);
+  c->ecmp_mode = m;
+  c->ecmp_flowlet_gap_ns = gap;
+  return 0;
+}
+
 int jct_placement_parse(jct_placement_t *p, const char *text, char *err, size_t errlen) {
   jct_placement_t n = {.kind = JCT_PLACE_PACKED};
   if (!strcmp(text, "packed")) {

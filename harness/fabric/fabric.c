@@ -328,6 +328,7 @@ static void base_config(const jct_fabric_t *f, jct_switch_config_t *cfg, uint32_
   }
   cfg->ecmp_seed = f->clos.ecmp_seed;
   cfg->ecmp_mode = f->clos.ecmp_mode;
+  if (f->clos.ecmp_flowlet_gap_ns) cfg->ecmp_flowlet_gap_ns = f->clos.ecmp_flowlet_gap_ns;
 }
 
 static int build_switch(jct_fabric_t *f, char *err, size_t errlen) {

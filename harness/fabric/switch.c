@@ -94,6 +94,7 @@ void jct_switch_config_default(jct_switch_config_t *cfg, uint32_t nports, uint64
   cfg->kmax_bytes = 200 * 1024;
   cfg->pmax = 0.01;
   cfg->seed = 1;
+  cfg->ecmp_flowlet_gap_ns = 500000;
 }
 
 static int validate(const jct_switch_config_t *c, char *err, size_t errlen) {
@@ -170,6 +171,11 @@ static int validate(const jct_switch_config_t *c, char *err, size_t errlen) {
     if (!(c->pmax >= 0.0 && c->pmax <= 1.0))
       return jct__errf(err, errlen, JCT_EINVAL, "switch: pmax %g is outside [0, 1]", c->pmax);
   }
+  if ((unsigned)c->ecmp_mode > JCT_SW_ECMP_FLOWLET)
+    return jct__errf(err, errlen, JCT_EINVAL, "switch: ecmp_mode %d is unknown",
+                     (int)c->ecmp_mode);
+  if (c->ecmp_mode == JCT_SW_ECMP_FLOWLET && !c->ecmp_flowlet_gap_ns)
+    return jct__errf(err, errlen, JCT_EINVAL, "switch: ecmp_flowlet_gap_ns is 0");
   return 0;
 }
 

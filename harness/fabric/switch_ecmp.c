@@ -13,6 +13,7 @@
 #include <isa-l/crc.h>
 #include <string.h>
 
+#include "common/rng.h"
 #include "common/wire.h"
 #include "jctlab/switch.h"
 #include "switch_int.h"
@@ -62,8 +63,18 @@ uint32_t jct_switch_ecmp_hash(uint32_t seed, const uint8_t *f, size_t len) {
   return mix(seed, crc32_gzip_refl(0, key, n));
 }
 
-uint32_t jct__sw_ecmp_pick(jct_switch_t *sw, uint32_t group, const uint8_t *frame, size_t len) {
+uint32_t jct__sw_ecmp_pick(jct_switch_t *sw, uint32_t group, const uint8_t *frame, size_t len,
+                           uint64_t now_ns) {
   ecmp_group_t *g = &sw->group[group];
   if (sw->cfg.ecmp_mode == JCT_SW_ECMP_PER_PACKET) return g->port[g->next++ % g->n];
-  return g->port[jct_switch_ecmp_hash(sw->cfg.ecmp_seed, frame, len) % g->n];
+  uint32_t h = jct_switch_ecmp_hash(sw->cfg.ecmp_seed, frame, len);
+  if (sw->cfg.ecmp_mode == JCT_SW_ECMP_FLOWLET) {
+    /* a new flowlet after the gap: a new draw (LetFlow picks at random) */
+    flowlet_t *e = &sw->flowlet[h % FLOWLET_ENTRIES];
+    if (e->last_ns == 0 || now_ns - e->last_ns > sw->cfg.ecmp_flowlet_gap_ns)
+      e->draw = fmix32(h ^ (uint32_t)jct__rng_next(sw->rng));
+    e->last_ns = now_ns ? now_ns : 1;
+    return g->port[e->draw % g->n];
+  }
+  return g->port[h % g->n];
 }

@@ -186,7 +186,7 @@ static int ingress(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t
   }
   cls_t cls = classify(sw, data, len);
   int e = (data[0] & 1) ? -1 : jct__sw_mac_lookup(sw, data);
-  if (e >= ECMP_BASE) e = (int)jct__sw_ecmp_pick(sw, (uint32_t)e - ECMP_BASE, data, len);
+  if (e >= ECMP_BASE) e = (int)jct__sw_ecmp_pick(sw, (uint32_t)e - ECMP_BASE, data, len, now_ns);
   if (e == (int)port) return rx_drop(ip, JCT_SW_DROP_SAME_PORT);
   ip->st.rx_forwarded++;
   if (e >= 0) return offer(sw, (uint32_t)e, port, data, len, cls, ready, head, now_ns, copy);

@@ -178,14 +178,9 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       if (!(rc = jct__sc_count(c, v, k, 0, UINT32_MAX, &u))) s->clos.ecmp_seed = (uint32_t)u;
     } else if (!strcmp(k, "ecmp")) {
       const char *w;
-      if (!(rc = jct__sc_scalar(c, v, k, &w))) {
-        if (!strcmp(w, "hash"))
-          s->clos.ecmp_mode = JCT_SW_ECMP_HASH;
-        else if (!strcmp(w, "per-packet"))
-          s->clos.ecmp_mode = JCT_SW_ECMP_PER_PACKET;
-        else
-          rc = jct__sc_at(c, v, "ecmp: '%s' is not hash or per-packet", w);
-      }
+      char e[256];
+      if (!(rc = jct__sc_scalar(c, v, k, &w)) && jct_clos_ecmp_parse(&s->clos, w, e, sizeof e))
+        rc = jct__sc_at(c, v, "ecmp: %s", e);
     } else if (!strcmp(k, "qps_per_connection")) {
       if (!(rc = jct__sc_count(c, v, k, 1, JCT_SCHEDULE_MAX_QPS_PER_CONN, &u)))
         s->qps_per_conn = (uint32_t)u;

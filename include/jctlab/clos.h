@@ -53,9 +53,14 @@ typedef struct {
   uint64_t uplink_rate_bps;                /* 0: the host links' */
   uint64_t uplink_delay_ns;                /* UINT64_MAX: the host links' */
   uint32_t ecmp_seed;                      /* jct_switch_ecmp_hash's seed (default 0) */
-  jct_switch_ecmp_mode_t ecmp_mode;        /* hash (default), or per-packet spraying */
+  jct_switch_ecmp_mode_t ecmp_mode;        /* hash (default); what-ifs: per-packet, flowlet */
+  uint64_t ecmp_flowlet_gap_ns;            /* flowlet: the gap (0: the switch's 500 us) */
   jct_placement_t placement;
 } jct_clos_t;
+
+/* Read an ECMP mode: "hash", "per-packet", "flowlet" or "flowlet:GAP"
+ * ("flowlet:20ms"). Errors: JCT_EINVAL naming the word. */
+int jct_clos_ecmp_parse(jct_clos_t *c, const char *text, char *err, size_t errlen);
 
 /* The star: leaves 0, placement packed, uplink defaults. */
 void jct_clos_default(jct_clos_t *c);

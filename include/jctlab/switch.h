@@ -91,9 +91,17 @@ typedef enum { JCT_SW_WD_DROP = 0, JCT_SW_WD_FORWARD = 1 } jct_switch_wd_action_
 
 /* How a frame picks a member of an ECMP group (jct_switch_add_mac_ecmp):
  * by a hash of its 5-tuple (what switch ASICs do: every packet of a flow
- * takes one path), or -- a what-if, no ASIC default -- per packet, round
- * robin over the members (packet spraying). */
-typedef enum { JCT_SW_ECMP_HASH = 0, JCT_SW_ECMP_PER_PACKET = 1 } jct_switch_ecmp_mode_t;
+ * takes one path); or, what-ifs, no ASIC's default: per packet, round
+ * robin over the members (packet spraying); per flowlet, a flow keeps its
+ * member while its packets follow each other within ecmp_flowlet_gap_ns
+ * and draws a new one at random after a longer gap (LetFlow, Vanini et
+ * al., NSDI 2017; flows are told apart by their hash in a 256-entry
+ * table, so two flows may share an entry, as in hardware). */
+typedef enum {
+  JCT_SW_ECMP_HASH = 0,
+  JCT_SW_ECMP_PER_PACKET = 1,
+  JCT_SW_ECMP_FLOWLET = 2
+} jct_switch_ecmp_mode_t;
 
 typedef struct {
   uint64_t rate_bps;      /* 1 .. JCT_SWITCH_MAX_RATE_BPS */
@@ -130,6 +138,8 @@ typedef struct {
 
   jct_switch_ecmp_mode_t ecmp_mode; /* default hash */
   uint32_t ecmp_seed;               /* the hash's seed (jct_switch_ecmp_hash) */
+  uint64_t ecmp_flowlet_gap_ns;     /* flowlet mode: the gap that starts a flowlet, > 0
+                                       (default 500 us, CONGA's and LetFlow's) */
 } jct_switch_config_t;
 
 /* Defaults for nports ports at rate_bps, no propagation delay, port MACs
