@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "jctlab/clos.h"
 #include "jctlab/run.h"
 
 /* Which of a replay's fabric and transport figures the user gave (command
@@ -28,9 +29,11 @@ enum {
 typedef struct {
   const char *synth, *schedule;
   uint64_t ranks, bytes, channels, reps, timeout, retry;
+  uint64_t qps_per_conn; /* --qps-per-connection (1: none split) */
   bool transport_set;
   uint32_t user_set; /* JCT__SET_* */
   const char *inject[JCT_RUN_MAX_INJECTORS];
+  jct_clos_t clos; /* the fabric's shape (--topology, --placement, --ecmp...) */
   jct_run_opts_t run;
 } jct__run_args_t;
 
@@ -43,7 +46,8 @@ void jct__run_opts_init(jct_run_opts_t *o, uint64_t rate_bps);
 /* No job yet, 1 channel, and jct__run_opts_init()'s defaults. */
 void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps);
 
-/* Copy the parsed counts into a->run (reps, timeout, retry, inject). */
+/* Copy the parsed counts into a->run (reps, timeout, retry, inject, clos:
+ * a->run then points into a, which must not move). */
 void jct__run_args_finish(jct__run_args_t *a);
 
 #endif
