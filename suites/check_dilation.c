@@ -237,6 +237,28 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* A scenario's tdf: reaches its cases: the JSON's "dilation" and the
+ * report's line say F, given, and the links' rate here. */
+START_TEST(scenario_tdf) {
+  char path[256];
+  craft_tmpname(path, sizeof path, ".yaml");
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("name: dilated\nsynth: {algorithm: ring, ranks: 2, bytes: 64KiB}\nrate: 64mbit\n"
+        "tdf: 64\nreps: 1\ncases:\n  - name: loss\n    inject:\n      - drop p=0.01\n",
+        f);
+  fclose(f);
+  const char *const a[] = {"run", path, NULL};
+  json_t *d = run_ok(a);
+  unlink(path);
+  ck_assert(jnum(d, "cases.0.dilation.tdf") == 64);
+  ck_assert(!jbool(d, "cases.0.dilation.auto"));
+  ck_assert(fabs(jnum(d, "cases.0.dilation.wall_rate_bps") - 1e6) < 1);
+  ck_assert_double_gt(jnum(d, "cases.0.dilation.wall_per_jct"), 32);
+  json_decref(d);
+}
+END_TEST
+
 Suite *dilation_suite(void) {
   Suite *s = suite_create("dilation");
   TCase *core = tcase_create("core");
@@ -248,6 +270,7 @@ Suite *dilation_suite(void) {
   TCase *limits = tcase_create("limits");
   tcase_set_timeout(limits, 120);
   tcase_add_test(limits, bad_input);
+  tcase_add_test(limits, scenario_tdf);
   suite_add_tcase(s, limits);
   return s;
 }
