@@ -211,6 +211,8 @@ START_TEST(sweep_rows) {
   ck_assert_int_eq(jint(doc, "jctlab_sweep"), 1);
   ck_assert_str_eq(json_string_value(jget(doc, "config.algorithm")), "all-gather");
   ck_assert_int_eq(jint(doc, "config.warmup"), 1); /* nccl-tests' default with a sweep */
+  ck_assert(jnum(doc, "config.dilation.tdf") == 1); /* 50 Mbit/s: under the ceiling */
+  ck_assert(!jbool(doc, "config.dilation.auto"));
   ck_assert(json_is_null(jget(doc, "interrupted")));
   ck_assert(json_is_null(jget(doc, "avg_busbw_gbps.faulted")));
   json_t *sizes = jget(doc, "sizes");
