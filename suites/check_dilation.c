@@ -74,10 +74,9 @@ static json_t *invariance_run(const char *rate, const char *delay, const char *t
                               const char *tdf, char **drops, size_t *ndrops) {
   char pcap[256];
   craft_tmpname(pcap, sizeof pcap, ".pcap");
-  const char *const a[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "256KiB", "--reps",
-                              "2", "--rate", rate, "--delay", delay, "--timeout", timeout,
-                              "--tdf", tdf, "--inject", "drop p=0.03 seed=7", "--pcap-drops",
-                              pcap);
+  const char *const a[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "256KiB", "--reps", "2",
+                              "--rate", rate, "--delay", delay, "--timeout", timeout, "--tdf", tdf,
+                              "--inject", "drop p=0.03 seed=7", "--pcap-drops", pcap);
   json_t *d = run_ok(a);
   *drops = pcap_frames(pcap, ndrops);
   unlink(pcap);
@@ -101,8 +100,8 @@ START_TEST(invariance) {
   ck_assert_msg(!strcmp(dx, dy), "the dropped frames differ");
   free(dx);
   free(dy);
-  static const char *const same[] = {"injectors.0.dropped", "transport.naks",
-                                     "transport.timeouts", NULL};
+  static const char *const same[] = {"injectors.0.dropped", "transport.naks", "transport.timeouts",
+                                     NULL};
   for (int i = 0; same[i]; i++)
     ck_assert_msg(jint(x, same[i]) == jint(y, same[i]), "%s: %lld undilated, %lld at F = 64",
                   same[i], (long long)jint(x, same[i]), (long long)jint(y, same[i]));
@@ -146,8 +145,7 @@ END_TEST
 START_TEST(tail_loss_at_400gbit) {
   const char *const a[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "16KiB", "--reps", "1",
                               "--rate", "400gbit", "--rate-ceiling", "5mbit", "--delay", "500ns",
-                              "--timeout", "20", "--inject",
-                              "drop pkt=1:1 qp=0x101");
+                              "--timeout", "20", "--inject", "drop pkt=1:1 qp=0x101");
   double t0 = now_s();
   json_t *d = run_ok(a);
   double wall = now_s() - t0;
@@ -176,8 +174,7 @@ START_TEST(capture_in_emulated_time) {
   char pcap[256];
   craft_tmpname(pcap, sizeof pcap, ".pcap");
   const char *const a[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "128KiB", "--reps", "1",
-                              "--rate", "400gbit", "--rate-ceiling", "2mbit", "--pcap-out",
-                              pcap);
+                              "--rate", "400gbit", "--rate-ceiling", "2mbit", "--pcap-out", pcap);
   json_t *d = run_ok(a);
   ck_assert(jnum(d, "dilation.tdf") == 262144);
   json_decref(d);
@@ -208,20 +205,20 @@ START_TEST(bad_input) {
     snprintf(word, sizeof word, "'%s'", fs[i]);
     expect_bad_input(a, "--tdf", word);
   }
-  char *ceil0[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB",
-                                  "--rate-ceiling", "0");
+  char *ceil0[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--rate-ceiling", "0");
   expect_bad_input(ceil0, "--rate-ceiling", "'0'");
-  char *budget0[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB",
-                                    "--wall-budget", "soon");
+  char *budget0[] =
+      ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--wall-budget", "soon");
   expect_bad_input(budget0, "--wall-budget", "'soon'");
   /* 8 ranks, 1 GiB at 400 Gbit/s: F = 2048 against the default ceiling
    * (200 Mbit/s), model 38 ms, 5 repetitions about 7 min of wall time. */
-  char *big[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "1GiB", "--rate",
-                                "400gbit", "--reps", "5", "--wall-budget", "1min");
-  expect_bad_input(big, "dilated x2048", "would take about 7 min of wall time, over the --wall-budget");
+  char *big[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "1GiB", "--rate", "400gbit",
+                     "--reps", "5", "--wall-budget", "1min");
+  expect_bad_input(big, "dilated x2048",
+                   "would take about 7 min of wall time, over the --wall-budget");
   /* The rank VMs' kernels are not dilated. */
-  char *verbs[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB",
-                                  "--agents", "198.18.0.1:1,198.18.0.2:1", "--tdf", "2");
+  char *verbs[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--agents",
+                       "198.18.0.1:1,198.18.0.2:1", "--tdf", "2");
   expect_bad_input(verbs, "--tdf 2", "verbs");
   char path[256];
   craft_tmpname(path, sizeof path, ".yaml");
