@@ -216,6 +216,10 @@ START_TEST(bad_input) {
                      "--reps", "5", "--wall-budget", "1min");
   expect_bad_input(big, "dilated x2048",
                    "would take about 7 min of wall time, over the --wall-budget");
+  /* A size sweep is refused before its first size runs. */
+  char *sweep[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "16MiB,1GiB", "--rate",
+                       "400gbit", "--wall-budget", "5min");
+  expect_bad_input(sweep, "size 1073741824", "over the --wall-budget of 5 min");
   /* The rank VMs' kernels are not dilated. */
   char *verbs[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--agents",
                        "198.18.0.1:1,198.18.0.2:1", "--tdf", "2");
