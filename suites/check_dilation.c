@@ -209,12 +209,12 @@ START_TEST(bad_input) {
   char *budget0[] =
       ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--wall-budget", "soon");
   expect_bad_input(budget0, "--wall-budget", "'soon'");
-  /* 8 ranks, 1 GiB at 400 Gbit/s: F = 2048 against the default ceiling
-   * (200 Mbit/s), model 38 ms, 5 repetitions about 7 min of wall time. */
+  /* 8 ranks, 1 GiB at 400 Gbit/s: F = 4096 against the default ceiling
+   * (100 Mbit/s), model 38 ms, 5 repetitions about 13 min of wall time. */
   char *big[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "1GiB", "--rate", "400gbit",
                      "--reps", "5", "--wall-budget", "1min");
-  expect_bad_input(big, "dilated x2048",
-                   "would take about 7 min of wall time, over the --wall-budget");
+  expect_bad_input(big, "dilated x4096",
+                   "would take about 13 min of wall time, over the --wall-budget");
   /* A size sweep is refused before its first size runs. */
   char *sweep[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "16MiB,1GiB", "--rate",
                        "400gbit", "--wall-budget", "5min");
