@@ -196,6 +196,16 @@ END_TEST
 #define ARGV(...)                                                                                  \
   { JCT_BINARY, "run", __VA_ARGS__, NULL }
 
+/* A scenario of a 2-rank ring of 64 KiB and the rest of its keys, in a
+ * new temporary file (path). */
+static void scenario_file(char *path, size_t len, const char *rest) {
+  craft_tmpname(path, len, ".yaml");
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "name: dilated\nsynth: {algorithm: ring, ranks: 2, bytes: 64KiB}\n%s", rest);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
 START_TEST(bad_input) {
   static const char *const fs[] = {"0", "0.5", "-2", "abc", "nan", "", "2e9", NULL};
   for (int i = 0; fs[i]; i++) {
@@ -224,13 +234,7 @@ START_TEST(bad_input) {
                        "198.18.0.1:1,198.18.0.2:1", "--tdf", "2");
   expect_bad_input(verbs, "--tdf 2", "verbs");
   char path[256];
-  craft_tmpname(path, sizeof path, ".yaml");
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs("name: dilated\nsynth: {algorithm: ring, ranks: 2, bytes: 64KiB}\ntdf: 0.5\n"
-        "cases:\n  - name: none\n    inject: []\n",
-        f);
-  fclose(f);
+  scenario_file(path, sizeof path, "tdf: 0.5\ncases:\n  - name: none\n    inject: []\n");
   char *sc[] = {JCT_BINARY, "run", path, NULL};
   expect_bad_input(sc, "tdf", "0.5");
   unlink(path);
@@ -241,13 +245,9 @@ END_TEST
  * report's line say F, given, and the links' rate here. */
 START_TEST(scenario_tdf) {
   char path[256];
-  craft_tmpname(path, sizeof path, ".yaml");
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs("name: dilated\nsynth: {algorithm: ring, ranks: 2, bytes: 64KiB}\nrate: 64mbit\n"
-        "tdf: 64\nreps: 1\ncases:\n  - name: loss\n    inject:\n      - drop p=0.01\n",
-        f);
-  fclose(f);
+  scenario_file(path, sizeof path,
+                "rate: 64mbit\ntdf: 64\nreps: 1\ncases:\n  - name: loss\n    inject:\n"
+                "      - drop p=0.01\n");
   const char *const a[] = {"run", path, NULL};
   json_t *d = run_ok(a);
   unlink(path);
