@@ -3,8 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <time.h>
+
 #include "capture.h"
 #include "chain.h"
+#include "common/rng.h"
+#include "hostdrop.h"
+#include "jctlab/roce.h"
 #include "common/errf.h"
 #include "jctlab/decode.h"
 #include "jctlab/error.h"
@@ -33,6 +40,12 @@ struct jct__chain {
   uint32_t rep; /* the repetition the fault log names */
   uint32_t nports;
   bool disabled;
+  /* at=host: per injector, its kernel program (NULL on the switch), on
+   * which topology's ranks, and the repetition's start on the kernel's
+   * clock (CLOCK_MONOTONIC, bpf_ktime_get_ns). */
+  jct__hostdrop_t **host;
+  const jct_topo_t *topo;
+  uint64_t start_mono_ns;
 };
 
 int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
@@ -42,6 +55,11 @@ int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint6
   if (!c) return JCT_ENOMEM;
   c->inj = calloc(n ? n : 1, sizeof *c->inj);
   if (!c->inj) {
+    free(c);
+    return JCT_ENOMEM;
+  }
+  if (!(c->host = calloc(n ? n : 1, sizeof *c->host))) {
+    free(c->inj);
     free(c);
     return JCT_ENOMEM;
   }
@@ -169,7 +187,8 @@ int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *
     for (int out = 0; out <= 1; out++) {
       site_t *s = &c->sites[2 * p + (uint32_t)out];
       for (size_t i = 0; i < c->n; i++) {
-        if (c->inj[i]->out != (bool)out || !(c->inj[i]->all_ports || c->inj[i]->port == p))
+        if (c->inj[i]->out != (bool)out || !(c->inj[i]->all_ports || c->inj[i]->port == p) ||
+            c->inj[i]->host >= 0)
           continue;
         if (!s->inj && !(s->inj = calloc(c->n, sizeof *s->inj))) return JCT_ENOMEM;
         s->inj[s->n++] = c->inj[i];
@@ -189,15 +208,157 @@ void jct__chain_set_rep(jct__chain_t *c, uint32_t rep) {
   c->rep = rep;
 }
 
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void jct__chain_start(jct__chain_t *c, uint64_t now_ns) {
   c->start_ns = now_ns;
+  c->start_mono_ns = mono_ns();
   for (uint32_t i = 0; c->sites && i < 2 * c->nports; i++)
     jct_flows_clear(c->sites[i].flows);
-  for (size_t i = 0; i < c->n; i++)
-    jct_injector_start(c->inj[i], now_ns);
+  for (size_t i = 0; i < c->n; i++) {
+    jct_injector_t *inj = c->inj[i];
+    jct_injector_start(inj, now_ns);
+    if (!c->host[i]) continue;
+    /* The kernel program restarts as the injector does: same seed, same
+     * window, zero counters. */
+    struct jct_kdrop_cfg cfg;
+    char ignored[8];
+    if (inj->ops->kernel(inj, &cfg, ignored, sizeof ignored) < 0) continue; /* checked at new */
+    cfg.enabled = !c->disabled;
+    cfg.start_ns = c->start_mono_ns;
+    cfg.at_ns = inj->at_ns;
+    cfg.until_ns = inj->until_ns;
+    uint64_t rng[4];
+    jct__rng_seed(rng, inj->seed);
+    if (jct__hostdrop_configure(c->host[i], &cfg, rng) < 0)
+      fprintf(stderr, "jctlab: injector #%zu at host:%d: cannot restart its kernel program\n",
+              i + 1, inj->host);
+  }
+}
+
+/* ---- at=host ------------------------------------------------------------ */
+
+typedef struct {
+  jct__chain_t *c;
+  size_t i;
+  char *err;
+  size_t errlen;
+} host_arg_t;
+
+/* In the rank's namespace: refuse delay where the kernel has no fq (its
+ * earliest-departure-time stamps need it), else load and attach. */
+static int attach_host(void *arg) {
+  host_arg_t *a = arg;
+  jct__chain_t *c = a->c;
+  jct_injector_t *inj = c->inj[a->i];
+  int ifindex = jct_topo_rank_ifindex(c->topo, (size_t)inj->host);
+  char label[96];
+  snprintf(label, sizeof label, "%s at=host:%d (%s)", inj->ops->name, inj->host,
+           jct_topo_rank_ifname(c->topo, (size_t)inj->host));
+  if (strcmp(inj->ops->name, "delay") == 0) {
+    char why[256];
+    int have = jct__qdisc_available(ifindex, "fq", why, sizeof why);
+    if (have == 1)
+      return jct__errf(a->err, a->errlen, JCT_EINVAL,
+                       "%s: delay at a host is not implemented yet (this kernel has fq: "
+                       "earliest-departure-time stamps would do it); run it on the switch",
+                       inj->spec);
+    return jct__errf(a->err, a->errlen, JCT_EINVAL,
+                     "%s: delay at a host needs the fq qdisc for earliest-departure-time "
+                     "(CONFIG_NET_SCH_FQ), which this kernel lacks (%s); run it on the switch",
+                     inj->spec, have < 0 ? "cannot ask" : why);
+  }
+  return jct__hostdrop_attach(&c->host[a->i], ifindex, (uint32_t)a->i + 1, label, a->err,
+                              a->errlen);
+}
+
+int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, size_t errlen) {
+  c->topo = topo;
+  for (size_t i = 0; i < c->n; i++) {
+    const jct_injector_t *inj = c->inj[i];
+    if (inj->host < 0) continue;
+    if (!topo)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: at=host: this run has no host jctlab can reach (ranks in namespaces "
+                       "only: transport uroce, not the lab's VMs or jctlab wire)",
+                       inj->spec);
+    if ((size_t)inj->host >= jct_topo_nranks(topo))
+      return jct__errf(err, errlen, JCT_EINVAL, "%s: host:%d does not exist: the ranks are 0 to %zu",
+                       inj->spec, inj->host, jct_topo_nranks(topo) - 1);
+    host_arg_t a = {.c = c, .i = i, .err = err, .errlen = errlen};
+    char nserr[160];
+    int rc = jct_topo_in_rank(topo, (size_t)inj->host, attach_host, &a, nserr, sizeof nserr);
+    if (rc < 0) {
+      if (!c->host[i] && !err[0]) jct__errf(err, errlen, rc, "%s", nserr);
+      return rc;
+    }
+  }
+  return 0;
+}
+
+static int detach_host(void *arg) {
+  host_arg_t *a = arg;
+  jct__hostdrop_detach(a->c->host[a->i], false);
+  return 0;
+}
+
+void jct__chain_detach_hosts(jct__chain_t *c) {
+  for (size_t i = 0; c->host && i < c->n; i++) {
+    if (!c->host[i]) continue;
+    host_arg_t a = {.c = c, .i = i};
+    char ignored[160];
+    if (jct_topo_in_rank(c->topo, (size_t)c->inj[i]->host, detach_host, &a, ignored,
+                         sizeof ignored) < 0)
+      jct__hostdrop_detach(c->host[i], true); /* its namespace is gone: only free */
+    c->host[i] = NULL;
+  }
+  c->topo = NULL;
+}
+
+typedef struct {
+  jct__chain_t *c;
+  const jct_injector_t *inj;
+} event_arg_t;
+
+static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
+  event_arg_t *a = arg;
+  jct__chain_t *c = a->c;
+  char src[INET6_ADDRSTRLEN] = "", dst[INET6_ADDRSTRLEN] = "";
+  int af = ev->family == 6 ? AF_INET6 : AF_INET;
+  inet_ntop(af, ev->src, src, sizeof src);
+  inet_ntop(af, ev->dst, dst, sizeof dst);
+  uint64_t t = ev->t_ns > c->start_mono_ns ? ev->t_ns - c->start_mono_ns : 0;
+  fprintf(c->log,
+          "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
+          "\"kind\":\"%s\",\"action\":\"drop\",\"src\":\"%s\",\"dst\":\"%s\",\"qp\":%u,"
+          "\"psn\":%u,\"opcode\":\"%s\",\"retransmission\":%s}\n",
+          c->rep, (unsigned long long)t, a->inj->host, a->inj->index, a->inj->ops->name, src, dst,
+          ev->qp, ev->psn, jct_opcode_info(ev->opcode)->name,
+          ev->retransmission ? "true" : "false");
+}
+
+void jct__chain_collect(jct__chain_t *c) {
+  for (size_t i = 0; c->host && i < c->n; i++) {
+    jct_injector_t *inj = c->inj[i];
+    if (!c->host[i]) continue;
+    struct jct_kdrop_counters k;
+    if (jct__hostdrop_counters(c->host[i], &k) == 0) {
+      memset(&inj->stats, 0, sizeof inj->stats);
+      inj->stats.seen = inj->stats.matched = k.seen;
+      inj->stats.dropped = k.dropped;
+    }
+    event_arg_t a = {.c = c, .inj = inj};
+    if (c->log) jct__hostdrop_drain(c->host[i], log_host_event, &a);
+  }
 }
 
 int jct__chain_set_enabled(jct__chain_t *c, bool on) {
+  for (size_t i = 0; c->host && i < c->n; i++)
+    if (c->host[i] && jct__hostdrop_enable(c->host[i], on) < 0) return JCT_EIO;
   if (!c->sites || c->disabled == !on) {
     c->disabled = !on;
     return 0;
@@ -259,6 +420,8 @@ void jct__chain_free(jct__chain_t *c) {
   for (size_t i = 0; i < c->n; i++)
     jct_injector_free(c->inj[i]);
   free(c->inj);
+  jct__chain_detach_hosts(c); /* normally done already, by the fabric */
+  free(c->host);
   free_sites(c);
   free(c);
 }

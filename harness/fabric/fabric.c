@@ -279,6 +279,7 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     jct__errf(err, errlen, rc, "cannot put the injectors on the switch");
     goto fail;
   }
+  if (opts->chain && (rc = jct__chain_attach_hosts(opts->chain, f->topo, err, errlen))) goto fail;
   *out = f;
   return 0;
 fail:
@@ -335,6 +336,7 @@ void jct_fabric_free(jct_fabric_t *f) {
   jct__savefile_close(f->drops);
   jct__savefile_close(f->in_dump);
   if (f->dead) pcap_close(f->dead);
+  if (f->opts.chain) jct__chain_detach_hosts(f->opts.chain); /* while the ranks exist */
   jct_switch_free(f->sw);
   jct_topo_destroy(f->own_topo);
   free(f->ports);
