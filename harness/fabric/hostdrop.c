@@ -29,7 +29,7 @@ extern const size_t jct__hostdrop_bpf_len;
 struct jct__hostdrop {
   struct bpf_object *obj;
   struct ring_buffer *rb;
-  int cfg_fd, state_fd, highest_fd, targets_fd;
+  int cfg_fd, state_fd, highest_fd, targets_fd, prog_fd;
   int ifindex;
   uint32_t prio;
   bool made_qdisc; /* clsact was created here: detach removes it */
@@ -105,8 +105,8 @@ int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, cons
     goto fail;
   }
   h->made_qdisc = rc == 0;
-  LIBBPF_OPTS(bpf_tc_opts, to, .handle = FILTER_HANDLE, .priority = prio,
-              .prog_fd = bpf_program__fd(prog));
+  h->prog_fd = bpf_program__fd(prog);
+  LIBBPF_OPTS(bpf_tc_opts, to, .handle = FILTER_HANDLE, .priority = prio, .prog_fd = h->prog_fd);
   if ((rc = bpf_tc_attach(&hook, &to)) < 0) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: cannot add the cls_bpf filter on egress: %s", label,
                    jct__errno_text(-rc, et, sizeof et));
@@ -180,6 +180,13 @@ int jct__hostdrop_drain(jct__hostdrop_t *h, jct__hostdrop_event_cb cb, void *arg
   int n = ring_buffer__consume(h->rb);
   h->cb = NULL;
   return n < 0 ? JCT_EIO : 0;
+}
+
+int jct__hostdrop_test_run(jct__hostdrop_t *h, const uint8_t *frame, size_t len, bool *dropped) {
+  LIBBPF_OPTS(bpf_test_run_opts, ro, .data_in = frame, .data_size_in = (uint32_t)len, .repeat = 1);
+  if (bpf_prog_test_run_opts(h->prog_fd, &ro) < 0) return JCT_EIO;
+  *dropped = ro.retval == 2; /* TC_ACT_SHOT */
+  return 0;
 }
 
 void jct__hostdrop_detach(jct__hostdrop_t *h, bool gone_ns) {

@@ -52,6 +52,11 @@ int jct__hostdrop_counters(jct__hostdrop_t *h, struct jct_kdrop_counters *out);
 typedef void (*jct__hostdrop_event_cb)(const struct jct_kdrop_event *ev, void *arg);
 int jct__hostdrop_drain(jct__hostdrop_t *h, jct__hostdrop_event_cb cb, void *arg);
 
+/* Run the loaded program on one Ethernet frame as the kernel would on
+ * egress (BPF_PROG_TEST_RUN), for tests: *dropped is whether it returned
+ * TC_ACT_SHOT. Its maps change as on a real packet. Returns 0 or JCT_EIO. */
+int jct__hostdrop_test_run(jct__hostdrop_t *h, const uint8_t *frame, size_t len, bool *dropped);
+
 /* Remove the filter (and the clsact qdisc attach created), free the
  * program. Call in the namespace attach was called in; when that namespace
  * is gone already, gone_ns true only frees. NULL is fine. */

@@ -35,6 +35,11 @@ int jct__hostdrop_drain(jct__hostdrop_t *h, jct__hostdrop_event_cb cb, void *arg
   return JCT_EINVAL;
 }
 
+int jct__hostdrop_test_run(jct__hostdrop_t *h, const uint8_t *frame, size_t len, bool *dropped) {
+  (void)h, (void)frame, (void)len, (void)dropped;
+  return JCT_EINVAL;
+}
+
 void jct__hostdrop_detach(jct__hostdrop_t *h, bool gone_ns) {
   (void)h, (void)gone_ns;
 }

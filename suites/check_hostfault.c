@@ -1,0 +1,275 @@
+/* Faults from the hosts' side (issue 14): the drop injector run in a
+ * host's kernel as a tc-eBPF program on its egress (harness/fabric/
+ * hostdrop.h, include/jctlab/kdrop.h).
+ *   kernel:  the program itself, run on crafted frames with
+ *            BPF_PROG_TEST_RUN: every-Nth, Bernoulli and Gilbert-Elliott
+ *            rates within their intervals, a seed repeats its drops, PSN
+ *            targets (@T, count=) decide frame by frame as the switch's
+ *            drop injector does on the same sequence, non-RoCE frames and
+ *            baseline repetitions pass uncounted.
+ *   cleanup: attach and detach on a veth leave it as found: no filter, and
+ *            the clsact qdisc gone when jctlab made it, kept when it was
+ *            there before.
+ *   run:     `jctlab run` with at=host:RANK, ranks in namespaces: a
+ *            targeted drop gives exactly one NAK and no timeout, as on the
+ *            switch; drop p=1% at the host and on the switch give the same
+ *            degradation within the interval; bad input exits 2.
+ * Needs root (CAP_BPF, CAP_NET_ADMIN in the initial user namespace): the
+ * tests say so and pass without running otherwise. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "craft.h"
+#include "harness/fabric/hostdrop.h"
+#include "jctlab/error.h"
+#include "jctlab/injector.h"
+#include "jctlab/topo.h"
+#include "common/rng.h"
+#include "suites.h"
+#include "testkit.h"
+
+#define QP 0x101
+
+/* Isolate this (forked) test process; false when the kernel program
+ * cannot be loaded here (not root, or Check's no-fork mode). */
+static bool isolate_or_skip(const char *test) {
+  const char *fork_env = getenv("CK_FORK");
+  if ((fork_env && strcmp(fork_env, "no") == 0) || geteuid() != 0) {
+    printf("hostfault: %s skipped: needs root and Check's fork mode\n", test);
+    return false;
+  }
+  char err[256] = "";
+  ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "jct_ns_isolate: %s", err);
+  return true;
+}
+
+/* The program, attached to this namespace's lo. */
+static jct__hostdrop_t *attach_lo(void) {
+  char err[512] = "";
+  jct__hostdrop_t *h = NULL;
+  int rc = jct__hostdrop_attach(&h, 1, 1, "lo", err, sizeof err);
+  ck_assert_msg(rc == 0, "attach: %s", err);
+  return h;
+}
+
+/* Configure h from spec as a run's faulted repetition does (chain.c). */
+static jct_injector_t *configure(jct__hostdrop_t *h, const char *spec, bool enabled) {
+  char err[512] = "";
+  jct_injector_t *inj = NULL;
+  ck_assert_msg(jct_injector_new(&inj, spec, 1, 0, err, sizeof err) == 0, "%s: %s", spec, err);
+  ck_assert_int_ge(inj->host, 0);
+  struct jct_kdrop_cfg cfg;
+  ck_assert_msg(inj->ops->kernel(inj, &cfg, err, sizeof err) == 0, "%s", err);
+  cfg.enabled = enabled;
+  uint64_t rng[4];
+  jct__rng_seed(rng, inj->seed);
+  ck_assert_int_eq(jct__hostdrop_configure(h, &cfg, rng), 0);
+  return inj;
+}
+
+static size_t frame(uint8_t *buf, uint8_t opcode, uint32_t qp, uint32_t psn, uint16_t dport) {
+  craft_roce_t c = {.udp_dport = dport, .payload_bytes = 64};
+  c.h.bth.opcode = opcode;
+  c.h.bth.dest_qp = qp;
+  c.h.bth.psn = psn;
+  size_t n = craft_roce(buf, 256, &c);
+  ck_assert_uint_gt(n, 0);
+  return n;
+}
+
+static bool run1(jct__hostdrop_t *h, uint32_t psn) {
+  uint8_t buf[256];
+  size_t n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, psn, 4791);
+  bool dropped;
+  ck_assert_int_eq(jct__hostdrop_test_run(h, buf, n, &dropped), 0);
+  return dropped;
+}
+
+/* n frames, PSNs 0..n-1: how many the program dropped. */
+static uint64_t run_n(jct__hostdrop_t *h, uint32_t n) {
+  uint64_t d = 0;
+  for (uint32_t i = 0; i < n; i++)
+    d += run1(h, i & 0xffffff);
+  return d;
+}
+
+START_TEST(every_nth_and_uncounted) {
+  if (!isolate_or_skip("every_nth_and_uncounted")) return;
+  jct__hostdrop_t *h = attach_lo();
+  jct_injector_t *inj = configure(h, "drop every=3 burst=2 at=host:0", true);
+  bool got[9];
+  for (uint32_t i = 0; i < 9; i++)
+    got[i] = run1(h, i);
+  /* The last 2 of every 3: frames 2,3 5,6 8,9 (from 1). */
+  for (uint32_t i = 0; i < 9; i++)
+    ck_assert_msg(got[i] == (i % 3 != 0), "frame %u: dropped %d", i + 1, got[i]);
+  /* Not RoCEv2 (UDP 4792): passes, not counted. */
+  uint8_t buf[256];
+  size_t n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 100, 4792);
+  bool dropped = true;
+  ck_assert_int_eq(jct__hostdrop_test_run(h, buf, n, &dropped), 0);
+  ck_assert(!dropped);
+  struct jct_kdrop_counters k;
+  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
+  ck_assert_uint_eq(k.seen, 9);
+  ck_assert_uint_eq(k.dropped, 6);
+  /* A baseline repetition: everything passes, nothing counted. */
+  ck_assert_int_eq(jct__hostdrop_enable(h, false), 0);
+  ck_assert_uint_eq(run_n(h, 9), 0);
+  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
+  ck_assert_uint_eq(k.seen, 9);
+  jct_injector_free(inj);
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
+/* Bernoulli p=10% and Gilbert-Elliott (p=1%, r=30%: 1/31 of frames lost,
+ * in bursts of 1/r = 3.3) over 20000 frames, within 5 standard deviations
+ * of the binomial; the same seed drops the same frames again. */
+START_TEST(random_models_rates_and_seed) {
+  if (!isolate_or_skip("random_models_rates_and_seed")) return;
+  jct__hostdrop_t *h = attach_lo();
+  const uint32_t n = 20000;
+  jct_injector_t *inj = configure(h, "drop p=10% at=host:0 seed=7", true);
+  uint64_t d1 = run_n(h, n);
+  jct_injector_free(inj);
+  inj = configure(h, "drop p=10% at=host:0 seed=7", true);
+  uint64_t d2 = run_n(h, n);
+  jct_injector_free(inj);
+  inj = configure(h, "drop p=10% at=host:0 seed=8", true);
+  uint64_t d3 = run_n(h, n);
+  jct_injector_free(inj);
+  double sd = sqrt(n * 0.1 * 0.9);
+  printf("hostfault: p=10%%: %llu of %u dropped (seed 7, again %llu; seed 8 %llu)\n",
+         (unsigned long long)d1, n, (unsigned long long)d2, (unsigned long long)d3);
+  ck_assert_msg(fabs((double)d1 - n * 0.1) < 5 * sd, "p=10%%: %llu of %u", (unsigned long long)d1,
+                n);
+  ck_assert_uint_eq(d1, d2);
+  ck_assert_uint_ne(d1, d3);
+
+  inj = configure(h, "drop model=gemodel p=1% r=30% at=host:0", true);
+  uint64_t g = run_n(h, n);
+  jct_injector_free(inj);
+  double pg = 0.01 / 0.31;
+  printf("hostfault: gemodel p=1%% r=30%%: %llu of %u dropped (expected %.0f)\n",
+         (unsigned long long)g, n, n * pg);
+  /* Bursts of mean 3.3 widen the spread: 5 standard deviations of 3.3-frame bursts. */
+  ck_assert_msg(fabs((double)g - n * pg) < 5 * sqrt(n * pg / 3.3) * 3.3, "gemodel: %llu",
+                (unsigned long long)g);
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
+/* The same PSN sequence, with go-back-N copies, through the switch's drop
+ * injector and the kernel program: the same verdict on every frame. */
+START_TEST(targets_as_the_switch) {
+  if (!isolate_or_skip("targets_as_the_switch")) return;
+  static const char *const specs[] = {
+      "drop psn=5 qp=0x101 at=host:0",
+      "drop psn=5,5@2 qp=0x101 at=host:0",
+      "drop psn=5@2 qp=0x101 at=host:0",
+      "drop psn=5,7 qp=0x101 retransmissions=yes count=2 at=host:0",
+      "drop psn=5 qp=0x102 at=host:0", /* another QP: nothing */
+  };
+  /* 0..9, a go-back from 5 (5..9), another from 5, then 10, 11. */
+  static const uint32_t psns[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 5, 6, 7, 8, 9, 5, 6, 7, 10, 11};
+  const size_t n = sizeof psns / sizeof *psns;
+  jct__hostdrop_t *h = attach_lo();
+  for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
+    jct_injector_t *kinj = configure(h, specs[s], true);
+    char err[256];
+    jct_injector_t *sw = NULL;
+    char swspec[128];
+    snprintf(swspec, sizeof swspec, "%.*s", (int)(strstr(specs[s], " at=") - specs[s]), specs[s]);
+    ck_assert_int_eq(jct_injector_new(&sw, swspec, 1, 0, err, sizeof err), 0);
+    jct_injector_start(sw, 0);
+    uint64_t drops = 0;
+    for (size_t i = 0; i < n; i++) {
+      uint8_t buf[256];
+      size_t len = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, psns[i], 4791);
+      jct_frame_t f = {.data = buf, .len = len, .cap = sizeof buf, .out = true};
+      bool sw_drop = jct_injector_process(sw, &f, 1) == JCT_DROP;
+      bool k_drop;
+      ck_assert_int_eq(jct__hostdrop_test_run(h, buf, len, &k_drop), 0);
+      ck_assert_msg(sw_drop == k_drop, "%s: frame %zu (PSN %u): switch %d, kernel %d", specs[s], i,
+                    psns[i], sw_drop, k_drop);
+      drops += k_drop;
+    }
+    printf("hostfault: '%s': %llu drops, as the switch's\n", specs[s], (unsigned long long)drops);
+    if (s < 4) ck_assert_uint_gt(drops, 0);
+    jct_injector_free(sw);
+    jct_injector_free(kinj);
+  }
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
+/* Whether ifindex has our egress filter, and whether it has a clsact
+ * qdisc (creating one fails with EEXIST; one created to find out is
+ * removed again). */
+static bool has_filter(int ifindex) {
+  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+  LIBBPF_OPTS(bpf_tc_opts, o, .handle = 0x4a43, .priority = 1);
+  return bpf_tc_query(&hook, &o) == 0;
+}
+
+static bool has_clsact(int ifindex) {
+  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+  int rc = bpf_tc_hook_create(&hook);
+  if (rc == -EEXIST) return true;
+  ck_assert_int_eq(rc, 0);
+  hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+  ck_assert_int_eq(bpf_tc_hook_destroy(&hook), 0);
+  return false;
+}
+
+/* A veth that outlives the program (a rank's eth0 in a topology the test
+ * holds): left as found, with and without a clsact of its own before. */
+START_TEST(veth_left_as_found) {
+  if (!isolate_or_skip("veth_left_as_found")) return;
+  char err[512] = "";
+  jct_topo_t *t = NULL;
+  ck_assert_msg(jct_topo_create(&t, 2, NULL, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(jct_topo_enter_rank(t, 0, err, sizeof err), 0);
+  int ifindex = jct_topo_rank_ifindex(t, 0);
+  for (int pre = 0; pre <= 1; pre++) {
+    LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+    if (pre) ck_assert_int_eq(bpf_tc_hook_create(&hook), 0); /* someone's clsact */
+    jct__hostdrop_t *h = NULL;
+    ck_assert_msg(jct__hostdrop_attach(&h, ifindex, 1, "rank 0's eth0", err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert(has_filter(ifindex));
+    jct__hostdrop_detach(h, false);
+    ck_assert_msg(!has_filter(ifindex), "the filter is still there (clsact before: %d)", pre);
+    ck_assert_msg(has_clsact(ifindex) == (bool)pre, "clsact %s (before: %d)",
+                  pre ? "removed" : "left behind", pre);
+    if (pre) {
+      hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+      ck_assert_int_eq(bpf_tc_hook_destroy(&hook), 0);
+    }
+  }
+  ck_assert_int_eq(jct_topo_enter_switch(t, err, sizeof err), 0);
+  jct_topo_destroy(t);
+}
+END_TEST
+
+Suite *hostfault_suite(void) {
+  Suite *s = suite_create("hostfault");
+  TCase *k = tcase_create("kernel");
+  tcase_set_timeout(k, 60);
+  tcase_add_test(k, every_nth_and_uncounted);
+  tcase_add_test(k, random_models_rates_and_seed);
+  tcase_add_test(k, targets_as_the_switch);
+  suite_add_tcase(s, k);
+  TCase *c = tcase_create("cleanup");
+  tcase_set_timeout(c, 60);
+  tcase_add_test(c, veth_left_as_found);
+  suite_add_tcase(s, c);
+  return s;
+}
