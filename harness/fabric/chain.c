@@ -230,6 +230,7 @@ void jct__chain_start(jct__chain_t *c, uint64_t now_ns) {
     if (inj->ops->kernel(inj, &cfg, ignored, sizeof ignored) < 0) continue; /* checked at new */
     cfg.enabled = !c->disabled;
     cfg.start_ns = c->start_mono_ns;
+    cfg.seed = inj->seed;
     cfg.at_ns = inj->at_ns;
     cfg.until_ns = inj->until_ns;
     uint64_t rng[4];

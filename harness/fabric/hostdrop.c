@@ -29,7 +29,7 @@ extern const size_t jct__hostdrop_bpf_len;
 struct jct__hostdrop {
   struct bpf_object *obj;
   struct ring_buffer *rb;
-  int cfg_fd, state_fd, highest_fd, targets_fd, prog_fd;
+  int cfg_fd, state_fd, flows_fd, losses_fd, targets_fd, prog_fd;
   int ifindex;
   uint32_t prio;
   bool made_qdisc; /* clsact was created here: detach removes it */
@@ -83,12 +83,13 @@ int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, cons
   }
   h->cfg_fd = map_fd(h, "jct_cfg");
   h->state_fd = map_fd(h, "jct_state");
-  h->highest_fd = map_fd(h, "jct_highest");
+  h->flows_fd = map_fd(h, "jct_flows");
+  h->losses_fd = map_fd(h, "jct_losses");
   h->targets_fd = map_fd(h, "jct_targets");
   struct bpf_program *prog = bpf_object__find_program_by_name(h->obj, "jct_hostdrop");
   int events_fd = map_fd(h, "jct_events");
-  if (!prog || h->cfg_fd < 0 || h->state_fd < 0 || h->highest_fd < 0 || h->targets_fd < 0 ||
-      events_fd < 0) {
+  if (!prog || h->cfg_fd < 0 || h->state_fd < 0 || h->flows_fd < 0 || h->losses_fd < 0 ||
+      h->targets_fd < 0 || events_fd < 0) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: the tc-eBPF drop program lacks its maps", label);
     goto fail;
   }
@@ -120,10 +121,12 @@ fail:
   return rc;
 }
 
-static void clear_map(int fd) {
-  uint32_t key;
-  while (bpf_map_get_next_key(fd, NULL, &key) == 0)
-    if (bpf_map_delete_elem(fd, &key) < 0) break;
+/* Empty a hash map whose keys are key_size bytes (at most 16). */
+static void clear_map(int fd, size_t key_size) {
+  uint64_t key[2];
+  (void)key_size;
+  while (bpf_map_get_next_key(fd, NULL, key) == 0)
+    if (bpf_map_delete_elem(fd, key) < 0) break;
 }
 
 int jct__hostdrop_configure(jct__hostdrop_t *h, const struct jct_kdrop_cfg *cfg,
@@ -138,8 +141,9 @@ int jct__hostdrop_configure(jct__hostdrop_t *h, const struct jct_kdrop_cfg *cfg,
   off.enabled = 0;
   if (bpf_map_update_elem(h->cfg_fd, &zero, &off, BPF_ANY) < 0) return JCT_EIO;
   if (bpf_map_update_elem(h->state_fd, &zero, &v, BPF_ANY) < 0) return JCT_EIO;
-  clear_map(h->highest_fd);
-  clear_map(h->targets_fd);
+  clear_map(h->flows_fd, sizeof(uint64_t));
+  clear_map(h->losses_fd, 16);
+  clear_map(h->targets_fd, sizeof(uint32_t));
   for (uint32_t i = 0; i < cfg->ntargets && i < JCT_KDROP_MAX_TARGETS; i++) {
     struct jct_kdrop_target t;
     uint32_t psn = cfg->psn[i];

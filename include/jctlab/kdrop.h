@@ -34,7 +34,8 @@ enum {
  * nanoseconds (bpf_ktime_get_ns), not jctlab's clock. */
 struct jct_kdrop_cfg {
   __u32 mode;
-  __u32 enabled;                   /* 0: a baseline repetition: every packet passes, uncounted */
+  __u32 enabled;
+  __u64 seed; /* the injector's: Bernoulli's packet-keyed draws */                   /* 0: a baseline repetition: every packet passes, uncounted */
   __u64 start_ns, at_ns, until_ns; /* window [start+at, start+until); until 0: none */
   __u32 p, r, lose_good, lose_bad; /* Bernoulli p; Gilbert-Elliott, as drop.c */
   __u32 to4, to4_or_3, to2, to2_or_1, to3; /* 4-state thresholds, as drop.c */

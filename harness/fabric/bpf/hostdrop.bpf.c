@@ -9,10 +9,12 @@
  * loss_gilb_ell and loss_4state), every-Nth, and targeted PSNs of one QP
  * with drop.c's transmission counting (@T, count=, retransmissions=yes),
  * up to JCT_KDROP_TX_PER_PSN targets of one PSN.
- * One difference: drop.c's Bernoulli draws are keyed by the packet (the
- * same packet draws the same number whatever the order frames arrive in);
- * here every model draws from one seeded stream, in the order the kernel
- * sends packets. The random models decide under one bpf_spin_lock, a PSN's
+ * Bernoulli draws are keyed by the packet exactly as draw.c keys them (a
+ * hash of the seed, the flow, opcode, PSN and the PSN's losses here), so
+ * with the same seed the host loses the same packets the switch would;
+ * Gilbert-Elliott and the 4-state chain draw from the seeded stream, as on
+ * the switch, but see only RoCEv2 packets (the switch's stream also moves
+ * on the other frames a port carries). The random models decide under one bpf_spin_lock, a PSN's
  * targets under their entry's, so two CPUs sending at once still see one
  * sequence; the counters are atomic adds.
  *
@@ -42,14 +44,33 @@ struct {
   __type(value, struct jct_kdrop_value);
 } jct_state SEC(".maps");
 
-/* Per QP, the highest PSN sent: a packet at or before it is a
- * retransmission (24-bit serial arithmetic, as rxe compares PSNs). */
+/* Per flow (draw.c's flow hash of the addresses and destination QP): the
+ * highest PSN of its data packets (one at or before it is a
+ * retransmission, 24-bit serial arithmetic as rxe compares PSNs) and its
+ * CNPs so far. */
+struct flow_val {
+  __u32 highest_psn, data_seen;
+  __u64 cnps;
+};
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
   __uint(max_entries, 4096);
-  __type(key, __u32);
+  __type(key, __u64);
+  __type(value, struct flow_val);
+} jct_flows SEC(".maps");
+
+/* Per flow and packet identity (PSN, and whether an ACK's): how many
+ * times it was lost here (draw.c's loss records). */
+struct loss_key {
+  __u64 flow;
+  __u32 id, pad;
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct loss_key);
   __type(value, __u32);
-} jct_highest SEC(".maps");
+} jct_losses SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -151,14 +172,16 @@ static __always_inline int loss_targeted(const struct jct_kdrop_cfg *c, struct j
   return lose;
 }
 
-static __always_inline int decide(const struct jct_kdrop_cfg *c, struct jct_kdrop_state *s) {
+/* keyed: the packet's own draw (draw.c's jct_injector_packet_u32). */
+static __always_inline int decide(const struct jct_kdrop_cfg *c, struct jct_kdrop_state *s,
+                                  __u32 keyed) {
   switch (c->mode) {
   case JCT_KDROP_BERNOULLI:
     if (s->burst_left) {
       s->burst_left--;
       return 1;
     }
-    if (hit(draw(s), c->p)) {
+    if (hit(keyed, c->p)) {
       s->burst_left = c->burst - 1;
       return 1;
     }
@@ -175,9 +198,24 @@ static __always_inline int decide(const struct jct_kdrop_cfg *c, struct jct_kdro
   return 0;
 }
 
-/* The headers the program reads: up to Ethernet + 802.1Q + IPv6 + UDP + BTH. */
+static __always_inline __u64 splitmix64(__u64 *x) {
+  __u64 z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static __always_inline __u64 fold(__u64 h, const __u8 *p) {
+  __u64 w;
+  __builtin_memcpy(&w, p, 8);
+  h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+  return h ^ (h >> 29);
+}
+
+/* The headers the program reads: up to Ethernet + 802.1Q + IPv6 + UDP +
+ * BTH + an ACK's AETH syndrome. */
 struct hdrs {
-  __u8 b[14 + 4 + 40 + 8 + 12];
+  __u8 b[14 + 4 + 40 + 8 + 12 + 4];
 };
 
 SEC("tc")
@@ -189,7 +227,9 @@ int jct_hostdrop(struct __sk_buff *skb) {
   __builtin_memset(&h, 0, sizeof h);
   __u32 len = skb->len < sizeof h ? skb->len : sizeof h;
   if (len < 14 + 20 + 8 + 12) return TC_ACT_OK;
-  if (bpf_skb_load_bytes(skb, 0, &h, sizeof h) < 0 &&
+  /* Whole, or as much as the shortest RoCEv2 packets hold (an IPv4 ACK
+   * with its ICRC: 62 bytes; a BTH alone: 54). */
+  if (bpf_skb_load_bytes(skb, 0, &h, sizeof h) < 0 && bpf_skb_load_bytes(skb, 0, &h, 62) < 0 &&
       bpf_skb_load_bytes(skb, 0, &h, 14 + 20 + 8 + 12) < 0)
     return TC_ACT_OK;
   __u32 l3 = 14;
@@ -243,14 +283,50 @@ int jct_hostdrop(struct __sk_buff *skb) {
   __u64 t = now > c->start_ns ? now - c->start_ns : 0;
   if (t < c->at_ns || (c->until_ns && t >= c->until_ns)) return TC_ACT_OK;
 
-  int retx = 0;
-  if (data) {
-    __u32 *hi = bpf_map_lookup_elem(&jct_highest, &qp);
-    if (hi && psn_diff(psn, *hi) <= 0)
-      retx = 1;
-    else
-      bpf_map_update_elem(&jct_highest, &qp, &psn, BPF_ANY);
+  /* The packet's identity, as draw.c keys it: the flow (addresses folded
+   * 8 bytes at a time with the QP, mixed), opcode, PSN (an ACK's also by
+   * its syndrome), and how often that PSN was lost here before. */
+  __u64 flow = qp;
+  if (family == 4) {
+    __u8 a[8];
+    __builtin_memcpy(a, ev.src, 4);
+    __builtin_memcpy(a + 4, ev.dst, 4);
+    flow = fold(flow, a);
+  } else {
+    flow = fold(flow, ev.src);
+    flow = fold(flow, ev.src + 8);
+    flow = fold(flow, ev.dst);
+    flow = fold(flow, ev.dst + 8);
   }
+  flow = splitmix64(&flow) | 1;
+  __u64 key = flow ^ (__u64)opcode << 48;
+  struct flow_val *fv = bpf_map_lookup_elem(&jct_flows, &flow);
+  if (!fv) {
+    struct flow_val fresh = {0};
+    bpf_map_update_elem(&jct_flows, &flow, &fresh, BPF_NOEXIST);
+    if (!(fv = bpf_map_lookup_elem(&jct_flows, &flow))) return TC_ACT_OK;
+  }
+  int retx = 0, cnp = opcode == 0x81;
+  struct loss_key lk = {.flow = flow, .id = psn | (__u32)(!data) << 24};
+  if (cnp) {
+    key ^= __sync_add_and_fetch(&fv->cnps, 1) * 0xd6e8feb86659fd93ull;
+  } else {
+    if (!data) {
+      __u32 udp_len = (__u32)h.b[u + 4] << 8 | h.b[u + 5];
+      if (udp_len >= 8 + 12 + 4 && u + 8 + 12 < sizeof h.b) key ^= (__u64)h.b[u + 8 + 12] << 56;
+    } else if (!fv->data_seen || psn_diff(psn, fv->highest_psn) > 0) {
+      fv->data_seen = 1; /* a first transmission */
+      fv->highest_psn = psn;
+      bpf_map_delete_elem(&jct_losses, &lk); /* a record from before the PSNs wrapped */
+    } else {
+      retx = 1;
+    }
+    __u32 *l = bpf_map_lookup_elem(&jct_losses, &lk);
+    __u64 losses = l ? *l : 0;
+    key ^= (__u64)psn << 24 ^ losses * 0x9e3779b97f4a7c15ull;
+  }
+  __u64 x = c->seed ^ key;
+  __u32 keyed = (__u32)(splitmix64(&x) >> 32);
 
   struct jct_kdrop_value *v = bpf_map_lookup_elem(&jct_state, &zero);
   if (!v) return TC_ACT_OK;
@@ -265,11 +341,20 @@ int jct_hostdrop(struct __sk_buff *skb) {
     }
   } else {
     bpf_spin_lock(&v->lock);
-    lose = decide(c, &v->s);
+    lose = decide(c, &v->s, keyed);
     bpf_spin_unlock(&v->lock);
   }
   if (!lose) return TC_ACT_OK;
   __sync_fetch_and_add(&v->s.c.dropped, 1);
+  if (!cnp) { /* its next copy draws anew */
+    __u32 *l = bpf_map_lookup_elem(&jct_losses, &lk);
+    if (l) {
+      if (*l < 127) __sync_fetch_and_add(l, 1);
+    } else {
+      __u32 one = 1;
+      bpf_map_update_elem(&jct_losses, &lk, &one, BPF_ANY);
+    }
+  }
 
   ev.t_ns = now;
   ev.qp = qp;
