@@ -18,13 +18,16 @@
  * Needs root (CAP_BPF, CAP_NET_ADMIN in the initial user namespace): the
  * tests say so and pass without running otherwise. */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <signal.h>
 
 #include "craft.h"
 #include "harness/fabric/hostdrop.h"
@@ -268,6 +271,194 @@ START_TEST(veth_left_as_found) {
 }
 END_TEST
 
+/* ---- jctlab run, ranks in namespaces ------------------------------------ */
+
+/* Connection 1 (rank 1 -> 2): its data goes to QP 0x103 and its PSNs start
+ * at 2654435761 & 0xffffff (check_inject.c's facts of a run). */
+#define CONN1_QP "0x103"
+#define CONN1_PSN0 (2654435761u & 0xffffff)
+
+static bool root_or_skip(const char *test) {
+  if (geteuid() == 0) return true;
+  printf("hostfault: %s skipped: needs root (CAP_BPF)\n", test);
+  return false;
+}
+
+/* A 4-rank ring of 256 KiB at 5 Mbit/s (a busy machine keeps up), 1
+ * repetition, one injector: its document, valid. */
+static json_t *run_one(const char *spec, const char *log) {
+  const char *const args[] = {"run",       "--synth", "ring", "--ranks", "4",  "--rate",
+                              "5mbit",     "--reps",  "1",    "--bytes", "256KiB", "--inject",
+                              spec,        "--fault-log", log, NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "'%s': exit %d: %s", spec, status, err);
+  ck_assert_msg(jbool(doc, "valid"), "'%s': invalid: %s", spec,
+                json_string_value(json_object_get(doc, "invalid_why")));
+  free(err);
+  return doc;
+}
+
+/* The acceptance's targeted drop: one data packet of rank 1's, lost in
+ * its own kernel, gives exactly one NAK and one go-back on the sender and
+ * no timeout, as the same drop on the switch (frames from rank 1) does. */
+START_TEST(targeted_drop_host_as_switch) {
+  if (!root_or_skip("targeted_drop_host_as_switch")) return;
+  char spec[2][96], log[2][256];
+  snprintf(spec[0], sizeof spec[0], "drop psn=%u qp=" CONN1_QP " at=host:1", CONN1_PSN0 + 5);
+  snprintf(spec[1], sizeof spec[1], "drop psn=%u qp=" CONN1_QP " port=1 dir=in", CONN1_PSN0 + 5);
+  json_t *doc[2];
+  for (int i = 0; i < 2; i++) {
+    craft_tmpname(log[i], sizeof log[i], ".log");
+    doc[i] = run_one(spec[i], log[i]);
+    ck_assert_int_eq(jint(doc[i], "injectors.0.dropped"), 1);
+    ck_assert_int_eq(jint(doc[i], "transport.naks"), 1);
+    ck_assert_int_eq(jint(doc[i], "transport.timeouts"), 0);
+    ck_assert_int_gt(jint(doc[i], "transport.retransmitted_packets"), 0);
+    printf("hostfault: %s: 1 drop, %lld NAK, %lld timeouts, %lld packets re-sent\n", spec[i],
+           (long long)jint(doc[i], "transport.naks"), (long long)jint(doc[i], "transport.timeouts"),
+           (long long)jint(doc[i], "transport.retransmitted_packets"));
+  }
+  /* On the host the switch drops nothing; its fault log line names the host. */
+  ck_assert_int_eq(jint(doc[0], "fabric.drops"), 0);
+  ck_assert_int_eq(jint(doc[1], "fabric.drops"), 1);
+  char *text = slurp(log[0], NULL);
+  ck_assert_uint_eq(count_lines(text), 1);
+  json_t *l = parse_json(text, "the fault log's line");
+  ck_assert_str_eq(json_string_value(jget(l, "at")), "host:1");
+  ck_assert_str_eq(json_string_value(jget(l, "action")), "drop");
+  ck_assert_str_eq(json_string_value(jget(l, "src")), "198.18.0.2");
+  ck_assert_int_eq(jint(l, "qp"), 0x103);
+  ck_assert_int_eq(jint(l, "psn"), CONN1_PSN0 + 5);
+  ck_assert(!jbool(l, "retransmission"));
+  json_decref(l);
+  free(text);
+  for (int i = 0; i < 2; i++) {
+    unlink(log[i]);
+    json_decref(doc[i]);
+  }
+}
+END_TEST
+
+/* drop p=1% on rank 1's egress, in its kernel and on the switch
+ * (suites/scenarios/host-loss.yaml, 5 repetitions a side): the same
+ * packets are lost (packet-keyed draws), so the same NAKs and timeouts,
+ * and each degradation lies in the other's 95% interval. */
+START_TEST(random_drop_host_as_switch) {
+  if (!root_or_skip("random_drop_host_as_switch")) return;
+  const char *const args[] = {"run", JCT_SOURCE_DIR "/suites/scenarios/host-loss.yaml", NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "exit %d: %s", status, err);
+  free(err);
+  json_t *host = jget(doc, "cases.0"), *sw = jget(doc, "cases.1");
+  ck_assert_str_eq(json_string_value(jget(host, "name")), "host");
+  for (int i = 0; i < 2; i++) {
+    json_t *c = i ? sw : host;
+    ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "%s: %s",
+                  json_string_value(jget(c, "name")),
+                  json_string_value(json_object_get(c, "invalid_why")));
+    printf("hostfault: p=1%% on rank 1's egress, %s: degradation %.3f [%.3f, %.3f], %lld NAKs, "
+           "%lld timeouts\n",
+           json_string_value(jget(c, "name")), jnum(c, "degradation.median"),
+           jnum(c, "degradation.ci95_low"), jnum(c, "degradation.ci95_high"),
+           (long long)jint(c, "transport.naks"), (long long)jint(c, "transport.timeouts"));
+  }
+  ck_assert_int_eq(jint(host, "transport.naks"), jint(sw, "transport.naks"));
+  ck_assert_int_eq(jint(host, "transport.timeouts"), jint(sw, "transport.timeouts"));
+  ck_assert_int_gt(jint(host, "transport.naks") + jint(host, "transport.timeouts"), 0);
+  double hm = jnum(host, "degradation.median"), sm = jnum(sw, "degradation.median");
+  ck_assert_msg(hm >= jnum(sw, "degradation.ci95_low") && hm <= jnum(sw, "degradation.ci95_high"),
+                "host %.3f outside the switch's interval", hm);
+  ck_assert_msg(sm >= jnum(host, "degradation.ci95_low") &&
+                    sm <= jnum(host, "degradation.ci95_high"),
+                "switch %.3f outside the host's interval", sm);
+  json_decref(doc);
+}
+END_TEST
+
+/* How many programs named jct_hostdrop the kernel holds (any process's). */
+static int count_progs(void) {
+  int n = 0;
+  uint32_t id = 0;
+  while (bpf_prog_get_next_id(id, &id) == 0) {
+    int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) continue;
+    struct bpf_prog_info info;
+    uint32_t len = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "jct_hostdrop")) n++;
+    close(fd);
+  }
+  return n;
+}
+
+/* Wait up to limit_s for count_progs() to be want. */
+static bool progs_become(int want, double limit_s) {
+  for (double t0 = now_s(); now_s() - t0 < limit_s; sleep_ms(50))
+    if (count_progs() == want) return true;
+  return count_progs() == want;
+}
+
+/* jctlab killed in the middle of a run with a host injector attached:
+ * SIGTERM ends it cleanly (exit 128 + 15), SIGKILL at once; either way
+ * the program is gone from the kernel afterwards (the filter went with
+ * the rank's namespace, the maps and program with the last descriptor). */
+START_TEST(killed_leaves_no_program) {
+  if (!root_or_skip("killed_leaves_no_program")) return;
+  int before = count_progs();
+  const int sigs[] = {SIGTERM, SIGKILL};
+  for (int i = 0; i < 2; i++) {
+    char *argv[] = {JCT_BINARY, "run",      "--synth", "ring",   "--ranks", "4",
+                    "--rate",   "5mbit",    "--reps",  "50",     "--bytes", "256KiB",
+                    "--inject", "drop p=1% at=host:1", NULL};
+    child_t c = spawn(argv, NULL);
+    ck_assert_msg(progs_become(before + 1, 20), "the program never appeared");
+    sleep_ms(300);
+    kill(c.pid, sigs[i]);
+    result_t r = finish(&c, 30);
+    if (sigs[i] == SIGTERM)
+      ck_assert_msg(r.status == 128 + SIGTERM, "SIGTERM: exit %d: %s", r.status, r.err);
+    else
+      ck_assert_int_eq(r.signal, SIGKILL);
+    ck_assert_msg(progs_become(before, 5), "%s: %d programs left (before: %d)",
+                  sigs[i] == SIGTERM ? "SIGTERM" : "SIGKILL", count_progs() - before, before);
+    result_free(&r);
+  }
+}
+END_TEST
+
+/* What a host cannot do: exit 2, one line naming the word and the reason. */
+START_TEST(bad_input) {
+  if (!root_or_skip("bad_input")) return;
+  static const struct {
+    const char *opt, *val, *says;
+  } cases[] = {
+      {"--inject", "delay 10us at=host:1", "fq qdisc"},
+      {"--inject", "drop p=1% at=host:9", "host:9 does not exist"},
+      {"--inject", "drop p=1% at=host:one", "at=host:one"},
+      {"--inject", "ecn p=1% at=host:1", "ecn cannot run at a host"},
+      {"--inject", "drop p=1% at=host:1 where=udp", "where=udp"},
+      {"--inject", "drop pkt=1:2 at=host:1", "pkt="},
+      {"--inject-at", "hosts:1", "--inject-at: 'hosts:1'"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *argv[] = {JCT_BINARY, "run",     "--synth", "ring", "--ranks",         "4",
+                    "--bytes",  "64KiB",   "--reps",  "1",    (char *)cases[i].opt,
+                    (char *)cases[i].val,  "--inject", "drop p=0", NULL};
+    if (!strcmp(cases[i].opt, "--inject")) argv[12] = NULL; /* only the case's */
+    result_t r = run_cmd(argv, NULL, 30);
+    ck_assert_msg(r.status == 2, "%s '%s': exit %d: %s", cases[i].opt, cases[i].val, r.status,
+                  r.err);
+    ck_assert_msg(strstr(r.err, cases[i].says), "%s '%s': %s", cases[i].opt, cases[i].val, r.err);
+    ck_assert_uint_eq(count_lines(r.err), 1);
+    result_free(&r);
+  }
+}
+END_TEST
+
 Suite *hostfault_suite(void) {
   Suite *s = suite_create("hostfault");
   TCase *k = tcase_create("kernel");
@@ -280,5 +471,12 @@ Suite *hostfault_suite(void) {
   tcase_set_timeout(c, 60);
   tcase_add_test(c, veth_left_as_found);
   suite_add_tcase(s, c);
+  TCase *r = tcase_create("run");
+  tcase_set_timeout(r, 300);
+  tcase_add_test(r, targeted_drop_host_as_switch);
+  tcase_add_test(r, random_drop_host_as_switch);
+  tcase_add_test(r, bad_input);
+  tcase_add_test(r, killed_leaves_no_program);
+  suite_add_tcase(s, r);
   return s;
 }
