@@ -14,7 +14,10 @@
  *   run:     `jctlab run` with at=host:RANK, ranks in namespaces: a
  *            targeted drop gives exactly one NAK and no timeout, as on the
  *            switch; drop p=1% at the host and on the switch give the same
- *            degradation within the interval; bad input exits 2.
+ *            degradation within the interval; a PFC storm sent from a
+ *            rank's interface is received and paused on by the switch, and
+ *            the job takes about the paused time longer; bad input exits
+ *            2; killed runs leave no program in the kernel.
  * Needs root (CAP_BPF, CAP_NET_ADMIN in the initial user namespace): the
  * tests say so and pass without running otherwise. */
 #include <errno.h>
@@ -287,9 +290,9 @@ static bool root_or_skip(const char *test) {
 /* A 4-rank ring of 256 KiB at 5 Mbit/s (a busy machine keeps up), 1
  * repetition, one injector: its document, valid. */
 static json_t *run_one(const char *spec, const char *log) {
-  const char *const args[] = {"run",       "--synth", "ring", "--ranks", "4",  "--rate",
-                              "5mbit",     "--reps",  "1",    "--bytes", "256KiB", "--inject",
-                              spec,        "--fault-log", log, NULL};
+  const char *const args[] = {"run",   "--synth",     "ring", "--ranks", "4",      "--rate",
+                              "5mbit", "--reps",      "1",    "--bytes", "256KiB", "--inject",
+                              spec,    "--fault-log", log,    NULL};
   int status;
   char *err = NULL;
   json_t *doc = jctlab_json_retry(args, &status, &err);
@@ -379,6 +382,60 @@ START_TEST(random_drop_host_as_switch) {
 }
 END_TEST
 
+/* A PFC storm sent from rank 1's own interface (AF_PACKET), quanta 1000
+ * at 5 Mbit/s = 102.4 ms, link=5mbit: a frame every 51.2 ms for 300 ms
+ * (6 frames) from 50 ms. The switch receives all 6 on rank 1's link and
+ * keeps its egress toward rank 1 paused from the first to the last
+ * frame's end: 5 * 51.2 + 102.4 = 358.4 ms; the job takes about that much
+ * longer than without the storm. */
+START_TEST(pause_storm_from_host) {
+  if (!root_or_skip("pause_storm_from_host")) return;
+  const char *const base_args[] = {"run",   "--synth", "ring", "--ranks", "4",      "--rate",
+                                   "5mbit", "--reps",  "3",    "--bytes", "256KiB", NULL};
+  int status;
+  char *err = NULL;
+  json_t *base = jctlab_json_retry(base_args, &status, &err);
+  ck_assert_msg(status == 0 && base, "baseline: exit %d: %s", status, err);
+  free(err);
+  char log[256];
+  craft_tmpname(log, sizeof log, ".log");
+  const char *storm = "pause prio=3 quanta=1000 link=5mbit for=300ms at=50ms at=host:1";
+  json_t *run = run_one(storm, log);
+  /* On a loaded machine a stalled loop can cost a packet and a 4.3 s
+   * retransmit timeout: that run measures the machine, so once more. */
+  if (jint(run, "transport.timeouts") > 0) {
+    printf("hostfault: storm run with %lld timeouts (a loaded machine): once more\n",
+           (long long)jint(run, "transport.timeouts"));
+    json_decref(run);
+    run = run_one(storm, log);
+  }
+  ck_assert_int_eq(jint(run, "injectors.0.generated"), 6);
+  ck_assert_int_eq(jint(run, "injectors.0.dropped"), 0);
+  ck_assert_int_eq(jint(run, "fabric.pfc_xoff_received"), 6);
+  ck_assert_int_eq(jint(run, "fabric.drops"), 0);
+  double paused = (double)jint(run, "fabric.paused_ns"), expect = 5 * 51.2e6 + 102.4e6;
+  ck_assert_msg(fabs(paused - expect) <= 3e6, "paused %.1f ms, expected %.1f ms", paused / 1e6,
+                expect / 1e6);
+  double lossless = (double)jint(base, "jct.median_ns"),
+         stormy = (double)jint(run, "jct.median_ns");
+  double ratio = (stormy - lossless) / paused;
+  printf("hostfault: storm from host:1: %lld PFC frames received, paused %.1f ms; JCT %.1f ms, "
+         "lossless %.1f ms: +%.1f ms, %.2f x the paused time\n",
+         (long long)jint(run, "fabric.pfc_xoff_received"), paused / 1e6, stormy / 1e6,
+         lossless / 1e6, (stormy - lossless) / 1e6, ratio);
+  fflush(stdout);
+  ck_assert_msg(ratio >= 0.7 && ratio <= 1.5, "JCT increase %.2f x the paused time", ratio);
+  char *text = slurp(log, NULL);
+  ck_assert_uint_eq(count_lines(text), 6);
+  ck_assert_ptr_nonnull(strstr(text, "\"at\":\"host:1\""));
+  ck_assert_ptr_nonnull(strstr(text, "\"action\":\"generate\""));
+  free(text);
+  unlink(log);
+  json_decref(run);
+  json_decref(base);
+}
+END_TEST
+
 /* How many programs named jct_hostdrop the kernel holds (any process's). */
 static int count_progs(void) {
   int n = 0;
@@ -411,9 +468,10 @@ START_TEST(killed_leaves_no_program) {
   int before = count_progs();
   const int sigs[] = {SIGTERM, SIGKILL};
   for (int i = 0; i < 2; i++) {
-    char *argv[] = {JCT_BINARY, "run",      "--synth", "ring",   "--ranks", "4",
-                    "--rate",   "5mbit",    "--reps",  "50",     "--bytes", "256KiB",
-                    "--inject", "drop p=1% at=host:1", NULL};
+    char *argv[] = {
+        JCT_BINARY, "run",    "--synth", "ring",    "--ranks", "4",        "--rate",
+        "5mbit",    "--reps", "50",      "--bytes", "256KiB",  "--inject", "drop p=1% at=host:1",
+        NULL};
     child_t c = spawn(argv, NULL);
     ck_assert_msg(progs_become(before + 1, 20), "the program never appeared");
     sleep_ms(300);
@@ -445,9 +503,21 @@ START_TEST(bad_input) {
       {"--inject-at", "hosts:1", "--inject-at: 'hosts:1'"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    char *argv[] = {JCT_BINARY, "run",     "--synth", "ring", "--ranks",         "4",
-                    "--bytes",  "64KiB",   "--reps",  "1",    (char *)cases[i].opt,
-                    (char *)cases[i].val,  "--inject", "drop p=0", NULL};
+    char *argv[] = {JCT_BINARY,
+                    "run",
+                    "--synth",
+                    "ring",
+                    "--ranks",
+                    "4",
+                    "--bytes",
+                    "64KiB",
+                    "--reps",
+                    "1",
+                    (char *)cases[i].opt,
+                    (char *)cases[i].val,
+                    "--inject",
+                    "drop p=0",
+                    NULL};
     if (!strcmp(cases[i].opt, "--inject")) argv[12] = NULL; /* only the case's */
     result_t r = run_cmd(argv, NULL, 30);
     ck_assert_msg(r.status == 2, "%s '%s': exit %d: %s", cases[i].opt, cases[i].val, r.status,
@@ -475,6 +545,7 @@ Suite *hostfault_suite(void) {
   tcase_set_timeout(r, 300);
   tcase_add_test(r, targeted_drop_host_as_switch);
   tcase_add_test(r, random_drop_host_as_switch);
+  tcase_add_test(r, pause_storm_from_host);
   tcase_add_test(r, bad_input);
   tcase_add_test(r, killed_leaves_no_program);
   suite_add_tcase(s, r);

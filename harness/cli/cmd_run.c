@@ -143,7 +143,7 @@ static void print_congestion(const jct_run_opts_t *o, const jct_run_result_t *r)
     uint64_t cuts = 0;
     for (uint32_t c = 0; r->qps && c < o->schedule->nconns; c++)
       cuts += r->qps[c].rate_cuts;
-    printf("congestion DCQCN (%s, parameters dilated x%.0f): %llu CNPs, %llu rate cuts", 
+    printf("congestion DCQCN (%s, parameters dilated x%.0f): %llu CNPs, %llu rate cuts",
            jct_dcqcn_profile_name(o->cc_profile), jct_run_cc_dilation(o),
            (unsigned long long)t->cnps, (unsigned long long)cuts);
   } else {
@@ -235,21 +235,21 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                       json_pack("{s:f,s:f,s:f,s:o}", "alpha_ns", r->alpha_ns, "goodput_bps",
                                 r->goodput_bps, "jct_ns", r->model_ns, "ratio",
                                 r->valid ? json_real(r->model_ratio) : json_null()));
-  json_object_set_new(root, "loop",
-                      json_pack("{s:I,s:I,s:I,s:f,s:f,s:b,s:I}", "lateness_p50_ns",
-                                (json_int_t)r->lateness_p50_ns, "lateness_p99_ns",
-                                (json_int_t)r->lateness_p99_ns, "lateness_max_ns",
-                                (json_int_t)r->lateness_max_ns, "packet_time_ns", r->packet_time_ns,
-                                "cpu_busy", r->cpu_busy, "loop_bound", r->loop_bound,
-                                "skipped_ns", (json_int_t)r->skipped_ns));
+  json_object_set_new(
+      root, "loop",
+      json_pack("{s:I,s:I,s:I,s:f,s:f,s:b,s:I}", "lateness_p50_ns", (json_int_t)r->lateness_p50_ns,
+                "lateness_p99_ns", (json_int_t)r->lateness_p99_ns, "lateness_max_ns",
+                (json_int_t)r->lateness_max_ns, "packet_time_ns", r->packet_time_ns, "cpu_busy",
+                r->cpu_busy, "loop_bound", r->loop_bound, "skipped_ns", (json_int_t)r->skipped_ns));
   json_object_set_new(root, "transport", jct__transport_json(&r->transport));
   const jct_switch_totals_t *f = &r->fabric;
   json_object_set_new(root, "fabric",
-                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "frames_in",
+                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "frames_in",
                                 (json_int_t)f->rx_frames, "frames_out", (json_int_t)f->tx_frames,
                                 "drops", (json_int_t)(f->rx_drops + f->tx_drops), "duplicates",
                                 (json_int_t)f->duplicates, "pfc_xoff_sent",
-                                (json_int_t)f->tx_pfc_xoff, "ecn_marked", (json_int_t)f->ecn_marked,
+                                (json_int_t)f->tx_pfc_xoff, "pfc_xoff_received",
+                                (json_int_t)f->rx_pfc_xoff, "ecn_marked", (json_int_t)f->ecn_marked,
                                 "harness_losses", (json_int_t)r->harness_losses));
   json_t *drops = json_object();
   for (int k = 1; k < JCT_SW_DROP_NREASONS; k++) /* 0 is "forwarded" */

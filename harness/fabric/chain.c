@@ -4,12 +4,16 @@
 #include <string.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include "capture.h"
 #include "chain.h"
 #include "common/rng.h"
+#include "harness/base/netlink.h"
 #include "hostdrop.h"
 #include "jctlab/roce.h"
 #include "common/errf.h"
@@ -44,6 +48,7 @@ struct jct__chain {
    * which topology's ranks, and the repetition's start on the kernel's
    * clock (CLOCK_MONOTONIC, bpf_ktime_get_ns). */
   jct__hostdrop_t **host;
+  int *host_fd; /* per injector: the AF_PACKET socket its frames leave by (pause), or -1 */
   const jct_topo_t *topo;
   uint64_t start_mono_ns;
 };
@@ -58,11 +63,17 @@ int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint6
     free(c);
     return JCT_ENOMEM;
   }
-  if (!(c->host = calloc(n ? n : 1, sizeof *c->host))) {
+  c->host = calloc(n ? n : 1, sizeof *c->host);
+  c->host_fd = malloc((n ? n : 1) * sizeof *c->host_fd);
+  if (!c->host || !c->host_fd) {
+    free(c->host);
+    free(c->host_fd);
     free(c->inj);
     free(c);
     return JCT_ENOMEM;
   }
+  for (size_t i = 0; i < n; i++)
+    c->host_fd[i] = -1;
   for (size_t i = 0; i < n; i++) {
     int rc = jct_injector_new(&c->inj[i], specs[i], run_seed, (uint32_t)i, err, errlen);
     if (rc) {
@@ -277,6 +288,26 @@ static int attach_host(void *arg) {
                               a->errlen);
 }
 
+/* A pause storm's frames leave from the rank's own interface: a raw
+ * AF_PACKET socket (packet(7)) bound to it, opened in its namespace. */
+static int open_host_socket(jct__chain_t *c, size_t i, char *err, size_t errlen) {
+  const jct_injector_t *inj = c->inj[i];
+  size_t rank = (size_t)inj->host;
+  int fd = jct_topo_socket(c->topo, rank, AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0, err, errlen);
+  if (fd < 0) return fd;
+  struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+                            .sll_ifindex = jct_topo_rank_ifindex(c->topo, rank)};
+  if (bind(fd, (struct sockaddr *)&sll, sizeof sll) != 0) {
+    char et[96];
+    int rc = jct__errf(err, errlen, JCT_EIO, "%s: cannot bind a packet socket to %s: %s", inj->spec,
+                       jct_topo_rank_ifname(c->topo, rank), jct__errno_text(errno, et, sizeof et));
+    close(fd);
+    return rc;
+  }
+  c->host_fd[i] = fd;
+  return 0;
+}
+
 int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, size_t errlen) {
   c->topo = topo;
   for (size_t i = 0; i < c->n; i++) {
@@ -288,8 +319,14 @@ int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, 
                        "only: transport uroce, not the lab's VMs or jctlab wire)",
                        inj->spec);
     if ((size_t)inj->host >= jct_topo_nranks(topo))
-      return jct__errf(err, errlen, JCT_EINVAL, "%s: host:%d does not exist: the ranks are 0 to %zu",
-                       inj->spec, inj->host, jct_topo_nranks(topo) - 1);
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: host:%d does not exist: the ranks are 0 to %zu", inj->spec, inj->host,
+                       jct_topo_nranks(topo) - 1);
+    if (inj->ops->host_frames) {
+      int rc = open_host_socket(c, i, err, errlen);
+      if (rc < 0) return rc;
+      continue;
+    }
     host_arg_t a = {.c = c, .i = i, .err = err, .errlen = errlen};
     char nserr[160];
     int rc = jct_topo_in_rank(topo, (size_t)inj->host, attach_host, &a, nserr, sizeof nserr);
@@ -308,6 +345,10 @@ static int detach_host(void *arg) {
 }
 
 void jct__chain_detach_hosts(jct__chain_t *c) {
+  for (size_t i = 0; c->host_fd && i < c->n; i++) {
+    if (c->host_fd[i] >= 0) close(c->host_fd[i]);
+    c->host_fd[i] = -1;
+  }
   for (size_t i = 0; c->host && i < c->n; i++) {
     if (!c->host[i]) continue;
     host_arg_t a = {.c = c, .i = i};
@@ -345,7 +386,7 @@ static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
 void jct__chain_collect(jct__chain_t *c) {
   for (size_t i = 0; c->host && i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
-    if (!c->host[i]) continue;
+    if (!c->host[i]) continue; /* a pause's counters are its own (generated) */
     struct jct_kdrop_counters k;
     if (jct__hostdrop_counters(c->host[i], &k) == 0) {
       memset(&inj->stats, 0, sizeof inj->stats);
@@ -399,12 +440,29 @@ static void emit_into_switch(jct_injector_t *inj, uint32_t port, const uint8_t *
   jct_switch_rx(c->sw, port, frame, len, now_ns);
 }
 
+/* A frame an injector at a host makes: sent from the host's interface,
+ * it reaches the switch on that link as the host's own frames do. */
+static void emit_from_host(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
+                           uint64_t now_ns) {
+  (void)port;
+  jct__chain_t *c = inj->data;
+  int fd = c->host_fd[inj->index];
+  bool sent = fd >= 0 && send(fd, frame, len, 0) == (ssize_t)len;
+  if (!sent) inj->stats.dropped++; /* generated, but the host's kernel refused to send it */
+  if (c->log)
+    fprintf(c->log,
+            "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
+            "\"kind\":\"%s\",\"action\":\"%s\",\"bytes\":%zu}\n",
+            c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
+            inj->ops->name, sent ? "generate" : "send-failed", len);
+}
+
 void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
   if (c->disabled) return;
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
     if (inj->ops->tick && inj->ops->next_deadline_ns && inj->ops->next_deadline_ns(inj) <= now_ns)
-      jct_injector_tick(inj, now_ns, emit_into_switch);
+      jct_injector_tick(inj, now_ns, inj->host >= 0 ? emit_from_host : emit_into_switch);
   }
 }
 
@@ -423,6 +481,7 @@ void jct__chain_free(jct__chain_t *c) {
   free(c->inj);
   jct__chain_detach_hosts(c); /* normally done already, by the fabric */
   free(c->host);
+  free(c->host_fd);
   free_sites(c);
   free(c);
 }

@@ -195,6 +195,9 @@ struct jct_injector_ops {
    * JCT_EINVAL naming what the kernel program cannot do. NULL: the kind
    * runs on the switch only. */
   int (*kernel)(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, char *err, size_t errlen);
+  /* at=host: the frames tick makes leave from the host's own interface
+   * (an AF_PACKET socket) instead of entering the switch (pause). */
+  bool host_frames;
 };
 
 /* What the framework keeps for every injector; kinds use priv and the
