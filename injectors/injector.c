@@ -212,12 +212,13 @@ static void injector_destroy(injector_box_t *box) {
  * host (pause). delay is refused later, by the harness, which can ask the
  * host's kernel for fq. */
 static int check_host(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
-  if (strcmp(inj->ops->name, "delay") == 0 || inj->ops->host_frames) return 0;
+  if (strcmp(inj->ops->name, "delay") == 0 || inj->ops->host_frames || inj->ops->host_link)
+    return 0;
   if (!inj->ops->kernel)
     return jct__errf(err, errlen, JCT_EINVAL,
-                     "%s: %s cannot run at a host: drop runs in a host's kernel (tc-eBPF) "
-                     "and pause sends from its interface; run it on the switch (at=switch) or "
-                     "with `jctlab wire`",
+                     "%s: %s cannot run at a host: drop runs in a host's kernel (tc-eBPF), "
+                     "pause sends from its interface, flap sets its link down; run it on the "
+                     "switch (at=switch) or with `jctlab wire`",
                      spec->text, inj->ops->name);
   struct jct_kdrop_cfg cfg;
   return inj->ops->kernel(inj, &cfg, err, errlen);

@@ -16,7 +16,9 @@
  *            switch; drop p=1% at the host and on the switch give the same
  *            degradation within the interval; a PFC storm sent from a
  *            rank's interface is received and paused on by the switch, and
- *            the job takes about the paused time longer; bad input exits
+ *            the job takes about the paused time longer; a flap of a
+ *            rank's interface counts its down time, retransmit timeouts
+ *            follow and the link is up at the end; bad input exits
  *            2; killed runs leave no program in the kernel.
  * Needs root (CAP_BPF, CAP_NET_ADMIN in the initial user namespace): the
  * tests say so and pass without running otherwise. */
@@ -436,6 +438,57 @@ START_TEST(pause_storm_from_host) {
 }
 END_TEST
 
+/* Rank 1's interface set down for 100 ms from 100 ms (flap at=host:1,
+ * over netlink): the link-down time is counted, the senders' retransmit
+ * timers (exponent 14: 67 ms) fire, the job still completes, and the
+ * fault log ends with the link up. */
+START_TEST(flap_from_host) {
+  if (!root_or_skip("flap_from_host")) return;
+  char log[256];
+  craft_tmpname(log, sizeof log, ".log");
+  const char *const args[] = {"run",
+                              "--synth",
+                              "ring",
+                              "--ranks",
+                              "4",
+                              "--rate",
+                              "5mbit",
+                              "--reps",
+                              "1",
+                              "--bytes",
+                              "256KiB",
+                              "--timeout",
+                              "14",
+                              "--fault-log",
+                              log,
+                              "--inject",
+                              "flap down=100ms every=10s at=100ms at=host:1",
+                              NULL};
+  int status;
+  char *err = NULL;
+  json_t *run = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && run, "exit %d: %s", status, err);
+  free(err);
+  double down = (double)jint(run, "injectors.0.link_down_ns");
+  printf("hostfault: flap at host:1: link down %.1f ms, %lld timeouts, %lld packets re-sent\n",
+         down / 1e6, (long long)jint(run, "transport.timeouts"),
+         (long long)jint(run, "transport.retransmitted_packets"));
+  ck_assert_msg(down >= 99e6 && down <= 110e6, "link down %.1f ms, not about 100", down / 1e6);
+  ck_assert_int_gt(jint(run, "transport.timeouts"), 0);
+  ck_assert_int_eq(jint(run, "fabric.harness_losses"), 0);
+  char *text = slurp(log, NULL);
+  ck_assert_uint_eq(count_lines(text), 2);
+  char *down_at = strstr(text, "\"action\":\"link-down\""),
+       *up_at = strstr(text, "\"action\":\"link-up\"");
+  ck_assert_ptr_nonnull(down_at);
+  ck_assert_ptr_nonnull(up_at);
+  ck_assert(up_at > down_at); /* up again at the end */
+  free(text);
+  unlink(log);
+  json_decref(run);
+}
+END_TEST
+
 /* How many programs named jct_hostdrop the kernel holds (any process's). */
 static int count_progs(void) {
   int n = 0;
@@ -498,6 +551,7 @@ START_TEST(bad_input) {
       {"--inject", "drop p=1% at=host:9", "host:9 does not exist"},
       {"--inject", "drop p=1% at=host:one", "at=host:one"},
       {"--inject", "ecn p=1% at=host:1", "ecn cannot run at a host"},
+      {"--inject", "pause prio=3 quanta=100 at=host:1", "link=RATE"},
       {"--inject", "drop p=1% at=host:1 where=udp", "where=udp"},
       {"--inject", "drop pkt=1:2 at=host:1", "pkt="},
       {"--inject-at", "hosts:1", "--inject-at: 'hosts:1'"},
@@ -546,6 +600,7 @@ Suite *hostfault_suite(void) {
   tcase_add_test(r, targeted_drop_host_as_switch);
   tcase_add_test(r, random_drop_host_as_switch);
   tcase_add_test(r, pause_storm_from_host);
+  tcase_add_test(r, flap_from_host);
   tcase_add_test(r, bad_input);
   tcase_add_test(r, killed_leaves_no_program);
   suite_add_tcase(s, r);

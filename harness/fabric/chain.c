@@ -5,7 +5,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <libmnl/libmnl.h>
 #include <linux/if_packet.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -15,6 +18,7 @@
 #include "common/rng.h"
 #include "harness/base/netlink.h"
 #include "hostdrop.h"
+#include "topo_link.h"
 #include "jctlab/roce.h"
 #include "common/errf.h"
 #include "jctlab/decode.h"
@@ -48,9 +52,12 @@ struct jct__chain {
    * which topology's ranks, and the repetition's start on the kernel's
    * clock (CLOCK_MONOTONIC, bpf_ktime_get_ns). */
   jct__hostdrop_t **host;
-  int *host_fd; /* per injector: the AF_PACKET socket its frames leave by (pause), or -1 */
+  int *host_fd;        /* per injector: the AF_PACKET socket its frames leave by (pause), or -1 */
+  jct__nl_t **host_nl; /* per injector: netlink in its host's namespace (flap), or NULL */
+  uint64_t *host_down_ns; /* per injector: when its host's link went down (flap), 0: up */
   const jct_topo_t *topo;
   uint64_t start_mono_ns;
+  uint64_t last_ns; /* the latest tick's time */
 };
 
 int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
@@ -65,9 +72,13 @@ int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint6
   }
   c->host = calloc(n ? n : 1, sizeof *c->host);
   c->host_fd = malloc((n ? n : 1) * sizeof *c->host_fd);
-  if (!c->host || !c->host_fd) {
+  c->host_nl = calloc(n ? n : 1, sizeof *c->host_nl);
+  c->host_down_ns = calloc(n ? n : 1, sizeof *c->host_down_ns);
+  if (!c->host || !c->host_fd || !c->host_nl || !c->host_down_ns) {
     free(c->host);
     free(c->host_fd);
+    free(c->host_nl);
+    free(c->host_down_ns);
     free(c->inj);
     free(c);
     return JCT_ENOMEM;
@@ -219,6 +230,8 @@ void jct__chain_set_rep(jct__chain_t *c, uint32_t rep) {
   c->rep = rep;
 }
 
+static void hosts_links_up(jct__chain_t *c, uint64_t now_ns);
+
 static uint64_t mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -226,7 +239,8 @@ static uint64_t mono_ns(void) {
 }
 
 void jct__chain_start(jct__chain_t *c, uint64_t now_ns) {
-  c->start_ns = now_ns;
+  hosts_links_up(c, now_ns);
+  c->start_ns = c->last_ns = now_ns;
   c->start_mono_ns = mono_ns();
   for (uint32_t i = 0; c->sites && i < 2 * c->nports; i++)
     jct_flows_clear(c->sites[i].flows);
@@ -308,6 +322,85 @@ static int open_host_socket(jct__chain_t *c, size_t i, char *err, size_t errlen)
   return 0;
 }
 
+typedef struct {
+  jct__nl_t **nl;
+  char *err;
+  size_t errlen;
+} nl_arg_t;
+
+static int open_nl(void *arg) {
+  nl_arg_t *a = arg;
+  return jct__nl_open(a->nl, a->err, a->errlen);
+}
+
+/* A flap's netlink socket, opened in its host's namespace (a socket stays
+ * in the namespace it was made in). */
+static int open_host_netlink(jct__chain_t *c, size_t i, char *err, size_t errlen) {
+  nl_arg_t a = {.nl = &c->host_nl[i], .err = err, .errlen = errlen};
+  char nserr[160] = "";
+  int rc = jct_topo_in_rank(c->topo, (size_t)c->inj[i]->host, open_nl, &a, nserr, sizeof nserr);
+  if (rc < 0 && nserr[0]) jct__errf(err, errlen, rc, "%s", nserr);
+  return rc < 0 ? rc : 0;
+}
+
+/* Set the flap's host interface up or down (RTM_NEWLINK, IFF_UP), keeping
+ * its down time. */
+static int set_host_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
+  jct_injector_t *inj = c->inj[i];
+  if (!c->host_nl[i] || up == !c->host_down_ns[i]) return 0;
+  size_t rank = (size_t)inj->host;
+  char err[256];
+  struct nlmsghdr *nlh;
+  int rc =
+      jct__nl_begin(c->host_nl[i], &nlh, RTM_NEWLINK, 0, err, sizeof err, "host:%zu: set %s %s",
+                    rank, jct_topo_rank_ifname(c->topo, rank), up ? "up" : "down");
+  if (rc < 0) return rc;
+  struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+  ifi->ifi_family = AF_UNSPEC;
+  ifi->ifi_index = jct_topo_rank_ifindex(c->topo, rank);
+  ifi->ifi_flags = up ? IFF_UP : 0;
+  ifi->ifi_change = IFF_UP;
+  /* Down flushed the rank's permanent neighbours (neigh_ifdown): put them
+   * back, so no ARP crosses the fabric (topo.h). */
+  if (up &&
+      (rc = jct__link_rank_neighs(c->host_nl[i], rank, ifi->ifi_index, jct_topo_nranks(c->topo),
+                                  jct_topo_ipv6(c->topo), err, sizeof err)) < 0)
+    return rc;
+  if ((rc = jct__nl_flush(c->host_nl[i], err, sizeof err)) < 0) {
+    fprintf(stderr, "jctlab: injector #%zu: %s\n", i + 1, err);
+    return rc;
+  }
+  if (up) {
+    inj->stats.link_down_ns += now_ns > c->host_down_ns[i] ? now_ns - c->host_down_ns[i] : 0;
+    c->host_down_ns[i] = 0;
+  } else {
+    c->host_down_ns[i] = now_ns ? now_ns : 1;
+  }
+  if (c->log)
+    fprintf(c->log,
+            "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"injector\":%u,\"kind\":\"%s\","
+            "\"action\":\"%s\"}\n",
+            c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
+            inj->ops->name, up ? "link-up" : "link-down");
+  return 0;
+}
+
+/* Every host link a flap left down comes up (a repetition's end, a
+ * baseline, the end of the run). */
+static void hosts_links_up(jct__chain_t *c, uint64_t now_ns) {
+  for (size_t i = 0; c->host_nl && i < c->n; i++)
+    if (c->host_down_ns[i]) set_host_link(c, i, true, now_ns);
+}
+
+bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port) {
+  for (size_t i = 0; c && c->host_nl && i < c->n; i++)
+    if (c->host_down_ns[i] && (uint32_t)c->inj[i]->host == port) {
+      c->inj[i]->stats.dropped++;
+      return true;
+    }
+  return false;
+}
+
 int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, size_t errlen) {
   c->topo = topo;
   for (size_t i = 0; i < c->n; i++) {
@@ -322,8 +415,9 @@ int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, 
       return jct__errf(err, errlen, JCT_EINVAL,
                        "%s: host:%d does not exist: the ranks are 0 to %zu", inj->spec, inj->host,
                        jct_topo_nranks(topo) - 1);
-    if (inj->ops->host_frames) {
-      int rc = open_host_socket(c, i, err, errlen);
+    if (inj->ops->host_frames || inj->ops->host_link) {
+      int rc = inj->ops->host_frames ? open_host_socket(c, i, err, errlen)
+                                     : open_host_netlink(c, i, err, errlen);
       if (rc < 0) return rc;
       continue;
     }
@@ -345,6 +439,11 @@ static int detach_host(void *arg) {
 }
 
 void jct__chain_detach_hosts(jct__chain_t *c) {
+  hosts_links_up(c, mono_ns());
+  for (size_t i = 0; c->host_nl && i < c->n; i++) {
+    jct__nl_close(c->host_nl[i]);
+    c->host_nl[i] = NULL;
+  }
   for (size_t i = 0; c->host_fd && i < c->n; i++) {
     if (c->host_fd[i] >= 0) close(c->host_fd[i]);
     c->host_fd[i] = -1;
@@ -384,6 +483,7 @@ static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
 }
 
 void jct__chain_collect(jct__chain_t *c) {
+  hosts_links_up(c, c->last_ns); /* the link is up when a repetition ends */
   for (size_t i = 0; c->host && i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
     if (!c->host[i]) continue; /* a pause's counters are its own (generated) */
@@ -399,6 +499,7 @@ void jct__chain_collect(jct__chain_t *c) {
 }
 
 int jct__chain_set_enabled(jct__chain_t *c, bool on) {
+  if (!on) hosts_links_up(c, c->last_ns);
   for (size_t i = 0; c->host && i < c->n; i++)
     if (c->host[i] && jct__hostdrop_enable(c->host[i], on) < 0) return JCT_EIO;
   if (!c->sites || c->disabled == !on) {
@@ -458,11 +559,19 @@ static void emit_from_host(jct_injector_t *inj, uint32_t port, const uint8_t *fr
 }
 
 void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
+  c->last_ns = now_ns;
   if (c->disabled) return;
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
-    if (inj->ops->tick && inj->ops->next_deadline_ns && inj->ops->next_deadline_ns(inj) <= now_ns)
-      jct_injector_tick(inj, now_ns, inj->host >= 0 ? emit_from_host : emit_into_switch);
+    if (!(inj->ops->tick && inj->ops->next_deadline_ns &&
+          inj->ops->next_deadline_ns(inj) <= now_ns))
+      continue;
+    jct_injector_tick(inj, now_ns, inj->host >= 0 ? emit_from_host : emit_into_switch);
+    if (inj->host >= 0 && inj->ops->host_link) { /* the state due now, on the host's link */
+      uint8_t none[1] = {0};
+      jct_frame_t f = {.data = none, .len = 0, .out = true};
+      set_host_link(c, i, inj->ops->process(inj, &f, now_ns) != JCT_DROP, now_ns);
+    }
   }
 }
 
@@ -482,6 +591,8 @@ void jct__chain_free(jct__chain_t *c) {
   jct__chain_detach_hosts(c); /* normally done already, by the fabric */
   free(c->host);
   free(c->host_fd);
+  free(c->host_nl);
+  free(c->host_down_ns);
   free_sites(c);
   free(c);
 }

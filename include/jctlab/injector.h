@@ -162,6 +162,9 @@ typedef struct {
   /* Its holds, summed: how much later than the injectors before it in the
    * chain (or now) had made each frame ready. */
   uint64_t hold_ns_total;
+  /* flap at a host: how long it kept the host's link down, and the frames
+   * the switch could not send to the host meanwhile (in dropped too). */
+  uint64_t link_down_ns;
 } jct_injector_stats_t;
 
 typedef struct jct_injector jct_injector_t;
@@ -198,6 +201,10 @@ struct jct_injector_ops {
   /* at=host: the frames tick makes leave from the host's own interface
    * (an AF_PACKET socket) instead of entering the switch (pause). */
   bool host_frames;
+  /* at=host: process() says whether the host's link is down now (JCT_DROP)
+   * and the harness sets the host interface down and up to match, over
+   * netlink, at each of next_deadline_ns's transitions (flap). */
+  bool host_link;
 };
 
 /* What the framework keeps for every injector; kinds use priv and the
