@@ -121,10 +121,9 @@ fail:
   return rc;
 }
 
-/* Empty a hash map whose keys are key_size bytes (at most 16). */
-static void clear_map(int fd, size_t key_size) {
+/* Empty a hash map (keys of at most 16 bytes). */
+static void clear_map(int fd) {
   uint64_t key[2];
-  (void)key_size;
   while (bpf_map_get_next_key(fd, NULL, key) == 0)
     if (bpf_map_delete_elem(fd, key) < 0) break;
 }
@@ -141,9 +140,9 @@ int jct__hostdrop_configure(jct__hostdrop_t *h, const struct jct_kdrop_cfg *cfg,
   off.enabled = 0;
   if (bpf_map_update_elem(h->cfg_fd, &zero, &off, BPF_ANY) < 0) return JCT_EIO;
   if (bpf_map_update_elem(h->state_fd, &zero, &v, BPF_ANY) < 0) return JCT_EIO;
-  clear_map(h->flows_fd, sizeof(uint64_t));
-  clear_map(h->losses_fd, 16);
-  clear_map(h->targets_fd, sizeof(uint32_t));
+  clear_map(h->flows_fd);
+  clear_map(h->losses_fd);
+  clear_map(h->targets_fd);
   for (uint32_t i = 0; i < cfg->ntargets && i < JCT_KDROP_MAX_TARGETS; i++) {
     struct jct_kdrop_target t;
     uint32_t psn = cfg->psn[i];

@@ -10,9 +10,10 @@
  * extension headers, UDP destination port 4791 (IBA vol. 1, Annex A17),
  * the 12-byte BTH (9.2: opcode, destination QP in bytes 5-7, PSN in bytes
  * 9-11). Everything else passes uncounted. Probabilities are 32-bit
- * fractions compared with 32-bit draws, as drop.c and netem keep them; the
- * draws come from xoshiro256** (common/rng.h) whose state userspace seeds
- * from the injector's seed at each repetition's start.
+ * fractions compared with 32-bit draws, as drop.c and netem keep them;
+ * Bernoulli's draws are keyed by the packet and the seed (injectors/draw.c),
+ * the Markov models' come from xoshiro256** (common/rng.h) whose state
+ * userspace seeds from the injector's seed at each repetition's start.
  */
 #ifndef JCTLAB_KDROP_H
 #define JCTLAB_KDROP_H

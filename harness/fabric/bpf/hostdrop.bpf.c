@@ -14,9 +14,9 @@
  * with the same seed the host loses the same packets the switch would;
  * Gilbert-Elliott and the 4-state chain draw from the seeded stream, as on
  * the switch, but see only RoCEv2 packets (the switch's stream also moves
- * on the other frames a port carries). The random models decide under one bpf_spin_lock, a PSN's
- * targets under their entry's, so two CPUs sending at once still see one
- * sequence; the counters are atomic adds.
+ * on the other frames a port carries). The random models decide under one
+ * bpf_spin_lock, a PSN's targets under their entry's, so two CPUs sending
+ * at once still see one sequence; the counters are atomic adds.
  *
  * Built with clang -target bpf as part of jctlab and embedded in it. */
 #include <linux/bpf.h>
