@@ -478,6 +478,7 @@ START_TEST(flap_from_host) {
          (long long)jint(run, "transport.retransmitted_packets"));
   ck_assert_msg(down >= 99e6 && down <= 110e6, "link down %.1f ms, not about 100", down / 1e6);
   ck_assert_int_gt(jint(run, "transport.timeouts"), 0);
+  ck_assert_int_gt(jint(run, "injectors.0.dropped"), 0); /* the switch's, toward the down link */
   ck_assert_int_eq(jint(run, "fabric.harness_losses"), 0);
   char *text = slurp(log, NULL);
   ck_assert_uint_eq(count_lines(text), 2);

@@ -72,9 +72,9 @@ int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, 
  * goes). Idempotent; jct__chain_free does it too. */
 void jct__chain_detach_hosts(jct__chain_t *c);
 
-/* The switch could not send a frame to port: true when a flap at that
- * port's host has the link down (the frame is then the flap's drop, not
- * the harness's loss). */
+/* The switch is about to send a frame to port: true when a flap at that
+ * port's host has the link down, and the frame is then lost on it (the
+ * flap's drop, counted in its dropped), not sent. */
 bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port);
 
 /* Bring the host injectors' counters into their stats (seen = matched: the

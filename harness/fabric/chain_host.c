@@ -136,8 +136,10 @@ static int set_host_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
   if (up) {
     inj->stats.link_down_ns += now_ns > c->host_down_ns[i] ? now_ns - c->host_down_ns[i] : 0;
     c->host_down_ns[i] = 0;
+    c->links_down--;
   } else {
     c->host_down_ns[i] = now_ns ? now_ns : 1;
+    c->links_down++;
   }
   if (c->log)
     fprintf(c->log,
@@ -156,7 +158,8 @@ void jct__chain_hosts_links_up(jct__chain_t *c, uint64_t now_ns) {
 }
 
 bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port) {
-  for (size_t i = 0; c && c->host_nl && i < c->n; i++)
+  if (!c || !c->links_down) return false; /* the switch's every frame asks */
+  for (size_t i = 0; c->host_nl && i < c->n; i++)
     if (c->host_down_ns[i] && (uint32_t)c->inj[i]->host == port) {
       c->inj[i]->stats.dropped++;
       return true;

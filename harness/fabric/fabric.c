@@ -72,10 +72,13 @@ static bool counted(const uint8_t *fr, size_t len) {
 
 static void emit(uint32_t port, const uint8_t *frame, size_t len, uint64_t depart_ns, void *arg) {
   jct_fabric_t *f = arg;
-  if (pcap_inject(f->ports[port].pcap, frame, len) != (int)len) {
-    if (!jct__chain_host_link_drop(f->opts.chain, port)) f->hs.inject_failures++;
-  } else if (counted(frame, len))
+  if (jct__chain_host_link_drop(f->opts.chain, port)) {
+    /* its host's link is down (a flap at=host): lost on it, the flap's drop */
+  } else if (pcap_inject(f->ports[port].pcap, frame, len) != (int)len) {
+    f->hs.inject_failures++;
+  } else if (counted(frame, len)) {
     jct_clock_flight(f->clock, 1);
+  }
   f->hs.frames_out++;
   if (f->dump) {
     struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
