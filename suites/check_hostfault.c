@@ -476,7 +476,8 @@ START_TEST(flap_from_host) {
   printf("hostfault: flap at host:1: link down %.1f ms, %lld timeouts, %lld packets re-sent\n",
          down / 1e6, (long long)jint(run, "transport.timeouts"),
          (long long)jint(run, "transport.retransmitted_packets"));
-  ck_assert_msg(down >= 99e6 && down <= 110e6, "link down %.1f ms, not about 100", down / 1e6);
+  /* Each transition is as late as the loop (a few ms on a busy machine). */
+  ck_assert_msg(down >= 90e6 && down <= 110e6, "link down %.1f ms, not about 100", down / 1e6);
   ck_assert_int_gt(jint(run, "transport.timeouts"), 0);
   ck_assert_int_gt(jint(run, "injectors.0.dropped"), 0); /* the switch's, toward the down link */
   ck_assert_int_eq(jint(run, "fabric.harness_losses"), 0);
