@@ -12,7 +12,13 @@
  *            sw<i>, driven on the nanosecond clock in a libuv loop exactly
  *            as harness/fabric/fabric.c drives it; PFC and ECN off;
  *   jct+pfc  the same with PFC (XOFF 256 KiB, XON 128 KiB) and ECN
- *            (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2) on priority 3.
+ *            (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2) on priority 3;
+ *   jct-leafspine  jctlab's leaf-spine fabric (clos.h): 2 leaves x 2
+ *            spines, 2 hosts per leaf, ranks spread (0 and 2 under leaf 0,
+ *            1 and 3 under leaf 1), so the pairs and two of the incast's
+ *            senders cross a spine: three switches per frame, the links
+ *            between them internal. Its goal: at least half the star's
+ *            ("jct") packet rate on the same traffic.
  * The jctlab modes build their switch from jct_switch_config_t here, as
  * fabric.c's build_switch does, because jct_fabric_opts_t has no ECN
  * setting and jct_fabric_new always makes its own topology.
@@ -72,8 +78,8 @@
 #define MAX_RUNS BENCH_MAX_RUNS
 #define DATA_PRIO 3
 
-typedef enum { MODE_BRIDGE, MODE_JCT, MODE_JCT_PFC_ECN, NMODES } mode_t_;
-static const char *const mode_name[NMODES] = {"bridge", "jct", "jct+pfc+ecn"};
+typedef enum { MODE_BRIDGE, MODE_JCT, MODE_JCT_PFC_ECN, MODE_JCT_LS, NMODES } mode_t_;
+static const char *const mode_name[NMODES] = {"bridge", "jct", "jct+pfc+ecn", "jct-leafspine"};
 
 typedef struct {
   double seconds, warmup_s;
@@ -121,8 +127,8 @@ static void swrun_close(swrun_t *s) {
     uv_run(&s->loop, UV_RUN_NOWAIT);
 }
 
-static int swrun_open(swrun_t *s, const jct_topo_t *t, const opts_t *o, bool pfc_ecn, char *err,
-                      size_t errlen) {
+static int swrun_open(swrun_t *s, const jct_topo_t *t, const opts_t *o, bool pfc_ecn,
+                      const jct_clos_t *clos, char *err, size_t errlen) {
   memset(s, 0, sizeof *s);
   if (uv_loop_init(&s->loop) != 0) {
     snprintf(err, errlen, "uv_loop_init failed");
@@ -141,7 +147,8 @@ static int swrun_open(swrun_t *s, const jct_topo_t *t, const opts_t *o, bool pfc
                           .data_prio = DATA_PRIO,
                           .pfc = pfc_ecn,
                           .ecn = pfc_ecn,
-                          .topo = t};
+                          .topo = t,
+                          .clos = clos};
   rc = jct_fabric_new(&s->fab, &s->loop, &s->clock, &fo, err, errlen);
   if (rc) {
     jct_clock_close(&s->clock, NULL);
@@ -221,6 +228,8 @@ static void sleep_until(uint64_t deadline_ns) {
   }
 }
 
+static jct_clos_t leaf_spine;
+
 static int run_phase(const jct_topo_t *t, jct__nl_t *nl, const opts_t *o, const case_t *c,
                      mode_t_ mode, result_t *r, char *err, size_t errlen) {
   jct__flow_t fl[MAX_FLOWS];
@@ -233,7 +242,8 @@ static int run_phase(const jct_topo_t *t, jct__nl_t *nl, const opts_t *o, const 
   if (mode == MODE_BRIDGE)
     rc = jct__bridge_up(nl, t, &br, err, errlen);
   else
-    rc = swrun_open(&s, t, o, mode == MODE_JCT_PFC_ECN, err, errlen);
+    rc = swrun_open(&s, t, o, mode == MODE_JCT_PFC_ECN, mode == MODE_JCT_LS ? &leaf_spine : NULL,
+                    err, errlen);
   if (rc) {
     if (br > 0) (void)jct__bridge_down(nl, br, err + strlen(err), 0);
     return rc;
@@ -278,7 +288,7 @@ static int run_phase(const jct_topo_t *t, jct__nl_t *nl, const opts_t *o, const 
   if (!rc) {
     jct_switch_t *sw = jct_fabric_switch(s.fab);
     jct_switch_totals_t tot;
-    jct_switch_totals(sw, &tot);
+    jct_fabric_totals(s.fab, &tot);
     r->sw_drops = tot.rx_drops + tot.tx_drops;
     r->ecn_marked = tot.ecn_marked;
     r->pfc_xoff = tot.tx_pfc_xoff;
@@ -400,6 +410,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fabric: cannot pin the switch thread to CPU %d: %s\n", switch_cpu,
             strerror(errno));
 
+  jct_clos_default(&leaf_spine);
+  if (jct_clos_parse(&leaf_spine, "leaf-spine:leaves=2,spines=2,hosts-per-leaf=2", err,
+                     sizeof err) ||
+      jct_placement_parse(&leaf_spine.placement, "spread", err, sizeof err)) {
+    fprintf(stderr, "fabric: %s\n", err);
+    return 1;
+  }
   jct_topo_t *topo = NULL;
   jct__nl_t *nl = NULL;
   jct_topo_opts_t to = {.mtu = JCT_TOPO_MTU_DEFAULT, .ipv6 = false};
@@ -453,11 +470,11 @@ int main(int argc, char **argv) {
   jct_topo_destroy(topo);
   if (rc) return 1;
 
-  printf("%-13s %6s %-12s %12s %12s %8s %9s %8s\n", "case", "bytes", "mode", "offered pps",
+  printf("%-13s %6s %-13s %12s %12s %8s %9s %8s\n", "case", "bytes", "mode", "offered pps",
          "fwd pps", "Gbit/s", "vs bridge", "spread");
-  bool goal = true;
+  bool goal = true, ls_goal = true;
   for (size_t c = 0; c < ncases; c++) {
-    double bridge_pps = 0;
+    double bridge_pps = 0, star_pps = 0;
     for (int m = 0; m < NMODES; m++) {
       double off[MAX_RUNS], fwd[MAX_RUNS], gb[MAX_RUNS], sp, sp2;
       for (unsigned run = 0; run < o.runs; run++) {
@@ -468,14 +485,20 @@ int main(int argc, char **argv) {
       double mo = bench_median(off, o.runs, &sp2), mf = bench_median(fwd, o.runs, &sp),
              mg = bench_median(gb, o.runs, &sp2);
       if (m == MODE_BRIDGE) bridge_pps = mf;
+      if (m == MODE_JCT) star_pps = mf;
       double ratio = bridge_pps > 0 ? mf / bridge_pps : 0;
       if (m == MODE_JCT && ratio < 0.5) goal = false;
-      printf("%-13s %6zu %-12s %12.0f %12.0f %8.2f %9.2f %7.0f%%\n", cases[c].name,
+      if (m == MODE_JCT_LS && !(star_pps > 0 && mf >= 0.5 * star_pps)) ls_goal = false;
+      printf("%-13s %6zu %-13s %12.0f %12.0f %8.2f %9.2f %7.0f%%", cases[c].name,
              cases[c].payload_bytes, mode_name[m], mo, mf, mg, ratio, sp * 100);
+      if (m == MODE_JCT_LS) printf("  %.2f x star", star_pps > 0 ? mf / star_pps : 0);
+      printf("\n");
     }
   }
   printf("medians over %u run(s); spread = (max - min) / median of fwd pps; goal (jct >= 0.5 x "
          "bridge pps in every case): %s\n",
          o.runs, goal ? "met" : "NOT met");
+  printf("leaf-spine goal (jct-leafspine >= 0.5 x jct pps in every case): %s\n",
+         ls_goal ? "met" : "NOT met");
   return 0;
 }

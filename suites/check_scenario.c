@@ -464,6 +464,14 @@ START_TEST(errors_values) {
   BAD(2, 8, "scale: 'big' is not a number", SYNTH "scale: big\n%s", c);
   BAD(2, 6, "mtu: 1500 is too small for path_mtu 4096 (needs 4160)", SYNTH "mtu: 1500\n%s", c);
   BAD(2, 11, "path_mtu: 1000 is not 256, 512", SYNTH "path_mtu: 1000\n%s", c);
+  BAD(2, 11, "topology: spines=0: a leaf-spine fabric has 1 to 16 spines",
+      SYNTH "topology: leaf-spine:leaves=4,spines=0,hosts-per-leaf=2\n%s", c);
+  BAD(2, 12, "placement: placement 'tight': not packed, spread", SYNTH "placement: tight\n%s", c);
+  BAD(1, 1, "topology: 4 ranks: the leaf-spine fabric has 2 hosts",
+      SYNTH "topology: leaf-spine:leaves=2,spines=1,hosts-per-leaf=1\n%s", c);
+  load_bad(SYNTH "topology: leaf-spine:leaves=2,spines=2,hosts-per-leaf=2\n"
+                 "cases: [{inject: [\"drop p=0.1 port=leaf5:spine0\"]}]\n",
+           3, 19, "port=leaf5:spine0: no such link (2 leaves, 2 spines");
   BAD(1, 43, "synth: bytes: '8MiBs' is not a size",
       "synth: {algorithm: ring, ranks: 4, bytes: 8MiBs}\n%s", c);
   BAD(1, 20, "synth: algorithm: 'rong' is not one of ring, tree",

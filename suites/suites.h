@@ -35,5 +35,6 @@ Suite *lab_replay_suite(void);
 Suite *agents_suite(void);
 Suite *hostile_suite(void);
 Suite *wire_suite(void);
+Suite *clos_suite(void);
 
 #endif

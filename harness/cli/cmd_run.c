@@ -205,6 +205,7 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          t->counted == JCT_TSTAT_ALL ? "" : " (n/a: the device does not count it)");
   print_fabric(r);
   print_congestion(o, r);
+  jct__links_print(r);
   print_injectors(r);
   json_t *qps = r->qps ? jct__qps_json(s, NULL, r->qps) : NULL;
   jct__report_qps_text(stdout, qps, a->per_qp);
@@ -284,11 +285,27 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_t *cfg = json_object_get(root, "config");
   const jct_run_opts_t *o = &a->r.run;
   json_object_set_new(cfg, "ecn", json_boolean(o->ecn));
+  json_object_set_new(cfg, "qps_per_connection", json_integer((json_int_t)a->r.qps_per_conn));
+  const jct_clos_t *cl = o->clos;
+  json_object_set_new(
+      cfg, "topology",
+      cl ? json_pack("{s:s,s:i,s:i,s:i,s:I,s:s}", "shape", "leaf-spine", "leaves", (int)cl->leaves,
+                     "spines", (int)cl->spines, "hosts_per_leaf", (int)cl->hosts_per_leaf,
+                     "ecmp_seed", (json_int_t)cl->ecmp_seed, "ecmp",
+                     cl->ecmp_mode == JCT_SW_ECMP_PER_PACKET ? "per-packet"
+                     : cl->ecmp_mode == JCT_SW_ECMP_FLOWLET  ? "flowlet"
+                                                             : "hash")
+         : json_pack("{s:s}", "shape", "star"));
+  json_t *hosts = json_array();
+  for (uint32_t i = 0; cl && i < s->nranks && i < 64; i++)
+    json_array_append_new(hosts, json_integer((json_int_t)r->host_of[i]));
+  json_object_set_new(cfg, "host_of_rank", hosts);
   json_object_set_new(cfg, "cc", json_string(jct__cc_name(jct_run_cc(o))));
   bool dcqcn = jct_run_cc(o) == JCT_CC_DCQCN;
   json_object_set_new(cfg, "cc_profile",
                       dcqcn ? json_string(jct_dcqcn_profile_name(o->cc_profile)) : json_null());
   json_object_set_new(cfg, "cc_dilation", dcqcn ? json_real(jct_run_cc_dilation(o)) : json_null());
+  json_object_set_new(root, "fabric_links", jct__links_json(r));
   json_object_set_new(root, "jain_index",
                       isfinite(r->jain_index) ? json_real(r->jain_index) : json_null());
   int rc = strcmp(a->json, "-") == 0
@@ -297,6 +314,20 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_decref(root);
   if (rc) fprintf(stderr, "jctlab run: %s: cannot write\n", a->json);
   return rc ? 1 : 0;
+}
+
+/* A leaf-spine fabric holds the ranks where the placement puts them:
+ * checked before anything is made (exit 2). */
+static int placement_ok(const jct_clos_t *c, uint32_t nranks) {
+  uint32_t host_of[JCT_SWITCH_MAX_PORTS * JCT_CLOS_MAX_LEAVES];
+  char err[256];
+  if (nranks <= JCT_SWITCH_MAX_PORTS * JCT_CLOS_MAX_LEAVES &&
+      jct_clos_place(c, nranks, host_of, err, sizeof err) == 0)
+    return 0;
+  if (nranks > JCT_SWITCH_MAX_PORTS * JCT_CLOS_MAX_LEAVES)
+    snprintf(err, sizeof err, "%u ranks: more than a leaf-spine fabric holds", nranks);
+  fprintf(stderr, "jctlab run: %s\n", err);
+  return 2;
 }
 
 int jct__cmd_run(int argc, char **argv) {
@@ -316,12 +347,22 @@ int jct__cmd_run(int argc, char **argv) {
   int rc = a.r.synth ? jct_schedule_synth(&s, a.r.synth, (uint32_t)a.r.ranks, a.r.bytes,
                                           (uint32_t)a.r.channels, err, sizeof err)
                      : jct_schedule_load(&s, a.r.schedule, err, sizeof err);
+  if (!rc && a.r.qps_per_conn > 1) {
+    jct_schedule_t *split;
+    rc = jct_schedule_split_qps(&split, s, (uint32_t)a.r.qps_per_conn, err, sizeof err);
+    jct_schedule_free(s);
+    s = split;
+  }
   if (rc) {
     fprintf(stderr, "jctlab run: %s\n", err);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
   jct__run_args_finish(&a.r);
   a.r.run.schedule = s;
+  if (a.r.clos.leaves && (rc = placement_ok(&a.r.clos, s->nranks))) {
+    jct_schedule_free(s);
+    return rc;
+  }
   /* --agents: the hosts are reached over this host's own network. */
   if (!a.r.run.agents && (rc = jct_ns_isolate(err, sizeof err))) {
     fprintf(stderr, "jctlab run: %s\n", err);

@@ -103,6 +103,7 @@ static int load_input(const jct__scenario_t *sc, jct__replay_input_t *in, char *
   jct__run_args_init(&ra, sc->run.rate_bps);
   ra.run.path_mtu_bytes = sc->run.path_mtu_bytes;
   ra.run.transport = sc->run.transport; /* a trace's losses are targeted per transport */
+  ra.qps_per_conn = sc->qps_per_conn;
   if (sc->source == JCT_SCEN_SYNTH) {
     ra.synth = sc->synth.algorithm;
     ra.ranks = sc->synth.ranks;

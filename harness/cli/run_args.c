@@ -59,6 +59,17 @@ const char jct__run_args_help[] =
     "                     (both default 0, a NIC's; soft-RoCE under load takes ms)\n"
     "  --no-skip          uroce: keep real time through idle times (a retransmit timeout\n"
     "                     with nothing in flight) instead of skipping them\n"
+    "  --topology T       star (default) or leaf-spine:leaves=L,spines=S,hosts-per-leaf=H\n"
+    "                     [,uplink-rate=RATE][,uplink-delay=TIME]: switches in one loop,\n"
+    "                     ECMP at the leaves; injectors may name links (port=leaf0:spine1)\n"
+    "  --placement P      leaf-spine: which host each rank lands on: packed (default),\n"
+    "                     spread (rank i under leaf i mod L), random:SEED, or hosts 0,2,4,..\n"
+    "  --ecmp-seed N      leaf-spine: the ECMP hash's seed (CRC-32 of the 5-tuple; default 0)\n"
+    "  --ecmp MODE        hash (default, as ASICs); what-ifs: per-packet (spraying) or\n"
+    "                     flowlet[:GAP] (a new random path after GAP idle, default 500us)\n"
+    "  --qps-per-connection N  each connection as N QPs (NCCL_IB_QPS_PER_CONNECTION), each\n"
+    "                     message split across them; on a leaf-spine fabric each QP has its\n"
+    "                     own UDP source port, so ECMP spreads them (default 1)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
     "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
@@ -90,12 +101,14 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     return bad(prog, "%s: the action '%s' is not drop or forward", "--pfc-watchdog", w + 15);
   }
   static const char *const valued[] = {
-      "--synth",    "--schedule",  "--ranks",      "--bytes",    "--channels", "--rate",
-      "--delay",    "--reps",      "--timeout",    "--retry",    "--inject",   "--seed",
-      "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in",  "--transport",
-      "--lab",      "--nic-queue", "--agents",     "-s",         "--snaplen",  "-C",
-      "-W",         "--nak-delay", "--nak-react", "--cc",       "--cc-profile",
-      "--cc-dilation", "--inject-at", NULL};
+      "--synth",     "--schedule",  "--ranks",     "--bytes",      "--channels",
+      "--rate",      "--delay",     "--reps",      "--timeout",    "--retry",
+      "--inject",    "--seed",      "--path-mtu",  "--fault-log",  "--pcap-drops",
+      "--pcap-out",  "--pcap-in",   "--transport", "--lab",        "--nic-queue",
+      "--agents",    "-s",          "--snaplen",   "-C",           "-W",
+      "--nak-delay", "--nak-react", "--cc",        "--cc-profile", "--cc-dilation",
+      "--topology",  "--placement", "--ecmp-seed", "--ecmp",       "--qps-per-connection",
+      "--inject-at", NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
@@ -104,8 +117,24 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   (*i)++;
   int got = jct__capture_opt_parse(r, w, v, prog); /* -s, -C, -W */
   if (got) return got;
+  char e[256];
   if (!strcmp(w, "--synth")) {
     a->synth = v;
+  } else if (!strcmp(w, "--topology")) {
+    if (jct_clos_parse(&a->clos, v, e, sizeof e)) return bad(prog, "--topology: %s", e);
+  } else if (!strcmp(w, "--qps-per-connection")) {
+    if (jct__parse_count(v, JCT_SCHEDULE_MAX_QPS_PER_CONN, &a->qps_per_conn) || !a->qps_per_conn)
+      return bad(prog, "%s: '%s' is not 1 to %u", w, v, JCT_SCHEDULE_MAX_QPS_PER_CONN);
+  } else if (!strcmp(w, "--placement")) {
+    if (jct_placement_parse(&a->clos.placement, v, e, sizeof e))
+      return bad(prog, "--placement: %s", e);
+  } else if (!strcmp(w, "--ecmp-seed")) {
+    uint64_t n;
+    if (jct__parse_count(v, UINT32_MAX, &n))
+      return bad(prog, "%s: '%s' is not 0 to 4294967295", w, v);
+    a->clos.ecmp_seed = (uint32_t)n;
+  } else if (!strcmp(w, "--ecmp")) {
+    if (jct_clos_ecmp_parse(&a->clos, v, e, sizeof e)) return bad(prog, "--ecmp: %s", e);
   } else if (!strcmp(w, "--cc")) {
     if (jct__cc_parse(v, &r->cc)) return bad(prog, "%s: '%s' is not none or dcqcn", w, v);
   } else if (!strcmp(w, "--cc-dilation")) {
@@ -192,9 +221,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     a->inject[r->ninject++] = v;
   } else if (!strcmp(w, "--inject-at")) {
     char *end = NULL;
-    if (strcmp(v, "switch") != 0 &&
-        (strncmp(v, "host:", 5) != 0 || v[5] < '0' || v[5] > '9' ||
-         (strtoul(v + 5, &end, 10), *end != 0)))
+    if (strcmp(v, "switch") != 0 && (strncmp(v, "host:", 5) != 0 || v[5] < '0' || v[5] > '9' ||
+                                     (strtoul(v + 5, &end, 10), *end != 0)))
       return bad(prog, "%s: '%s' is not switch or host:RANK", w, v);
     a->inject_at = v;
   } else if (!strcmp(w, "--seed")) {

@@ -134,14 +134,16 @@ static void free_sites(jct__chain_t *c) {
   c->sites = NULL;
 }
 
-int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
-                      struct jct__savefile *drops, int64_t realtime_offset_ns) {
+int jct__chain_attach_ports(jct__chain_t *c, const jct__chain_port_t *ports, uint32_t nports,
+                            FILE *log, struct jct__savefile *drops, int64_t realtime_offset_ns) {
   free_sites(c); /* of an earlier attach: c->nports is still its */
-  c->sw = sw;
+  free(c->ports);
   c->log = log;
   c->drops = drops;
   c->realtime_offset_ns = realtime_offset_ns;
   c->nports = nports;
+  if (!(c->ports = malloc((nports ? nports : 1) * sizeof *c->ports))) return JCT_ENOMEM;
+  memcpy(c->ports, ports, nports * sizeof *ports);
   if (!c->n) return 0;
   c->sites = calloc(2 * (size_t)nports, sizeof *c->sites);
   if (!c->sites) return JCT_ENOMEM;
@@ -161,11 +163,24 @@ int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *
       if (!(s->flows = jct_flows_new())) return JCT_ENOMEM;
       s->c = c;
       s->port = p;
+      s->at = ports[p];
       s->out = out;
-      int rc = jct_switch_set_hook(sw, p, out ? JCT_SW_EGRESS : JCT_SW_INGRESS, on_frame, s);
+      int rc = jct_switch_set_hook(s->at.sw, s->at.port, out ? JCT_SW_EGRESS : JCT_SW_INGRESS,
+                                   on_frame, s);
       if (rc) return rc;
     }
   return 0;
+}
+
+int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
+                      struct jct__savefile *drops, int64_t realtime_offset_ns) {
+  jct__chain_port_t *ports = malloc((nports ? nports : 1) * sizeof *ports);
+  if (!ports) return JCT_ENOMEM;
+  for (uint32_t p = 0; p < nports; p++)
+    ports[p] = (jct__chain_port_t){sw, p};
+  int rc = jct__chain_attach_ports(c, ports, nports, log, drops, realtime_offset_ns);
+  free(ports);
+  return rc;
 }
 
 void jct__chain_set_rep(jct__chain_t *c, uint32_t rep) {
@@ -193,7 +208,7 @@ int jct__chain_set_enabled(jct__chain_t *c, bool on) {
     site_t *s = &c->sites[i];
     if (!s->c) continue; /* no hook was needed here */
     jct_switch_stage_t stage = s->out ? JCT_SW_EGRESS : JCT_SW_INGRESS;
-    int rc = jct_switch_set_hook(c->sw, s->port, stage, on ? on_frame : NULL, on ? s : NULL);
+    int rc = jct_switch_set_hook(s->at.sw, s->at.port, stage, on ? on_frame : NULL, on ? s : NULL);
     if (rc) return rc;
   }
   return 0;
@@ -220,7 +235,7 @@ static void emit_into_switch(jct_injector_t *inj, uint32_t port, const uint8_t *
             "\"kind\":\"%s\",\"action\":\"generate\",\"bytes\":%zu}\n",
             c->rep, (unsigned long long)(now_ns - c->start_ns), port, inj->index, inj->ops->name,
             len);
-  jct_switch_rx(c->sw, port, frame, len, now_ns);
+  if (port < c->nports) jct_switch_rx(c->ports[port].sw, c->ports[port].port, frame, len, now_ns);
 }
 
 void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
@@ -252,5 +267,6 @@ void jct__chain_free(jct__chain_t *c) {
     jct_injector_free(c->inj[i]);
   free(c->inj);
   free_sites(c);
+  free(c->ports);
   free(c);
 }

@@ -46,6 +46,15 @@ int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint6
  * capture.h) may be NULL; realtime_offset_ns converts the clock for the
  * drops capture. */
 struct jct__savefile;
+/* A port number the injectors name (port=N): a switch and its port. */
+typedef struct {
+  jct_switch_t *sw;
+  uint32_t port;
+} jct__chain_port_t;
+/* As jct__chain_attach, on several switches: port number p is ports[p]
+ * (a leaf-spine fabric's host and link ports, fabric.c). */
+int jct__chain_attach_ports(jct__chain_t *c, const jct__chain_port_t *ports, uint32_t nports,
+                            FILE *log, struct jct__savefile *drops, int64_t realtime_offset_ns);
 int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *log,
                       struct jct__savefile *drops, int64_t realtime_offset_ns);
 

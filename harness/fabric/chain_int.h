@@ -17,7 +17,8 @@
  * shared by them so that a frame's packet identity is found once. */
 typedef struct {
   jct__chain_t *c;
-  uint32_t port;
+  uint32_t port;        /* the injectors' port number */
+  jct__chain_port_t at; /* the switch and its port it names */
   bool out;
   jct_injector_t **inj;
   size_t n;
@@ -27,8 +28,8 @@ typedef struct {
 struct jct__chain {
   jct_injector_t **inj;
   size_t n;
-  jct_switch_t *sw;
-  site_t *sites; /* 2 per port: ingress at 2p, egress at 2p + 1 */
+  jct__chain_port_t *ports; /* what each port number names */
+  site_t *sites;            /* 2 per port: ingress at 2p, egress at 2p + 1 */
   FILE *log;
   jct__savefile_t *drops;
   int64_t realtime_offset_ns;

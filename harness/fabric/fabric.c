@@ -1,5 +1,6 @@
 /* The emulated fabric at run time (include/jctlab/fabric.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,45 @@ typedef struct {
   pcap_t *pcap;
 } port_t;
 
+/* Where a switch port's wire leads: a rank's veth (pcap port), another
+ * switch's port (a leaf-spine link), or nowhere (an unused host port). */
+typedef enum { END_NONE = 0, END_HOST, END_SWITCH } end_kind_t;
+typedef struct {
+  end_kind_t kind;
+  uint32_t rank;            /* END_HOST */
+  uint32_t peer, peer_port; /* END_SWITCH */
+  int32_t link;             /* END_SWITCH: the link's index (this port's direction) */
+} end_t;
+
+/* One switch of the fabric and the ends of its ports. */
+typedef struct {
+  jct_fabric_t *fab;
+  jct_switch_t *sw;
+  end_t end[JCT_SWITCH_MAX_PORTS];
+} node_t;
+
+typedef struct {
+  uint32_t node, port; /* the sending side */
+  char name[24];
+  bool uplink;
+  jct_fabric_flow_t flows[JCT_FABRIC_LINK_FLOWS];
+  uint32_t nflows;
+  uint64_t other_flows;
+} link_t;
+
 struct jct_fabric {
   jct_fabric_opts_t opts;
   uv_loop_t *loop;
   jct_clock_t *clock;
   const jct_topo_t *topo;
   jct_topo_t *own_topo; /* the one it built, when not given one */
-  jct_switch_t *sw;
+  jct_switch_t *sw;     /* the star, or node[0]'s */
+  node_t *node;
+  uint32_t nnodes;
+  uint32_t *rank_node, *rank_port, *host_of; /* where each rank's link lands */
+  link_t *link;
+  uint32_t nlinks;
+  jct_clos_t clos;
   port_t *ports;
   polls_t *polls;
   jct_timer_t timer;
@@ -70,11 +103,11 @@ static bool counted(const uint8_t *fr, size_t len) {
   return len >= l4 + 4 && (fr[l4 + 2] << 8 | fr[l4 + 3]) == 4791;
 }
 
-static void emit(uint32_t port, const uint8_t *frame, size_t len, uint64_t depart_ns, void *arg) {
-  jct_fabric_t *f = arg;
-  if (jct__chain_host_link_drop(f->opts.chain, port)) {
+static void emit_host(jct_fabric_t *f, uint32_t rank, const uint8_t *frame, size_t len,
+                      uint64_t depart_ns) {
+  if (jct__chain_host_link_drop(f->opts.chain, rank)) {
     /* its host's link is down (a flap at=host): lost on it, the flap's drop */
-  } else if (pcap_inject(f->ports[port].pcap, frame, len) != (int)len) {
+  } else if (pcap_inject(f->ports[rank].pcap, frame, len) != (int)len) {
     f->hs.inject_failures++;
   } else if (counted(frame, len)) {
     jct_clock_flight(f->clock, 1);
@@ -86,6 +119,75 @@ static void emit(uint32_t port, const uint8_t *frame, size_t len, uint64_t depar
   }
 }
 
+/* The star: every port is a rank's. */
+static void emit(uint32_t port, const uint8_t *frame, size_t len, uint64_t depart_ns, void *arg) {
+  emit_host(arg, port, frame, len, depart_ns);
+}
+
+/* A data frame on a leaf-spine link: counted to its flow (ranks by the
+ * IPv4 addresses of topo.h, UDP source port). */
+static void count_flow(link_t *l, const uint8_t *fr, size_t len) {
+  if (len < 14 + 20 + 8 || fr[12] != 0x08 || fr[13] != 0x00 || fr[14 + 9] != 17) return;
+  const uint8_t *ip = fr + 14, *udp = ip + (ip[0] & 15u) * 4;
+  if ((size_t)(udp - fr) + 8 > len) return;
+  uint32_t s = (uint32_t)ip[14] << 8 | ip[15], d = (uint32_t)ip[18] << 8 | ip[19];
+  jct_fabric_flow_t key = {
+      .src_rank = s - 1, .dst_rank = d - 1, .udp_sport = (uint16_t)(udp[0] << 8 | udp[1])};
+  for (uint32_t i = 0; i < l->nflows; i++) {
+    jct_fabric_flow_t *x = &l->flows[i];
+    if (x->src_rank == key.src_rank && x->dst_rank == key.dst_rank &&
+        x->udp_sport == key.udp_sport) {
+      x->frames++, x->bytes += len;
+      return;
+    }
+  }
+  if (l->nflows == JCT_FABRIC_LINK_FLOWS) {
+    l->other_flows++;
+    return;
+  }
+  key.frames = 1, key.bytes = len;
+  l->flows[l->nflows++] = key;
+}
+
+/* Leaf-spine: a host port's frame leaves by its veth; a link's enters the
+ * peer switch at its departure time (its last bit there). */
+static void emit_node(uint32_t port, const uint8_t *frame, size_t len, uint64_t depart_ns,
+                      void *arg) {
+  node_t *n = arg;
+  const end_t *e = &n->end[port];
+  if (e->kind == END_HOST) {
+    emit_host(n->fab, e->rank, frame, len, depart_ns);
+  } else if (e->kind == END_SWITCH) {
+    count_flow(&n->fab->link[e->link], frame, len);
+    jct_switch_rx(n->fab->node[e->peer].sw, e->peer_port, frame, len, depart_ns);
+  }
+}
+
+/* Every switch's events due by now, in time order across switches, so a
+ * frame handed over a link meets the peer in the state of its arrival. */
+static void poll_nodes(jct_fabric_t *f, uint64_t now_ns) {
+  for (;;) {
+    uint32_t k = UINT32_MAX;
+    uint64_t d = UINT64_MAX;
+    for (uint32_t i = 0; i < f->nnodes; i++) {
+      uint64_t x = jct_switch_next_deadline_ns(f->node[i].sw);
+      if (x < d) d = x, k = i;
+    }
+    if (d > now_ns) return;
+    jct_switch_poll(f->node[k].sw, d, emit_node, &f->node[k]);
+  }
+}
+
+static uint64_t next_deadline(const jct_fabric_t *f) {
+  if (!f->node) return jct_switch_next_deadline_ns(f->sw);
+  uint64_t d = UINT64_MAX;
+  for (uint32_t i = 0; i < f->nnodes; i++) {
+    uint64_t x = jct_switch_next_deadline_ns(f->node[i].sw);
+    if (x < d) d = x;
+  }
+  return d;
+}
+
 static void on_timer(jct_timer_t *t, uint64_t now_ns);
 
 /* Tick the injectors that are due, send what is due, and wake again when
@@ -93,8 +195,11 @@ static void on_timer(jct_timer_t *t, uint64_t now_ns);
 static void service(jct_fabric_t *f, uint64_t now_ns) {
   jct__chain_t *chain = f->opts.chain;
   if (chain && jct__chain_next_deadline_ns(chain) <= now_ns) jct__chain_tick(chain, now_ns);
-  jct_switch_poll(f->sw, now_ns, emit, f);
-  uint64_t next = jct_switch_next_deadline_ns(f->sw);
+  if (f->node)
+    poll_nodes(f, now_ns);
+  else
+    jct_switch_poll(f->sw, now_ns, emit, f);
+  uint64_t next = next_deadline(f);
   if (chain) {
     uint64_t c = jct__chain_next_deadline_ns(chain);
     if (c < next) next = c;
@@ -133,7 +238,10 @@ static void on_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *by
     struct pcap_pkthdr d = *h; /* stamped at t, as emit() stamps */
     jct__capture_dump(f->in_dump, &d, t, f->realtime_offset_ns, f->opts.pcap_snaplen, bytes);
   }
-  jct_switch_rx(f->sw, p->index, bytes, h->caplen, t);
+  if (f->node)
+    jct_switch_rx(f->node[f->rank_node[p->index]].sw, f->rank_port[p->index], bytes, h->caplen, t);
+  else
+    jct_switch_rx(f->sw, p->index, bytes, h->caplen, t);
 }
 
 static void on_readable(uv_poll_t *h, int status, int events) {
@@ -142,6 +250,7 @@ static void on_readable(uv_poll_t *h, int status, int events) {
   jct_fabric_t *f = p->fab;
   if (status < 0) return;
   f->now_ns = jct_now_ns();
+  if (f->node) poll_nodes(f, f->now_ns); /* the links' arrivals before the hosts' */
   pcap_dispatch(p->pcap, -1, on_frame, (u_char *)p);
   service(f, jct_now_ns());
 }
@@ -199,34 +308,135 @@ static int open_captures(jct_fabric_t *f, char *err, size_t errlen) {
   return rc;
 }
 
-static int build_switch(jct_fabric_t *f, char *err, size_t errlen) {
-  jct_switch_config_t cfg;
-  jct_switch_config_default(&cfg, f->opts.nranks, f->opts.rate_bps);
-  for (uint32_t i = 0; i < f->opts.nranks; i++) {
-    cfg.port[i].prop_delay_ns = f->opts.prop_delay_ns;
-    jct_switch_port_mac(i, cfg.port[i].mac);
-  }
-  cfg.buffer_bytes = SWITCH_BUFFER_BYTES;
-  cfg.wd_enable = f->opts.pfc_watchdog;
-  cfg.wd_action = f->opts.watchdog_forward ? JCT_SW_WD_FORWARD : JCT_SW_WD_DROP;
+/* What every switch of the fabric shares: buffer, PFC, ECN, watchdog. */
+static void base_config(const jct_fabric_t *f, jct_switch_config_t *cfg, uint32_t nports,
+                        uint64_t seed) {
+  jct_switch_config_default(cfg, nports, f->opts.rate_bps);
+  for (uint32_t i = 0; i < nports; i++)
+    cfg->port[i].prop_delay_ns = f->opts.prop_delay_ns;
+  cfg->buffer_bytes = SWITCH_BUFFER_BYTES;
+  cfg->wd_enable = f->opts.pfc_watchdog;
+  cfg->wd_action = f->opts.watchdog_forward ? JCT_SW_WD_FORWARD : JCT_SW_WD_DROP;
   if (f->opts.pfc) {
-    cfg.pfc_enable = (uint8_t)(1u << f->opts.data_prio);
-    cfg.xoff_bytes = XOFF_BYTES;
-    cfg.xon_bytes = XON_BYTES;
+    cfg->pfc_enable = (uint8_t)(1u << f->opts.data_prio);
+    cfg->xoff_bytes = XOFF_BYTES;
+    cfg->xon_bytes = XON_BYTES;
   }
   if (f->opts.ecn) {
-    cfg.ecn_enable = (uint8_t)(1u << f->opts.data_prio);
-    cfg.kmin_bytes = KMIN_BYTES;
-    cfg.kmax_bytes = KMAX_BYTES;
-    cfg.pmax = PMAX;
-    cfg.seed = 1;
+    cfg->ecn_enable = (uint8_t)(1u << f->opts.data_prio);
+    cfg->kmin_bytes = KMIN_BYTES;
+    cfg->kmax_bytes = KMAX_BYTES;
+    cfg->pmax = PMAX;
+    cfg->seed = seed;
   }
+  cfg->ecmp_seed = f->clos.ecmp_seed;
+  cfg->ecmp_mode = f->clos.ecmp_mode;
+  if (f->clos.ecmp_flowlet_gap_ns) cfg->ecmp_flowlet_gap_ns = f->clos.ecmp_flowlet_gap_ns;
+}
+
+static int build_switch(jct_fabric_t *f, char *err, size_t errlen) {
+  jct_switch_config_t cfg;
+  base_config(f, &cfg, f->opts.nranks, 1);
+  for (uint32_t i = 0; i < f->opts.nranks; i++)
+    jct_switch_port_mac(i, cfg.port[i].mac);
   int rc = jct_switch_new(&f->sw, &cfg, err, errlen);
   for (uint32_t i = 0; !rc && !f->opts.transparent && i < f->opts.nranks; i++) {
     uint8_t mac[6];
     jct_rank_mac(i, mac);
     rc = jct_switch_add_mac(f->sw, mac, i);
   }
+  return rc;
+}
+
+/* Leaf-spine (clos.h): leaves are nodes 0..L-1 (host ports 0..H-1, the
+ * uplink to spine s at port H + s), spines L..L+S-1 (port l to leaf l).
+ * Link l*S + s is leaf l's uplink to spine s, L*S + s*L + l the downlink. */
+static void wire_link(jct_fabric_t *f, uint32_t k, uint32_t a, uint32_t ap, uint32_t b, uint32_t bp,
+                      bool up) {
+  const jct_clos_t *c = &f->clos;
+  link_t *l = &f->link[k];
+  l->node = a, l->port = ap, l->uplink = up;
+  snprintf(l->name, sizeof l->name, up ? "leaf%u:spine%u" : "spine%u:leaf%u",
+           up ? a : a - c->leaves, up ? b - c->leaves : b);
+  f->node[a].end[ap] = (end_t){.kind = END_SWITCH, .peer = b, .peer_port = bp, .link = (int32_t)k};
+}
+
+static int build_clos(jct_fabric_t *f, char *err, size_t errlen) {
+  const jct_clos_t *c = &f->clos;
+  uint32_t L = c->leaves, S = c->spines, H = c->hosts_per_leaf, n = f->opts.nranks;
+  f->nnodes = L + S;
+  f->nlinks = 2 * L * S;
+  f->node = calloc(f->nnodes, sizeof *f->node);
+  f->link = calloc(f->nlinks, sizeof *f->link);
+  f->rank_node = calloc(n, sizeof *f->rank_node);
+  f->rank_port = calloc(n, sizeof *f->rank_port);
+  if (!f->node || !f->link || !f->rank_node || !f->rank_port) return JCT_ENOMEM;
+  for (uint32_t r = 0; r < n; r++) {
+    f->rank_node[r] = f->host_of[r] / H, f->rank_port[r] = f->host_of[r] % H;
+    f->node[f->rank_node[r]].end[f->rank_port[r]] = (end_t){.kind = END_HOST, .rank = r};
+  }
+  for (uint32_t l = 0; l < L; l++)
+    for (uint32_t s = 0; s < S; s++) {
+      wire_link(f, l * S + s, l, H + s, L + s, l, true);
+      wire_link(f, L * S + s * L + l, L + s, l, l, H + s, false);
+    }
+  uint64_t up_rate = c->uplink_rate_bps ? c->uplink_rate_bps : f->opts.rate_bps;
+  uint64_t up_delay = c->uplink_delay_ns != UINT64_MAX ? c->uplink_delay_ns : f->opts.prop_delay_ns;
+  for (uint32_t i = 0; i < f->nnodes; i++) {
+    node_t *nd = &f->node[i];
+    uint32_t nports = i < L ? H + S : L;
+    jct_switch_config_t cfg;
+    base_config(f, &cfg, nports, 1 + i);
+    for (uint32_t p = 0; p < nports; p++) {
+      jct_switch_port_config_t *pc = &cfg.port[p];
+      if (nd->end[p].kind == END_HOST) {
+        jct_switch_port_mac(nd->end[p].rank, pc->mac);
+      } else {
+        const uint8_t mac[6] = {0x02, 0x00, 0xc6, 0x14, (uint8_t)i, (uint8_t)p};
+        memcpy(pc->mac, mac, 6);
+        pc->no_flood = true; /* links, and host ports no rank sits on */
+      }
+      if (nd->end[p].kind == END_SWITCH) pc->rate_bps = up_rate, pc->prop_delay_ns = up_delay;
+    }
+    nd->fab = f;
+    int rc = jct_switch_new(&nd->sw, &cfg, err, errlen);
+    if (rc) return rc;
+    uint32_t ups[JCT_CLOS_MAX_SPINES];
+    for (uint32_t s = 0; s < S; s++)
+      ups[s] = H + s;
+    for (uint32_t r = 0; r < n && !rc; r++) {
+      uint8_t mac[6];
+      jct_rank_mac(r, mac);
+      if (i >= L)
+        rc = jct_switch_add_mac(nd->sw, mac, f->rank_node[r]);
+      else if (f->rank_node[r] == i)
+        rc = jct_switch_add_mac(nd->sw, mac, f->rank_port[r]);
+      else
+        rc = jct_switch_add_mac_ecmp(nd->sw, mac, ups, S);
+    }
+    if (rc) return jct__errf(err, errlen, rc, "switch %u: cannot fill its forwarding table", i);
+  }
+  f->sw = f->node[0].sw;
+  return 0;
+}
+
+/* The injectors' ports: 0..nranks-1 the ranks' links, then nranks + k
+ * link k of a leaf-spine fabric, at its sending switch's port (dir=out:
+ * toward the peer; dir=in: what arrives from it). */
+static int attach_chain(jct_fabric_t *f) {
+  if (!f->node)
+    return jct__chain_attach(f->opts.chain, f->sw, f->opts.nranks, f->opts.fault_log, f->drops,
+                             f->realtime_offset_ns);
+  uint32_t n = f->opts.nranks + f->nlinks;
+  jct__chain_port_t *ports = malloc(n * sizeof *ports);
+  if (!ports) return JCT_ENOMEM;
+  for (uint32_t r = 0; r < f->opts.nranks; r++)
+    ports[r] = (jct__chain_port_t){f->node[f->rank_node[r]].sw, f->rank_port[r]};
+  for (uint32_t k = 0; k < f->nlinks; k++)
+    ports[f->opts.nranks + k] = (jct__chain_port_t){f->node[f->link[k].node].sw, f->link[k].port};
+  int rc = jct__chain_attach_ports(f->opts.chain, ports, n, f->opts.fault_log, f->drops,
+                                   f->realtime_offset_ns);
+  free(ports);
   return rc;
 }
 
@@ -244,13 +454,30 @@ static void on_closed(uv_handle_t *h) {
 int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
                    const jct_fabric_opts_t *opts, char *err, size_t errlen) {
   *out = NULL;
-  if (opts->nranks < 2 || opts->nranks > JCT_SWITCH_MAX_PORTS)
+  bool clos = opts->clos && opts->clos->leaves;
+  if (opts->nranks < 2 || (!clos && opts->nranks > JCT_SWITCH_MAX_PORTS))
     return jct__errf(err, errlen, JCT_EINVAL,
                      "--ranks %u: the switch has 2 to %u ports, one per rank", opts->nranks,
                      JCT_SWITCH_MAX_PORTS);
+  if (clos && (opts->port_ifnames || opts->transparent))
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "a leaf-spine fabric has jctlab's ranks on its hosts, not outside ports");
   jct_fabric_t *f = calloc(1, sizeof *f);
   if (!f) return JCT_ENOMEM;
   f->opts = *opts;
+  jct_clos_default(&f->clos);
+  if (opts->clos) f->clos = *opts->clos;
+  f->opts.clos = &f->clos;
+  int prc;
+  if (!(f->host_of = calloc(opts->nranks, sizeof *f->host_of))) {
+    free(f);
+    return JCT_ENOMEM;
+  }
+  if ((prc = jct_clos_place(&f->clos, opts->nranks, f->host_of, err, errlen))) {
+    free(f->host_of);
+    free(f);
+    return prc;
+  }
   f->loop = loop;
   f->clock = clock;
   f->timer.data = f;
@@ -260,7 +487,7 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
   if (!f->ports || !f->polls || (rc = jct_clock_add_busy(clock, busy, f))) goto fail;
   jct_topo_opts_t to = {.mtu = opts->mtu, .ipv6 = false};
   measure_realtime_offset(f);
-  if ((rc = build_switch(f, err, errlen))) goto fail;
+  if ((rc = clos ? build_clos(f, err, errlen) : build_switch(f, err, errlen))) goto fail;
   if (opts->port_ifnames) {
     f->topo = NULL; /* the caller's interfaces: nothing to build */
   } else if (opts->topo) {
@@ -277,8 +504,7 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
   for (uint32_t i = 0; i < opts->nranks; i++)
     if ((rc = open_port(f, i, err, errlen))) goto fail;
   if ((rc = open_captures(f, err, errlen))) goto fail;
-  if (opts->chain && (rc = jct__chain_attach(opts->chain, f->sw, opts->nranks, opts->fault_log,
-                                             f->drops, f->realtime_offset_ns))) {
+  if (opts->chain && (rc = attach_chain(f))) {
     jct__errf(err, errlen, rc, "cannot put the injectors on the switch");
     goto fail;
   }
@@ -304,9 +530,70 @@ jct_switch_t *jct_fabric_switch(jct_fabric_t *f) {
   return f->sw;
 }
 
+void jct_fabric_totals(const jct_fabric_t *f, jct_switch_totals_t *out) {
+  jct_switch_totals(f->sw, out);
+  for (uint32_t i = 1; i < f->nnodes; i++) {
+    jct_switch_totals_t t;
+    jct_switch_totals(f->node[i].sw, &t);
+    const uint64_t *a = (const uint64_t *)&t;
+    uint64_t *b = (uint64_t *)out;
+    for (size_t k = 0; k < sizeof t / sizeof *a; k++)
+      b[k] += a[k];
+  }
+}
+
+uint64_t jct_fabric_host_paused_ns(const jct_fabric_t *f, uint64_t now_ns) {
+  uint64_t sum = 0;
+  for (uint32_t r = 0; r < f->opts.nranks; r++) {
+    jct_switch_port_stats_t ps;
+    jct_switch_t *sw = f->node ? f->node[f->rank_node[r]].sw : f->sw;
+    if (jct_switch_port_stats(sw, f->node ? f->rank_port[r] : r, now_ns, &ps) == 0)
+      for (int q = 0; q < JCT_SWITCH_PRIOS; q++)
+        sum += ps.paused_ns[q];
+  }
+  return sum;
+}
+
+uint32_t jct_fabric_nlinks(const jct_fabric_t *f) {
+  return f->nlinks;
+}
+
+int jct_fabric_link_stats(const jct_fabric_t *f, uint32_t k, uint64_t now_ns,
+                          jct_fabric_link_stats_t *out) {
+  if (k >= f->nlinks) return JCT_EINVAL;
+  const link_t *l = &f->link[k];
+  jct_switch_port_stats_t ps;
+  int rc = jct_switch_port_stats(f->node[l->node].sw, l->port, now_ns, &ps);
+  if (rc) return rc;
+  memset(out, 0, sizeof *out);
+  memcpy(out->name, l->name, sizeof out->name);
+  out->uplink = l->uplink;
+  out->tx_frames = ps.tx_frames, out->tx_bytes = ps.tx_bytes, out->ecn_marked = ps.ecn_marked;
+  for (int r = 0; r < JCT_SW_DROP_NREASONS; r++)
+    out->drops += ps.tx_drops[r];
+  out->peak_queue_bytes = ps.peak_queue_bytes;
+  for (int q = 0; q < JCT_SWITCH_PRIOS; q++)
+    out->paused_ns += ps.paused_ns[q];
+  out->rx_pfc_xoff = ps.rx_pfc_xoff;
+  memcpy(out->flows, l->flows, sizeof out->flows);
+  out->nflows = l->nflows;
+  out->other_flows = l->other_flows;
+  return 0;
+}
+
+int jct_fabric_link_find(const jct_fabric_t *f, const char *name) {
+  for (uint32_t k = 0; k < f->nlinks; k++)
+    if (!strcmp(f->link[k].name, name)) return (int)k;
+  return -1;
+}
+
+uint32_t jct_fabric_host_of(const jct_fabric_t *f, uint32_t rank) {
+  return rank < f->opts.nranks ? f->host_of[rank] : UINT32_MAX;
+}
+
 bool jct_fabric_idle(const jct_fabric_t *f) {
   jct_switch_totals_t t;
-  jct_switch_totals(f->sw, &t);
+  jct_fabric_totals(f, &t);
   return t.queued_frames == 0 && t.wire_frames == 0;
 }
 
@@ -340,7 +627,16 @@ void jct_fabric_free(jct_fabric_t *f) {
   jct__savefile_close(f->in_dump);
   if (f->dead) pcap_close(f->dead);
   if (f->opts.chain) jct__chain_detach_hosts(f->opts.chain); /* while the ranks exist */
-  jct_switch_free(f->sw);
+  if (f->node)
+    for (uint32_t i = 0; i < f->nnodes; i++)
+      jct_switch_free(f->node[i].sw);
+  else
+    jct_switch_free(f->sw);
+  free(f->node);
+  free(f->link);
+  free(f->rank_node);
+  free(f->rank_port);
+  free(f->host_of);
   jct_topo_destroy(f->own_topo);
   free(f->ports);
   free(f);

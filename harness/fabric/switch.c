@@ -94,6 +94,7 @@ void jct_switch_config_default(jct_switch_config_t *cfg, uint32_t nports, uint64
   cfg->kmax_bytes = 200 * 1024;
   cfg->pmax = 0.01;
   cfg->seed = 1;
+  cfg->ecmp_flowlet_gap_ns = 500000;
 }
 
 static int validate(const jct_switch_config_t *c, char *err, size_t errlen) {
@@ -170,6 +171,11 @@ static int validate(const jct_switch_config_t *c, char *err, size_t errlen) {
     if (!(c->pmax >= 0.0 && c->pmax <= 1.0))
       return jct__errf(err, errlen, JCT_EINVAL, "switch: pmax %g is outside [0, 1]", c->pmax);
   }
+  if ((unsigned)c->ecmp_mode > JCT_SW_ECMP_FLOWLET)
+    return jct__errf(err, errlen, JCT_EINVAL, "switch: ecmp_mode %d is unknown",
+                     (int)c->ecmp_mode);
+  if (c->ecmp_mode == JCT_SW_ECMP_FLOWLET && !c->ecmp_flowlet_gap_ns)
+    return jct__errf(err, errlen, JCT_EINVAL, "switch: ecmp_flowlet_gap_ns is 0");
   return 0;
 }
 
@@ -266,25 +272,49 @@ static uint32_t mac_hash(const jct_switch_t *sw, uint64_t key) {
   return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & sw->mac_mask;
 }
 
-int jct_switch_add_mac(jct_switch_t *sw, const uint8_t mac[6], uint32_t port) {
-  if (!sw || !mac || port >= sw->nports || (mac[0] & 1)) return JCT_EINVAL;
+/* Store value (a port, or ECMP_BASE + a group) for mac. */
+static int mac_put(jct_switch_t *sw, const uint8_t mac[6], uint8_t value) {
   uint64_t key = jct__sw_mac48(mac) | 1ull << 63;
   for (uint32_t i = mac_hash(sw, key);; i = (i + 1) & sw->mac_mask) {
     if (sw->mac_key[i] == key) {
-      sw->mac_port[i] = (uint8_t)port;
+      sw->mac_port[i] = value;
       return 0;
     }
     if (sw->mac_key[i] == 0) {
       if (sw->mac_count >= sw->cfg.mac_table_size) return JCT_ENOMEM;
       sw->mac_key[i] = key;
-      sw->mac_port[i] = (uint8_t)port;
+      sw->mac_port[i] = value;
       sw->mac_count++;
       return 0;
     }
   }
 }
 
-/* The port for a unicast MAC, or -1 when unknown. */
+int jct_switch_add_mac(jct_switch_t *sw, const uint8_t mac[6], uint32_t port) {
+  if (!sw || !mac || port >= sw->nports || (mac[0] & 1)) return JCT_EINVAL;
+  return mac_put(sw, mac, (uint8_t)port);
+}
+
+int jct_switch_add_mac_ecmp(jct_switch_t *sw, const uint8_t mac[6], const uint32_t *ports,
+                            uint32_t n) {
+  if (!sw || !mac || !ports || n < 1 || n > JCT_SWITCH_MAX_ECMP_WAYS || (mac[0] & 1))
+    return JCT_EINVAL;
+  for (uint32_t k = 0; k < n; k++)
+    if (ports[k] >= sw->nports) return JCT_EINVAL;
+  if (n == 1) return mac_put(sw, mac, (uint8_t)ports[0]);
+  uint32_t g = 0; /* an equal group already made, or a new one */
+  for (; g < sw->ngroups; g++)
+    if (sw->group[g].n == n && !memcmp(sw->group[g].port, ports, n * sizeof *ports)) break;
+  if (g == sw->ngroups) {
+    if (g == JCT_SWITCH_MAX_ECMP_GROUPS) return JCT_ENOMEM;
+    sw->group[g].n = n;
+    memcpy(sw->group[g].port, ports, n * sizeof *ports);
+    sw->ngroups++;
+  }
+  return mac_put(sw, mac, (uint8_t)(ECMP_BASE + g));
+}
+
+/* The port (or ECMP_BASE + group) for a unicast MAC, or -1 when unknown. */
 int jct__sw_mac_lookup(const jct_switch_t *sw, const uint8_t *mac) {
   uint64_t key = jct__sw_mac48(mac) | 1ull << 63;
   for (uint32_t i = mac_hash(sw, key);; i = (i + 1) & sw->mac_mask) {

@@ -17,6 +17,20 @@
 #define WIRE_SLACK_NS 100000ull /* caller lateness the wire storage absorbs */
 #define PFC_FRAME_BYTES 60
 #define MAX_BDP_BYTES (256ull << 20)
+#define ECMP_BASE JCT_SWITCH_MAX_PORTS /* MAC table values from here name an ECMP group */
+#define FLOWLET_ENTRIES 256
+
+/* Flowlet mode: a flow hash's last packet and its current draw. */
+typedef struct {
+  uint64_t last_ns;
+  uint32_t draw;
+} flowlet_t;
+
+typedef struct {
+  uint32_t n;
+  uint32_t port[JCT_SWITCH_MAX_ECMP_WAYS];
+  uint64_t next; /* per-packet spraying: the next member */
+} ecmp_group_t;
 
 typedef struct {
   uint32_t next;     /* in a queue or a wire list */
@@ -83,6 +97,9 @@ struct jct_switch {
   uint8_t *mac_port;
   uint32_t mac_mask, mac_count;
   uint64_t rng[4];
+  ecmp_group_t group[JCT_SWITCH_MAX_ECMP_GROUPS];
+  uint32_t ngroups;
+  flowlet_t flowlet[FLOWLET_ENTRIES]; /* flowlet mode, by flow hash */
 };
 
 static inline uint64_t jct__sw_max64(uint64_t a, uint64_t b) {
@@ -95,6 +112,9 @@ static inline uint64_t jct__sw_mac48(const uint8_t *m) {
 
 /* switch.c */
 int jct__sw_mac_lookup(const jct_switch_t *sw, const uint8_t *mac);
+/* switch_ecmp.c */
+uint32_t jct__sw_ecmp_pick(jct_switch_t *sw, uint32_t group, const uint8_t *frame, size_t len,
+                           uint64_t now_ns);
 /* switch_sched.c */
 uint32_t jct__sw_store(jct_switch_t *sw, const uint8_t *data, size_t len, uint32_t ncell);
 void jct__sw_fifo_push(jct_switch_t *sw, fifo_t *f, uint32_t s, uint32_t len);

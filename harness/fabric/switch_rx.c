@@ -117,6 +117,7 @@ static int admit(jct_switch_t *sw, uint32_t e, uint32_t in, const uint8_t *data,
   else
     jct__sw_fifo_push(sw, q, s, (uint32_t)len);
   ep->st.queued_frames++;
+  if (q->bytes > ep->st.peak_queue_bytes) ep->st.peak_queue_bytes = q->bytes;
   sw->pool_used += charged;
   ip->in_use[cls.prio] += charged;
   if ((sw->cfg.pfc_enable & bit) && !(ip->xoff & bit) &&
@@ -185,13 +186,14 @@ static int ingress(jct_switch_t *sw, uint32_t port, const uint8_t *frame, size_t
   }
   cls_t cls = classify(sw, data, len);
   int e = (data[0] & 1) ? -1 : jct__sw_mac_lookup(sw, data);
+  if (e >= ECMP_BASE) e = (int)jct__sw_ecmp_pick(sw, (uint32_t)e - ECMP_BASE, data, len, now_ns);
   if (e == (int)port) return rx_drop(ip, JCT_SW_DROP_SAME_PORT);
   ip->st.rx_forwarded++;
   if (e >= 0) return offer(sw, (uint32_t)e, port, data, len, cls, ready, head, now_ns, copy);
   ip->st.floods++;
   int rc = 0, ok = 0;
   for (uint32_t p = 0; p < sw->nports; p++) {
-    if (p == port) continue;
+    if (p == port || sw->port[p].cfg.no_flood) continue;
     int r = offer(sw, p, port, data, len, cls, ready, head, now_ns, copy);
     if (r == 0)
       ok = 1;

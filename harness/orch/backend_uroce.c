@@ -193,7 +193,8 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
                           .timeout = o->timeout,
                           .retry_cnt = o->retry_cnt,
                           .dscp = JCT__DATA_DSCP,
-                          .data_prio = JCT__DATA_PRIO};
+                          .data_prio = JCT__DATA_PRIO,
+                          .per_qp_sport = o->clos && o->clos->leaves};
   int rc;
   if ((rc = jct_fabric_new(&u->fab, &u->loop->uv, &u->loop->clock, env->fabric, err, errlen)) ||
       (rc = jct__ranks_new(&u->ranks, &u->loop->uv, &u->loop->clock, jct_fabric_topo(u->fab),

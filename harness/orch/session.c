@@ -89,14 +89,23 @@ static void restart_health(jct__session_t *s) {
 }
 
 static uint64_t paused_now(jct__session_t *s) {
-  uint64_t sum = 0;
-  for (uint32_t p = 0; s->fab && p < s->o->schedule->nranks; p++) {
-    jct_switch_port_stats_t ps;
-    if (jct_switch_port_stats(jct_fabric_switch(s->fab), p, jct_now_ns(), &ps) == 0)
-      for (int q = 0; q < JCT_SWITCH_PRIOS; q++)
-        sum += ps.paused_ns[q];
+  return s->fab ? jct_fabric_host_paused_ns(s->fab, jct_now_ns()) : 0;
+}
+
+/* The injectors, their link names (port=leaf0:spine1) made numbers. */
+static int new_chain(jct__session_t *s, char *err, size_t errlen) {
+  const jct_run_opts_t *o = s->o;
+  if (!o->clos || !o->clos->leaves)
+    return jct__chain_new(&s->chain, o->inject, o->ninject, o->seed, err, errlen);
+  char specs[JCT_RUN_MAX_INJECTORS][512];
+  const char *p[JCT_RUN_MAX_INJECTORS];
+  for (uint32_t i = 0; i < o->ninject && i < JCT_RUN_MAX_INJECTORS; i++) {
+    int rc = jct_clos_spec_ports(o->clos, o->schedule->nranks, o->inject[i], specs[i],
+                                 sizeof specs[i], err, errlen);
+    if (rc) return rc;
+    p[i] = specs[i];
   }
-  return sum;
+  return jct__chain_new(&s->chain, p, o->ninject, o->seed, err, errlen);
 }
 
 typedef struct {
@@ -108,7 +117,7 @@ typedef struct {
 static void snap(jct__session_t *s, snapshot_t *x) {
   memset(x, 0, sizeof *x);
   s->ops->stats(s->b, &x->transport);
-  if (s->fab) jct_switch_totals(jct_fabric_switch(s->fab), &x->fabric);
+  if (s->fab) jct_fabric_totals(s->fab, &x->fabric);
   x->paused_ns = paused_now(s);
 }
 
@@ -306,18 +315,21 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   }
   int rc = jct__loop_open(&s->loop, SPIN_NS, err, errlen);
   /* The injectors before anything else is built: a bad spec is bad input. */
-  if (rc || (rc = jct__chain_new(&s->chain, o->inject, o->ninject, o->seed, err, errlen))) {
+  if (rc || (rc = new_chain(s, err, errlen))) {
     jct__session_free(s);
     return rc;
   }
-  /* The switch has one port per rank: an injector on another sees nothing
-   * (and a pause storm there would be for a rank that does not exist). */
+  /* The switch has one port per rank (and a leaf-spine fabric its links
+   * after them): an injector on another sees nothing (and a pause storm
+   * there would be for a rank that does not exist). */
+  uint32_t nlinks = o->clos && o->clos->leaves ? 2 * o->clos->leaves * o->clos->spines : 0;
   for (size_t i = 0; i < jct__chain_len(s->chain); i++) {
     const jct_injector_t *inj = jct__chain_get(s->chain, i);
-    if (!inj->all_ports && inj->port >= o->schedule->nranks) {
+    if (!inj->all_ports && inj->port >= o->schedule->nranks + nlinks) {
       rc = jct__errf(err, errlen, JCT_EINVAL,
-                     "%s: port=%u does not exist: the fabric's ports are 0 to %u, one per rank",
-                     inj->spec, inj->port, o->schedule->nranks - 1);
+                     "%s: port=%u does not exist: the fabric's ports are 0 to %u, one per rank%s",
+                     inj->spec, inj->port, o->schedule->nranks - 1,
+                     nlinks ? ", or a link's name (leaf0:spine1)" : "");
       jct__session_free(s);
       return rc;
     }
@@ -343,7 +355,8 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
                           .pcap_files = o->pcap_files,
                           .pcap_drops = o->pcap_drops,
                           .fault_log = s->fault_log,
-                          .chain = s->chain};
+                          .chain = s->chain,
+                          .clos = o->clos};
   jct__backend_env_t env = {.loop = &s->loop, .o = o, .fabric = &fo};
   if ((rc = s->ops->up(&s->b, &env, err, errlen))) {
     s->b = NULL;
@@ -359,4 +372,8 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   restart_health(s);
   *out = s;
   return 0;
+}
+
+jct_fabric_t *jct__session_fabric(jct__session_t *s) {
+  return s->fab;
 }

@@ -75,6 +75,8 @@ bool jct__session_counts_per_qp(const jct__session_t *s);
 /* The injectors' identities (spec, kind, seed; stats zero). */
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max);
 
+/* The session's fabric (NULL: none, as with agents). */
+jct_fabric_t *jct__session_fabric(jct__session_t *s);
 void jct__rep_clear(jct_rep_t *rep); /* frees the timing and conn */
 void jct__session_free(jct__session_t *s);
 

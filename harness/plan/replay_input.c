@@ -80,6 +80,16 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
     }
   }
   if (!rc) rc = jct_schedule_scale(in->schedule, scale, err, errlen);
+  if (!rc && a->qps_per_conn > 1) { /* --qps-per-connection, qps_per_connection: */
+    jct_schedule_t *split;
+    if (!(rc = jct_schedule_split_qps(&split, in->schedule, (uint32_t)a->qps_per_conn, err,
+                                      errlen))) {
+      split->profile = in->schedule->profile; /* the capture's, still this job's */
+      in->schedule->profile = NULL;
+      jct_schedule_free(in->schedule);
+      in->schedule = split;
+    }
+  }
   if (rc) jct__replay_input_free(in);
   return rc;
 }

@@ -29,6 +29,8 @@ void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps) {
   memset(a, 0, sizeof *a);
   jct__run_opts_init(&a->run, rate_bps);
   a->channels = 1;
+  a->qps_per_conn = 1;
+  jct_clos_default(&a->clos);
   a->reps = a->run.reps;
   a->timeout = a->run.timeout;
   a->retry = a->run.retry_cnt;
@@ -45,4 +47,5 @@ void jct__run_args_finish(jct__run_args_t *a) {
   a->run.inject = a->inject;
   a->run.timeout = (uint8_t)a->timeout;
   a->run.retry_cnt = (uint8_t)a->retry;
+  a->run.clos = a->clos.leaves ? &a->clos : NULL;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "jctlab/clos.h"
 #include "jctlab/run.h"
 
 /* Which of a replay's fabric and transport figures the user gave (command
@@ -28,6 +29,7 @@ enum {
 typedef struct {
   const char *synth, *schedule;
   uint64_t ranks, bytes, channels, reps, timeout, retry;
+  uint64_t qps_per_conn; /* --qps-per-connection (1: none split) */
   bool transport_set;
   uint32_t user_set; /* JCT__SET_* */
   const char *inject[JCT_RUN_MAX_INJECTORS];
@@ -36,6 +38,7 @@ typedef struct {
    * inject_placed. */
   const char *inject_at;
   char inject_placed[JCT_RUN_MAX_INJECTORS][600];
+  jct_clos_t clos; /* the fabric's shape (--topology, --placement, --ecmp...) */
   jct_run_opts_t run;
 } jct__run_args_t;
 
@@ -49,7 +52,8 @@ void jct__run_opts_init(jct_run_opts_t *o, uint64_t rate_bps);
 void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps);
 
 /* Copy the parsed counts into a->run (reps, timeout, retry, inject, with
- * inject_at added to the specs that name no place). */
+ * inject_at added to the specs that name no place, clos: a->run then
+ * points into a, which must not move). */
 void jct__run_args_finish(jct__run_args_t *a);
 
 #endif

@@ -85,6 +85,8 @@ int jct__scenario_load_mem(jct__scenario_t **out, const char *text, size_t len, 
     return jct__sc_oom(&c);
   }
   jct__run_opts_init(&s->run, 100000000u); /* rate: 100mbit unless the file says */
+  jct_clos_default(&s->clos);
+  s->qps_per_conn = 1;
   s->scale = 1;
   int depth_rc = check_depth(&c, text, len);
   if (depth_rc) {

@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jctlab/clos.h"
 #include "jctlab/run.h"
 #include "harness/orch/names.h"
 #include "run_args.h"
@@ -80,6 +81,11 @@ typedef struct {
    * retry_cnt (retry:), reps, seed; jct__run_opts_init()'s defaults where
    * the file is silent. No schedule and no inject: those are the cases'. */
   jct_run_opts_t run;
+  /* topology:, placement:, ecmp_seed:, ecmp: (run.clos points here when
+   * leaf-spine); qps_per_connection: (1: none split) */
+  jct_clos_t clos;
+  char placement[256];
+  uint32_t qps_per_conn;
   uint64_t captured_rate_bps; /* 0: unknown */
   uint32_t user_set;          /* JCT__SET_* (run_args.h): the figures the file gives */
   double scale;

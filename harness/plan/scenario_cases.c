@@ -126,7 +126,14 @@ static int expand_one(const jct__sc_ctx_t *c, const yaml_node_t *n, const case_i
   for (uint32_t i = 0; i < k.ninject; i++) {
     jct_injector_t *inj;
     char e[384];
-    int rc = jct_injector_new(&inj, k.inject[i], c->s->run.seed, i, e, sizeof e);
+    /* A link's name (port=leaf0:spine1) as the run will number it. */
+    const jct_clos_t *cl = &c->s->clos;
+    uint32_t nranks = c->s->source == JCT_SCEN_SYNTH ? c->s->synth.ranks : JCT_SWITCH_MAX_PORTS;
+    char spec[512];
+    int rc = cl->leaves ? jct_clos_spec_ports(cl, nranks, k.inject[i], spec, sizeof spec, e, sizeof e)
+                        : 0;
+    if (!rc) rc = jct_injector_new(&inj, cl->leaves ? spec : k.inject[i], c->s->run.seed, i, e,
+                                   sizeof e);
     if (rc == JCT_ENOMEM) {
       jct__sc_free_case(&k);
       return jct__sc_oom(c);

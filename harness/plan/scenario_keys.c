@@ -161,6 +161,29 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       rc = jct__sc_bool(c, v, k, &s->run.pfc);
     } else if (!strcmp(k, "ecn")) {
       rc = jct__sc_bool(c, v, k, &s->run.ecn);
+    } else if (!strcmp(k, "topology")) {
+      const char *w;
+      char e[256];
+      if (!(rc = jct__sc_scalar(c, v, k, &w)) && jct_clos_parse(&s->clos, w, e, sizeof e))
+        rc = jct__sc_at(c, v, "topology: %s", e);
+    } else if (!strcmp(k, "placement")) {
+      const char *w;
+      char e[256];
+      if (!(rc = jct__sc_scalar(c, v, k, &w))) {
+        snprintf(s->placement, sizeof s->placement, "%s", w);
+        if (jct_placement_parse(&s->clos.placement, s->placement, e, sizeof e))
+          rc = jct__sc_at(c, v, "placement: %s", e);
+      }
+    } else if (!strcmp(k, "ecmp_seed")) {
+      if (!(rc = jct__sc_count(c, v, k, 0, UINT32_MAX, &u))) s->clos.ecmp_seed = (uint32_t)u;
+    } else if (!strcmp(k, "ecmp")) {
+      const char *w;
+      char e[256];
+      if (!(rc = jct__sc_scalar(c, v, k, &w)) && jct_clos_ecmp_parse(&s->clos, w, e, sizeof e))
+        rc = jct__sc_at(c, v, "ecmp: %s", e);
+    } else if (!strcmp(k, "qps_per_connection")) {
+      if (!(rc = jct__sc_count(c, v, k, 1, JCT_SCHEDULE_MAX_QPS_PER_CONN, &u)))
+        s->qps_per_conn = (uint32_t)u;
     } else if (!strcmp(k, "cc")) {
       rc = jct__sc_cc(c, v, k, &s->run.cc);
     } else if (!strcmp(k, "cc_profile")) {
@@ -205,7 +228,8 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
           c, kn,
           "unknown key '%s' (name, description, synth, trace, schedule, transport, rate, "
           "captured_rate, delay, mtu, path_mtu, pfc, ecn, cc, cc_profile, cc_dilation, "
-          "pfc_watchdog, nak_delay, nak_react, timeout, retry, reps, lab, seed, scale, cases)",
+          "pfc_watchdog, nak_delay, nak_react, timeout, retry, reps, lab, seed, scale, topology, "
+          "placement, ecmp_seed, ecmp, qps_per_connection, cases)",
           k);
     }
     if (rc) return rc;
@@ -218,6 +242,15 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
     return jct__sc_at(c, transport_node, "transport: the lab's ranks (lab: %u) run verbs, not uroce",
                       s->run.lab_ranks);
   if (lab_node) s->run.transport = JCT_TRANSPORT_VERBS;
+  if (s->clos.leaves) {
+    s->run.clos = &s->clos;
+    uint32_t host_of[JCT_SWITCH_MAX_PORTS * JCT_CLOS_MAX_LEAVES];
+    char e[256] = "more ranks than a leaf-spine fabric holds";
+    if (s->source == JCT_SCEN_SYNTH &&
+        (s->synth.ranks > JCT_SWITCH_MAX_PORTS * JCT_CLOS_MAX_LEAVES ||
+         jct_clos_place(&s->clos, s->synth.ranks, host_of, e, sizeof e)))
+      return jct__sc_at(c, root, "topology: %s", e);
+  }
   uint32_t pmtu = s->run.path_mtu_bytes ? s->run.path_mtu_bytes : 4096;
   if (mtu_node && s->run.mtu < pmtu + UROCE_HEADROOM_BYTES)
     return jct__sc_at(c, mtu_node,

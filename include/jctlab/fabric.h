@@ -42,6 +42,7 @@
 #include <uv.h>
 
 #include "jctlab/clock.h"
+#include "jctlab/clos.h"
 #include "jctlab/switch.h"
 #include "jctlab/topo.h"
 
@@ -75,6 +76,8 @@ typedef struct {
   const char *pcap_drops;   /* NULL, or where to write the frames injectors dropped */
   FILE *fault_log;          /* NULL, or where injectors' actions go, one JSON line each */
   struct jct__chain *chain; /* NULL, or the injectors, put on the switch's hooks */
+  const jct_clos_t *clos;   /* NULL or leaves 0: the star; else a leaf-spine fabric (clos.h),
+                               not with port_ifnames or transparent */
 } jct_fabric_opts_t;
 
 typedef struct {
@@ -98,6 +101,46 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
 const jct_topo_t *jct_fabric_topo(const jct_fabric_t *f);
 jct_switch_t *jct_fabric_switch(jct_fabric_t *f);
 void jct_fabric_harness_stats(jct_fabric_t *f, jct_fabric_harness_stats_t *out);
+
+/* Counters summed over every switch, and the egress time paused by PFC
+ * (all priorities) on the ports of the ranks' links as of now_ns. */
+void jct_fabric_totals(const jct_fabric_t *f, jct_switch_totals_t *out);
+uint64_t jct_fabric_host_paused_ns(const jct_fabric_t *f, uint64_t now_ns);
+
+/* ---- Links between switches (leaf-spine) ---------------------------------
+ * Link k, 0 <= k < jct_fabric_nlinks(), is one direction of one leaf-spine
+ * cable: "leaf<l>:spine<s>" (the leaf's egress toward spine s, an uplink)
+ * or "spine<s>:leaf<l>" (a downlink). Its counters are the sending port's
+ * (tx, queue, marks, drops, pause received), plus the flows it carried. */
+#define JCT_FABRIC_LINK_FLOWS 32
+
+typedef struct {
+  uint32_t src_rank, dst_rank; /* from the IPv4 addresses (topo.h); UINT32_MAX: not a rank */
+  uint16_t udp_sport;
+  uint64_t frames, bytes;
+} jct_fabric_flow_t;
+
+typedef struct {
+  char name[24];   /* "leaf1:spine0" */
+  bool uplink;     /* leaf to spine */
+  uint64_t tx_frames, tx_bytes, ecn_marked, drops, peak_queue_bytes;
+  uint64_t paused_ns; /* egress paused by PFC from the receiving switch, all priorities */
+  uint64_t rx_pfc_xoff;
+  jct_fabric_flow_t flows[JCT_FABRIC_LINK_FLOWS]; /* the first ones seen, by bytes */
+  uint32_t nflows;
+  uint64_t other_flows; /* frames of flows beyond JCT_FABRIC_LINK_FLOWS */
+} jct_fabric_link_stats_t;
+
+uint32_t jct_fabric_nlinks(const jct_fabric_t *f);
+/* Errors: JCT_EINVAL (k out of range). */
+int jct_fabric_link_stats(const jct_fabric_t *f, uint32_t k, uint64_t now_ns,
+                          jct_fabric_link_stats_t *out);
+/* The link named "leaf1:spine0" (or its port index for injectors: see
+ * jct_fabric_port_index), -1 when there is none. */
+int jct_fabric_link_find(const jct_fabric_t *f, const char *name);
+
+/* The host each rank sits on (clos.h's numbering; the star: the rank). */
+uint32_t jct_fabric_host_of(const jct_fabric_t *f, uint32_t rank);
 
 /* A repetition starts now: the injectors restart. */
 void jct_fabric_start(jct_fabric_t *f, uint64_t now_ns);

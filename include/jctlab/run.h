@@ -35,6 +35,7 @@
 
 #include "jctlab/dcqcn.h"
 #include "jctlab/injector.h"
+#include "jctlab/fabric.h"
 #include "jctlab/schedule.h"
 #include "jctlab/switch.h"
 
@@ -88,6 +89,8 @@ typedef struct {
   const char *const *inject; /* injector specs (injector.h), in chain order */
   uint32_t ninject;
   uint64_t seed; /* the run's seed: injectors without seed= derive theirs from it */
+  const jct_clos_t *clos; /* NULL: the star; else the fabric's shape, ECMP and placement
+                             (clos.h); injectors may name its links (port=leaf0:spine1) */
 } jct_run_opts_t;
 
 /* What a transport counted, summed over its QPs (and over repetitions where
@@ -223,6 +226,12 @@ typedef struct {
   jct_qp_figures_t *qps; /* schedule->nconns, by connection; NULL when the run is
                             invalid. Owned: jct_run_result_free() */
   double jain_index;     /* jct_jain_index() over qps; NaN when invalid or under 2 QPs */
+  /* A leaf-spine fabric's links (fabric.h), counted over the measured
+   * repetitions; NULL and 0 for the star. Owned: jct_run_result_free(). */
+  jct_fabric_link_stats_t *links;
+  uint32_t nlinks;
+  double ecmp_imbalance; /* max / mean of the uplinks' bytes (1: even); NaN without links */
+  uint32_t host_of[64];  /* the host each rank sat on (the first 64 ranks; clos.h) */
 } jct_run_result_t;
 
 /* What jct_run() and jct_replay() refuse before building anything, for a

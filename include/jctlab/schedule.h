@@ -146,6 +146,18 @@ int jct_schedule_scale(jct_schedule_t *s, double factor, char *err, size_t errle
  * nccl-tests': busbw is then the receiver's link load, (N-1)·S / JCT). */
 double jct_schedule_busbw_factor(const jct_schedule_t *s);
 
+/* Several QPs per connection, as NCCL_IB_QPS_PER_CONNECTION: a schedule in
+ * which connection c of s is n connections c*n .. c*n+n-1 (same ranks,
+ * each its own QP pair, so its own UDP source port on the wire: ECMP
+ * entropy), and op i is n ops i*n + q of bytes/n each (the first bytes % n
+ * one byte more), each depending on every part of each of op i's deps: a
+ * message is whole once all its parts are. n = 1 copies. The profile is
+ * not carried. Errors: JCT_EINVAL (n outside 1..JCT_SCHEDULE_MAX_QPS_PER_CONN,
+ * a message under n bytes, too many ops), JCT_ENOMEM. */
+#define JCT_SCHEDULE_MAX_QPS_PER_CONN 64
+int jct_schedule_split_qps(jct_schedule_t **out, const jct_schedule_t *s, uint32_t n, char *err,
+                           size_t errlen);
+
 void jct_schedule_free(jct_schedule_t *s);
 
 #endif

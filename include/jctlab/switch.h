@@ -60,6 +60,8 @@
 #define JCT_SWITCH_MAX_PORTS 64
 #define JCT_SWITCH_PRIOS 8
 #define JCT_SWITCH_MAX_RATE_BPS 1000000000000ull /* 1 Tbit/s */
+#define JCT_SWITCH_MAX_ECMP_WAYS 16   /* next hops in one ECMP group */
+#define JCT_SWITCH_MAX_ECMP_GROUPS 64 /* distinct groups per switch */
 
 typedef struct jct_switch jct_switch_t;
 
@@ -87,10 +89,26 @@ const char *jct_switch_drop_name(int reason);
 
 typedef enum { JCT_SW_WD_DROP = 0, JCT_SW_WD_FORWARD = 1 } jct_switch_wd_action_t;
 
+/* How a frame picks a member of an ECMP group (jct_switch_add_mac_ecmp):
+ * by a hash of its 5-tuple (what switch ASICs do: every packet of a flow
+ * takes one path); or, what-ifs, no ASIC's default: per packet, round
+ * robin over the members (packet spraying); per flowlet, a flow keeps its
+ * member while its packets follow each other within ecmp_flowlet_gap_ns
+ * and draws a new one at random after a longer gap (LetFlow, Vanini et
+ * al., NSDI 2017; flows are told apart by their hash in a 256-entry
+ * table, so two flows may share an entry, as in hardware). */
+typedef enum {
+  JCT_SW_ECMP_HASH = 0,
+  JCT_SW_ECMP_PER_PACKET = 1,
+  JCT_SW_ECMP_FLOWLET = 2
+} jct_switch_ecmp_mode_t;
+
 typedef struct {
   uint64_t rate_bps;      /* 1 .. JCT_SWITCH_MAX_RATE_BPS */
   uint64_t prop_delay_ns; /* propagation delay of the link, <= 1 s */
   uint8_t mac[6];         /* the port's own MAC: source of the PFC frames it sends */
+  bool no_flood;          /* a link between switches of a routed (L3) Clos: group and unknown
+                             destinations are never flooded to it (no L2 loops) */
 } jct_switch_port_config_t;
 
 typedef struct {
@@ -117,6 +135,11 @@ typedef struct {
   uint64_t kmin_bytes, kmax_bytes; /* kmin <= kmax */
   double pmax;                     /* [0, 1] */
   uint64_t seed;                   /* for the marking PRNG; same seed, same marks */
+
+  jct_switch_ecmp_mode_t ecmp_mode; /* default hash */
+  uint32_t ecmp_seed;               /* the hash's seed (jct_switch_ecmp_hash) */
+  uint64_t ecmp_flowlet_gap_ns;     /* flowlet mode: the gap that starts a flowlet, > 0
+                                       (default 500 us, CONGA's and LetFlow's) */
 } jct_switch_config_t;
 
 /* Defaults for nports ports at rate_bps, no propagation delay, port MACs
@@ -133,6 +156,29 @@ void jct_switch_free(jct_switch_t *sw);
  * moves it. Errors: JCT_EINVAL (port out of range, group MAC), JCT_ENOMEM
  * (table full). */
 int jct_switch_add_mac(jct_switch_t *sw, const uint8_t mac[6], uint32_t port);
+
+/* Frames to mac leave by one of n ports (an ECMP group, equal-cost next
+ * hops, n <= JCT_SWITCH_MAX_ECMP_WAYS), chosen per frame by cfg.ecmp_mode:
+ * member jct_switch_ecmp_hash(ecmp_seed, frame) % n; frames without an IP
+ * header hash their MAC addresses. n == 1 is jct_switch_add_mac().
+ * Errors: JCT_EINVAL (a port out of range, n, group MAC), JCT_ENOMEM (table
+ * full, or more than JCT_SWITCH_MAX_ECMP_GROUPS distinct groups). */
+int jct_switch_add_mac_ecmp(jct_switch_t *sw, const uint8_t mac[6], const uint32_t *ports,
+                            uint32_t n);
+
+/* The ECMP hash of a frame: CRC-32 (the IEEE 802.3 polynomial, reflected,
+ * as zlib's crc32(0, ...)) over the 5-tuple in network order -- source
+ * address, destination address (4 or 16 bytes each), IP protocol, and for
+ * UDP/TCP the source and destination ports (0 otherwise) -- then mixed with
+ * the seed: fmix32(crc ^ fmix32(seed + 0x9e3779b9)), fmix32 MurmurHash3's
+ * finalizer. CRC-32 over the 5-tuple is what switch ASICs offer (Broadcom's
+ * CRC32_LO/HI); the seed is what an operator changes to draw other paths,
+ * and it goes in after the CRC because CRC is linear: as the CRC's initial
+ * value it would only XOR one constant into every flow's hash (relabel the
+ * members, never regroup the flows). Frames without IPv4/IPv6 hash their
+ * destination and source MACs instead. Pure: the same seed and frame give
+ * the same value. */
+uint32_t jct_switch_ecmp_hash(uint32_t seed, const uint8_t *frame, size_t len);
 
 /* A frame arrived on port at now_ns (its last bit received). The switch
  * copies it. Returns 0 (consumed as MAC control, or at least one copy
@@ -245,6 +291,7 @@ typedef struct {
   uint64_t wire_frames;                    /* serialized or serializing, not yet emitted */
   uint64_t tx_pfc_xoff, tx_pfc_xon;        /* PFC frames sent (xoff: some quanta nonzero) */
   uint64_t ecn_marked;
+  uint64_t peak_queue_bytes;            /* deepest one egress queue has been, frame bytes */
   uint64_t paused_ns[JCT_SWITCH_PRIOS]; /* egress time paused by received PFC, up to now */
   uint64_t wd_storms, wd_restores;
 } jct_switch_port_stats_t;

@@ -28,6 +28,7 @@ typedef struct {
   uint32_t rank, conn;
   bool is_src;
   jct_uroce_qp_t *qp;
+  int fd; /* the socket it sends from: its rank's, or its source port's */
   struct sockaddr_storage peer;
   socklen_t peerlen;
 } endpoint_t;
@@ -39,6 +40,9 @@ struct rank {
   pcap_t *pfc;
   uint32_t *eps; /* endpoint indices */
   uint32_t neps, rr;
+  uint16_t *sport; /* per_qp_sport: the source ports' sockets, nsports of them */
+  int *sport_fd;
+  uint32_t nsports;
   uint64_t next_tx_ns, paused_until_ns;
   uint64_t paused_ns; /* PFC pause time, each pause counted to its (latest) end */
   /* The NIC's transmit queue (opts.nic_queue_pkts > 0): packets the QPs
@@ -110,7 +114,7 @@ static size_t next_packet(rank_t *k, uint64_t now, uint8_t *buf, endpoint_t **ep
  * with the socket's TOS. */
 static ssize_t send_pkt(rank_t *k, endpoint_t *ep, const uint8_t *pkt, size_t len) {
   if (!(len && pkt[0] == JCT_OP_CNP && k->R->opts.cnp_dscp))
-    return sendto(k->fd, pkt, len, 0, (struct sockaddr *)&ep->peer, ep->peerlen);
+    return sendto(ep->fd, pkt, len, 0, (struct sockaddr *)&ep->peer, ep->peerlen);
   union {
     char buf[CMSG_SPACE(sizeof(int))];
     struct cmsghdr align;
@@ -129,7 +133,7 @@ static ssize_t send_pkt(rank_t *k, endpoint_t *ep, const uint8_t *pkt, size_t le
   c->cmsg_len = CMSG_LEN(sizeof(int));
   int tos = k->R->opts.cnp_dscp << 2;
   memcpy(CMSG_DATA(c), &tos, sizeof tos);
-  return sendmsg(k->fd, &m, 0);
+  return sendmsg(ep->fd, &m, 0);
 }
 
 /* With a transmit queue, the QPs hand over packets as soon as there is
@@ -338,29 +342,53 @@ static void on_pfc(uv_poll_t *h, int status, int events) {
  * (RoCEv2, Annex A17.3.1), DF set so Linux writes IP ID 0 (the ICRC covers
  * the ID), DSCP for the data priority and ECT(0), and the TOS of what
  * arrives (IP_RECVTOS) for its ECN field. */
-static int open_socket(jct__ranks_t *R, uint32_t i, char *err, size_t errlen) {
+static int socket_on(jct__ranks_t *R, uint32_t i, uint16_t port, char *err, size_t errlen) {
   int fd = jct_topo_socket(R->topo, i, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, err,
                            errlen);
   if (fd < 0) return fd;
-  R->ranks[i].fd = fd;
   int one = 1, pmtu = IP_PMTUDISC_DO, tos = R->opts.dscp << 2 | ECN_ECT0, ttl = IP_TTL_VALUE;
   int buf = SOCKET_BUFFER_BYTES;
   if (setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof one) ||
       setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof one) ||
       setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu) ||
       setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos) ||
-      setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl))
+      setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof ttl)) {
+    close(fd);
     return jct__errf(err, errlen, JCT_EIO, "rank %u: socket options: %s", i, strerror(errno));
+  }
   /* Larger buffers where allowed; the kernel caps them at rmem_max otherwise. */
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf))
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
   if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf))
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
   struct sockaddr_storage ss;
-  socklen_t sl = jct_rank_sockaddr(i, AF_INET, JCT_ROCEV2_UDP_PORT, &ss);
-  if (bind(fd, (struct sockaddr *)&ss, sl))
-    return jct__errf(err, errlen, JCT_EIO, "rank %u: bind to port 4791: %s", i, strerror(errno));
+  socklen_t sl = jct_rank_sockaddr(i, AF_INET, port, &ss);
+  if (bind(fd, (struct sockaddr *)&ss, sl)) {
+    int e = errno;
+    close(fd);
+    return jct__errf(err, errlen, JCT_EIO, "rank %u: bind to port %u: %s", i, port, strerror(e));
+  }
+  return fd;
+}
+
+static int open_socket(jct__ranks_t *R, uint32_t i, char *err, size_t errlen) {
+  int fd = socket_on(R, i, JCT_ROCEV2_UDP_PORT, err, errlen);
+  if (fd < 0) return fd;
+  R->ranks[i].fd = fd;
   return 0;
+}
+
+/* The send-only socket of rank me's source port: one per distinct port,
+ * shared by the QPs whose ports collide (rxe's 14-bit hash). */
+static int sport_socket(jct__ranks_t *R, uint32_t me, uint16_t port, char *err, size_t errlen) {
+  rank_t *k = &R->ranks[me];
+  for (uint32_t j = 0; j < k->nsports; j++)
+    if (k->sport[j] == port) return k->sport_fd[j];
+  int fd = socket_on(R, me, port, err, errlen);
+  if (fd < 0) return fd;
+  k->sport[k->nsports] = port;
+  k->sport_fd[k->nsports++] = fd;
+  return fd;
 }
 
 typedef struct {
@@ -411,7 +439,8 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   cfg.nak_react_ns = R->opts.nak_react_ns;
   cfg.local = jct_rank_ipv4(me);
   cfg.remote = jct_rank_ipv4(peer);
-  cfg.udp_sport = JCT_ROCEV2_UDP_PORT; /* one socket per rank, bound to 4791 */
+  /* 0: rxe's hash of the QPN (uroce_qp.c); else one socket per rank, on 4791 */
+  cfg.udp_sport = R->opts.per_qp_sport ? 0 : JCT_ROCEV2_UDP_PORT;
   cfg.paused_until_ns = &R->ranks[me].paused_until_ns;
   cfg.dcqcn = R->opts.dcqcn;
   cfg.line_rate_bps = R->opts.rate_bps;
@@ -422,6 +451,12 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   if (rc) return jct__errf(err, errlen, rc, "connection %u: %s", c, e2);
   rank_t *k = &R->ranks[me];
   k->eps[k->neps++] = 2 * c + (src ? 0 : 1);
+  ep->fd = k->fd;
+  if (R->opts.per_qp_sport) {
+    int fd = sport_socket(R, me, jct_uroce_udp_sport(ep->qp), err, errlen);
+    if (fd < 0) return fd;
+    ep->fd = fd;
+  }
   return 0;
 }
 
@@ -479,6 +514,13 @@ int jct__ranks_new(jct__ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, cons
     rank_t *k = &R->ranks[i];
     *k = (rank_t){.R = R, .index = i, .fd = -1, .eps = R->ep_storage + off};
     k->timer.data = k;
+    if (opts->per_qp_sport && count[i] &&
+        (!(k->sport = calloc(count[i], sizeof *k->sport)) ||
+         !(k->sport_fd = calloc(count[i], sizeof *k->sport_fd)))) {
+      free(count);
+      rc = JCT_ENOMEM;
+      goto fail;
+    }
     off += count[i];
     uint32_t cap = opts->nic_queue_pkts;
     if (cap &&
@@ -597,6 +639,10 @@ void jct__ranks_free(jct__ranks_t *R) {
   for (uint32_t i = 0; R->ranks && i < R->s->nranks; i++) {
     jct_timer_stop(R->clock, &R->ranks[i].timer);
     if (R->ranks[i].fd >= 0) close(R->ranks[i].fd);
+    for (uint32_t j = 0; j < R->ranks[i].nsports; j++)
+      close(R->ranks[i].sport_fd[j]);
+    free(R->ranks[i].sport);
+    free(R->ranks[i].sport_fd);
     if (R->ranks[i].pfc) pcap_close(R->ranks[i].pfc);
     free(R->ranks[i].q);
     free(R->ranks[i].q_len);

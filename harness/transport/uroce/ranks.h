@@ -58,6 +58,13 @@ typedef struct {
    * ACKs at dscp. */
   const jct_dcqcn_params_t *dcqcn;
   uint8_t cnp_dscp;
+  /* Each QP sends from its own UDP source port, as Linux rxe: 0xc000 +
+   * hash_32(QPN, 14) (rxe_qp.c before Linux 5.17; since, the flow label of
+   * both QPNs folded into 0xc000..0xffff, rdma_get_udp_sport), through a
+   * send-only socket bound to it (one per distinct port of a rank). This is
+   * the entropy ECMP hashes (leaf-spine fabrics). false: every QP sends
+   * from the rank's socket on 4791 (the star: nothing hashes it). */
+  bool per_qp_sport;
 } jct__ranks_opts_t;
 
 typedef struct jct_ranks jct__ranks_t;
