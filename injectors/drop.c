@@ -108,6 +108,7 @@
 #include "common/rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
+#include "jctlab/kdrop.h"
 #include "jctlab/roce.h"
 #include "traces/frame.h"
 #include "common/wire.h"
@@ -608,6 +609,58 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
   return 0;
 }
 
+/* at=host: the same decision for the kernel program (jctlab/kdrop.h).
+ * pkt=, qp-order= and psn= without qp= count messages and QPs in ways the
+ * program does not; p= draws from one stream there, not by packet. */
+static int drop_kernel(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, char *err,
+                       size_t errlen) {
+  const drop_t *d = inj->priv;
+  memset(cfg, 0, sizeof *cfg);
+  cfg->burst = d->burst;
+  switch (d->mode) {
+  case MODE_BERNOULLI:
+    cfg->mode = JCT_KDROP_BERNOULLI;
+    cfg->p = d->p;
+    break;
+  case MODE_GEMODEL:
+    cfg->mode = JCT_KDROP_GEMODEL;
+    cfg->p = d->p, cfg->r = d->r, cfg->lose_good = d->lose_good, cfg->lose_bad = d->lose_bad;
+    break;
+  case MODE_4STATE:
+    cfg->mode = JCT_KDROP_4STATE;
+    cfg->to4 = d->to4, cfg->to4_or_3 = d->to4_or_3, cfg->to2 = d->to2;
+    cfg->to2_or_1 = d->to2_or_1, cfg->to3 = d->to3;
+    break;
+  case MODE_EVERY:
+    cfg->mode = JCT_KDROP_EVERY;
+    cfg->every = d->every;
+    break;
+  case MODE_PSN:
+    if (d->by_msg || d->any_qp)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: pkt= and qp-order= cannot run at a host (the kernel program targets "
+                       "psn= of one qp=)",
+                       inj->spec);
+    cfg->mode = JCT_KDROP_PSN;
+    cfg->qp = d->qp;
+    cfg->count = d->count;
+    cfg->retransmissions = d->retransmissions;
+    cfg->ntargets = d->npsn;
+    for (uint32_t i = 0; i < d->npsn; i++) {
+      cfg->psn[i] = d->psn[i], cfg->tx[i] = d->tx[i];
+      uint32_t same = 0;
+      for (uint32_t j = 0; j <= i; j++)
+        same += d->psn[j] == d->psn[i];
+      if (same > JCT_KDROP_TX_PER_PSN)
+        return jct__errf(err, errlen, JCT_EINVAL,
+                         "%s: at a host one PSN takes at most %d targets (psn %u has more)",
+                         inj->spec, JCT_KDROP_TX_PER_PSN, d->psn[i]);
+    }
+    break;
+  }
+  return 0;
+}
+
 const struct jct_injector_ops jct_drop_ops = {
     .name = "drop",
     .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
@@ -618,4 +671,5 @@ const struct jct_injector_ops jct_drop_ops = {
     .priv_size = sizeof(drop_t),
     .init = drop_init,
     .process = drop_process,
+    .kernel = drop_kernel,
 };

@@ -16,6 +16,10 @@
  * link's state changes; the drops themselves need no tick. A window end
  * (until=) while the link is down is reported as a transition too.
  *
+ * at=host:N: the harness sets rank N's own interface down and up over
+ * netlink at those transitions (harness/fabric/chain.c), as a cable pull or
+ * a NIC reset does; process() then only says which state is due.
+ *
  * down must be shorter than every (down == every would be a link that
  * never comes up: use drop p=1 for that).
  */
@@ -47,6 +51,10 @@ static int flap_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
   }
   fl->down_ns = down;
   fl->every_ns = every;
+  if (inj->host >= 0) {
+    inj->all_ports = false;
+    inj->port = (uint32_t)inj->host;
+  }
   return 0;
 }
 
@@ -105,4 +113,5 @@ const struct jct_injector_ops jct_flap_ops = {
     .process = flap_process,
     .next_deadline_ns = flap_next_deadline_ns,
     .tick = flap_tick,
+    .host_link = true,
 };

@@ -39,6 +39,7 @@
 #include "common/rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
+#include "jctlab/kdrop.h"
 #include "jctlab/roce.h"
 
 #define JSON_SAFE_MAX ((1ull << 53) - 1)
@@ -107,9 +108,46 @@ static int take_where(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t e
   return 0;
 }
 
+/* at=host:RANK or at=switch (the placement), told from at=TIME (the
+ * window) by its value: taken here, its key renamed so the time getter
+ * skips it. Then what does not go with a host: where=, port=, dir=. */
+static int take_placement(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
+  inj->host = -1;
+  uint32_t where = spec->nargs;
+  for (uint32_t i = 0; i < spec->nargs; i++) {
+    const char *v = spec->arg[i].value;
+    if (strcmp(spec->arg[i].key, "at") != 0) continue;
+    if (strcmp(v, "switch") != 0 && strncmp(v, "host:", 5) != 0 && strncmp(v, "host", 5) != 0)
+      continue;
+    if (where < spec->nargs) return word_err(spec, i, err, errlen, "a second placement");
+    where = i;
+    spec->arg[i].used = true;
+    snprintf(spec->arg[i].key, sizeof spec->arg[i].key, "at=place");
+    if (strcmp(v, "switch") == 0) continue;
+    char *end;
+    unsigned long r = v[4] == ':' && v[5] >= '0' && v[5] <= '9' ? strtoul(v + 5, &end, 10) : 0;
+    if (v[4] != ':' || v[5] < '0' || v[5] > '9' || *end || r > 65534)
+      return word_err(spec, i, err, errlen, "is host:RANK (a rank's index from 0) or switch");
+    inj->host = (int32_t)r;
+  }
+  if (inj->host < 0) return 0;
+  static const char *const not_at_host[] = {"where", "port", "dir"};
+  static const char *const why[] = {
+      "is a libpcap filter the kernel program does not run (at a host it sees the host's "
+      "RoCEv2 packets, UDP/4791)",
+      "names a switch port: at=host:RANK runs on the host's own interface",
+      "at a host the injector sits on the interface's egress only"};
+  for (size_t k = 0; k < 3; k++) {
+    uint32_t i = arg_index(spec, not_at_host[k]);
+    if (i < spec->nargs) return word_err(spec, i, err, errlen, why[k]);
+  }
+  return 0;
+}
+
 static int take_common(jct_injector_t *inj, jct_spec_t *spec, uint64_t run_seed, char *err,
                        size_t errlen) {
   int rc;
+  if ((rc = take_placement(inj, spec, err, errlen)) < 0) return rc;
   uint64_t port = UINT64_MAX;
   if ((rc = jct_spec_u64(spec, "port", UINT32_MAX, &port, err, errlen)) < 0) return rc;
   if (port != UINT64_MAX) {
@@ -169,6 +207,23 @@ static void injector_destroy(injector_box_t *box) {
   free(box);
 }
 
+/* at=host: the kind must have a kernel program, and that program must do
+ * what the spec asks (drop pkt= it does not), or send its frames from the
+ * host (pause). delay is refused later, by the harness, which can ask the
+ * host's kernel for fq. */
+static int check_host(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
+  if (strcmp(inj->ops->name, "delay") == 0 || inj->ops->host_frames || inj->ops->host_link)
+    return 0;
+  if (!inj->ops->kernel)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: %s cannot run at a host: drop runs in a host's kernel (tc-eBPF), "
+                     "pause sends from its interface, flap sets its link down; run it on the "
+                     "switch (at=switch) or with `jctlab wire`",
+                     spec->text, inj->ops->name);
+  struct jct_kdrop_cfg cfg;
+  return inj->ops->kernel(inj, &cfg, err, errlen);
+}
+
 int jct_injector_new(jct_injector_t **out, const char *text, uint64_t run_seed, uint32_t index,
                      char *err, size_t errlen) {
   *out = NULL;
@@ -215,6 +270,7 @@ int jct_injector_new(jct_injector_t **out, const char *text, uint64_t run_seed, 
   rc = take_common(inj, spec, run_seed, err, errlen);
   seed_rng(inj);
   if (rc == 0 && ops->init) rc = ops->init(inj, spec, err, errlen);
+  if (rc == 0 && inj->host >= 0) rc = check_host(inj, spec, err, errlen);
   if (rc < 0) {
     if (ops->destroy) inj->ops = NULL; /* init failed: it cleaned up after itself */
     injector_destroy(box);

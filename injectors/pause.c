@@ -1,6 +1,7 @@
 /* pause: a PFC pause storm, as a NIC stuck sending pause frames makes one.
  *
  *     pause prio=P [quanta=Q] rate=R/s [for=TIME] port=N [src=MAC]
+ *     pause prio=P [quanta=Q] link=RATE [for=TIME] at=host:N [src=MAC]
  *
  * From the window's start (at=) the injector sends IEEE 802.1Qbb PFC frames
  * for priority P with pause time Q (units of 512 bit times at the link's
@@ -16,6 +17,16 @@
  * rate=1000/s for=200ms). tick() emits every frame due, each stamped with
  * its own due time; a storm ending does not send XON (the pause simply
  * expires, as when a stuck NIC is reset). process() passes every frame.
+ *
+ * link=RATE (the link's speed, as --rate reads it) instead of rate= sends
+ * two frames per pause time, so each refreshes the pause before it
+ * expires: Q * 512 bit times at RATE (65535 quanta last 839 us at
+ * 40 Gbit/s, so 2384 frames a second; 84 us at 400 Gbit/s).
+ *
+ * at=host:N instead of port=N: the frames leave from rank N's own
+ * interface (harness/fabric/chain.c sends them on an AF_PACKET socket), as
+ * a host's NIC or a SONiC fanout host sends a storm, and reach the switch
+ * on that link like any frame.
  *
  * The frame (IEEE 802.1Qbb clause 36; 802.3 Annex 31D): destination
  * 01:80:c2:00:00:01, source src= (default 02:6a:63:74:00:N+1, locally
@@ -72,17 +83,29 @@ static int pause_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t e
   double rate = 0;
   int rc = jct_spec_u64(spec, "prio", 7, &prio, err, errlen);
   if (!rc) rc = jct_spec_u64(spec, "quanta", 0xffff, &quanta, err, errlen);
+  uint64_t link_bps = 0;
   if (!rc) rc = jct_spec_rate_per_s(spec, "rate", &rate, err, errlen);
+  if (!rc) rc = jct_spec_rate_bps(spec, "link", &link_bps, err, errlen);
   if (!rc) rc = jct_spec_time_ns(spec, "for", &for_ns, err, errlen);
   if (rc) return rc;
   if (prio == UINT64_MAX) return bad(spec, err, errlen, "prio", "needs prio=0..7");
   if (quanta == 0)
     return bad(spec, err, errlen, "quanta=0", "a storm needs quanta above 0 (0 is XON)");
+  if (link_bps && rate > 0)
+    return bad(spec, err, errlen, "link", "goes without rate= (it sets the rate)");
+  if (link_bps) /* two frames per pause time: each refreshes the pause before it expires */
+    rate = 2.0 * (double)link_bps / ((double)quanta * 512.0);
   if (!(rate > 0) || rate > 1e9)
-    return bad(spec, err, errlen, "rate", "needs rate=R/s with R in (0, 1e9]");
+    return bad(spec, err, errlen, "rate",
+               "needs rate=R/s with R in (0, 1e9], or link=RATE (two frames per pause time)");
+  if (inj->host >= 0) { /* the host's own link */
+    inj->all_ports = false;
+    inj->port = (uint32_t)inj->host;
+  }
   if (for_ns == 0) return bad(spec, err, errlen, "for=0", "the storm must last above 0");
   if (inj->all_ports)
-    return bad(spec, err, errlen, "port", "needs port=N, the link whose rank sends the pauses");
+    return bad(spec, err, errlen, "port",
+               "needs port=N (or at=host:N), the link whose rank sends the pauses");
   uint8_t src[6] = {0x02, 0x6a, 0x63, 0x74, 0x00, (uint8_t)(inj->port + 1)};
   const char *s = jct_spec_get(spec, "src");
   if (s && parse_mac(s, src))
@@ -129,10 +152,12 @@ static jct_verdict_t pause_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
 
 const struct jct_injector_ops jct_pause_ops = {
     .name = "pause",
-    .usage = "pause prio=P [quanta=Q] rate=R/s [for=TIME] port=N [src=MAC]  (PFC pause storm)",
+    .usage = "pause prio=P [quanta=Q] rate=R/s | link=RATE [for=TIME] port=N | at=host:N "
+             "[src=MAC]  (PFC pause storm)",
     .priv_size = sizeof(pause_t),
     .init = pause_init,
     .process = pause_process,
     .next_deadline_ns = pause_next_deadline_ns,
     .tick = pause_tick,
+    .host_frames = true,
 };

@@ -68,6 +68,14 @@ static int word_len(const char *text, uint32_t offset) {
   return n;
 }
 
+/* at= twice is a place (host:RANK, switch) and a time, one of each. */
+static bool is_place(const char *v) {
+  return strcmp(v, "switch") == 0 || strncmp(v, "host", 4) == 0;
+}
+static bool place_and_time(const char *key, const char *a, const char *b) {
+  return strcmp(key, "at") == 0 && is_place(a) != is_place(b);
+}
+
 int jct_spec_parse(const char *text, jct_spec_t *spec, char *err, size_t errlen) {
   memset(spec, 0, sizeof *spec);
   spec->text = text;
@@ -146,7 +154,8 @@ int jct_spec_parse(const char *text, jct_spec_t *spec, char *err, size_t errlen)
     if (n == 0 && !quoted)
       return spec_err(text, err, errlen, "%s: %s has no value", a->key, a->key);
     for (uint32_t i = 0; a->key[0] && i < spec->nargs; i++)
-      if (strcmp(spec->arg[i].key, a->key) == 0)
+      if (strcmp(spec->arg[i].key, a->key) == 0 &&
+          !place_and_time(a->key, spec->arg[i].value, a->value))
         return spec_err(text, err, errlen, "%.*s: %s is given twice", wlen, text + offset, a->key);
     spec->nargs++;
   }

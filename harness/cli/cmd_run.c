@@ -143,7 +143,7 @@ static void print_congestion(const jct_run_opts_t *o, const jct_run_result_t *r)
     uint64_t cuts = 0;
     for (uint32_t c = 0; r->qps && c < o->schedule->nconns; c++)
       cuts += r->qps[c].rate_cuts;
-    printf("congestion DCQCN (%s, parameters dilated x%.0f): %llu CNPs, %llu rate cuts", 
+    printf("congestion DCQCN (%s, parameters dilated x%.0f): %llu CNPs, %llu rate cuts",
            jct_dcqcn_profile_name(o->cc_profile), jct_run_cc_dilation(o),
            (unsigned long long)t->cnps, (unsigned long long)cuts);
   } else {
@@ -265,11 +265,12 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(root, "transport", jct__transport_json(&r->transport));
   const jct_switch_totals_t *f = &r->fabric;
   json_object_set_new(root, "fabric",
-                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "frames_in",
+                      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "frames_in",
                                 (json_int_t)f->rx_frames, "frames_out", (json_int_t)f->tx_frames,
                                 "drops", (json_int_t)(f->rx_drops + f->tx_drops), "duplicates",
                                 (json_int_t)f->duplicates, "pfc_xoff_sent",
-                                (json_int_t)f->tx_pfc_xoff, "ecn_marked", (json_int_t)f->ecn_marked,
+                                (json_int_t)f->tx_pfc_xoff, "pfc_xoff_received",
+                                (json_int_t)f->rx_pfc_xoff, "ecn_marked", (json_int_t)f->ecn_marked,
                                 "harness_losses", (json_int_t)r->harness_losses));
   json_t *drops = json_object();
   for (int k = 1; k < JCT_SW_DROP_NREASONS; k++) /* 0 is "forwarded" */
@@ -283,12 +284,13 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
     const jct_injector_stats_t *st = &in->stats;
     json_array_append_new(
         injs,
-        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind",
+        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind",
                   in->kind, "seed", (json_int_t)in->seed, "seen", (json_int_t)st->seen, "matched",
                   (json_int_t)st->matched, "dropped", (json_int_t)st->dropped, "held",
                   (json_int_t)st->held, "modified", (json_int_t)st->modified, "expedited",
                   (json_int_t)st->expedited, "generated", (json_int_t)st->generated, "duplicated",
-                  (json_int_t)st->duplicated, "hold_ns_total", (json_int_t)st->hold_ns_total));
+                  (json_int_t)st->duplicated, "hold_ns_total", (json_int_t)st->hold_ns_total,
+                  "link_down_ns", (json_int_t)st->link_down_ns));
   }
   json_object_set_new(root, "injectors", injs);
   /* Per connection (README "Run JSON"): null when the run is invalid. */

@@ -35,7 +35,10 @@ const char jct__run_args_help[] =
     "                     'pause prio=3 quanta=65535 rate=1000/s for=200ms port=2', 'ecn p=0.05',\n"
     "                     'corrupt p=0.0001', 'flap down=5ms every=1s', 'reorder p=0.01 gap=5',\n"
     "                     'duplicate p=0.01', 'rate 10mbit overhead=24'\n"
-    "                     (common keys: where=\"FILTER\" port=N dir=in|out at= until= seed=)\n"
+    "                     (common keys: where=\"FILTER\" port=N dir=in|out at= until= seed=;\n"
+    "                     at=host:RANK: drop on rank RANK's kernel path, tc-eBPF)\n"
+    "  --inject-at P      where the --inject specs that name no place run: switch (default)\n"
+    "                     or host:RANK\n"
     "  --seed N           the run's seed; injectors without seed= derive theirs (default 1)\n"
     "  --pfc-watchdog[=drop|forward]  the switch's PFC watchdog (200 ms, 200 ms, drop)\n"
     "  --fault-log FILE   every injector action as a JSON line\n"
@@ -111,7 +114,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
       "--lab",      "--nic-queue", "--agents",     "-s",         "--snaplen",  "-C",
       "-W",         "--nak-delay", "--nak-react", "--cc",       "--cc-profile",
       "--cc-dilation", "--topology", "--placement", "--ecmp-seed", "--ecmp", "--qps-per-connection",
-      "--tdf", "--rate-ceiling", "--wall-budget", NULL};
+      "--tdf", "--rate-ceiling", "--wall-budget", "--inject-at", NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
@@ -233,6 +236,12 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--inject")) {
     if (r->ninject == JCT_RUN_MAX_INJECTORS) return bad(prog, "%s: at most 16 of them (%s)", w, v);
     a->inject[r->ninject++] = v;
+  } else if (!strcmp(w, "--inject-at")) {
+    char *end = NULL;
+    if (strcmp(v, "switch") != 0 && (strncmp(v, "host:", 5) != 0 || v[5] < '0' || v[5] > '9' ||
+                                     (strtoul(v + 5, &end, 10), *end != 0)))
+      return bad(prog, "%s: '%s' is not switch or host:RANK", w, v);
+    a->inject_at = v;
   } else if (!strcmp(w, "--seed")) {
     if (jct__parse_count(v, UINT64_MAX, &r->seed))
       return bad(prog, "%s: '%s' is not a number", w, v);

@@ -9,32 +9,7 @@
 #include "jctlab/decode.h"
 #include "jctlab/error.h"
 
-/* What a hook is called with: which port and side it sits on, the
- * injectors that act there (in chain order) and the site's flow history,
- * shared by them so that a frame's packet identity is found once. */
-typedef struct {
-  jct__chain_t *c;
-  uint32_t port; /* the injectors' port number */
-  jct__chain_port_t at; /* the switch and its port it names */
-  bool out;
-  jct_injector_t **inj;
-  size_t n;
-  void *flows;
-} site_t;
-
-struct jct__chain {
-  jct_injector_t **inj;
-  size_t n;
-  jct__chain_port_t *ports; /* what each port number names */
-  site_t *sites; /* 2 per port: ingress at 2p, egress at 2p + 1 */
-  FILE *log;
-  jct__savefile_t *drops;
-  int64_t realtime_offset_ns;
-  uint64_t start_ns;
-  uint32_t rep; /* the repetition the fault log names */
-  uint32_t nports;
-  bool disabled;
-};
+#include "chain_int.h"
 
 int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint64_t run_seed,
                    char *err, size_t errlen) {
@@ -43,6 +18,12 @@ int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint6
   if (!c) return JCT_ENOMEM;
   c->inj = calloc(n ? n : 1, sizeof *c->inj);
   if (!c->inj) {
+    free(c);
+    return JCT_ENOMEM;
+  }
+  if (jct__chain_hosts_alloc(c, n) < 0) {
+    jct__chain_hosts_free(c);
+    free(c->inj);
     free(c);
     return JCT_ENOMEM;
   }
@@ -172,7 +153,8 @@ int jct__chain_attach_ports(jct__chain_t *c, const jct__chain_port_t *ports, uin
     for (int out = 0; out <= 1; out++) {
       site_t *s = &c->sites[2 * p + (uint32_t)out];
       for (size_t i = 0; i < c->n; i++) {
-        if (c->inj[i]->out != (bool)out || !(c->inj[i]->all_ports || c->inj[i]->port == p))
+        if (c->inj[i]->out != (bool)out || !(c->inj[i]->all_ports || c->inj[i]->port == p) ||
+            c->inj[i]->host >= 0)
           continue;
         if (!s->inj && !(s->inj = calloc(c->n, sizeof *s->inj))) return JCT_ENOMEM;
         s->inj[s->n++] = c->inj[i];
@@ -206,14 +188,17 @@ void jct__chain_set_rep(jct__chain_t *c, uint32_t rep) {
 }
 
 void jct__chain_start(jct__chain_t *c, uint64_t now_ns) {
-  c->start_ns = now_ns;
+  jct__chain_hosts_links_up(c, now_ns);
+  c->start_ns = c->last_ns = now_ns;
   for (uint32_t i = 0; c->sites && i < 2 * c->nports; i++)
     jct_flows_clear(c->sites[i].flows);
   for (size_t i = 0; i < c->n; i++)
     jct_injector_start(c->inj[i], now_ns);
+  jct__chain_hosts_start(c); /* their kernel programs restart as they do */
 }
 
 int jct__chain_set_enabled(jct__chain_t *c, bool on) {
+  if (jct__chain_hosts_enable(c, on) < 0) return JCT_EIO;
   if (!c->sites || c->disabled == !on) {
     c->disabled = !on;
     return 0;
@@ -254,11 +239,15 @@ static void emit_into_switch(jct_injector_t *inj, uint32_t port, const uint8_t *
 }
 
 void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
+  c->last_ns = now_ns;
   if (c->disabled) return;
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
-    if (inj->ops->tick && inj->ops->next_deadline_ns && inj->ops->next_deadline_ns(inj) <= now_ns)
-      jct_injector_tick(inj, now_ns, emit_into_switch);
+    if (!(inj->ops->tick && inj->ops->next_deadline_ns &&
+          inj->ops->next_deadline_ns(inj) <= now_ns))
+      continue;
+    jct_injector_tick(inj, now_ns, inj->host >= 0 ? jct__chain_emit_from_host : emit_into_switch);
+    if (inj->host >= 0) jct__chain_host_tick(c, i, now_ns);
   }
 }
 
@@ -272,6 +261,8 @@ const jct_injector_t *jct__chain_get(const jct__chain_t *c, size_t i) {
 
 void jct__chain_free(jct__chain_t *c) {
   if (!c) return;
+  jct__chain_detach_hosts(c); /* normally done already, by the fabric */
+  jct__chain_hosts_free(c);
   for (size_t i = 0; i < c->n; i++)
     jct_injector_free(c->inj[i]);
   free(c->inj);

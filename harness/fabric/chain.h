@@ -33,6 +33,7 @@
 
 #include "jctlab/injector.h"
 #include "jctlab/switch.h"
+#include "jctlab/topo.h"
 
 typedef struct jct__chain jct__chain_t;
 
@@ -67,6 +68,29 @@ void jct__chain_set_rep(jct__chain_t *c, uint32_t rep);
 
 /* A repetition starts now: every injector restarts (window, PRNG, state). */
 void jct__chain_start(jct__chain_t *c, uint64_t now_ns);
+
+/* The injectors placed at=host:RANK: each one's kernel program loaded and
+ * put on rank RANK's interface (hostdrop.h), in the rank's namespace.
+ * topo NULL (no hosts: the lab's VMs, jctlab wire) refuses them. Errors:
+ * JCT_EINVAL (no such rank, no hosts, a kind the host's kernel cannot run:
+ * delay without fq), JCT_EIO (the kernel refused the program or filter).
+ * What was attached before a failure stays until detach. */
+int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, size_t errlen);
+
+/* Take the kernel programs off the ranks' interfaces (before the topology
+ * goes). Idempotent; jct__chain_free does it too. */
+void jct__chain_detach_hosts(jct__chain_t *c);
+
+/* The switch is about to send a frame to port: true when a flap at that
+ * port's host has the link down, and the frame is then lost on it (the
+ * flap's drop, counted in its dropped), not sent. */
+bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port);
+
+/* Bring the host injectors' counters into their stats (seen = matched: the
+ * RoCEv2 packets offered in the window; dropped) and their drops into the
+ * fault log ("at":"host:RANK" instead of "port"). Call before reading a
+ * repetition's counters. */
+void jct__chain_collect(jct__chain_t *c);
 
 uint64_t jct__chain_next_deadline_ns(const jct__chain_t *c);
 /* Tick the injectors due by now; their frames go into the switch. */

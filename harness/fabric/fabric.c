@@ -39,9 +39,9 @@ typedef struct {
 typedef enum { END_NONE = 0, END_HOST, END_SWITCH } end_kind_t;
 typedef struct {
   end_kind_t kind;
-  uint32_t rank;          /* END_HOST */
+  uint32_t rank;            /* END_HOST */
   uint32_t peer, peer_port; /* END_SWITCH */
-  int32_t link;           /* END_SWITCH: the link's index (this port's direction) */
+  int32_t link;             /* END_SWITCH: the link's index (this port's direction) */
 } end_t;
 
 /* One switch of the fabric and the ends of its ports. */
@@ -66,7 +66,7 @@ struct jct_fabric {
   jct_clock_t *clock;
   const jct_topo_t *topo;
   jct_topo_t *own_topo; /* the one it built, when not given one */
-  jct_switch_t *sw; /* the star, or node[0]'s */
+  jct_switch_t *sw;     /* the star, or node[0]'s */
   node_t *node;
   uint32_t nnodes;
   uint32_t *rank_node, *rank_port, *host_of; /* where each rank's link lands */
@@ -105,10 +105,13 @@ static bool counted(const uint8_t *fr, size_t len) {
 
 static void emit_host(jct_fabric_t *f, uint32_t rank, const uint8_t *frame, size_t len,
                       uint64_t depart_ns) {
-  if (pcap_inject(f->ports[rank].pcap, frame, len) != (int)len)
+  if (jct__chain_host_link_drop(f->opts.chain, rank)) {
+    /* its host's link is down (a flap at=host): lost on it, the flap's drop */
+  } else if (pcap_inject(f->ports[rank].pcap, frame, len) != (int)len) {
     f->hs.inject_failures++;
-  else if (counted(frame, len))
+  } else if (counted(frame, len)) {
     jct_clock_flight(f->clock, 1);
+  }
   f->hs.frames_out++;
   if (f->dump) {
     struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
@@ -128,8 +131,8 @@ static void count_flow(link_t *l, const uint8_t *fr, size_t len) {
   const uint8_t *ip = fr + 14, *udp = ip + (ip[0] & 15u) * 4;
   if ((size_t)(udp - fr) + 8 > len) return;
   uint32_t s = (uint32_t)ip[14] << 8 | ip[15], d = (uint32_t)ip[18] << 8 | ip[19];
-  jct_fabric_flow_t key = {.src_rank = s - 1, .dst_rank = d - 1,
-                           .udp_sport = (uint16_t)(udp[0] << 8 | udp[1])};
+  jct_fabric_flow_t key = {
+      .src_rank = s - 1, .dst_rank = d - 1, .udp_sport = (uint16_t)(udp[0] << 8 | udp[1])};
   for (uint32_t i = 0; i < l->nflows; i++) {
     jct_fabric_flow_t *x = &l->flows[i];
     if (x->src_rank == key.src_rank && x->dst_rank == key.dst_rank &&
@@ -349,8 +352,8 @@ static int build_switch(jct_fabric_t *f, char *err, size_t errlen) {
 /* Leaf-spine (clos.h): leaves are nodes 0..L-1 (host ports 0..H-1, the
  * uplink to spine s at port H + s), spines L..L+S-1 (port l to leaf l).
  * Link l*S + s is leaf l's uplink to spine s, L*S + s*L + l the downlink. */
-static void wire_link(jct_fabric_t *f, uint32_t k, uint32_t a, uint32_t ap, uint32_t b,
-                      uint32_t bp, bool up) {
+static void wire_link(jct_fabric_t *f, uint32_t k, uint32_t a, uint32_t ap, uint32_t b, uint32_t bp,
+                      bool up) {
   const jct_clos_t *c = &f->clos;
   link_t *l = &f->link[k];
   l->node = a, l->port = ap, l->uplink = up;
@@ -506,6 +509,7 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     jct__errf(err, errlen, rc, "cannot put the injectors on the switch");
     goto fail;
   }
+  if (opts->chain && (rc = jct__chain_attach_hosts(opts->chain, f->topo, err, errlen))) goto fail;
   *out = f;
   return 0;
 fail:
@@ -623,6 +627,7 @@ void jct_fabric_free(jct_fabric_t *f) {
   jct__savefile_close(f->drops);
   jct__savefile_close(f->in_dump);
   if (f->dead) pcap_close(f->dead);
+  if (f->opts.chain) jct__chain_detach_hosts(f->opts.chain); /* while the ranks exist */
   if (f->node)
     for (uint32_t i = 0; i < f->nnodes; i++)
       jct_switch_free(f->node[i].sw);

@@ -190,13 +190,13 @@ static int req_addr(jct__nl_t *nl, size_t i, int ifindex, const jct_addr_t *a, c
   return 0;
 }
 
-static int req_neigh(jct__nl_t *nl, size_t i, int ifindex, size_t j, const jct_addr_t *a, char *err,
-                     size_t errlen) {
+static int req_neigh(jct__nl_t *nl, size_t i, int ifindex, size_t j, const jct_addr_t *a,
+                     uint16_t flags, char *err, size_t errlen) {
   char as[64];
   uint8_t mac[6];
   jct_rank_mac(j, mac);
   struct nlmsghdr *nlh;
-  int rc = jct__nl_begin(nl, &nlh, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_EXCL, err, errlen,
+  int rc = jct__nl_begin(nl, &nlh, RTM_NEWNEIGH, flags, err, errlen,
                          "rank %zu: add neighbour %s (rank %zu) on " JCT_TOPO_RANK_IFNAME, i,
                          jct_addr_str(a, as, sizeof as), j);
   if (rc < 0) return rc;
@@ -209,21 +209,31 @@ static int req_neigh(jct__nl_t *nl, size_t i, int ifindex, size_t j, const jct_a
   return 0;
 }
 
+static int rank_neighs(jct__nl_t *nl, size_t i, int ifindex, size_t nranks, bool ipv6,
+                       uint16_t flags, char *err, size_t errlen) {
+  int rc = 0;
+  for (size_t j = 0; rc == 0 && j < nranks; j++) {
+    if (j == i) continue;
+    jct_addr_t a4 = jct_rank_ipv4(j), a6 = jct_rank_ipv6(j);
+    rc = req_neigh(nl, i, ifindex, j, &a4, flags, err, errlen);
+    if (rc == 0 && ipv6) rc = req_neigh(nl, i, ifindex, j, &a6, flags, err, errlen);
+  }
+  return rc;
+}
+
 int jct__link_rank_addrs(jct__nl_t *nl, size_t i, int ifindex, size_t nranks, bool ipv6, char *err,
                          size_t errlen) {
   jct_addr_t a4 = jct_rank_ipv4(i), a6 = jct_rank_ipv6(i);
   int rc = req_addr(nl, i, ifindex, &a4, err, errlen);
   if (rc == 0 && ipv6) rc = req_addr(nl, i, ifindex, &a6, err, errlen);
-  for (size_t j = 0; rc == 0 && j < nranks; j++) {
-    if (j == i) continue;
-    a4 = jct_rank_ipv4(j);
-    rc = req_neigh(nl, i, ifindex, j, &a4, err, errlen);
-    if (rc == 0 && ipv6) {
-      a6 = jct_rank_ipv6(j);
-      rc = req_neigh(nl, i, ifindex, j, &a6, err, errlen);
-    }
-  }
+  if (rc == 0)
+    rc = rank_neighs(nl, i, ifindex, nranks, ipv6, NLM_F_CREATE | NLM_F_EXCL, err, errlen);
   return rc;
+}
+
+int jct__link_rank_neighs(jct__nl_t *nl, size_t i, int ifindex, size_t nranks, bool ipv6, char *err,
+                          size_t errlen) {
+  return rank_neighs(nl, i, ifindex, nranks, ipv6, NLM_F_CREATE | NLM_F_REPLACE, err, errlen);
 }
 
 int jct__link_del_group(jct__nl_t *nl, char *err, size_t errlen) {

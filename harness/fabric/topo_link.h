@@ -40,6 +40,11 @@ int jct__link_up(jct__nl_t *nl, size_t i, int ifindex, const char *ifname, char 
 int jct__link_rank_addrs(jct__nl_t *nl, size_t i, int ifindex, size_t nranks, bool ipv6, char *err,
                          size_t errlen);
 
+/* Rank i's permanent neighbour entries again (created or replaced): the
+ * kernel flushes them when its interface is set down (a flap at=host). */
+int jct__link_rank_neighs(jct__nl_t *nl, size_t i, int ifindex, size_t nranks, bool ipv6, char *err,
+                          size_t errlen);
+
 /* Delete every switch end (the pairs go with them) in one request, flushed
  * at once: the kernel then waits for RCU once, not per pair. */
 int jct__link_del_group(jct__nl_t *nl, char *err, size_t errlen);

@@ -185,6 +185,7 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
    * waiting on its timer; the next repetition starts anyway). */
   jct__loop_run_until(&s->loop, drained_or_failed, NULL, s,
                       jct_now_ns() + jct_clock_wall_span_ns(DRAIN_NS));
+  jct__chain_collect(s->chain); /* the host injectors' counters, from their kernels */
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
   snap(s, &after);

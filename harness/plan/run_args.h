@@ -33,6 +33,11 @@ typedef struct {
   bool transport_set;
   uint32_t user_set; /* JCT__SET_* */
   const char *inject[JCT_RUN_MAX_INJECTORS];
+  /* --inject-at: where the injectors that name no place run (at=host:RANK
+   * or at=switch); NULL: the switch. Their specs with it added are kept in
+   * inject_placed. */
+  const char *inject_at;
+  char inject_placed[JCT_RUN_MAX_INJECTORS][600];
   jct_clos_t clos; /* the fabric's shape (--topology, --placement, --ecmp...) */
   jct_run_opts_t run;
 } jct__run_args_t;
@@ -46,8 +51,9 @@ void jct__run_opts_init(jct_run_opts_t *o, uint64_t rate_bps);
 /* No job yet, 1 channel, and jct__run_opts_init()'s defaults. */
 void jct__run_args_init(jct__run_args_t *a, uint64_t rate_bps);
 
-/* Copy the parsed counts into a->run (reps, timeout, retry, inject, clos:
- * a->run then points into a, which must not move). */
+/* Copy the parsed counts into a->run (reps, timeout, retry, inject, with
+ * inject_at added to the specs that name no place, clos: a->run then
+ * points into a, which must not move). */
 void jct__run_args_finish(jct__run_args_t *a);
 
 #endif

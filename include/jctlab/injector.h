@@ -15,6 +15,12 @@
  *                  frames sent to rank N); default: every port, out
  *     at=TIME until=TIME   active window from the start of the run
  *                  (TIME: 500ns, 10us, 5ms, 1s); default: always
+ *     at=host:RANK the injector runs on rank RANK's host instead of on the
+ *                  switch: in the kernel on its interface's egress (drop,
+ *                  as a tc-eBPF program, include/jctlab/kdrop.h); at=switch
+ *                  (the default) is the switch. Goes with a time at= too
+ *                  (drop p=1% at=host:1 at=10ms). where=, port= and dir=
+ *                  do not go with it.
  *     seed=N       the kind's PRNG seed; default: the run's seed, mixed with
  *                  the injector's position so two injectors differ. Every
  *                  run records the seeds it used; the same seed gives the
@@ -156,9 +162,13 @@ typedef struct {
   /* Its holds, summed: how much later than the injectors before it in the
    * chain (or now) had made each frame ready. */
   uint64_t hold_ns_total;
+  /* flap at a host: how long it kept the host's link down, and the frames
+   * the switch could not send to the host meanwhile (in dropped too). */
+  uint64_t link_down_ns;
 } jct_injector_stats_t;
 
 typedef struct jct_injector jct_injector_t;
+struct jct_kdrop_cfg; /* jctlab/kdrop.h */
 
 /* Called for each frame an injector makes itself, to go back to the
  * switch (a pause storm's PFC frames arrive on port as if its rank sent
@@ -183,6 +193,18 @@ struct jct_injector_ops {
   uint64_t (*next_deadline_ns)(const jct_injector_t *inj);
   void (*tick)(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb);
   void (*destroy)(jct_injector_t *inj); /* may be NULL */
+  /* at=host: the kernel program's configuration for what init parsed
+   * (jctlab/kdrop.h; enabled, times and rng are the caller's), or
+   * JCT_EINVAL naming what the kernel program cannot do. NULL: the kind
+   * runs on the switch only. */
+  int (*kernel)(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, char *err, size_t errlen);
+  /* at=host: the frames tick makes leave from the host's own interface
+   * (an AF_PACKET socket) instead of entering the switch (pause). */
+  bool host_frames;
+  /* at=host: process() says whether the host's link is down now (JCT_DROP)
+   * and the harness sets the host interface down and up to match, over
+   * netlink, at each of next_deadline_ns's transitions (flap). */
+  bool host_link;
 };
 
 /* What the framework keeps for every injector; kinds use priv and the
@@ -194,6 +216,7 @@ struct jct_injector {
   bool all_ports, out;
   uint32_t port;
   uint64_t at_ns, until_ns; /* window relative to start_ns; until 0: none */
+  int32_t host;             /* at=host:RANK: RANK; -1: on the switch */
   uint64_t start_ns;        /* the run's start, set by jct_injector_start */
   uint64_t seed;
   uint64_t rng[4]; /* xoshiro256** state, seeded from seed */

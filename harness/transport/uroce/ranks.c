@@ -71,6 +71,7 @@ struct jct_ranks {
   polls_t *polls;
   jct_exec_t *exec;
   uint64_t send_failures;
+  uint64_t link_down_sends; /* refused because the rank's link was down (a host flap) */
   int failed;
   bool busy_added;
   char why[256];
@@ -120,8 +121,12 @@ static ssize_t send_pkt(rank_t *k, endpoint_t *ep, const uint8_t *pkt, size_t le
   } u;
   memset(&u, 0, sizeof u);
   struct iovec iov = {(void *)pkt, len};
-  struct msghdr m = {.msg_name = &ep->peer, .msg_namelen = ep->peerlen, .msg_iov = &iov,
-                     .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  struct msghdr m = {.msg_name = &ep->peer,
+                     .msg_namelen = ep->peerlen,
+                     .msg_iov = &iov,
+                     .msg_iovlen = 1,
+                     .msg_control = u.buf,
+                     .msg_controllen = sizeof u.buf};
   struct cmsghdr *c = CMSG_FIRSTHDR(&m);
   c->cmsg_level = IPPROTO_IP;
   c->cmsg_type = IP_TOS;
@@ -179,9 +184,14 @@ static void service(rank_t *k, uint64_t now) {
     } else if (!(len = next_packet(k, now, R->tx, &ep))) {
       break;
     }
-    if (send_pkt(k, ep, pkt, len) != (ssize_t)len)
-      R->send_failures++;
-    else
+    if (send_pkt(k, ep, pkt, len) != (ssize_t)len) {
+      /* A link set down (flap at=host) loses what the rank sends, as a
+       * pulled cable does: the network's loss, not the harness's. */
+      if (errno == ENETDOWN || errno == ENETUNREACH)
+        R->link_down_sends++;
+      else
+        R->send_failures++;
+    } else
       jct_clock_flight(R->clock, 1); /* until the switch reads it (clock.h) */
     k->next_tx_ns += wire_ns(R, len);
   }
@@ -294,8 +304,8 @@ static void on_socket(uv_poll_t *h, int status, int events) {
       if (qpn == UINT32_MAX || qpn < JCT__UROCE_QPN_BASE || e >= 2 * R->s->nconns ||
           R->eps[e].rank != k->index)
         continue; /* not one of this rank's QPs: counted by nobody, as a NIC drops it */
-      jct_uroce_rx_ecn(R->eps[e].qp, R->buf[i], len, ntohs(from[i].sin_port), ecn_of(&msgs[i].msg_hdr),
-                       now);
+      jct_uroce_rx_ecn(R->eps[e].qp, R->buf[i], len, ntohs(from[i].sin_port),
+                       ecn_of(&msgs[i].msg_hdr), now);
     }
     if (n < RECV_BATCH) break;
   }
@@ -478,7 +488,8 @@ static bool busy(void *arg) {
 }
 
 int jct__ranks_new(jct__ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const jct_topo_t *topo,
-                  const jct_schedule_t *s, const jct__ranks_opts_t *opts, char *err, size_t errlen) {
+                   const jct_schedule_t *s, const jct__ranks_opts_t *opts, char *err,
+                   size_t errlen) {
   *out = NULL;
   jct__ranks_t *R = calloc(1, sizeof *R);
   if (!R) return JCT_ENOMEM;

@@ -1,0 +1,339 @@
+/* The injector chain's injectors placed at=host:RANK (chain.h): drop as a
+ * tc-eBPF program in the rank's kernel (hostdrop.h), pause's frames sent
+ * from the rank's interface on an AF_PACKET socket (packet(7)), flap as
+ * the rank's interface set down and up over rtnetlink (RTM_NEWLINK,
+ * IFF_UP). Everything that touches a host is here; chain.c calls in. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/if_packet.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chain_int.h"
+#include "common/errf.h"
+#include "common/rng.h"
+#include "harness/base/netlink.h"
+#include "hostdrop.h"
+#include "jctlab/error.h"
+#include "jctlab/roce.h"
+#include "topo_link.h"
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct {
+  jct__chain_t *c;
+  size_t i;
+  char *err;
+  size_t errlen;
+} host_arg_t;
+
+/* In the rank's namespace: refuse delay where the kernel has no fq (its
+ * earliest-departure-time stamps need it), else load and attach. */
+static int attach_host(void *arg) {
+  host_arg_t *a = arg;
+  jct__chain_t *c = a->c;
+  jct_injector_t *inj = c->inj[a->i];
+  int ifindex = jct_topo_rank_ifindex(c->topo, (size_t)inj->host);
+  char label[96];
+  snprintf(label, sizeof label, "%s at=host:%d (%s)", inj->ops->name, inj->host,
+           jct_topo_rank_ifname(c->topo, (size_t)inj->host));
+  if (strcmp(inj->ops->name, "delay") == 0) {
+    char why[256];
+    int have = jct__qdisc_available(ifindex, "fq", why, sizeof why);
+    if (have == 1)
+      return jct__errf(a->err, a->errlen, JCT_EINVAL,
+                       "%s: delay at a host is not implemented yet (this kernel has fq: "
+                       "earliest-departure-time stamps would do it); run it on the switch",
+                       inj->spec);
+    return jct__errf(a->err, a->errlen, JCT_EINVAL,
+                     "%s: delay at a host needs the fq qdisc for earliest-departure-time "
+                     "(CONFIG_NET_SCH_FQ), which this kernel lacks (%s); run it on the switch",
+                     inj->spec, have < 0 ? "cannot ask" : why);
+  }
+  return jct__hostdrop_attach(&c->host[a->i], ifindex, (uint32_t)a->i + 1, label, a->err,
+                              a->errlen);
+}
+
+/* A pause storm's frames leave from the rank's own interface: a raw
+ * AF_PACKET socket (packet(7)) bound to it, opened in its namespace. */
+static int open_host_socket(jct__chain_t *c, size_t i, char *err, size_t errlen) {
+  const jct_injector_t *inj = c->inj[i];
+  size_t rank = (size_t)inj->host;
+  int fd = jct_topo_socket(c->topo, rank, AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0, err, errlen);
+  if (fd < 0) return fd;
+  struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+                            .sll_ifindex = jct_topo_rank_ifindex(c->topo, rank)};
+  if (bind(fd, (struct sockaddr *)&sll, sizeof sll) != 0) {
+    char et[96];
+    int rc = jct__errf(err, errlen, JCT_EIO, "%s: cannot bind a packet socket to %s: %s", inj->spec,
+                       jct_topo_rank_ifname(c->topo, rank), jct__errno_text(errno, et, sizeof et));
+    close(fd);
+    return rc;
+  }
+  c->host_fd[i] = fd;
+  return 0;
+}
+
+typedef struct {
+  jct__nl_t **nl;
+  char *err;
+  size_t errlen;
+} nl_arg_t;
+
+static int open_nl(void *arg) {
+  nl_arg_t *a = arg;
+  return jct__nl_open(a->nl, a->err, a->errlen);
+}
+
+/* A flap's netlink socket, opened in its host's namespace (a socket stays
+ * in the namespace it was made in). */
+static int open_host_netlink(jct__chain_t *c, size_t i, char *err, size_t errlen) {
+  nl_arg_t a = {.nl = &c->host_nl[i], .err = err, .errlen = errlen};
+  char nserr[160] = "";
+  int rc = jct_topo_in_rank(c->topo, (size_t)c->inj[i]->host, open_nl, &a, nserr, sizeof nserr);
+  if (rc < 0 && nserr[0]) jct__errf(err, errlen, rc, "%s", nserr);
+  return rc < 0 ? rc : 0;
+}
+
+/* Set the flap's host interface up or down (RTM_NEWLINK, IFF_UP), keeping
+ * its down time. */
+static int set_host_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
+  jct_injector_t *inj = c->inj[i];
+  if (!c->host_nl[i] || up == !c->host_down_ns[i]) return 0;
+  size_t rank = (size_t)inj->host;
+  char err[256];
+  struct nlmsghdr *nlh;
+  int rc =
+      jct__nl_begin(c->host_nl[i], &nlh, RTM_NEWLINK, 0, err, sizeof err, "host:%zu: set %s %s",
+                    rank, jct_topo_rank_ifname(c->topo, rank), up ? "up" : "down");
+  if (rc < 0) return rc;
+  struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+  ifi->ifi_family = AF_UNSPEC;
+  ifi->ifi_index = jct_topo_rank_ifindex(c->topo, rank);
+  ifi->ifi_flags = up ? IFF_UP : 0;
+  ifi->ifi_change = IFF_UP;
+  /* Down flushed the rank's permanent neighbours (neigh_ifdown): put them
+   * back, so no ARP crosses the fabric (topo.h). */
+  if (up &&
+      (rc = jct__link_rank_neighs(c->host_nl[i], rank, ifi->ifi_index, jct_topo_nranks(c->topo),
+                                  jct_topo_ipv6(c->topo), err, sizeof err)) < 0)
+    return rc;
+  if ((rc = jct__nl_flush(c->host_nl[i], err, sizeof err)) < 0) {
+    fprintf(stderr, "jctlab: injector #%zu: %s\n", i + 1, err);
+    return rc;
+  }
+  if (up) {
+    inj->stats.link_down_ns += now_ns > c->host_down_ns[i] ? now_ns - c->host_down_ns[i] : 0;
+    c->host_down_ns[i] = 0;
+    c->links_down--;
+  } else {
+    c->host_down_ns[i] = now_ns ? now_ns : 1;
+    c->links_down++;
+  }
+  if (c->log)
+    fprintf(c->log,
+            "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"injector\":%u,\"kind\":\"%s\","
+            "\"action\":\"%s\"}\n",
+            c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
+            inj->ops->name, up ? "link-up" : "link-down");
+  return 0;
+}
+
+/* Every host link a flap left down comes up (a repetition's end, a
+ * baseline, the end of the run). */
+void jct__chain_hosts_links_up(jct__chain_t *c, uint64_t now_ns) {
+  for (size_t i = 0; c->host_nl && i < c->n; i++)
+    if (c->host_down_ns[i]) set_host_link(c, i, true, now_ns);
+}
+
+bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port) {
+  if (!c || !c->links_down) return false; /* the switch's every frame asks */
+  for (size_t i = 0; c->host_nl && i < c->n; i++)
+    if (c->host_down_ns[i] && (uint32_t)c->inj[i]->host == port) {
+      c->inj[i]->stats.dropped++;
+      return true;
+    }
+  return false;
+}
+
+int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, size_t errlen) {
+  c->topo = topo;
+  for (size_t i = 0; i < c->n; i++) {
+    const jct_injector_t *inj = c->inj[i];
+    if (inj->host < 0) continue;
+    if (!topo)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: at=host: this run has no host jctlab can reach (ranks in namespaces "
+                       "only: transport uroce, not the lab's VMs or jctlab wire)",
+                       inj->spec);
+    if ((size_t)inj->host >= jct_topo_nranks(topo))
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: host:%d does not exist: the ranks are 0 to %zu", inj->spec, inj->host,
+                       jct_topo_nranks(topo) - 1);
+    if (inj->ops->host_frames || inj->ops->host_link) {
+      int rc = inj->ops->host_frames ? open_host_socket(c, i, err, errlen)
+                                     : open_host_netlink(c, i, err, errlen);
+      if (rc < 0) return rc;
+      continue;
+    }
+    host_arg_t a = {.c = c, .i = i, .err = err, .errlen = errlen};
+    char nserr[160];
+    int rc = jct_topo_in_rank(topo, (size_t)inj->host, attach_host, &a, nserr, sizeof nserr);
+    if (rc < 0) {
+      if (!c->host[i] && !err[0]) jct__errf(err, errlen, rc, "%s", nserr);
+      return rc;
+    }
+  }
+  return 0;
+}
+
+static int detach_host(void *arg) {
+  host_arg_t *a = arg;
+  jct__hostdrop_detach(a->c->host[a->i], false);
+  return 0;
+}
+
+void jct__chain_detach_hosts(jct__chain_t *c) {
+  jct__chain_hosts_links_up(c, c->last_ns);
+  for (size_t i = 0; c->host_nl && i < c->n; i++) {
+    jct__nl_close(c->host_nl[i]);
+    c->host_nl[i] = NULL;
+  }
+  for (size_t i = 0; c->host_fd && i < c->n; i++) {
+    if (c->host_fd[i] >= 0) close(c->host_fd[i]);
+    c->host_fd[i] = -1;
+  }
+  for (size_t i = 0; c->host && i < c->n; i++) {
+    if (!c->host[i]) continue;
+    host_arg_t a = {.c = c, .i = i};
+    char ignored[160];
+    if (jct_topo_in_rank(c->topo, (size_t)c->inj[i]->host, detach_host, &a, ignored,
+                         sizeof ignored) < 0)
+      jct__hostdrop_detach(c->host[i], true); /* its namespace is gone: only free */
+    c->host[i] = NULL;
+  }
+  c->topo = NULL;
+}
+
+typedef struct {
+  jct__chain_t *c;
+  const jct_injector_t *inj;
+} event_arg_t;
+
+static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
+  event_arg_t *a = arg;
+  jct__chain_t *c = a->c;
+  char src[INET6_ADDRSTRLEN] = "", dst[INET6_ADDRSTRLEN] = "";
+  int af = ev->family == 6 ? AF_INET6 : AF_INET;
+  inet_ntop(af, ev->src, src, sizeof src);
+  inet_ntop(af, ev->dst, dst, sizeof dst);
+  uint64_t t = ev->t_ns > c->start_mono_ns ? ev->t_ns - c->start_mono_ns : 0;
+  fprintf(c->log,
+          "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
+          "\"kind\":\"%s\",\"action\":\"drop\",\"src\":\"%s\",\"dst\":\"%s\",\"qp\":%u,"
+          "\"psn\":%u,\"opcode\":\"%s\",\"retransmission\":%s}\n",
+          c->rep, (unsigned long long)t, a->inj->host, a->inj->index, a->inj->ops->name, src, dst,
+          ev->qp, ev->psn, jct_opcode_info(ev->opcode)->name,
+          ev->retransmission ? "true" : "false");
+}
+
+void jct__chain_collect(jct__chain_t *c) {
+  jct__chain_hosts_links_up(c, c->last_ns); /* the link is up when a repetition ends */
+  for (size_t i = 0; c->host && i < c->n; i++) {
+    jct_injector_t *inj = c->inj[i];
+    if (!c->host[i]) continue; /* a pause's counters are its own (generated) */
+    struct jct_kdrop_counters k;
+    if (jct__hostdrop_counters(c->host[i], &k) == 0) {
+      memset(&inj->stats, 0, sizeof inj->stats);
+      inj->stats.seen = inj->stats.matched = k.seen;
+      inj->stats.dropped = k.dropped;
+    }
+    event_arg_t a = {.c = c, .inj = inj};
+    if (c->log) jct__hostdrop_drain(c->host[i], log_host_event, &a);
+  }
+}
+
+/* A frame an injector at a host makes: sent from the host's interface,
+ * it reaches the switch on that link as the host's own frames do. */
+void jct__chain_emit_from_host(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
+                               uint64_t now_ns) {
+  (void)port;
+  jct__chain_t *c = inj->data;
+  int fd = c->host_fd[inj->index];
+  bool sent = fd >= 0 && send(fd, frame, len, 0) == (ssize_t)len;
+  if (!sent) inj->stats.dropped++; /* generated, but the host's kernel refused to send it */
+  if (c->log)
+    fprintf(c->log,
+            "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
+            "\"kind\":\"%s\",\"action\":\"%s\",\"bytes\":%zu}\n",
+            c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
+            inj->ops->name, sent ? "generate" : "send-failed", len);
+}
+
+void jct__chain_hosts_start(jct__chain_t *c) {
+  c->start_mono_ns = mono_ns();
+  for (size_t i = 0; i < c->n; i++) {
+    jct_injector_t *inj = c->inj[i];
+    if (!c->host[i]) continue;
+    /* The kernel program restarts as the injector does: same seed, same
+     * window, zero counters. */
+    struct jct_kdrop_cfg cfg;
+    char ignored[8];
+    if (inj->ops->kernel(inj, &cfg, ignored, sizeof ignored) < 0) continue; /* checked at new */
+    cfg.enabled = !c->disabled;
+    cfg.start_ns = c->start_mono_ns;
+    cfg.seed = inj->seed;
+    cfg.at_ns = inj->at_ns;
+    cfg.until_ns = inj->until_ns;
+    uint64_t rng[4];
+    jct__rng_seed(rng, inj->seed);
+    if (jct__hostdrop_configure(c->host[i], &cfg, rng) < 0)
+      fprintf(stderr, "jctlab: injector #%zu at host:%d: cannot restart its kernel program\n",
+              i + 1, inj->host);
+  }
+}
+
+int jct__chain_hosts_enable(jct__chain_t *c, bool on) {
+  if (!on) jct__chain_hosts_links_up(c, c->last_ns);
+  for (size_t i = 0; c->host && i < c->n; i++)
+    if (c->host[i] && jct__hostdrop_enable(c->host[i], on) < 0) return JCT_EIO;
+  return 0;
+}
+
+void jct__chain_host_tick(jct__chain_t *c, size_t i, uint64_t now_ns) {
+  jct_injector_t *inj = c->inj[i];
+  if (!inj->ops->host_link) return;
+  uint8_t none[1] = {0}; /* the state due now, on the host's link */
+  jct_frame_t f = {.data = none, .len = 0, .out = true};
+  set_host_link(c, i, inj->ops->process(inj, &f, now_ns) != JCT_DROP, now_ns);
+}
+
+int jct__chain_hosts_alloc(jct__chain_t *c, size_t n) {
+  c->host = calloc(n ? n : 1, sizeof *c->host);
+  c->host_fd = malloc((n ? n : 1) * sizeof *c->host_fd);
+  c->host_nl = calloc(n ? n : 1, sizeof *c->host_nl);
+  c->host_down_ns = calloc(n ? n : 1, sizeof *c->host_down_ns);
+  if (!c->host || !c->host_fd || !c->host_nl || !c->host_down_ns) return JCT_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    c->host_fd[i] = -1;
+  return 0;
+}
+
+void jct__chain_hosts_free(jct__chain_t *c) {
+  free(c->host);
+  free(c->host_fd);
+  free(c->host_nl);
+  free(c->host_down_ns);
+  c->host = NULL, c->host_fd = NULL, c->host_nl = NULL, c->host_down_ns = NULL;
+}

@@ -1,0 +1,70 @@
+/* The drop injector in a host's kernel (internal): the tc-eBPF program of
+ * include/jctlab/kdrop.h loaded with libbpf and attached to one
+ * interface's egress, its maps written and read from here.
+ *
+ * Attaching creates the interface's clsact qdisc unless it has one already,
+ * and adds one cls_bpf filter (direct-action) on its egress hook
+ * (tc-bpf(8), libbpf's bpf_tc_hook_create and bpf_tc_attach). Detaching
+ * removes that filter, and the clsact qdisc when attaching created it, so
+ * a persistent interface is left as it was found; the program and its maps
+ * go when their last file descriptor closes. A namespace jctlab made takes
+ * all of it with it when the process ends, SIGKILL included.
+ *
+ * Attach and detach work in the calling thread's network namespace (libbpf
+ * opens its netlink socket there): call them inside the host's. Needs
+ * CAP_BPF and CAP_NET_ADMIN in the initial user namespace (root): the
+ * kernel refuses tc programs from a user namespace of its own.
+ */
+#ifndef JCT_HOSTDROP_H
+#define JCT_HOSTDROP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jctlab/kdrop.h"
+
+typedef struct jct__hostdrop jct__hostdrop_t;
+
+/* Load the program and put it on ifindex's egress as filter priority prio
+ * (1 or more: a chain's host injectors run in its order), passing
+ * everything (disabled) until configured. label names the host in errors ("rank 1's
+ * eth0"). Errors: JCT_EIO (the kernel refused the program or the filter:
+ * err has the reason), JCT_ENOMEM; "not supported in this build" without
+ * JCT_HOSTFAULT (JCT_EINVAL). */
+int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, const char *label,
+                         char *err, size_t errlen);
+
+/* A repetition starts: cfg becomes the program's configuration, the state
+ * restarts (counters zero, PRNG from rng, loss models in their first
+ * state, the per-QP PSN history empty). Returns 0 or JCT_EIO. */
+int jct__hostdrop_configure(jct__hostdrop_t *h, const struct jct_kdrop_cfg *cfg,
+                            const uint64_t rng[4]);
+
+/* Turn the program on (a faulted repetition) or off (a baseline), keeping
+ * its state. Returns 0 or JCT_EIO. */
+int jct__hostdrop_enable(jct__hostdrop_t *h, bool on);
+
+/* Counters so far (since the last configure). Returns 0 or JCT_EIO. */
+int jct__hostdrop_counters(jct__hostdrop_t *h, struct jct_kdrop_counters *out);
+
+/* Hand every drop the fault log has not seen yet to cb, oldest first. */
+typedef void (*jct__hostdrop_event_cb)(const struct jct_kdrop_event *ev, void *arg);
+int jct__hostdrop_drain(jct__hostdrop_t *h, jct__hostdrop_event_cb cb, void *arg);
+
+/* Run the loaded program on one Ethernet frame as the kernel would on
+ * egress (BPF_PROG_TEST_RUN), for tests: *dropped is whether it returned
+ * TC_ACT_SHOT. Its maps change as on a real packet. Returns 0 or JCT_EIO. */
+int jct__hostdrop_test_run(jct__hostdrop_t *h, const uint8_t *frame, size_t len, bool *dropped);
+
+/* Remove the filter (and the clsact qdisc attach created), free the
+ * program. Call in the namespace attach was called in; when that namespace
+ * is gone already, gone_ns true only frees. NULL is fine. */
+void jct__hostdrop_detach(jct__hostdrop_t *h, bool gone_ns);
+
+/* Whether the kernel has a qdisc of this kind ("fq"): probed by adding it
+ * as ifindex's root qdisc and deleting it again (calling thread's
+ * namespace). 1 yes, 0 no (*why says the kernel's reason), < 0 error. */
+int jct__qdisc_available(int ifindex, const char *kind, char *why, size_t whylen);
+
+#endif

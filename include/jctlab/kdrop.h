@@ -1,0 +1,105 @@
+/* The drop injector run in a host's kernel: what userspace (drop.c's
+ * kernel op, harness/fabric/hostdrop.c) and the tc-eBPF program
+ * (harness/fabric/bpf/hostdrop.bpf.c) share through the program's maps.
+ * Plain fixed-width fields (linux/types.h), so the same header compiles for
+ * the host and for clang -target bpf.
+ *
+ * The program sits on a host interface's egress (a clsact qdisc's egress
+ * hook, cls_bpf in direct-action mode: tc-bpf(8)) and looks only at RoCEv2
+ * packets: Ethernet (one 802.1Q tag at most), IPv4 or IPv6 without
+ * extension headers, UDP destination port 4791 (IBA vol. 1, Annex A17),
+ * the 12-byte BTH (9.2: opcode, destination QP in bytes 5-7, PSN in bytes
+ * 9-11). Everything else passes uncounted. Probabilities are 32-bit
+ * fractions compared with 32-bit draws, as drop.c and netem keep them;
+ * Bernoulli's draws are keyed by the packet and the seed (injectors/draw.c),
+ * the Markov models' come from xoshiro256** (common/rng.h) whose state
+ * userspace seeds from the injector's seed at each repetition's start.
+ */
+#ifndef JCTLAB_KDROP_H
+#define JCTLAB_KDROP_H
+
+#include <linux/types.h>
+
+#define JCT_KDROP_MAX_TARGETS 64
+#define JCT_KDROP_ROCE_PORT 4791
+
+enum {
+  JCT_KDROP_BERNOULLI = 1, /* p, burst */
+  JCT_KDROP_GEMODEL,       /* p, r, lose_good, lose_bad */
+  JCT_KDROP_4STATE,        /* to4 .. to3 */
+  JCT_KDROP_EVERY,         /* every, burst */
+  JCT_KDROP_PSN            /* qp, psn[], tx[], count, retransmissions */
+};
+
+/* The configuration map's one value. Times are CLOCK_MONOTONIC
+ * nanoseconds (bpf_ktime_get_ns), not jctlab's clock. */
+struct jct_kdrop_cfg {
+  __u32 mode;
+  __u32 enabled;
+  __u64 seed; /* the injector's: Bernoulli's packet-keyed draws */                   /* 0: a baseline repetition: every packet passes, uncounted */
+  __u64 start_ns, at_ns, until_ns; /* window [start+at, start+until); until 0: none */
+  __u32 p, r, lose_good, lose_bad; /* Bernoulli p; Gilbert-Elliott, as drop.c */
+  __u32 to4, to4_or_3, to2, to2_or_1, to3; /* 4-state thresholds, as drop.c */
+  __u64 burst, every, count;
+  __u32 qp, ntargets, retransmissions; /* retransmissions: every copy, up to count */
+  __u32 psn[JCT_KDROP_MAX_TARGETS];
+  __u8 tx[JCT_KDROP_MAX_TARGETS]; /* the transmission target i drops (1: the first) */
+};
+
+/* The counters and the loss models' state, one value (behind a
+ * bpf_spin_lock in the program). Userspace writes it zeroed with the
+ * seeded PRNG at each repetition's start and reads the counters back. */
+struct jct_kdrop_counters {
+  __u64 seen;        /* RoCEv2 packets offered in the window */
+  __u64 dropped;     /* of which lost here */
+  __u64 events_lost; /* drops the fault log missed (its ring buffer was full) */
+};
+
+struct jct_kdrop_state {
+  __u64 rng[4]; /* xoshiro256** */
+  __u64 burst_left, nth;
+  __u32 ge_state, state4;
+  struct jct_kdrop_counters c;
+};
+
+/* The state map's one value: the lock the program holds while it decides.
+ * Userspace sees the lock as its layout (linux/bpf.h's struct bpf_spin_lock,
+ * one __u32), since linux/bpf.h and libpcap's pcap/bpf.h cannot meet in one
+ * file. */
+#ifdef __bpf__
+#define JCT_KDROP_LOCK struct bpf_spin_lock
+#else
+#define JCT_KDROP_LOCK                                                                             \
+  struct {                                                                                         \
+    __u32 val;                                                                                     \
+  }
+#endif
+struct jct_kdrop_value {
+  JCT_KDROP_LOCK lock;
+  struct jct_kdrop_state s;
+};
+
+/* PSN mode: the targets of one PSN (psn=5,5@2 are two), a hash map's
+ * value keyed by the PSN, so the program finds a packet's targets with one
+ * lookup instead of a loop over all of them. Userspace fills it at each
+ * repetition's start. */
+#define JCT_KDROP_TX_PER_PSN 8
+struct jct_kdrop_target {
+  JCT_KDROP_LOCK lock;
+  __u32 n;                          /* targets at this PSN */
+  __s8 first_lost;                  /* -1 unseen; whether its first transmission was lost here */
+  __u8 losses;                      /* copies of the PSN lost here (up to 127) */
+  __u8 tx[JCT_KDROP_TX_PER_PSN];    /* the transmission each drops (1: the first) */
+  __u64 done[JCT_KDROP_TX_PER_PSN]; /* copies each has dropped */
+};
+
+/* One drop, for the fault log (a ring buffer the run drains). */
+struct jct_kdrop_event {
+  __u64 t_ns; /* CLOCK_MONOTONIC */
+  __u32 qp, psn;
+  __u8 opcode, retransmission, family; /* family 4 or 6 */
+  __u8 pad;
+  __u8 src[16], dst[16];
+};
+
+#endif

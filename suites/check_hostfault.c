@@ -1,0 +1,635 @@
+/* Faults from the hosts' side (issue 14): the drop injector run in a
+ * host's kernel as a tc-eBPF program on its egress (harness/fabric/
+ * hostdrop.h, include/jctlab/kdrop.h).
+ *   kernel:  the program itself, run on crafted frames with
+ *            BPF_PROG_TEST_RUN: every-Nth, Bernoulli and Gilbert-Elliott
+ *            rates within their intervals, a seed repeats its drops, PSN
+ *            targets (@T, count=) and Bernoulli's packet-keyed draws decide
+ *            frame by frame as the switch's drop injector does on the same
+ *            sequence (go-back copies and ACKs in it), non-RoCE frames and
+ *            baseline repetitions pass uncounted.
+ *   cleanup: attach and detach on a veth leave it as found: no filter, and
+ *            the clsact qdisc gone when jctlab made it, kept when it was
+ *            there before.
+ *   run:     `jctlab run` with at=host:RANK, ranks in namespaces: a
+ *            targeted drop gives exactly one NAK and no timeout, as on the
+ *            switch; drop p=1% at the host and on the switch give the same
+ *            degradation within the interval; a PFC storm sent from a
+ *            rank's interface is received and paused on by the switch, and
+ *            the job takes about the paused time longer; a flap of a
+ *            rank's interface counts its down time, retransmit timeouts
+ *            follow and the link is up at the end; bad input exits
+ *            2; killed runs leave no program in the kernel.
+ * Needs root (CAP_BPF, CAP_NET_ADMIN in the initial user namespace): the
+ * tests say so and pass without running otherwise. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <signal.h>
+#ifdef JCT_HAVE_HOSTFAULT
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#endif
+
+#include "craft.h"
+#include "harness/fabric/hostdrop.h"
+#include "jctlab/error.h"
+#include "jctlab/injector.h"
+#include "jctlab/topo.h"
+#include "common/rng.h"
+#include "suites.h"
+#include "testkit.h"
+
+#ifdef JCT_HAVE_HOSTFAULT
+#define QP 0x101
+
+/* Isolate this (forked) test process; false when the kernel program
+ * cannot be loaded here (not root, or Check's no-fork mode). */
+static bool isolate_or_skip(const char *test) {
+  const char *fork_env = getenv("CK_FORK");
+  if ((fork_env && strcmp(fork_env, "no") == 0) || geteuid() != 0) {
+    printf("hostfault: %s skipped: needs root and Check's fork mode\n", test);
+    return false;
+  }
+  char err[256] = "";
+  ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "jct_ns_isolate: %s", err);
+  return true;
+}
+
+/* The program, attached to this namespace's lo. */
+static jct__hostdrop_t *attach_lo(void) {
+  char err[512] = "";
+  jct__hostdrop_t *h = NULL;
+  int rc = jct__hostdrop_attach(&h, 1, 1, "lo", err, sizeof err);
+  ck_assert_msg(rc == 0, "attach: %s", err);
+  return h;
+}
+
+/* Configure h from spec as a run's faulted repetition does (chain.c). */
+static jct_injector_t *configure(jct__hostdrop_t *h, const char *spec, bool enabled) {
+  char err[512] = "";
+  jct_injector_t *inj = NULL;
+  ck_assert_msg(jct_injector_new(&inj, spec, 1, 0, err, sizeof err) == 0, "%s: %s", spec, err);
+  ck_assert_int_ge(inj->host, 0);
+  struct jct_kdrop_cfg cfg;
+  ck_assert_msg(inj->ops->kernel(inj, &cfg, err, sizeof err) == 0, "%s", err);
+  cfg.enabled = enabled;
+  cfg.seed = inj->seed;
+  uint64_t rng[4];
+  jct__rng_seed(rng, inj->seed);
+  ck_assert_int_eq(jct__hostdrop_configure(h, &cfg, rng), 0);
+  return inj;
+}
+
+static size_t frame(uint8_t *buf, uint8_t opcode, uint32_t qp, uint32_t psn, uint16_t dport) {
+  craft_roce_t c = {.udp_dport = dport, .payload_bytes = 64};
+  c.h.bth.opcode = opcode;
+  c.h.bth.dest_qp = qp;
+  c.h.bth.psn = psn;
+  size_t n = craft_roce(buf, 256, &c);
+  ck_assert_uint_gt(n, 0);
+  return n;
+}
+
+static bool run1(jct__hostdrop_t *h, uint32_t psn) {
+  uint8_t buf[256];
+  size_t n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, psn, 4791);
+  bool dropped;
+  ck_assert_int_eq(jct__hostdrop_test_run(h, buf, n, &dropped), 0);
+  return dropped;
+}
+
+/* n frames, PSNs 0..n-1: how many the program dropped. */
+static uint64_t run_n(jct__hostdrop_t *h, uint32_t n) {
+  uint64_t d = 0;
+  for (uint32_t i = 0; i < n; i++)
+    d += run1(h, i & 0xffffff);
+  return d;
+}
+
+START_TEST(every_nth_and_uncounted) {
+  if (!isolate_or_skip("every_nth_and_uncounted")) return;
+  jct__hostdrop_t *h = attach_lo();
+  jct_injector_t *inj = configure(h, "drop every=3 burst=2 at=host:0", true);
+  bool got[9];
+  for (uint32_t i = 0; i < 9; i++)
+    got[i] = run1(h, i);
+  /* The last 2 of every 3: frames 2,3 5,6 8,9 (from 1). */
+  for (uint32_t i = 0; i < 9; i++)
+    ck_assert_msg(got[i] == (i % 3 != 0), "frame %u: dropped %d", i + 1, got[i]);
+  /* Not RoCEv2 (UDP 4792): passes, not counted. */
+  uint8_t buf[256];
+  size_t n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 100, 4792);
+  bool dropped = true;
+  ck_assert_int_eq(jct__hostdrop_test_run(h, buf, n, &dropped), 0);
+  ck_assert(!dropped);
+  struct jct_kdrop_counters k;
+  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
+  ck_assert_uint_eq(k.seen, 9);
+  ck_assert_uint_eq(k.dropped, 6);
+  /* A baseline repetition: everything passes, nothing counted. */
+  ck_assert_int_eq(jct__hostdrop_enable(h, false), 0);
+  ck_assert_uint_eq(run_n(h, 9), 0);
+  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
+  ck_assert_uint_eq(k.seen, 9);
+  jct_injector_free(inj);
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
+/* Bernoulli p=10% and Gilbert-Elliott (p=1%, r=30%: 1/31 of frames lost,
+ * in bursts of 1/r = 3.3) over 20000 frames, within 5 standard deviations
+ * of the binomial; the same seed drops the same frames again. */
+START_TEST(random_models_rates_and_seed) {
+  if (!isolate_or_skip("random_models_rates_and_seed")) return;
+  jct__hostdrop_t *h = attach_lo();
+  const uint32_t n = 20000;
+  jct_injector_t *inj = configure(h, "drop p=10% at=host:0 seed=7", true);
+  uint64_t d1 = run_n(h, n);
+  jct_injector_free(inj);
+  inj = configure(h, "drop p=10% at=host:0 seed=7", true);
+  uint64_t d2 = run_n(h, n);
+  jct_injector_free(inj);
+  inj = configure(h, "drop p=10% at=host:0 seed=8", true);
+  uint64_t d3 = run_n(h, n);
+  jct_injector_free(inj);
+  double sd = sqrt(n * 0.1 * 0.9);
+  printf("hostfault: p=10%%: %llu of %u dropped (seed 7, again %llu; seed 8 %llu)\n",
+         (unsigned long long)d1, n, (unsigned long long)d2, (unsigned long long)d3);
+  ck_assert_msg(fabs((double)d1 - n * 0.1) < 5 * sd, "p=10%%: %llu of %u", (unsigned long long)d1,
+                n);
+  ck_assert_uint_eq(d1, d2);
+  ck_assert_uint_ne(d1, d3);
+
+  inj = configure(h, "drop model=gemodel p=1% r=30% at=host:0", true);
+  uint64_t g = run_n(h, n);
+  jct_injector_free(inj);
+  double pg = 0.01 / 0.31;
+  printf("hostfault: gemodel p=1%% r=30%%: %llu of %u dropped (expected %.0f)\n",
+         (unsigned long long)g, n, n * pg);
+  /* Bursts of mean 3.3 widen the spread: 5 standard deviations of 3.3-frame bursts. */
+  ck_assert_msg(fabs((double)g - n * pg) < 5 * sqrt(n * pg / 3.3) * 3.3, "gemodel: %llu",
+                (unsigned long long)g);
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
+/* The same PSN sequence, with go-back-N copies, through the switch's drop
+ * injector and the kernel program: the same verdict on every frame. */
+START_TEST(targets_as_the_switch) {
+  if (!isolate_or_skip("targets_as_the_switch")) return;
+  static const char *const specs[] = {
+      "drop psn=5 qp=0x101 at=host:0",
+      "drop psn=5,5@2 qp=0x101 at=host:0",
+      "drop psn=5@2 qp=0x101 at=host:0",
+      "drop psn=5,7 qp=0x101 retransmissions=yes count=2 at=host:0",
+      "drop psn=5 qp=0x102 at=host:0", /* another QP: nothing */
+      /* Bernoulli: keyed by the packet as draw.c keys it, so the same. */
+      "drop p=30% seed=3 at=host:0",
+      "drop p=20% burst=2 seed=5 at=host:0",
+  };
+  /* 0..9, a go-back from 5 (5..9), another from 5, then 10, 11, and ACKs
+   * (opcode 0x11) for 3 and 9 along the way. */
+  static const uint32_t psns[] = {0, 1, 2, 3, 4, 5,  6,  7, 8, 9,  5,  6,  7,
+                                  8, 9, 5, 6, 7, 10, 11, 3, 9, 12, 13, 14, 15};
+  static const uint8_t ack[sizeof psns / sizeof *psns] = {[20] = 1, [21] = 1};
+  const size_t n = sizeof psns / sizeof *psns;
+  jct__hostdrop_t *h = attach_lo();
+  for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
+    jct_injector_t *kinj = configure(h, specs[s], true);
+    char err[256];
+    jct_injector_t *sw = NULL;
+    char swspec[128];
+    snprintf(swspec, sizeof swspec, "%.*s", (int)(strstr(specs[s], " at=") - specs[s]), specs[s]);
+    ck_assert_int_eq(jct_injector_new(&sw, swspec, 1, 0, err, sizeof err), 0);
+    jct_injector_start(sw, 0);
+    uint64_t drops = 0;
+    for (size_t i = 0; i < n; i++) {
+      uint8_t buf[256];
+      uint8_t op = ack[i] ? JCT_OP_RC_ACKNOWLEDGE : JCT_OP_RC_RDMA_WRITE_MIDDLE;
+      size_t len = frame(buf, op, QP, psns[i], 4791);
+      jct_frame_t f = {.data = buf, .len = len, .cap = sizeof buf, .out = true};
+      bool sw_drop = jct_injector_process(sw, &f, 1) == JCT_DROP;
+      bool k_drop;
+      ck_assert_int_eq(jct__hostdrop_test_run(h, buf, len, &k_drop), 0);
+      ck_assert_msg(sw_drop == k_drop, "%s: frame %zu (PSN %u): switch %d, kernel %d", specs[s], i,
+                    psns[i], sw_drop, k_drop);
+      drops += k_drop;
+    }
+    printf("hostfault: '%s': %llu drops, as the switch's\n", specs[s], (unsigned long long)drops);
+    if (s != 4) ck_assert_uint_gt(drops, 0);
+    jct_injector_free(sw);
+    jct_injector_free(kinj);
+  }
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
+/* Whether ifindex has our egress filter, and whether it has a clsact
+ * qdisc (creating one fails with EEXIST; one created to find out is
+ * removed again). */
+static bool has_filter(int ifindex) {
+  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+  LIBBPF_OPTS(bpf_tc_opts, o, .handle = 0x4a43, .priority = 1);
+  return bpf_tc_query(&hook, &o) == 0;
+}
+
+static bool has_clsact(int ifindex) {
+  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+  int rc = bpf_tc_hook_create(&hook);
+  if (rc == -EEXIST) return true;
+  ck_assert_int_eq(rc, 0);
+  hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+  ck_assert_int_eq(bpf_tc_hook_destroy(&hook), 0);
+  return false;
+}
+
+/* A veth that outlives the program (a rank's eth0 in a topology the test
+ * holds): left as found, with and without a clsact of its own before. */
+START_TEST(veth_left_as_found) {
+  if (!isolate_or_skip("veth_left_as_found")) return;
+  char err[512] = "";
+  jct_topo_t *t = NULL;
+  ck_assert_msg(jct_topo_create(&t, 2, NULL, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(jct_topo_enter_rank(t, 0, err, sizeof err), 0);
+  int ifindex = jct_topo_rank_ifindex(t, 0);
+  for (int pre = 0; pre <= 1; pre++) {
+    LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+    if (pre) ck_assert_int_eq(bpf_tc_hook_create(&hook), 0); /* someone's clsact */
+    jct__hostdrop_t *h = NULL;
+    ck_assert_msg(jct__hostdrop_attach(&h, ifindex, 1, "rank 0's eth0", err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert(has_filter(ifindex));
+    jct__hostdrop_detach(h, false);
+    ck_assert_msg(!has_filter(ifindex), "the filter is still there (clsact before: %d)", pre);
+    ck_assert_msg(has_clsact(ifindex) == (bool)pre, "clsact %s (before: %d)",
+                  pre ? "removed" : "left behind", pre);
+    if (pre) {
+      hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+      ck_assert_int_eq(bpf_tc_hook_destroy(&hook), 0);
+    }
+  }
+  ck_assert_int_eq(jct_topo_enter_switch(t, err, sizeof err), 0);
+  jct_topo_destroy(t);
+}
+END_TEST
+
+/* ---- jctlab run, ranks in namespaces ------------------------------------ */
+
+/* Connection 1 (rank 1 -> 2): its data goes to QP 0x103 and its PSNs start
+ * at 2654435761 & 0xffffff (check_inject.c's facts of a run). */
+#define CONN1_QP "0x103"
+#define CONN1_PSN0 (2654435761u & 0xffffff)
+
+static bool root_or_skip(const char *test) {
+  if (geteuid() == 0) return true;
+  printf("hostfault: %s skipped: needs root (CAP_BPF)\n", test);
+  return false;
+}
+
+/* A 4-rank ring of 256 KiB at 5 Mbit/s (a busy machine keeps up), 1
+ * repetition, one injector: its document, valid. */
+static json_t *run_one(const char *spec, const char *log) {
+  const char *const args[] = {"run",   "--synth",     "ring", "--ranks", "4",      "--rate",
+                              "5mbit", "--reps",      "1",    "--bytes", "256KiB", "--inject",
+                              spec,    "--fault-log", log,    NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "'%s': exit %d: %s", spec, status, err);
+  ck_assert_msg(jbool(doc, "valid"), "'%s': invalid: %s", spec,
+                json_string_value(json_object_get(doc, "invalid_why")));
+  free(err);
+  return doc;
+}
+
+/* The acceptance's targeted drop: one data packet of rank 1's, lost in
+ * its own kernel, gives exactly one NAK and one go-back on the sender and
+ * no timeout, as the same drop on the switch (frames from rank 1) does. */
+START_TEST(targeted_drop_host_as_switch) {
+  if (!root_or_skip("targeted_drop_host_as_switch")) return;
+  char spec[2][96], log[2][256];
+  snprintf(spec[0], sizeof spec[0], "drop psn=%u qp=" CONN1_QP " at=host:1", CONN1_PSN0 + 5);
+  snprintf(spec[1], sizeof spec[1], "drop psn=%u qp=" CONN1_QP " port=1 dir=in", CONN1_PSN0 + 5);
+  json_t *doc[2];
+  for (int i = 0; i < 2; i++) {
+    craft_tmpname(log[i], sizeof log[i], ".log");
+    doc[i] = run_one(spec[i], log[i]);
+    ck_assert_int_eq(jint(doc[i], "injectors.0.dropped"), 1);
+    ck_assert_int_eq(jint(doc[i], "transport.naks"), 1);
+    ck_assert_int_eq(jint(doc[i], "transport.timeouts"), 0);
+    ck_assert_int_gt(jint(doc[i], "transport.retransmitted_packets"), 0);
+    printf("hostfault: %s: 1 drop, %lld NAK, %lld timeouts, %lld packets re-sent\n", spec[i],
+           (long long)jint(doc[i], "transport.naks"), (long long)jint(doc[i], "transport.timeouts"),
+           (long long)jint(doc[i], "transport.retransmitted_packets"));
+  }
+  /* On the host the switch drops nothing; its fault log line names the host. */
+  ck_assert_int_eq(jint(doc[0], "fabric.drops"), 0);
+  ck_assert_int_eq(jint(doc[1], "fabric.drops"), 1);
+  char *text = slurp(log[0], NULL);
+  ck_assert_uint_eq(count_lines(text), 1);
+  json_t *l = parse_json(text, "the fault log's line");
+  ck_assert_str_eq(json_string_value(jget(l, "at")), "host:1");
+  ck_assert_str_eq(json_string_value(jget(l, "action")), "drop");
+  ck_assert_str_eq(json_string_value(jget(l, "src")), "198.18.0.2");
+  ck_assert_int_eq(jint(l, "qp"), 0x103);
+  ck_assert_int_eq(jint(l, "psn"), CONN1_PSN0 + 5);
+  ck_assert(!jbool(l, "retransmission"));
+  json_decref(l);
+  free(text);
+  for (int i = 0; i < 2; i++) {
+    unlink(log[i]);
+    json_decref(doc[i]);
+  }
+}
+END_TEST
+
+/* drop p=1% on rank 1's egress, in its kernel and on the switch
+ * (suites/scenarios/host-loss.yaml, 5 repetitions a side): the same
+ * packets are lost (packet-keyed draws), so the same NAKs and timeouts,
+ * and the two degradations' 95% intervals overlap. */
+START_TEST(random_drop_host_as_switch) {
+  if (!root_or_skip("random_drop_host_as_switch")) return;
+  const char *const args[] = {"run", JCT_SOURCE_DIR "/suites/scenarios/host-loss.yaml", NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "exit %d: %s", status, err);
+  free(err);
+  json_t *host = jget(doc, "cases.0"), *sw = jget(doc, "cases.1");
+  ck_assert_str_eq(json_string_value(jget(host, "name")), "host");
+  for (int i = 0; i < 2; i++) {
+    json_t *c = i ? sw : host;
+    ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "%s: %s",
+                  json_string_value(jget(c, "name")),
+                  json_string_value(json_object_get(c, "invalid_why")));
+    printf("hostfault: p=1%% on rank 1's egress, %s: degradation %.3f [%.3f, %.3f], %lld NAKs, "
+           "%lld timeouts\n",
+           json_string_value(jget(c, "name")), jnum(c, "degradation.median"),
+           jnum(c, "degradation.ci95_low"), jnum(c, "degradation.ci95_high"),
+           (long long)jint(c, "transport.naks"), (long long)jint(c, "transport.timeouts"));
+  }
+  ck_assert_int_eq(jint(host, "transport.naks"), jint(sw, "transport.naks"));
+  ck_assert_int_eq(jint(host, "transport.timeouts"), jint(sw, "transport.timeouts"));
+  ck_assert_int_gt(jint(host, "transport.naks") + jint(host, "transport.timeouts"), 0);
+  /* Same drops, so the same degradation up to the run-to-run noise the
+   * 95% intervals measure: they overlap. */
+  double hlo = jnum(host, "degradation.ci95_low"), hhi = jnum(host, "degradation.ci95_high");
+  double slo = jnum(sw, "degradation.ci95_low"), shi = jnum(sw, "degradation.ci95_high");
+  ck_assert_msg(hlo <= shi && slo <= hhi, "host [%.3f, %.3f] and switch [%.3f, %.3f] are apart",
+                hlo, hhi, slo, shi);
+  json_decref(doc);
+}
+END_TEST
+
+/* A PFC storm sent from rank 1's own interface (AF_PACKET), quanta 1000
+ * at 5 Mbit/s = 102.4 ms, link=5mbit: a frame every 51.2 ms for 300 ms
+ * (6 frames) from 50 ms. The switch receives all 6 on rank 1's link and
+ * keeps its egress toward rank 1 paused from the first to the last
+ * frame's end: 5 * 51.2 + 102.4 = 358.4 ms; the job takes about that much
+ * longer than without the storm. */
+START_TEST(pause_storm_from_host) {
+  if (!root_or_skip("pause_storm_from_host")) return;
+  const char *const base_args[] = {"run",   "--synth", "ring", "--ranks", "4",      "--rate",
+                                   "5mbit", "--reps",  "3",    "--bytes", "256KiB", NULL};
+  int status;
+  char *err = NULL;
+  json_t *base = jctlab_json_retry(base_args, &status, &err);
+  ck_assert_msg(status == 0 && base, "baseline: exit %d: %s", status, err);
+  free(err);
+  char log[256];
+  craft_tmpname(log, sizeof log, ".log");
+  const char *storm = "pause prio=3 quanta=1000 link=5mbit for=300ms at=50ms at=host:1";
+  json_t *run = run_one(storm, log);
+  /* On a loaded machine a stalled loop can cost a packet and a 4.3 s
+   * retransmit timeout: that run measures the machine, so once more. */
+  if (jint(run, "transport.timeouts") > 0) {
+    printf("hostfault: storm run with %lld timeouts (a loaded machine): once more\n",
+           (long long)jint(run, "transport.timeouts"));
+    json_decref(run);
+    run = run_one(storm, log);
+  }
+  ck_assert_int_eq(jint(run, "injectors.0.generated"), 6);
+  ck_assert_int_eq(jint(run, "injectors.0.dropped"), 0);
+  ck_assert_int_eq(jint(run, "fabric.pfc_xoff_received"), 6);
+  ck_assert_int_eq(jint(run, "fabric.drops"), 0);
+  double paused = (double)jint(run, "fabric.paused_ns"), expect = 5 * 51.2e6 + 102.4e6;
+  ck_assert_msg(fabs(paused - expect) <= 3e6, "paused %.1f ms, expected %.1f ms", paused / 1e6,
+                expect / 1e6);
+  double lossless = (double)jint(base, "jct.median_ns"),
+         stormy = (double)jint(run, "jct.median_ns");
+  double ratio = (stormy - lossless) / paused;
+  printf("hostfault: storm from host:1: %lld PFC frames received, paused %.1f ms; JCT %.1f ms, "
+         "lossless %.1f ms: +%.1f ms, %.2f x the paused time\n",
+         (long long)jint(run, "fabric.pfc_xoff_received"), paused / 1e6, stormy / 1e6,
+         lossless / 1e6, (stormy - lossless) / 1e6, ratio);
+  fflush(stdout);
+  ck_assert_msg(ratio >= 0.7 && ratio <= 1.5, "JCT increase %.2f x the paused time", ratio);
+  char *text = slurp(log, NULL);
+  ck_assert_uint_eq(count_lines(text), 6);
+  ck_assert_ptr_nonnull(strstr(text, "\"at\":\"host:1\""));
+  ck_assert_ptr_nonnull(strstr(text, "\"action\":\"generate\""));
+  free(text);
+  unlink(log);
+  json_decref(run);
+  json_decref(base);
+}
+END_TEST
+
+/* Rank 1's interface set down for 100 ms from 100 ms (flap at=host:1,
+ * over netlink): the link-down time is counted, the senders' retransmit
+ * timers (exponent 14: 67 ms) fire, the job still completes, and the
+ * fault log ends with the link up. */
+START_TEST(flap_from_host) {
+  if (!root_or_skip("flap_from_host")) return;
+  char log[256];
+  craft_tmpname(log, sizeof log, ".log");
+  const char *const args[] = {"run",
+                              "--synth",
+                              "ring",
+                              "--ranks",
+                              "4",
+                              "--rate",
+                              "5mbit",
+                              "--reps",
+                              "1",
+                              "--bytes",
+                              "256KiB",
+                              "--timeout",
+                              "14",
+                              "--fault-log",
+                              log,
+                              "--inject",
+                              "flap down=100ms every=10s at=100ms at=host:1",
+                              NULL};
+  int status;
+  char *err = NULL;
+  json_t *run = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && run, "exit %d: %s", status, err);
+  free(err);
+  double down = (double)jint(run, "injectors.0.link_down_ns");
+  printf("hostfault: flap at host:1: link down %.1f ms, %lld timeouts, %lld packets re-sent\n",
+         down / 1e6, (long long)jint(run, "transport.timeouts"),
+         (long long)jint(run, "transport.retransmitted_packets"));
+  /* Each transition is as late as the loop (a few ms on a busy machine). */
+  ck_assert_msg(down >= 90e6 && down <= 110e6, "link down %.1f ms, not about 100", down / 1e6);
+  ck_assert_int_gt(jint(run, "transport.timeouts"), 0);
+  ck_assert_int_gt(jint(run, "injectors.0.dropped"), 0); /* the switch's, toward the down link */
+  ck_assert_int_eq(jint(run, "fabric.harness_losses"), 0);
+  char *text = slurp(log, NULL);
+  ck_assert_uint_eq(count_lines(text), 2);
+  char *down_at = strstr(text, "\"action\":\"link-down\""),
+       *up_at = strstr(text, "\"action\":\"link-up\"");
+  ck_assert_ptr_nonnull(down_at);
+  ck_assert_ptr_nonnull(up_at);
+  ck_assert(up_at > down_at); /* up again at the end */
+  free(text);
+  unlink(log);
+  json_decref(run);
+}
+END_TEST
+
+/* How many programs named jct_hostdrop the kernel holds (any process's). */
+static int count_progs(void) {
+  int n = 0;
+  uint32_t id = 0;
+  while (bpf_prog_get_next_id(id, &id) == 0) {
+    int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) continue;
+    struct bpf_prog_info info;
+    uint32_t len = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "jct_hostdrop")) n++;
+    close(fd);
+  }
+  return n;
+}
+
+/* Wait up to limit_s for count_progs() to be want. */
+static bool progs_become(int want, double limit_s) {
+  for (double t0 = now_s(); now_s() - t0 < limit_s; sleep_ms(50))
+    if (count_progs() == want) return true;
+  return count_progs() == want;
+}
+
+/* jctlab killed in the middle of a run with a host injector attached:
+ * SIGTERM ends it cleanly (exit 128 + 15), SIGKILL at once; either way
+ * the program is gone from the kernel afterwards (the filter went with
+ * the rank's namespace, the maps and program with the last descriptor). */
+START_TEST(killed_leaves_no_program) {
+  if (!root_or_skip("killed_leaves_no_program")) return;
+  int before = count_progs();
+  const int sigs[] = {SIGTERM, SIGKILL};
+  for (int i = 0; i < 2; i++) {
+    char *argv[] = {
+        JCT_BINARY, "run",    "--synth", "ring",    "--ranks", "4",        "--rate",
+        "5mbit",    "--reps", "50",      "--bytes", "256KiB",  "--inject", "drop p=1% at=host:1",
+        NULL};
+    child_t c = spawn(argv, NULL);
+    ck_assert_msg(progs_become(before + 1, 20), "the program never appeared");
+    sleep_ms(300);
+    kill(c.pid, sigs[i]);
+    result_t r = finish(&c, 30);
+    if (sigs[i] == SIGTERM)
+      ck_assert_msg(r.status == 128 + SIGTERM, "SIGTERM: exit %d: %s", r.status, r.err);
+    else
+      ck_assert_int_eq(r.signal, SIGKILL);
+    ck_assert_msg(progs_become(before, 5), "%s: %d programs left (before: %d)",
+                  sigs[i] == SIGTERM ? "SIGTERM" : "SIGKILL", count_progs() - before, before);
+    result_free(&r);
+  }
+}
+END_TEST
+
+/* What a host cannot do: exit 2, one line naming the word and the reason. */
+START_TEST(bad_input) {
+  if (!root_or_skip("bad_input")) return;
+  static const struct {
+    const char *opt, *val, *says;
+  } cases[] = {
+      {"--inject", "delay 10us at=host:1", "fq qdisc"},
+      {"--inject", "drop p=1% at=host:9", "host:9 does not exist"},
+      {"--inject", "drop p=1% at=host:one", "at=host:one"},
+      {"--inject", "ecn p=1% at=host:1", "ecn cannot run at a host"},
+      {"--inject", "pause prio=3 quanta=100 at=host:1", "link=RATE"},
+      {"--inject", "drop p=1% at=host:1 where=udp", "where=udp"},
+      {"--inject", "drop pkt=1:2 at=host:1", "pkt="},
+      {"--inject-at", "hosts:1", "--inject-at: 'hosts:1'"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *argv[] = {JCT_BINARY,
+                    "run",
+                    "--synth",
+                    "ring",
+                    "--ranks",
+                    "4",
+                    "--bytes",
+                    "64KiB",
+                    "--reps",
+                    "1",
+                    (char *)cases[i].opt,
+                    (char *)cases[i].val,
+                    "--inject",
+                    "drop p=0",
+                    NULL};
+    if (!strcmp(cases[i].opt, "--inject")) argv[12] = NULL; /* only the case's */
+    result_t r = run_cmd(argv, NULL, 30);
+    ck_assert_msg(r.status == 2, "%s '%s': exit %d: %s", cases[i].opt, cases[i].val, r.status,
+                  r.err);
+    ck_assert_msg(strstr(r.err, cases[i].says), "%s '%s': %s", cases[i].opt, cases[i].val, r.err);
+    ck_assert_uint_eq(count_lines(r.err), 1);
+    result_free(&r);
+  }
+}
+END_TEST
+
+#else
+/* Built without JCT_HOSTFAULT: at=host says "not supported in this build". */
+START_TEST(not_built) {
+  char *argv[] = {JCT_BINARY, "run",     "--synth", "ring",     "--ranks",
+                  "4",        "--bytes", "64KiB",   "--inject", "drop p=1% at=host:1",
+                  NULL};
+  result_t r = run_cmd(argv, NULL, 30);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "not supported in this build"));
+  result_free(&r);
+}
+END_TEST
+#endif
+
+Suite *hostfault_suite(void) {
+#ifndef JCT_HAVE_HOSTFAULT
+  Suite *off = suite_create("hostfault");
+  TCase *t = tcase_create("off");
+  tcase_add_test(t, not_built);
+  suite_add_tcase(off, t);
+  return off;
+#else
+  Suite *s = suite_create("hostfault");
+  TCase *k = tcase_create("kernel");
+  tcase_set_timeout(k, 60);
+  tcase_add_test(k, every_nth_and_uncounted);
+  tcase_add_test(k, random_models_rates_and_seed);
+  tcase_add_test(k, targets_as_the_switch);
+  suite_add_tcase(s, k);
+  TCase *c = tcase_create("cleanup");
+  tcase_set_timeout(c, 60);
+  tcase_add_test(c, veth_left_as_found);
+  suite_add_tcase(s, c);
+  TCase *r = tcase_create("run");
+  tcase_set_timeout(r, 300);
+  tcase_add_test(r, targeted_drop_host_as_switch);
+  tcase_add_test(r, random_drop_host_as_switch);
+  tcase_add_test(r, pause_storm_from_host);
+  tcase_add_test(r, flap_from_host);
+  tcase_add_test(r, bad_input);
+  tcase_add_test(r, killed_leaves_no_program);
+  suite_add_tcase(s, r);
+  return s;
+#endif
+}
