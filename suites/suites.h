@@ -28,6 +28,7 @@ Suite *sweep_suite(void);
 Suite *scenario_suite(void);
 Suite *replay_stats_suite(void);
 Suite *replay_suite(void);
+Suite *model_suite(void);
 Suite *fidelity_suite(void);
 Suite *capture_suite(void);
 Suite *lab_replay_suite(void);
