@@ -5,6 +5,7 @@
  * only when the earliest due time changes.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -19,6 +20,13 @@
  * is; only the loop's thread moves it. */
 static uint64_t offset_ns;
 
+/* Time dilation (clock.h): since the wall instant epoch_wall the emulated
+ * world's time runs tdf times slower; epoch_virt is where it stood then,
+ * without the offset. Before any jct_clock_set_tdf() both epochs are 0 and
+ * tdf 1: jct_now_ns() is CLOCK_MONOTONIC plus the offset, as it was. */
+static double tdf = 1;
+static uint64_t epoch_wall, epoch_virt;
+
 uint64_t jct_wall_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -29,8 +37,43 @@ uint64_t jct_clock_offset_ns(void) {
   return __atomic_load_n(&offset_ns, __ATOMIC_RELAXED);
 }
 
+uint64_t jct_clock_virtual_ns(uint64_t wall_ns) {
+  uint64_t off = jct_clock_offset_ns();
+  if (wall_ns <= epoch_wall) return epoch_virt + off - (epoch_wall - wall_ns); /* a stamp from before */
+  uint64_t d = wall_ns - epoch_wall;
+  /* Rounded down: never ahead of the wall instant's own emulated time. */
+  return epoch_virt + (tdf == 1 ? d : (uint64_t)((double)d / tdf)) + off;
+}
+
 uint64_t jct_now_ns(void) {
-  return jct_wall_ns() + jct_clock_offset_ns();
+  return jct_clock_virtual_ns(jct_wall_ns());
+}
+
+uint64_t jct_clock_wall_at_ns(uint64_t virt_ns) {
+  uint64_t off = jct_clock_offset_ns();
+  uint64_t v = virt_ns > off ? virt_ns - off : 0;
+  if (v <= epoch_virt) return epoch_wall > v ? epoch_wall - (epoch_virt - v) : 1;
+  uint64_t d = v - epoch_virt;
+  /* Rounded up: a timer armed there finds its due time reached. */
+  return epoch_wall + (tdf == 1 ? d : (uint64_t)ceil((double)d * tdf));
+}
+
+double jct_clock_tdf(void) {
+  return tdf;
+}
+
+uint64_t jct_clock_wall_span_ns(uint64_t wall_ns) {
+  return tdf == 1 ? wall_ns : (uint64_t)((double)wall_ns / tdf);
+}
+
+int jct_clock_set_tdf(double f) {
+  if (!(f >= 1 && f <= JCT_CLOCK_MAX_TDF)) return JCT_EINVAL;
+  uint64_t w = jct_wall_ns();
+  uint64_t v = jct_clock_virtual_ns(w) - jct_clock_offset_ns();
+  epoch_wall = w;
+  epoch_virt = v;
+  tdf = f;
+  return 0;
 }
 
 /* Log-linear buckets: values below 16 ns get their own bucket; above, 16
@@ -113,7 +156,8 @@ static void on_idle(uv_idle_t *h);
 
 /* Spin (keep the loop polling) while the earliest timer is close. */
 static bool spin(jct_clock_t *c, uint64_t due) {
-  bool close_by = due && c->spin_ns && due <= jct_now_ns() + c->spin_ns;
+  /* spin_ns is wall time: the emulated time it covers is spin_ns / F. */
+  bool close_by = due && c->spin_ns && due <= jct_now_ns() + jct_clock_wall_span_ns(c->spin_ns);
   if (close_by && !c->spinning) uv_idle_start(&c->idle, on_idle);
   if (!close_by && c->spinning) uv_idle_stop(&c->idle);
   c->spinning = close_by;
@@ -126,9 +170,11 @@ static void arm(jct_clock_t *c) {
   if (!due || (c->armed_ns && c->armed_ns <= due)) return;
   struct itimerspec its;
   memset(&its, 0, sizeof its);
-  /* The timerfd keeps real time: the due time less the virtual offset
-   * (due 0 would disarm: a timer due at or before the offset fires at 1 ns). */
-  uint64_t off = jct_clock_offset_ns(), real = due > off ? due - off : 1;
+  /* The timerfd keeps real time: the wall instant at which the emulated
+   * world reaches the due time (less the offset, times F since the
+   * epoch; due 0 would disarm: a timer due before it all fires at 1 ns). */
+  uint64_t real = jct_clock_wall_at_ns(due);
+  if (!real) real = 1;
   its.it_value.tv_sec = (time_t)(real / 1000000000u);
   its.it_value.tv_nsec = (long)(real % 1000000000u);
   timerfd_settime(c->tfd, TFD_TIMER_ABSTIME, &its, NULL);
@@ -200,9 +246,13 @@ static bool quiescent(const jct_clock_t *c) {
 uint64_t jct_clock_skip_idle(jct_clock_t *c) {
   if (!c->skip_min_ns || !c->n) return 0;
   uint64_t now = jct_now_ns(), due = c->heap[0]->due_ns;
+  /* skip_min_ns is wall time (an idle time worth sleeping through): in
+   * emulated time it is skip_min_ns / F. */
+  uint64_t min = jct_clock_wall_span_ns(c->skip_min_ns);
+  if (!min) min = 1;
   /* Cheap test first: most turns have a timer close by. */
-  if (!jct_clock_idle_jump_ns(now, due, c->skip_min_ns, true)) return 0;
-  uint64_t jump = jct_clock_idle_jump_ns(now, due, c->skip_min_ns, quiescent(c));
+  if (!jct_clock_idle_jump_ns(now, due, min, true)) return 0;
+  uint64_t jump = jct_clock_idle_jump_ns(now, due, min, quiescent(c));
   if (!jump) return 0;
   __atomic_store_n(&offset_ns, offset_ns + jump, __ATOMIC_RELAXED);
   c->skipped_ns += jump;

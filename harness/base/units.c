@@ -35,7 +35,8 @@ int jct__parse_time_ns(const char *s, uint64_t *out_ns) {
   static const struct {
     const char *u;
     uint64_t mult;
-  } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+  } units[] = {{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000},
+                 {"min", 60000000000ull}, {"h", 3600000000000ull}};
   char *end;
   if (!s || !isdigit((unsigned char)*s)) return JCT_EINVAL;
   unsigned long long v = strtoull(s, &end, 10);

@@ -176,6 +176,22 @@ static void print_loss_model(const jct_run_opts_t *o, const jct_run_result_t *r)
   json_decref(m);
 }
 
+/* The measured repetitions' JCTs, summed (the wall time's yardstick). */
+static double jct_sum_ns(const jct_run_result_t *r) {
+  double sum = 0;
+  for (uint32_t i = 0; i < r->reps; i++)
+    sum += (double)r->jct_ns[i];
+  return sum;
+}
+
+static void print_dilation(const jct_run_result_t *r) {
+  json_t *doc = json_object();
+  json_object_set_new(doc, "dilation", jct__dilation_json(&r->dilation, r->wall_s, jct_sum_ns(r)));
+  char buf[512];
+  printf("dilation   %s\n", jct__dilation_text(doc, buf, sizeof buf));
+  json_decref(doc);
+}
+
 static void print_table(const args_t *a, const jct_run_result_t *r) {
   const jct_schedule_t *s = a->r.run.schedule;
   char b1[32], b2[32], b3[32];
@@ -192,6 +208,7 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
     printf("  %4u  %14s\n", i + 1, jct__fmt_ns(r->jct_ns[i], b1, 32));
   if (!r->valid) {
     printf("\nINVALID RUN: %s\n", r->invalid_why);
+    print_dilation(r);
     print_fabric(r);
     print_injectors(r);
     return;
@@ -209,6 +226,7 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          jct__fmt_ns(r->lateness_max_ns, b3, 32), r->cpu_busy * 100,
          r->loop_bound ? "the LOOP, not the emulated link, set the pace"
                        : "the emulated link set the pace");
+  print_dilation(r);
   if (r->skipped_ns)
     printf("idle       skipped %s of emulated time: nothing in flight, every rank waiting on a "
            "timer\n",
@@ -266,6 +284,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                                 (json_int_t)r->lateness_max_ns, "packet_time_ns", r->packet_time_ns,
                                 "cpu_busy", r->cpu_busy, "loop_bound", r->loop_bound,
                                 "skipped_ns", (json_int_t)r->skipped_ns));
+  json_object_set_new(root, "dilation", jct__dilation_json(&r->dilation, r->wall_s, jct_sum_ns(r)));
   json_object_set_new(root, "transport", jct__transport_json(&r->transport));
   const jct_switch_totals_t *f = &r->fabric;
   json_object_set_new(root, "fabric",

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "harness/base/units.h"
 #include "harness/orch/names.h"
@@ -56,6 +57,12 @@ const char jct__run_args_help[] =
     "                     (both default 0, a NIC's; soft-RoCE under load takes ms)\n"
     "  --no-skip          uroce: keep real time through idle times (a retransmit timeout\n"
     "                     with nothing in flight) instead of skipping them\n"
+    "  --tdf F            time dilation: the emulated world runs F times slower than wall\n"
+    "                     time (links at RATE/F here, every time x F, every reported time / F);\n"
+    "                     default: uroce above the ceiling takes the smallest power of two\n"
+    "                     that brings RATE under it; 1: never dilate\n"
+    "  --rate-ceiling R   the highest link rate run undilated (default 200mbit, measured)\n"
+    "  --wall-budget TIME refuse a run estimated to take longer in wall time (default 1h)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
     "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
@@ -92,7 +99,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
       "--path-mtu", "--fault-log", "--pcap-drops", "--pcap-out", "--pcap-in",  "--transport",
       "--lab",      "--nic-queue", "--agents",     "-s",         "--snaplen",  "-C",
       "-W",         "--nak-delay", "--nak-react", "--cc",       "--cc-profile",
-      "--cc-dilation", NULL};
+      "--cc-dilation", "--tdf", "--rate-ceiling", "--wall-budget", NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
     k++;
@@ -114,6 +121,17 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
       return bad(prog, "%s: '%s' is not auto or a factor from 1 to 1e9", w, v);
     else
       r->cc_dilation = f;
+  } else if (!strcmp(w, "--tdf")) {
+    double f;
+    if (jct__parse_number(v, &f) || !(f >= 1 && f <= JCT_CLOCK_MAX_TDF))
+      return bad(prog, "%s: '%s' is not a factor from 1 to 1048576", w, v);
+    r->tdf = f;
+  } else if (!strcmp(w, "--rate-ceiling")) {
+    if (jct__parse_rate_bps(v, &r->rate_ceiling_bps) || r->rate_ceiling_bps < 1000000)
+      return bad(prog, "%s: '%s' is not a rate of 1mbit or more (200mbit, 1gbit)", w, v);
+  } else if (!strcmp(w, "--wall-budget")) {
+    if (jct__parse_time_ns(v, &r->wall_budget_ns) || !r->wall_budget_ns)
+      return bad(prog, "%s: '%s' is not a time (90s, 30min, 2h)", w, v);
   } else if (!strcmp(w, "--cc-profile")) {
     if (jct_dcqcn_profile_parse(v, &r->cc_profile))
       return bad(prog, "%s: '%s' is not connectx or paper", w, v);

@@ -120,11 +120,12 @@ static void on_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *by
     f->hs.truncated++;
     return;
   }
-  /* The kernel's stamp is real time: the clock's virtual offset (idle time
-   * skipped, clock.h) brings it to jct_now_ns(), and so to the captures,
-   * which stamp what the switch does on that clock. */
+  /* The kernel's stamp is real time: the clock (its dilation and the
+   * virtual offset of idle time skipped, clock.h) brings it to
+   * jct_now_ns(), and so to the captures, which stamp what the switch does
+   * on that clock: a dilated run's capture shows the emulated rate. */
   int64_t rt = (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)h->ts.tv_usec; /* ns: nano handle */
-  uint64_t t = (uint64_t)(rt - f->realtime_offset_ns) + jct_clock_offset_ns();
+  uint64_t t = jct_clock_virtual_ns((uint64_t)(rt - f->realtime_offset_ns));
   if (t > f->now_ns || t + 1000000000u < f->now_ns) t = f->now_ns; /* clocks stepped: trust now */
   if (f->in_dump) {
     struct pcap_pkthdr d = *h; /* stamped at t, as emit() stamps */

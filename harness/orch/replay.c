@@ -84,7 +84,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   memset(r, 0, sizeof *r);
   r->culprit = -1;
   int rc = jct_run_check(o, err, errlen);
-  if (rc) return rc;
+  if (rc || (rc = jct_run_check_dilation(o, 2 * o->reps + o->warmup, err, errlen))) return rc;
   r->reps = o->reps;
   r->valid = true;
   r->baseline = calloc(o->reps, sizeof *r->baseline);
@@ -96,6 +96,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   jct_run_result_t model;
   jct_run_model(o, &model);
   r->packet_time_ns = model.packet_time_ns;
+  jct_run_dilation(o, &r->dilation);
   jct__session_t *s;
   rc = jct__session_new(&s, o, bin_width_ns(o), err, errlen);
   if (rc) {

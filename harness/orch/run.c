@@ -110,10 +110,11 @@ static void add_rep(jct_run_result_t *r, const jct_rep_t *rep) {
 int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
   int rc = jct_run_check(o, err, errlen);
-  if (rc) return rc;
+  if (rc || (rc = jct_run_check_dilation(o, o->reps + o->warmup, err, errlen))) return rc;
   r->reps = o->reps;
   r->valid = true;
   jct_run_model(o, r);
+  jct_run_dilation(o, &r->dilation);
   jct__session_t *s;
   if ((rc = jct__session_new(&s, o, 0, err, errlen))) return rc;
   r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
@@ -147,6 +148,7 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
     invalid(r, why);
   r->harness_losses = h.harness_losses;
   r->skipped_ns = h.skipped_ns;
+  r->wall_s = (double)h.wall_ns * 1e-9;
   if (h.harness_losses) invalid(r, h.harness_why);
   if (r->valid) statistics(o, r);
   if (r->valid && rc == 0 && jct__qp_acc_figures(qps, &r->qps)) invalid(r, "out of memory");

@@ -172,7 +172,10 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   int sig = jct__interrupt_signal();
   if (sig) jct__rep_fail(rep, sig == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)");
   if (!rep->ok) s->broken = true;
-  jct__loop_run_until(&s->loop, drained_or_failed, NULL, s, jct_now_ns() + DRAIN_NS);
+  /* Draining is waited for in wall time (a lost last ACK leaves a QP
+   * waiting on its timer; the next repetition starts anyway). */
+  jct__loop_run_until(&s->loop, drained_or_failed, NULL, s,
+                      jct_now_ns() + jct_clock_wall_span_ns(DRAIN_NS));
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
   snap(s, &after);
@@ -215,7 +218,9 @@ int jct__session_warmup(jct__session_t *s, char *why, size_t len) {
 
 void jct__session_health(jct__session_t *s, jct__session_health_t *h) {
   memset(h, 0, sizeof *h);
-  double wall = (double)(jct_wall_ns() - s->wall0) * 1e-9;
+  h->wall_ns = jct_wall_ns() - s->wall0;
+  h->tdf = jct_clock_tdf();
+  double wall = (double)h->wall_ns * 1e-9;
   h->cpu_busy = wall > 0 ? (cpu_seconds() - s->cpu0) / wall : 0;
   h->lateness_p50_ns = jct_lateness_quantile_ns(&s->loop.clock.lateness, 0.5);
   h->lateness_p99_ns = jct_lateness_quantile_ns(&s->loop.clock.lateness, 0.99);
@@ -237,10 +242,15 @@ void jct__session_health(jct__session_t *s, jct__session_health_t *h) {
 bool jct__session_loop_bound(const jct__session_health_t *h, double packet_time_ns, char *why,
                              size_t len) {
   if ((double)h->lateness_p99_ns <= packet_time_ns) return false;
+  /* Both in emulated time: under dilation F, wall lateness / F against the
+   * emulated packet time (clock.h). */
+  double f = h->tdf;
   snprintf(why, len,
-           "the event loop's p99 lateness (%.0f us) exceeds one packet's time at this rate "
-           "(%.3f us): the loop, not the emulated link, set the pace; lower --rate",
-           (double)h->lateness_p99_ns / 1e3, packet_time_ns / 1e3);
+           "the event loop's p99 lateness (%.3f us) exceeds one packet's time at this rate "
+           "(%.3f us): the loop, not the emulated link, set the pace; %s",
+           (double)h->lateness_p99_ns / 1e3, packet_time_ns / 1e3,
+           f > 1 ? "dilate more (a higher --tdf, a lower --rate-ceiling)"
+                 : "lower --rate, or dilate time (--tdf, --rate-ceiling)");
   return true;
 }
 
@@ -278,6 +288,7 @@ void jct__session_free(jct__session_t *s) {
   free(s->conn_before);
   if (s->fault_log) fclose(s->fault_log);
   jct__loop_close(&s->loop);
+  jct_clock_set_tdf(1); /* the process's clock undilated again */
   free(s);
 }
 
@@ -303,7 +314,17 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
     uint64_t g = o->schedule->ops[i].gap_ns, cap = UINT64_MAX / 4;
     s->gaps_ns = g > cap - s->gaps_ns ? cap : s->gaps_ns + g;
   }
-  int rc = jct__loop_open(&s->loop, SPIN_NS, err, errlen);
+  /* Dilate the process's clock before its loop has a timer (clock.h). */
+  jct_run_dilation_t dil;
+  jct_run_dilation(o, &dil);
+  int rc = jct_clock_set_tdf(dil.tdf);
+  if (rc) {
+    free(s->conn_before);
+    free(s);
+    return jct__errf(err, errlen, rc, "--tdf %g is not a factor from 1 to %.0f", dil.tdf,
+                     JCT_CLOCK_MAX_TDF);
+  }
+  rc = jct__loop_open(&s->loop, SPIN_NS, err, errlen);
   /* The injectors before anything else is built: a bad spec is bad input. */
   if (rc || (rc = jct__chain_new(&s->chain, o->inject, o->ninject, o->seed, err, errlen))) {
     jct__session_free(s);
@@ -353,7 +374,8 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   if (s->fab) {
     /* Let the links come up; what the loop did until then is no lateness
      * of a repetition. */
-    jct__loop_run_until(&s->loop, failed_only, NULL, s, jct_now_ns() + SETTLE_NS);
+    jct__loop_run_until(&s->loop, failed_only, NULL, s,
+                        jct_now_ns() + jct_clock_wall_span_ns(SETTLE_NS)); /* wall time */
   }
   restart_health(s);
   *out = s;

@@ -54,6 +54,8 @@ typedef struct {
   double cpu_busy;
   uint64_t harness_losses;
   uint64_t skipped_ns; /* idle time the clock skipped (clock.h) */
+  uint64_t wall_ns;    /* wall time since health restarted */
+  double tdf;          /* the clock's time dilation (clock.h) */
   char harness_why[200];
 } jct__session_health_t;
 void jct__session_health(jct__session_t *s, jct__session_health_t *h);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report_int.h"
+#include "result.h"
 #include "harness/base/units.h"
 
 #define PATH_ROWS_MAX 20 /* the critical path's last operations shown */
@@ -158,6 +159,8 @@ static void counters_table(doc_t *d, const json_t *c) {
   snprintf(lat, sizeof lat, "p50 %s, p99 %s, max %s", jct__rfmt_ns(c, "lateness.p50_ns", l1, 32),
            jct__rfmt_ns(c, "lateness.p99_ns", l2, 32), jct__rfmt_ns(c, "lateness.max_ns", l3, 32));
   ROW(d, "event loop lateness", lat);
+  char dil[512];
+  if (jct__rget(c, "dilation")) ROW(d, "time dilation", jct__dilation_text(c, dil, sizeof dil));
   const json_t *fab = jct__rget(c, "drops.fabric");
   json_object_foreach((json_t *)fab, k, val) {
     char label[96];

@@ -8,6 +8,7 @@
 #include "harness/base/units.h"
 #include "report.h"
 #include "report_int.h"
+#include "result.h"
 
 #define COL 16
 
@@ -247,6 +248,9 @@ static void one_case(FILE *out, const json_t *c, size_t index, bool all_qps) {
   if (jct__rnum(c, "skipped_ns", &skipped) && skipped > 0)
     fprintf(out, "  %-16s %s of emulated time, nothing in flight and every rank waiting on a timer\n",
             "idle skipped", jct__rfmt_ns(c, "skipped_ns", s[0], 32));
+  char dil[512];
+  if (jct__rget(c, "dilation"))
+    fprintf(out, "  %-16s %s\n", "time dilation", jct__dilation_text(c, dil, sizeof dil));
   fidelity(out, c);
   fprintf(out, "  %-16s %s (budget: %s)\n", "verdict", jct__rverdict(c),
           jct__rfmt_budget(c, bud, sizeof bud));

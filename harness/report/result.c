@@ -269,6 +269,10 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
                                 r->packet_time_ns));
   json_object_set_new(c, "skipped_ns", json_integer((json_int_t)r->skipped_ns));
   json_object_set_new(c, "wall_s", json_real(r->wall_s));
+  double jct_sum = 0;
+  for (uint32_t i = 0; r->baseline && r->faulted && i < r->reps; i++)
+    jct_sum += (double)r->baseline[i].jct_ns + (double)r->faulted[i].jct_ns;
+  json_object_set_new(c, "dilation", jct__dilation_json(&r->dilation, r->wall_s, jct_sum));
   bool reproduced = false;
   json_object_set_new(c, "fidelity",
                       in->capture && m->fidelity ? jct__fidelity_json(in->capture,

@@ -72,6 +72,15 @@ json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
 json_t *jct__qps_json(const jct_schedule_t *s, const jct_qp_figures_t *base,
                       const jct_qp_figures_t *fault);
 
+/* Time dilation (run.h) as JSON: {"tdf", "auto", "ceiling_bps",
+ * "wall_rate_bps" (rate / F), "wall_s" (the measured repetitions' wall
+ * time), "wall_per_jct" (wall_s over the sum of their JCTs; null without
+ * one)}. NULL: out of memory. */
+json_t *jct__dilation_json(const jct_run_dilation_t *d, double wall_s, double jct_sum_ns);
+
+/* The sentence the reports print for doc's "dilation" ("n/a" without). */
+char *jct__dilation_text(const json_t *doc, char *buf, size_t len);
+
 /* Append one case (the replay's figures, judged against meta->budget). */
 /* A transport's counts as JSON ({"packets", "data_packets",
  * "retransmitted_packets", "retransmitted_bytes", "naks", "timeouts",

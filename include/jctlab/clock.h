@@ -40,6 +40,23 @@
  * the time between is time in which nothing happened. Only a world the
  * process emulates whole may skip (uroce); real kernels and VMs (verbs,
  * the lab, agents) keep real time and never turn it on.
+ *
+ * Time dilation (DESIGN.md decision 8; Gupta et al., "To Infinity and
+ * Beyond: Time-Warped Network Emulation", NSDI 2006): with a factor F set
+ * (jct_clock_set_tdf) at wall instant e, the emulated world's time runs F
+ * times slower than wall time: jct_now_ns() = v_e + (mono - e) / F +
+ * offset, and a timer due at emulated time d is armed at the wall instant
+ * e + (d - offset - v_e) * F (jct_clock_wall_at_ns). Everything that keeps
+ * time by jct_now_ns() and jct_timer (the switch's serialization and
+ * propagation, uroce's retransmit and DCQCN timers, the executor's gaps,
+ * the injectors, the PFC watchdog, a repetition's limit) is thereby
+ * dilated in one place: a link of rate R runs at R / F in wall time, and
+ * every time it reports is emulated time, so / F. Sizes are untouched.
+ * Lateness is recorded in emulated ns (wall lateness / F), so the
+ * loop-bound threshold, one packet's time, scales by F by itself. The spin
+ * window and the skipping minimum are wall-time notions: the clock divides
+ * them by F. jct_wall_ns() stays wall time. F is per process, as the
+ * offset; setting it keeps jct_now_ns() continuous.
  */
 #ifndef JCTLAB_CLOCK_H
 #define JCTLAB_CLOCK_H
@@ -117,6 +134,32 @@ uint64_t jct_wall_ns(void);
 
 /* The process-wide virtual offset, in ns (what jct_now_ns() adds). */
 uint64_t jct_clock_offset_ns(void);
+
+/* The largest time-dilation factor: a 1 Tbit/s link dilated to 1 Mbit/s. */
+#define JCT_CLOCK_MAX_TDF 1048576.0
+
+/* Set the process's time-dilation factor F (1: none, as it starts), from
+ * now on; jct_now_ns() stays continuous. Call it from the loop's thread
+ * with no timer of any clock started (timers keep their emulated due
+ * times, and an armed timerfd its wall time). Errors: JCT_EINVAL (F below
+ * 1, above JCT_CLOCK_MAX_TDF, or not a number). */
+int jct_clock_set_tdf(double f);
+
+/* The process's time-dilation factor (1: none). */
+double jct_clock_tdf(void);
+
+/* The emulated time of a CLOCK_MONOTONIC instant wall_ns (a kernel's
+ * timestamp brought to the monotonic clock), rounded down: jct_now_ns()
+ * is jct_clock_virtual_ns(jct_wall_ns()). */
+uint64_t jct_clock_virtual_ns(uint64_t wall_ns);
+
+/* The CLOCK_MONOTONIC instant at which jct_now_ns() reaches virt_ns
+ * (rounded up), as long as no jump intervenes. */
+uint64_t jct_clock_wall_at_ns(uint64_t virt_ns);
+
+/* A span of wall time in emulated ns: wall_ns / F (a wall-time notion --
+ * links coming up, the spin window -- used against jct_now_ns()). */
+uint64_t jct_clock_wall_span_ns(uint64_t wall_ns);
 
 /* Set up the clock on loop. Errors: JCT_EIO (timerfd or uv_poll failed),
  * JCT_ENOMEM. */

@@ -100,6 +100,7 @@ typedef struct {
   uint64_t harness_losses;
   uint64_t skipped_ns; /* idle time the clock skipped, both sides (clock.h) */
   double wall_s;       /* wall time here, which skipped time is not in */
+  jct_run_dilation_t dilation; /* the time dilation it ran with (run.h) */
 } jct_replay_result_t;
 
 /* Progress: called after each repetition with how many of total ran. */

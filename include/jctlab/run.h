@@ -77,6 +77,11 @@ typedef struct {
   bool pfc_watchdog;         /* the switch's PFC watchdog (200 ms detection and restoration) */
   bool watchdog_forward;     /* its action: forward instead of drop */
   bool no_skip;              /* uroce: keep real time, never skip idle time (clock.h) */
+  double tdf;                /* time-dilation factor F (clock.h): 0 auto (jct_run_dilation), 1
+                                none, else >= 1 (verbs: a power of two the QP timeout allows) */
+  uint64_t rate_ceiling_bps; /* auto F: the highest wall-time link rate (0: the default,
+                                JCT_RUN_RATE_CEILING_BPS) */
+  uint64_t wall_budget_ns;   /* refuse a run estimated to take longer (0: JCT_RUN_WALL_BUDGET_NS) */
   const char *pcap_out;      /* NULL, or a capture of what crossed the switch */
   const char *pcap_in;       /* NULL, or a capture of every frame as it reached the switch */
   uint32_t pcap_snaplen_bytes; /* bytes of each frame kept in pcap_out/pcap_in (0: all), as -s */
@@ -135,6 +140,38 @@ enum {
 jct_cc_t jct_run_cc(const jct_run_opts_t *o);
 /* The dilation of DCQCN's parameters o runs with (cc_dilation resolved). */
 double jct_run_cc_dilation(const jct_run_opts_t *o);
+
+/* Time dilation (DESIGN.md decision 8, include/jctlab/clock.h): the
+ * emulated world runs F times slower than wall time, so a link of rate R
+ * runs at R / F here and every time reported is emulated time.
+ *
+ * The ceiling: the highest per-link rate one event loop on this machine
+ * emulates exactly. bench/run-rates measured the lossless 8-rank ring
+ * within 1.001 of the alpha-beta model at 200 Mbit/s and at the edge at
+ * 300 Mbit/s (p99 lateness just over one packet's time; README): the
+ * default takes 200 Mbit/s, a 1.5x margin on a machine shared by others. */
+#define JCT_RUN_RATE_CEILING_BPS 200000000ull
+/* The wall-time budget a run may be estimated to take (1 h). */
+#define JCT_RUN_WALL_BUDGET_NS 3600000000000ull
+
+typedef struct {
+  double tdf;             /* F: 1 undilated */
+  bool automatic;         /* chosen by jctlab: --rate above the ceiling and no --tdf */
+  uint64_t ceiling_bps;   /* the ceiling it was chosen against */
+  double wall_rate_bps;   /* the link's rate in wall time: rate / F */
+} jct_run_dilation_t;
+
+/* The dilation o runs with: o->tdf when given (>= 1); else, on uroce, the
+ * smallest power of two F with rate_bps / F at most the ceiling (1 when
+ * the rate is at most the ceiling); verbs runs undilated unless told. */
+void jct_run_dilation(const jct_run_opts_t *o, jct_run_dilation_t *d);
+
+/* Refuse (JCT_EINVAL, err says what it would take) a run whose estimated
+ * wall time -- the model's JCT x F x reps, the repetitions it runs
+ * (baseline and faulted, warm-up), skipped idle time aside -- exceeds
+ * o->wall_budget_ns, and a dilation the transport cannot honour (F below
+ * 1; on verbs the rank VMs' kernels are not dilated: refused, with why). */
+int jct_run_check_dilation(const jct_run_opts_t *o, uint32_t reps, char *err, size_t errlen);
 
 /* Add x's figures to sum's (counted: either's). */
 void jct_transport_stats_add(jct_transport_stats_t *sum, const jct_transport_stats_t *x);
@@ -212,6 +249,8 @@ typedef struct {
   double cpu_busy;       /* process CPU time / wall time over the reps */
   bool loop_bound;
   uint64_t skipped_ns; /* idle time the clock skipped over the measured reps (clock.h) */
+  jct_run_dilation_t dilation;
+  double wall_s;         /* wall time of the measured repetitions, drains included */
   bool valid;
   char invalid_why[256];
   jct_transport_stats_t transport; /* summed over QPs and repetitions */

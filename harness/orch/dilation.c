@@ -1,0 +1,66 @@
+/* Time dilation's choices for a run (include/jctlab/run.h): which factor,
+ * and whether the run fits its wall-time budget and its transport. The
+ * clock does the dilating (include/jctlab/clock.h); the session sets it. */
+#include <stdio.h>
+
+#include "common/errf.h"
+#include "harness/base/units.h"
+#include "jctlab/clock.h"
+#include "jctlab/error.h"
+#include "jctlab/run.h"
+
+void jct_run_dilation(const jct_run_opts_t *o, jct_run_dilation_t *d) {
+  d->ceiling_bps = o->rate_ceiling_bps ? o->rate_ceiling_bps : JCT_RUN_RATE_CEILING_BPS;
+  d->automatic = false;
+  d->tdf = 1;
+  if (o->tdf > 0) {
+    d->tdf = o->tdf;
+  } else if (o->transport == JCT_TRANSPORT_UROCE && o->rate_bps > d->ceiling_bps) {
+    /* A power of two, so the IB timeout exponent maps exactly (t + log2 F). */
+    while ((double)o->rate_bps / d->tdf > (double)d->ceiling_bps && d->tdf < JCT_CLOCK_MAX_TDF)
+      d->tdf *= 2;
+    d->automatic = true;
+  }
+  d->wall_rate_bps = (double)o->rate_bps / d->tdf;
+}
+
+/* A wall time in the unit a person reads it in. */
+static const char *fmt_wall(double ns, char *buf, size_t len) {
+  if (ns >= 7200e9)
+    snprintf(buf, len, "%.1f h", ns / 3600e9);
+  else if (ns >= 120e9)
+    snprintf(buf, len, "%.0f min", ns / 60e9);
+  else
+    jct__fmt_ns((uint64_t)ns, buf, len);
+  return buf;
+}
+
+int jct_run_check_dilation(const jct_run_opts_t *o, uint32_t reps, char *err, size_t errlen) {
+  if (o->tdf != 0 && !(o->tdf >= 1 && o->tdf <= JCT_CLOCK_MAX_TDF))
+    return jct__errf(err, errlen, JCT_EINVAL, "--tdf %g is not a factor from 1 to %.0f", o->tdf,
+                     JCT_CLOCK_MAX_TDF);
+  jct_run_dilation_t d;
+  jct_run_dilation(o, &d);
+  if (d.tdf > 1 && o->transport == JCT_TRANSPORT_VERBS)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--tdf %g: verbs cannot be dilated: the rank VMs' (or hosts') kernels keep "
+                     "real time, so rxe's retransmit timers, its pacing and the compute gaps run "
+                     "undilated; give --tdf 1 or use uroce",
+                     d.tdf);
+  jct_run_result_t m;
+  jct_run_model(o, &m);
+  uint64_t budget = o->wall_budget_ns ? o->wall_budget_ns : JCT_RUN_WALL_BUDGET_NS;
+  double wall_ns = m.model_ns * d.tdf * (double)reps;
+  if (wall_ns > (double)budget) {
+    char b[5][32];
+    return jct__errf(
+        err, errlen, JCT_EINVAL,
+        "--rate %s dilated x%g (the links at %s here): %u repetitions of the model's %s would "
+        "take about %s of wall time, over the --wall-budget of %s; give fewer --reps, a smaller "
+        "job, a larger --wall-budget or a higher --rate-ceiling",
+        jct__fmt_rate(o->rate_bps, b[0], 32), d.tdf, jct__fmt_rate((uint64_t)d.wall_rate_bps, b[1], 32),
+        reps, jct__fmt_ns((uint64_t)m.model_ns, b[2], 32),
+        fmt_wall(wall_ns, b[3], 32), fmt_wall((double)budget, b[4], 32));
+  }
+  return 0;
+}
