@@ -1,7 +1,10 @@
 /* The nanosecond event queue: order, stop/restart, lateness statistics. */
+#include <math.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "jctlab/clock.h"
+#include "jctlab/error.h"
 #include "suites.h"
 
 typedef struct {
@@ -243,6 +246,114 @@ START_TEST(loop_skips_idle_turns) {
 }
 END_TEST
 
+/* Time dilation (clock.h): with F set, jct_now_ns() runs at 1/F of wall
+ * time, continuously across the change; F below 1, 0, NaN or above the
+ * maximum are refused and leave F as it was. */
+START_TEST(dilation_now_runs_slow) {
+  ck_assert_int_eq(jct_clock_set_tdf(0.5), JCT_EINVAL);
+  ck_assert_int_eq(jct_clock_set_tdf(0), JCT_EINVAL);
+  ck_assert_int_eq(jct_clock_set_tdf(NAN), JCT_EINVAL);
+  ck_assert_int_eq(jct_clock_set_tdf(JCT_CLOCK_MAX_TDF * 2), JCT_EINVAL);
+  ck_assert(jct_clock_tdf() == 1);
+  uint64_t before = jct_now_ns();
+  ck_assert_int_eq(jct_clock_set_tdf(8), 0);
+  ck_assert(jct_clock_tdf() == 8);
+  uint64_t v0 = jct_now_ns(), w0 = jct_wall_ns();
+  ck_assert_uint_ge(v0, before);                 /* never back */
+  ck_assert_uint_lt(v0 - before, 10000000u);     /* nor a jump */
+  struct timespec ts = {0, 80000000}; /* 80 ms of wall time */
+  nanosleep(&ts, NULL);
+  uint64_t v1 = jct_now_ns(), w1 = jct_wall_ns();
+  double ratio = (double)(w1 - w0) / (double)(v1 - v0);
+  ck_assert_msg(fabs(ratio - 8) < 0.08, "wall / emulated %.4f, not 8", ratio);
+  /* Wall and emulated instants map both ways, rounded the safe way. */
+  uint64_t w = jct_wall_ns(), v = jct_clock_virtual_ns(w);
+  ck_assert_uint_ge(jct_clock_wall_at_ns(v), w - 8);
+  ck_assert_uint_le(jct_clock_wall_at_ns(v), w);
+  ck_assert_uint_ge(jct_clock_virtual_ns(jct_clock_wall_at_ns(v + 1000)), v + 1000);
+  ck_assert_uint_eq(jct_clock_wall_span_ns(8000000), 1000000);
+  /* A factor not a power of two is fine; back to 1, continuous again. */
+  ck_assert_int_eq(jct_clock_set_tdf(3), 0);
+  nanosleep(&ts, NULL);
+  uint64_t v2 = jct_now_ns();
+  ck_assert_int_eq(jct_clock_set_tdf(1), 0);
+  uint64_t v3 = jct_now_ns();
+  ck_assert_uint_ge(v3, v2);
+  ck_assert_uint_lt(v3 - v2, 10000000u);
+  ck_assert_uint_eq(jct_clock_wall_span_ns(8000000), 8000000);
+}
+END_TEST
+
+/* A timer due d emulated ns away fires F * d later in wall time, and its
+ * lateness is recorded in emulated ns (wall lateness / F). */
+START_TEST(dilation_timers_fire_f_times_later) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  ck_assert_int_eq(jct_clock_set_tdf(16), 0);
+  jct_clock_t c;
+  ck_assert_int_eq(jct_clock_init(&c, &loop), 0);
+  jct_clock_set_spin_ns(&c, 1000000); /* 1 ms of wall time: 62.5 us emulated */
+  far_t f = {0};
+  jct_timer_t t = {.data = &f};
+  const uint64_t d = 5000000; /* 5 ms emulated: 80 ms of wall time */
+  uint64_t w0 = jct_wall_ns();
+  f.due_ns = jct_now_ns() + d;
+  jct_timer_start(&c, &t, f.due_ns, on_far);
+  while (!f.fired)
+    uv_run(&loop, UV_RUN_ONCE);
+  double wall = (double)(jct_wall_ns() - w0);
+  ck_assert_msg(wall >= 16.0 * 5e6 && wall < 16.0 * 5e6 + 30e6, "fired after %.1f ms of wall time",
+                wall / 1e6);
+  ck_assert_uint_ge(f.fired_at_ns, f.due_ns);
+  ck_assert_uint_eq(c.lateness.count, 1);
+  ck_assert_uint_lt(c.lateness.max_ns, 30000000u / 16); /* emulated ns */
+  jct_clock_close(&c, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+  ck_assert_int_eq(jct_clock_set_tdf(1), 0);
+}
+END_TEST
+
+/* Skipping keeps working under dilation: at F = 1024 a quiet world's
+ * timer 2 s of emulated time away (34 min of wall time) fires at once, the
+ * skip counted in emulated ns; a busy world's timer 100 us away waits its
+ * dilated 102 ms. */
+START_TEST(dilation_skips_idle_time) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  ck_assert_int_eq(jct_clock_set_tdf(1024), 0);
+  jct_clock_t c;
+  ck_assert_int_eq(jct_clock_init(&c, &loop), 0);
+  jct_clock_set_skip(&c, JCT_CLOCK_SKIP_MIN_NS);
+  bool busy = false;
+  ck_assert_int_eq(jct_clock_add_busy(&c, busy_flag, &busy), 0);
+  far_t f = {0};
+  jct_timer_t t = {.data = &f};
+  uint64_t w0 = jct_wall_ns(), now0 = jct_now_ns();
+  f.due_ns = now0 + 2000000000u;
+  jct_timer_start(&c, &t, f.due_ns, on_far);
+  while (!f.fired)
+    uv_run(&loop, UV_RUN_ONCE);
+  ck_assert_uint_lt(jct_wall_ns() - w0, 500000000u);
+  ck_assert_uint_ge(jct_now_ns() - now0, 2000000000u);
+  ck_assert_uint_ge(c.skipped_ns, 2000000000u - 500000000u / 1024);
+  ck_assert_uint_le(c.skipped_ns, 2000000000u);
+  busy = true;
+  uint64_t skipped = c.skipped_ns;
+  w0 = jct_wall_ns();
+  jct_timer_start(&c, &t, jct_now_ns() + 100000u, on_far);
+  while (f.fired < 2)
+    uv_run(&loop, UV_RUN_ONCE);
+  ck_assert_uint_ge(jct_wall_ns() - w0, 1024u * 100000u);
+  ck_assert_uint_eq(c.skipped_ns, skipped);
+  jct_clock_set_skip(&c, 0);
+  jct_clock_close(&c, NULL);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&loop), 0);
+  ck_assert_int_eq(jct_clock_set_tdf(1), 0);
+}
+END_TEST
+
 Suite *clock_suite(void) {
   Suite *s = suite_create("clock");
   TCase *core = tcase_create("core");
@@ -255,5 +366,10 @@ Suite *clock_suite(void) {
   tcase_add_test(skip, skip_only_when_quiescent);
   tcase_add_test(skip, loop_skips_idle_turns);
   suite_add_tcase(s, skip);
+  TCase *dil = tcase_create("dilation");
+  tcase_add_test(dil, dilation_now_runs_slow);
+  tcase_add_test(dil, dilation_timers_fire_f_times_later);
+  tcase_add_test(dil, dilation_skips_idle_time);
+  suite_add_tcase(s, dil);
   return s;
 }

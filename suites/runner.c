@@ -38,6 +38,7 @@ int main(void) {
   srunner_add_suite(sr, cli_suite());
   srunner_add_suite(sr, schedule_suite());
   srunner_add_suite(sr, clock_suite());
+  srunner_add_suite(sr, dilation_suite());
   srunner_add_suite(sr, topo_suite());
   srunner_add_suite(sr, fabric_suite());
   srunner_add_suite(sr, switch_suite());

@@ -13,6 +13,7 @@ Suite *infer_suite(void);
 Suite *cli_suite(void);
 Suite *schedule_suite(void);
 Suite *clock_suite(void);
+Suite *dilation_suite(void);
 Suite *topo_suite(void);
 Suite *fabric_suite(void);
 Suite *switch_suite(void);

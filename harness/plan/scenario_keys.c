@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness/base/units.h"
+#include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/schedule.h"
 #include "scenario_int.h"
@@ -175,6 +176,16 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
           rc = jct__sc_at(c, v, "cc_dilation: %g is not auto or a factor from 1 to 1e9",
                           s->run.cc_dilation);
       }
+    } else if (!strcmp(k, "tdf")) {
+      if (!(rc = jct__sc_double(c, v, k, &s->run.tdf)) &&
+          !(s->run.tdf >= 1 && s->run.tdf <= JCT_CLOCK_MAX_TDF))
+        rc = jct__sc_at(c, v, "tdf: %g is not a factor from 1 to 1048576", s->run.tdf);
+    } else if (!strcmp(k, "rate_ceiling")) {
+      if (!(rc = jct__sc_rate(c, v, k, &s->run.rate_ceiling_bps)) &&
+          s->run.rate_ceiling_bps < 1000000)
+        rc = jct__sc_at(c, v, "rate_ceiling: below 1 Mbit/s");
+    } else if (!strcmp(k, "wall_budget")) {
+      rc = jct__sc_time(c, v, k, 1, UINT64_MAX, &s->run.wall_budget_ns);
     } else if (!strcmp(k, "pfc_watchdog")) {
       jct__watchdog_t w;
       if (!(rc = jct__sc_watchdog(c, v, k, &w))) jct__watchdog_set(&s->run, w);
@@ -205,7 +216,7 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
           c, kn,
           "unknown key '%s' (name, description, synth, trace, schedule, transport, rate, "
           "captured_rate, delay, mtu, path_mtu, pfc, ecn, cc, cc_profile, cc_dilation, "
-          "pfc_watchdog, nak_delay, nak_react, timeout, retry, reps, lab, seed, scale, cases)",
+          "tdf, rate_ceiling, wall_budget, pfc_watchdog, nak_delay, nak_react, timeout, retry, reps, lab, seed, scale, cases)",
           k);
     }
     if (rc) return rc;

@@ -1,0 +1,263 @@
+/* Time dilation end to end (issue 12, DESIGN.md decision 8), `jctlab run`
+ * as a user runs it (the built binary, JCT_BINARY):
+ *   - invariance: the same seeded faulted run at rate R, delay D, QP
+ *     timeout t undilated, and at R * F, D / F, t - log2 F dilated by F,
+ *     is the same run in wall time: the same frames dropped, the same
+ *     retransmissions, JCTs in ratio F;
+ *   - idle skipping under dilation: one tail loss at 400 Gbit/s (F chosen
+ *     automatically) with QP timeout 20 costs the job the 4.29 s timeout
+ *     of reported time in under a second of wall time;
+ *   - the capture of a dilated 400 Gbit/s run is in emulated time: `jctlab
+ *     inspect` measures its links at 400 Gbit/s;
+ *   - bad input (an F below 1, a run over the wall-time budget, verbs
+ *     dilated, a scenario's tdf): exit 2, one line naming it. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "craft.h"
+#include "suites.h"
+#include "testkit.h"
+
+#define RUN(...)                                                                                   \
+  { "run", __VA_ARGS__, NULL }
+
+static json_t *run_ok(const char *const args[]) {
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0, "exit %d: %s", status, err);
+  free(err);
+  ck_assert_ptr_nonnull(doc);
+  return doc;
+}
+
+/* The frames of a pcap file (its records' bytes, timestamps aside), one
+ * string of "length:hex" per record, joined; NULL when it cannot be read. */
+static char *pcap_frames(const char *path, size_t *records) {
+  size_t len;
+  char *d = slurp(path, &len);
+  if (!d || len < 24) {
+    free(d);
+    return NULL;
+  }
+  size_t cap = 2 * len + 64, n = 0, off = 24;
+  char *out = malloc(cap);
+  *records = 0;
+  while (off + 16 <= len) {
+    uint32_t h[4];
+    memcpy(h, d + off, sizeof h);
+    if (off + 16 + h[2] > len) break;
+    n += (size_t)snprintf(out + n, cap - n, "%u:", h[2]);
+    for (uint32_t k = 0; k < h[2] && n + 4 < cap; k++)
+      n += (size_t)snprintf(out + n, cap - n, "%02x", (unsigned char)d[off + 16 + k]);
+    n += (size_t)snprintf(out + n, cap - n, ";");
+    off += 16 + h[2];
+    (*records)++;
+  }
+  free(d);
+  return out;
+}
+
+/* F = 64: 1 Mbit/s, 4 ms, QP timeout 18 (1.07 s) undilated against
+ * 64 Mbit/s, 62.5 us, timeout 12 (16.8 ms) at F = 64 -- both 1 Mbit/s and
+ * 4 ms in wall time: a 33 ms packet, far above what a machine loaded by
+ * others (or ASan) makes the loop late by, so that the two runs take the
+ * same turns; the timeout well above a message's serialization, so that
+ * it fires on losses only. A 2-rank ring of 256 KiB, 3% of frames dropped
+ * with seed 7: the same frames dropped (their bytes, from --pcap-drops),
+ * the same retransmissions, NAKs and timeouts, JCTs in ratio 64. */
+static json_t *invariance_run(const char *rate, const char *delay, const char *timeout,
+                              const char *tdf, char **drops, size_t *ndrops) {
+  char pcap[256];
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  const char *const a[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "256KiB", "--reps",
+                              "2", "--rate", rate, "--delay", delay, "--timeout", timeout,
+                              "--tdf", tdf, "--inject", "drop p=0.03 seed=7", "--pcap-drops",
+                              pcap);
+  json_t *d = run_ok(a);
+  *drops = pcap_frames(pcap, ndrops);
+  unlink(pcap);
+  ck_assert_ptr_nonnull(*drops);
+  return d;
+}
+
+START_TEST(invariance) {
+  char *dx, *dy;
+  size_t nx, ny;
+  json_t *x = invariance_run("1mbit", "4ms", "18", "1", &dx, &nx);
+  json_t *y = invariance_run("64mbit", "62500ns", "12", "64", &dy, &ny);
+  ck_assert(jnum(x, "dilation.tdf") == 1);
+  ck_assert(jnum(y, "dilation.tdf") == 64);
+  ck_assert(!jbool(y, "dilation.auto"));
+  ck_assert(fabs(jnum(y, "dilation.wall_rate_bps") - 1e6) < 1);
+  /* The same frames dropped, byte for byte. */
+  ck_assert_int_gt(jint(x, "injectors.0.dropped"), 0);
+  ck_assert_int_eq((json_int_t)nx, jint(x, "injectors.0.dropped"));
+  ck_assert_uint_eq(nx, ny);
+  ck_assert_msg(!strcmp(dx, dy), "the dropped frames differ");
+  free(dx);
+  free(dy);
+  static const char *const same[] = {"injectors.0.dropped", "transport.naks",
+                                     "transport.timeouts", NULL};
+  for (int i = 0; same[i]; i++)
+    ck_assert_msg(jint(x, same[i]) == jint(y, same[i]), "%s: %lld undilated, %lld at F = 64",
+                  same[i], (long long)jint(x, same[i]), (long long)jint(y, same[i]));
+  ck_assert_int_gt(jint(x, "transport.timeouts"), 0);
+  /* The same retransmissions, up to the harness's own repeatability: the
+   * responder's ACKs are coalesced per batch the loop reads (uroce_resp.c),
+   * so two undilated runs differ by a frame now and then (416 and 417
+   * frames seen, 100 retransmissions each, measured). */
+  json_int_t rx = jint(x, "transport.retransmitted_packets"),
+             ry = jint(y, "transport.retransmitted_packets");
+  ck_assert_int_gt(rx, 0);
+  ck_assert_msg(llabs((long long)(rx - ry)) <= 1 + rx / 100,
+                "retransmitted: %lld undilated, %lld at F = 64", (long long)rx, (long long)ry);
+  for (int r = 0; r < 2; r++) {
+    char k[32];
+    snprintf(k, sizeof k, "jct_ns.%d", r);
+    double ratio = jnum(x, k) / jnum(y, k);
+    printf("dilation: invariance rep %d: JCT %.4f s undilated, %.4f ms at F = 64, ratio %.3f; "
+           "%lld dropped, %lld retransmitted, %lld timeouts\n",
+           r + 1, jnum(x, k) / 1e9, jnum(y, k) / 1e6, ratio,
+           (long long)jint(x, "injectors.0.dropped"),
+           (long long)jint(x, "transport.retransmitted_packets"),
+           (long long)jint(x, "transport.timeouts"));
+    ck_assert_msg(fabs(ratio / 64 - 1) < 0.02, "%s: ratio %.3f, not 64 within 2%%", k, ratio);
+  }
+  json_decref(x);
+  json_decref(y);
+}
+END_TEST
+
+/* ring, 2 ranks, 16 KiB: two 8 KiB messages to QP 0x101; pkt=1:1 is the
+ * last packet of the second: nothing after it draws a NAK, so the
+ * requester waits out 4.096 us * 2^20 = 4.29 s with nothing in flight. At
+ * 400 Gbit/s jctlab dilates by itself, here against a ceiling of 10 Mbit/s
+ * (F = 65536, the links at 6.1 Mbit/s in wall time, so that a machine
+ * loaded by others keeps up); a dilated 4.29 s is 78 h of wall time unless
+ * it is skipped. */
+START_TEST(tail_loss_at_400gbit) {
+  const char *const a[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "16KiB", "--reps", "1",
+                              "--rate", "400gbit", "--rate-ceiling", "10mbit", "--timeout", "20", "--inject",
+                              "drop pkt=1:1 qp=0x101");
+  double t0 = now_s();
+  json_t *d = run_ok(a);
+  double wall = now_s() - t0;
+  const double rto_ns = 4096.0 * (1u << 20);
+  double jct = jnum(d, "jct_ns.0"), skipped = jnum(d, "loop.skipped_ns");
+  printf("dilation: tail loss at 400 Gbit/s, F %.0f: JCT %.4f s, skipped %.4f s, repetition's "
+         "wall time %.3f s, jctlab's %.2f s\n",
+         jnum(d, "dilation.tdf"), jct / 1e9, skipped / 1e9, jnum(d, "dilation.wall_s"), wall);
+  ck_assert(jnum(d, "dilation.tdf") == 65536);
+  ck_assert(jbool(d, "dilation.auto"));
+  ck_assert_int_eq(jint(d, "dilation.ceiling_bps"), 10000000);
+  ck_assert_int_eq(jint(d, "transport.timeouts"), 1);
+  ck_assert_int_eq(jint(d, "injectors.0.dropped"), 1);
+  ck_assert_msg(jct >= rto_ns && jct < rto_ns + 0.01e9, "JCT %.4f s", jct / 1e9);
+  ck_assert_msg(skipped > rto_ns - 0.01e9 && skipped < rto_ns, "skipped %.4f s", skipped / 1e9);
+  ck_assert_msg(jnum(d, "dilation.wall_s") < 1.0, "the repetition took %.2f s of wall time",
+                jnum(d, "dilation.wall_s"));
+  json_decref(d);
+}
+END_TEST
+
+/* A capture of a dilated 400 Gbit/s run is stamped in emulated time: its
+ * links measure 400 Gbit/s in `jctlab inspect`, not the 6.1 Mbit/s they
+ * ran at here (F = 65536, as above). */
+START_TEST(capture_in_emulated_time) {
+  char pcap[256];
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  const char *const a[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "512KiB", "--reps", "1",
+                              "--rate", "400gbit", "--rate-ceiling", "10mbit", "--pcap-out",
+                              pcap);
+  json_t *d = run_ok(a);
+  ck_assert(jnum(d, "dilation.tdf") == 65536);
+  json_decref(d);
+  char *ins[] = {JCT_BINARY, "inspect", "--json", "-", pcap, NULL};
+  result_t r = run_cmd(ins, NULL, 60);
+  unlink(pcap);
+  ck_assert_msg(r.status == 0, "inspect: exit %d: %s", r.status, r.err);
+  json_t *iv = parse_json(r.out, "inspect");
+  result_free(&r);
+  for (int l = 0; l < 2; l++) {
+    char k[64];
+    snprintf(k, sizeof k, "profile.links.%d.rate_bps.value", l);
+    printf("dilation: capture of a 400 Gbit/s run, link %d: %.2f Gbit/s\n", l, jnum(iv, k) / 1e9);
+    ck_assert_msg(fabs(jnum(iv, k) / 400e9 - 1) < 0.02, "%s: %.4g bit/s", k, jnum(iv, k));
+  }
+  json_decref(iv);
+}
+END_TEST
+
+static void expect_bad(const char *const args[], const char *word1, const char *word2) {
+  char *argv[40];
+  size_t n = 0;
+  argv[n++] = JCT_BINARY;
+  for (size_t i = 0; args[i]; i++)
+    argv[n++] = (char *)args[i];
+  argv[n] = NULL;
+  result_t r = run_cmd(argv, NULL, 20);
+  ck_assert_msg(r.status == 2, "exit %d (stderr: %s)", r.status, r.err);
+  ck_assert_str_eq(r.out, "");
+  ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
+  ck_assert_msg(strstr(r.err, word1) != NULL, "stderr: %s (wanted %s)", r.err, word1);
+  if (word2) ck_assert_msg(strstr(r.err, word2) != NULL, "stderr: %s (wanted %s)", r.err, word2);
+  result_free(&r);
+}
+
+START_TEST(bad_input) {
+  static const char *const fs[] = {"0", "0.5", "-2", "abc", "nan", "", "2e9", NULL};
+  for (int i = 0; fs[i]; i++) {
+    const char *const a[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--tdf",
+                                fs[i]);
+    char word[32];
+    snprintf(word, sizeof word, "'%s'", fs[i]);
+    expect_bad(a, "--tdf", word);
+  }
+  const char *const ceil0[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "1MiB",
+                                  "--rate-ceiling", "0");
+  expect_bad(ceil0, "--rate-ceiling", "'0'");
+  const char *const budget0[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "1MiB",
+                                    "--wall-budget", "soon");
+  expect_bad(budget0, "--wall-budget", "'soon'");
+  /* 8 ranks, 1 GiB at 400 Gbit/s: F = 2048 against the default ceiling
+   * (200 Mbit/s), model 38 ms, 5 repetitions about 7 min of wall time. */
+  const char *const big[] = RUN("--synth", "ring", "--ranks", "8", "--bytes", "1GiB", "--rate",
+                                "400gbit", "--reps", "5", "--wall-budget", "1min");
+  expect_bad(big, "dilated x2048", "would take about 7 min of wall time, over the --wall-budget");
+  /* The rank VMs' kernels are not dilated. */
+  const char *const verbs[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "1MiB",
+                                  "--agents", "198.18.0.1:1,198.18.0.2:1", "--tdf", "2");
+  expect_bad(verbs, "--tdf 2", "verbs");
+  char path[256];
+  craft_tmpname(path, sizeof path, ".yaml");
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("name: dilated\nsynth: {algorithm: ring, ranks: 2, bytes: 64KiB}\ntdf: 0.5\n"
+        "cases:\n  - name: none\n    inject: []\n",
+        f);
+  fclose(f);
+  const char *const sc[] = {"run", path, NULL};
+  expect_bad(sc, "tdf", "0.5");
+  unlink(path);
+}
+END_TEST
+
+Suite *dilation_suite(void) {
+  Suite *s = suite_create("dilation");
+  TCase *core = tcase_create("core");
+  tcase_set_timeout(core, 300);
+  tcase_add_test(core, invariance);
+  tcase_add_test(core, tail_loss_at_400gbit);
+  tcase_add_test(core, capture_in_emulated_time);
+  suite_add_tcase(s, core);
+  TCase *limits = tcase_create("limits");
+  tcase_set_timeout(limits, 120);
+  tcase_add_test(limits, bad_input);
+  suite_add_tcase(s, limits);
+  return s;
+}
