@@ -301,7 +301,7 @@ int jct_loss_model(const jct_schedule_t *s, const jct_run_opts_t *o, const jct_l
     jct_run_result_t ab;
     memset(&ab, 0, sizeof ab);
     jct_run_model(o, &ab);
-    out->base_ns = ab.model_ns;
+    out->base_ns = fmax(ab.model_ns, lossless); /* the path counts compute gaps, α-β sharing */
   } else {
     out->base_ns = lossless;
   }

@@ -59,7 +59,9 @@
  * closed form: it is taken over `trials` seeded draws of every op's
  * losses (Monte Carlo), and the prediction is the median JCT over them,
  * as the measurement is a median; excess = that - the path without loss.
- * The prediction is α-β model_ns + excess; degradation = it / model_ns.
+ * The prediction is base + excess, base the larger of run.h's α-β
+ * model_ns (which counts links shared, as incast's) and the lossless path
+ * (which counts compute gaps, as a capture's); degradation = it / base.
  */
 #ifndef JCTLAB_MODEL_H
 #define JCTLAB_MODEL_H
@@ -95,7 +97,7 @@ typedef struct {
   double data_pkts;    /* request packets of first transmission, CTSs included */
   double losses;       /* of them lost, p * data_pkts */
   double timeouts;     /* timer expiries, mean over the trials (harmless ones too) */
-  double base_ns;      /* run.h's α-β model_ns */
+  double base_ns;      /* max(run.h's α-β model_ns, the lossless longest path) */
   double excess_ns;    /* median JCT over the trials - the lossless longest path */
   double mean_excess_ns;
   double jct_ns;       /* base_ns + excess_ns */
@@ -106,9 +108,9 @@ typedef struct {
 /* The per-loss figures of in (terms above), no schedule needed. */
 void jct_loss_model_params(const jct_loss_model_in_t *in, jct_loss_model_t *out);
 
-/* The whole model for schedule s (valid) under in; base_ns from run.h's
- * α-β model with o's rate, delay and MTU (o may be NULL: base_ns is then
- * the lossless longest path). Returns 0, JCT_EINVAL (rate 0, p outside
+/* The whole model for schedule s (valid) under in; base_ns with run.h's
+ * α-β model for o's rate, delay and MTU (o may be NULL: base_ns is then
+ * the lossless longest path alone). Returns 0, JCT_EINVAL (rate 0, p outside
  * [0, 1); err says which) or JCT_ENOMEM. */
 int jct_loss_model(const jct_schedule_t *s, const jct_run_opts_t *o, const jct_loss_model_in_t *in,
                    jct_loss_model_t *out, char *err, size_t errlen);
