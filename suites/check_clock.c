@@ -259,9 +259,9 @@ START_TEST(dilation_now_runs_slow) {
   ck_assert_int_eq(jct_clock_set_tdf(8), 0);
   ck_assert(jct_clock_tdf() == 8);
   uint64_t v0 = jct_now_ns(), w0 = jct_wall_ns();
-  ck_assert_uint_ge(v0, before);                 /* never back */
-  ck_assert_uint_lt(v0 - before, 10000000u);     /* nor a jump */
-  struct timespec ts = {0, 80000000}; /* 80 ms of wall time */
+  ck_assert_uint_ge(v0, before);             /* never back */
+  ck_assert_uint_lt(v0 - before, 10000000u); /* nor a jump */
+  struct timespec ts = {0, 80000000};        /* 80 ms of wall time */
   nanosleep(&ts, NULL);
   uint64_t v1 = jct_now_ns(), w1 = jct_wall_ns();
   double ratio = (double)(w1 - w0) / (double)(v1 - v0);

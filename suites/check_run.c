@@ -632,15 +632,7 @@ START_TEST(sigkill_leaves_nothing) {
 END_TEST
 
 /* Exit 2, nothing on stdout, one line on stderr containing the words. */
-static void expect_bad(char *const argv[], const char *word1, const char *word2) {
-  result_t r = run_jctlab(argv, NULL, 10);
-  ck_assert_msg(r.status == 2, "exit %d (stderr: %s)", r.status, r.err);
-  ck_assert_str_eq(r.out, "");
-  ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
-  ck_assert_msg(strstr(r.err, word1) != NULL, "stderr: %s (wanted %s)", r.err, word1);
-  if (word2) ck_assert_msg(strstr(r.err, word2) != NULL, "stderr: %s (wanted %s)", r.err, word2);
-  result_free(&r);
-}
+#define expect_bad expect_bad_input /* testkit.h */
 
 #define RUN_ARGS(...)                                                                              \
   { JCT_BINARY, "run", __VA_ARGS__, NULL }

@@ -120,16 +120,7 @@ START_TEST(counts) {
 }
 END_TEST
 
-/* Exit 2, nothing on stdout, one line on stderr containing the words. */
-static void expect_bad(char *const argv[], const char *word1, const char *word2) {
-  result_t r = run_jctlab(argv, NULL, 10);
-  ck_assert_msg(r.status == 2, "exit %d (stderr: %s)", r.status, r.err);
-  ck_assert_str_eq(r.out, "");
-  ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
-  ck_assert_msg(strstr(r.err, word1) != NULL, "stderr: %s (wanted %s)", r.err, word1);
-  if (word2) ck_assert_msg(strstr(r.err, word2) != NULL, "stderr: %s (wanted %s)", r.err, word2);
-  result_free(&r);
-}
+#define expect_bad expect_bad_input /* testkit.h */
 
 #define RUN(...)                                                                                   \
   { JCT_BINARY, "run", __VA_ARGS__, NULL }
@@ -220,6 +211,8 @@ START_TEST(sweep_rows) {
   ck_assert_int_eq(jint(doc, "jctlab_sweep"), 1);
   ck_assert_str_eq(json_string_value(jget(doc, "config.algorithm")), "all-gather");
   ck_assert_int_eq(jint(doc, "config.warmup"), 1); /* nccl-tests' default with a sweep */
+  ck_assert(jnum(doc, "config.dilation.tdf") == 1); /* 50 Mbit/s: under the ceiling */
+  ck_assert(!jbool(doc, "config.dilation.auto"));
   ck_assert(json_is_null(jget(doc, "interrupted")));
   ck_assert(json_is_null(jget(doc, "avg_busbw_gbps.faulted")));
   json_t *sizes = jget(doc, "sizes");

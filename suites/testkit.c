@@ -126,6 +126,16 @@ void result_free(result_t *r) {
   free(r->err);
 }
 
+void expect_bad_input(char *const argv[], const char *word1, const char *word2) {
+  result_t r = run_jctlab(argv, NULL, 20);
+  ck_assert_msg(r.status == 2, "exit %d (stderr: %s)", r.status, r.err);
+  ck_assert_str_eq(r.out, "");
+  ck_assert_msg(count_lines(r.err) == 1, "stderr: %s", r.err);
+  ck_assert_msg(strstr(r.err, word1) != NULL, "stderr: %s (wanted %s)", r.err, word1);
+  if (word2) ck_assert_msg(strstr(r.err, word2) != NULL, "stderr: %s (wanted %s)", r.err, word2);
+  result_free(&r);
+}
+
 size_t count_lines(const char *s) {
   size_t n = 0;
   for (; *s; s++)

@@ -52,6 +52,10 @@ result_t run_cmd(char *const argv[], const spawn_opts_t *o, double limit_s);
  * rightly refuses to report such a run. */
 result_t run_jctlab(char *const argv[], const spawn_opts_t *o, double limit_s);
 void result_free(result_t *r);
+/* Bad input as jctlab answers it: run argv (run_jctlab, 20 s at most) and
+ * require exit 2, nothing on stdout and one line on stderr containing
+ * word1 and word2 (when not NULL). */
+void expect_bad_input(char *const argv[], const char *word1, const char *word2);
 size_t count_lines(const char *s);
 
 /* A member by dotted path ("transport.naks", "injectors.0.dropped"); fails

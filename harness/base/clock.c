@@ -39,7 +39,8 @@ uint64_t jct_clock_offset_ns(void) {
 
 uint64_t jct_clock_virtual_ns(uint64_t wall_ns) {
   uint64_t off = jct_clock_offset_ns();
-  if (wall_ns <= epoch_wall) return epoch_virt + off - (epoch_wall - wall_ns); /* a stamp from before */
+  if (wall_ns <= epoch_wall)
+    return epoch_virt + off - (epoch_wall - wall_ns); /* a stamp from before */
   uint64_t d = wall_ns - epoch_wall;
   /* Rounded down: never ahead of the wall instant's own emulated time. */
   return epoch_virt + (tdf == 1 ? d : (uint64_t)((double)d / tdf)) + off;

@@ -58,9 +58,10 @@ int jct_run_check_dilation(const jct_run_opts_t *o, uint32_t reps, char *err, si
         "--rate %s dilated x%g (the links at %s here): %u repetitions of the model's %s would "
         "take about %s of wall time, over the --wall-budget of %s; give fewer --reps, a smaller "
         "job, a larger --wall-budget or a higher --rate-ceiling",
-        jct__fmt_rate(o->rate_bps, b[0], 32), d.tdf, jct__fmt_rate((uint64_t)d.wall_rate_bps, b[1], 32),
-        reps, jct__fmt_ns((uint64_t)m.model_ns, b[2], 32),
-        fmt_wall(wall_ns, b[3], 32), fmt_wall((double)budget, b[4], 32));
+        jct__fmt_rate(o->rate_bps, b[0], 32), d.tdf,
+        jct__fmt_rate((uint64_t)d.wall_rate_bps, b[1], 32), reps,
+        jct__fmt_ns((uint64_t)m.model_ns, b[2], 32), fmt_wall(wall_ns, b[3], 32),
+        fmt_wall((double)budget, b[4], 32));
   }
   return 0;
 }

@@ -216,7 +216,8 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
           c, kn,
           "unknown key '%s' (name, description, synth, trace, schedule, transport, rate, "
           "captured_rate, delay, mtu, path_mtu, pfc, ecn, cc, cc_profile, cc_dilation, "
-          "tdf, rate_ceiling, wall_budget, pfc_watchdog, nak_delay, nak_react, timeout, retry, reps, lab, seed, scale, cases)",
+          "tdf, rate_ceiling, wall_budget, pfc_watchdog, nak_delay, nak_react, timeout, retry, "
+          "reps, lab, seed, scale, cases)",
           k);
     }
     if (rc) return rc;

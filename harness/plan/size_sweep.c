@@ -87,7 +87,8 @@ int jct__sweep_sizes_list(const char *text, uint64_t *sizes, uint32_t *n, char *
   }
 }
 
-/* The size's schedule, checked as jct_run() will check it. */
+/* The size's schedule, checked as jct_run() (or jct_replay()) will check
+ * it, its wall-time budget included. */
 static int size_schedule(const jct__sweep_plan_t *p, uint64_t bytes, jct_schedule_t **out,
                          char *err, size_t errlen) {
   char why[400];
@@ -95,7 +96,10 @@ static int size_schedule(const jct__sweep_plan_t *p, uint64_t bytes, jct_schedul
   if (rc == 0) {
     jct_run_opts_t o = p->opts;
     o.schedule = *out;
-    if ((rc = jct_run_check(&o, why, sizeof why))) {
+    /* With injectors a size is a replay: baseline and faulted repetitions. */
+    uint32_t reps = (o.ninject ? 2 * o.reps : o.reps) + o.warmup;
+    if ((rc = jct_run_check(&o, why, sizeof why)) ||
+        (rc = jct_run_check_dilation(&o, reps, why, sizeof why))) {
       jct_schedule_free(*out);
       *out = NULL;
     }

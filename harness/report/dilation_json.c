@@ -8,9 +8,9 @@
 #include "result.h"
 
 json_t *jct__dilation_json(const jct_run_dilation_t *d, double wall_s, double jct_sum_ns) {
-  json_t *o = json_pack("{s:f,s:b,s:I,s:f,s:f}", "tdf", d->tdf, "auto", d->automatic,
-                        "ceiling_bps", (json_int_t)d->ceiling_bps, "wall_rate_bps",
-                        d->wall_rate_bps, "wall_s", wall_s);
+  json_t *o =
+      json_pack("{s:f,s:b,s:I,s:f,s:f}", "tdf", d->tdf, "auto", d->automatic, "ceiling_bps",
+                (json_int_t)d->ceiling_bps, "wall_rate_bps", d->wall_rate_bps, "wall_s", wall_s);
   if (o)
     json_object_set_new(o, "wall_per_jct",
                         jct_sum_ns > 0 ? json_real(wall_s * 1e9 / jct_sum_ns) : json_null());
@@ -18,18 +18,18 @@ json_t *jct__dilation_json(const jct_run_dilation_t *d, double wall_s, double jc
 }
 
 char *jct__dilation_text(const json_t *doc, char *buf, size_t len) {
-  double f = 1, ceil = 0, wrate = 0, wall = 0, per = 0;
+  double f = 1, ceiling = 0, wrate = 0, wall = 0, per = 0;
   const json_t *d = jct__rget(doc, "dilation");
   if (!d || !jct__rnum(d, "tdf", &f)) {
     snprintf(buf, len, "n/a");
     return buf;
   }
-  jct__rnum(d, "ceiling_bps", &ceil);
+  jct__rnum(d, "ceiling_bps", &ceiling);
   jct__rnum(d, "wall_rate_bps", &wrate);
   jct__rnum(d, "wall_s", &wall);
   bool automatic = json_is_true(json_object_get(d, "auto"));
   char c[32], w[32], tail[96] = "";
-  jct__fmt_rate((uint64_t)ceil, c, sizeof c);
+  jct__fmt_rate((uint64_t)ceiling, c, sizeof c);
   jct__fmt_rate((uint64_t)wrate, w, sizeof w);
   if (jct__rnum(d, "wall_per_jct", &per))
     snprintf(tail, sizeof tail, "; wall time %.1f s, %.3g x the JCTs", wall, per);

@@ -23,6 +23,17 @@ static const char *transport_words(const jct_run_opts_t *o) {
                                              : "verbs (agents)";
 }
 
+/* The sweep's time dilation (the same F for every size): the "dilation"
+ * object without the wall-time figures, which are per size. */
+static json_t *dilation_json(const jct_run_opts_t *o) {
+  jct_run_dilation_t d;
+  jct_run_dilation(o, &d);
+  json_t *j = jct__dilation_json(&d, 0, 0);
+  json_object_del(j, "wall_s");
+  json_object_del(j, "wall_per_jct");
+  return j;
+}
+
 void jct__sweep_print_header(FILE *f, const jct__sweep_info_t *in) {
   const jct_run_opts_t *o = in->o;
   char b1[32], b2[32];
@@ -38,6 +49,10 @@ void jct__sweep_print_header(FILE *f, const jct__sweep_info_t *in) {
               jct_run_cc_dilation(o));
     fprintf(f, "\n");
   }
+  json_t *dil = json_pack("{s:o}", "dilation", dilation_json(o));
+  char dbuf[512];
+  fprintf(f, "# time dilation %s\n", jct__dilation_text(dil, dbuf, sizeof dbuf));
+  json_decref(dil);
   if (o->ninject) {
     fprintf(f,
             "# each size: %u warm-up, then %u baseline and %u faulted repetitions interleaved; "
@@ -178,6 +193,7 @@ json_t *jct__sweep_json(const jct__sweep_info_t *in, const jct__sweep_row_t *row
   if (cfg) {
     json_object_set_new(cfg, "ecn", json_boolean(o->ecn));
     json_object_set_new(cfg, "cc", json_string(jct__cc_name(jct_run_cc(o))));
+    json_object_set_new(cfg, "dilation", dilation_json(o));
   }
   return doc;
 }

@@ -155,10 +155,10 @@ double jct_run_cc_dilation(const jct_run_opts_t *o);
 #define JCT_RUN_WALL_BUDGET_NS 3600000000000ull
 
 typedef struct {
-  double tdf;             /* F: 1 undilated */
-  bool automatic;         /* chosen by jctlab: --rate above the ceiling and no --tdf */
-  uint64_t ceiling_bps;   /* the ceiling it was chosen against */
-  double wall_rate_bps;   /* the link's rate in wall time: rate / F */
+  double tdf;           /* F: 1 undilated */
+  bool automatic;       /* chosen by jctlab: --rate above the ceiling and no --tdf */
+  uint64_t ceiling_bps; /* the ceiling it was chosen against */
+  double wall_rate_bps; /* the link's rate in wall time: rate / F */
 } jct_run_dilation_t;
 
 /* The dilation o runs with: o->tdf when given (>= 1); else, on uroce, the
@@ -250,7 +250,7 @@ typedef struct {
   bool loop_bound;
   uint64_t skipped_ns; /* idle time the clock skipped over the measured reps (clock.h) */
   jct_run_dilation_t dilation;
-  double wall_s;         /* wall time of the measured repetitions, drains included */
+  double wall_s; /* wall time of the measured repetitions, drains included */
   bool valid;
   char invalid_why[256];
   jct_transport_stats_t transport; /* summed over QPs and repetitions */
