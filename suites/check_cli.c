@@ -605,20 +605,22 @@ START_TEST(rates) {
 END_TEST
 
 /* The time, path MTU and number parsers behind --delay, --max-jct,
- * --path-mtu, --scale and the scenario files' delay:, max_jct:, path_mtu:,
+ * --wall-budget (min and h as well), --path-mtu, --scale and the scenario
+ * files' delay:, max_jct:, path_mtu:,
  * scale:, max_degradation: (units.h). */
 START_TEST(times_and_numbers) {
   static const struct {
     const char *s;
     uint64_t ns;
-  } ok[] = {{"1us", 1000}, {"500ns", 500}, {"2ms", 2000000}, {"1s", 1000000000}, {"750", 750}};
+  } ok[] = {{"1us", 1000},       {"500ns", 500},   {"2ms", 2000000}, {"1s", 1000000000},
+            {"2min", 120000000000}, {"1h", 3600000000000}, {"750", 750}};
   for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
     uint64_t v = 0;
     ck_assert_msg(jct__parse_time_ns(ok[i].s, &v) == 0, "%s", ok[i].s);
     ck_assert_uint_eq(v, ok[i].ns);
   }
   static const char *const bad_times[] = {
-      "", "us", "-1us", "1 us", "1h", "1.5ms", "18446744073709551615s"};
+      "", "us", "-1us", "1 us", "1d", "1hr", "1.5ms", "18446744073709551615s", "5124096h"};
   for (size_t i = 0; i < sizeof bad_times / sizeof bad_times[0]; i++) {
     uint64_t v = 7;
     ck_assert_msg(jct__parse_time_ns(bad_times[i], &v) < 0, "'%s' accepted", bad_times[i]);

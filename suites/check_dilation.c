@@ -67,16 +67,22 @@ static char *pcap_frames(const char *path, size_t *records) {
  * 4 ms in wall time: a 33 ms packet, far above what a machine loaded by
  * others (or ASan) makes the loop late by, so that the two runs take the
  * same turns; the timeout well above a message's serialization, so that
- * it fires on losses only. A 2-rank ring of 256 KiB, 3% of frames dropped
- * with seed 7: the same frames dropped (their bytes, from --pcap-drops),
- * the same retransmissions, NAKs and timeouts, JCTs in ratio 64. */
+ * it fires on losses only. One sender, one receiver (incast of 2 ranks,
+ * 256 KiB), 5% of its request packets dropped with seed 7 -- not its ACKs
+ * (opcode 0x11), whose number the loop's read batches vary (uroce_resp.c
+ * coalesces them), nor a second direction whose progress would race with
+ * the first's: the same frames dropped (their bytes, from --pcap-drops),
+ * the same retransmissions, NAKs and timeouts, JCTs in ratio 64. Measured
+ * on a loaded machine: 9 dropped, 87 retransmitted, 5 NAKs, 3 timeouts in
+ * both, ratios 64.005 and 63.93. */
 static json_t *invariance_run(const char *rate, const char *delay, const char *timeout,
                               const char *tdf, char **drops, size_t *ndrops) {
   char pcap[256];
   craft_tmpname(pcap, sizeof pcap, ".pcap");
-  const char *const a[] = RUN("--synth", "ring", "--ranks", "2", "--bytes", "256KiB", "--reps", "2",
-                              "--rate", rate, "--delay", delay, "--timeout", timeout, "--tdf", tdf,
-                              "--inject", "drop p=0.03 seed=7", "--pcap-drops", pcap);
+  const char *const a[] =
+      RUN("--synth", "incast", "--ranks", "2", "--bytes", "256KiB", "--reps", "2", "--rate", rate,
+          "--delay", delay, "--timeout", timeout, "--tdf", tdf, "--inject",
+          "drop p=0.05 seed=7 where=\"udp[8] != 0x11\"", "--pcap-drops", pcap);
   json_t *d = run_ok(a);
   *drops = pcap_frames(pcap, ndrops);
   unlink(pcap);
@@ -100,21 +106,14 @@ START_TEST(invariance) {
   ck_assert_msg(!strcmp(dx, dy), "the dropped frames differ");
   free(dx);
   free(dy);
-  static const char *const same[] = {"injectors.0.dropped", "transport.naks", "transport.timeouts",
-                                     NULL};
+  static const char *const same[] = {
+      "injectors.0.matched", "injectors.0.dropped", "transport.retransmitted_packets",
+      "transport.naks",      "transport.timeouts",  NULL};
   for (int i = 0; same[i]; i++)
     ck_assert_msg(jint(x, same[i]) == jint(y, same[i]), "%s: %lld undilated, %lld at F = 64",
                   same[i], (long long)jint(x, same[i]), (long long)jint(y, same[i]));
+  ck_assert_int_gt(jint(x, "transport.retransmitted_packets"), 0);
   ck_assert_int_gt(jint(x, "transport.timeouts"), 0);
-  /* The same retransmissions, up to the harness's own repeatability: the
-   * responder's ACKs are coalesced per batch the loop reads (uroce_resp.c),
-   * so two undilated runs differ by a frame now and then (416 and 417
-   * frames seen, 100 retransmissions each, measured). */
-  json_int_t rx = jint(x, "transport.retransmitted_packets"),
-             ry = jint(y, "transport.retransmitted_packets");
-  ck_assert_int_gt(rx, 0);
-  ck_assert_msg(llabs((long long)(rx - ry)) <= 1 + rx / 100,
-                "retransmitted: %lld undilated, %lld at F = 64", (long long)rx, (long long)ry);
   for (int r = 0; r < 2; r++) {
     char k[32];
     snprintf(k, sizeof k, "jct_ns.%d", r);
@@ -197,6 +196,16 @@ END_TEST
 #define ARGV(...)                                                                                  \
   { JCT_BINARY, "run", __VA_ARGS__, NULL }
 
+/* A scenario of a 2-rank ring of 64 KiB and the rest of its keys, in a
+ * new temporary file (path). */
+static void scenario_file(char *path, size_t len, const char *rest) {
+  craft_tmpname(path, len, ".yaml");
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "name: dilated\nsynth: {algorithm: ring, ranks: 2, bytes: 64KiB}\n%s", rest);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
 START_TEST(bad_input) {
   static const char *const fs[] = {"0", "0.5", "-2", "abc", "nan", "", "2e9", NULL};
   for (int i = 0; fs[i]; i++) {
@@ -210,12 +219,12 @@ START_TEST(bad_input) {
   char *budget0[] =
       ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--wall-budget", "soon");
   expect_bad_input(budget0, "--wall-budget", "'soon'");
-  /* 8 ranks, 1 GiB at 400 Gbit/s: F = 2048 against the default ceiling
-   * (200 Mbit/s), model 38 ms, 5 repetitions about 7 min of wall time. */
+  /* 8 ranks, 1 GiB at 400 Gbit/s: F = 4096 against the default ceiling
+   * (100 Mbit/s), model 38 ms, 5 repetitions about 13 min of wall time. */
   char *big[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "1GiB", "--rate", "400gbit",
                      "--reps", "5", "--wall-budget", "1min");
-  expect_bad_input(big, "dilated x2048",
-                   "would take about 7 min of wall time, over the --wall-budget");
+  expect_bad_input(big, "dilated x4096",
+                   "would take about 13 min of wall time, over the --wall-budget");
   /* A size sweep is refused before its first size runs. */
   char *sweep[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "16MiB,1GiB", "--rate",
                        "400gbit", "--wall-budget", "5min");
@@ -225,13 +234,7 @@ START_TEST(bad_input) {
                        "198.18.0.1:1,198.18.0.2:1", "--tdf", "2");
   expect_bad_input(verbs, "--tdf 2", "verbs");
   char path[256];
-  craft_tmpname(path, sizeof path, ".yaml");
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs("name: dilated\nsynth: {algorithm: ring, ranks: 2, bytes: 64KiB}\ntdf: 0.5\n"
-        "cases:\n  - name: none\n    inject: []\n",
-        f);
-  fclose(f);
+  scenario_file(path, sizeof path, "tdf: 0.5\ncases:\n  - name: none\n    inject: []\n");
   char *sc[] = {JCT_BINARY, "run", path, NULL};
   expect_bad_input(sc, "tdf", "0.5");
   unlink(path);
@@ -242,13 +245,9 @@ END_TEST
  * report's line say F, given, and the links' rate here. */
 START_TEST(scenario_tdf) {
   char path[256];
-  craft_tmpname(path, sizeof path, ".yaml");
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs("name: dilated\nsynth: {algorithm: ring, ranks: 2, bytes: 64KiB}\nrate: 64mbit\n"
-        "tdf: 64\nreps: 1\ncases:\n  - name: loss\n    inject:\n      - drop p=0.01\n",
-        f);
-  fclose(f);
+  scenario_file(path, sizeof path,
+                "rate: 64mbit\ntdf: 64\nreps: 1\ncases:\n  - name: loss\n    inject:\n"
+                "      - drop p=0.01\n");
   const char *const a[] = {"run", path, NULL};
   json_t *d = run_ok(a);
   unlink(path);

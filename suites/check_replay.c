@@ -118,11 +118,12 @@ START_TEST(budgets_decide_the_exit_status) {
 }
 END_TEST
 
-/* At 1 Tbit/s a packet lasts 33 ns: no event loop keeps that pace, and
- * the replay must say so rather than report a result. */
+/* At 1 Tbit/s undilated (--tdf 1) a packet lasts 33 ns: no event loop
+ * keeps that pace, and the replay must say so rather than report a
+ * result. */
 START_TEST(invalid_run_exits_3) {
   const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
-                        "--rate", "1tbit", "--reps", "1", "--inject", "drop p=0",
+                        "--rate", "1tbit", "--tdf", "1", "--reps", "1", "--inject", "drop p=0",
                         "--max-degradation", "10", NULL};
   int status;
   char *err;

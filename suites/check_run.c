@@ -731,15 +731,16 @@ START_TEST(invalid_run_keys) {
 END_TEST
 
 /* A run the event loop could not keep up with is invalid (exit 3), as a
- * loop-bound replay: at 400 Gbit/s a 4 KiB packet takes 84 ns, far below
- * what one loop's timers here are late by. At 100 Mbit/s (335 us a packet)
- * the same run stays valid. */
+ * loop-bound replay: at 400 Gbit/s undilated (--tdf 1; without it jctlab
+ * would dilate) a 4 KiB packet takes 84 ns, far below what one loop's
+ * timers here are late by. At 100 Mbit/s (335 us a packet) the same run
+ * stays valid. */
 START_TEST(loop_bound_invalid) {
   char fast_js[256], slow_js[256];
   craft_tmpname(fast_js, sizeof fast_js, ".json");
   craft_tmpname(slow_js, sizeof slow_js, ".json");
   char *fast[] = RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--reps", "1",
-                          "--rate", "400gbit", "--json", fast_js);
+                          "--rate", "400gbit", "--tdf", "1", "--json", fast_js);
   char *slow[] = RUN_ARGS("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--reps", "1",
                           "--rate", "100mbit", "--json", slow_js);
   result_t r = run_jctlab(fast, NULL, 120);

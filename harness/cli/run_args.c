@@ -61,7 +61,7 @@ const char jct__run_args_help[] =
     "                     time (links at RATE/F here, every time x F, every reported time / F);\n"
     "                     default: uroce above the ceiling takes the smallest power of two\n"
     "                     that brings RATE under it; 1: never dilate\n"
-    "  --rate-ceiling R   the highest link rate run undilated (default 200mbit, measured)\n"
+    "  --rate-ceiling R   the highest link rate run undilated (default 100mbit, measured)\n"
     "  --wall-budget TIME refuse a run estimated to take longer in wall time (default 1h)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
