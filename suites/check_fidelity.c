@@ -232,7 +232,7 @@ START_TEST(a_profile_it_cannot_honour_is_bad_input) {
     const char *key;
     json_int_t value;
     const char *says;
-  } cases[] = {{"mtu", 1500, "path MTU is 1500 bytes"}, {"rate", 10000000000, "link rate"}};
+  } cases[] = {{"mtu", 1500, "path MTU is 1500 bytes"}, {"rate", 100000000000000000, "link rate"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     edited_schedule(sched, cases[i].key, json_integer(cases[i].value));
     const char *args[] = {"replay", sched, "--inject", "drop p=0.01", NULL};

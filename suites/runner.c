@@ -55,6 +55,8 @@ int main(void) {
   srunner_add_suite(sr, scenario_suite());
   srunner_add_suite(sr, replay_stats_suite());
   srunner_add_suite(sr, replay_suite());
+  srunner_add_suite(sr, model_suite());
+  srunner_add_suite(sr, real_rates_suite());
   srunner_add_suite(sr, fidelity_suite());
   srunner_add_suite(sr, capture_suite());
   srunner_add_suite(sr, lab_replay_suite());

@@ -30,6 +30,8 @@ Suite *sweep_suite(void);
 Suite *scenario_suite(void);
 Suite *replay_stats_suite(void);
 Suite *replay_suite(void);
+Suite *model_suite(void);
+Suite *real_rates_suite(void);
 Suite *fidelity_suite(void);
 Suite *capture_suite(void);
 Suite *lab_replay_suite(void);

@@ -54,10 +54,12 @@ static const char usage_text[] =
     "options:\n"
     "  --synth ALGO --ranks N --bytes SIZE   a generated collective instead (jctlab synth)\n"
     "  --channels C       channels of a generated collective (default 1)\n"
-    "  --scale F          multiply every message's size by F (e.g. 0.1 when the captured\n"
-    "                     rate is above what this machine emulates); the report says so\n"
-    "                     and projects the JCTs back to the captured rate\n"
-    "  --captured-rate R  the rate the trace was captured at, for the projection\n"
+    "  --scale F          multiply every message's size by F (a smaller job, a what-if);\n"
+    "                     the report says so and, with --captured-rate, projects the JCTs\n"
+    "                     back. Not how to reach real rates: a capture's rate, however\n"
+    "                     fast, is replayed by time dilation (--tdf, automatic)\n"
+    "  --captured-rate R  the rate the trace was captured at, instead of the measured one:\n"
+    "                     the replay's link rate (and so its dilation) when --rate is not given\n"
     "  --max-degradation X  budget: exit 1 when faulted/baseline median exceeds X\n"
     "  --max-jct TIME     budget: exit 1 when the faulted median JCT exceeds TIME\n"
     "  --fidelity-tolerance X  a capture's replay reproduces it when its job time and\n"
@@ -162,6 +164,7 @@ int jct__cmd_replay(int argc, char **argv) {
   }
   jct_run_opts_t *o = &a.r.run;
   o->schedule = in.schedule;
+  in.captured_rate_bps = a.captured_rate_bps;
   if ((rc = jct__replay_input_fabric(&in, a.r.user_set, o, err, sizeof err))) {
     fprintf(stderr, "jctlab replay: %s: %s\n", in.source, err);
     jct__replay_input_free(&in);

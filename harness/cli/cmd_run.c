@@ -155,6 +155,27 @@ static void print_congestion(const jct_run_opts_t *o, const jct_run_result_t *r)
   printf("\n");
 }
 
+/* With faults: the go-back-N model's JCT beside the measured median
+ * (include/jctlab/model.h), or that it does not cover them. */
+static void print_loss_model(const jct_run_opts_t *o, const jct_run_result_t *r) {
+  if (!o->ninject) return;
+  json_t *m = jct__model_json(o);
+  char b1[32];
+  const json_t *jct = json_object_get(m, "jct_ns");
+  if (!json_is_object(m))
+    printf("model      go-back-N: none (it covers one Bernoulli `drop p=` on uroce)\n");
+  else if (!json_is_number(jct))
+    printf("model      go-back-N: never ends (QP timeout 0: a loss only the timer recovers)\n");
+  else
+    printf("model      go-back-N: %s (W %.1f packets, %.1f timeouts a repetition): "
+           "measured/model %.3f\n",
+           jct__fmt_ns((uint64_t)json_number_value(jct), b1, 32),
+           json_number_value(json_object_get(m, "W_pkts")),
+           json_number_value(json_object_get(m, "timeouts")),
+           (double)r->median_ns / json_number_value(jct));
+  json_decref(m);
+}
+
 /* The measured repetitions' JCTs, summed (the wall time's yardstick). */
 static double jct_sum_ns(const jct_run_result_t *r) {
   double sum = 0;
@@ -199,6 +220,7 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
   printf("model      alpha-beta: %s (alpha %s, B %s goodput): measured/model %.3f\n",
          jct__fmt_ns((uint64_t)r->model_ns, b1, 32), jct__fmt_ns((uint64_t)r->alpha_ns, b2, 32),
          jct__fmt_rate((uint64_t)r->goodput_bps, b3, 32), r->model_ratio);
+  print_loss_model(o, r);
   printf("loop       lateness p50 %s, p99 %s, max %s; busy %.0f%% of the wall time: %s\n",
          jct__fmt_ns(r->lateness_p50_ns, b1, 32), jct__fmt_ns(r->lateness_p99_ns, b2, 32),
          jct__fmt_ns(r->lateness_max_ns, b3, 32), r->cpu_busy * 100,
@@ -254,6 +276,8 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                       json_pack("{s:f,s:f,s:f,s:o}", "alpha_ns", r->alpha_ns, "goodput_bps",
                                 r->goodput_bps, "jct_ns", r->model_ns, "ratio",
                                 r->valid ? json_real(r->model_ratio) : json_null()));
+  json_object_set_new(json_object_get(root, "model"), "loss",
+                      a->r.run.ninject ? jct__model_json(&a->r.run) : json_null());
   json_object_set_new(root, "loop",
                       json_pack("{s:I,s:I,s:I,s:f,s:f,s:b,s:I}", "lateness_p50_ns",
                                 (json_int_t)r->lateness_p50_ns, "lateness_p99_ns",

@@ -98,7 +98,8 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
                              char *err, size_t errlen) {
   json_decref(in->replay_profile);
   in->replay_profile = NULL;
-  return jct__replay_profile_apply(in->schedule, user_set, o, &in->replay_profile, err, errlen);
+  return jct__replay_profile_apply(in->schedule, user_set, in->captured_rate_bps, o,
+                                   &in->replay_profile, err, errlen);
 }
 
 void jct__replay_input_free(jct__replay_input_t *in) {

@@ -25,6 +25,8 @@ typedef struct {
   bool have_capture;             /* a trace: capture holds what it showed (fidelity.h) */
   jct__capture_figures_t capture;
   json_t *replay_profile; /* where the fabric's figures came from (replay_profile.h), or NULL */
+  uint64_t captured_rate_bps; /* --captured-rate: the capture's link rate instead of the
+                                 measured one (0: measured; replay_profile.h) */
 } jct__replay_input_t;
 
 /* Load: a->synth (with a->ranks, a->bytes, a->channels), or path: a schedule

@@ -42,8 +42,32 @@ static void figure(used_t *u, const char *key, uint32_t bit, bool have, uint64_t
   if (!o || json_object_set_new(u->doc, key, o)) u->failed = 1;
 }
 
-int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_run_opts_t *o,
-                              json_t **used, char *err, size_t errlen) {
+/* The time dilation the replay's rate takes (run.h, jct_run_dilation):
+ * chosen by the capture's rate (from_capture), by the user (--tdf, or a
+ * --rate above the ceiling), or none. */
+static void tdf_figure(used_t *u, const jct_run_opts_t *o, bool from_capture) {
+  jct_run_dilation_t d;
+  jct_run_dilation(o, &d);
+  const char *source = o->tdf > 0 ? "user" : d.tdf == 1 ? "default" : from_capture ? "capture" : "user";
+  char from[200], r[32], c[32];
+  jct__fmt_rate((uint64_t)d.wall_rate_bps, r, sizeof r);
+  jct__fmt_rate(d.ceiling_bps, c, sizeof c);
+  if (o->tdf > 0)
+    snprintf(from, sizeof from, "--tdf: the links at %s here", r);
+  else if (d.tdf > 1)
+    snprintf(from, sizeof from,
+             "the rate over the ceiling of %s: the smallest power of two that brings the links "
+             "under it (%s here); every time reported / F",
+             c, r);
+  else
+    snprintf(from, sizeof from, "the rate is at most the ceiling of %s: none", c);
+  json_t *f = json_pack("{s:f, s:s, s:s}", "value", d.tdf, "source", source, "from", from);
+  if (!f || json_object_set_new(u->doc, "tdf", f)) u->failed = 1;
+}
+
+int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
+                              uint64_t captured_rate_bps, jct_run_opts_t *o, json_t **used,
+                              char *err, size_t errlen) {
   *used = NULL;
   const jct_profile_t *p = s->profile;
   if (!p) return 0;
@@ -56,22 +80,33 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
                        (unsigned long long)m);
   }
   const jct_profile_link_t *l = busiest(p);
-  if (!(user_set & JCT__SET_RATE) && l && l->rate_bps.mean > JCT__EMULATED_RATE_MAX_BPS) {
-    char r[32];
-    return jct__errf(err, errlen, JCT_EINVAL,
-                     "the capture's link rate %s (%s > %s) is beyond the %llu Mbit/s this "
-                     "machine emulates exactly: give --rate (and --scale)",
-                     jct__fmt_rate(l->rate_bps.mean, r, sizeof r), l->src, l->dst,
-                     JCT__EMULATED_RATE_MAX_BPS / 1000000);
+  uint64_t cap_rate = captured_rate_bps ? captured_rate_bps : l ? l->rate_bps.mean : 0;
+  if (!(user_set & JCT__SET_RATE) && cap_rate) {
+    jct_run_opts_t t = *o;
+    t.rate_bps = cap_rate;
+    jct_run_dilation_t d;
+    jct_run_dilation(&t, &d);
+    if (d.wall_rate_bps > (double)d.ceiling_bps) {
+      char r[32], w[32], c[32];
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "the capture's link rate %s is beyond what this machine emulates even "
+                       "dilated x%g (its links at %s here, over the ceiling of %s): give --rate",
+                       jct__fmt_rate(cap_rate, r, sizeof r), d.tdf,
+                       jct__fmt_rate((uint64_t)d.wall_rate_bps, w, sizeof w),
+                       jct__fmt_rate(d.ceiling_bps, c, sizeof c));
+    }
   }
   used_t u = {.doc = json_object(), .user_set = user_set};
   if (!u.doc) return JCT_ENOMEM;
   char from[160];
   uint64_t v;
 
-  snprintf(from, sizeof from, "sustained rate of %s > %s", l ? l->src : "", l ? l->dst : "");
+  if (captured_rate_bps)
+    snprintf(from, sizeof from, "--captured-rate");
+  else
+    snprintf(from, sizeof from, "sustained rate of %s > %s", l ? l->src : "", l ? l->dst : "");
   v = o->rate_bps;
-  figure(&u, "rate_bps", JCT__SET_RATE, l != NULL, l ? l->rate_bps.mean : 0, &v, from);
+  figure(&u, "rate_bps", JCT__SET_RATE, cap_rate != 0, cap_rate, &v, from);
   o->rate_bps = v;
 
   const jct_figure_t *hn = &p->hole_to_nak_ns;
@@ -139,6 +174,8 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_ru
 
   v = o->retry_cnt;
   figure(&u, "retry_cnt", JCT__SET_RETRY, false, 0, &v, NULL);
+
+  tdf_figure(&u, o, cap_rate != 0 && !(user_set & JCT__SET_RATE));
   if (u.failed) {
     json_decref(u.doc);
     return JCT_ENOMEM;

@@ -38,20 +38,27 @@
 #include "jctlab/run.h"
 #include "jctlab/schedule.h"
 
-/* The fastest link this machine's event loop emulates exactly (README,
- * bench/run-rates): a capture's faster rate is refused until time dilation
- * (DESIGN.md decision 8) exists. */
-#define JCT__EMULATED_RATE_MAX_BPS 300000000ull
-
 /* Set the figures of o not in user_set (JCT__SET_*, run_args.h) from
  * s->profile (none: o unchanged), and describe every figure in *used (a
  * new object: {"rate_bps": {"value", "source": "capture" | "user" |
  * "default", "from"}, "prop_delay_ns", "path_mtu_bytes", "nic_queue_pkts",
- * "nak_delay_ns", "nak_react_ns", "timeout", "retry_cnt"}); *used is NULL when there is no profile.
+ * "nak_delay_ns", "nak_react_ns", "timeout", "retry_cnt", "tdf"}); *used
+ * is NULL when there is no profile.
+ *
+ * Real rates: the capture's rate (captured_rate_bps when not 0, the
+ * user's --captured-rate, else the measured one) is the replay's link
+ * rate however fast; above the ceiling time dilation runs it (run.h,
+ * jct_run_dilation: the smallest power of two F that brings it under),
+ * and "tdf" says F and why: "capture" when the capture's rate chose it,
+ * "user" for --tdf or a --rate above the ceiling, "default" for none.
+ * --scale is not needed for that.
+ *
  * Errors: JCT_EINVAL when the capture's figure cannot be honoured (a path
- * MTU IBA lacks, a rate beyond JCT__EMULATED_RATE_MAX_BPS): err names the
- * figure and the option that overrides it; JCT_ENOMEM. */
-int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set, jct_run_opts_t *o,
-                              json_t **used, char *err, size_t errlen);
+ * MTU IBA lacks; a rate above the ceiling even dilated JCT_CLOCK_MAX_TDF
+ * times): err names the figure and the option that overrides it;
+ * JCT_ENOMEM. */
+int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
+                              uint64_t captured_rate_bps, jct_run_opts_t *o, json_t **used,
+                              char *err, size_t errlen);
 
 #endif

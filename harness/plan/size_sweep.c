@@ -8,6 +8,7 @@
 #include "common/errf.h"
 #include "harness/base/interrupt.h"
 #include "harness/base/units.h"
+#include "harness/report/result.h"
 #include "jctlab/error.h"
 #include "jctlab/replay.h"
 #include "jctlab/schedule.h"
@@ -198,6 +199,7 @@ static int run_size(const jct__sweep_plan_t *p, uint32_t i, jct__sweep_row_t *ro
   jct_run_result_t model;
   jct_run_model(&o, &model);
   row->model_ns = model.model_ns;
+  row->loss_model = o.ninject ? jct__model_json(&o) : json_null();
   char why[400] = "";
   if (o.ninject) {
     jct_replay_result_t r;

@@ -108,7 +108,8 @@ char *jct__rfmt_replay_profile(const json_t *r, char *buf, size_t len) {
               {"nak_delay_ns", "NAK delay", 2},
               {"nak_react_ns", "NAK reaction", 2},
               {"timeout", "timeout exponent", 0},
-              {"retry_cnt", "retry count", 0}};
+              {"retry_cnt", "retry count", 0},
+              {"tdf", "time dilation x", 0}};
   size_t off = 0;
   buf[0] = 0;
   for (size_t i = 0; i < sizeof keys / sizeof keys[0] && off < len; i++) {

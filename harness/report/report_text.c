@@ -170,6 +170,35 @@ static void fidelity(FILE *out, const json_t *c) {
   fprintf(out, "                   %s\n", jct__rfmt_fidelity(c, buf, sizeof buf));
 }
 
+/* The go-back-N model's prediction (include/jctlab/model.h), or what it
+ * does not cover: nothing made up for other faults. */
+static void model(FILE *out, const json_t *c) {
+  const json_t *m = jct__rget(c, "model");
+  double dg, w = 0, to = 0, losses = 0;
+  char s[3][32];
+  const json_t *inj = jct__rget(c, "inject");
+  if (!json_is_object(m)) {
+    if (json_array_size(inj))
+      fprintf(out, "  %-16s none: the go-back-N model covers one Bernoulli `drop p=` on uroce\n",
+              "model");
+    return;
+  }
+  if (!jct__rnum(c, "model.degradation", &dg)) {
+    fprintf(out, "  %-16s never ends: QP timeout 0 (no timer) and a loss only the timer recovers\n",
+            "model");
+    return;
+  }
+  jct__rnum(c, "model.W_pkts", &w);
+  jct__rnum(c, "model.timeouts", &to);
+  jct__rnum(c, "model.losses", &losses);
+  fprintf(out, "  %-16s JCT %s, degradation %.3f (go-back-N: W %.1f packets of %s, timer %s; "
+               "per repetition %.1f frames lost, %.1f timeouts",
+          "model", jct__rfmt_ns(c, "model.jct_ns", s[0], 32), dg, w,
+          jct__rfmt_ns(c, "model.packet_time_ns", s[1], 32),
+          jct__rfmt_ns(c, "model.timer_ns", s[2], 32), losses, to);
+  fprintf(out, ")\n");
+}
+
 static void one_case(FILE *out, const json_t *c, size_t index, bool all_qps) {
   char buf[400], bud[64], s[8][32];
   const char *name = jct__rstr(c, "name");
@@ -189,6 +218,7 @@ static void one_case(FILE *out, const json_t *c, size_t index, bool all_qps) {
             jct__rfmt_ns(c, "projected.faulted_jct_ns", s[1], 32));
   fprintf(out, "  %-16s %s (faulted / baseline median [95%% interval])\n", "degradation",
           jct__rfmt_degradation(c, buf, sizeof buf));
+  model(out, c);
   fprintf(out, "  %-16s %s packets (%s), %s NAKs, %s timeouts, %s CNPs\n", "retransmitted",
           jct__rfmt_count(c, "transport.retransmitted_packets", s[0], 32),
           jct__rfmt_bytes(c, "transport.retransmitted_bytes", s[1], 32),

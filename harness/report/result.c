@@ -238,6 +238,7 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
     json_object_set_new(c, "degradation", json_null());
     json_object_set_new(c, "projected", json_null());
   }
+  json_object_set_new(c, "model", m->ninject ? jct__model_json(o) : json_null());
   json_object_set_new(c, "transport", jct__transport_json(&r->f.transport));
   json_object_set_new(c, "baseline_transport", jct__transport_json(&r->b.transport));
   json_object_set_new(c, "device_counters", dev_json(&r->f.dev));

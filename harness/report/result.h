@@ -88,6 +88,14 @@ char *jct__dilation_text(const json_t *doc, char *buf, size_t len);
  * count (t->counted). */
 json_t *jct__transport_json(const jct_transport_stats_t *t);
 
+/* The go-back-N model's prediction for a case of o (include/jctlab/model.h):
+ * {"covers", "p", "jct_ns", "degradation", "base_ns", "excess_ns",
+ * "mean_excess_ns", "W_pkts", "bdp_pkts", "detect_pkts", "packet_time_ns",
+ * "nak_cost_ns", "timer_ns", "p_timer", "losses", "timeouts" (per
+ * repetition), "trials"}, or JSON null when the model does not cover its
+ * faults (anything but one `drop p=` on uroce) or runs out of memory. */
+json_t *jct__model_json(const jct_run_opts_t *o);
+
 int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result_input_t *in,
                          const jct__case_meta_t *meta, const jct_replay_result_t *r);
 

@@ -155,7 +155,7 @@ static json_t *row_json(const jct__sweep_row_t *r) {
   if (v && r->faulted)
     deg = json_pack("{s:f,s:o,s:o}", "median", r->degradation, "ci95_low", num_or_null(r->ci95_low),
                     "ci95_high", num_or_null(r->ci95_high));
-  return json_pack(
+  json_t *j = json_pack(
       "{s:I,s:I,s:b,s:o,s:o,s:o,s:o,s:o,s:{s:f,s:o},s:{s:I,s:I,s:I,s:f},s:b}", "bytes",
       (json_int_t)r->bytes, "count", (json_int_t)r->count, "valid", v, "invalid_why",
       v ? json_null() : json_string(r->invalid_why), "baseline", side_json(&r->base, v), "faulted",
@@ -167,6 +167,9 @@ static json_t *row_json(const jct__sweep_row_t *r) {
       "lateness", "p50_ns", (json_int_t)r->lateness_p50_ns, "p99_ns",
       (json_int_t)r->lateness_p99_ns, "max_ns", (json_int_t)r->lateness_max_ns, "packet_time_ns",
       r->packet_time_ns, "loop_bound", r->loop_bound);
+  if (j) /* the go-back-N model beside the α-β one (null: no faults, or faults it does not cover) */
+    json_object_set(json_object_get(j, "model"), "loss", r->loss_model ? r->loss_model : json_null());
+  return j;
 }
 
 json_t *jct__sweep_json(const jct__sweep_info_t *in, const jct__sweep_row_t *rows, uint32_t n) {
@@ -199,4 +202,6 @@ void jct__sweep_row_free(jct__sweep_row_t *row) {
   free(row->base.jct_ns);
   free(row->fault.jct_ns);
   row->base.jct_ns = row->fault.jct_ns = NULL;
+  json_decref(row->loss_model);
+  row->loss_model = NULL;
 }

@@ -41,6 +41,7 @@ typedef struct {
   double degradation, ci95_low, ci95_high; /* NaN: no interval (fewer than 5 reps a side) */
   uint64_t dropped;                        /* frames the injectors dropped, faulted reps */
   double model_ns;                         /* the α-β model (run.h) */
+  json_t *loss_model; /* the go-back-N model's prediction (result.h, jct__model_json); owned */
   uint64_t lateness_p50_ns, lateness_p99_ns, lateness_max_ns;
   double packet_time_ns;
   bool loop_bound; /* p99 lateness over one packet's time: the loop set the pace */
