@@ -229,10 +229,14 @@ START_TEST(bad_input) {
   char *sweep[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "16MiB,1GiB", "--rate",
                        "400gbit", "--wall-budget", "5min");
   expect_bad_input(sweep, "size 1073741824", "over the --wall-budget of 5 min");
-  /* The rank VMs' kernels are not dilated. */
+  /* verbs: rxe's timeout exponent becomes t + log2 F, so F is a power of
+   * two and t + log2 F at most 31 (refused before any agent is dialled). */
   char *verbs[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--agents",
-                       "198.18.0.1:1,198.18.0.2:1", "--tdf", "2");
-  expect_bad_input(verbs, "--tdf 2", "verbs");
+                       "198.18.0.1:1,198.18.0.2:1", "--tdf", "3");
+  expect_bad_input(verbs, "--tdf 3", "power of two");
+  char *verbs_exp[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--agents",
+                           "198.18.0.1:1,198.18.0.2:1", "--tdf", "1024", "--timeout", "25");
+  expect_bad_input(verbs_exp, "--timeout 25", "exponent 35");
   char path[256];
   scenario_file(path, sizeof path, "tdf: 0.5\ncases:\n  - name: none\n    inject: []\n");
   char *sc[] = {JCT_BINARY, "run", path, NULL};

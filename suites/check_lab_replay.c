@@ -11,6 +11,7 @@
  * (no qemu, no kernel image: scripts/setup-deps --with-lab installs both). */
 #include <dirent.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +274,48 @@ START_TEST(vm_nics_honour_pfc) {
 }
 END_TEST
 
+/* Time dilation on verbs (include/jctlab/run.h): the same ring at 25
+ * Mbit/s undilated and at 50 Mbit/s with --tdf 2 runs the same wall-time
+ * link, so the dilated run's JCT, reported in emulated time, is about half;
+ * rxe is given the timeout exponent t + 1 (16: rxe queues 64 packets, 86 ms
+ * at 25 Mbit/s, which timeout 14 would not allow). Not exactly half: rxe's own
+ * turnaround is not dilated (the tolerance is what this allows). */
+static json_t *lab_run(const char *rate, const char *tdf, const char *js, result_t *r) {
+  char *argv[] = {JCT_BINARY,  "run",     "--lab",     "2",      "--synth",
+                  "ring",      "--bytes", "1MiB",      "--rate", (char *)rate,
+                  "--reps",    "3",       "--timeout", "16",     "--tdf",
+                  (char *)tdf, "--json",  (char *)js,  NULL};
+  json_t *doc = run_retrying(argv, js, r);
+  unlink(js);
+  ck_assert_msg(r->status == 0, "jctlab run --lab 2 --rate %s --tdf %s exited %d:\n%s", rate, tdf,
+                r->status, r->err);
+  return doc;
+}
+
+START_TEST(verbs_dilated) {
+  if (lab_skipped()) return;
+  char js[256];
+  craft_tmpname(js, sizeof js, ".json");
+  result_t r1, r2;
+  json_t *plain = lab_run("25mbit", "1", js, &r1);
+  json_t *dil = lab_run("50mbit", "2", js, &r2);
+  ck_assert_ptr_null(json_object_get(json_object_get(plain, "dilation"), "verbs"));
+  ck_assert_int_eq(jint(dil, "dilation.verbs.timeout_exp"), 17);
+  ck_assert_double_eq_tol(jnum(dil, "dilation.tdf"), 2, 1e-9);
+  double a = jnum(plain, "jct.median_ns"), b = jnum(dil, "jct.median_ns");
+  printf("lab_replay: verbs dilated: 25 Mbit/s undilated %.1f ms, 50 Mbit/s --tdf 2 %.1f ms "
+         "(x 2 / undilated: %.3f)\n",
+         a / 1e6, b / 1e6, 2 * b / a);
+  ck_assert_msg(a > 0 && b > 0, "JCTs %.0f and %.0f ns", a, b);
+  ck_assert_msg(fabs(2 * b / a - 1) < 0.2, "dilated JCT x 2 / undilated: %.3f (%.0f, %.0f ns)",
+                2 * b / a, b, a);
+  json_decref(plain);
+  json_decref(dil);
+  result_free(&r1);
+  result_free(&r2);
+}
+END_TEST
+
 /* A postmortem on soft-RoCE: a capture jctlab makes on uroce with one loss
  * (rank 0's 4th packet to rank 1), replayed on the lab without --inject:
  * the loss is targeted by the connection's ends (rxe picks its own QP
@@ -367,6 +410,7 @@ Suite *lab_replay_suite(void) {
   tcase_add_test(t, scenario_on_the_lab);
   tcase_add_test(t, sigkill_leaves_nothing);
   tcase_add_test(t, vm_nics_honour_pfc);
+  tcase_add_test(t, verbs_dilated);
   tcase_add_test(t, postmortem_on_the_lab);
   tcase_add_test(t, scenario_postmortem_on_verbs);
   suite_add_tcase(s, t);

@@ -39,6 +39,7 @@ struct jct_agents {
   uint32_t rep;
   int failed;
   char why[512];
+  double tdf; /* the setup's time dilation: agents' times are divided by it */
   agent_t a[];
 };
 
@@ -227,9 +228,22 @@ void jct__agents_expect_hello(jct__agents_t *a) {
   begin(a, "hello");
 }
 
+/* The schedule's compute gaps in the agents' real time: times tdf. */
+static void dilate_gaps(json_t *sched, double tdf) {
+  size_t k;
+  json_t *op;
+  json_array_foreach(json_object_get(sched, "ops"), k, op) {
+    json_t *gap = json_object_get(op, "gap_ns");
+    if (json_is_integer(gap))
+      json_integer_set(gap, (json_int_t)((double)json_integer_value(gap) * tdf));
+  }
+}
+
 int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agents_setup_t *o) {
   json_t *sched = jct__schedule_json(s), *addrs = json_array();
   if (!sched || !addrs) return JCT_ENOMEM;
+  a->tdf = o->tdf > 1 ? o->tdf : 1;
+  if (a->tdf > 1) dilate_gaps(sched, a->tdf);
   for (uint32_t i = 0; i < a->n; i++)
     json_array_append_new(addrs, json_string(a->a[i].addr));
   begin(a, "listening");
@@ -275,10 +289,12 @@ const char *jct__agents_hello(const jct__agents_t *a, uint32_t i) {
   return i < a->n ? a->a[i].hello : "";
 }
 
-/* Agent time t (ns from its run) on the orchestrator's clock. */
-static uint64_t place(const agent_t *g, json_t *t) {
+/* Agent time t (ns from its run, real time) on the orchestrator's clock
+ * (emulated time: divided by the dilation). */
+static uint64_t place(const jct__agents_t *a, const agent_t *g, json_t *t) {
   json_int_t v = json_integer_value(t);
-  return v > 0 ? g->run_sent_ns + (uint64_t)v : 0;
+  if (v <= 0) return 0;
+  return g->run_sent_ns + (a->tdf > 1 ? (uint64_t)((double)v / a->tdf) : (uint64_t)v);
 }
 
 int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops) {
@@ -291,8 +307,9 @@ int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops
     json_array_foreach(ops, k, op) {
       json_int_t id = json_integer_value(json_array_get(op, 0));
       if (!json_is_array(op) || json_array_size(op) != 4 || id < 0 || id >= nops) return JCT_EINVAL;
-      uint64_t ready = place(g, json_array_get(op, 1)), start = place(g, json_array_get(op, 2)),
-               done = place(g, json_array_get(op, 3));
+      uint64_t ready = place(a, g, json_array_get(op, 1)),
+               start = place(a, g, json_array_get(op, 2)),
+               done = place(a, g, json_array_get(op, 3));
       if (ready) t[id].ready_ns = ready;
       if (start) t[id].start_ns = start;
       if (done) t[id].done_ns = done;

@@ -51,6 +51,10 @@ typedef struct {
   uint32_t slots;                  /* CTS announced ahead per connection */
   uint64_t rate_bps;               /* the agent's NIC shapes its sending to this */
   uint32_t mtu;                    /* the agent's NIC's IP MTU */
+  /* Time dilation (include/jctlab/clock.h): the agents keep real time, so
+   * the schedule's compute gaps go to them multiplied by tdf and the op
+   * times they report come back divided by it (1: none). */
+  double tdf;
 } jct__agents_setup_t;
 int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agents_setup_t *o);
 int jct__agents_connect(jct__agents_t *a);

@@ -190,12 +190,16 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
       fprintf(stderr, "jctlab: rank %u up after %.1f s (%s): %s\n", i,
               (double)(jct_now_ns() - t0) / 1e9, jct__lab_accel(v->lab),
               jct__agents_hello(v->agents, i));
-  jct__agents_setup_t so = {.timeout = o->timeout,
+  /* Time dilation (run.h): what the agents do in real time, dilated. */
+  jct_run_dilation_t dil;
+  jct_run_dilation(o, &dil);
+  jct__agents_setup_t so = {.timeout = dil.verbs_timeout_exp ? dil.verbs_timeout_exp : o->timeout,
                             .retry_cnt = o->retry_cnt,
                             .tos = JCT__DATA_DSCP << 2,
                             .slots = JCT_EXEC_DEFAULT_SLOTS,
-                            .rate_bps = o->rate_bps,
-                            .mtu = vm_mtu(o)};
+                            .rate_bps = (uint64_t)dil.wall_rate_bps,
+                            .mtu = vm_mtu(o),
+                            .tdf = dil.tdf};
   if ((rc = jct__agents_setup(v->agents, o->schedule, &so)) ||
       (rc = await(v, "setting up the QPs", PHASE_NS, err, errlen)))
     return rc ? rc : JCT_EIO;
@@ -216,9 +220,8 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
  * it sends again, and has no congestion control (no CNPs); the agents do
  * not add up their NICs' pauses: those figures are absent. */
 #define COUNTED                                                                                    \
-  (JCT_TSTAT_ALL &                                                                                 \
-   ~(uint32_t)(JCT_TSTAT_DATA_PACKETS | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES |         \
-               JCT_TSTAT_CNPS | JCT_TSTAT_NIC_PAUSED))
+  (JCT_TSTAT_ALL & ~(uint32_t)(JCT_TSTAT_DATA_PACKETS | JCT_TSTAT_RETX_PACKETS |                   \
+                               JCT_TSTAT_RETX_BYTES | JCT_TSTAT_CNPS | JCT_TSTAT_NIC_PAUSED))
 static void map_counters(const jct_dev_counters_t *d, jct_transport_stats_t *t) {
   memset(t, 0, sizeof *t);
   t->packets = jct_dev_counters_get(d, "sent_pkts");

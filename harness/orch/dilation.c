@@ -1,6 +1,7 @@
 /* Time dilation's choices for a run (include/jctlab/run.h): which factor,
  * and whether the run fits its wall-time budget and its transport. The
  * clock does the dilating (include/jctlab/clock.h); the session sets it. */
+#include <math.h>
 #include <stdio.h>
 
 #include "common/errf.h"
@@ -22,6 +23,17 @@ void jct_run_dilation(const jct_run_opts_t *o, jct_run_dilation_t *d) {
     d->automatic = true;
   }
   d->wall_rate_bps = (double)o->rate_bps / d->tdf;
+  int k = jct_run_verbs_timeout_shift(d->tdf);
+  d->verbs_timeout_exp = 0;
+  if (o->transport == JCT_TRANSPORT_VERBS && d->tdf > 1 && k > 0 && o->timeout + k <= 31)
+    d->verbs_timeout_exp = (uint8_t)(o->timeout + k);
+}
+
+int jct_run_verbs_timeout_shift(double tdf) {
+  int k = 0;
+  for (double f = 1; f < tdf && k < 31; f *= 2)
+    k++;
+  return ldexp(1, k) == tdf ? k : -1;
 }
 
 /* A wall time in the unit a person reads it in. */
@@ -41,12 +53,19 @@ int jct_run_check_dilation(const jct_run_opts_t *o, uint32_t reps, char *err, si
                      JCT_CLOCK_MAX_TDF);
   jct_run_dilation_t d;
   jct_run_dilation(o, &d);
-  if (d.tdf > 1 && o->transport == JCT_TRANSPORT_VERBS)
-    return jct__errf(err, errlen, JCT_EINVAL,
-                     "--tdf %g: verbs cannot be dilated: the rank VMs' (or hosts') kernels keep "
-                     "real time, so rxe's retransmit timers, its pacing and the compute gaps run "
-                     "undilated; give --tdf 1 or use uroce",
-                     d.tdf);
+  if (d.tdf > 1 && o->transport == JCT_TRANSPORT_VERBS) {
+    int k = jct_run_verbs_timeout_shift(d.tdf);
+    if (k < 0)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "--tdf %g: verbs dilates the QP timeout as exponent t + log2 F, so F must "
+                       "be a power of two",
+                       d.tdf);
+    if (o->timeout + k > 31)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "--tdf %g with --timeout %u: the dilated QP timeout exponent %u is above "
+                       "IBA's 31",
+                       d.tdf, o->timeout, o->timeout + k);
+  }
   jct_run_result_t m;
   jct_run_model(o, &m);
   uint64_t budget = o->wall_budget_ns ? o->wall_budget_ns : JCT_RUN_WALL_BUDGET_NS;

@@ -11,6 +11,10 @@ json_t *jct__dilation_json(const jct_run_dilation_t *d, double wall_s, double jc
   json_t *o =
       json_pack("{s:f,s:b,s:I,s:f,s:f}", "tdf", d->tdf, "auto", d->automatic, "ceiling_bps",
                 (json_int_t)d->ceiling_bps, "wall_rate_bps", d->wall_rate_bps, "wall_s", wall_s);
+  if (o && d->verbs_timeout_exp)
+    json_object_set_new(o, "verbs",
+                        json_pack("{s:i,s:f}", "timeout_exp", d->verbs_timeout_exp,
+                                  "rxe_timer_floor_ns", (double)JCT_RUN_RXE_JIFFY_NS / d->tdf));
   if (o)
     json_object_set_new(o, "wall_per_jct",
                         jct_sum_ns > 0 ? json_real(wall_s * 1e9 / jct_sum_ns) : json_null());
@@ -31,6 +35,16 @@ char *jct__dilation_text(const json_t *doc, char *buf, size_t len) {
   char c[32], w[32], tail[96] = "";
   jct__fmt_rate((uint64_t)ceiling, c, sizeof c);
   jct__fmt_rate((uint64_t)wrate, w, sizeof w);
+  char vtail[200] = "";
+  const json_t *v = json_object_get(d, "verbs");
+  double vexp = 0, vfloor = 0;
+  if (v && jct__rnum(v, "timeout_exp", &vexp) && jct__rnum(v, "rxe_timer_floor_ns", &vfloor)) {
+    char fl[32];
+    snprintf(vtail, sizeof vtail,
+             "; verbs: rxe's QP timeout exponent %.0f, its one-jiffy timer floor %s emulated, "
+             "its own turnaround undilated",
+             vexp, jct__fmt_ns((uint64_t)vfloor, fl, sizeof fl));
+  }
   if (jct__rnum(d, "wall_per_jct", &per))
     snprintf(tail, sizeof tail, "; wall time %.1f s, %.3g x the JCTs", wall, per);
   if (f == 1)
@@ -38,8 +52,8 @@ char *jct__dilation_text(const json_t *doc, char *buf, size_t len) {
   else
     snprintf(buf, len,
              "x%g (%s %s): the links ran at %s here, every time x%g, every time reported / "
-             "%g%s",
+             "%g%s%s",
              f, automatic ? "automatic: the rate is above the ceiling of" : "--tdf; the ceiling is",
-             c, w, f, f, tail);
+             c, w, f, f, vtail, tail);
   return buf;
 }

@@ -165,18 +165,40 @@ typedef struct {
   bool automatic;       /* chosen by jctlab: --rate above the ceiling and no --tdf */
   uint64_t ceiling_bps; /* the ceiling it was chosen against */
   double wall_rate_bps; /* the link's rate in wall time: rate / F */
+  /* verbs dilated (below): the QP timeout exponent given to rxe, t + log2 F
+   * (0: not verbs, or undilated). */
+  uint8_t verbs_timeout_exp;
 } jct_run_dilation_t;
+
+/* rxe's QP timer resolution: one jiffy at Debian's HZ=250 (below). */
+#define JCT_RUN_RXE_JIFFY_NS 4000000ull
 
 /* The dilation o runs with: o->tdf when given (>= 1); else, on uroce, the
  * smallest power of two F with rate_bps / F at most the ceiling (1 when
  * the rate is at most the ceiling); verbs runs undilated unless told. */
 void jct_run_dilation(const jct_run_opts_t *o, jct_run_dilation_t *d);
 
+/* log2 tdf when tdf is a power of two (the shift of a QP timeout
+ * exponent under dilation), else -1. */
+int jct_run_verbs_timeout_shift(double tdf);
+
 /* Refuse (JCT_EINVAL, err says what it would take) a run whose estimated
  * wall time -- the model's JCT x F x reps, the repetitions it runs
  * (baseline and faulted, warm-up), skipped idle time aside -- exceeds
  * o->wall_budget_ns, and a dilation the transport cannot honour (F below
- * 1; on verbs the rank VMs' kernels are not dilated: refused, with why). */
+ * 1; on verbs an F that is not a power of two, or a dilated timeout
+ * exponent above 31).
+ *
+ * verbs under dilation: the rank VMs' (or hosts') kernels keep real time.
+ * jctlab's switch is dilated by the clock (rate / F, delays x F); the QP
+ * timeout exponent t is set to t + log2 F (4.096 us x 2^t x F, IBA
+ * 9.7.6.1.3, exact for a power of two); the agents' NICs are shaped to
+ * rate / F, the compute gaps sent to them x F and the op times they report
+ * / F. What rxe does in its own time is not dilated: its turnaround (NAK,
+ * ACK, requester wake-ups) and its timers' floor -- rxe keeps the QP
+ * timeout in jiffies (rxe_qp.c, rxe_qp_from_attr: nsecs_to_jiffies of
+ * 4096 ns << t, at least one jiffy; 4 ms at Debian's HZ=250), an
+ * emulated floor of 4 ms / F. */
 int jct_run_check_dilation(const jct_run_opts_t *o, uint32_t reps, char *err, size_t errlen);
 
 /* Add x's figures to sum's (counted: either's). */
