@@ -121,7 +121,7 @@ START_TEST(idle_jump_arithmetic) {
   ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now + 4295000000u, 0, true), 0);    /* off */
   ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now + min, min, true), 0); /* not worth it */
   ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now + min + 1, min, true), min + 1);
-  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now, min, true), 0);      /* due now */
+  ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now, min, true), 0);        /* due now */
   ck_assert_uint_eq(jct_clock_idle_jump_ns(now, now - 1000, min, true), 0); /* overdue */
   ck_assert_uint_eq(jct_clock_idle_jump_ns(now, UINT64_MAX, min, true), UINT64_MAX - now);
 }
@@ -166,8 +166,8 @@ START_TEST(skip_only_when_quiescent) {
   busy = true;
   ck_assert_uint_eq(jct_clock_skip_idle(&c), 0); /* a predicate says busy */
   busy = false;
-  jct_clock_flight(&c, 3);                       /* 3 frames handed to the kernel */
-  jct_clock_flight(&c, -2);                      /* 2 read back: one in flight */
+  jct_clock_flight(&c, 3);  /* 3 frames handed to the kernel */
+  jct_clock_flight(&c, -2); /* 2 read back: one in flight */
   ck_assert_uint_eq(jct_clock_skip_idle(&c), 0);
   ck_assert_uint_eq(jct_clock_offset_ns(), off0);
   ck_assert_uint_eq(c.skipped_ns, 0);
@@ -178,17 +178,17 @@ START_TEST(skip_only_when_quiescent) {
   uint64_t before = jct_now_ns();
   uint64_t jump = jct_clock_skip_idle(&c);
   ck_assert_uint_gt(jump, 0);
-  ck_assert_uint_le(jump, f.due_ns - before);                 /* not past the timer */
-  ck_assert_uint_ge(jump, f.due_ns - before - 50000000u);     /* to it, within 50 ms */
-  ck_assert_uint_eq(jct_clock_offset_ns() - off0, jump);      /* the offset took it all */
+  ck_assert_uint_le(jump, f.due_ns - before);             /* not past the timer */
+  ck_assert_uint_ge(jump, f.due_ns - before - 50000000u); /* to it, within 50 ms */
+  ck_assert_uint_eq(jct_clock_offset_ns() - off0, jump);  /* the offset took it all */
   ck_assert_uint_eq(c.skipped_ns, jump);
   ck_assert_uint_eq(c.jumps, 1);
-  ck_assert_uint_eq(f.fired, 1);                              /* and the timer fired */
+  ck_assert_uint_eq(f.fired, 1); /* and the timer fired */
   ck_assert_uint_ge(f.fired_at_ns, f.due_ns);
   ck_assert_uint_lt(f.fired_at_ns - f.due_ns, 50000000u);
   ck_assert_uint_ge(jct_now_ns(), f.due_ns);
-  ck_assert_uint_lt(jct_wall_ns() - wall0, 500000000u);       /* 2 s emulated, no wall time */
-  uint64_t w = jct_wall_ns(), n = jct_now_ns(); /* now is wall + offset */
+  ck_assert_uint_lt(jct_wall_ns() - wall0, 500000000u); /* 2 s emulated, no wall time */
+  uint64_t w = jct_wall_ns(), n = jct_now_ns();         /* now is wall + offset */
   ck_assert_uint_ge(n - w, jct_clock_offset_ns());
   ck_assert_uint_lt(n - w - jct_clock_offset_ns(), 10000000u);
 
@@ -210,11 +210,14 @@ START_TEST(skip_only_when_quiescent) {
 }
 END_TEST
 
-/* The loop skips by itself: one turn of uv_run with a quiet world and a
- * timer 3 s away fires it at once; a busy world sleeps until it. */
-START_TEST(loop_skips_idle_turns) {
+/* One loop, dilated by tdf: a timer quiet_ns of emulated time away fires
+ * at once in a quiet world (under 0.5 s of wall time, the jump counted in
+ * emulated ns); a busy world's timer busy_ns away waits its tdf x busy_ns
+ * of wall time and skips nothing. */
+static void skips_quiet_waits_busy(double tdf, uint64_t quiet_ns, uint64_t busy_ns) {
   uv_loop_t loop;
   uv_loop_init(&loop);
+  ck_assert_int_eq(jct_clock_set_tdf(tdf), 0);
   jct_clock_t c;
   ck_assert_int_eq(jct_clock_init(&c, &loop), 0);
   jct_clock_set_skip(&c, JCT_CLOCK_SKIP_MIN_NS);
@@ -222,27 +225,34 @@ START_TEST(loop_skips_idle_turns) {
   ck_assert_int_eq(jct_clock_add_busy(&c, busy_flag, &busy), 0);
   far_t f = {0};
   jct_timer_t t = {.data = &f};
-  uint64_t wall0 = jct_wall_ns(), now0 = jct_now_ns();
-  f.due_ns = now0 + 3000000000u;
+  uint64_t w0 = jct_wall_ns(), now0 = jct_now_ns();
+  f.due_ns = now0 + quiet_ns;
   jct_timer_start(&c, &t, f.due_ns, on_far);
   while (!f.fired)
     uv_run(&loop, UV_RUN_ONCE);
-  ck_assert_uint_lt(jct_wall_ns() - wall0, 500000000u);
-  ck_assert_uint_ge(jct_now_ns() - now0, 3000000000u);
-  ck_assert_uint_ge(c.skipped_ns, 3000000000u - 500000000u);
-  /* Busy: real time, 300 ms of it. */
+  ck_assert_uint_lt(jct_wall_ns() - w0, 500000000u);
+  ck_assert_uint_ge(jct_now_ns() - now0, quiet_ns);
+  ck_assert_uint_ge(c.skipped_ns, quiet_ns - (uint64_t)(500000000.0 / tdf));
+  ck_assert_uint_le(c.skipped_ns, quiet_ns);
   busy = true;
   uint64_t skipped = c.skipped_ns;
-  wall0 = jct_wall_ns();
-  jct_timer_start(&c, &t, jct_now_ns() + 300000000u, on_far);
+  w0 = jct_wall_ns();
+  jct_timer_start(&c, &t, jct_now_ns() + busy_ns, on_far);
   while (f.fired < 2)
     uv_run(&loop, UV_RUN_ONCE);
-  ck_assert_uint_ge(jct_wall_ns() - wall0, 300000000u);
+  ck_assert_uint_ge(jct_wall_ns() - w0, (uint64_t)(tdf * (double)busy_ns));
   ck_assert_uint_eq(c.skipped_ns, skipped);
   jct_clock_set_skip(&c, 0);
   jct_clock_close(&c, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
   ck_assert_int_eq(uv_loop_close(&loop), 0);
+  ck_assert_int_eq(jct_clock_set_tdf(1), 0);
+}
+
+/* The loop skips by itself: one turn of uv_run with a quiet world and a
+ * timer 3 s away fires it at once; a busy world sleeps 300 ms until it. */
+START_TEST(loop_skips_idle_turns) {
+  skips_quiet_waits_busy(1, 3000000000u, 300000000u);
 }
 END_TEST
 
@@ -319,38 +329,7 @@ END_TEST
  * skip counted in emulated ns; a busy world's timer 100 us away waits its
  * dilated 102 ms. */
 START_TEST(dilation_skips_idle_time) {
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  ck_assert_int_eq(jct_clock_set_tdf(1024), 0);
-  jct_clock_t c;
-  ck_assert_int_eq(jct_clock_init(&c, &loop), 0);
-  jct_clock_set_skip(&c, JCT_CLOCK_SKIP_MIN_NS);
-  bool busy = false;
-  ck_assert_int_eq(jct_clock_add_busy(&c, busy_flag, &busy), 0);
-  far_t f = {0};
-  jct_timer_t t = {.data = &f};
-  uint64_t w0 = jct_wall_ns(), now0 = jct_now_ns();
-  f.due_ns = now0 + 2000000000u;
-  jct_timer_start(&c, &t, f.due_ns, on_far);
-  while (!f.fired)
-    uv_run(&loop, UV_RUN_ONCE);
-  ck_assert_uint_lt(jct_wall_ns() - w0, 500000000u);
-  ck_assert_uint_ge(jct_now_ns() - now0, 2000000000u);
-  ck_assert_uint_ge(c.skipped_ns, 2000000000u - 500000000u / 1024);
-  ck_assert_uint_le(c.skipped_ns, 2000000000u);
-  busy = true;
-  uint64_t skipped = c.skipped_ns;
-  w0 = jct_wall_ns();
-  jct_timer_start(&c, &t, jct_now_ns() + 100000u, on_far);
-  while (f.fired < 2)
-    uv_run(&loop, UV_RUN_ONCE);
-  ck_assert_uint_ge(jct_wall_ns() - w0, 1024u * 100000u);
-  ck_assert_uint_eq(c.skipped_ns, skipped);
-  jct_clock_set_skip(&c, 0);
-  jct_clock_close(&c, NULL);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  ck_assert_int_eq(uv_loop_close(&loop), 0);
-  ck_assert_int_eq(jct_clock_set_tdf(1), 0);
+  skips_quiet_waits_busy(1024, 2000000000u, 100000u);
 }
 END_TEST
 
