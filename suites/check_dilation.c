@@ -196,6 +196,27 @@ END_TEST
 #define ARGV(...)                                                                                  \
   { JCT_BINARY, "run", __VA_ARGS__, NULL }
 
+/* The wall budget bounds a repetition as well as the estimate. A 16 KiB
+ * ring at 1 Gbit/s, F = 1024, is admitted in a blink, but its first packet
+ * is lost and, with --no-skip, the 67 ms retransmit timeout is 69 s of
+ * wall time. The repetition fails at the 3 s budget, invalid (exit 3),
+ * rather than running on for F times its emulated limit. */
+START_TEST(wall_budget_ends_a_repetition) {
+  char *a[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "16KiB", "--rate", "1gbit",
+                   "--tdf", "1024", "--timeout", "14", "--reps", "1", "--no-skip", "--inject",
+                   "drop pkt=1:1 qp=0x101", "--wall-budget", "3s");
+  double t0 = now_s();
+  result_t r = run_cmd(a, NULL, 60);
+  double wall = now_s() - t0;
+  printf("dilation: a repetition over its 3 s wall budget ended after %.1f s in all, exit %d\n",
+         wall, r.status);
+  ck_assert_msg(r.status == 3, "exit %d: %s", r.status, r.err);
+  ck_assert_msg(strstr(r.err, "repetition 1 passed the --wall-budget of 3 s"), "%s", r.err);
+  ck_assert_msg(wall < 3 + 12, "%.1f s", wall); /* setup, baseline, drain: about 2 s */
+  result_free(&r);
+}
+END_TEST
+
 /* A scenario of a 2-rank ring of 64 KiB and the rest of its keys, in a
  * new temporary file (path). */
 static void scenario_file(char *path, size_t len, const char *rest) {
@@ -275,6 +296,7 @@ Suite *dilation_suite(void) {
   tcase_set_timeout(limits, 120);
   tcase_add_test(limits, bad_input);
   tcase_add_test(limits, scenario_tdf);
+  tcase_add_test(limits, wall_budget_ends_a_repetition);
   suite_add_tcase(s, limits);
   return s;
 }

@@ -22,7 +22,14 @@ typedef struct {
   jct_clock_t clock;
   jct_timer_t wake; /* the deadline of jct__loop_run_until() */
   uv_poll_t intr;   /* base/interrupt.h's pipe: a signal wakes the loop */
-  bool uv_open, clock_open, intr_open;
+  /* A wall-time bound on every wait (jct_wall_ns() scale; 0: none), and
+   * whether a wait ended on it. Under time dilation an emulated deadline
+   * costs F times its length in wall time; this caps what a hung
+   * repetition can cost. */
+  uint64_t wall_deadline_ns;
+  bool wall_passed;
+  uv_timer_t wall; /* wakes an idle wait at wall_deadline_ns */
+  bool uv_open, clock_open, intr_open, wall_open;
 } jct__loop_t;
 
 /* Open the loop and its clock, spinning rather than sleeping for timers due
@@ -36,7 +43,8 @@ typedef bool (*jct__loop_done_cb)(void *arg);
 typedef void (*jct__loop_turn_cb)(void *arg);
 
 /* Turn the loop (UV_RUN_ONCE) until done(arg), deadline_ns
- * (jct_now_ns() scale) or an interrupt (base/interrupt.h), calling turn(arg) after each turn when turn is not
+ * (jct_now_ns() scale), l->wall_deadline_ns (then l->wall_passed is set)
+ * or an interrupt (base/interrupt.h), calling turn(arg) after each turn when turn is not
  * NULL. done says when to stop: what was awaited happened, or something
  * failed (the caller tells which afterwards). Returns done(arg). */
 bool jct__loop_run_until(jct__loop_t *l, jct__loop_done_cb done, jct__loop_turn_cb turn, void *arg,

@@ -176,8 +176,23 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   uint64_t qp_timeout_ns = 4096ull << (s->o->timeout < 31 ? s->o->timeout : 31);
   uint64_t limit_ns = (uint64_t)(s->model_ns * 20) + 10000000000u +
                       2 * (uint64_t)(s->o->retry_cnt + 1) * qp_timeout_ns + s->gaps_ns;
+  /* The limit is in emulated time; dilated F times, a busy hang would cost
+   * F times it in wall time. The run's wall budget bounds each repetition
+   * too: the estimate it was admitted on said it would fit. */
+  uint64_t budget_ns = s->o->wall_budget_ns ? s->o->wall_budget_ns : JCT_RUN_WALL_BUDGET_NS;
+  s->loop.wall_deadline_ns = jct_wall_ns() + budget_ns;
+  s->loop.wall_passed = false;
   int rc = s->ops->rep(s->b, index, limit_ns, rep);
+  s->loop.wall_deadline_ns = 0;
   if (rc) return rc;
+  if (s->loop.wall_passed) {
+    char why[192];
+    snprintf(why, sizeof why,
+             "repetition %u passed the --wall-budget of %.0f s of wall time (time dilated x%g) "
+             "before it finished",
+             index + 1, (double)budget_ns / 1e9, jct_clock_tdf());
+    jct__rep_fail(rep, why);
+  }
   int sig = jct__interrupt_signal();
   if (sig) jct__rep_fail(rep, sig == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)");
   if (!rep->ok) s->broken = true;
