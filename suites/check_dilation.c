@@ -250,6 +250,11 @@ START_TEST(bad_input) {
   char *sweep[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "16MiB,1GiB", "--rate",
                        "400gbit", "--wall-budget", "5min");
   expect_bad_input(sweep, "size 1073741824", "over the --wall-budget of 5 min");
+  /* Sizes that fit the budget alone but not together: 16 MiB (about 15 s
+   * of wall time) and 64 MiB (about 59 s), 6 repetitions each, F = 4096. */
+  char *total[] = ARGV("--synth", "ring", "--ranks", "8", "--bytes", "16MiB,64MiB", "--rate",
+                       "400gbit", "--wall-budget", "1min");
+  expect_bad_input(total, "the 2 sizes would take about 75", "over the --wall-budget of 60");
   /* verbs: rxe's timeout exponent becomes t + log2 F, so F is a power of
    * two and t + log2 F at most 31 (refused before any agent is dialled). */
   char *verbs[] = ARGV("--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--agents",
@@ -268,6 +273,25 @@ END_TEST
 
 /* A scenario's tdf: reaches its cases: the JSON's "dilation" and the
  * report's line say F, given, and the links' rate here. */
+/* A scenario's cases are checked against the budget together: 64 MiB at
+ * 400 Gbit/s, 2 repetitions, fits a minute alone (about 40 s) but not
+ * twice. */
+START_TEST(scenario_wall_total) {
+  char path[256];
+  craft_tmpname(path, sizeof path, ".yaml");
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("name: total\nsynth: {algorithm: ring, ranks: 8, bytes: 64MiB}\nrate: 400gbit\n"
+        "wall_budget: 1min\nreps: 2\ncases:\n  - name: a\n    inject: [drop p=0.0001]\n"
+        "  - name: b\n    inject: [drop p=0.001]\n",
+        f);
+  ck_assert_int_eq(fclose(f), 0);
+  char *sc[] = {JCT_BINARY, "run", path, NULL};
+  expect_bad_input(sc, "the 2 cases would take about 79", "over the --wall-budget of 60");
+  unlink(path);
+}
+END_TEST
+
 START_TEST(scenario_tdf) {
   char path[256];
   scenario_file(path, sizeof path,
@@ -297,6 +321,7 @@ Suite *dilation_suite(void) {
   tcase_add_test(limits, bad_input);
   tcase_add_test(limits, scenario_tdf);
   tcase_add_test(limits, wall_budget_ends_a_repetition);
+  tcase_add_test(limits, scenario_wall_total);
   suite_add_tcase(s, limits);
   return s;
 }

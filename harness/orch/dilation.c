@@ -47,6 +47,27 @@ static const char *fmt_wall(double ns, char *buf, size_t len) {
   return buf;
 }
 
+double jct_run_wall_estimate_ns(const jct_run_opts_t *o, uint32_t reps) {
+  if (!o->schedule || !o->rate_bps) return 0;
+  jct_run_dilation_t d;
+  jct_run_dilation(o, &d);
+  jct_run_result_t m;
+  jct_run_model(o, &m);
+  double ns = m.model_ns * d.tdf * (double)reps;
+  return isfinite(ns) && ns > 0 ? ns : 0;
+}
+
+int jct_run_check_wall_total(double total_ns, uint32_t nruns, const char *what,
+                             uint64_t budget_ns, char *err, size_t errlen) {
+  uint64_t budget = budget_ns ? budget_ns : JCT_RUN_WALL_BUDGET_NS;
+  if (total_ns <= (double)budget) return 0;
+  char b[2][32];
+  return jct__errf(err, errlen, JCT_EINVAL,
+                   "the %u %s would take about %s of wall time in all, over the --wall-budget of "
+                   "%s; run fewer of them, fewer repetitions, or give a larger --wall-budget",
+                   nruns, what, fmt_wall(total_ns, b[0], 32), fmt_wall((double)budget, b[1], 32));
+}
+
 int jct_run_check_dilation(const jct_run_opts_t *o, uint32_t reps, char *err, size_t errlen) {
   if (o->tdf != 0 && !(o->tdf >= 1 && o->tdf <= JCT_CLOCK_MAX_TDF))
     return jct__errf(err, errlen, JCT_EINVAL, "--tdf %g is not a factor from 1 to %.0f", o->tdf,
@@ -69,7 +90,7 @@ int jct_run_check_dilation(const jct_run_opts_t *o, uint32_t reps, char *err, si
   jct_run_result_t m;
   jct_run_model(o, &m);
   uint64_t budget = o->wall_budget_ns ? o->wall_budget_ns : JCT_RUN_WALL_BUDGET_NS;
-  double wall_ns = m.model_ns * d.tdf * (double)reps;
+  double wall_ns = jct_run_wall_estimate_ns(o, reps);
   if (wall_ns > (double)budget) {
     char b[5][32];
     return jct__errf(

@@ -7,6 +7,7 @@
 #include "common/errf.h"
 #include "jctlab/error.h"
 #include "jctlab/replay.h"
+#include "jctlab/run.h"
 #include "harness/base/interrupt.h"
 #include "harness/report/progress.h"
 #include "scenario.h"
@@ -23,9 +24,17 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
                    jct__case_tally_t *tally, char *err, size_t errlen) {
   jct__progress_t bar;
   jct__progress_init(&bar, stderr, n > 1 ? "cases" : "replay");
-  for (uint32_t i = 0; i < n; i++)
+  double wall_ns = 0;
+  for (uint32_t i = 0; i < n; i++) {
     bar.total += 2 * cases[i].opts.reps;
-  int rc = 0;
+    wall_ns += jct_run_wall_estimate_ns(&cases[i].opts, 2 * cases[i].opts.reps + cases[i].opts.warmup);
+  }
+  /* Each case is checked alone when it starts; the budget is the whole
+   * run's, so the cases are checked together before the first. */
+  int rc = n > 1 ? jct_run_check_wall_total(wall_ns, n, "cases", cases[0].opts.wall_budget_ns, err,
+                                            errlen)
+                 : 0;
+  if (rc) return rc;
   for (uint32_t i = 0; i < n && rc == 0; i++) {
     const jct__case_t *c = &cases[i];
     jct_run_opts_t o = c->opts;

@@ -109,14 +109,21 @@ static int size_schedule(const jct__sweep_plan_t *p, uint64_t bytes, jct_schedul
 }
 
 int jct__sweep_check(const jct__sweep_plan_t *p, char *name, size_t len, char *err, size_t errlen) {
+  double wall_ns = 0;
   for (uint32_t i = 0; i < p->nsizes; i++) {
     jct_schedule_t *s;
     int rc = size_schedule(p, p->sizes[i], &s, err, errlen);
     if (rc) return rc;
     snprintf(name, len, "%s", s->algorithm);
+    jct_run_opts_t o = p->opts;
+    o.schedule = s;
+    wall_ns += jct_run_wall_estimate_ns(&o, (o.ninject ? 2 * o.reps : o.reps) + o.warmup);
     jct_schedule_free(s);
   }
-  return 0;
+  /* Each size fits alone (size_schedule); the budget is the sweep's. */
+  return p->nsizes > 1 ? jct_run_check_wall_total(wall_ns, p->nsizes, "sizes",
+                                                  p->opts.wall_budget_ns, err, errlen)
+                       : 0;
 }
 
 const char *jct__sweep_size_path(const char *path, uint64_t bytes, uint32_t nsizes, char *buf,

@@ -201,6 +201,19 @@ int jct_run_verbs_timeout_shift(double tdf);
  * emulated floor of 4 ms / F. */
 int jct_run_check_dilation(const jct_run_opts_t *o, uint32_t reps, char *err, size_t errlen);
 
+/* The wall time reps repetitions of o are estimated to take: the model's
+ * JCT x F x reps, skipped idle time aside (0 for options the model cannot
+ * use: no schedule, no rate). */
+double jct_run_wall_estimate_ns(const jct_run_opts_t *o, uint32_t reps);
+
+/* Refuse (JCT_EINVAL, err says what it would take) a plan of nruns runs --
+ * a scenario's cases, a sweep's sizes -- whose summed estimates total_ns
+ * (jct_run_wall_estimate_ns) exceed budget_ns (0: JCT_RUN_WALL_BUDGET_NS).
+ * what names the runs ("cases", "sizes"). Each run is also checked alone
+ * (jct_run_check_dilation). */
+int jct_run_check_wall_total(double total_ns, uint32_t nruns, const char *what,
+                             uint64_t budget_ns, char *err, size_t errlen);
+
 /* Add x's figures to sum's (counted: either's). */
 void jct_transport_stats_add(jct_transport_stats_t *sum, const jct_transport_stats_t *x);
 
