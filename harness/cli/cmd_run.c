@@ -26,6 +26,7 @@
 #include "harness/orch/names.h"
 #include "harness/plan/run_args.h"
 #include "harness/base/units.h"
+#include "harness/report/output.h"
 #include "harness/report/report.h"
 #include "harness/report/result.h"
 
@@ -352,12 +353,9 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(root, "fabric_links", jct__links_json(r));
   json_object_set_new(root, "jain_index",
                       isfinite(r->jain_index) ? json_real(r->jain_index) : json_null());
-  int rc = strcmp(a->json, "-") == 0
-               ? json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
-               : json_dump_file(root, a->json, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  int rc = jct__json_write(root, a->json, "run");
   json_decref(root);
-  if (rc) fprintf(stderr, "jctlab run: %s: cannot write\n", a->json);
-  return rc ? 1 : 0;
+  return rc;
 }
 
 /* A leaf-spine fabric holds the ranks where the placement puts them:

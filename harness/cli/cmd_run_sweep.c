@@ -13,6 +13,7 @@
 #include "harness/base/interrupt.h"
 #include "harness/base/units.h"
 #include "harness/plan/size_sweep.h"
+#include "harness/report/output.h"
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
 
@@ -92,12 +93,9 @@ static int write_json(const jct__sweep_info_t *info, const jct__sweep_row_t *row
     return 1;
   }
   jct__cases_mark_interrupted(doc);
-  int rc = !strcmp(path, "-") ? json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
-                              : json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-  if (!rc && !strcmp(path, "-")) fputc('\n', stdout);
+  int rc = jct__json_write(doc, path, "run");
   json_decref(doc);
-  if (rc) fprintf(stderr, "jctlab run: %s: cannot write\n", path);
-  return rc ? 1 : 0;
+  return rc;
 }
 
 int jct__run_sweep(const jct__sweep_args_t *s, jct__run_args_t *r, const char *json) {

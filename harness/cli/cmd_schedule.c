@@ -14,6 +14,7 @@
 #include "jctlab/error.h"
 #include "jctlab/infer.h"
 #include "jctlab/schedule.h"
+#include "harness/report/output.h"
 #include "harness/report/schedule_report.h"
 
 #ifndef JCT_DEFAULT_TRACE
@@ -52,11 +53,9 @@ static const char usage_text[] =
 static int write_report_json(const char *path, const char *trace, const jct_infer_report_t *rep) {
   json_t *doc = jct__infer_report_json(trace, rep);
   if (!doc) return JCT_ENOMEM;
-  int rc = strcmp(path, "-") == 0 ? json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
-                                  : json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-  if (!rc && strcmp(path, "-") == 0) rc = fputc('\n', stdout) == EOF ? -1 : 0;
+  int rc = jct__json_write(doc, path, "schedule");
   json_decref(doc);
-  return rc ? JCT_EIO : 0;
+  return rc;
 }
 
 int jct__cmd_schedule(int argc, char **argv) {
@@ -114,7 +113,7 @@ int jct__cmd_schedule(int argc, char **argv) {
     status = 1;
   }
   if (!status && json_report && (rc = write_report_json(json_report, trace, &rep))) {
-    fprintf(stderr, "jctlab schedule: %s: %s\n", json_report, jct_strerror(rc));
+    if (rc == JCT_ENOMEM) fprintf(stderr, "jctlab schedule: out of memory\n");
     status = 1;
   }
   if (!status && !quiet) {

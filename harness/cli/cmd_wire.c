@@ -34,6 +34,7 @@
 #include "harness/base/units.h"
 #include "harness/fabric/chain.h"
 #include "harness/orch/loop.h"
+#include "harness/report/output.h"
 #include "jctlab/error.h"
 #include "jctlab/fabric.h"
 #include "jctlab/injector.h"
@@ -375,14 +376,6 @@ static json_t *to_json(const args_t *a, const outcome_t *o, const jct__chain_t *
                    harness_losses(o) == 0);
 }
 
-static int write_json(const char *path, json_t *doc) {
-  int rc = !strcmp(path, "-") ? json_dumpf(doc, stdout, JSON_INDENT(2))
-                              : json_dump_file(doc, path, JSON_INDENT(2));
-  if (!strcmp(path, "-")) putchar('\n');
-  if (rc) fprintf(stderr, "jctlab wire: cannot write --json %s\n", path);
-  return rc ? 1 : 0;
-}
-
 /* ---- the command ----------------------------------------------------------------- */
 
 int jct__cmd_wire(int argc, char **argv) {
@@ -452,7 +445,7 @@ int jct__cmd_wire(int argc, char **argv) {
   int status = 0;
   if (a.json) {
     json_t *doc = to_json(&a, &o, chain);
-    status = doc ? write_json(a.json, doc) : 1;
+    status = doc ? jct__json_write(doc, a.json, "wire") : 1;
     json_decref(doc);
   }
   if (!a.json || strcmp(a.json, "-")) print_text(&a, &o, chain);

@@ -77,19 +77,20 @@ static int write_junit(const json_t *doc, const char *path, const char *prog) {
   return rc ? 1 : 0;
 }
 
+int jct__json_write(const json_t *doc, const char *path, const char *prog) {
+  size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
+  bool out = strcmp(path, "-") == 0;
+  int rc = out ? json_dumpf(doc, stdout, flags) || fputc('\n', stdout) == EOF || fflush(stdout)
+               : json_dump_file(doc, path, flags);
+  if (rc) fprintf(stderr, "jctlab %s: %s: cannot write\n", prog, out ? "standard output" : path);
+  return rc ? 1 : 0;
+}
+
 int jct__output_result(const json_t *doc, const char *json, const char *junit, const char *report,
                        const char *prog, bool all_qps) {
   int status = 0;
-  size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
-  if (json && strcmp(json, "-") == 0) {
-    if (json_dumpf(doc, stdout, flags) || fputc('\n', stdout) == EOF) status = 1;
-  } else {
-    jct__report_text(stdout, doc, all_qps);
-    if (json && json_dump_file(doc, json, flags)) {
-      fprintf(stderr, "jctlab %s: %s: cannot write\n", prog, json);
-      status = 1;
-    }
-  }
+  if (!json || strcmp(json, "-")) jct__report_text(stdout, doc, all_qps);
+  if (json && jct__json_write(doc, json, prog)) status = 1;
   if (junit && write_junit(doc, junit, prog)) status = 1;
   if (report) {
     char err[512];

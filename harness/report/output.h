@@ -15,4 +15,9 @@
 int jct__output_result(const json_t *doc, const char *json, const char *junit, const char *report,
                        const char *prog, bool all_qps);
 
+/* Write doc as indented JSON, keys in their order, to path ('-':
+ * standard output, with a final newline). Returns 0, or 1 when it could
+ * not be written (said on stderr: "jctlab PROG: PATH: cannot write"). */
+int jct__json_write(const json_t *doc, const char *path, const char *prog);
+
 #endif
