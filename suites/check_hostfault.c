@@ -349,6 +349,50 @@ START_TEST(targeted_drop_host_as_switch) {
 }
 END_TEST
 
+/* A window (at=, until=) is emulated time at the host as on the switch:
+ * under time dilation (F = 16) the kernel, which keeps wall time, is
+ * given the window x F. Every 10th frame from rank 1 between 5 and 15 ms
+ * is dropped at the host and on the switch alike, and the host's drops
+ * are logged at emulated times inside the window. */
+START_TEST(window_dilated_host_as_switch) {
+  if (!root_or_skip("window_dilated_host_as_switch")) return;
+  static const char *const where[] = {"at=host:1", "port=1 dir=in"};
+  json_int_t dropped[2];
+  char log[256];
+  craft_tmpname(log, sizeof log, ".log");
+  for (int i = 0; i < 2; i++) {
+    char spec[96];
+    snprintf(spec, sizeof spec, "drop every=10 at=5ms until=15ms %s", where[i]);
+    const char *const args[] = {"run",   "--synth",  "ring",   "--ranks",  "4",  "--rate",
+                                "80mbit", "--tdf",   "16",     "--reps",   "1",  "--bytes",
+                                "256KiB", "--inject", spec,    "--fault-log", log, NULL};
+    int status;
+    char *err = NULL;
+    json_t *doc = jctlab_json_retry(args, &status, &err);
+    ck_assert_msg(status == 0 && doc, "'%s': exit %d: %s", spec, status, err);
+    free(err);
+    dropped[i] = jint(doc, "injectors.0.dropped");
+    json_decref(doc);
+    if (i) continue;
+    char *text = slurp(log, NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_eq(count_lines(text), (size_t)dropped[0]);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+      json_t *l = parse_json(line, "the fault log's line");
+      json_int_t t = jint(l, "t_ns");
+      ck_assert_msg(t >= 5000000 && t < 15000000, "a host drop at %lld ns", (long long)t);
+      json_decref(l);
+    }
+    free(text);
+  }
+  unlink(log);
+  printf("hostfault: every 10th frame in [5, 15) ms, F = 16: host %lld drops, switch %lld\n",
+         (long long)dropped[0], (long long)dropped[1]);
+  ck_assert_int_gt(dropped[0], 0);
+  ck_assert_int_eq(dropped[0], dropped[1]);
+}
+END_TEST
+
 /* drop p=1% on rank 1's egress, in its kernel and on the switch
  * (suites/scenarios/host-loss.yaml, 5 repetitions a side): the same
  * packets are lost (packet-keyed draws), so the same NAKs and timeouts,
@@ -625,6 +669,7 @@ Suite *hostfault_suite(void) {
   tcase_set_timeout(r, 300);
   tcase_add_test(r, targeted_drop_host_as_switch);
   tcase_add_test(r, random_drop_host_as_switch);
+  tcase_add_test(r, window_dilated_host_as_switch);
   tcase_add_test(r, pause_storm_from_host);
   tcase_add_test(r, flap_from_host);
   tcase_add_test(r, bad_input);

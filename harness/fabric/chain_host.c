@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "chain_int.h"
@@ -21,14 +20,16 @@
 #include "common/rng.h"
 #include "harness/base/netlink.h"
 #include "hostdrop.h"
+#include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/roce.h"
 #include "topo_link.h"
 
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* An emulated span as the kernel's wall clock sees it: x F under time
+ * dilation (clock.h), saturating. */
+static uint64_t wall_span(uint64_t emulated_ns) {
+  double w = (double)emulated_ns * jct_clock_tdf();
+  return w >= 18e18 ? UINT64_MAX : (uint64_t)w;
 }
 
 typedef struct {
@@ -238,7 +239,10 @@ static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
   int af = ev->family == 6 ? AF_INET6 : AF_INET;
   inet_ntop(af, ev->src, src, sizeof src);
   inet_ntop(af, ev->dst, dst, sizeof dst);
-  uint64_t t = ev->t_ns > c->start_mono_ns ? ev->t_ns - c->start_mono_ns : 0;
+  /* The kernel stamps wall time; the log is in emulated time, as the
+   * switch's entries. */
+  uint64_t v = jct_clock_virtual_ns(ev->t_ns);
+  uint64_t t = v > c->start_ns ? v - c->start_ns : 0;
   fprintf(c->log,
           "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
           "\"kind\":\"%s\",\"action\":\"drop\",\"src\":\"%s\",\"dst\":\"%s\",\"qp\":%u,"
@@ -282,7 +286,11 @@ void jct__chain_emit_from_host(jct_injector_t *inj, uint32_t port, const uint8_t
 }
 
 void jct__chain_hosts_start(jct__chain_t *c) {
-  c->start_mono_ns = mono_ns();
+  /* The kernel keeps wall time: it is given the repetition's start and
+   * the window in it x F. An idle-time jump (clock.h) before the window
+   * opens is not seen by the kernel, so it opens that much later in
+   * emulated time: a window after a skipped timeout is approximate. */
+  c->start_mono_ns = jct_clock_wall_at_ns(c->start_ns);
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
     if (!c->host[i]) continue;
@@ -294,8 +302,8 @@ void jct__chain_hosts_start(jct__chain_t *c) {
     cfg.enabled = !c->disabled;
     cfg.start_ns = c->start_mono_ns;
     cfg.seed = inj->seed;
-    cfg.at_ns = inj->at_ns;
-    cfg.until_ns = inj->until_ns;
+    cfg.at_ns = wall_span(inj->at_ns);
+    cfg.until_ns = inj->until_ns ? wall_span(inj->until_ns) : 0;
     uint64_t rng[4];
     jct__rng_seed(rng, inj->seed);
     if (jct__hostdrop_configure(c->host[i], &cfg, rng) < 0)
