@@ -245,7 +245,10 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          t->counted == JCT_TSTAT_ALL ? "" : " (n/a: the device does not count it)");
   print_fabric(r);
   print_congestion(o, r);
-  jct__links_print(r);
+  json_t *links = jct__links_json(r->links, r->nlinks, r->ecmp_imbalance);
+  if (json_is_object(links)) printf("\n");
+  jct__links_text(stdout, links, "  ");
+  json_decref(links);
   print_injectors(r);
   json_t *qps = r->qps ? jct__qps_json(s, NULL, r->qps) : NULL;
   jct__report_qps_text(stdout, qps, a->per_qp);
@@ -349,7 +352,8 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(cfg, "cc_profile",
                       dcqcn ? json_string(jct_dcqcn_profile_name(o->cc_profile)) : json_null());
   json_object_set_new(cfg, "cc_dilation", dcqcn ? json_real(jct_run_cc_dilation(o)) : json_null());
-  json_object_set_new(root, "fabric_links", jct__links_json(r));
+  json_object_set_new(root, "fabric_links",
+                      jct__links_json(r->links, r->nlinks, r->ecmp_imbalance));
   json_object_set_new(root, "jain_index",
                       isfinite(r->jain_index) ? json_real(r->jain_index) : json_null());
   int rc = strcmp(a->json, "-") == 0

@@ -582,6 +582,11 @@ int jct_fabric_link_stats(const jct_fabric_t *f, uint32_t k, uint64_t now_ns,
   return 0;
 }
 
+void jct_fabric_links_reset_peaks(jct_fabric_t *f) {
+  for (uint32_t k = 0; k < f->nlinks; k++)
+    jct_switch_reset_peak(f->node[f->link[k].node].sw, f->link[k].port);
+}
+
 int jct_fabric_link_find(const jct_fabric_t *f, const char *name) {
   for (uint32_t k = 0; k < f->nlinks; k++)
     if (!strcmp(f->link[k].name, name)) return (int)k;

@@ -17,6 +17,7 @@
 #include "harness/fabric/chain.h"
 #include "jctlab/error.h"
 #include "backend.h"
+#include "links.h"
 #include "loop.h"
 #include "session.h"
 
@@ -168,6 +169,13 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   }
   snapshot_t before, after;
   snap(s, &before);
+  jct_fabric_link_stats_t *links_before = NULL;
+  uint32_t nlinks = 0;
+  if (s->fab) jct_fabric_links_reset_peaks(s->fab); /* this repetition's peaks */
+  if (jct__linkstats_snap(s->fab, &links_before, &nlinks)) {
+    jct__rep_clear(rep);
+    return JCT_ENOMEM;
+  }
   if (s->conn_before) s->ops->conn_counts(s->b, s->conn_before);
   /* Generous: 20 times the model, 10 s, every retry of one message
    * running out its timer twice over (4.096 us * 2^timeout each), and every
@@ -177,7 +185,10 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   uint64_t limit_ns = (uint64_t)(s->model_ns * 20) + 10000000000u +
                       2 * (uint64_t)(s->o->retry_cnt + 1) * qp_timeout_ns + s->gaps_ns;
   int rc = s->ops->rep(s->b, index, limit_ns, rep);
-  if (rc) return rc;
+  if (rc) {
+    free(links_before);
+    return rc;
+  }
   int sig = jct__interrupt_signal();
   if (sig) jct__rep_fail(rep, sig == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)");
   if (!rep->ok) s->broken = true;
@@ -189,6 +200,10 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
   snap(s, &after);
+  rc = jct__linkstats_snap(s->fab, &rep->links, &rep->nlinks);
+  if (!rc) jct__linkstats_diff(rep->links, links_before, rep->nlinks);
+  free(links_before);
+  if (rc) return rc;
   if (rep->conn) {
     s->ops->conn_counts(s->b, rep->conn);
     for (uint32_t c = 0; c < sch->nconns; c++)
@@ -287,8 +302,11 @@ uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out
 void jct__rep_clear(jct_rep_t *rep) {
   free(rep->timing);
   free(rep->conn);
+  free(rep->links);
   rep->timing = NULL;
   rep->conn = NULL;
+  rep->links = NULL;
+  rep->nlinks = 0;
 }
 
 void jct__session_free(jct__session_t *s) {

@@ -135,6 +135,9 @@ uint32_t jct_fabric_nlinks(const jct_fabric_t *f);
 /* Errors: JCT_EINVAL (k out of range). */
 int jct_fabric_link_stats(const jct_fabric_t *f, uint32_t k, uint64_t now_ns,
                           jct_fabric_link_stats_t *out);
+/* Start every link's peak queue again (jct_switch_reset_peak): a
+ * repetition's peak is then its own, not the fabric's since it was built. */
+void jct_fabric_links_reset_peaks(jct_fabric_t *f);
 /* The link named "leaf1:spine0" (or its port index for injectors: see
  * jct_fabric_port_index), -1 when there is none. */
 int jct_fabric_link_find(const jct_fabric_t *f, const char *name);

@@ -1,0 +1,211 @@
+/* A leaf-spine fabric's links in the reports other than `jctlab run`'s
+ * (check_clos.c has run's): replays and scenario cases count each side's
+ * links through the same code as run, and their figures add up.
+ *   - replay: an 8-rank ring spread over 4 leaves x 2 spines with loss on
+ *     one uplink. On each side, what went up to a spine came down from it
+ *     (per spine and per flow), every data frame of a link is in one of
+ *     its flows, each connection between leaves carried at least its
+ *     schedule's payload on the uplinks (and, lossless, at most 5% of
+ *     headers more), and the lossy uplink's drops are exactly the
+ *     injector's. The imbalance is max / mean of the uplinks' bytes.
+ *   - scenario: a case's JSON has both sides' tables, and its terminal
+ *     report and report.md show them.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "craft.h"
+#include "suites.h"
+#include "testkit.h"
+
+#define TOPO "leaf-spine:leaves=4,spines=2,hosts-per-leaf=2"
+
+/* The link named in a "links" array, or NULL. */
+static json_t *link_in(json_t *links, const char *name) {
+  for (size_t i = 0; i < json_array_size(links); i++)
+    if (!strcmp(json_string_value(json_object_get(json_array_get(links, i), "link")), name))
+      return json_array_get(links, i);
+  return NULL;
+}
+
+/* Bytes of the flows src->dst (any source port) on a link. */
+static json_int_t pair_bytes(json_t *link, json_int_t src, json_int_t dst) {
+  json_int_t b = 0;
+  json_t *flows = json_object_get(link, "flows");
+  for (size_t i = 0; i < json_array_size(flows); i++) {
+    json_t *f = json_array_get(flows, i);
+    if (jint(f, "src_rank") == src && jint(f, "dst_rank") == dst) b += jint(f, "bytes");
+  }
+  return b;
+}
+
+/* One side's links (4 leaves x 2 spines): flows account for every byte,
+ * each spine gives out what it took in, pair by pair, and each connection
+ * under different leaves carried its payload (reps repetitions of
+ * qps[].bytes) up to some spine, with at most 5% more (headers, ACKs are
+ * the other way) and extra bytes (sent again). */
+static void check_side(json_t *fl, json_t *qps, const char *side, uint32_t reps, double extra) {
+  json_t *links = jget(fl, "links");
+  ck_assert_uint_eq(json_array_size(links), 16);
+  double max = 0, sum = 0;
+  for (size_t i = 0; i < 16; i++) {
+    json_t *l = json_array_get(links, i);
+    json_int_t fb = 0;
+    for (size_t j = 0; j < json_array_size(json_object_get(l, "flows")); j++)
+      fb += jint(json_array_get(json_object_get(l, "flows"), j), "bytes");
+    ck_assert_int_eq(jint(l, "other_flow_frames"), 0);
+    ck_assert_msg(fb == jint(l, "bytes"), "%s %s: flows %lld bytes, link %lld", side,
+                  json_string_value(json_object_get(l, "link")), (long long)fb,
+                  (long long)jint(l, "bytes"));
+    if (jbool(l, "uplink")) {
+      sum += (double)jint(l, "bytes");
+      if (jint(l, "bytes") > max) max = (double)jint(l, "bytes");
+    }
+  }
+  ck_assert_double_eq_tol(jnum(fl, "ecmp_imbalance"), max * 8 / sum, 1e-9);
+  for (uint32_t s = 0; s < 2; s++) {
+    json_int_t up = 0, down = 0;
+    for (uint32_t l = 0; l < 4; l++) {
+      char u[32], d[32];
+      snprintf(u, sizeof u, "leaf%u:spine%u", l, s);
+      snprintf(d, sizeof d, "spine%u:leaf%u", s, l);
+      up += jint(link_in(links, u), "bytes");
+      down += jint(link_in(links, d), "bytes");
+    }
+    ck_assert_msg(up == down, "%s: spine %u took in %lld bytes and gave out %lld", side, s,
+                  (long long)up, (long long)down);
+  }
+  for (size_t c = 0; c < json_array_size(qps); c++) {
+    json_t *q = json_array_get(qps, c);
+    json_int_t src = jint(q, "src"), dst = jint(q, "dst");
+    uint32_t ls = (uint32_t)src % 4, ld = (uint32_t)dst % 4; /* spread: rank i under leaf i % 4 */
+    json_int_t up = 0, down = 0;
+    for (uint32_t s = 0; s < 2; s++) {
+      char u[32], d[32];
+      snprintf(u, sizeof u, "leaf%u:spine%u", ls, s);
+      snprintf(d, sizeof d, "spine%u:leaf%u", s, ld);
+      up += pair_bytes(link_in(links, u), src, dst);
+      down += pair_bytes(link_in(links, d), src, dst);
+    }
+    double payload = (double)jint(q, "bytes") * reps;
+    ck_assert_msg(up >= payload && up <= payload * 1.05 + extra,
+                  "%s: connection %zu (%lld->%lld) carried %lld bytes up, payload %.0f", side, c,
+                  (long long)src, (long long)dst, (long long)up, payload);
+    ck_assert_msg(down == up, "%s: connection %zu: %lld bytes up, %lld down", side, c,
+                  (long long)up, (long long)down);
+  }
+}
+
+START_TEST(replay_links_add_up) {
+  const char *args[] = {"replay", "--synth", "ring", "--ranks", "8", "--bytes", "128KiB",
+                        "--rate", "5mbit", "--reps", "1", "--topology", TOPO, "--placement",
+                        "spread", "--ecmp-seed", "5", "--inject",
+                        "drop p=0.05 port=leaf1:spine1 dir=out", NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab replay exited %d: %s", status, err);
+  free(err);
+  json_t *c = json_array_get(jget(doc, "cases"), 0);
+  json_t *qps = jget(c, "qps");
+  ck_assert_uint_eq(json_array_size(qps), 8);
+  /* qps[].bytes: the schedule's per repetition, either side */
+  check_side(jget(c, "fabric_links.baseline"), qps, "baseline", 1, 0);
+  /* faulted: what the loss made the QPs send again (headers and all), on top */
+  double retx = (double)jint(c, "transport.retransmitted_bytes");
+  ck_assert_msg(retx > 0, "0.05 loss on an uplink made no retransmission");
+  check_side(jget(c, "fabric_links.faulted"), qps, "faulted", 1, retx * 1.05);
+  json_t *lossy = link_in(jget(c, "fabric_links.faulted.links"), "leaf1:spine1");
+  json_int_t dropped = jint(c, "drops.injectors.0.dropped");
+  ck_assert_int_gt(dropped, 0);
+  ck_assert_int_eq(jint(lossy, "drops"), dropped);
+  ck_assert_int_eq(jint(link_in(jget(c, "fabric_links.baseline.links"), "leaf1:spine1"), "drops"),
+                   0);
+  json_decref(doc);
+}
+END_TEST
+
+/* A scenario file in a new temporary file (path). */
+static void write_scenario(char *path, size_t len, const char *text) {
+  craft_tmpname(path, len, ".yaml");
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(scenario_case_has_links) {
+  char path[256], dir[300];
+  write_scenario(path, sizeof path,
+                 "name: links\n"
+                 "synth: {algorithm: ring, ranks: 8, bytes: 128KiB}\n"
+                 "rate: 5mbit\n"
+                 "topology: " TOPO "\n"
+                 "placement: spread\n"
+                 "ecmp_seed: 5\n"
+                 "reps: 1\n"
+                 "cases:\n"
+                 "  - name: uplink-loss\n"
+                 "    inject: [\"drop p=0.001 port=leaf0:spine0 dir=out\"]\n");
+  snprintf(dir, sizeof dir, "%s.report", path); /* a folder jctlab makes */
+  const char *args[] = {"run", path, "--report", dir, NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
+  free(err);
+  json_t *c = json_array_get(jget(doc, "cases"), 0);
+  for (int k = 0; k < 2; k++) {
+    json_t *fl = jget(c, k ? "fabric_links.faulted" : "fabric_links.baseline");
+    ck_assert_uint_eq(json_array_size(jget(fl, "links")), 16);
+    ck_assert(json_is_array(jget(fl, "collisions")));
+    json_int_t up = 0;
+    for (size_t i = 0; i < 16; i++) {
+      json_t *l = json_array_get(jget(fl, "links"), i);
+      if (jbool(l, "uplink")) up += jint(l, "bytes");
+    }
+    /* spread: all 8 connections cross, 2 x 7 messages of 16 KiB each */
+    ck_assert_int_ge(up, 8 * 14 * 16384);
+  }
+  /* report.md: the faulted side's table, a row per link */
+  char md[320];
+  snprintf(md, sizeof md, "%s/report.md", dir);
+  size_t n;
+  char *text = slurp(md, &n);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_ptr_nonnull(strstr(text, "Links between switches"));
+  ck_assert_ptr_nonnull(strstr(text, "| spine1:leaf3 |"));
+  free(text);
+  /* the terminal's table */
+  char *argv[] = {JCT_BINARY, "run", path, NULL};
+  result_t r = run_cmd(argv, NULL, 120);
+  if (r.status == 3) { /* the loop fell behind once: again */
+    result_free(&r);
+    r = run_cmd(argv, NULL, 120);
+  }
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  ck_assert_ptr_nonnull(strstr(r.out, "links, faulted repetitions:"));
+  ck_assert_ptr_nonnull(strstr(r.out, "links, baseline repetitions:"));
+  ck_assert_ptr_nonnull(strstr(r.out, "ECMP       uplink load max/mean"));
+  result_free(&r);
+  json_decref(doc);
+  unlink(path);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+Suite *links_suite(void) {
+  Suite *s = suite_create("links");
+  TCase *reports = tcase_create("reports");
+  tcase_set_timeout(reports, 300);
+  tcase_add_test(reports, replay_links_add_up);
+  tcase_add_test(reports, scenario_case_has_links);
+  suite_add_tcase(s, reports);
+  return s;
+}
