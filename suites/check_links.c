@@ -10,6 +10,11 @@
  *     injector's. The imbalance is max / mean of the uplinks' bytes.
  *   - scenario: a case's JSON has both sides' tables, and its terminal
  *     report and report.md show them.
+ *   - qps: --qps-per-connection in size sweeps (each size a run, or with
+ *     --inject a replay) and in a scenario's sweep of cases: every size and
+ *     every case measured traffic on N QPs per connection (qps_used, the
+ *     per-QP figures), one QP each without it; 0, abc and a size too small
+ *     to split are bad input.
  */
 #include <check.h>
 #include <jansson.h>
@@ -200,6 +205,103 @@ START_TEST(scenario_case_has_links) {
 }
 END_TEST
 
+/* A 4-rank ring size sweep at 5 Mbit/s; extra (NULL-ended) after. */
+static json_t *sweep(const char *qps, const char *inject, int *status) {
+  const char *args[24] = {"run", "--synth", "ring", "--ranks", "4", "--bytes", "32KiB,64KiB",
+                          "--rate", "5mbit", "--reps", "1", "--qps-per-connection", qps};
+  size_t n = 13;
+  if (inject) args[n++] = "--inject", args[n++] = inject;
+  args[n] = NULL;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, status, &err);
+  ck_assert_msg(*status == 0 && doc, "jctlab run exited %d: %s", *status, err);
+  free(err);
+  return doc;
+}
+
+START_TEST(size_sweep_uses_qps) {
+  int status;
+  const char *injects[] = {NULL, "drop p=0.001"}; /* a run per size, a replay per size */
+  for (int k = 0; k < 2; k++) {
+    json_t *one = sweep("1", injects[k], &status), *four = sweep("4", injects[k], &status);
+    ck_assert_int_eq(jint(four, "config.qps_per_connection"), 4);
+    json_t *rows1 = jget(one, "sizes"), *rows4 = jget(four, "sizes");
+    ck_assert_uint_eq(json_array_size(rows4), 2);
+    for (size_t i = 0; i < 2; i++) {
+      json_t *r1 = json_array_get(rows1, i), *r4 = json_array_get(rows4, i);
+      ck_assert_msg(jint(r1, "qps_used") == 4, "size %lld, 1 QP: %lld used",
+                    (long long)jint(r1, "bytes"), (long long)jint(r1, "qps_used"));
+      ck_assert_msg(jint(r4, "qps_used") == 16, "size %lld, 4 QPs: %lld used",
+                    (long long)jint(r4, "bytes"), (long long)jint(r4, "qps_used"));
+      /* every QP sent: at least a packet each (and its messages' worth) */
+      ck_assert_int_ge(jint(r4, "baseline.data_packets"), 16);
+    }
+    json_decref(one);
+    json_decref(four);
+  }
+}
+END_TEST
+
+START_TEST(scenario_sweep_uses_qps) {
+  char path[256];
+  write_scenario(path, sizeof path,
+                 "name: qps\n"
+                 "synth: {algorithm: ring, ranks: 4, bytes: 32KiB}\n"
+                 "rate: 5mbit\n"
+                 "qps_per_connection: 4\n"
+                 "reps: 1\n"
+                 "cases:\n"
+                 "  - name: loss\n"
+                 "    inject: [\"drop p=[0, 0.001]\"]\n");
+  const char *args[] = {"run", path, NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
+  free(err);
+  json_t *cases = jget(doc, "cases");
+  ck_assert_uint_eq(json_array_size(cases), 2);
+  for (size_t c = 0; c < 2; c++) {
+    json_t *qps = jget(json_array_get(cases, c), "qps");
+    ck_assert_uint_eq(json_array_size(qps), 16);
+    json_int_t bytes = 0;
+    for (size_t i = 0; i < 16; i++) {
+      json_t *q = json_array_get(qps, i);
+      ck_assert_int_eq(jint(q, "conn"), (json_int_t)i);
+      ck_assert_msg(jnum(q, "baseline.bw_bps") > 0 && jnum(q, "faulted.bw_bps") > 0,
+                    "case %zu: QP %zu carried nothing", c, i);
+      bytes += jint(q, "bytes");
+    }
+    ck_assert_int_eq(bytes, 4 * 6 * 8192); /* 4 connections, 2(N-1) messages of S/N */
+  }
+  json_decref(doc);
+  unlink(path);
+}
+END_TEST
+
+START_TEST(qps_bad_input) {
+  const char *bad[] = {"0", "abc", NULL};
+  for (int i = 0; bad[i]; i++) {
+    char *argv[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "-b", "1K", "-e", "4K",
+                    "--qps-per-connection", (char *)bad[i], NULL};
+    char word[16];
+    snprintf(word, sizeof word, "'%s'", bad[i]);
+    expect_bad_input(argv, "--qps-per-connection", word);
+  }
+  /* 12 bytes over a 4-rank ring: 3-byte messages, not 4 QPs' worth */
+  char *tiny[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "--bytes", "12,4KiB",
+                  "--qps-per-connection", "4", NULL};
+  expect_bad_input(tiny, "size 12", "cannot be split across 4 QPs");
+  char path[256];
+  write_scenario(path, sizeof path,
+                 "name: qps\nsynth: {algorithm: ring, ranks: 4, bytes: 32KiB}\n"
+                 "qps_per_connection: 0\ncases:\n  - name: none\n    inject: []\n");
+  char *scen[] = {JCT_BINARY, "run", path, NULL};
+  expect_bad_input(scen, "qps_per_connection", NULL);
+  unlink(path);
+}
+END_TEST
+
 Suite *links_suite(void) {
   Suite *s = suite_create("links");
   TCase *reports = tcase_create("reports");
@@ -207,5 +309,11 @@ Suite *links_suite(void) {
   tcase_add_test(reports, replay_links_add_up);
   tcase_add_test(reports, scenario_case_has_links);
   suite_add_tcase(s, reports);
+  TCase *qps = tcase_create("qps");
+  tcase_set_timeout(qps, 300);
+  tcase_add_test(qps, size_sweep_uses_qps);
+  tcase_add_test(qps, scenario_sweep_uses_qps);
+  tcase_add_test(qps, qps_bad_input);
+  suite_add_tcase(s, qps);
   return s;
 }
