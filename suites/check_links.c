@@ -15,6 +15,12 @@
  *     every case measured traffic on N QPs per connection (qps_used, the
  *     per-QP figures), one QP each without it; 0, abc and a size too small
  *     to split are bad input.
+ *   - capture: --pcap-out with --pcap-port leaf0:spine1, dilated x2: jctlab
+ *     inspect counts exactly the frames and bytes the link's counters say
+ *     it carried, and the capture spans emulated time (at least the bytes'
+ *     time at the uplink's rate, at most the job's), not wall time (twice
+ *     that). A --pcap-port naming no link, or without --pcap-out, is bad
+ *     input and leaves no file.
  */
 #include <check.h>
 #include <jansson.h>
@@ -302,6 +308,66 @@ START_TEST(qps_bad_input) {
 }
 END_TEST
 
+START_TEST(capture_between_switches) {
+  char pcap[256], ijs[256];
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  craft_tmpname(ijs, sizeof ijs, ".json");
+  const char *args[] = {"run", "--synth", "ring", "--ranks", "8", "--bytes", "128KiB", "--rate",
+                        "5mbit", "--reps", "1", "--tdf", "2", "--topology", TOPO, "--placement",
+                        "spread", "--ecmp-seed", "5", "--pcap-out", pcap, "--pcap-port",
+                        "leaf0:spine1", NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
+  free(err);
+  json_t *link = link_in(jget(doc, "fabric_links.links"), "leaf0:spine1");
+  ck_assert_int_gt(jint(link, "frames"), 100); /* seed 5: two ring steps share it */
+  char *argv[] = {JCT_BINARY, "inspect", pcap, "--json", ijs, NULL};
+  result_t r = run_cmd(argv, NULL, 60);
+  ck_assert_msg(r.status == 0, "inspect exited %d: %s", r.status, r.err);
+  result_free(&r);
+  json_error_t je;
+  json_t *ins = json_load_file(ijs, 0, &je);
+  ck_assert_ptr_nonnull(ins);
+  ck_assert_int_eq(jint(ins, "totals.roce_packets"), jint(link, "frames"));
+  ck_assert_int_eq(jint(ins, "totals.frames"), jint(link, "frames")); /* no pause, no other */
+  ck_assert_int_eq(jint(ins, "totals.wire_bytes"), jint(link, "bytes"));
+  double span = (double)jint(ins, "capture.duration_ns");
+  double least = (double)jint(link, "bytes") * 8 / 5e6 * 1e9 * 0.99; /* saturated uplink */
+  double jct = (double)jint(doc, "jct.median_ns");
+  ck_assert_msg(span >= least && span <= jct, "capture spans %.0f ns: bytes take %.0f, JCT %.0f",
+                span, least, jct);
+  json_decref(ins);
+  json_decref(doc);
+  unlink(pcap);
+  unlink(ijs);
+}
+END_TEST
+
+START_TEST(capture_port_bad_input) {
+  char pcap[256];
+  craft_tmpname(pcap, sizeof pcap, ".pcap");
+  unlink(pcap);
+  char *nolink[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "8", "--bytes", "64KiB",
+                    "--rate", "5mbit", "--reps", "1", "--topology", TOPO, "--pcap-out", pcap,
+                    "--pcap-port", "leaf9:spine1", NULL};
+  expect_bad_input(nolink, "--pcap-port leaf9:spine1", "no such link");
+  ck_assert_msg(access(pcap, F_OK) != 0, "%s was left behind", pcap);
+  char *star[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "--bytes", "64KiB",
+                  "--rate", "5mbit", "--reps", "1", "--pcap-out", pcap, "--pcap-port",
+                  "leaf0:spine0", NULL};
+  expect_bad_input(star, "--pcap-port leaf0:spine0", "the star has no links between switches");
+  ck_assert_msg(access(pcap, F_OK) != 0, "%s was left behind", pcap);
+  char *rank[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "--bytes", "64KiB",
+                  "--rate", "5mbit", "--reps", "1", "--pcap-out", pcap, "--pcap-port", "4", NULL};
+  expect_bad_input(rank, "--pcap-port 4", "a rank 0 to 3");
+  char *alone[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "--bytes", "64KiB",
+                   "--pcap-port", "1", NULL};
+  expect_bad_input(alone, "--pcap-port 1", "needs --pcap-out");
+}
+END_TEST
+
 Suite *links_suite(void) {
   Suite *s = suite_create("links");
   TCase *reports = tcase_create("reports");
@@ -315,5 +381,10 @@ Suite *links_suite(void) {
   tcase_add_test(qps, scenario_sweep_uses_qps);
   tcase_add_test(qps, qps_bad_input);
   suite_add_tcase(s, qps);
+  TCase *cap = tcase_create("capture");
+  tcase_set_timeout(cap, 300);
+  tcase_add_test(cap, capture_between_switches);
+  tcase_add_test(cap, capture_port_bad_input);
+  suite_add_tcase(s, cap);
   return s;
 }

@@ -113,7 +113,7 @@ static void emit_host(jct_fabric_t *f, uint32_t rank, const uint8_t *frame, size
     jct_clock_flight(f->clock, 1);
   }
   f->hs.frames_out++;
-  if (f->dump) {
+  if (f->dump && (!f->opts.pcap_one_port || f->opts.pcap_port == rank)) {
     struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
     jct__capture_dump(f->dump, &h, depart_ns, f->realtime_offset_ns, f->opts.pcap_snaplen, frame);
   }
@@ -158,7 +158,12 @@ static void emit_node(uint32_t port, const uint8_t *frame, size_t len, uint64_t 
   if (e->kind == END_HOST) {
     emit_host(n->fab, e->rank, frame, len, depart_ns);
   } else if (e->kind == END_SWITCH) {
-    count_flow(&n->fab->link[e->link], frame, len);
+    jct_fabric_t *f = n->fab;
+    count_flow(&f->link[e->link], frame, len);
+    if (f->dump && f->opts.pcap_one_port && f->opts.pcap_port == f->opts.nranks + (uint32_t)e->link) {
+      struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
+      jct__capture_dump(f->dump, &h, depart_ns, f->realtime_offset_ns, f->opts.pcap_snaplen, frame);
+    }
     jct_switch_rx(n->fab->node[e->peer].sw, e->peer_port, frame, len, depart_ns);
   }
 }
@@ -460,6 +465,10 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     return jct__errf(err, errlen, JCT_EINVAL,
                      "--ranks %u: the switch has 2 to %u ports, one per rank", opts->nranks,
                      JCT_SWITCH_MAX_PORTS);
+  if (opts->pcap_one_port &&
+      opts->pcap_port >= opts->nranks + (clos ? 2 * opts->clos->leaves * opts->clos->spines : 0))
+    return jct__errf(err, errlen, JCT_EINVAL, "pcap port %u: the fabric has no such link",
+                     opts->pcap_port);
   if (clos && (opts->port_ifnames || opts->transparent))
     return jct__errf(err, errlen, JCT_EINVAL,
                      "a leaf-spine fabric has jctlab's ranks on its hosts, not outside ports");

@@ -5,6 +5,7 @@
  * injector chain, each repetition's deadline, drain and counters, and
  * what a failed repetition means for the next ones. */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <signal.h>
@@ -107,6 +108,25 @@ static int new_chain(jct__session_t *s, char *err, size_t errlen) {
     p[i] = specs[i];
   }
   return jct__chain_new(&s->chain, p, o->ninject, o->seed, err, errlen);
+}
+
+/* --pcap-port's link as a port number (the injectors' numbering): a
+ * rank's, or a leaf-spine link's name. */
+static int pcap_port_number(const jct_run_opts_t *o, uint32_t *out, char *err, size_t errlen) {
+  const char *v = o->pcap_port;
+  uint32_t n = o->schedule->nranks;
+  char *end;
+  unsigned long r = *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : ULONG_MAX;
+  int64_t k = r != ULONG_MAX && !*end ? (r < n ? (int64_t)r : -1)
+              : o->clos && o->clos->leaves ? jct_clos_port_number(o->clos, n, v)
+                                            : -1;
+  if (k < 0)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "--pcap-port %s: no such link (a rank 0 to %u%s)", v, n - 1,
+                     o->clos && o->clos->leaves ? ", or leaf<l>:spine<s> / spine<s>:leaf<l>"
+                                                : "; the star has no links between switches");
+  *out = (uint32_t)k;
+  return 0;
 }
 
 typedef struct {
@@ -373,6 +393,11 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
       return rc;
     }
   }
+  uint32_t pcap_port = 0;
+  if (o->pcap_port && (rc = pcap_port_number(o, &pcap_port, err, errlen))) {
+    jct__session_free(s);
+    return rc;
+  }
   if (o->fault_log && !(s->fault_log = fopen(o->fault_log, "w"))) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: %s", o->fault_log, strerror(errno));
     jct__session_free(s);
@@ -388,6 +413,8 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
                           .pfc_watchdog = o->pfc_watchdog,
                           .watchdog_forward = o->watchdog_forward,
                           .pcap_out = o->pcap_out,
+                          .pcap_one_port = o->pcap_port != NULL,
+                          .pcap_port = pcap_port,
                           .pcap_in = o->pcap_in,
                           .pcap_snaplen = o->pcap_snaplen_bytes,
                           .pcap_file_bytes = o->pcap_file_bytes,
