@@ -8,6 +8,10 @@
  *     schedule's payload on the uplinks (and, lossless, at most 5% of
  *     headers more), and the lossy uplink's drops are exactly the
  *     injector's. The imbalance is max / mean of the uplinks' bytes.
+ *   - peaks: each side's peak queue is its own repetitions' (the session
+ *     starts the peaks again before each): a rate limit on one uplink
+ *     queues its frames in the faulted repetitions only, and with B F B F
+ *     the second baseline repetition does not inherit the faulted peak.
  *   - scenario: a case's JSON has both sides' tables, and its terminal
  *     report and report.md show them.
  *   - qps: --qps-per-connection in size sweeps (each size a run, or with
@@ -136,6 +140,27 @@ START_TEST(replay_links_add_up) {
   ck_assert_int_eq(jint(lossy, "drops"), dropped);
   ck_assert_int_eq(jint(link_in(jget(c, "fabric_links.baseline.links"), "leaf1:spine1"), "drops"),
                    0);
+  json_decref(doc);
+}
+END_TEST
+
+START_TEST(replay_peaks_per_side) {
+  const char *args[] = {"replay", "--synth", "ring", "--ranks", "8", "--bytes", "64KiB",
+                        "--rate", "5mbit", "--reps", "2", "--topology", TOPO, "--placement",
+                        "spread", "--ecmp-seed", "5", "--inject",
+                        "rate 2500kbit port=leaf1:spine1 dir=out", NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab replay exited %d: %s", status, err);
+  free(err);
+  json_t *c = json_array_get(jget(doc, "cases"), 0);
+  json_int_t fp = jint(link_in(jget(c, "fabric_links.faulted.links"), "leaf1:spine1"),
+                       "peak_queue_bytes");
+  json_int_t bp = jint(link_in(jget(c, "fabric_links.baseline.links"), "leaf1:spine1"),
+                       "peak_queue_bytes");
+  ck_assert_msg(bp > 0 && fp > 2 * bp, "leaf1:spine1 peak queue: baseline %lld, faulted %lld",
+                (long long)bp, (long long)fp);
   json_decref(doc);
 }
 END_TEST
@@ -373,6 +398,7 @@ Suite *links_suite(void) {
   TCase *reports = tcase_create("reports");
   tcase_set_timeout(reports, 300);
   tcase_add_test(reports, replay_links_add_up);
+  tcase_add_test(reports, replay_peaks_per_side);
   tcase_add_test(reports, scenario_case_has_links);
   suite_add_tcase(s, reports);
   TCase *qps = tcase_create("qps");
