@@ -72,6 +72,8 @@ struct jct_fabric {
   uint32_t *rank_node, *rank_port, *host_of; /* where each rank's link lands */
   link_t *link;
   uint32_t nlinks;
+  uint64_t *deadline; /* leaf-spine: each switch's next deadline, while poll_nodes runs */
+  uint64_t touched;   /* the switches a poll handed frames to (bit per node) */
   jct_clos_t clos;
   port_t *ports;
   polls_t *polls;
@@ -164,32 +166,40 @@ static void emit_node(uint32_t port, const uint8_t *frame, size_t len, uint64_t 
       struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
       jct__capture_dump(f->dump, &h, depart_ns, f->realtime_offset_ns, f->opts.pcap_snaplen, frame);
     }
-    jct_switch_rx(n->fab->node[e->peer].sw, e->peer_port, frame, len, depart_ns);
+    f->touched |= 1ull << e->peer;
+    jct_switch_rx(f->node[e->peer].sw, e->peer_port, frame, len, depart_ns);
   }
 }
 
 /* Every switch's events due by now, in time order across switches, so a
- * frame handed over a link meets the peer in the state of its arrival. */
+ * frame handed over a link meets the peer in the state of its arrival.
+ * Each switch's deadline is asked once, then again only for the switches
+ * a poll changed (the one polled and those it handed frames to): per
+ * event, a pass over the switches' deadlines, not over all their ports. */
 static void poll_nodes(jct_fabric_t *f, uint64_t now_ns) {
+  for (uint32_t i = 0; i < f->nnodes; i++)
+    f->deadline[i] = jct_switch_next_deadline_ns(f->node[i].sw);
   for (;;) {
     uint32_t k = UINT32_MAX;
     uint64_t d = UINT64_MAX;
-    for (uint32_t i = 0; i < f->nnodes; i++) {
-      uint64_t x = jct_switch_next_deadline_ns(f->node[i].sw);
-      if (x < d) d = x, k = i;
-    }
+    for (uint32_t i = 0; i < f->nnodes; i++)
+      if (f->deadline[i] < d) d = f->deadline[i], k = i;
     if (d > now_ns) return;
+    f->touched = 1ull << k;
     jct_switch_poll(f->node[k].sw, d, emit_node, &f->node[k]);
+    for (uint64_t m = f->touched; m; m &= m - 1) {
+      uint32_t j = (uint32_t)__builtin_ctzll(m);
+      f->deadline[j] = jct_switch_next_deadline_ns(f->node[j].sw);
+    }
   }
 }
 
+/* After poll_nodes (or for the star), the earliest deadline of any switch. */
 static uint64_t next_deadline(const jct_fabric_t *f) {
   if (!f->node) return jct_switch_next_deadline_ns(f->sw);
   uint64_t d = UINT64_MAX;
-  for (uint32_t i = 0; i < f->nnodes; i++) {
-    uint64_t x = jct_switch_next_deadline_ns(f->node[i].sw);
-    if (x < d) d = x;
-  }
+  for (uint32_t i = 0; i < f->nnodes; i++)
+    if (f->deadline[i] < d) d = f->deadline[i];
   return d;
 }
 
@@ -373,10 +383,12 @@ static int build_clos(jct_fabric_t *f, char *err, size_t errlen) {
   f->nnodes = L + S;
   f->nlinks = 2 * L * S;
   f->node = calloc(f->nnodes, sizeof *f->node);
+  f->deadline = calloc(f->nnodes, sizeof *f->deadline);
   f->link = calloc(f->nlinks, sizeof *f->link);
   f->rank_node = calloc(n, sizeof *f->rank_node);
   f->rank_port = calloc(n, sizeof *f->rank_port);
-  if (!f->node || !f->link || !f->rank_node || !f->rank_port) return JCT_ENOMEM;
+  if (!f->node || !f->deadline || !f->link || !f->rank_node || !f->rank_port) return JCT_ENOMEM;
+  _Static_assert(JCT_CLOS_MAX_LEAVES + JCT_CLOS_MAX_SPINES <= 64, "a bit per switch in touched");
   for (uint32_t r = 0; r < n; r++) {
     f->rank_node[r] = f->host_of[r] / H, f->rank_port[r] = f->host_of[r] % H;
     f->node[f->rank_node[r]].end[f->rank_port[r]] = (end_t){.kind = END_HOST, .rank = r};
@@ -648,6 +660,7 @@ void jct_fabric_free(jct_fabric_t *f) {
   else
     jct_switch_free(f->sw);
   free(f->node);
+  free(f->deadline);
   free(f->link);
   free(f->rank_node);
   free(f->rank_port);
