@@ -19,10 +19,10 @@
  *     every case measured traffic on N QPs per connection (qps_used, the
  *     per-QP figures), one QP each without it; 0, abc and a size too small
  *     to split are bad input.
- *   - capture: --pcap-out with --pcap-port leaf0:spine1, dilated x2: jctlab
+ *   - capture: --pcap-out with --pcap-port leaf0:spine1, dilated x4: jctlab
  *     inspect counts exactly the frames and bytes the link's counters say
  *     it carried, and the capture spans emulated time (at least the bytes'
- *     time at the uplink's rate, at most the job's), not wall time (twice
+ *     time at the uplink's rate, at most the job's), not wall time (4 times
  *     that). A --pcap-port naming no link, or without --pcap-out, is bad
  *     input and leaves no file.
  */
@@ -38,6 +38,17 @@
 #include "testkit.h"
 
 #define TOPO "leaf-spine:leaves=4,spines=2,hosts-per-leaf=2"
+
+/* jctlab with args and --json (testkit.h, retried while loop-bound): its
+ * document, which must have come with exit 0. */
+static json_t *doc_of(const char *const args[]) {
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab %s exited %d: %s", args[0], status, err);
+  free(err);
+  return doc;
+}
 
 /* The link named in a "links" array, or NULL. */
 static json_t *link_in(json_t *links, const char *name) {
@@ -115,16 +126,17 @@ static void check_side(json_t *fl, json_t *qps, const char *side, uint32_t reps,
   }
 }
 
+/* A replay of an 8-rank ring spread over TOPO, ECMP seed 5 (1->2 and
+ * 5->6 share leaf1:spine1), with one injector. */
+static json_t *replay_spread(const char *bytes, const char *reps, const char *inject) {
+  const char *args[] = {"replay", "--synth", "ring", "--ranks", "8", "--bytes", bytes,
+                        "--rate", "5mbit", "--reps", reps, "--topology", TOPO, "--placement",
+                        "spread", "--ecmp-seed", "5", "--tdf", "4", "--inject", inject, NULL};
+  return doc_of(args);
+}
+
 START_TEST(replay_links_add_up) {
-  const char *args[] = {"replay", "--synth", "ring", "--ranks", "8", "--bytes", "128KiB",
-                        "--rate", "5mbit", "--reps", "1", "--topology", TOPO, "--placement",
-                        "spread", "--ecmp-seed", "5", "--inject",
-                        "drop p=0.05 port=leaf1:spine1 dir=out", NULL};
-  int status;
-  char *err = NULL;
-  json_t *doc = jctlab_json_retry(args, &status, &err);
-  ck_assert_msg(status == 0 && doc, "jctlab replay exited %d: %s", status, err);
-  free(err);
+  json_t *doc = replay_spread("128KiB", "1", "drop p=0.05 port=leaf1:spine1 dir=out");
   json_t *c = json_array_get(jget(doc, "cases"), 0);
   json_t *qps = jget(c, "qps");
   ck_assert_uint_eq(json_array_size(qps), 8);
@@ -145,15 +157,7 @@ START_TEST(replay_links_add_up) {
 END_TEST
 
 START_TEST(replay_peaks_per_side) {
-  const char *args[] = {"replay", "--synth", "ring", "--ranks", "8", "--bytes", "64KiB",
-                        "--rate", "5mbit", "--reps", "2", "--topology", TOPO, "--placement",
-                        "spread", "--ecmp-seed", "5", "--inject",
-                        "rate 2500kbit port=leaf1:spine1 dir=out", NULL};
-  int status;
-  char *err = NULL;
-  json_t *doc = jctlab_json_retry(args, &status, &err);
-  ck_assert_msg(status == 0 && doc, "jctlab replay exited %d: %s", status, err);
-  free(err);
+  json_t *doc = replay_spread("64KiB", "2", "rate 2500kbit port=leaf1:spine1 dir=out");
   json_t *c = json_array_get(jget(doc, "cases"), 0);
   json_int_t fp = jint(link_in(jget(c, "fabric_links.faulted.links"), "leaf1:spine1"),
                        "peak_queue_bytes");
@@ -180,6 +184,7 @@ START_TEST(scenario_case_has_links) {
                  "name: links\n"
                  "synth: {algorithm: ring, ranks: 8, bytes: 128KiB}\n"
                  "rate: 5mbit\n"
+                 "tdf: 4\n"
                  "topology: " TOPO "\n"
                  "placement: spread\n"
                  "ecmp_seed: 5\n"
@@ -189,11 +194,7 @@ START_TEST(scenario_case_has_links) {
                  "    inject: [\"drop p=0.001 port=leaf0:spine0 dir=out\"]\n");
   snprintf(dir, sizeof dir, "%s.report", path); /* a folder jctlab makes */
   const char *args[] = {"run", path, "--report", dir, NULL};
-  int status;
-  char *err = NULL;
-  json_t *doc = jctlab_json_retry(args, &status, &err);
-  ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
-  free(err);
+  json_t *doc = doc_of(args);
   json_t *c = json_array_get(jget(doc, "cases"), 0);
   for (int k = 0; k < 2; k++) {
     json_t *fl = jget(c, k ? "fabric_links.faulted" : "fabric_links.baseline");
@@ -236,25 +237,22 @@ START_TEST(scenario_case_has_links) {
 }
 END_TEST
 
-/* A 4-rank ring size sweep at 5 Mbit/s; extra (NULL-ended) after. */
-static json_t *sweep(const char *qps, const char *inject, int *status) {
-  const char *args[24] = {"run", "--synth", "ring", "--ranks", "4", "--bytes", "32KiB,64KiB",
-                          "--rate", "5mbit", "--reps", "1", "--qps-per-connection", qps};
-  size_t n = 13;
+/* A 4-rank ring size sweep at 5 Mbit/s, dilated x4 (no figure changes;
+ * the loop keeps up on a busy machine), with --inject when inject. */
+static json_t *sweep(const char *qps, const char *inject) {
+  const char *args[24] = {"run",  "--synth", "ring", "--ranks", "4",   "--bytes",
+                          "32KiB,64KiB", "--rate", "5mbit", "--reps", "1", "--tdf", "4",
+                          "--qps-per-connection", qps};
+  size_t n = 15;
   if (inject) args[n++] = "--inject", args[n++] = inject;
   args[n] = NULL;
-  char *err = NULL;
-  json_t *doc = jctlab_json_retry(args, status, &err);
-  ck_assert_msg(*status == 0 && doc, "jctlab run exited %d: %s", *status, err);
-  free(err);
-  return doc;
+  return doc_of(args);
 }
 
 START_TEST(size_sweep_uses_qps) {
-  int status;
   const char *injects[] = {NULL, "drop p=0.001"}; /* a run per size, a replay per size */
   for (int k = 0; k < 2; k++) {
-    json_t *one = sweep("1", injects[k], &status), *four = sweep("4", injects[k], &status);
+    json_t *one = sweep("1", injects[k]), *four = sweep("4", injects[k]);
     ck_assert_int_eq(jint(four, "config.qps_per_connection"), 4);
     json_t *rows1 = jget(one, "sizes"), *rows4 = jget(four, "sizes");
     ck_assert_uint_eq(json_array_size(rows4), 2);
@@ -279,17 +277,14 @@ START_TEST(scenario_sweep_uses_qps) {
                  "name: qps\n"
                  "synth: {algorithm: ring, ranks: 4, bytes: 32KiB}\n"
                  "rate: 5mbit\n"
+                 "tdf: 4\n"
                  "qps_per_connection: 4\n"
                  "reps: 1\n"
                  "cases:\n"
                  "  - name: loss\n"
                  "    inject: [\"drop p=[0, 0.001]\"]\n");
   const char *args[] = {"run", path, NULL};
-  int status;
-  char *err = NULL;
-  json_t *doc = jctlab_json_retry(args, &status, &err);
-  ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
-  free(err);
+  json_t *doc = doc_of(args);
   json_t *cases = jget(doc, "cases");
   ck_assert_uint_eq(json_array_size(cases), 2);
   for (size_t c = 0; c < 2; c++) {
@@ -338,14 +333,10 @@ START_TEST(capture_between_switches) {
   craft_tmpname(pcap, sizeof pcap, ".pcap");
   craft_tmpname(ijs, sizeof ijs, ".json");
   const char *args[] = {"run", "--synth", "ring", "--ranks", "8", "--bytes", "128KiB", "--rate",
-                        "5mbit", "--reps", "1", "--tdf", "2", "--topology", TOPO, "--placement",
+                        "5mbit", "--reps", "1", "--tdf", "4", "--topology", TOPO, "--placement",
                         "spread", "--ecmp-seed", "5", "--pcap-out", pcap, "--pcap-port",
                         "leaf0:spine1", NULL};
-  int status;
-  char *err = NULL;
-  json_t *doc = jctlab_json_retry(args, &status, &err);
-  ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
-  free(err);
+  json_t *doc = doc_of(args);
   json_t *link = link_in(jget(doc, "fabric_links.links"), "leaf0:spine1");
   ck_assert_int_gt(jint(link, "frames"), 100); /* seed 5: two ring steps share it */
   char *argv[] = {JCT_BINARY, "inspect", pcap, "--json", ijs, NULL};
