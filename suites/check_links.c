@@ -129,9 +129,10 @@ static void check_side(json_t *fl, json_t *qps, const char *side, uint32_t reps,
 /* A replay of an 8-rank ring spread over TOPO, ECMP seed 5 (1->2 and
  * 5->6 share leaf1:spine1), with one injector. */
 static json_t *replay_spread(const char *bytes, const char *reps, const char *inject) {
-  const char *args[] = {"replay", "--synth", "ring", "--ranks", "8", "--bytes", bytes,
-                        "--rate", "5mbit", "--reps", reps, "--topology", TOPO, "--placement",
-                        "spread", "--ecmp-seed", "5", "--tdf", "4", "--inject", inject, NULL};
+  const char *args[] = {"replay", "--synth",     "ring",   "--ranks",     "8",  "--bytes",
+                        bytes,    "--rate",      "5mbit",  "--reps",      reps, "--topology",
+                        TOPO,     "--placement", "spread", "--ecmp-seed", "5",  "--tdf",
+                        "4",      "--inject",    inject,   NULL};
   return doc_of(args);
 }
 
@@ -159,10 +160,10 @@ END_TEST
 START_TEST(replay_peaks_per_side) {
   json_t *doc = replay_spread("64KiB", "2", "rate 2500kbit port=leaf1:spine1 dir=out");
   json_t *c = json_array_get(jget(doc, "cases"), 0);
-  json_int_t fp = jint(link_in(jget(c, "fabric_links.faulted.links"), "leaf1:spine1"),
-                       "peak_queue_bytes");
-  json_int_t bp = jint(link_in(jget(c, "fabric_links.baseline.links"), "leaf1:spine1"),
-                       "peak_queue_bytes");
+  json_int_t fp =
+      jint(link_in(jget(c, "fabric_links.faulted.links"), "leaf1:spine1"), "peak_queue_bytes");
+  json_int_t bp =
+      jint(link_in(jget(c, "fabric_links.baseline.links"), "leaf1:spine1"), "peak_queue_bytes");
   ck_assert_msg(bp > 0 && fp > 2 * bp, "leaf1:spine1 peak queue: baseline %lld, faulted %lld",
                 (long long)bp, (long long)fp);
   json_decref(doc);
@@ -240,9 +241,10 @@ END_TEST
 /* A 4-rank ring size sweep at 5 Mbit/s, dilated x4 (no figure changes;
  * the loop keeps up on a busy machine), with --inject when inject. */
 static json_t *sweep(const char *qps, const char *inject) {
-  const char *args[24] = {"run",  "--synth", "ring", "--ranks", "4",   "--bytes",
-                          "32KiB,64KiB", "--rate", "5mbit", "--reps", "1", "--tdf", "4",
-                          "--qps-per-connection", qps};
+  const char *args[24] = {
+      "run",    "--synth", "ring",   "--ranks", "4",     "--bytes", "32KiB,64KiB",
+      "--rate", "5mbit",   "--reps", "1",       "--tdf", "4",       "--qps-per-connection",
+      qps};
   size_t n = 15;
   if (inject) args[n++] = "--inject", args[n++] = inject;
   args[n] = NULL;
@@ -308,15 +310,28 @@ END_TEST
 START_TEST(qps_bad_input) {
   const char *bad[] = {"0", "abc", NULL};
   for (int i = 0; bad[i]; i++) {
-    char *argv[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "-b", "1K", "-e", "4K",
-                    "--qps-per-connection", (char *)bad[i], NULL};
+    char *argv[] = {JCT_BINARY,
+                    "run",
+                    "--synth",
+                    "ring",
+                    "--ranks",
+                    "4",
+                    "-b",
+                    "1K",
+                    "-e",
+                    "4K",
+                    "--qps-per-connection",
+                    (char *)bad[i],
+                    NULL};
     char word[16];
     snprintf(word, sizeof word, "'%s'", bad[i]);
     expect_bad_input(argv, "--qps-per-connection", word);
   }
   /* 12 bytes over a 4-rank ring: 3-byte messages, not 4 QPs' worth */
-  char *tiny[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "--bytes", "12,4KiB",
-                  "--qps-per-connection", "4", NULL};
+  char *tiny[] = {JCT_BINARY, "run",     "--synth",
+                  "ring",     "--ranks", "4",
+                  "--bytes",  "12,4KiB", "--qps-per-connection",
+                  "4",        NULL};
   expect_bad_input(tiny, "size 12", "cannot be split across 4 QPs");
   char path[256];
   write_scenario(path, sizeof path,
@@ -332,10 +347,11 @@ START_TEST(capture_between_switches) {
   char pcap[256], ijs[256];
   craft_tmpname(pcap, sizeof pcap, ".pcap");
   craft_tmpname(ijs, sizeof ijs, ".json");
-  const char *args[] = {"run", "--synth", "ring", "--ranks", "8", "--bytes", "128KiB", "--rate",
-                        "5mbit", "--reps", "1", "--tdf", "4", "--topology", TOPO, "--placement",
-                        "spread", "--ecmp-seed", "5", "--pcap-out", pcap, "--pcap-port",
-                        "leaf0:spine1", NULL};
+  const char *args[] = {
+      "run",         "--synth",      "ring",   "--ranks",     "8",     "--bytes",    "128KiB",
+      "--rate",      "5mbit",        "--reps", "1",           "--tdf", "4",          "--topology",
+      TOPO,          "--placement",  "spread", "--ecmp-seed", "5",     "--pcap-out", pcap,
+      "--pcap-port", "leaf0:spine1", NULL};
   json_t *doc = doc_of(args);
   json_t *link = link_in(jget(doc, "fabric_links.links"), "leaf0:spine1");
   ck_assert_int_gt(jint(link, "frames"), 100); /* seed 5: two ring steps share it */
@@ -365,21 +381,23 @@ START_TEST(capture_port_bad_input) {
   char pcap[256];
   craft_tmpname(pcap, sizeof pcap, ".pcap");
   unlink(pcap);
-  char *nolink[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "8", "--bytes", "64KiB",
-                    "--rate", "5mbit", "--reps", "1", "--topology", TOPO, "--pcap-out", pcap,
-                    "--pcap-port", "leaf9:spine1", NULL};
+  char *nolink[] = {JCT_BINARY, "run",         "--synth",      "ring",   "--ranks",
+                    "8",        "--bytes",     "64KiB",        "--rate", "5mbit",
+                    "--reps",   "1",           "--topology",   TOPO,     "--pcap-out",
+                    pcap,       "--pcap-port", "leaf9:spine1", NULL};
   expect_bad_input(nolink, "--pcap-port leaf9:spine1", "no such link");
   ck_assert_msg(access(pcap, F_OK) != 0, "%s was left behind", pcap);
-  char *star[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "--bytes", "64KiB",
-                  "--rate", "5mbit", "--reps", "1", "--pcap-out", pcap, "--pcap-port",
-                  "leaf0:spine0", NULL};
+  char *star[] = {JCT_BINARY,   "run",   "--synth",     "ring",         "--ranks", "4",
+                  "--bytes",    "64KiB", "--rate",      "5mbit",        "--reps",  "1",
+                  "--pcap-out", pcap,    "--pcap-port", "leaf0:spine0", NULL};
   expect_bad_input(star, "--pcap-port leaf0:spine0", "the star has no links between switches");
   ck_assert_msg(access(pcap, F_OK) != 0, "%s was left behind", pcap);
-  char *rank[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "--bytes", "64KiB",
-                  "--rate", "5mbit", "--reps", "1", "--pcap-out", pcap, "--pcap-port", "4", NULL};
+  char *rank[] = {JCT_BINARY,   "run",   "--synth",     "ring",  "--ranks", "4",
+                  "--bytes",    "64KiB", "--rate",      "5mbit", "--reps",  "1",
+                  "--pcap-out", pcap,    "--pcap-port", "4",     NULL};
   expect_bad_input(rank, "--pcap-port 4", "a rank 0 to 3");
-  char *alone[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "4", "--bytes", "64KiB",
-                   "--pcap-port", "1", NULL};
+  char *alone[] = {JCT_BINARY, "run",   "--synth",     "ring", "--ranks", "4",
+                   "--bytes",  "64KiB", "--pcap-port", "1",    NULL};
   expect_bad_input(alone, "--pcap-port 1", "needs --pcap-out");
 }
 END_TEST

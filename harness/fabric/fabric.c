@@ -162,7 +162,8 @@ static void emit_node(uint32_t port, const uint8_t *frame, size_t len, uint64_t 
   } else if (e->kind == END_SWITCH) {
     jct_fabric_t *f = n->fab;
     count_flow(&f->link[e->link], frame, len);
-    if (f->dump && f->opts.pcap_one_port && f->opts.pcap_port == f->opts.nranks + (uint32_t)e->link) {
+    if (f->dump && f->opts.pcap_one_port &&
+        f->opts.pcap_port == f->opts.nranks + (uint32_t)e->link) {
       struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
       jct__capture_dump(f->dump, &h, depart_ns, f->realtime_offset_ns, f->opts.pcap_snaplen, frame);
     }

@@ -25,7 +25,7 @@ static bool same_flow(const jct_fabric_flow_t *a, const jct_fabric_flow_t *b) {
 }
 
 void jct__linkstats_diff(jct_fabric_link_stats_t *after, const jct_fabric_link_stats_t *before,
-                     uint32_t n) {
+                         uint32_t n) {
   for (uint32_t k = 0; k < n; k++) {
     jct_fabric_link_stats_t *x = &after[k];
     const jct_fabric_link_stats_t *y = &before[k];
@@ -36,7 +36,8 @@ void jct__linkstats_diff(jct_fabric_link_stats_t *after, const jct_fabric_link_s
     for (uint32_t i = 0; i < x->nflows; i++) {
       jct_fabric_flow_t fl = x->flows[i];
       for (uint32_t j = 0; j < y->nflows; j++)
-        if (same_flow(&y->flows[j], &fl)) fl.frames -= y->flows[j].frames, fl.bytes -= y->flows[j].bytes;
+        if (same_flow(&y->flows[j], &fl))
+          fl.frames -= y->flows[j].frames, fl.bytes -= y->flows[j].bytes;
       if (fl.frames) x->flows[keep++] = fl;
     }
     x->nflows = keep;
@@ -63,8 +64,8 @@ static void add_link(jct_fabric_link_stats_t *s, const jct_fabric_link_stats_t *
   }
 }
 
-int jct__linkstats_add(jct_fabric_link_stats_t **sum, uint32_t *nsum, const jct_fabric_link_stats_t *x,
-                   uint32_t n) {
+int jct__linkstats_add(jct_fabric_link_stats_t **sum, uint32_t *nsum,
+                       const jct_fabric_link_stats_t *x, uint32_t n) {
   if (!n) return 0;
   if (!*sum) {
     if (!(*sum = malloc(n * sizeof **sum))) return JCT_ENOMEM;

@@ -26,12 +26,12 @@ int jct__linkstats_snap(jct_fabric_t *f, jct_fabric_link_stats_t **out, uint32_t
 /* after -= before, link by link (the same fabric's n links): what moved in
  * between; flows that did not move are dropped. The peak stays after's. */
 void jct__linkstats_diff(jct_fabric_link_stats_t *after, const jct_fabric_link_stats_t *before,
-                     uint32_t n);
+                         uint32_t n);
 
 /* Add x (n links) into *sum (*nsum links; a NULL *sum takes a copy of x).
  * Errors: JCT_ENOMEM (*sum unchanged). */
-int jct__linkstats_add(jct_fabric_link_stats_t **sum, uint32_t *nsum, const jct_fabric_link_stats_t *x,
-                   uint32_t n);
+int jct__linkstats_add(jct_fabric_link_stats_t **sum, uint32_t *nsum,
+                       const jct_fabric_link_stats_t *x, uint32_t n);
 
 /* ECMP imbalance: max / mean of the uplinks' bytes (1: even); NaN without
  * uplinks or bytes. */

@@ -117,12 +117,12 @@ static int pcap_port_number(const jct_run_opts_t *o, uint32_t *out, char *err, s
   uint32_t n = o->schedule->nranks;
   char *end;
   unsigned long r = *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : ULONG_MAX;
-  int64_t k = r != ULONG_MAX && !*end ? (r < n ? (int64_t)r : -1)
+  int64_t k = r != ULONG_MAX && !*end      ? (r < n ? (int64_t)r : -1)
               : o->clos && o->clos->leaves ? jct_clos_port_number(o->clos, n, v)
-                                            : -1;
+                                           : -1;
   if (k < 0)
-    return jct__errf(err, errlen, JCT_EINVAL,
-                     "--pcap-port %s: no such link (a rank 0 to %u%s)", v, n - 1,
+    return jct__errf(err, errlen, JCT_EINVAL, "--pcap-port %s: no such link (a rank 0 to %u%s)", v,
+                     n - 1,
                      o->clos && o->clos->leaves ? ", or leaf<l>:spine<s> / spine<s>:leaf<l>"
                                                 : "; the star has no links between switches");
   *out = (uint32_t)k;

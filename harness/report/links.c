@@ -59,20 +59,19 @@ json_t *jct__links_json(const jct_fabric_link_stats_t *l, uint32_t n, double imb
     for (uint32_t i = 0; i < l[k].nflows; i++) {
       const jct_fabric_flow_t *f = &l[k].flows[i];
       json_array_append_new(
-          flows, json_pack("{s:I,s:I,s:i,s:I,s:I,s:b}", "src_rank", (json_int_t)f->src_rank,
-                           "dst_rank", (json_int_t)f->dst_rank, "udp_sport", (int)f->udp_sport,
-                           "frames", (json_int_t)f->frames, "bytes", (json_int_t)f->bytes, "data",
-                           f->bytes >= min));
+          flows,
+          json_pack("{s:I,s:I,s:i,s:I,s:I,s:b}", "src_rank", (json_int_t)f->src_rank, "dst_rank",
+                    (json_int_t)f->dst_rank, "udp_sport", (int)f->udp_sport, "frames",
+                    (json_int_t)f->frames, "bytes", (json_int_t)f->bytes, "data", f->bytes >= min));
     }
     json_array_append_new(
-        links, json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:b}", "link", l[k].name,
-                         "uplink", l[k].uplink, "bytes", (json_int_t)l[k].tx_bytes, "frames",
-                         (json_int_t)l[k].tx_frames, "peak_queue_bytes",
-                         (json_int_t)l[k].peak_queue_bytes, "paused_ns",
-                         (json_int_t)l[k].paused_ns, "drops", (json_int_t)l[k].drops,
-                         "ecn_marked", (json_int_t)l[k].ecn_marked, "flows", flows,
-                         "other_flow_frames", (json_int_t)l[k].other_flows, "collision",
-                         collision(l, n, k, min)));
+        links,
+        json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:I,s:b}", "link", l[k].name, "uplink",
+                  l[k].uplink, "bytes", (json_int_t)l[k].tx_bytes, "frames",
+                  (json_int_t)l[k].tx_frames, "peak_queue_bytes", (json_int_t)l[k].peak_queue_bytes,
+                  "paused_ns", (json_int_t)l[k].paused_ns, "drops", (json_int_t)l[k].drops,
+                  "ecn_marked", (json_int_t)l[k].ecn_marked, "flows", flows, "other_flow_frames",
+                  (json_int_t)l[k].other_flows, "collision", collision(l, n, k, min)));
     if (collision(l, n, k, min)) json_array_append_new(coll, json_string(l[k].name));
   }
   return json_pack("{s:o,s:o,s:o}", "links", links, "ecmp_imbalance",
@@ -87,11 +86,12 @@ char *jct__links_flows_text(const json_t *link, char *buf, size_t len) {
     if (!json_is_true(json_object_get(f, "data")) || used >= len) continue;
     double s = 0, d = 0, p = 0;
     jct__rnum(f, "src_rank", &s), jct__rnum(f, "dst_rank", &d), jct__rnum(f, "udp_sport", &p);
-    used += (size_t)snprintf(buf + used, len - used, "%s%.0f->%.0f:%.0f", shown++ ? ", " : "", s,
-                             d, p);
+    used +=
+        (size_t)snprintf(buf + used, len - used, "%s%.0f->%.0f:%.0f", shown++ ? ", " : "", s, d, p);
   }
   size_t small = json_array_size(flows) - shown;
-  if (small && used < len) snprintf(buf + used, len - used, "%s+%zu small", shown ? " " : "", small);
+  if (small && used < len)
+    snprintf(buf + used, len - used, "%s+%zu small", shown ? " " : "", small);
   return buf;
 }
 
@@ -117,8 +117,10 @@ void jct__links_text(FILE *out, const json_t *fl, const char *indent) {
     if (!json_is_true(json_object_get(l, "collision"))) continue;
     size_t data = 0, j;
     const json_t *f;
-    json_array_foreach(jct__rget(l, "flows"), j, f) data += json_is_true(json_object_get(f, "data"));
-    fprintf(out, "%scollision  %s carried %zu data flows (%s) while an uplink of its leaf was idle\n",
+    json_array_foreach(jct__rget(l, "flows"), j, f) data +=
+        json_is_true(json_object_get(f, "data"));
+    fprintf(out,
+            "%scollision  %s carried %zu data flows (%s) while an uplink of its leaf was idle\n",
             indent, jct__rstr(l, "link"), data, jct__links_flows_text(l, flows, sizeof flows));
   }
 }
