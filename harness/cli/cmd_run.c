@@ -114,11 +114,12 @@ static void print_fabric(const jct_run_result_t *r) {
   for (int k = 1; k < JCT_SW_DROP_NREASONS; k++)
     if (f->drops[k]) printf(" (%s %llu)", jct_switch_drop_name(k), (unsigned long long)f->drops[k]);
   char b[32];
-  printf(", PFC XOFF %llu / XON %llu sent, %llu XOFF received (queues paused %s), ECN marks %llu%s\n",
-         (unsigned long long)f->tx_pfc_xoff, (unsigned long long)f->tx_pfc_xon,
-         (unsigned long long)f->rx_pfc_xoff, jct__fmt_ns(r->paused_ns, b, sizeof b),
-         (unsigned long long)f->ecn_marked,
-         r->nlinks ? "; summed over the switches: a frame counts at each one it crossed" : "");
+  printf(
+      ", PFC XOFF %llu / XON %llu sent, %llu XOFF received (queues paused %s), ECN marks %llu%s\n",
+      (unsigned long long)f->tx_pfc_xoff, (unsigned long long)f->tx_pfc_xon,
+      (unsigned long long)f->rx_pfc_xoff, jct__fmt_ns(r->paused_ns, b, sizeof b),
+      (unsigned long long)f->ecn_marked,
+      r->nlinks ? "; summed over the switches: a frame counts at each one it crossed" : "");
 }
 
 static void print_injectors(const jct_run_result_t *r) {
