@@ -323,6 +323,12 @@ START_TEST(bad_shapes_and_names) {
   ck_assert_int_eq(jct_clos_port_number(&c, 8, "spine1:leaf2"), 8 + 8 + 1 * 4 + 2);
   ck_assert_int_eq(jct_clos_port_number(&c, 8, "leaf4:spine0"), -1);
   ck_assert_int_eq(jct_clos_port_number(&c, 8, "leaf1:spine0x"), -1);
+  /* one spelling per link: no sign, space or empty number (sscanf's %u took
+   * "leaf-0" for leaf 0 and "leaf+1" for leaf 1) */
+  const char *aliases[] = {"leaf-0:spine0", "leaf+1:spine0", "leaf 1:spine0", "leaf1:spine+0",
+                           "leaf:spine0",   "leaf1:",        "spine-0:leaf1", "leaf1spine0"};
+  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+    ck_assert_msg(jct_clos_port_number(&c, 8, aliases[i]) == -1, "'%s' named a link", aliases[i]);
   char out[256];
   ck_assert_int_eq(jct_clos_spec_ports(&c, 8, "drop p=0.1 port=leaf1:spine0 dir=out", out,
                                        sizeof out, err, sizeof err),

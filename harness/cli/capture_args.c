@@ -52,6 +52,9 @@ int jct__capture_opt_parse(jct_run_opts_t *r, const char *w, const char *v, cons
 }
 
 int jct__capture_opts_check(const jct_run_opts_t *r, const char *prog) {
+  if (r->pcap_port && !r->pcap_out)
+    return jct__cmd_bad(prog, "--pcap-port %s needs --pcap-out FILE: it picks that capture's link",
+                        r->pcap_port);
   if (r->pcap_files && !r->pcap_file_bytes)
     return jct__cmd_bad(prog, "-W %u needs -C SIZE: it caps the number of files -C makes",
                         r->pcap_files);

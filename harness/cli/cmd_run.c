@@ -115,10 +115,12 @@ static void print_fabric(const jct_run_result_t *r) {
   for (int k = 1; k < JCT_SW_DROP_NREASONS; k++)
     if (f->drops[k]) printf(" (%s %llu)", jct_switch_drop_name(k), (unsigned long long)f->drops[k]);
   char b[32];
-  printf(", PFC XOFF %llu / XON %llu sent, %llu XOFF received (queues paused %s), ECN marks %llu\n",
-         (unsigned long long)f->tx_pfc_xoff, (unsigned long long)f->tx_pfc_xon,
-         (unsigned long long)f->rx_pfc_xoff, jct__fmt_ns(r->paused_ns, b, sizeof b),
-         (unsigned long long)f->ecn_marked);
+  printf(
+      ", PFC XOFF %llu / XON %llu sent, %llu XOFF received (queues paused %s), ECN marks %llu%s\n",
+      (unsigned long long)f->tx_pfc_xoff, (unsigned long long)f->tx_pfc_xon,
+      (unsigned long long)f->rx_pfc_xoff, jct__fmt_ns(r->paused_ns, b, sizeof b),
+      (unsigned long long)f->ecn_marked,
+      r->nlinks ? "; summed over the switches: a frame counts at each one it crossed" : "");
 }
 
 static void print_injectors(const jct_run_result_t *r) {
@@ -246,7 +248,10 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
          t->counted == JCT_TSTAT_ALL ? "" : " (n/a: the device does not count it)");
   print_fabric(r);
   print_congestion(o, r);
-  jct__links_print(r);
+  json_t *links = jct__links_json(r->links, r->nlinks, r->ecmp_imbalance);
+  if (json_is_object(links)) printf("\n");
+  jct__links_text(stdout, links, "  ");
+  json_decref(links);
   print_injectors(r);
   json_t *qps = r->qps ? jct__qps_json(s, NULL, r->qps) : NULL;
   jct__report_qps_text(stdout, qps, a->per_qp);
@@ -350,7 +355,8 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(cfg, "cc_profile",
                       dcqcn ? json_string(jct_dcqcn_profile_name(o->cc_profile)) : json_null());
   json_object_set_new(cfg, "cc_dilation", dcqcn ? json_real(jct_run_cc_dilation(o)) : json_null());
-  json_object_set_new(root, "fabric_links", jct__links_json(r));
+  json_object_set_new(root, "fabric_links",
+                      jct__links_json(r->links, r->nlinks, r->ecmp_imbalance));
   json_object_set_new(root, "jain_index",
                       isfinite(r->jain_index) ? json_real(r->jain_index) : json_null());
   int rc = jct__json_write(root, a->json, "run");

@@ -104,7 +104,8 @@ int jct__run_sweep(const jct__sweep_args_t *s, jct__run_args_t *r, const char *j
                             .channels = (uint32_t)r->channels,
                             .sizes = s->sizes,
                             .nsizes = s->nsizes,
-                            .opts = r->run};
+                            .opts = r->run,
+                            .qps_per_conn = (uint32_t)r->qps_per_conn};
   char err[512], name[32];
   int rc = jct__sweep_check(&plan, name, sizeof name, err, sizeof err);
   if (rc) {
@@ -130,8 +131,11 @@ int jct__run_sweep(const jct__sweep_args_t *s, jct__run_args_t *r, const char *j
     fprintf(stderr, "jctlab run: out of memory\n");
     return 1;
   }
-  jct__sweep_info_t info = {
-      .algorithm = name, .ranks = plan.ranks, .channels = plan.channels, .o = &plan.opts};
+  jct__sweep_info_t info = {.algorithm = name,
+                            .ranks = plan.ranks,
+                            .channels = plan.channels,
+                            .o = &plan.opts,
+                            .qps_per_conn = plan.qps_per_conn};
   printer_t pr = {.info = &info, .table = !json || strcmp(json, "-") != 0};
   uint32_t nrun = 0;
   int status = 0;

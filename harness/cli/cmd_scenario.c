@@ -42,6 +42,7 @@ static const char usage_text[] =
     "  --seed N       the seed, instead of the file's\n"
     "  --fault-log F  every injector action as a JSON line (per case: F-caseK.ext)\n"
     "  --pcap-out F   what crossed the switch, as a capture (per case: F-caseK.ext)\n"
+    "  --pcap-port L  the capture holds one link: a rank's (3) or leaf1:spine0\n"
     "  -s N           keep the first N bytes of each frame in it, as tcpdump -s\n"
     "  -C SIZE        rotate it as tcpdump -C: a new file past SIZE (millions of bytes, or\n"
     "                 with its unit: 500KB, 10MiB), named F-caseK.ext, F-caseK.ext1, ...\n"
@@ -64,7 +65,7 @@ typedef struct {
   jct__case_args_t o; /* o.input: the scenario file */
   uint64_t reps, seed;
   bool have_reps, have_seed;
-  const char *fault_log, *pcap_out;
+  const char *fault_log, *pcap_out, *pcap_port;
   jct_run_opts_t cap; /* -s, -C, -W (and pcap_out, for their checks) */
 } args_t;
 
@@ -85,6 +86,9 @@ static int own(void *self, const char *w, const char *v) {
   } else if (!strcmp(w, "--seed")) {
     if (jct__parse_count(v, UINT64_MAX, &a->seed)) return bad("--seed: '%s' is not a number", v);
     a->have_seed = true;
+  } else if (!strcmp(w, "--pcap-port")) {
+    if (a->pcap_port) return bad("--pcap-port given twice ('%s' and '%s')", a->pcap_port, v);
+    a->pcap_port = a->cap.pcap_port = v;
   } else if (!strcmp(w, "--fault-log") || !strcmp(w, "--pcap-out")) {
     const char **dst = w[2] == 'f' ? &a->fault_log : &a->pcap_out;
     if (*dst) return bad("%s given twice ('%s' and '%s')", w, *dst, v);
@@ -179,6 +183,7 @@ int jct__cmd_run_scenario(int argc, char **argv) {
     c->opts.schedule = in.schedule;
     c->opts.fault_log = a.fault_log;
     c->opts.pcap_out = a.pcap_out;
+    c->opts.pcap_port = a.pcap_port;
     c->opts.pcap_snaplen_bytes = a.cap.pcap_snaplen_bytes;
     c->opts.pcap_file_bytes = a.cap.pcap_file_bytes;
     c->opts.pcap_files = a.cap.pcap_files;

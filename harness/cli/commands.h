@@ -137,10 +137,6 @@ int jct__cmd_inspect(int argc, char **argv);
 int jct__cmd_synth(int argc, char **argv);
 int jct__cmd_run(int argc, char **argv);
 
-/* A leaf-spine run's links (run_links.c): a table after the run's figures,
- * and the "fabric_links" object of its JSON (null for the star). */
-void jct__links_print(const jct_run_result_t *r);
-json_t *jct__links_json(const jct_run_result_t *r);
 int jct__cmd_schedule(int argc, char **argv);
 int jct__cmd_replay(int argc, char **argv);
 /* `jctlab wire IF_A IF_B`: the switch and its injectors between two

@@ -44,6 +44,8 @@ const char jct__run_args_help[] =
     "  --fault-log FILE   every injector action as a JSON line\n"
     "  --pcap-drops FILE  the frames injectors dropped (nanosecond pcap)\n"
     "  --pcap-out FILE    write every frame that crossed the switch (nanosecond pcap)\n"
+    "  --pcap-port LINK   --pcap-out holds one link: a rank's (3), or one between switches\n"
+    "                     (leaf1:spine0: what leaf 1 sent to spine 0; spine0:leaf1)\n"
     "  --pcap-in FILE     write every frame as it reached the switch, before the injectors\n"
     "  -s, --snaplen N    keep the first N bytes of each frame in --pcap-out/--pcap-in, as\n"
     "                     tcpdump -s (default 0: whole frames; 128 keeps every RoCE header)\n"
@@ -146,6 +148,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
                                        "--rate-ceiling",
                                        "--wall-budget",
                                        "--inject-at",
+                                       "--pcap-port",
                                        NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
@@ -283,6 +286,9 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--pcap-drops")) {
     if (jct__cmd_writable(prog, w, v)) return 2;
     r->pcap_drops = v;
+  } else if (!strcmp(w, "--pcap-port")) {
+    if (!*v) return bad(prog, "--pcap-port needs a link (3, leaf1:spine0)");
+    r->pcap_port = v;
   } else if (!strcmp(w, "--pcap-in")) {
     if (jct__cmd_writable(prog, w, v)) return 2;
     r->pcap_in = v;

@@ -1,4 +1,5 @@
 /* The fabric's shape and placement (include/jctlab/clos.h). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,15 +198,30 @@ int jct_clos_place(const jct_clos_t *c, uint32_t nranks, uint32_t *host_of, char
   return JCT_EINVAL;
 }
 
+/* "<a><n>:<b><m>" with n and m plain decimal numbers (digits only: no
+ * sign, space or second spelling such as "leaf-0" or "leaf+1", which
+ * sscanf's %u would take for leaf 0 and 1). */
+static bool link_name(const char *name, const char *a, const char *b, unsigned *n, unsigned *m) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (strncmp(name, a, la)) return false;
+  const char *p = name + la;
+  size_t dn = strspn(p, "0123456789");
+  if (!dn || dn > 5 || p[dn] != ':' || strncmp(p + dn + 1, b, lb)) return false;
+  const char *q = p + dn + 1 + lb;
+  size_t dm = strspn(q, "0123456789");
+  if (!dm || dm > 5 || q[dm]) return false;
+  *n = (unsigned)strtoul(p, NULL, 10);
+  *m = (unsigned)strtoul(q, NULL, 10);
+  return true;
+}
+
 int64_t jct_clos_port_number(const jct_clos_t *c, uint32_t nranks, const char *name) {
   unsigned a, b;
-  int used = 0;
   uint32_t L = c->leaves, S = c->spines;
   if (!L) return -1;
-  if (sscanf(name, "leaf%u:spine%u%n", &a, &b, &used) == 2 && !name[used] && a < L && b < S)
+  if (link_name(name, "leaf", "spine", &a, &b) && a < L && b < S)
     return (int64_t)nranks + a * S + b;
-  used = 0;
-  if (sscanf(name, "spine%u:leaf%u%n", &a, &b, &used) == 2 && !name[used] && a < S && b < L)
+  if (link_name(name, "spine", "leaf", &a, &b) && a < S && b < L)
     return (int64_t)nranks + L * S + a * L + b;
   return -1;
 }

@@ -72,6 +72,8 @@ struct jct_fabric {
   uint32_t *rank_node, *rank_port, *host_of; /* where each rank's link lands */
   link_t *link;
   uint32_t nlinks;
+  uint64_t *deadline; /* leaf-spine: each switch's next deadline, while poll_nodes runs */
+  uint64_t touched;   /* the switches a poll handed frames to (bit per node) */
   jct_clos_t clos;
   port_t *ports;
   polls_t *polls;
@@ -113,7 +115,7 @@ static void emit_host(jct_fabric_t *f, uint32_t rank, const uint8_t *frame, size
     jct_clock_flight(f->clock, 1);
   }
   f->hs.frames_out++;
-  if (f->dump) {
+  if (f->dump && (!f->opts.pcap_one_port || f->opts.pcap_port == rank)) {
     struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
     jct__capture_dump(f->dump, &h, depart_ns, f->realtime_offset_ns, f->opts.pcap_snaplen, frame);
   }
@@ -158,33 +160,47 @@ static void emit_node(uint32_t port, const uint8_t *frame, size_t len, uint64_t 
   if (e->kind == END_HOST) {
     emit_host(n->fab, e->rank, frame, len, depart_ns);
   } else if (e->kind == END_SWITCH) {
-    count_flow(&n->fab->link[e->link], frame, len);
-    jct_switch_rx(n->fab->node[e->peer].sw, e->peer_port, frame, len, depart_ns);
+    jct_fabric_t *f = n->fab;
+    count_flow(&f->link[e->link], frame, len);
+    if (f->dump && f->opts.pcap_one_port &&
+        f->opts.pcap_port == f->opts.nranks + (uint32_t)e->link) {
+      struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
+      jct__capture_dump(f->dump, &h, depart_ns, f->realtime_offset_ns, f->opts.pcap_snaplen, frame);
+    }
+    f->touched |= 1ull << e->peer;
+    jct_switch_rx(f->node[e->peer].sw, e->peer_port, frame, len, depart_ns);
   }
 }
 
 /* Every switch's events due by now, in time order across switches, so a
- * frame handed over a link meets the peer in the state of its arrival. */
+ * frame handed over a link meets the peer in the state of its arrival.
+ * Each switch's deadline is asked once, then again only for the switches
+ * a poll changed (the one polled and those it handed frames to): per
+ * event, a pass over the switches' deadlines, not over all their ports. */
 static void poll_nodes(jct_fabric_t *f, uint64_t now_ns) {
+  for (uint32_t i = 0; i < f->nnodes; i++)
+    f->deadline[i] = jct_switch_next_deadline_ns(f->node[i].sw);
   for (;;) {
     uint32_t k = UINT32_MAX;
     uint64_t d = UINT64_MAX;
-    for (uint32_t i = 0; i < f->nnodes; i++) {
-      uint64_t x = jct_switch_next_deadline_ns(f->node[i].sw);
-      if (x < d) d = x, k = i;
-    }
+    for (uint32_t i = 0; i < f->nnodes; i++)
+      if (f->deadline[i] < d) d = f->deadline[i], k = i;
     if (d > now_ns) return;
+    f->touched = 1ull << k;
     jct_switch_poll(f->node[k].sw, d, emit_node, &f->node[k]);
+    for (uint64_t m = f->touched; m; m &= m - 1) {
+      uint32_t j = (uint32_t)__builtin_ctzll(m);
+      f->deadline[j] = jct_switch_next_deadline_ns(f->node[j].sw);
+    }
   }
 }
 
+/* After poll_nodes (or for the star), the earliest deadline of any switch. */
 static uint64_t next_deadline(const jct_fabric_t *f) {
   if (!f->node) return jct_switch_next_deadline_ns(f->sw);
   uint64_t d = UINT64_MAX;
-  for (uint32_t i = 0; i < f->nnodes; i++) {
-    uint64_t x = jct_switch_next_deadline_ns(f->node[i].sw);
-    if (x < d) d = x;
-  }
+  for (uint32_t i = 0; i < f->nnodes; i++)
+    if (f->deadline[i] < d) d = f->deadline[i];
   return d;
 }
 
@@ -368,10 +384,12 @@ static int build_clos(jct_fabric_t *f, char *err, size_t errlen) {
   f->nnodes = L + S;
   f->nlinks = 2 * L * S;
   f->node = calloc(f->nnodes, sizeof *f->node);
+  f->deadline = calloc(f->nnodes, sizeof *f->deadline);
   f->link = calloc(f->nlinks, sizeof *f->link);
   f->rank_node = calloc(n, sizeof *f->rank_node);
   f->rank_port = calloc(n, sizeof *f->rank_port);
-  if (!f->node || !f->link || !f->rank_node || !f->rank_port) return JCT_ENOMEM;
+  if (!f->node || !f->deadline || !f->link || !f->rank_node || !f->rank_port) return JCT_ENOMEM;
+  _Static_assert(JCT_CLOS_MAX_LEAVES + JCT_CLOS_MAX_SPINES <= 64, "a bit per switch in touched");
   for (uint32_t r = 0; r < n; r++) {
     f->rank_node[r] = f->host_of[r] / H, f->rank_port[r] = f->host_of[r] % H;
     f->node[f->rank_node[r]].end[f->rank_port[r]] = (end_t){.kind = END_HOST, .rank = r};
@@ -460,6 +478,10 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     return jct__errf(err, errlen, JCT_EINVAL,
                      "--ranks %u: the switch has 2 to %u ports, one per rank", opts->nranks,
                      JCT_SWITCH_MAX_PORTS);
+  if (opts->pcap_one_port &&
+      opts->pcap_port >= opts->nranks + (clos ? 2 * opts->clos->leaves * opts->clos->spines : 0))
+    return jct__errf(err, errlen, JCT_EINVAL, "pcap port %u: the fabric has no such link",
+                     opts->pcap_port);
   if (clos && (opts->port_ifnames || opts->transparent))
     return jct__errf(err, errlen, JCT_EINVAL,
                      "a leaf-spine fabric has jctlab's ranks on its hosts, not outside ports");
@@ -582,6 +604,11 @@ int jct_fabric_link_stats(const jct_fabric_t *f, uint32_t k, uint64_t now_ns,
   return 0;
 }
 
+void jct_fabric_links_reset_peaks(jct_fabric_t *f) {
+  for (uint32_t k = 0; k < f->nlinks; k++)
+    jct_switch_reset_peak(f->node[f->link[k].node].sw, f->link[k].port);
+}
+
 int jct_fabric_link_find(const jct_fabric_t *f, const char *name) {
   for (uint32_t k = 0; k < f->nlinks; k++)
     if (!strcmp(f->link[k].name, name)) return (int)k;
@@ -634,6 +661,7 @@ void jct_fabric_free(jct_fabric_t *f) {
   else
     jct_switch_free(f->sw);
   free(f->node);
+  free(f->deadline);
   free(f->link);
   free(f->rank_node);
   free(f->rank_port);

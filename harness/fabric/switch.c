@@ -347,6 +347,15 @@ int jct_switch_port_stats(const jct_switch_t *sw, uint32_t port, uint64_t now_ns
   return 0;
 }
 
+int jct_switch_reset_peak(jct_switch_t *sw, uint32_t port) {
+  if (!sw || port >= sw->nports) return JCT_EINVAL;
+  port_t *pt = &sw->port[port];
+  pt->st.peak_queue_bytes = 0;
+  for (int i = 0; i < JCT_SWITCH_PRIOS; i++)
+    if (pt->q[i].bytes > pt->st.peak_queue_bytes) pt->st.peak_queue_bytes = pt->q[i].bytes;
+  return 0;
+}
+
 static uint64_t sum_drops(const uint64_t *d) {
   uint64_t s = 0;
   for (int r = 1; r < JCT_SW_DROP_NREASONS; r++)

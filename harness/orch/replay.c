@@ -8,6 +8,7 @@
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/replay.h"
+#include "links.h"
 #include "qp_stats.h"
 #include "replay_int.h"
 #include "session.h"
@@ -51,6 +52,8 @@ static void finish(const jct_run_opts_t *o, jct_replay_result_t *r) {
   for (uint32_t i = 0; i < k; i++)
     for (uint32_t j = 0; j < r->ninjectors; j++)
       add_u64(&r->injectors[j].stats, &r->faulted[i].injectors[j], sizeof r->faulted[i].injectors[j]);
+  r->b.ecmp_imbalance = jct__linkstats_imbalance(r->b.links, r->b.nlinks);
+  r->f.ecmp_imbalance = jct__linkstats_imbalance(r->f.links, r->f.nlinks);
   if (!r->valid) return;
   uint64_t *b = malloc(k * sizeof *b), *f = malloc(k * sizeof *f);
   if (!b || !f) {
@@ -67,6 +70,7 @@ static void finish(const jct_run_opts_t *o, jct_replay_result_t *r) {
   r->b.transport = bs.transport, r->b.fabric = bs.fabric, r->b.paused_ns = bs.paused_ns;
   r->f.transport = fs.transport, r->f.fabric = fs.fabric, r->f.paused_ns = fs.paused_ns;
   r->b.dev = bs.dev, r->f.dev = fs.dev;
+  r->b.links = bs.links, r->b.nlinks = bs.nlinks, r->f.links = fs.links, r->f.nlinks = fs.nlinks;
   double factor = jct_schedule_busbw_factor(o->schedule);
   r->b.algbw_gbps = (double)o->schedule->bytes / (double)r->b.median_ns;
   r->f.algbw_gbps = (double)o->schedule->bytes / (double)r->f.median_ns;
@@ -124,6 +128,12 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
       jct_rep_t *rep = side ? &r->faulted[i] : &r->baseline[i];
       if ((rc = jct__session_rep(s, side == 1, i, rep))) break;
       jct__qp_acc_add(acc[side], rep);
+      /* The links into the side's sums: a repetition's own are not kept. */
+      jct_replay_side_t *sum = side ? &r->f : &r->b;
+      if ((rc = jct__linkstats_add(&sum->links, &sum->nlinks, rep->links, rep->nlinks))) break;
+      free(rep->links);
+      rep->links = NULL;
+      rep->nlinks = 0;
       if (!rep->ok) {
         char why[256];
         snprintf(why, sizeof why, "%s repetition %u: %.200s", side ? "faulted" : "baseline",
@@ -173,6 +183,10 @@ void jct_replay_result_free(jct_replay_result_t *r) {
   free(r->path);
   free(r->b.qps);
   free(r->f.qps);
+  free(r->b.links);
+  free(r->f.links);
+  r->b.links = r->f.links = NULL;
+  r->b.nlinks = r->f.nlinks = 0;
   r->baseline = r->faulted = NULL;
   r->path = NULL;
   r->b.qps = r->f.qps = NULL;

@@ -9,6 +9,7 @@
 #include "jctlab/error.h"
 #include "jctlab/roce.h"
 #include "jctlab/run.h"
+#include "links.h"
 #include "qp_stats.h"
 #include "session.h"
 
@@ -107,53 +108,11 @@ static void add_rep(jct_run_result_t *r, const jct_rep_t *rep) {
   }
 }
 
-/* The leaf-spine links' counters now (NULL for the star), and where the
- * ranks sit. */
-static int links_snap(jct__session_t *s, jct_run_result_t *r, jct_fabric_link_stats_t **out) {
-  *out = NULL;
+/* Where the ranks sit (the first 64). */
+static void hosts_of(jct__session_t *s, jct_run_result_t *r) {
   jct_fabric_t *f = jct__session_fabric(s);
-  r->ecmp_imbalance = NAN;
-  if (!f) return 0;
-  for (uint32_t i = 0; i < 64; i++)
+  for (uint32_t i = 0; f && i < 64; i++)
     r->host_of[i] = jct_fabric_host_of(f, i);
-  uint32_t n = jct_fabric_nlinks(f);
-  if (!n) return 0;
-  if (!(*out = calloc(n, sizeof **out))) return JCT_ENOMEM;
-  uint64_t now = jct_now_ns();
-  for (uint32_t k = 0; k < n; k++)
-    jct_fabric_link_stats(f, k, now, &(*out)[k]);
-  r->nlinks = n;
-  return 0;
-}
-
-/* after - before, the additive counters (the peak queue is the run's), and
- * the imbalance: max / mean of the uplinks' bytes. */
-static void links_diff(jct_run_result_t *r, const jct_fabric_link_stats_t *b,
-                       jct_fabric_link_stats_t *a) {
-  uint64_t max = 0, sum = 0, n = 0;
-  for (uint32_t k = 0; k < r->nlinks; k++) {
-    jct_fabric_link_stats_t *x = &a[k];
-    const jct_fabric_link_stats_t *y = &b[k];
-    x->tx_frames -= y->tx_frames, x->tx_bytes -= y->tx_bytes, x->ecn_marked -= y->ecn_marked;
-    x->drops -= y->drops, x->paused_ns -= y->paused_ns, x->rx_pfc_xoff -= y->rx_pfc_xoff;
-    x->other_flows -= y->other_flows;
-    uint32_t keep = 0;
-    for (uint32_t i = 0; i < x->nflows; i++) {
-      jct_fabric_flow_t fl = x->flows[i];
-      for (uint32_t j = 0; j < y->nflows; j++)
-        if (y->flows[j].src_rank == fl.src_rank && y->flows[j].dst_rank == fl.dst_rank &&
-            y->flows[j].udp_sport == fl.udp_sport)
-          fl.frames -= y->flows[j].frames, fl.bytes -= y->flows[j].bytes;
-      if (fl.frames) x->flows[keep++] = fl;
-    }
-    x->nflows = keep;
-    if (x->uplink) {
-      sum += x->tx_bytes, n++;
-      if (x->tx_bytes > max) max = x->tx_bytes;
-    }
-  }
-  r->links = a;
-  r->ecmp_imbalance = sum ? (double)max * (double)n / (double)sum : NAN;
 }
 
 int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errlen) {
@@ -176,18 +135,14 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   }
   char why[256];
   if ((rc = jct__session_warmup(s, why, sizeof why)) == 0 && why[0]) invalid(r, why);
-  jct_fabric_link_stats_t *before = NULL;
-  if (rc == 0 && (rc = links_snap(s, r, &before))) {
-    jct__qp_acc_free(qps);
-    jct__session_free(s);
-    return rc;
-  }
+  hosts_of(s, r);
   for (uint32_t i = 0; i < o->reps && r->valid && rc == 0; i++) {
     jct_rep_t rep;
     if ((rc = jct__session_rep(s, true, i, &rep))) break;
     r->jct_ns[i] = rep.jct_ns;
     add_rep(r, &rep);
     jct__qp_acc_add(qps, &rep);
+    if (jct__linkstats_add(&r->links, &r->nlinks, rep.links, rep.nlinks)) rc = JCT_ENOMEM;
     if (!rep.ok) invalid(r, rep.why);
     jct__rep_clear(&rep);
   }
@@ -208,14 +163,7 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   if (r->valid) statistics(o, r);
   if (r->valid && rc == 0 && jct__qp_acc_figures(qps, &r->qps)) invalid(r, "out of memory");
   r->jain_index = r->qps ? jct_jain_index(r->qps, o->schedule->nconns) : NAN;
-  if (before) {
-    jct_fabric_link_stats_t *after = NULL;
-    if (links_snap(s, r, &after) == 0 && after)
-      links_diff(r, before, after); /* r owns after */
-    else
-      free(after);
-    free(before);
-  }
+  r->ecmp_imbalance = jct__linkstats_imbalance(r->links, r->nlinks);
   jct__qp_acc_free(qps);
   jct__session_free(s);
   return rc;

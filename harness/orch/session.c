@@ -5,6 +5,7 @@
  * injector chain, each repetition's deadline, drain and counters, and
  * what a failed repetition means for the next ones. */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include "harness/fabric/chain.h"
 #include "jctlab/error.h"
 #include "backend.h"
+#include "links.h"
 #include "loop.h"
 #include "session.h"
 
@@ -108,6 +110,25 @@ static int new_chain(jct__session_t *s, char *err, size_t errlen) {
   return jct__chain_new(&s->chain, p, o->ninject, o->seed, err, errlen);
 }
 
+/* --pcap-port's link as a port number (the injectors' numbering): a
+ * rank's, or a leaf-spine link's name. */
+static int pcap_port_number(const jct_run_opts_t *o, uint32_t *out, char *err, size_t errlen) {
+  const char *v = o->pcap_port;
+  uint32_t n = o->schedule->nranks;
+  char *end;
+  unsigned long r = *v >= '0' && *v <= '9' ? strtoul(v, &end, 10) : ULONG_MAX;
+  int64_t k = r != ULONG_MAX && !*end      ? (r < n ? (int64_t)r : -1)
+              : o->clos && o->clos->leaves ? jct_clos_port_number(o->clos, n, v)
+                                           : -1;
+  if (k < 0)
+    return jct__errf(err, errlen, JCT_EINVAL, "--pcap-port %s: no such link (a rank 0 to %u%s)", v,
+                     n - 1,
+                     o->clos && o->clos->leaves ? ", or leaf<l>:spine<s> / spine<s>:leaf<l>"
+                                                : "; the star has no links between switches");
+  *out = (uint32_t)k;
+  return 0;
+}
+
 typedef struct {
   jct_transport_stats_t transport;
   jct_switch_totals_t fabric;
@@ -168,6 +189,13 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   }
   snapshot_t before, after;
   snap(s, &before);
+  jct_fabric_link_stats_t *links_before = NULL;
+  uint32_t nlinks = 0;
+  if (s->fab) jct_fabric_links_reset_peaks(s->fab); /* this repetition's peaks */
+  if (jct__linkstats_snap(s->fab, &links_before, &nlinks)) {
+    jct__rep_clear(rep);
+    return JCT_ENOMEM;
+  }
   if (s->conn_before) s->ops->conn_counts(s->b, s->conn_before);
   /* Generous: 20 times the model, 10 s, every retry of one message
    * running out its timer twice over (4.096 us * 2^timeout each), and every
@@ -184,7 +212,10 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   s->loop.wall_passed = false;
   int rc = s->ops->rep(s->b, index, limit_ns, rep);
   s->loop.wall_deadline_ns = 0;
-  if (rc) return rc;
+  if (rc) {
+    free(links_before);
+    return rc;
+  }
   if (s->loop.wall_passed) {
     char why[192];
     snprintf(why, sizeof why,
@@ -204,6 +235,10 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
   snap(s, &after);
+  rc = jct__linkstats_snap(s->fab, &rep->links, &rep->nlinks);
+  if (!rc) jct__linkstats_diff(rep->links, links_before, rep->nlinks);
+  free(links_before);
+  if (rc) return rc;
   if (rep->conn) {
     s->ops->conn_counts(s->b, rep->conn);
     for (uint32_t c = 0; c < sch->nconns; c++)
@@ -302,8 +337,11 @@ uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out
 void jct__rep_clear(jct_rep_t *rep) {
   free(rep->timing);
   free(rep->conn);
+  free(rep->links);
   rep->timing = NULL;
   rep->conn = NULL;
+  rep->links = NULL;
+  rep->nlinks = 0;
 }
 
 void jct__session_free(jct__session_t *s) {
@@ -370,6 +408,11 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
       return rc;
     }
   }
+  uint32_t pcap_port = 0;
+  if (o->pcap_port && (rc = pcap_port_number(o, &pcap_port, err, errlen))) {
+    jct__session_free(s);
+    return rc;
+  }
   if (o->fault_log && !(s->fault_log = fopen(o->fault_log, "w"))) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: %s", o->fault_log, strerror(errno));
     jct__session_free(s);
@@ -385,6 +428,8 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
                           .pfc_watchdog = o->pfc_watchdog,
                           .watchdog_forward = o->watchdog_forward,
                           .pcap_out = o->pcap_out,
+                          .pcap_one_port = o->pcap_port != NULL,
+                          .pcap_port = pcap_port,
                           .pcap_in = o->pcap_in,
                           .pcap_snaplen = o->pcap_snaplen_bytes,
                           .pcap_file_bytes = o->pcap_file_bytes,

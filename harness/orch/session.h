@@ -79,7 +79,7 @@ uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out
 
 /* The session's fabric (NULL: none, as with agents). */
 jct_fabric_t *jct__session_fabric(jct__session_t *s);
-void jct__rep_clear(jct_rep_t *rep); /* frees the timing and conn */
+void jct__rep_clear(jct_rep_t *rep); /* frees the timing, conn and links */
 void jct__session_free(jct__session_t *s);
 
 #endif

@@ -93,6 +93,12 @@ static int size_schedule(const jct__sweep_plan_t *p, uint64_t bytes, jct_schedul
                          char *err, size_t errlen) {
   char why[400];
   int rc = jct_schedule_synth(out, p->algorithm, p->ranks, bytes, p->channels, why, sizeof why);
+  if (rc == 0 && p->qps_per_conn > 1) { /* --qps-per-connection, as one size's run splits */
+    jct_schedule_t *split;
+    rc = jct_schedule_split_qps(&split, *out, p->qps_per_conn, why, sizeof why);
+    jct_schedule_free(*out);
+    *out = rc ? NULL : split;
+  }
   if (rc == 0) {
     jct_run_opts_t o = p->opts;
     o.schedule = *out;
@@ -170,6 +176,15 @@ static void from_replay(jct__sweep_row_t *row, const jct_replay_result_t *r) {
   row->loop_bound = (double)r->lateness_p99_ns > r->packet_time_ns;
 }
 
+/* The QPs (connections) that carried messages, measured: a figure per
+ * connection with repetitions and a bandwidth (run.h). */
+static uint32_t qps_used(const jct_qp_figures_t *q, uint32_t n) {
+  uint32_t used = 0;
+  for (uint32_t c = 0; q && c < n; c++)
+    used += q[c].messages && q[c].reps && q[c].bw_bps > 0;
+  return used;
+}
+
 static void from_run(jct__sweep_row_t *row, const jct_run_result_t *r) {
   row->valid = r->valid;
   snprintf(row->invalid_why, sizeof row->invalid_why, "%s", r->invalid_why);
@@ -213,6 +228,7 @@ static int run_size(const jct__sweep_plan_t *p, uint32_t i, jct__sweep_row_t *ro
     rc = jct_replay(&o, NULL, NULL, &r, why, sizeof why);
     if (rc == 0) {
       from_replay(row, &r);
+      row->qps_used = qps_used(r.f.qps, s->nconns);
       if (r.valid && (copy_jcts(&row->base, r.baseline, NULL, r.reps) ||
                       copy_jcts(&row->fault, r.faulted, NULL, r.reps)))
         rc = JCT_ENOMEM;
@@ -223,6 +239,7 @@ static int run_size(const jct__sweep_plan_t *p, uint32_t i, jct__sweep_row_t *ro
     rc = r ? jct_run(&o, r, why, sizeof why) : JCT_ENOMEM;
     if (rc == 0) {
       from_run(row, r);
+      row->qps_used = qps_used(r->qps, s->nconns);
       if (r->valid && copy_jcts(&row->base, NULL, r->jct_ns, r->reps)) rc = JCT_ENOMEM;
       jct_run_result_free(r);
     }

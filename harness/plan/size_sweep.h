@@ -42,10 +42,12 @@ typedef struct {
   const uint64_t *sizes;
   uint32_t nsizes;
   jct_run_opts_t opts; /* fabric, reps, warmup, seed, injectors, outputs; schedule unset */
+  uint32_t qps_per_conn; /* each size's connections as this many QPs (0, 1: none split;
+                            jct_schedule_split_qps, NCCL_IB_QPS_PER_CONNECTION) */
 } jct__sweep_plan_t;
 
-/* Make and check every size's schedule (jct_schedule_synth, then
- * jct_run_check), dropping each; name (len bytes) gets the name the
+/* Make and check every size's schedule (jct_schedule_synth, split across
+ * qps_per_conn QPs, then jct_run_check), dropping each; name (len bytes) gets the name the
  * schedules record for the algorithm (nccl-tests' spellings are taken
  * for jctlab's). Returns 0, or JCT_EINVAL (err names the size: "size
  * 1099511627776: ..."), JCT_ENOMEM. */

@@ -55,6 +55,7 @@
  *     "drops": {"injectors": [{"spec", "kind", "seed", "seen", "matched", "dropped",
  *                              "held", "modified"}],
  *               "fabric": {"buffer_full", "pfc_watchdog", "link_down", ...}},
+ *     "fabric_links": {"baseline": {links.c's}, "faulted": {the same}} | null (the star),
  *     "critical_path": [{"rank", "op", "step", "conn", "dst", "bytes", "start_ns",
  *                        "done_ns", "late_ns"}]   (the faulted rep's, first to last;
  *                        late_ns: how much later than in the baseline rep),
@@ -102,5 +103,14 @@ void jct__report_text(FILE *out, const json_t *result, bool all_qps);
  * Nothing for an empty or missing array. */
 #define JCT__PER_QP_AUTO_MAX 16
 void jct__report_qps_text(FILE *out, const json_t *qps, bool all);
+
+/* A "fabric_links" object (result.h, jct__links_json) as the table every
+ * command prints: a row per link (bytes, peak queue, paused, drops, marks,
+ * its data flows as src->dst:udp-sport and the small ones counted), the
+ * ECMP imbalance and a line per collision, each line led by indent.
+ * Nothing when fl has no links. */
+void jct__links_text(FILE *out, const json_t *fl, const char *indent);
+/* A link's data flows as text ("1->2:49153, 3->4:50001 +2 small") in buf. */
+char *jct__links_flows_text(const json_t *link, char *buf, size_t len);
 
 #endif

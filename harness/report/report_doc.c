@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report.h"
 #include "report_int.h"
 #include "result.h"
 #include "harness/base/units.h"
@@ -212,6 +213,50 @@ static void path_table(doc_t *d, const json_t *c) {
   d->ops->table_end(d->f);
 }
 
+/* A leaf-spine fabric's links, the faulted side's (the same figures as the
+ * terminal's table, report.h), and each side's ECMP imbalance and
+ * collisions. */
+static void links_table(doc_t *d, const json_t *c) {
+  const json_t *fl = jct__rget(c, "fabric_links"), *l;
+  const json_t *links = jct__rget(fl, "faulted.links");
+  if (!json_array_size(links)) return;
+  char buf[900], coll[2][300];
+  const char *side[2] = {"baseline", "faulted"};
+  for (int k = 0; k < 2; k++) {
+    char key[32];
+    snprintf(key, sizeof key, "%s.collisions", side[k]);
+    size_t used = 0, i;
+    coll[k][0] = 0;
+    json_array_foreach(jct__rget(fl, key), i, l) {
+      int w = snprintf(coll[k] + used, sizeof coll[k] - used, "%s%s", i ? ", " : "",
+                       json_string_value(l) ? json_string_value(l) : "?");
+      if (w < 0 || (size_t)w >= sizeof coll[k] - used) break;
+      used += (size_t)w;
+    }
+  }
+  char im[2][32];
+  jct__rfmt_real(fl, "baseline.ecmp_imbalance", "%.2f", im[0], 32);
+  jct__rfmt_real(fl, "faulted.ecmp_imbalance", "%.2f", im[1], 32);
+  snprintf(buf, sizeof buf,
+           "Links between switches, faulted repetitions. ECMP uplink load max/mean: baseline %s, "
+           "faulted %s (1.00: even). Collisions (an uplink with two data flows or more while "
+           "another of its leaf had none): baseline %s; faulted %s.",
+           im[0], im[1], coll[0][0] ? coll[0] : "none", coll[1][0] ? coll[1] : "none");
+  d->ops->para(d->f, buf);
+  const char *h[] = {"link", "bytes", "peak queue", "paused", "drops", "marks", "data flows"};
+  d->ops->table_begin(d->f, h, sizeof h / sizeof h[0]);
+  size_t i;
+  json_array_foreach(links, i, l) {
+    char s1[32], s2[32], s3[32], s4[32], s5[32], flows[1024];
+    const char *name = jct__rstr(l, "link");
+    ROW(d, name ? name : "?", jct__rfmt_bytes(l, "bytes", s1, 32),
+        jct__rfmt_bytes(l, "peak_queue_bytes", s2, 32), jct__rfmt_ns(l, "paused_ns", s3, 32),
+        jct__rfmt_count(l, "drops", s4, 32), jct__rfmt_count(l, "ecn_marked", s5, 32),
+        jct__links_flows_text(l, flows, sizeof flows));
+  }
+  d->ops->table_end(d->f);
+}
+
 /* A QP's faulted completion p99 (or its only side's), for ranking. */
 static double qp_p99(const json_t *e) {
   double v;
@@ -325,6 +370,7 @@ static int one_case(doc_t *d, const json_t *c, long index, const jct__plots_t *p
   fidelity_table(d, c);
   counters_table(d, c);
   injectors_table(d, c);
+  links_table(d, c);
   path_table(d, c);
   qps_table(d, c);
   return figures(d, p, index);

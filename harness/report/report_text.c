@@ -238,6 +238,12 @@ static void one_case(FILE *out, const json_t *c, size_t index, bool all_qps) {
             jct__rfmt_count(c, "transport.cnps", s[3], 32));
   device_counters(out, c);
   drops(out, c);
+  if (jct__rget(c, "fabric_links.faulted.links")) {
+    fprintf(out, "  links, faulted repetitions:\n");
+    jct__links_text(out, jct__rget(c, "fabric_links.faulted"), "    ");
+    fprintf(out, "  links, baseline repetitions:\n");
+    jct__links_text(out, jct__rget(c, "fabric_links.baseline"), "    ");
+  }
   critical_path(out, c);
   jct__report_qps_text(out, jct__rget(c, "qps"), all_qps);
   fprintf(out, "  %-16s p50 %s, p99 %s, max %s\n", "loop lateness",

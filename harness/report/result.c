@@ -245,6 +245,14 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
   json_object_set_new(c, "baseline_device_counters", dev_json(&r->b.dev));
   json_object_set_new(c, "paused_ns", u64(r->f.paused_ns));
   json_object_set_new(c, "drops", drops_json(r));
+  /* A leaf-spine fabric's links, each side's (null: the star). */
+  json_object_set_new(c, "fabric_links",
+                      r->b.links || r->f.links
+                          ? json_pack("{s:o,s:o}", "baseline",
+                                      jct__links_json(r->b.links, r->b.nlinks, r->b.ecmp_imbalance),
+                                      "faulted",
+                                      jct__links_json(r->f.links, r->f.nlinks, r->f.ecmp_imbalance))
+                          : json_null());
   if (r->valid) {
     json_object_set_new(c, "critical_path", path_json(s, r));
     const jct_rep_t *b = &r->baseline[r->b.median_rep], *f = &r->faulted[r->f.median_rep];

@@ -81,6 +81,16 @@ json_t *jct__dilation_json(const jct_run_dilation_t *d, double wall_s, double jc
 /* The sentence the reports print for doc's "dilation" ("n/a" without). */
 char *jct__dilation_text(const json_t *doc, char *buf, size_t len);
 
+/* A leaf-spine fabric's n links (links.c) as the reports' "fabric_links":
+ * {"links": [{"link", "uplink", "bytes", "frames", "peak_queue_bytes",
+ * "paused_ns", "drops", "ecn_marked", "flows": [{"src_rank", "dst_rank",
+ * "udp_sport", "frames", "bytes", "data"}], "other_flow_frames",
+ * "collision"}], "ecmp_imbalance" (null: NaN), "collisions": [link names]};
+ * a data flow has at least a tenth of the largest flow's bytes, and a
+ * collision is an uplink with two data flows or more while another uplink
+ * of its leaf had none. JSON null for no links (the star). */
+json_t *jct__links_json(const jct_fabric_link_stats_t *l, uint32_t n, double imbalance);
+
 /* Append one case (the replay's figures, judged against meta->budget). */
 /* A transport's counts as JSON ({"packets", "data_packets",
  * "retransmitted_packets", "retransmitted_bytes", "naks", "timeouts",

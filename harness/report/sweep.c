@@ -49,6 +49,8 @@ void jct__sweep_print_header(FILE *f, const jct__sweep_info_t *in) {
               jct_run_cc_dilation(o));
     fprintf(f, "\n");
   }
+  if (in->qps_per_conn > 1)
+    fprintf(f, "# %u QPs per connection, each message split across them\n", in->qps_per_conn);
   json_t *dil = json_pack("{s:o}", "dilation", dilation_json(o));
   char dbuf[512];
   fprintf(f, "# time dilation %s\n", jct__dilation_text(dil, dbuf, sizeof dbuf));
@@ -167,6 +169,7 @@ static json_t *row_json(const jct__sweep_row_t *r) {
       "lateness", "p50_ns", (json_int_t)r->lateness_p50_ns, "p99_ns",
       (json_int_t)r->lateness_p99_ns, "max_ns", (json_int_t)r->lateness_max_ns, "packet_time_ns",
       r->packet_time_ns, "loop_bound", r->loop_bound);
+  if (j) json_object_set_new(j, "qps_used", v ? json_integer((json_int_t)r->qps_used) : json_null());
   if (j) /* the go-back-N model beside the α-β one (null: no faults, or faults it does not cover) */
     json_object_set(json_object_get(j, "model"), "loss", r->loss_model ? r->loss_model : json_null());
   return j;
@@ -194,6 +197,8 @@ json_t *jct__sweep_json(const jct__sweep_info_t *in, const jct__sweep_row_t *row
     json_object_set_new(cfg, "ecn", json_boolean(o->ecn));
     json_object_set_new(cfg, "cc", json_string(jct__cc_name(jct_run_cc(o))));
     json_object_set_new(cfg, "dilation", dilation_json(o));
+    json_object_set_new(cfg, "qps_per_connection",
+                        json_integer(in->qps_per_conn > 1 ? in->qps_per_conn : 1));
   }
   return doc;
 }

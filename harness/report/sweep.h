@@ -45,6 +45,7 @@ typedef struct {
   uint64_t lateness_p50_ns, lateness_p99_ns, lateness_max_ns;
   double packet_time_ns;
   bool loop_bound; /* p99 lateness over one packet's time: the loop set the pace */
+  uint32_t qps_used; /* QPs that carried messages (faulted side with injectors), measured */
 } jct__sweep_row_t;
 
 /* What every row shares. */
@@ -52,6 +53,7 @@ typedef struct {
   const char *algorithm;
   uint32_t ranks, channels;
   const jct_run_opts_t *o; /* fabric, reps, warmup, seed, injectors */
+  uint32_t qps_per_conn;   /* QPs per connection (0, 1: one) */
 } jct__sweep_info_t;
 
 /* nccl-tests' count for S bytes of algorithm over n ranks. */

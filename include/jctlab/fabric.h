@@ -27,6 +27,10 @@
  * rotate (JCT_EINVAL). The first file is opened by jct_fabric_new; when a
  * later one cannot be, that capture stops there, whole, and stderr says so.
  *
+ * pcap_one_port narrows pcap_out to one link: a rank's, or one between
+ * two switches of a leaf-spine fabric (the way to see what crossed a
+ * spine uplink); its port number is the injectors' (jct_clos_port_number).
+ *
  * Frames the harness itself loses (pcap_inject failing, the kernel
  * dropping frames before libpcap reads them, a frame longer than the
  * port's snap length, which libpcap would hand over cut) are counted apart: a run with
@@ -69,6 +73,11 @@ typedef struct {
   bool pfc_watchdog;        /* the switch's PFC watchdog (SONiC defaults: 200 ms, 200 ms) */
   bool watchdog_forward;    /* its action: forward instead of drop */
   const char *pcap_out;     /* NULL, or where to write what crossed the switch */
+  bool pcap_one_port;       /* pcap_out holds only pcap_port's frames: */
+  uint32_t pcap_port;       /* 0..nranks-1 what the fabric sent toward that rank; nranks + k
+                               what link k's sending switch put on it (below), stamped as
+                               every frame of pcap_out: its last bit's arrival at the far end
+                               (departure + the link's propagation), on the run's clock */
   const char *pcap_in;      /* NULL, or where to write every frame as it arrived at a port */
   uint32_t pcap_snaplen;    /* bytes of each frame kept in pcap_out and pcap_in; 0: all */
   uint64_t pcap_file_bytes; /* rotate pcap_out and pcap_in past this size (0: never), as -C */
@@ -135,6 +144,9 @@ uint32_t jct_fabric_nlinks(const jct_fabric_t *f);
 /* Errors: JCT_EINVAL (k out of range). */
 int jct_fabric_link_stats(const jct_fabric_t *f, uint32_t k, uint64_t now_ns,
                           jct_fabric_link_stats_t *out);
+/* Start every link's peak queue again (jct_switch_reset_peak): a
+ * repetition's peak is then its own, not the fabric's since it was built. */
+void jct_fabric_links_reset_peaks(jct_fabric_t *f);
 /* The link named "leaf1:spine0" (or its port index for injectors: see
  * jct_fabric_port_index), -1 when there is none. */
 int jct_fabric_link_find(const jct_fabric_t *f, const char *name);

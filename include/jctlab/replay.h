@@ -59,6 +59,11 @@ typedef struct {
   jct_dev_counters_t dev; /* verbs: the devices' counters (n 0 on uroce) */
   jct_switch_totals_t fabric;
   uint64_t paused_ns;
+  /* A leaf-spine fabric's links (fabric.h): what each carried in this
+   * repetition and its drain, its peak queue in them; NULL and 0 for the
+   * star. Owned (jct__rep_clear); run and replay sum them and let go. */
+  jct_fabric_link_stats_t *links;
+  uint32_t nlinks;
   jct_injector_stats_t injectors[JCT_RUN_MAX_INJECTORS];
   uint64_t bin_ns;
   uint32_t nbins;
@@ -73,6 +78,12 @@ typedef struct {
   jct_switch_totals_t fabric;
   uint64_t paused_ns;
   uint32_t median_rep;   /* index (into the side's reps) of the repetition at the median */
+  /* A leaf-spine fabric's links summed over the side's repetitions (peak
+   * queue: the deepest of theirs), NULL and 0 for the star; owned by the
+   * result. ecmp_imbalance: max / mean of the uplinks' bytes, NaN without. */
+  jct_fabric_link_stats_t *links;
+  uint32_t nlinks;
+  double ecmp_imbalance;
   jct_qp_figures_t *qps; /* schedule->nconns, by connection (run.h); NULL when the replay
                             is invalid; owned by the result */
 } jct_replay_side_t;

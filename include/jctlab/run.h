@@ -84,6 +84,11 @@ typedef struct {
                                 JCT_RUN_RATE_CEILING_BPS) */
   uint64_t wall_budget_ns;   /* refuse a run estimated to take longer (0: JCT_RUN_WALL_BUDGET_NS) */
   const char *pcap_out;      /* NULL, or a capture of what crossed the switch */
+  const char *pcap_port;     /* NULL: pcap_out holds every rank's link (what the fabric sent
+                                toward the ranks); else the one link it holds, named as
+                                injectors name ports (injector.h, clos.h): "N", rank N's
+                                link, or "leaf1:spine0" / "spine0:leaf1", what that link's
+                                sending switch put on it (fabric.h) */
   const char *pcap_in;       /* NULL, or a capture of every frame as it reached the switch */
   uint32_t pcap_snaplen_bytes; /* bytes of each frame kept in pcap_out/pcap_in (0: all), as -s */
   uint64_t pcap_file_bytes;    /* rotate pcap_out/pcap_in past this size (0: never), as -C */

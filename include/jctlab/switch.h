@@ -309,6 +309,10 @@ typedef struct {
  * Errors: JCT_EINVAL (port out of range). */
 int jct_switch_port_stats(const jct_switch_t *sw, uint32_t port, uint64_t now_ns,
                           jct_switch_port_stats_t *out);
+/* Start a new peak: the port's peak_queue_bytes becomes its deepest queue
+ * now, so a caller reading it per repetition gets that repetition's peak
+ * (a level, not a counter: it cannot be differenced). Errors: JCT_EINVAL. */
+int jct_switch_reset_peak(jct_switch_t *sw, uint32_t port);
 void jct_switch_totals(const jct_switch_t *sw, jct_switch_totals_t *out);
 
 /* The accounting identities, per port and in total, with frames in the
