@@ -689,6 +689,60 @@ static void pixels(const png_image *img, const unsigned char *rgb, box_t b, size
     }
 }
 
+/* An uplink with d data flows (100 kB each) and one small ACK flow. */
+static void uplink(jct_fabric_link_stats_t *l, const char *name, uint32_t d) {
+  memset(l, 0, sizeof *l);
+  snprintf(l->name, sizeof l->name, "%s", name);
+  l->uplink = true;
+  for (uint32_t i = 0; i <= d; i++) {
+    jct_fabric_flow_t *f = &l->flows[l->nflows++];
+    f->src_rank = i, f->dst_rank = i + 1, f->udp_sport = (uint16_t)(0xC000 + i);
+    f->bytes = i < d ? 100000 : 500, f->frames = i < d ? 25 : 10;
+    l->tx_bytes += f->bytes, l->tx_frames += f->frames;
+  }
+}
+
+/* Collisions are uplinks with more data flows than an even spread over
+ * their leaf's uplinks: 7 and 1 (leaf 0) is one, 4 and 4 (leaf 1) none,
+ * 2 and 0 (leaf 2) one, 1 and 1 (leaf 3) none; a small flow is no data
+ * flow. */
+START_TEST(links_collisions) {
+  static const struct {
+    const char *name;
+    uint32_t data;
+    bool collided;
+  } up[] = {{"leaf0:spine0", 7, true},  {"leaf0:spine1", 1, false}, {"leaf1:spine0", 4, false},
+            {"leaf1:spine1", 4, false}, {"leaf2:spine0", 2, true},  {"leaf2:spine1", 0, false},
+            {"leaf3:spine0", 1, false}, {"leaf3:spine1", 1, false}};
+  enum { N = sizeof up / sizeof up[0] };
+  jct_fabric_link_stats_t *l = calloc(N, sizeof *l);
+  ck_assert_ptr_nonnull(l);
+  for (int k = 0; k < N; k++)
+    uplink(&l[k], up[k].name, up[k].data);
+  json_t *fl = jct__links_json(l, N, 1.5);
+  json_t *coll = json_object_get(fl, "collisions");
+  ck_assert_uint_eq(json_array_size(coll), 2);
+  ck_assert_str_eq(json_string_value(json_array_get(coll, 0)), "leaf0:spine0");
+  ck_assert_str_eq(json_string_value(json_array_get(coll, 1)), "leaf2:spine0");
+  for (int k = 0; k < N; k++) {
+    json_t *link = json_array_get(json_object_get(fl, "links"), (size_t)k);
+    ck_assert_msg(json_is_true(json_object_get(link, "collision")) == up[k].collided, "%s",
+                  up[k].name);
+  }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  ck_assert_ptr_nonnull(f);
+  jct__links_text(f, fl, "");
+  fclose(f);
+  ck_assert_msg(strstr(text, "collision  leaf0:spine0 carried 7 data flows"), "%s", text);
+  ck_assert_msg(!strstr(text, "collision  leaf1"), "%s", text);
+  free(text);
+  json_decref(fl);
+  free(l);
+}
+END_TEST
+
 /* A postmortem's specs are long words without spaces (pkt=0:4,1:4,...):
  * the page still fits a 1200-pixel window, its tables wrapping them. */
 START_TEST(long_specs_fit_the_page) {
@@ -834,6 +888,7 @@ Suite *report_suite(void) {
   tcase_add_test(core, sparse_documents);
   tcase_add_test(core, linear_sweeps);
   tcase_add_test(core, errors);
+  tcase_add_test(core, links_collisions);
   suite_add_tcase(s, core);
   TCase *render = tcase_create("render");
   tcase_set_timeout(render, 180);

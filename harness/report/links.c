@@ -3,8 +3,9 @@
  * counters, and the table printed from that JSON, so that the terminal,
  * the JSON and report.md/report.html say the same. Each link's load, peak
  * queue, pause time, drops and marks, the flows each carried, the ECMP
- * imbalance, and the collisions named: uplinks that carried more than one
- * data flow while another uplink of the same leaf carried none. A data
+ * imbalance, and the collisions named: uplinks that carried more data
+ * flows (two or more) than an even spread over their leaf's uplinks
+ * would put on one. A data
  * flow has at least a tenth of the largest flow's bytes (the ACKs of a
  * flow the other way are not one). */
 #include <math.h>
@@ -40,14 +41,17 @@ static int leaf_of(const jct_fabric_link_stats_t *l) {
   return -1;
 }
 
-/* A collision: uplink k carried two data flows or more while another
- * uplink of its leaf carried none. */
+/* A collision: uplink k carried two data flows or more, and more than an
+ * even spread of its leaf's data flows over its uplinks would put on one
+ * (ceil(flows / uplinks)): 2 flows on one of 2 uplinks, 7 and 1 of 8. */
 static bool collision(const jct_fabric_link_stats_t *l, uint32_t n, uint32_t k, uint64_t min) {
   int leaf = leaf_of(&l[k]);
-  if (leaf < 0 || elephants(&l[k], min) < 2) return false;
+  uint32_t here = leaf < 0 ? 0 : elephants(&l[k], min);
+  if (here < 2) return false;
+  uint32_t flows = 0, uplinks = 0;
   for (uint32_t j = 0; j < n; j++)
-    if (j != k && leaf_of(&l[j]) == leaf && elephants(&l[j], min) == 0) return true;
-  return false;
+    if (leaf_of(&l[j]) == leaf) flows += elephants(&l[j], min), uplinks++;
+  return here > (flows + uplinks - 1) / uplinks;
 }
 
 json_t *jct__links_json(const jct_fabric_link_stats_t *l, uint32_t n, double imbalance) {
@@ -119,8 +123,8 @@ void jct__links_text(FILE *out, const json_t *fl, const char *indent) {
     const json_t *f;
     json_array_foreach(jct__rget(l, "flows"), j, f) data +=
         json_is_true(json_object_get(f, "data"));
-    fprintf(out,
-            "%scollision  %s carried %zu data flows (%s) while an uplink of its leaf was idle\n",
+    fprintf(out, "%scollision  %s carried %zu data flows (%s), more than an even spread over its "
+            "leaf's uplinks\n",
             indent, jct__rstr(l, "link"), data, jct__links_flows_text(l, flows, sizeof flows));
   }
 }
