@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/errf.h"
+#include "harness/base/interrupt.h"
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
 #include "schedule/schedule_json.h"
@@ -294,8 +295,17 @@ static uint64_t harness_losses(const void *b) {
 /* Every worker that got UP closes its QP ends before the namespaces go;
  * one that does not answer in GONE_WAIT_NS is given up (the world lost). */
 static void workers_down(ranks_t *r) {
+  /* A world that lost a task, or a launcher ending the job (SIGTERM comes
+   * before SIGKILL: Open MPI's odls_base_sigkill_timeout, 1 s), has no time
+   * for goodbyes: the result is written, and the tasks end with the job. */
+  if (r->w->lost || jct__interrupt_signal()) {
+    r->w->lost = true;
+    if (!r->w->lost_why[0])
+      snprintf(r->w->lost_why, sizeof r->w->lost_why, "interrupted: the ranks were not waited for");
+    r->sent_up = 0;
+    return;
+  }
   for (uint32_t i = 1; i < r->sent_up; i++) {
-    if (r->w->lost && dead(r, i)) continue;
     if (jct__world_send(i, JCT__TAG_DOWN, NULL, 0)) {
       r->w->lost = true;
       continue;
