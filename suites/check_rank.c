@@ -154,6 +154,21 @@ static void check_against_run(json_t *doc, const char *scen, const char *launche
          (long long)jint(doc, "launch.clock_error_max_ns"));
   ck_assert_msg(fabs(mine / theirs - 1) < 0.15, "%s: JCT %.0f ns against jctlab run's %.0f ns",
                 launcher, mine, theirs);
+  /* The workers' counters came back over MPI: the connections'
+   * retransmissions add up to the transport's (every rank's QP ends). */
+  json_t *qps = jget(doc, "cases.0.qps");
+  json_int_t retx = 0;
+  for (size_t i = 0; i < json_array_size(qps); i++)
+    retx += json_integer_value(
+        json_object_get(json_object_get(json_array_get(qps, i), "faulted"), "retransmitted_packets"));
+  ck_assert_uint_eq(json_array_size(qps), 4);
+  ck_assert_int_eq(retx, jint(doc, "cases.0.transport.retransmitted_packets"));
+  /* ... and every rank's sends are counted: at least each connection's
+   * bytes in 4096-byte packets, every faulted repetition. */
+  json_int_t least = 0;
+  for (size_t i = 0; i < json_array_size(qps); i++)
+    least += json_integer_value(json_object_get(json_array_get(qps, i), "bytes")) / 4096;
+  ck_assert_int_ge(jint(doc, "cases.0.transport.data_packets"), least * jint(doc, "reps"));
   /* One host, one clock: each measured offset within its own error bound,
    * and the bound small against a packet's 6.7 ms. */
   json_t *ranks = jget(doc, "launch.ranks");

@@ -74,6 +74,12 @@ static int ready(void *ctx, const char *path, uint32_t lab, const jct_run_opts_t
             "with -n %u\n",
             path, c->size, s->nranks, s->nranks);
     st = 2;
+  } else if (geteuid() != 0) {
+    /* The tasks enter rank 0's namespaces, and rank 0 cannot make a user
+     * namespace once MPI has started its threads (unshare(2)). */
+    fprintf(stderr, "jctlab rank: ranks on one host need root: each task enters the network "
+                    "namespace rank 0 makes for it (CAP_SYS_ADMIN)\n");
+    st = 1;
   } else if (lab) {
     fprintf(stderr, "jctlab rank: %s: 'lab: %u' boots soft-RoCE VMs: that is `jctlab run`'s, "
                     "not the launcher's\n", path, lab);
