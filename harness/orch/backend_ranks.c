@@ -9,7 +9,8 @@
  * executor at t0 on its own clock (t0 plus its offset from rank 0's,
  * world.h), runs its part until its sends are acknowledged and its
  * receives done, and reports its ops' timings on rank 0's clock with its
- * counters. JCT is DESIGN.md's (decision 5): the first send's start to the
+ * counters and its loop's lateness (added to rank 0's: the session's
+ * loop-bound verdict covers every rank's loop). JCT is DESIGN.md's (decision 5): the first send's start to the
  * last receive's completion, both on rank 0's clock, so it carries the
  * tasks' alignment error (reported with the result).
  *
@@ -112,6 +113,11 @@ static void on_done(ranks_t *r, uint32_t from, const char *buf, size_t len) {
     return;
   }
   r->reported[from] = true;
+  jct_lateness_t *l = &r->loop->clock.lateness; /* the session judges every rank's loop */
+  l->count += d.lateness.count;
+  if (d.lateness.max_ns > l->max_ns) l->max_ns = d.lateness.max_ns;
+  for (size_t b = 0; b < JCT_LATENCY_BUCKETS; b++)
+    l->bucket[b] += d.lateness.bucket[b];
   r->wstats[from] = d.stats;
   r->wpaused[from] = d.nic_paused_ns;
   r->wlosses[from] = d.harness_losses;

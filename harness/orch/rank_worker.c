@@ -127,6 +127,7 @@ static void on_run(worker_t *w, const char *buf, size_t len) {
   }
   uint64_t local = (uint64_t)((int64_t)t0 + w->clock.offset_ns);
   w->deadline_ns = local + w->run.limit_ns;
+  memset(&w->loop.clock.lateness, 0, sizeof w->loop.clock.lateness); /* the repetition's */
   if (jct__rank_part_begin(&w->part, local)) {
     jct__rank_done_t d = {.index = w->run.index, .ok = 0};
     snprintf(d.why, sizeof d.why, "rank %u: out of memory", w->rank);
@@ -159,6 +160,7 @@ static void finish(worker_t *w, const char *why) {
   jct__ranks_stats(w->part.ranks, &d->stats);
   d->nic_paused_ns = jct__ranks_nic_paused_ns(w->part.ranks);
   d->harness_losses = jct__ranks_harness_losses(w->part.ranks);
+  d->lateness = w->loop.clock.lateness;
   jct__rank_part_timing(&w->part, w->clock.offset_ns, t);
   for (uint32_t c = 0; c < s->nconns; c++) {
     cc[c].retx_packets = jct__ranks_conn_retx(w->part.ranks, c);

@@ -92,6 +92,10 @@ typedef struct {
   char why[256];
   jct_uroce_stats_t stats; /* cumulative over the case */
   uint64_t nic_paused_ns, harness_losses;
+  /* The task's loop's lateness over the repetition (clock.h): rank 0 adds
+   * it to its own, so a run is loop-bound when any rank's loop set the
+   * pace, not only rank 0's. */
+  jct_lateness_t lateness;
   uint32_t nops, nconns;
 } jct__rank_done_t;
 
