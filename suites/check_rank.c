@@ -358,7 +358,18 @@ START_TEST(dead_rank_named) {
     victim = task_of(getpid(), 2);
   }
   ck_assert_msg(victim > 0, "rank 2's task not found");
-  sleep_ms(2500);
+  /* Its repetitions run once it has entered its namespace (rank 0's UP):
+   * then a second and a half into them. */
+  char mine[64] = "", its[64] = "", path[64];
+  snprintf(path, sizeof path, "/proc/%d/ns/net", (int)victim);
+  ck_assert_int_gt(readlink("/proc/self/ns/net", mine, sizeof mine - 1), 0);
+  for (int i = 0; i < 400 && (readlink(path, its, sizeof its - 1) <= 0 || !strcmp(its, mine));
+       i++) {
+    memset(its, 0, sizeof its);
+    sleep_ms(50);
+  }
+  ck_assert_msg(strcmp(its, mine), "rank 2 never entered its namespace");
+  sleep_ms(1500);
   kill(victim, SIGKILL);
   result_t r = finish(&c, LIMIT_S);
   ck_assert_int_ne(r.status, 0);
