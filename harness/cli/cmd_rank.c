@@ -139,8 +139,8 @@ static int introduce(rank_cmd_t *c) {
   typedef struct {
     int32_t pid;
     char host[64];
-  } id_t;
-  id_t me = {.pid = (int32_t)getpid()}, *all = calloc(c->size, sizeof *all);
+  } who_t;
+  who_t me = {.pid = (int32_t)getpid()}, *all = calloc(c->size, sizeof *all);
   gethostname(me.host, sizeof me.host - 1);
   c->w.size = c->size;
   c->w.pid = calloc(c->size, sizeof *c->w.pid);

@@ -179,9 +179,11 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   int rc = s->ops->rep(s->b, index, limit_ns, rep);
   if (rc) return rc;
   int sig = jct__interrupt_signal();
-  /* A repetition that failed for its own reason keeps it (a rank that died
-   * under mpirun, which then ends the others with SIGTERM). */
-  if (sig && rep->ok) jct__rep_fail(rep, sig == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)");
+  /* A repetition the backend failed for its own reason keeps it (a rank
+   * that died under mpirun, which then ends the others with SIGTERM); one
+   * cut short by the signal says so. */
+  if (sig && (rep->ok || !s->ops->failed(s->b, NULL, 0)))
+    jct__rep_fail(rep, sig == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)");
   if (!rep->ok) s->broken = true;
   /* Draining is waited for in wall time (a lost last ACK leaves a QP
    * waiting on its timer; the next repetition starts anyway). */
