@@ -50,6 +50,7 @@ int main(void) {
   srunner_add_suite(sr, injector_kinds_suite());
   srunner_add_suite(sr, inject_suite());
   srunner_add_suite(sr, hostfault_suite());
+  srunner_add_suite(sr, rank_suite());
   srunner_add_suite(sr, report_suite());
   srunner_add_suite(sr, sweep_suite());
   srunner_add_suite(sr, scenario_suite());

@@ -53,7 +53,7 @@ static const char usage_text[] =
     "event loop set the pace), 4 a case of the trace's own losses did not reproduce the\n"
     "capture within 20%% (job time, retransmitted packets: its fidelity section).\n";
 
-#define bad(...) jct__cmd_bad("run", __VA_ARGS__)
+#define bad(...) jct__cmd_bad(h->prog, __VA_ARGS__)
 
 bool jct__is_scenario_arg(const char *arg) {
   size_t n = strlen(arg);
@@ -67,6 +67,7 @@ typedef struct {
   bool have_reps, have_seed;
   const char *fault_log, *pcap_out, *pcap_port;
   jct_run_opts_t cap; /* -s, -C, -W (and pcap_out, for their checks) */
+  const jct__scenario_hooks_t *h;
 } args_t;
 
 static void usage(void) {
@@ -77,7 +78,8 @@ static void usage(void) {
  * (the fault log and the capture, as run's). */
 static int own(void *self, const char *w, const char *v) {
   args_t *a = self;
-  int got = jct__capture_opt_parse(&a->cap, w, v, "run"); /* -s, -C, -W */
+  const jct__scenario_hooks_t *h = a->h;
+  int got = jct__capture_opt_parse(&a->cap, w, v, h->prog); /* -s, -C, -W */
   if (got) return got;
   if (!strcmp(w, "--reps")) {
     if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
@@ -92,7 +94,8 @@ static int own(void *self, const char *w, const char *v) {
   } else if (!strcmp(w, "--fault-log") || !strcmp(w, "--pcap-out")) {
     const char **dst = w[2] == 'f' ? &a->fault_log : &a->pcap_out;
     if (*dst) return bad("%s given twice ('%s' and '%s')", w, *dst, v);
-    if (w[2] == 'f' ? jct__cmd_output_ok("run", w, v) : jct__cmd_writable("run", w, v)) return 2;
+    if (w[2] == 'f' ? jct__cmd_output_ok(h->prog, w, v) : jct__cmd_writable(h->prog, w, v))
+      return 2;
     *dst = v;
   } else {
     return 0;
@@ -132,8 +135,14 @@ static const char **case_specs(const jct__scenario_case_t *c, const jct__replay_
 }
 
 int jct__cmd_run_scenario(int argc, char **argv) {
-  args_t a = {0};
-  const jct__case_cmd_t cmd = {.prog = "run",
+  const jct__scenario_hooks_t h = {.prog = "run"};
+  return jct__scenario_cmd(argc, argv, &h);
+}
+
+int jct__scenario_cmd(int argc, char **argv, const jct__scenario_hooks_t *h) {
+  args_t a = {.h = h};
+  const char *prog = h->prog;
+  const jct__case_cmd_t cmd = {.prog = prog,
                                .what = "scenario",
                                .usage = usage,
                                .unknown_hint = " for a scenario",
@@ -144,15 +153,15 @@ int jct__cmd_run_scenario(int argc, char **argv) {
   const char *path = a.o.input;
   if (!path) return bad("no scenario file");
   a.cap.pcap_out = a.pcap_out;
-  if (jct__capture_opts_check(&a.cap, "run")) return 2;
+  if (jct__capture_opts_check(&a.cap, prog)) return 2;
   char err[768];
   jct__scenario_t *sc = NULL;
   int rc = jct__scenario_load(&sc, path, err, sizeof err);
   if (rc) {
-    fprintf(stderr, "jctlab run: %s\n", err);
+    fprintf(stderr, "jctlab %s: %s\n", prog, err);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
-  if (sc->run.transport == JCT_TRANSPORT_VERBS && !sc->run.lab_ranks) {
+  if (sc->run.transport == JCT_TRANSPORT_VERBS && !sc->run.lab_ranks && !h->world) {
     fprintf(stderr, "jctlab run: %s: transport verbs needs 'lab: N' (soft-RoCE VMs)\n", path);
     jct__scenario_free(sc);
     return 2;
@@ -161,12 +170,12 @@ int jct__cmd_run_scenario(int argc, char **argv) {
   if (a.have_seed) sc->run.seed = a.seed;
   jct__replay_input_t in;
   if ((rc = load_input(sc, &in, err, sizeof err))) {
-    fprintf(stderr, "jctlab run: %s: %s\n", path, err);
+    fprintf(stderr, "jctlab %s: %s: %s\n", prog, path, err);
     jct__scenario_free(sc);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
   if ((rc = jct__replay_input_fabric(&in, sc->user_set, &sc->run, err, sizeof err))) {
-    fprintf(stderr, "jctlab run: %s: %s\n", path, err);
+    fprintf(stderr, "jctlab %s: %s: %s\n", prog, path, err);
     jct__replay_input_free(&in);
     jct__scenario_free(sc);
     return rc == JCT_ENOMEM ? 1 : 2;
@@ -187,8 +196,9 @@ int jct__cmd_run_scenario(int argc, char **argv) {
     c->opts.pcap_snaplen_bytes = a.cap.pcap_snaplen_bytes;
     c->opts.pcap_file_bytes = a.cap.pcap_file_bytes;
     c->opts.pcap_files = a.cap.pcap_files;
+    c->opts.world = h->world;
     if (sc_case->trace_faults && !in.nfaults)
-      fprintf(stderr, "jctlab run: case '%s': the trace shows no losses to replay\n",
+      fprintf(stderr, "jctlab %s: case '%s': the trace shows no losses to replay\n", prog,
               sc_case->name);
     if (!(specs[i] = case_specs(sc_case, &in, &c->opts.ninject))) goto out;
     c->opts.inject = specs[i];
@@ -201,9 +211,19 @@ int jct__cmd_run_scenario(int argc, char **argv) {
                                  .fidelity = in.have_capture && sc_case->trace_faults &&
                                              !sc_case->ninject};
   }
-  if (jct__capture_names_ok(&a.cap, sc->ncases, "run")) { /* one ring of files per case */
+  if (jct__capture_names_ok(&a.cap, sc->ncases, prog)) { /* one ring of files per case */
     status = 2;
     goto out;
+  }
+  if (h->ready) {
+    jct_run_opts_t *all = calloc(sc->ncases, sizeof *all);
+    if (!all) goto out;
+    for (uint32_t i = 0; i < sc->ncases; i++)
+      all[i] = cases[i].opts;
+    status = h->ready(h->ctx, path, sc->run.lab_ranks, all, sc->ncases);
+    free(all);
+    if (status >= 0) goto out;
+    status = 1;
   }
   jct_run_opts_t first = cases[0].opts; /* the document's fabric line */
   jct__result_input_t ri = {.source = sc->input ? sc->input : in.source,
@@ -213,29 +233,30 @@ int jct__cmd_run_scenario(int argc, char **argv) {
                             .captured_rate_bps = sc->captured_rate_bps,
                             .capture = in.have_capture ? &in.capture : NULL,
                             .replay_profile = in.replay_profile};
-  if (!(doc = jct__result_new("run", &first, &ri))) goto out;
+  if (!(doc = jct__result_new(prog, &first, &ri))) goto out;
   json_object_set_new(
       doc, "scenario",
       json_pack("{s:s,s:s,s:s?}", "path", path, "name", sc->name, "description", sc->description));
   if ((rc = jct_ns_isolate(err, sizeof err))) {
-    fprintf(stderr, "jctlab run: %s\n", err);
+    fprintf(stderr, "jctlab %s: %s\n", prog, err);
     goto out;
   }
   jct__interrupt_install(); /* a first SIGINT ends the run cleanly */
   jct__case_tally_t tally = {0};
   if ((rc = jct__run_cases(doc, &ri, cases, sc->ncases, &tally, err, sizeof err))) {
-    fprintf(stderr, "jctlab run: %s: %s\n", path, err);
+    fprintf(stderr, "jctlab %s: %s: %s\n", prog, path, err);
     status = rc == JCT_EINVAL ? 2 : 1;
     goto out;
   }
   jct__cases_mark_interrupted(doc);
-  status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, "run", a.o.per_qp);
+  if (h->on_doc) h->on_doc(h->ctx, doc);
+  status = jct__output_result(doc, a.o.json, a.o.junit, a.o.report, prog, a.o.per_qp);
   if (status == 0) status = jct__cases_status(&tally);
-  status = jct__cases_interrupted("run", status);
+  status = jct__cases_interrupted(prog, status);
   fprintf(stderr,
-          "jctlab run: %s: cases within budget %u, over budget %u, invalid %u, without a "
+          "jctlab %s: %s: cases within budget %u, over budget %u, invalid %u, without a "
           "budget %u; captures not reproduced %u\n",
-          path, tally.pass, tally.fail, tally.invalid, tally.none, tally.unreproduced);
+          prog, path, tally.pass, tally.fail, tally.invalid, tally.none, tally.unreproduced);
 out:
   json_decref(doc);
   if (specs)

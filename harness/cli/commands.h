@@ -147,6 +147,23 @@ int jct__cmd_agent(int argc, char **argv);
 /* `jctlab run SCENARIO.yaml` (cmd_scenario.c); jct__cmd_run hands over to it
  * when its first argument names a .yaml or .yml file. */
 int jct__cmd_run_scenario(int argc, char **argv);
+/* A scenario file run by `jctlab run` or `jctlab rank` (cmd_rank.c):
+ * prog names the command in messages; world, when set, goes to every
+ * case's options (jct_run_opts_t.world); ready, when set, is asked once
+ * the file, its job and the command line are read and checked, before
+ * anything is built (lab: the file's 'lab: N'): -1 to go on, else the exit
+ * status to stop with (after its own line on stderr); on_doc sees the
+ * result document before it is written. */
+typedef struct {
+  const char *prog;
+  void *world;
+  void *ctx;
+  int (*ready)(void *ctx, const char *path, uint32_t lab, const jct_run_opts_t *cases,
+               uint32_t ncases);
+  void (*on_doc)(void *ctx, json_t *doc);
+} jct__scenario_hooks_t;
+int jct__scenario_cmd(int argc, char **argv, const jct__scenario_hooks_t *h);
+int jct__cmd_rank(int argc, char **argv);
 bool jct__is_scenario_arg(const char *arg);
 
 #endif

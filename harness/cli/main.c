@@ -23,6 +23,7 @@ static const struct {
     {"replay", jct__cmd_replay, "replay a job with and without faults: what the faults cost"},
     {"wire", jct__cmd_wire, "jctlab's switch and injectors between two interfaces (bump in the wire)"},
     {"agent", jct__cmd_agent, "a rank on the verbs transport (jctlab starts it in its lab VMs)"},
+    {"rank", jct__cmd_rank, "one rank per MPI task (mpirun, srun): a scenario launched by MPI"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

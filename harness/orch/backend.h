@@ -114,6 +114,9 @@ struct jct__backend_ops {
 
 extern const struct jct__backend_ops jct__backend_uroce;
 extern const struct jct__backend_ops jct__backend_verbs;
+/* `jctlab rank`'s rank 0 (backend_ranks.c, rank_world.h): built with MPI
+ * only (JCT_HAVE_MPI). */
+extern const struct jct__backend_ops jct__backend_ranks;
 
 /* Mark rep failed, why (cut to rep->why's size) saying how. */
 static inline void jct__rep_fail(jct_rep_t *rep, const char *why) {

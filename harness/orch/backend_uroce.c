@@ -15,6 +15,7 @@
 #include "jctlab/error.h"
 #include "jctlab/executor.h"
 #include "backend.h"
+#include "uroce_opts.h"
 
 typedef struct {
   jct__loop_t *loop;
@@ -139,19 +140,7 @@ static void stats(const void *b, jct_transport_stats_t *t) {
   const uroce_t *u = b;
   jct_uroce_stats_t st;
   jct__ranks_stats(u->ranks, &st);
-  *t = (jct_transport_stats_t){.packets = st.tx_pkts,
-                               .data_packets = st.tx_data_pkts,
-                               .retx_packets = st.retx_pkts,
-                               .retx_bytes = st.retx_bytes,
-                               .rx_packets = st.rx_pkts,
-                               .naks = st.rx_naks,
-                               .timeouts = st.timeouts,
-                               .go_back_n = st.go_back_n,
-                               .out_of_seq_packets = st.out_of_seq_pkts,
-                               .dup_packets = st.dup_pkts,
-                               .cnps = st.tx_cnps,
-                               .nic_paused_ns = jct__ranks_nic_paused_ns(u->ranks),
-                               .counted = JCT_TSTAT_ALL};
+  jct__uroce_tstats(&st, jct__ranks_nic_paused_ns(u->ranks), t);
 }
 
 static void conn_counts(const void *b, jct_conn_counts_t *out) {
@@ -181,20 +170,8 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   u->loop = env->loop;
   u->o = o;
   u->exec_timer.data = u;
-  jct_dcqcn_params(&u->dcqcn, o->cc_profile);
-  jct_dcqcn_dilate(&u->dcqcn, jct_run_cc_dilation(o));
-  jct__ranks_opts_t ro = {.rate_bps = o->rate_bps,
-                          .dcqcn = jct_run_cc(o) == JCT_CC_DCQCN ? &u->dcqcn : NULL,
-                          .cnp_dscp = JCT__CNP_DSCP,
-                          .nic_queue_pkts = o->nic_queue_pkts,
-                          .nak_delay_ns = o->nak_delay_ns,
-                          .nak_react_ns = o->nak_react_ns,
-                          .path_mtu_bytes = o->path_mtu_bytes ? o->path_mtu_bytes : 4096,
-                          .timeout = o->timeout,
-                          .retry_cnt = o->retry_cnt,
-                          .dscp = JCT__DATA_DSCP,
-                          .data_prio = JCT__DATA_PRIO,
-                          .per_qp_sport = o->clos && o->clos->leaves};
+  jct__ranks_opts_t ro;
+  jct__uroce_ranks_opts(o, &u->dcqcn, &ro);
   int rc;
   if ((rc = jct_fabric_new(&u->fab, &u->loop->uv, &u->loop->clock, env->fabric, err, errlen)) ||
       (rc = jct__ranks_new(&u->ranks, &u->loop->uv, &u->loop->clock, jct_fabric_topo(u->fab),

@@ -225,7 +225,11 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
     jct__rep_fail(rep, why);
   }
   int sig = jct__interrupt_signal();
-  if (sig) jct__rep_fail(rep, sig == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)");
+  /* A repetition the backend failed for its own reason keeps it (a rank
+   * that died under mpirun, which then ends the others with SIGTERM); one
+   * cut short by the signal says so. */
+  if (sig && (rep->ok || !s->ops->failed(s->b, NULL, 0)))
+    jct__rep_fail(rep, sig == SIGINT ? "interrupted (SIGINT)" : "interrupted (SIGTERM)");
   if (!rep->ok) s->broken = true;
   /* Draining is waited for in wall time (a lost last ACK leaves a QP
    * waiting on its timer; the next repetition starts anyway). */
@@ -364,6 +368,14 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   if (!s) return JCT_ENOMEM;
   s->o = o;
   s->ops = backends[o->transport];
+  if (o->world) {
+#ifdef JCT_HAVE_MPI
+    s->ops = &jct__backend_ranks;
+#else
+    free(s);
+    return jct__errf(err, errlen, JCT_EINVAL, "jctlab rank: not supported in this build (no MPI)");
+#endif
+  }
   s->bin_ns = bin_ns;
   size_t nconns = o->schedule->nconns ? o->schedule->nconns : 1;
   if (s->ops->conn_counts && !(s->conn_before = calloc(nconns, sizeof *s->conn_before))) {

@@ -101,6 +101,11 @@ typedef struct {
   uint64_t seed; /* the run's seed: injectors without seed= derive theirs from it */
   const jct_clos_t *clos; /* NULL: the star; else the fabric's shape, ECMP and placement
                              (clos.h); injectors may name its links (port=leaf0:spine1) */
+  /* `jctlab rank`: this process is rank 0 of an MPI job whose other tasks
+   * are the schedule's other ranks (harness/orch/rank_world.h's
+   * jct__rank_world_t; uroce on one host). NULL: this process runs every
+   * rank. */
+  void *world;
 } jct_run_opts_t;
 
 /* What a transport counted, summed over its QPs (and over repetitions where

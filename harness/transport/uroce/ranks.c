@@ -241,6 +241,7 @@ static void on_qp_event(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev) {
 static int post_cts(jct_exec_t *e, uint32_t conn) {
   jct__ranks_t *R = jct_exec_data(e);
   endpoint_t *ep = &R->eps[2 * conn + 1];
+  if (!ep->qp) return 0; /* another process's rank posts it */
   R->ranks[ep->rank].dirty = true;
   return jct_uroce_post_cts(ep->qp, conn, NULL, 0);
 }
@@ -249,6 +250,7 @@ static int post_send(jct_exec_t *e, uint32_t conn, uint32_t op, uint64_t bytes) 
   jct__ranks_t *R = jct_exec_data(e);
   endpoint_t *ep = &R->eps[2 * conn];
   if (bytes > JCT_ROCE_MAX_MSG_BYTES) return JCT_EINVAL;
+  if (!ep->qp) return 0; /* another process's rank posts it */
   jct_uroce_wr_t wr = {.wr_id = op, .bytes = (uint32_t)bytes, .has_imm = true, .imm = op};
   R->ranks[ep->rank].dirty = true;
   return jct_uroce_post_write(ep->qp, &wr, NULL, 0);
@@ -302,7 +304,7 @@ static void on_socket(uv_poll_t *h, int status, int events) {
       uint32_t qpn = jct_uroce_dest_qpn(R->buf[i], len);
       uint32_t e = qpn - JCT__UROCE_QPN_BASE;
       if (qpn == UINT32_MAX || qpn < JCT__UROCE_QPN_BASE || e >= 2 * R->s->nconns ||
-          R->eps[e].rank != k->index)
+          R->eps[e].rank != k->index || !R->eps[e].qp)
         continue; /* not one of this rank's QPs: counted by nobody, as a NIC drops it */
       jct_uroce_rx_ecn(R->eps[e].qp, R->buf[i], len, ntohs(from[i].sin_port),
                        ecn_of(&msgs[i].msg_hdr), now);
@@ -343,8 +345,11 @@ static void on_pfc(uv_poll_t *h, int status, int events) {
  * the ID), DSCP for the data priority and ECT(0), and the TOS of what
  * arrives (IP_RECVTOS) for its ECN field. */
 static int socket_on(jct__ranks_t *R, uint32_t i, uint16_t port, char *err, size_t errlen) {
-  int fd = jct_topo_socket(R->topo, i, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, err,
-                           errlen);
+  int type = SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC;
+  int fd = R->topo ? jct_topo_socket(R->topo, i, AF_INET, type, 0, err, errlen)
+                   : socket(AF_INET, type, 0);
+  if (fd < 0 && !R->topo)
+    return jct__errf(err, errlen, JCT_EIO, "rank %u: socket: %s", i, strerror(errno));
   if (fd < 0) return fd;
   int one = 1, pmtu = IP_PMTUDISC_DO, tos = R->opts.dscp << 2 | ECN_ECT0, ttl = IP_TTL_VALUE;
   int buf = SOCKET_BUFFER_BYTES;
@@ -422,7 +427,8 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   const jct_conn_t *conn = &R->s->conns[c];
   uint32_t me = src ? conn->src : conn->dst, peer = src ? conn->dst : conn->src;
   endpoint_t *ep = &R->eps[2 * c + (src ? 0 : 1)];
-  *ep = (endpoint_t){.R = R, .rank = me, .conn = c, .is_src = src};
+  *ep = (endpoint_t){.R = R, .rank = me, .conn = c, .is_src = src, .fd = -1};
+  if (R->opts.one_rank && me != R->opts.rank) return 0; /* another process's end */
   ep->peerlen = jct_rank_sockaddr(peer, AF_INET, JCT_ROCEV2_UDP_PORT, &ep->peer);
   jct_uroce_cfg_t cfg;
   jct_uroce_cfg_init(&cfg);
@@ -432,6 +438,10 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   cfg.remote_qpn = jct__uroce_qpn(c, src);
   cfg.sq_psn = src ? psn_src : psn_dst;
   cfg.rq_psn = src ? psn_dst : psn_src;
+  if (R->opts.sq_psn) { /* the bootstrap's: each end's own, and its peer's */
+    cfg.sq_psn = R->opts.sq_psn[2 * c + (src ? 0 : 1)] & JCT_PSN_MASK;
+    cfg.rq_psn = R->opts.sq_psn[2 * c + (src ? 1 : 0)] & JCT_PSN_MASK;
+  }
   cfg.path_mtu_bytes = R->opts.path_mtu_bytes;
   cfg.timeout = R->opts.timeout;
   cfg.retry_cnt = R->opts.retry_cnt;
@@ -463,7 +473,9 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
 static int start_polls(jct__ranks_t *R, char *err, size_t errlen) {
   for (uint32_t i = 0; i < R->s->nranks; i++) {
     rank_t *k = &R->ranks[i];
-    uv_poll_t *hs = &R->polls->h[2 * i], *hp = &R->polls->h[2 * i + 1];
+    if (k->fd < 0) continue; /* another process's rank */
+    /* In the order opened: jct__ranks_free closes the first `open`. */
+    uv_poll_t *hs = &R->polls->h[R->polls->open], *hp = &R->polls->h[R->polls->open + 1];
     int pfd = pcap_get_selectable_fd(k->pfc);
     if (uv_poll_init(R->loop, hs, k->fd))
       return jct__errf(err, errlen, JCT_EIO, "rank %u: cannot poll its socket", i);
@@ -533,9 +545,12 @@ int jct__ranks_new(jct__ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, cons
   }
   free(count);
   for (uint32_t i = 0; i < s->nranks; i++) {
+    if (opts->one_rank && i != opts->rank) continue;
     if ((rc = open_socket(R, i, err, errlen))) goto fail;
     pfc_open_t a = {R, i, err, errlen};
-    if ((rc = jct_topo_in_rank(topo, i, open_pfc_in_rank, &a, err, errlen))) goto fail;
+    if ((rc = topo ? jct_topo_in_rank(topo, i, open_pfc_in_rank, &a, err, errlen)
+                   : open_pfc_in_rank(&a)))
+      goto fail;
   }
   for (uint32_t c = 0; c < s->nconns; c++)
     if ((rc = make_qp(R, c, true, err, errlen)) || (rc = make_qp(R, c, false, err, errlen)))
@@ -552,7 +567,7 @@ fail:
 
 bool jct__ranks_quiet(const jct__ranks_t *R) {
   for (uint32_t e = 0; e < 2 * R->s->nconns; e++)
-    if (jct_uroce_next_deadline_ns(R->eps[e].qp) != UINT64_MAX) return false;
+    if (R->eps[e].qp && jct_uroce_next_deadline_ns(R->eps[e].qp) != UINT64_MAX) return false;
   return true;
 }
 
@@ -564,7 +579,7 @@ int jct__ranks_failed(const jct__ranks_t *R, char *err, size_t errlen) {
 void jct__ranks_cc_reset(jct__ranks_t *R) {
   uint64_t now = jct_now_ns();
   for (uint32_t e = 0; e < 2 * R->s->nconns; e++)
-    jct_uroce_cc_reset(R->eps[e].qp, now);
+    if (R->eps[e].qp) jct_uroce_cc_reset(R->eps[e].qp, now);
 }
 
 uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *R) {
@@ -577,6 +592,7 @@ uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *R) {
 void jct__ranks_stats(const jct__ranks_t *R, jct_uroce_stats_t *sum) {
   memset(sum, 0, sizeof *sum);
   for (uint32_t e = 0; e < 2 * R->s->nconns; e++) {
+    if (!R->eps[e].qp) continue;
     const jct_uroce_stats_t *st = jct_uroce_stats(R->eps[e].qp);
     const uint64_t *a = (const uint64_t *)st;
     uint64_t *b = (uint64_t *)sum;
@@ -586,15 +602,17 @@ void jct__ranks_stats(const jct__ranks_t *R, jct_uroce_stats_t *sum) {
 }
 
 uint64_t jct__ranks_conn_retx(const jct__ranks_t *R, uint32_t conn) {
-  return jct_uroce_stats(R->eps[2 * conn].qp)->retx_pkts +
-         jct_uroce_stats(R->eps[2 * conn + 1].qp)->retx_pkts;
+  uint64_t n = 0;
+  for (uint32_t e = 2 * conn; e < 2 * conn + 2; e++)
+    if (R->eps[e].qp) n += jct_uroce_stats(R->eps[e].qp)->retx_pkts;
+  return n;
 }
 
 void jct__ranks_conn_cc(const jct__ranks_t *R, uint32_t conn, uint64_t *rate_cuts,
                         uint64_t *below_line_rate_ns) {
-  const jct_uroce_stats_t *st = jct_uroce_stats(R->eps[2 * conn].qp);
-  *rate_cuts = st->rate_cuts;
-  *below_line_rate_ns = st->below_line_rate_ns;
+  const jct_uroce_qp_t *qp = R->eps[2 * conn].qp;
+  *rate_cuts = qp ? jct_uroce_stats(qp)->rate_cuts : 0;
+  *below_line_rate_ns = qp ? jct_uroce_stats(qp)->below_line_rate_ns : 0;
 }
 
 /* UDP RcvbufErrors from /proc/net/snmp, read in the rank's namespace. */
@@ -615,8 +633,13 @@ static int rcvbuf_errors(void *arg) {
 
 uint64_t jct__ranks_harness_losses(const jct__ranks_t *R) {
   uint64_t total = R->send_failures;
-  for (uint32_t i = 0; i < R->s->nranks; i++)
-    jct_topo_in_rank(R->topo, i, rcvbuf_errors, &total, NULL, 0);
+  for (uint32_t i = 0; i < R->s->nranks; i++) {
+    if (R->ranks[i].fd < 0) continue; /* another process's rank */
+    if (R->topo)
+      jct_topo_in_rank(R->topo, i, rcvbuf_errors, &total, NULL, 0);
+    else
+      rcvbuf_errors(&total); /* the calling thread is in the rank's namespace */
+  }
   return total;
 }
 
@@ -649,7 +672,7 @@ void jct__ranks_free(jct__ranks_t *R) {
     free(R->ranks[i].q_ep);
   }
   for (uint32_t e = 0; R->eps && e < 2 * R->s->nconns; e++)
-    jct_uroce_qp_destroy(R->eps[e].qp);
+    if (R->eps[e].qp) jct_uroce_qp_destroy(R->eps[e].qp);
   free(R->ranks);
   free(R->eps);
   free(R->ep_storage);

@@ -65,10 +65,23 @@ typedef struct {
    * the entropy ECMP hashes (leaf-spine fabrics). false: every QP sends
    * from the rank's socket on 4791 (the star: nothing hashes it). */
   bool per_qp_sport;
+  /* One rank per process (`jctlab rank`, one MPI task per rank): this
+   * process holds only rank `rank`'s socket, PFC listener and QP ends; the
+   * other ranks' ends stay empty and the executor's posts for them are
+   * ignored (their own processes run them). With topo NULL its sockets and
+   * listener are opened in the calling thread's network namespace (the
+   * rank's, entered with setns(2)). false: every rank, in this process. */
+  bool one_rank;
+  uint32_t rank;
+  /* Each QP end's initial send PSN, two per connection (source end at 2c,
+   * destination end at 2c + 1), as the ranks' bootstrap exchanged them;
+   * NULL: derived from the connection's index. */
+  const uint32_t *sq_psn;
 } jct__ranks_opts_t;
 
 typedef struct jct_ranks jct__ranks_t;
 
+/* topo may be NULL with opts->one_rank (above). */
 int jct__ranks_new(jct__ranks_t **out, uv_loop_t *loop, jct_clock_t *clock, const jct_topo_t *topo,
                   const jct_schedule_t *s, const jct__ranks_opts_t *opts, char *err, size_t errlen);
 

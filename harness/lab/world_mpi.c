@@ -1,0 +1,193 @@
+/* The world of `jctlab rank` over Open MPI (world.h). */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/errf.h"
+#include "jctlab/clock.h"
+#include "jctlab/error.h"
+#include "world.h"
+
+/* Under LeakSanitizer (the sanitizer build): what Open MPI, PMIx and hwloc
+ * allocate while starting and ending, and what their plugins (mca_*.so,
+ * kept loaded so that a leak's stack names them) never free, is theirs,
+ * not jctlab's; the rest stays checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define LSAN_OFF() __lsan_disable()
+#define LSAN_ON() __lsan_enable()
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void) {
+  return "print_suppressions=0"; /* bad input stays one line */
+}
+const char *__lsan_default_suppressions(void) {
+  return "leak:mca_\nleak:libopen-pal.so\nleak:libopen-rte.so\nleak:libmpi.so\n"
+         "leak:libpmix.so\nleak:libhwloc.so\nleak:libevent\n";
+}
+#include <dlfcn.h>
+/* PMIx is loaded by an Open MPI plugin and unloaded with it at
+ * MPI_Finalize, before LeakSanitizer looks: kept loaded, its leaks' stacks
+ * name it (RTLD_NOLOAD: only the copy already there). */
+#define KEEP_PLUGINS() dlopen("libpmix.so.2", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)
+#else
+#define KEEP_PLUGINS() ((void)0)
+#define LSAN_OFF() ((void)0)
+#define LSAN_ON() ((void)0)
+#endif
+
+#define TAG_PING 30001
+#define TAG_PONG 30002
+#define TAG_OFFSET 30003
+
+int jct__world_init(int *argc, char ***argv, uint32_t *rank, uint32_t *size, char *err,
+                    size_t errlen) {
+  int provided = 0, r = 0, n = 0;
+  /* Tasks that wait in MPI yield the CPU (Open MPI spins otherwise): ranks
+   * on one host share its cores with the switch. The caller's setting wins. */
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+  LSAN_OFF();
+  int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  LSAN_ON();
+  KEEP_PLUGINS();
+  if (rc != MPI_SUCCESS) return jct__errf(err, errlen, JCT_EIO, "MPI_Init failed");
+  /* Errors come back as codes: a task that died is reported, not fatal. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  *rank = (uint32_t)r;
+  *size = (uint32_t)n;
+  return 0;
+}
+
+const char *jct__world_launcher(void) {
+  if (getenv("SLURM_JOB_ID") && getenv("SLURM_PROCID")) return "srun";
+  if (getenv("OMPI_COMM_WORLD_SIZE")) return "mpirun";
+  return "mpi";
+}
+
+void jct__world_finalize(void) {
+  LSAN_OFF();
+  MPI_Finalize();
+  LSAN_ON();
+}
+
+void jct__world_abort(int status) {
+  MPI_Abort(MPI_COMM_WORLD, status);
+}
+
+int jct__world_send(uint32_t to, int tag, const void *buf, size_t len) {
+  if (len > INT32_MAX) return JCT_EINVAL;
+  return MPI_Send(buf, (int)len, MPI_BYTE, (int)to, tag, MPI_COMM_WORLD) == MPI_SUCCESS
+             ? 0
+             : JCT_EIO;
+}
+
+static int take(MPI_Status *st, void **buf, size_t *len) {
+  int n = 0;
+  MPI_Get_count(st, MPI_BYTE, &n);
+  char *b = malloc(n > 0 ? (size_t)n : 1);
+  if (!b) return JCT_ENOMEM;
+  if (MPI_Recv(b, n, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+      MPI_SUCCESS) {
+    free(b);
+    return JCT_EIO;
+  }
+  *buf = b;
+  *len = (size_t)n;
+  return 1;
+}
+
+int jct__world_poll(uint32_t from, int tag, void **buf, size_t *len, uint32_t *from_out,
+                    int *tag_out) {
+  int flag = 0;
+  MPI_Status st;
+  int src = from == JCT__WORLD_ANY ? MPI_ANY_SOURCE : (int)from;
+  if (MPI_Iprobe(src, tag < 0 ? MPI_ANY_TAG : tag, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS)
+    return JCT_EIO;
+  if (!flag) return 0;
+  if (from_out) *from_out = (uint32_t)st.MPI_SOURCE;
+  if (tag_out) *tag_out = st.MPI_TAG;
+  return take(&st, buf, len);
+}
+
+int jct__world_recv(uint32_t from, int tag, void **buf, size_t *len) {
+  MPI_Status st;
+  int src = from == JCT__WORLD_ANY ? MPI_ANY_SOURCE : (int)from;
+  if (MPI_Probe(src, tag < 0 ? MPI_ANY_TAG : tag, MPI_COMM_WORLD, &st) != MPI_SUCCESS)
+    return JCT_EIO;
+  int rc = take(&st, buf, len);
+  return rc == 1 ? 0 : rc;
+}
+
+int jct__world_barrier(void) {
+  return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : JCT_EIO;
+}
+
+int jct__world_bcast(void *buf, size_t n) {
+  return MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : JCT_EIO;
+}
+
+int jct__world_allgather(const void *mine, void *all, size_t n) {
+  return MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD) ==
+                 MPI_SUCCESS
+             ? 0
+             : JCT_EIO;
+}
+
+/* Rank 0's side with task i: JCT__WORLD_PINGS exchanges, the one with the
+ * smallest round trip kept (NTP's minimum filter). */
+static int measure(uint32_t i, jct__world_clock_t *c) {
+  c->rtt_ns = UINT64_MAX;
+  for (int k = 0; k < JCT__WORLD_PINGS; k++) {
+    uint64_t t1 = jct_now_ns(), t2 = 0;
+    if (MPI_Send(&t1, 1, MPI_UINT64_T, (int)i, TAG_PING, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        MPI_Recv(&t2, 1, MPI_UINT64_T, (int)i, TAG_PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+            MPI_SUCCESS)
+      return JCT_EIO;
+    uint64_t t3 = jct_now_ns();
+    if (t3 - t1 < c->rtt_ns) {
+      c->rtt_ns = t3 - t1;
+      c->offset_ns = (int64_t)t2 - (int64_t)(t1 + (t3 - t1) / 2);
+      c->error_ns = (t3 - t1 + 1) / 2;
+    }
+  }
+  return 0;
+}
+
+int jct__world_align(uint32_t rank, uint32_t size, jct__world_clock_t *out) {
+  if (rank == 0) {
+    out[0] = (jct__world_clock_t){0};
+    for (uint32_t i = 1; i < size; i++)
+      if (measure(i, &out[i]) ||
+          MPI_Send(&out[i], sizeof out[i], MPI_BYTE, (int)i, TAG_OFFSET, MPI_COMM_WORLD) !=
+              MPI_SUCCESS)
+        return JCT_EIO;
+    return 0;
+  }
+  /* Until rank 0 comes to this task, wait without spinning (MPI's
+   * blocking receive spins): tasks that share cores would otherwise take
+   * them from the two that ping-pong, and every round trip would include
+   * a scheduler's time slice. */
+  for (int flag = 0; !flag;) {
+    if (MPI_Iprobe(0, TAG_PING, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      return JCT_EIO;
+    if (!flag) {
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  for (int k = 0; k < JCT__WORLD_PINGS; k++) {
+    uint64_t t1 = 0;
+    if (MPI_Recv(&t1, 1, MPI_UINT64_T, 0, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+      return JCT_EIO;
+    uint64_t t2 = jct_now_ns();
+    if (MPI_Send(&t2, 1, MPI_UINT64_T, 0, TAG_PONG, MPI_COMM_WORLD) != MPI_SUCCESS) return JCT_EIO;
+  }
+  return MPI_Recv(&out[0], sizeof out[0], MPI_BYTE, 0, TAG_OFFSET, MPI_COMM_WORLD,
+                  MPI_STATUS_IGNORE) == MPI_SUCCESS
+             ? 0
+             : JCT_EIO;
+}

@@ -1,0 +1,77 @@
+/* One rank's part of a repetition, in its own task (rank_world.h). */
+#include <stdlib.h>
+
+#include "jctlab/error.h"
+#include "rank_world.h"
+
+static void on_exec_timer(jct_timer_t *t, uint64_t now_ns) {
+  jct__rank_part_t *p = t->data;
+  if (p->exec && jct_exec_on_timer(p->exec, now_ns) == 0) jct__ranks_kick(p->ranks);
+}
+
+static void on_start(jct_timer_t *t, uint64_t now_ns) {
+  jct__rank_part_t *p = t->data;
+  if (!p->exec) return;
+  p->rc = jct_exec_start(p->exec, now_ns);
+  jct__ranks_kick(p->ranks);
+  jct__rank_part_turn(p);
+}
+
+int jct__rank_part_begin(jct__rank_part_t *p, uint64_t t0_ns) {
+  jct_exec_hooks_t hooks = jct__ranks_hooks(p->ranks);
+  int rc = jct_exec_new(&p->exec, p->s, 0, &hooks);
+  if (rc) return rc;
+  p->rc = 0;
+  jct__ranks_attach(p->ranks, p->exec);
+  /* Each repetition from the line rate, as the uroce backend's. */
+  jct__ranks_cc_reset(p->ranks);
+  p->start_timer.data = p->exec_timer.data = p;
+  jct_timer_start(&p->loop->clock, &p->start_timer, t0_ns, on_start);
+  return 0;
+}
+
+void jct__rank_part_turn(jct__rank_part_t *p) {
+  if (!p->exec || jct_timer_active(&p->start_timer)) return;
+  uint64_t d = jct_exec_next_deadline_ns(p->exec);
+  jct_clock_t *c = &p->loop->clock;
+  if (d == UINT64_MAX)
+    jct_timer_stop(c, &p->exec_timer);
+  else if (!jct_timer_active(&p->exec_timer) || p->exec_timer.due_ns != d)
+    jct_timer_start(c, &p->exec_timer, d, on_exec_timer);
+}
+
+bool jct__rank_part_done(const jct__rank_part_t *p) {
+  if (p->rc || jct__ranks_failed(p->ranks, NULL, 0)) return true;
+  if (!p->exec || jct_timer_active(&p->start_timer)) return false;
+  for (uint32_t i = 0; i < p->s->nops; i++) {
+    const jct_conn_t *c = &p->s->conns[p->s->ops[i].conn];
+    const jct_op_timing_t *t = jct_exec_timing(p->exec, i);
+    if (c->dst == p->rank && !t->done_ns) return false;
+    if (c->src == p->rank && !t->start_ns) return false;
+  }
+  return jct__ranks_quiet(p->ranks);
+}
+
+static uint64_t shift(uint64_t t, int64_t offset_ns) {
+  return t ? (uint64_t)((int64_t)t - offset_ns) : 0;
+}
+
+void jct__rank_part_timing(const jct__rank_part_t *p, int64_t offset_ns, jct_op_timing_t *out) {
+  for (uint32_t i = 0; p->exec && i < p->s->nops; i++) {
+    const jct_conn_t *c = &p->s->conns[p->s->ops[i].conn];
+    const jct_op_timing_t *t = jct_exec_timing(p->exec, i);
+    if (c->src == p->rank) {
+      out[i].ready_ns = shift(t->ready_ns, offset_ns);
+      out[i].start_ns = shift(t->start_ns, offset_ns);
+    }
+    if (c->dst == p->rank) out[i].done_ns = shift(t->done_ns, offset_ns);
+  }
+}
+
+void jct__rank_part_end(jct__rank_part_t *p) {
+  jct_timer_stop(&p->loop->clock, &p->start_timer);
+  jct_timer_stop(&p->loop->clock, &p->exec_timer);
+  if (p->ranks) jct__ranks_attach(p->ranks, NULL);
+  jct_exec_free(p->exec);
+  p->exec = NULL;
+}

@@ -1,0 +1,258 @@
+/* A worker task of `jctlab rank` (rank_world.h): one rank of the schedule,
+ * its QP ends in the namespace rank 0 made for it, driven over MPI.
+ *
+ * Between repetitions the task sleeps in its event loop, waking every
+ * POLL_MS to look for rank 0's next message (MPI's own blocking calls spin,
+ * and a spinning task would take the CPU the switch needs); during one it
+ * runs its part until done, then reports. */
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/errf.h"
+#include "jctlab/error.h"
+#include "rank_world.h"
+
+#define POLL_MS 1
+/* Spin for timers due this soon (clock.h): less than rank 0's session, as
+ * every task of the host shares its CPUs with the switch. */
+#define WORKER_SPIN_NS 200000u
+
+typedef struct {
+  uint32_t rank, size;
+  jct__world_clock_t clock;
+  jct__loop_t loop;
+  uv_timer_t poll;
+  jct_schedule_t *s;
+  jct__rank_part_t part;
+  jct_dcqcn_params_t dcqcn;
+  uint32_t *sq_psn;
+  jct__rank_run_t run;
+  uint64_t deadline_ns;
+  bool running, quit, broken;
+} worker_t;
+
+static void send_or_break(worker_t *w, int tag, const void *buf, size_t len) {
+  if (jct__world_send(0, tag, buf, len)) w->broken = w->quit = true;
+}
+
+static void down(worker_t *w) {
+  if (w->part.exec) jct__rank_part_end(&w->part);
+  jct__ranks_free(w->part.ranks);
+  w->part.ranks = NULL;
+  jct_schedule_free(w->s);
+  w->s = NULL;
+  free(w->sq_psn);
+  w->sq_psn = NULL;
+  w->running = false;
+}
+
+/* Enter rank 0's namespace for this rank: /proc/PID/fd/FD. */
+static int enter(const jct__rank_up_t *u, uint32_t rank, char *err, size_t errlen) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/fd/%d", u->pid, u->nsfd);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return jct__errf(err, errlen, JCT_EIO, "rank %u: cannot open rank 0's namespace %s: %m", rank,
+                     path);
+  int rc = setns(fd, CLONE_NEWNET);
+  close(fd);
+  if (rc)
+    return jct__errf(err, errlen, JCT_EIO,
+                     "rank %u: cannot enter its namespace (setns: %m): ranks on one host need "
+                     "CAP_SYS_ADMIN (root)",
+                     rank);
+  return 0;
+}
+
+static void on_up(worker_t *w, const char *buf, size_t len) {
+  jct__rank_ready_t r = {0};
+  jct__rank_up_t u;
+  down(w);
+  if (len < sizeof u) {
+    w->broken = w->quit = true;
+    return;
+  }
+  memcpy(&u, buf, sizeof u);
+  if (sizeof u + u.sched_len > len) {
+    w->broken = w->quit = true;
+    return;
+  }
+  r.rc = enter(&u, w->rank, r.why, sizeof r.why);
+  if (!r.rc)
+    r.rc = jct_schedule_loads(&w->s, buf + sizeof u, u.sched_len, r.why, sizeof r.why);
+  if (!r.rc && w->s->nconns != u.nconns)
+    r.rc = jct__errf(r.why, sizeof r.why, JCT_EINVAL, "rank %u: the schedule has %u connections, not %u",
+                     w->rank, w->s->nconns, u.nconns);
+  size_t per = 2 * (size_t)u.nconns;
+  jct__rank_end_t *mine = calloc(per ? per : 1, sizeof *mine);
+  jct__rank_end_t *all = calloc(w->size * (per ? per : 1), sizeof *all);
+  w->sq_psn = calloc(per ? per : 1, sizeof *w->sq_psn);
+  if (!mine || !all || !w->sq_psn) { /* the others wait in the allgather: end the world */
+    fprintf(stderr, "jctlab rank: rank %u: out of memory\n", w->rank);
+    jct__world_abort(1);
+  }
+  if (!r.rc) jct__rank_own_ends(w->s, w->rank, u.psn_seed, mine);
+  if (jct__world_allgather(mine, all, per * sizeof *all)) {
+    w->broken = w->quit = true;
+  } else if (!r.rc && !(r.rc = jct__rank_merge_ends(w->s, all, w->sq_psn, r.why, sizeof r.why))) {
+    w->dcqcn = u.dcqcn;
+    u.ro.dcqcn = u.has_dcqcn ? &w->dcqcn : NULL;
+    u.ro.sq_psn = w->sq_psn;
+    u.ro.one_rank = true;
+    u.ro.rank = w->rank;
+    w->part = (jct__rank_part_t){.loop = &w->loop, .s = w->s, .rank = w->rank};
+    r.rc = jct__ranks_new(&w->part.ranks, &w->loop.uv, &w->loop.clock, NULL, w->s, &u.ro, r.why,
+                          sizeof r.why);
+  }
+  free(mine);
+  free(all);
+  if (!w->broken) send_or_break(w, JCT__TAG_READY, &r, sizeof r);
+}
+
+static void on_run(worker_t *w, const char *buf, size_t len) {
+  if (len < sizeof w->run || !w->part.ranks) {
+    w->broken = w->quit = true;
+    return;
+  }
+  memcpy(&w->run, buf, sizeof w->run);
+  /* Every task at the barrier, then rank 0's start time, on its clock. */
+  uint64_t t0 = 0;
+  if (jct__world_barrier() || jct__world_bcast(&t0, sizeof t0)) {
+    w->broken = w->quit = true;
+    return;
+  }
+  uint64_t local = (uint64_t)((int64_t)t0 + w->clock.offset_ns);
+  w->deadline_ns = local + w->run.limit_ns;
+  memset(&w->loop.clock.lateness, 0, sizeof w->loop.clock.lateness); /* the repetition's */
+  if (jct__rank_part_begin(&w->part, local)) {
+    jct__rank_done_t d = {.index = w->run.index, .ok = 0};
+    snprintf(d.why, sizeof d.why, "rank %u: out of memory", w->rank);
+    send_or_break(w, JCT__TAG_DONE, &d, sizeof d);
+    return;
+  }
+  w->running = true;
+}
+
+/* This rank's report of the repetition: its counters so far and its ops'
+ * timings on rank 0's clock. */
+static void finish(worker_t *w, const char *why) {
+  const jct_schedule_t *s = w->s;
+  size_t len = sizeof(jct__rank_done_t) + s->nops * sizeof(jct_op_timing_t) +
+               s->nconns * sizeof(jct_conn_counts_t);
+  char *buf = calloc(1, len);
+  if (!buf) {
+    fprintf(stderr, "jctlab rank: rank %u: out of memory\n", w->rank);
+    jct__world_abort(1);
+    return;
+  }
+  jct__rank_done_t *d = (jct__rank_done_t *)buf;
+  jct_op_timing_t *t = (jct_op_timing_t *)(d + 1);
+  jct_conn_counts_t *cc = (jct_conn_counts_t *)(t + s->nops);
+  d->index = w->run.index;
+  d->nops = s->nops;
+  d->nconns = s->nconns;
+  d->ok = !why;
+  if (why) snprintf(d->why, sizeof d->why, "%s", why);
+  jct__ranks_stats(w->part.ranks, &d->stats);
+  d->nic_paused_ns = jct__ranks_nic_paused_ns(w->part.ranks);
+  d->harness_losses = jct__ranks_harness_losses(w->part.ranks);
+  d->lateness = w->loop.clock.lateness;
+  jct__rank_part_timing(&w->part, w->clock.offset_ns, t);
+  for (uint32_t c = 0; c < s->nconns; c++) {
+    cc[c].retx_packets = jct__ranks_conn_retx(w->part.ranks, c);
+    jct__ranks_conn_cc(w->part.ranks, c, &cc[c].rate_cuts, &cc[c].below_line_rate_ns);
+  }
+  jct__rank_part_end(&w->part);
+  w->running = false;
+  send_or_break(w, JCT__TAG_DONE, buf, len);
+  free(buf);
+}
+
+static void check_run(worker_t *w) {
+  if (!w->running) return;
+  jct__rank_part_turn(&w->part);
+  char why[300];
+  if (jct__ranks_failed(w->part.ranks, why, sizeof why) || w->part.rc) {
+    if (w->part.rc) snprintf(why, sizeof why, "its first sends failed");
+    char full[320];
+    snprintf(full, sizeof full, "rank %u: %s", w->rank, why);
+    finish(w, full);
+  } else if (jct__rank_part_done(&w->part)) {
+    finish(w, NULL);
+  } else if (jct_now_ns() > w->deadline_ns) {
+    char full[200];
+    snprintf(full, sizeof full, "rank %u: its part of repetition %u did not finish in %.1f s",
+             w->rank, w->run.index + 1, (double)w->run.limit_ns / 1e9);
+    finish(w, full);
+  }
+}
+
+static void on_message(worker_t *w, int tag, const char *buf, size_t len) {
+  switch (tag) {
+  case JCT__TAG_UP:
+    on_up(w, buf, len);
+    break;
+  case JCT__TAG_RUN:
+    on_run(w, buf, len);
+    break;
+  case JCT__TAG_DOWN:
+    down(w);
+    send_or_break(w, JCT__TAG_GONE, NULL, 0);
+    break;
+  case JCT__TAG_QUIT:
+    down(w);
+    w->quit = true;
+    break;
+  default:
+    fprintf(stderr, "jctlab rank: rank %u: unexpected message (tag %d) from rank 0\n", w->rank,
+            tag);
+    w->broken = w->quit = true;
+  }
+}
+
+static void on_poll(uv_timer_t *t) {
+  worker_t *w = t->data;
+  if (w->running) return; /* during a repetition rank 0 sends nothing */
+  void *buf = NULL;
+  size_t len = 0;
+  int tag = 0;
+  int rc = jct__world_poll(0, -1, &buf, &len, NULL, &tag);
+  if (rc < 0) {
+    w->broken = w->quit = true;
+  } else if (rc == 1) {
+    on_message(w, tag, buf, len);
+    free(buf);
+  }
+}
+
+int jct__rank_worker(uint32_t rank, uint32_t size, const jct__world_clock_t *clock) {
+  worker_t *w = calloc(1, sizeof *w);
+  if (!w) return 1;
+  w->rank = rank;
+  w->size = size;
+  w->clock = *clock;
+  char err[256];
+  if (jct__loop_open(&w->loop, WORKER_SPIN_NS, err, sizeof err)) {
+    fprintf(stderr, "jctlab rank: rank %u: %s\n", rank, err);
+    jct__loop_close(&w->loop);
+    free(w);
+    return 1;
+  }
+  uv_timer_init(&w->loop.uv, &w->poll);
+  w->poll.data = w;
+  uv_timer_start(&w->poll, on_poll, POLL_MS, POLL_MS);
+  while (!w->quit) {
+    uv_run(&w->loop.uv, UV_RUN_ONCE);
+    check_run(w);
+  }
+  down(w);
+  uv_close((uv_handle_t *)&w->poll, NULL);
+  jct__loop_close(&w->loop);
+  int status = w->broken ? 1 : 0;
+  free(w);
+  return status;
+}

@@ -1,0 +1,423 @@
+/* `jctlab rank` (issue 14): one rank per MPI task, launched by mpirun and
+ * by srun under a real Slurm, on one host (ranks in jctlab's namespaces).
+ *   ends:    the bootstrap's merge takes each QP end's PSN from the rank
+ *            that owns it and refuses an end announced with another QPN;
+ *   mpirun:  `mpirun -np 4 jctlab rank X.yaml` gives the same document as
+ *            `jctlab run X.yaml` (every key and type, plus "launch"), its
+ *            baseline JCT within 20% of the single process's, and clocks
+ *            whose measured offsets lie within their error bounds (one host:
+ *            one clock, so the true offset is 0);
+ *   srun:    the same under slurmctld + slurmd started for the test
+ *            (scripts/slurm-local, PMIx), torn down after;
+ *   bad:     a world of 3 tasks for 4 ranks, and transport verbs without an
+ *            RDMA device: one line, exit 2;
+ *   dead:    rank 2 killed mid-run: the document says the run is invalid
+ *            and names rank 2.
+ * Launching needs mpirun (and srun, slurmctld, slurmd) from setup-deps and
+ * root (the ranks enter rank 0's namespaces): a test without them says so
+ * and passes without running. */
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "craft.h"
+#include "harness/orch/rank_world.h"
+#include "jctlab/error.h"
+#include "jctlab/schedule.h"
+#include "suites.h"
+#include "testkit.h"
+
+#ifdef JCT_HAVE_MPI
+#define LIMIT_S 60
+/* A 4-rank ring small and slow enough for a loaded 2-core machine: four
+ * processes share the cores with the switch (a 6.7 ms packet at 5 Mbit/s). */
+static const char ring4[] = "name: rank-ring4\n"
+                            "synth: {algorithm: ring, ranks: 4, bytes: 128KiB}\n"
+                            "rate: 5mbit\n"
+                            "pfc: false\n"
+                            "reps: %u\n"
+                            "transport: %s\n"
+                            "seed: 7\n"
+                            "cases:\n"
+                            "  - name: loss\n"
+                            "    inject:\n"
+                            "      - drop p=1e-3\n";
+
+/* tdf: 0, or the reference's time dilation (below). */
+static void scenario_tdf(char *path, size_t len, unsigned reps, const char *transport,
+                         unsigned tdf) {
+  craft_tmpname(path, len, ".yaml");
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, ring4, reps, transport);
+  if (tdf) fprintf(f, "tdf: %u\n", tdf);
+  fclose(f);
+}
+
+static void scenario(char *path, size_t len, unsigned reps, const char *transport) {
+  scenario_tdf(path, len, reps, transport, 0);
+}
+
+static bool on_path(const char *prog) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", prog);
+  return system(cmd) == 0;
+}
+
+static bool can_launch(const char *test) {
+  if (!on_path("mpirun") || geteuid() != 0) {
+    printf("rank: %s skipped: needs mpirun (scripts/setup-deps --with-test-tools) and root\n",
+           test);
+    return false;
+  }
+  return true;
+}
+
+/* pre... (the launcher's words) jctlab rank SCENARIO --json FILE, run again
+ * (3 times in all) while it was invalid because a loop fell behind. */
+static json_t *launch(const char *const pre[], const char *scen, int *status, char **err) {
+  json_t *doc = NULL;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    char js[256];
+    craft_tmpname(js, sizeof js, ".json");
+    char *argv[32];
+    size_t n = 0;
+    for (size_t i = 0; pre[i]; i++)
+      argv[n++] = (char *)pre[i];
+    argv[n++] = JCT_BINARY;
+    argv[n++] = "rank";
+    argv[n++] = (char *)scen;
+    argv[n++] = "--json";
+    argv[n++] = js;
+    argv[n] = NULL;
+    if (doc) json_decref(doc);
+    if (attempt) free(*err);
+    result_t r = run_cmd(argv, NULL, LIMIT_S);
+    *status = r.status;
+    *err = strdup(r.err ? r.err : "");
+    json_error_t je;
+    doc = access(js, F_OK) == 0 ? json_load_file(js, 0, &je) : NULL;
+    unlink(js);
+    result_free(&r);
+    if (*status != 3 || !strstr(*err, "lateness")) break;
+  }
+  return doc;
+}
+
+/* Same keys and types, recursively (null matches anything: a figure one
+ * run has and the other not, as an interval); arrays by their first
+ * elements. The top level's "launch" is the launcher's addition. */
+static void same_shape(json_t *a, json_t *b, const char *path, bool top) {
+  if (json_is_null(a) || json_is_null(b)) return;
+  bool na = json_is_number(a), nb = json_is_number(b);
+  bool ba = json_is_boolean(a), bb = json_is_boolean(b);
+  ck_assert_msg(na == nb && ba == bb && (na || ba || json_typeof(a) == json_typeof(b)),
+                "%s: a %d in jctlab rank's document, a %d in jctlab run's", path, json_typeof(a),
+                json_typeof(b));
+  char sub[512];
+  if (json_is_object(a)) {
+    const char *k;
+    json_t *v;
+    json_object_foreach(a, k, v) {
+      if (top && !strcmp(k, "launch")) continue;
+      snprintf(sub, sizeof sub, "%s.%s", path, k);
+      json_t *w = json_object_get(b, k);
+      ck_assert_msg(w != NULL, "%s: in jctlab rank's document only", sub);
+      same_shape(v, w, sub, false);
+    }
+    json_object_foreach(b, k, v) {
+      snprintf(sub, sizeof sub, "%s.%s", path, k);
+      ck_assert_msg(json_object_get(a, k) != NULL, "%s: in jctlab run's document only", sub);
+    }
+  } else if (json_is_array(a) && json_array_size(a) && json_array_size(b)) {
+    snprintf(sub, sizeof sub, "%s[0]", path);
+    same_shape(json_array_get(a, 0), json_array_get(b, 0), sub, false);
+  }
+}
+
+/* What every launcher's document must show against the single process's. */
+static void check_against_run(json_t *doc, const char *launcher) {
+  /* The single process runs the same job 4x slowed down (decision 8: no
+   * emulated figure changes): one loop emulating four ranks and the switch
+   * was loop-bound here three times running on a loaded machine, where the
+   * launched ranks, a loop each, were not. */
+  char scen[256];
+  scenario_tdf(scen, sizeof scen, 3, "uroce", 4);
+  const char *args[] = {"run", scen, NULL};
+  int st = 0;
+  char *err = NULL;
+  json_t *ref = jctlab_json_retry(args, &st, &err);
+  ck_assert_msg(ref && st == 0, "jctlab run: exit %d: %s", st, err);
+  free(err);
+  same_shape(doc, ref, "$", true);
+  ck_assert_str_eq(json_string_value(jget(doc, "command")), "rank");
+  ck_assert_str_eq(json_string_value(jget(doc, "launch.launcher")), launcher);
+  ck_assert_int_eq(jint(doc, "launch.tasks"), 4);
+  double mine = jnum(doc, "cases.0.baseline.median_jct_ns"),
+         theirs = jnum(ref, "cases.0.baseline.median_jct_ns"),
+         model = jnum(doc, "cases.0.model.base_ns");
+  printf("rank: %s: baseline JCT %.1f ms, jctlab run %.1f ms, model %.1f ms; clocks within %lld "
+         "ns\n",
+         launcher, mine / 1e6, theirs / 1e6, model / 1e6,
+         (long long)jint(doc, "launch.clock_error_max_ns"));
+  /* 20%: the launched ranks came out 2 to 11% slower here, under load
+   * averages of 6 to 8: each task's pacing timers fire late in its own
+   * process, and nothing is skipped (the reference skips idle time). */
+  ck_assert_msg(fabs(mine / theirs - 1) < 0.20, "%s: JCT %.0f ns against jctlab run's %.0f ns",
+                launcher, mine, theirs);
+  /* The workers' counters came back over MPI: the connections'
+   * retransmissions add up to the transport's (every rank's QP ends). */
+  json_t *qps = jget(doc, "cases.0.qps");
+  json_int_t retx = 0;
+  for (size_t i = 0; i < json_array_size(qps); i++)
+    retx += json_integer_value(
+        json_object_get(json_object_get(json_array_get(qps, i), "faulted"), "retransmitted_packets"));
+  ck_assert_uint_eq(json_array_size(qps), 4);
+  ck_assert_int_eq(retx, jint(doc, "cases.0.transport.retransmitted_packets"));
+  /* ... and every rank's sends are counted: at least each connection's
+   * bytes in 4096-byte packets, every faulted repetition. */
+  json_int_t least = 0;
+  for (size_t i = 0; i < json_array_size(qps); i++)
+    least += json_integer_value(json_object_get(json_array_get(qps, i), "bytes")) / 4096;
+  ck_assert_int_ge(jint(doc, "cases.0.transport.data_packets"), least * jint(doc, "reps"));
+  /* One host, one clock: each measured offset within its own error bound,
+   * and the bound small against a packet's 6.7 ms. */
+  json_t *ranks = jget(doc, "launch.ranks");
+  ck_assert_uint_eq(json_array_size(ranks), 4);
+  for (size_t i = 1; i < 4; i++) {
+    json_t *r = json_array_get(ranks, i);
+    json_int_t off = json_integer_value(json_object_get(r, "clock_offset_ns")),
+               e = json_integer_value(json_object_get(r, "clock_error_ns"));
+    ck_assert_msg(llabs((long long)off) <= e, "rank %zu: offset %lld ns beyond its bound %lld", i,
+                  (long long)off, (long long)e);
+    ck_assert_int_lt(e, 1000000);
+    ck_assert_int_ne(json_integer_value(json_object_get(r, "pid")),
+                     json_integer_value(json_object_get(json_array_get(ranks, 0), "pid")));
+  }
+  json_decref(ref);
+  unlink(scen);
+}
+
+START_TEST(ends_merge) {
+  jct_schedule_t *s = NULL;
+  char err[256] = "";
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 4, 65536, 1, err, sizeof err), 0);
+  size_t per = 2 * (size_t)s->nconns;
+  jct__rank_end_t *all = calloc(4 * per, sizeof *all);
+  uint32_t *psn = calloc(per, sizeof *psn);
+  for (uint32_t r = 0; r < 4; r++)
+    jct__rank_own_ends(s, r, 42, all + r * per);
+  ck_assert_int_eq(jct__rank_merge_ends(s, all, psn, err, sizeof err), 0);
+  /* Each end's PSN is its owner's draw; two ends rarely draw alike. */
+  uint32_t distinct = 0;
+  for (uint32_t c = 0; c < s->nconns; c++) {
+    uint32_t src = s->conns[c].src, dst = s->conns[c].dst;
+    ck_assert_uint_eq(psn[2 * c], all[src * per + 2 * c].psn);
+    ck_assert_uint_eq(psn[2 * c + 1], all[dst * per + 2 * c + 1].psn);
+    ck_assert_uint_le(psn[2 * c], 0xffffff);
+    distinct += psn[2 * c] != psn[2 * c + 1];
+  }
+  ck_assert_uint_eq(distinct, s->nconns);
+  /* A rank that does not announce its end (another schedule) is refused. */
+  uint32_t owner = s->conns[1].dst;
+  all[owner * per + 3].qpn = 0x999;
+  ck_assert_int_eq(jct__rank_merge_ends(s, all, psn, err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "connection 1"));
+  free(all);
+  free(psn);
+  jct_schedule_free(s);
+}
+END_TEST
+
+START_TEST(mpirun_matches_run) {
+  if (!can_launch("mpirun_matches_run")) return;
+  char scen[256];
+  scenario(scen, sizeof scen, 3, "uroce");
+  const char *pre[] = {"mpirun", "-q", "--allow-run-as-root", "--oversubscribe", "-np", "4", NULL};
+  int st = 0;
+  char *err = NULL;
+  json_t *doc = launch(pre, scen, &st, &err);
+  ck_assert_msg(doc && st == 0, "mpirun: exit %d: %s", st, err);
+  ck_assert_ptr_nonnull(strstr(err, "clocks aligned to rank 0"));
+  check_against_run(doc, "mpirun");
+  free(err);
+  json_decref(doc);
+  unlink(scen);
+}
+END_TEST
+
+START_TEST(srun_matches_run) {
+  if (!can_launch("srun_matches_run")) return;
+  if (!on_path("srun") || !on_path("slurmctld") || !on_path("slurmd")) {
+    printf("rank: srun_matches_run skipped: needs slurm-wlm (scripts/setup-deps "
+           "--with-test-tools)\n");
+    return;
+  }
+  char dir[256], cmd[700], conf[300];
+  craft_tmpname(dir, sizeof dir, ".slurm");
+  unlink(dir); /* a name for slurm-local's folder */
+  snprintf(cmd, sizeof cmd, "%s/scripts/slurm-local up %s 4 >/dev/null", JCT_SOURCE_DIR, dir);
+  ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+  snprintf(conf, sizeof conf, "%s/slurm.conf", dir);
+  setenv("SLURM_CONF", conf, 1);
+  char scen[256];
+  scenario(scen, sizeof scen, 3, "uroce");
+  const char *pre[] = {"srun", "-n", "4", "--mpi=pmix", NULL};
+  int st = 0;
+  char *err = NULL;
+  json_t *doc = launch(pre, scen, &st, &err);
+  snprintf(cmd, sizeof cmd, "%s/scripts/slurm-local down %s", JCT_SOURCE_DIR, dir);
+  int down = system(cmd);
+  unsetenv("SLURM_CONF");
+  ck_assert_int_eq(down, 0);
+  ck_assert_msg(access(dir, F_OK) != 0, "%s left behind", dir);
+  ck_assert_msg(doc && st == 0, "srun: exit %d: %s", st, err);
+  check_against_run(doc, "srun");
+  free(err);
+  json_decref(doc);
+  unlink(scen);
+}
+END_TEST
+
+static void expect_launch_refused(unsigned np, const char *transport, const char *w1,
+                                  const char *w2) {
+  char scen[256], n[8];
+  scenario(scen, sizeof scen, 1, transport);
+  snprintf(n, sizeof n, "%u", np);
+  char *argv[] = {"mpirun", "-q", "--allow-run-as-root", "--oversubscribe", "-np", n,
+                  JCT_BINARY, "rank", scen, NULL};
+  result_t r = run_cmd(argv, NULL, LIMIT_S);
+  ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
+  ck_assert_uint_eq(r.out_len, 0);
+  ck_assert_msg(count_lines(r.err) == 1, "not one line: %s", r.err);
+  ck_assert_msg(strstr(r.err, w1) && strstr(r.err, w2), "%s", r.err);
+  result_free(&r);
+  unlink(scen);
+}
+
+START_TEST(bad_world_and_device) {
+  if (!can_launch("bad_world_and_device")) return;
+  expect_launch_refused(3, "uroce", "3 tasks", "4 ranks");
+  DIR *d = opendir("/sys/class/infiniband");
+  bool rdma = false;
+  for (struct dirent *e; d && (e = readdir(d));)
+    rdma = rdma || e->d_name[0] != '.';
+  if (d) closedir(d);
+  if (!rdma) expect_launch_refused(4, "verbs", "no RDMA device", "/sys/class/infiniband");
+}
+END_TEST
+
+/* The pid of the task that is rank `rank` of the mpirun whose pid is m. */
+static pid_t task_of(pid_t m, int rank) {
+  DIR *d = opendir("/proc");
+  pid_t found = 0;
+  char want[64], tag[64];
+  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", rank);
+  snprintf(tag, sizeof tag, "JCT_RANK_TEST=%d", (int)m);
+  for (struct dirent *e; d && !found && (e = readdir(d));) {
+    pid_t p = (pid_t)atoi(e->d_name);
+    if (p <= 0) continue;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/environ", p);
+    char env[16384];
+    FILE *f = fopen(path, "r"); /* others' may be unreadable, or gone */
+    size_t len = f ? fread(env, 1, sizeof env - 1, f) : 0;
+    if (f) fclose(f);
+    env[len] = 0;
+    bool r = false, t = false;
+    for (size_t i = 0; i < len; i += strlen(env + i) + 1) {
+      r = r || !strcmp(env + i, want);
+      t = t || !strcmp(env + i, tag);
+    }
+    if (r && t) found = p;
+  }
+  if (d) closedir(d);
+  return found;
+}
+
+START_TEST(dead_rank_named) {
+  if (!can_launch("dead_rank_named")) return;
+  char scen[256], js[256], tag[32];
+  scenario(scen, sizeof scen, 40, "uroce");
+  craft_tmpname(js, sizeof js, ".json");
+  snprintf(tag, sizeof tag, "%d", (int)getpid());
+  setenv("JCT_RANK_TEST", tag, 1);
+  char *argv[] = {"mpirun", "-q", "--allow-run-as-root", "--oversubscribe", "-x", "JCT_RANK_TEST",
+                  "-np", "4", JCT_BINARY, "rank", scen, "--json", js, NULL};
+  child_t c = spawn(argv, NULL);
+  unsetenv("JCT_RANK_TEST");
+  /* Once the repetitions run (the tasks up, a second or two), kill rank 2. */
+  pid_t victim = 0;
+  for (int i = 0; i < 100 && !victim; i++) {
+    sleep_ms(50);
+    victim = task_of(getpid(), 2);
+  }
+  ck_assert_msg(victim > 0, "rank 2's task not found");
+  /* Its repetitions run once it has entered its namespace (rank 0's UP):
+   * then a second and a half into them. */
+  char mine[64] = "", its[64] = "", path[64];
+  snprintf(path, sizeof path, "/proc/%d/ns/net", (int)victim);
+  ck_assert_int_gt(readlink("/proc/self/ns/net", mine, sizeof mine - 1), 0);
+  for (int i = 0; i < 400 && (readlink(path, its, sizeof its - 1) <= 0 || !strcmp(its, mine));
+       i++) {
+    memset(its, 0, sizeof its);
+    sleep_ms(50);
+  }
+  ck_assert_msg(strcmp(its, mine), "rank 2 never entered its namespace");
+  sleep_ms(1500);
+  kill(victim, SIGKILL);
+  result_t r = finish(&c, LIMIT_S);
+  ck_assert_int_ne(r.status, 0);
+  char name[64];
+  snprintf(name, sizeof name, "rank 2 (pid %d", (int)victim);
+  ck_assert_msg(strstr(r.err, name) && strstr(r.err, "died"), "stderr: %s", r.err);
+  json_error_t je;
+  json_t *doc = json_load_file(js, 0, &je);
+  ck_assert_msg(doc, "no document: %s", r.err);
+  const char *why = json_string_value(jget(doc, "cases.0.invalid_why"));
+  ck_assert_str_eq(json_string_value(jget(doc, "cases.0.verdict")), "invalid");
+  ck_assert_msg(strstr(why, name) != NULL, "invalid_why: %s", why);
+  json_decref(doc);
+  result_free(&r);
+  unlink(js);
+  unlink(scen);
+}
+END_TEST
+
+#else
+START_TEST(mpi_off) {
+  char *argv[] = {JCT_BINARY, "rank", "x.yaml", NULL};
+  result_t r = run_cmd(argv, NULL, 20);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_ptr_nonnull(strstr(r.err, "not supported in this build"));
+  result_free(&r);
+}
+END_TEST
+#endif
+
+Suite *rank_suite(void) {
+  Suite *s = suite_create("rank");
+#ifndef JCT_HAVE_MPI
+  TCase *off = tcase_create("off");
+  tcase_add_test(off, mpi_off);
+  suite_add_tcase(s, off);
+  return s;
+#else
+  TCase *u = tcase_create("ends");
+  tcase_add_test(u, ends_merge);
+  suite_add_tcase(s, u);
+  TCase *l = tcase_create("launch");
+  tcase_set_timeout(l, 150);
+  tcase_add_test(l, mpirun_matches_run);
+  tcase_add_test(l, srun_matches_run);
+  tcase_add_test(l, bad_world_and_device);
+  tcase_add_test(l, dead_rank_named);
+  suite_add_tcase(s, l);
+  return s;
+#endif
+}
