@@ -67,30 +67,15 @@ static uint32_t ref_hash(uint32_t seed, uint32_t src_rank, uint32_t dst_rank, ui
   return ref_fmix32(ref_crc32(0, k, sizeof k) ^ ref_fmix32(seed + 0x9e3779b9u));
 }
 
-static size_t flow_frame(uint8_t *buf, uint32_t src_rank, uint32_t dst_rank, uint16_t sport) {
-  char s[32], d[32];
-  snprintf(s, sizeof s, "198.18.0.%u", src_rank + 1);
-  snprintf(d, sizeof d, "198.18.0.%u", dst_rank + 1);
-  craft_roce_t c = {.src = s, .dst = d, .udp_sport = sport, .payload_bytes = 64};
-  c.h.bth.opcode = JCT_OP_RC_SEND_ONLY;
-  c.h.bth.dest_qp = 0x101;
-  size_t n = craft_roce(buf, 2048, &c);
-  ck_assert_uint_gt(n, 0);
-  /* destination MAC: rank dst's (topo.h), so the group entry matches */
-  const uint8_t mac[6] = {0x02, 0x00, 0xc6, 0x12, 0x00, (uint8_t)(dst_rank + 1)};
-  memcpy(buf, mac, 6);
-  return n;
-}
-
 START_TEST(hash_is_crc32_of_the_5tuple) {
   uint8_t f[2048];
   for (uint32_t seed = 0; seed < 4; seed++)
     for (uint16_t sport = 49152; sport < 49152 + 40; sport++) {
-      size_t n = flow_frame(f, 2, 5, sport);
+      size_t n = craft_flow_frame(f, 2, 5, sport);
       ck_assert_uint_eq(jct_switch_ecmp_hash(seed, f, n), ref_hash(seed, 2, 5, sport, 4791));
     }
   /* the seed changes the value; the payload does not */
-  size_t n = flow_frame(f, 2, 5, 50000);
+  size_t n = craft_flow_frame(f, 2, 5, 50000);
   uint32_t h0 = jct_switch_ecmp_hash(0, f, n);
   ck_assert_uint_ne(h0, jct_switch_ecmp_hash(1, f, n));
   f[n - 10] ^= 0xff;
@@ -128,7 +113,7 @@ static void draw(uint32_t seed, jct_switch_ecmp_mode_t mode, uint32_t out[NFLOWS
   for (int rep = 0; rep < 4; rep++)
     for (uint32_t i = 0; i < NFLOWS; i++) {
       uint8_t f[2048];
-      size_t n = flow_frame(f, 0, 5, (uint16_t)(49152 + i));
+      size_t n = craft_flow_frame(f, 0, 5, (uint16_t)(49152 + i));
       ck_assert_int_eq(jct_switch_rx(sw, 0, f, n, t), 0);
       t += 100000;
       jct_switch_poll(sw, t, emitted, last);
@@ -191,7 +176,7 @@ START_TEST(ecmp_flowlets) {
   const uint8_t mac[6] = {0x02, 0x00, 0xc6, 0x12, 0x00, 6};
   ck_assert_int_eq(jct_switch_add_mac_ecmp(sw, mac, ports, WAYS), 0);
   uint8_t f[2048];
-  size_t n = flow_frame(f, 0, 5, 50000);
+  size_t n = craft_flow_frame(f, 0, 5, 50000);
   uint64_t t = 1000;
   uint32_t first = 0, port = 0, used = 0;
   for (int i = 0; i < 100; i++, t += 100000) { /* 100 us apart: one flowlet */
@@ -228,7 +213,7 @@ START_TEST(no_flood_ports) {
   char err[256];
   ck_assert_msg(jct_switch_new(&sw, &cfg, err, sizeof err) == 0, "%s", err);
   uint8_t f[2048];
-  size_t n = flow_frame(f, 0, 5, 49152);
+  size_t n = craft_flow_frame(f, 0, 5, 49152);
   memset(f, 0xff, 6); /* broadcast */
   uint32_t out[4] = {0};
   ck_assert_int_eq(jct_switch_rx(sw, 0, f, n, 0), 0);

@@ -39,5 +39,6 @@ Suite *agents_suite(void);
 Suite *hostile_suite(void);
 Suite *wire_suite(void);
 Suite *clos_suite(void);
+Suite *reroute_suite(void);
 
 #endif

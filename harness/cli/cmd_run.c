@@ -344,6 +344,11 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   for (uint32_t i = 0; cl && i < s->nranks && i < 64; i++)
     json_array_append_new(hosts, json_integer((json_int_t)r->host_of[i]));
   json_object_set_new(cfg, "host_of_rank", hosts);
+  if (cl) {
+    uint64_t d = jct_clos_reroute_detect_ns(cl);
+    json_object_set_new(json_object_get(cfg, "topology"), "reroute_detection_ns",
+                        d == JCT_CLOS_REROUTE_OFF ? json_null() : json_integer((json_int_t)d));
+  }
   json_object_set_new(cfg, "cc", json_string(jct__cc_name(jct_run_cc(o))));
   bool dcqcn = jct_run_cc(o) == JCT_CC_DCQCN;
   json_object_set_new(cfg, "cc_profile",

@@ -68,6 +68,10 @@ const char jct__run_args_help[] =
     "  --ecmp-seed N      leaf-spine: the ECMP hash's seed (CRC-32 of the 5-tuple; default 0)\n"
     "  --ecmp MODE        hash (default, as ASICs); what-ifs: per-packet (spraying) or\n"
     "                     flowlet[:GAP] (a new random path after GAP idle, default 500us)\n"
+    "  --reroute-detection TIME|off  leaf-spine: a flapped cable leaves the ECMP groups\n"
+    "                     TIME after it went down, resiliently (default 1ms; off: never)\n"
+    "  --reroute-detection TIME|off  leaf-spine: a flapped cable leaves the ECMP groups\n"
+    "                     TIME after it went down, resiliently (default 1ms; off: never)\n"
     "  --qps-per-connection N  each connection as N QPs (NCCL_IB_QPS_PER_CONNECTION), each\n"
     "                     message split across them; on a leaf-spine fabric each QP has its\n"
     "                     own UDP source port, so ECMP spreads them (default 1)\n"
@@ -141,6 +145,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
                                        "--placement",
                                        "--ecmp-seed",
                                        "--ecmp",
+                                       "--reroute-detection",
                                        "--qps-per-connection",
                                        "--tdf",
                                        "--rate-ceiling",
@@ -171,6 +176,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     if (jct__parse_count(v, UINT32_MAX, &n))
       return bad(prog, "%s: '%s' is not 0 to 4294967295", w, v);
     a->clos.ecmp_seed = (uint32_t)n;
+  } else if (!strcmp(w, "--reroute-detection")) {
+    if (jct_clos_reroute_parse(&a->clos, v, e, sizeof e)) return bad(prog, "%s: %s", w, e);
   } else if (!strcmp(w, "--ecmp")) {
     if (jct_clos_ecmp_parse(&a->clos, v, e, sizeof e)) return bad(prog, "--ecmp: %s", e);
   } else if (!strcmp(w, "--cc")) {

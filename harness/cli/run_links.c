@@ -72,6 +72,16 @@ void jct__links_print(const jct_run_result_t *r) {
     printf("ECMP       uplink load max/mean %.2f (1.00: even)\n", r->ecmp_imbalance);
   for (uint32_t k = 0; k < r->nlinks; k++) {
     const jct_fabric_link_stats_t *l = &r->links[k];
+    if (!l->down_ns && !l->reroutes) continue;
+    printf("link down  %s: down %s, %llu reroute%s, %llu restore%s, %llu flow%s moved off it, "
+           "%llu frames lost\n",
+           l->name, jct__fmt_ns(l->down_ns, b1, 32), (unsigned long long)l->reroutes,
+           l->reroutes == 1 ? "" : "s", (unsigned long long)l->restores,
+           l->restores == 1 ? "" : "s", (unsigned long long)l->flows_moved,
+           l->flows_moved == 1 ? "" : "s", (unsigned long long)l->drops);
+  }
+  for (uint32_t k = 0; k < r->nlinks; k++) {
+    const jct_fabric_link_stats_t *l = &r->links[k];
     if (!collision(r, k, min)) continue;
     printf("collision  %s carried %u data flows (", l->name, elephants(l, min));
     print_flows(l, min);
@@ -99,6 +109,11 @@ json_t *jct__links_json(const jct_run_result_t *r) {
                          (json_int_t)l->peak_queue_bytes, "paused_ns", (json_int_t)l->paused_ns,
                          "drops", (json_int_t)l->drops, "ecn_marked", (json_int_t)l->ecn_marked,
                          "flows", flows, "other_flow_frames", (json_int_t)l->other_flows));
+    json_t *lo = json_array_get(links, json_array_size(links) - 1);
+    json_object_set_new(lo, "down_ns", json_integer((json_int_t)l->down_ns));
+    json_object_set_new(lo, "reroutes", json_integer((json_int_t)l->reroutes));
+    json_object_set_new(lo, "restores", json_integer((json_int_t)l->restores));
+    json_object_set_new(lo, "flows_moved", json_integer((json_int_t)l->flows_moved));
     if (collision(r, k, min))
       json_array_append_new(coll, json_string(l->name));
   }

@@ -137,6 +137,8 @@ static void links_diff(jct_run_result_t *r, const jct_fabric_link_stats_t *b,
     x->tx_frames -= y->tx_frames, x->tx_bytes -= y->tx_bytes, x->ecn_marked -= y->ecn_marked;
     x->drops -= y->drops, x->paused_ns -= y->paused_ns, x->rx_pfc_xoff -= y->rx_pfc_xoff;
     x->other_flows -= y->other_flows;
+    x->down_ns -= y->down_ns, x->reroutes -= y->reroutes, x->restores -= y->restores;
+    x->flows_moved -= y->flows_moved;
     uint32_t keep = 0;
     for (uint32_t i = 0; i < x->nflows; i++) {
       jct_fabric_flow_t fl = x->flows[i];

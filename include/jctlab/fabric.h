@@ -129,7 +129,22 @@ typedef struct {
   jct_fabric_flow_t flows[JCT_FABRIC_LINK_FLOWS]; /* the first ones seen, by bytes */
   uint32_t nflows;
   uint64_t other_flows; /* frames of flows beyond JCT_FABRIC_LINK_FLOWS */
+  /* Rerouting (below): the cable's (both directions') down time, its
+   * withdrawals and restores; the flows this direction carried in the
+   * repetition before each withdrawal (the ones the rehash moved). */
+  uint64_t down_ns, reroutes, restores, flows_moved;
 } jct_fabric_link_stats_t;
+
+/* ---- Rerouting around a cable that is down --------------------------------
+ * A flap injector on a leaf-spine link (port=leaf1:spine0 or
+ * port=spine0:leaf1, either dir) takes the cable down during its down
+ * phase; the switches at both ends notice after clos.reroute_detect_ns
+ * (clos.h: default 1 ms, "off": never) and withdraw the routes through it:
+ * the leaf's uplink leaves its ECMP groups, and every other leaf stops
+ * sending to that leaf's hosts through that spine. Rehashing is resilient:
+ * only the flows that were on the withdrawn member move (switch.h). The
+ * routes come back detect_ns after the cable is up again. Frames offered
+ * to a down link before the withdrawal are lost (the flap's drops). */
 
 uint32_t jct_fabric_nlinks(const jct_fabric_t *f);
 /* Errors: JCT_EINVAL (k out of range). */
