@@ -355,6 +355,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                       dcqcn ? json_string(jct_dcqcn_profile_name(o->cc_profile)) : json_null());
   json_object_set_new(cfg, "cc_dilation", dcqcn ? json_real(jct_run_cc_dilation(o)) : json_null());
   json_object_set_new(root, "fabric_links", jct__links_json(r));
+  json_object_set_new(root, "series", jct__series_json(r, s));
   json_object_set_new(root, "jain_index",
                       isfinite(r->jain_index) ? json_real(r->jain_index) : json_null());
   int rc = strcmp(a->json, "-") == 0

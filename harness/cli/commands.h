@@ -141,6 +141,8 @@ int jct__cmd_run(int argc, char **argv);
  * and the "fabric_links" object of its JSON (null for the star). */
 void jct__links_print(const jct_run_result_t *r);
 json_t *jct__links_json(const jct_run_result_t *r);
+/* The "series" object of its JSON (run_series.c; null without --series). */
+json_t *jct__series_json(const jct_run_result_t *r, const jct_schedule_t *s);
 int jct__cmd_schedule(int argc, char **argv);
 int jct__cmd_replay(int argc, char **argv);
 /* `jctlab wire IF_A IF_B`: the switch and its injectors between two

@@ -655,6 +655,14 @@ int jct_fabric_link_find(const jct_fabric_t *f, const char *name) {
   return -1;
 }
 
+uint64_t jct_fabric_queue_bytes(const jct_fabric_t *f, uint32_t rank) {
+  jct_switch_port_stats_t ps;
+  if (rank >= f->opts.nranks) return 0;
+  jct_switch_t *sw = f->node ? f->node[f->rank_node[rank]].sw : f->sw;
+  if (jct_switch_port_stats(sw, f->node ? f->rank_port[rank] : rank, 0, &ps)) return 0;
+  return ps.queue_bytes;
+}
+
 uint32_t jct_fabric_host_of(const jct_fabric_t *f, uint32_t rank) {
   return rank < f->opts.nranks ? f->host_of[rank] : UINT32_MAX;
 }

@@ -350,6 +350,7 @@ int jct_switch_port_stats(const jct_switch_t *sw, uint32_t port, uint64_t now_ns
     out->in_use_bytes[i] = pt->in_use[i];
     uint64_t ahead = pt->paused_until_ns[i] > now_ns ? pt->paused_until_ns[i] - now_ns : 0;
     out->paused_ns[i] = pt->paused_ns[i] - ahead;
+    out->queue_bytes += pt->q[i].bytes;
   }
   return 0;
 }

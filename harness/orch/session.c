@@ -289,6 +289,8 @@ void jct__rep_clear(jct_rep_t *rep) {
   free(rep->conn);
   rep->timing = NULL;
   rep->conn = NULL;
+  jct_series_free(rep->series);
+  rep->series = NULL;
 }
 
 void jct__session_free(jct__session_t *s) {

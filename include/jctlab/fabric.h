@@ -154,6 +154,10 @@ int jct_fabric_link_stats(const jct_fabric_t *f, uint32_t k, uint64_t now_ns,
  * jct_fabric_port_index), -1 when there is none. */
 int jct_fabric_link_find(const jct_fabric_t *f, const char *name);
 
+/* Frame bytes queued now at the switch port toward rank (its host link's
+ * egress queues, all priorities); 0 for no such rank. */
+uint64_t jct_fabric_queue_bytes(const jct_fabric_t *f, uint32_t rank);
+
 /* The host each rank sits on (clos.h's numbering; the star: the rank). */
 uint32_t jct_fabric_host_of(const jct_fabric_t *f, uint32_t rank);
 

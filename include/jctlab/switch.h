@@ -326,6 +326,7 @@ typedef struct {
   uint64_t tx_pfc_xoff, tx_pfc_xon;        /* PFC frames sent (xoff: some quanta nonzero) */
   uint64_t ecn_marked;
   uint64_t peak_queue_bytes;            /* deepest one egress queue has been, frame bytes */
+  uint64_t queue_bytes;                 /* frame bytes in its egress queues now, all priorities */
   uint64_t paused_ns[JCT_SWITCH_PRIOS]; /* egress time paused by received PFC, up to now */
   uint64_t wd_storms, wd_restores;
 } jct_switch_port_stats_t;
