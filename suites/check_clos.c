@@ -17,7 +17,9 @@
  *     takes its own hash's uplink with a quarter of the bytes. Bad input
  *     exits 2 with one line.
  *     A 7 -> 1 incast on one spine: the spine's PFC pauses the leaves'
- *     uplinks, nothing is dropped.
+ *     uplinks, nothing is dropped. On two spines without congestion
+ *     control the pauses spread upstream hop by hop: the spines' downlinks
+ *     to the receiver's leaf, every uplink that carried data, the senders.
  *   - qps: the schedule split across QPs keeps bytes, ranks and deps.
  */
 #include <check.h>
@@ -530,6 +532,46 @@ START_TEST(pfc_between_switches) {
 }
 END_TEST
 
+/* PFC across two tiers, no congestion control: a 7 -> 1 incast to rank 0
+ * (leaf 0) on 4 leaves x 2 spines. Leaf 0's port to rank 0 is the
+ * bottleneck; its XOFFs pause both spines' downlinks to it (hop 1); the
+ * spines' buffers then fill from the other leaves' uplinks, and their
+ * XOFFs pause every uplink that carried a sender's data (hop 2); the
+ * leaves' XOFFs pause the senders' NICs (hop 3). Leaf 0's own uplinks,
+ * upstream of nothing, are never paused; nothing is dropped. */
+START_TEST(pfc_spreads_across_spines) {
+  const char *args[] = {"run",   "--synth", "incast", "--ranks",    "8", "--bytes", "512KiB",
+                        "--rate", "10mbit", "--tdf",  "4",          "--reps", "1", "--topology",
+                        "leaf-spine:leaves=4,spines=2,hosts-per-leaf=2", NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
+  free(err);
+  ck_assert_str_eq(json_string_value(jget(doc, "config.cc")), "none");
+  uint32_t data_uplinks = 0;
+  for (uint32_t s = 0; s < 2; s++) {
+    char name[32];
+    snprintf(name, sizeof name, "spine%u:leaf0", s);
+    ck_assert_msg(jint(link_named(doc, name), "paused_ns") > 0, "%s never paused", name);
+    for (uint32_t l = 0; l < 4; l++) {
+      snprintf(name, sizeof name, "leaf%u:spine%u", l, s);
+      json_t *up = link_named(doc, name);
+      ck_assert_int_eq(jint(up, "drops"), 0);
+      if (l == 0) {
+        ck_assert_int_eq(jint(up, "paused_ns"), 0);
+      } else if (jint(up, "bytes") >= 256 << 10) {
+        ck_assert_msg(jint(up, "paused_ns") > 0, "%s carried data, never paused", name);
+        data_uplinks++;
+      }
+    }
+  }
+  ck_assert_uint_ge(data_uplinks, 2);
+  ck_assert_int_gt(jint(doc, "transport.nic_paused_ns"), 0);
+  json_decref(doc);
+}
+END_TEST
+
 static void expect_bad(const char *const extra[], const char *word) {
   char *argv[40] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "8", "--bytes", "64KiB",
                     "--reps", "1"};
@@ -583,6 +625,7 @@ Suite *clos_suite(void) {
   tcase_set_timeout(fabric, 300);
   tcase_add_test(fabric, ring_across_spines);
   tcase_add_test(fabric, ring_packed);
+  tcase_add_test(fabric, pfc_spreads_across_spines);
   tcase_add_test(fabric, ring_four_qps);
   tcase_add_test(fabric, pfc_between_switches);
   tcase_add_test(fabric, bad_input);
