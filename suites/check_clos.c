@@ -381,15 +381,6 @@ static json_t *ring(const char *placement, const char *seed, const char *qps, in
   return doc;
 }
 
-/* The link named, or NULL. */
-static json_t *link_named(json_t *doc, const char *name) {
-  json_t *links = jget(doc, "fabric_links.links");
-  for (size_t i = 0; i < json_array_size(links); i++)
-    if (!strcmp(json_string_value(json_object_get(json_array_get(links, i), "link")), name))
-      return json_array_get(links, i);
-  return NULL;
-}
-
 /* Bytes of flow src->dst:sport on the link (0: not there). */
 static json_int_t flow_bytes(json_t *link, uint32_t src, uint32_t dst, uint16_t sport) {
   json_t *flows = json_object_get(link, "flows");
@@ -428,8 +419,8 @@ static uint32_t check_paths(json_t *doc, const uint32_t host_of[RANKS], uint32_t
       char up[32], down[32];
       snprintf(up, sizeof up, "leaf%u:spine%u", ls, x);
       snprintf(down, sizeof down, "spine%u:leaf%u", x, ld);
-      json_int_t bu = flow_bytes(link_named(doc, up), s, d, sp),
-                 bd = flow_bytes(link_named(doc, down), s, d, sp);
+      json_int_t bu = flow_bytes(jlink(doc, up), s, d, sp),
+                 bd = flow_bytes(jlink(doc, down), s, d, sp);
       if (ls == ld || x != spine) {
         ck_assert_msg(bu == 0, "connection %u (%u->%u) on %s", c, s, d, up);
         continue;
@@ -511,14 +502,14 @@ START_TEST(pfc_between_switches) {
     char up[32], down[32];
     snprintf(up, sizeof up, "leaf%u:spine0", l);
     snprintf(down, sizeof down, "spine0:leaf%u", l);
-    json_t *u = link_named(doc, up), *d = link_named(doc, down);
+    json_t *u = jlink(doc, up), *d = jlink(doc, down);
     ck_assert_ptr_nonnull(u);
     ck_assert_ptr_nonnull(d);
     ck_assert_int_eq(jint(u, "drops") + jint(d, "drops"), 0);
     if (l) paused += (uint64_t)jint(u, "paused_ns");
   }
   ck_assert_msg(paused > 0, "no leaf uplink was paused by the spine");
-  json_t *down0 = link_named(doc, "spine0:leaf0");
+  json_t *down0 = jlink(doc, "spine0:leaf0");
   for (uint32_t src = 2; src < 8; src++) {
     json_int_t b = 0;
     json_t *flows = json_object_get(down0, "flows");
@@ -553,10 +544,10 @@ START_TEST(pfc_spreads_across_spines) {
   for (uint32_t s = 0; s < 2; s++) {
     char name[32];
     snprintf(name, sizeof name, "spine%u:leaf0", s);
-    ck_assert_msg(jint(link_named(doc, name), "paused_ns") > 0, "%s never paused", name);
+    ck_assert_msg(jint(jlink(doc, name), "paused_ns") > 0, "%s never paused", name);
     for (uint32_t l = 0; l < 4; l++) {
       snprintf(name, sizeof name, "leaf%u:spine%u", l, s);
-      json_t *up = link_named(doc, name);
+      json_t *up = jlink(doc, name);
       ck_assert_int_eq(jint(up, "drops"), 0);
       if (l == 0) {
         ck_assert_int_eq(jint(up, "paused_ns"), 0);
