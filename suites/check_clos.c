@@ -17,7 +17,9 @@
  *     takes its own hash's uplink with a quarter of the bytes. Bad input
  *     exits 2 with one line.
  *     A 7 -> 1 incast on one spine: the spine's PFC pauses the leaves'
- *     uplinks, nothing is dropped.
+ *     uplinks, nothing is dropped. On two spines without congestion
+ *     control the pauses spread upstream hop by hop: the spines' downlinks
+ *     to the receiver's leaf, every uplink that carried data, the senders.
  *   - qps: the schedule split across QPs keeps bytes, ranks and deps.
  */
 #include <check.h>
@@ -67,30 +69,15 @@ static uint32_t ref_hash(uint32_t seed, uint32_t src_rank, uint32_t dst_rank, ui
   return ref_fmix32(ref_crc32(0, k, sizeof k) ^ ref_fmix32(seed + 0x9e3779b9u));
 }
 
-static size_t flow_frame(uint8_t *buf, uint32_t src_rank, uint32_t dst_rank, uint16_t sport) {
-  char s[32], d[32];
-  snprintf(s, sizeof s, "198.18.0.%u", src_rank + 1);
-  snprintf(d, sizeof d, "198.18.0.%u", dst_rank + 1);
-  craft_roce_t c = {.src = s, .dst = d, .udp_sport = sport, .payload_bytes = 64};
-  c.h.bth.opcode = JCT_OP_RC_SEND_ONLY;
-  c.h.bth.dest_qp = 0x101;
-  size_t n = craft_roce(buf, 2048, &c);
-  ck_assert_uint_gt(n, 0);
-  /* destination MAC: rank dst's (topo.h), so the group entry matches */
-  const uint8_t mac[6] = {0x02, 0x00, 0xc6, 0x12, 0x00, (uint8_t)(dst_rank + 1)};
-  memcpy(buf, mac, 6);
-  return n;
-}
-
 START_TEST(hash_is_crc32_of_the_5tuple) {
   uint8_t f[2048];
   for (uint32_t seed = 0; seed < 4; seed++)
     for (uint16_t sport = 49152; sport < 49152 + 40; sport++) {
-      size_t n = flow_frame(f, 2, 5, sport);
+      size_t n = craft_flow_frame(f, 2, 5, sport);
       ck_assert_uint_eq(jct_switch_ecmp_hash(seed, f, n), ref_hash(seed, 2, 5, sport, 4791));
     }
   /* the seed changes the value; the payload does not */
-  size_t n = flow_frame(f, 2, 5, 50000);
+  size_t n = craft_flow_frame(f, 2, 5, 50000);
   uint32_t h0 = jct_switch_ecmp_hash(0, f, n);
   ck_assert_uint_ne(h0, jct_switch_ecmp_hash(1, f, n));
   f[n - 10] ^= 0xff;
@@ -128,7 +115,7 @@ static void draw(uint32_t seed, jct_switch_ecmp_mode_t mode, uint32_t out[NFLOWS
   for (int rep = 0; rep < 4; rep++)
     for (uint32_t i = 0; i < NFLOWS; i++) {
       uint8_t f[2048];
-      size_t n = flow_frame(f, 0, 5, (uint16_t)(49152 + i));
+      size_t n = craft_flow_frame(f, 0, 5, (uint16_t)(49152 + i));
       ck_assert_int_eq(jct_switch_rx(sw, 0, f, n, t), 0);
       t += 100000;
       jct_switch_poll(sw, t, emitted, last);
@@ -191,7 +178,7 @@ START_TEST(ecmp_flowlets) {
   const uint8_t mac[6] = {0x02, 0x00, 0xc6, 0x12, 0x00, 6};
   ck_assert_int_eq(jct_switch_add_mac_ecmp(sw, mac, ports, WAYS), 0);
   uint8_t f[2048];
-  size_t n = flow_frame(f, 0, 5, 50000);
+  size_t n = craft_flow_frame(f, 0, 5, 50000);
   uint64_t t = 1000;
   uint32_t first = 0, port = 0, used = 0;
   for (int i = 0; i < 100; i++, t += 100000) { /* 100 us apart: one flowlet */
@@ -228,7 +215,7 @@ START_TEST(no_flood_ports) {
   char err[256];
   ck_assert_msg(jct_switch_new(&sw, &cfg, err, sizeof err) == 0, "%s", err);
   uint8_t f[2048];
-  size_t n = flow_frame(f, 0, 5, 49152);
+  size_t n = craft_flow_frame(f, 0, 5, 49152);
   memset(f, 0xff, 6); /* broadcast */
   uint32_t out[4] = {0};
   ck_assert_int_eq(jct_switch_rx(sw, 0, f, n, 0), 0);
@@ -400,15 +387,6 @@ static json_t *ring(const char *placement, const char *seed, const char *qps, in
   return doc;
 }
 
-/* The link named, or NULL. */
-static json_t *link_named(json_t *doc, const char *name) {
-  json_t *links = jget(doc, "fabric_links.links");
-  for (size_t i = 0; i < json_array_size(links); i++)
-    if (!strcmp(json_string_value(json_object_get(json_array_get(links, i), "link")), name))
-      return json_array_get(links, i);
-  return NULL;
-}
-
 /* Bytes of flow src->dst:sport on the link (0: not there). */
 static json_int_t flow_bytes(json_t *link, uint32_t src, uint32_t dst, uint16_t sport) {
   json_t *flows = json_object_get(link, "flows");
@@ -447,8 +425,8 @@ static uint32_t check_paths(json_t *doc, const uint32_t host_of[RANKS], uint32_t
       char up[32], down[32];
       snprintf(up, sizeof up, "leaf%u:spine%u", ls, x);
       snprintf(down, sizeof down, "spine%u:leaf%u", x, ld);
-      json_int_t bu = flow_bytes(link_named(doc, up), s, d, sp),
-                 bd = flow_bytes(link_named(doc, down), s, d, sp);
+      json_int_t bu = flow_bytes(jlink(doc, up), s, d, sp),
+                 bd = flow_bytes(jlink(doc, down), s, d, sp);
       if (ls == ld || x != spine) {
         ck_assert_msg(bu == 0, "connection %u (%u->%u) on %s", c, s, d, up);
         continue;
@@ -530,14 +508,14 @@ START_TEST(pfc_between_switches) {
     char up[32], down[32];
     snprintf(up, sizeof up, "leaf%u:spine0", l);
     snprintf(down, sizeof down, "spine0:leaf%u", l);
-    json_t *u = link_named(doc, up), *d = link_named(doc, down);
+    json_t *u = jlink(doc, up), *d = jlink(doc, down);
     ck_assert_ptr_nonnull(u);
     ck_assert_ptr_nonnull(d);
     ck_assert_int_eq(jint(u, "drops") + jint(d, "drops"), 0);
     if (l) paused += (uint64_t)jint(u, "paused_ns");
   }
   ck_assert_msg(paused > 0, "no leaf uplink was paused by the spine");
-  json_t *down0 = link_named(doc, "spine0:leaf0");
+  json_t *down0 = jlink(doc, "spine0:leaf0");
   for (uint32_t src = 2; src < 8; src++) {
     json_int_t b = 0;
     json_t *flows = json_object_get(down0, "flows");
@@ -547,6 +525,46 @@ START_TEST(pfc_between_switches) {
     }
     ck_assert_msg(b >= (json_int_t)BYTES, "rank %u: %lld bytes down to leaf 0", src, (long long)b);
   }
+  json_decref(doc);
+}
+END_TEST
+
+/* PFC across two tiers, no congestion control: a 7 -> 1 incast to rank 0
+ * (leaf 0) on 4 leaves x 2 spines. Leaf 0's port to rank 0 is the
+ * bottleneck; its XOFFs pause both spines' downlinks to it (hop 1); the
+ * spines' buffers then fill from the other leaves' uplinks, and their
+ * XOFFs pause every uplink that carried a sender's data (hop 2); the
+ * leaves' XOFFs pause the senders' NICs (hop 3). Leaf 0's own uplinks,
+ * upstream of nothing, are never paused; nothing is dropped. */
+START_TEST(pfc_spreads_across_spines) {
+  const char *args[] = {"run",   "--synth", "incast", "--ranks",    "8", "--bytes", "512KiB",
+                        "--rate", "10mbit", "--tdf",  "4",          "--reps", "1", "--topology",
+                        "leaf-spine:leaves=4,spines=2,hosts-per-leaf=2", NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
+  free(err);
+  ck_assert_str_eq(json_string_value(jget(doc, "config.cc")), "none");
+  uint32_t data_uplinks = 0;
+  for (uint32_t s = 0; s < 2; s++) {
+    char name[32];
+    snprintf(name, sizeof name, "spine%u:leaf0", s);
+    ck_assert_msg(jint(jlink(doc, name), "paused_ns") > 0, "%s never paused", name);
+    for (uint32_t l = 0; l < 4; l++) {
+      snprintf(name, sizeof name, "leaf%u:spine%u", l, s);
+      json_t *up = jlink(doc, name);
+      ck_assert_int_eq(jint(up, "drops"), 0);
+      if (l == 0) {
+        ck_assert_int_eq(jint(up, "paused_ns"), 0);
+      } else if (jint(up, "bytes") >= 256 << 10) {
+        ck_assert_msg(jint(up, "paused_ns") > 0, "%s carried data, never paused", name);
+        data_uplinks++;
+      }
+    }
+  }
+  ck_assert_uint_ge(data_uplinks, 2);
+  ck_assert_int_gt(jint(doc, "transport.nic_paused_ns"), 0);
   json_decref(doc);
 }
 END_TEST
@@ -604,6 +622,7 @@ Suite *clos_suite(void) {
   tcase_set_timeout(fabric, 300);
   tcase_add_test(fabric, ring_across_spines);
   tcase_add_test(fabric, ring_packed);
+  tcase_add_test(fabric, pfc_spreads_across_spines);
   tcase_add_test(fabric, ring_four_qps);
   tcase_add_test(fabric, pfc_between_switches);
   tcase_add_test(fabric, bad_input);

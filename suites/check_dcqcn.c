@@ -3,9 +3,15 @@
  * paper's rules rather than read back from the code; then two uroce QPs:
  * a CE-marked request makes the responder send a CNP that jct_decode()
  * (and so `jctlab inspect`) knows as one, and the requester cuts its rate
- * and paces its packets at it. */
+ * and paces its packets at it; then a 7 -> 1 incast through the built
+ * jctlab with --series: the receiver's port is the bottleneck, every
+ * sender starts at the line rate and DCQCN cuts each of them (without it
+ * every rate stays the line rate), the senders' rates stay fair (Jain's
+ * index over their mean rates in the second half >= 0.9) and the switch
+ * sends fewer PFC XOFFs than without DCQCN. */
 #include <arpa/inet.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/wire.h"
@@ -14,6 +20,7 @@
 #include "jctlab/error.h"
 #include "jctlab/uroce.h"
 #include "suites.h"
+#include "testkit.h"
 
 #define US 1000ull
 #define LINE 100000000ull /* 100 Mbit/s */
@@ -126,7 +133,7 @@ START_TEST(increase_stages) {
   jct_dcqcn_params_t p = paper_timer_only();
   jct_dcqcn_rp_t rp;
   jct_dcqcn_rp_init(&rp, &p, line);
-  jct_dcqcn_rp_on_cnp(&rp, 0);       /* Rc 5e9, Rt 1e10 */
+  jct_dcqcn_rp_on_cnp(&rp, 0);        /* Rc 5e9, Rt 1e10 */
   jct_dcqcn_rp_advance(&rp, 55 * US); /* one fast recovery: Rc 7.5e9 */
   ck_assert_uint_eq(rp.rc_bps, 7500000000ull);
   jct_dcqcn_rp_on_cnp(&rp, 60 * US); /* Rt = 7.5e9; Rc cut; the timer restarts at 60 us */
@@ -340,6 +347,79 @@ START_TEST(qp_pair_without_cc) {
 }
 END_TEST
 
+#define INCAST_LINE 10000000ll /* 10 Mbit/s */
+
+static json_t *incast(const char *cc) {
+  /* time dilated x4 (2.5 Mbit/s here): a loaded machine keeps up */
+  const char *args[] = {
+      "run",          "--synth", "incast", "--ranks", "8",        "--bytes", "512KiB",
+      "--rate",       "10mbit",  "--tdf",  "4",       "--ecn",    "--cc",    cc,
+      "--cc-profile", "paper",   "--reps", "1",       "--series", "5ms",     NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "jctlab run --cc %s exited %d: %s", cc, status, err);
+  free(err);
+  return doc;
+}
+
+/* Checks the series' shape; returns Jain's index over the senders' mean
+ * rates in its second half, and each sender's lowest rate in *min_bps. */
+static double incast_series(json_t *doc, json_int_t min_bps[7]) {
+  json_t *s = jget(doc, "series"), *t = jget(s, "t_ns"), *q = jget(s, "bottleneck_queue_bytes");
+  size_t n = json_array_size(t);
+  ck_assert_uint_ge(n, 10);
+  for (size_t i = 1; i < n; i++)
+    ck_assert_int_ge(json_integer_value(json_array_get(t, i)) -
+                         json_integer_value(json_array_get(t, i - 1)),
+                     jint(s, "interval_ns"));
+  ck_assert_int_eq(jint(s, "bottleneck_rank"), 0); /* the receiver's port */
+  json_int_t peak = 0;
+  for (size_t i = 0; i < n; i++)
+    if (json_integer_value(json_array_get(q, i)) > peak)
+      peak = json_integer_value(json_array_get(q, i));
+  ck_assert_int_gt(peak, 64 << 10); /* above Kmin: marked */
+  json_t *rates = jget(s, "rates");
+  ck_assert_uint_eq(json_array_size(rates), 7);
+  double sum = 0, sq = 0;
+  for (size_t c = 0; c < 7; c++) {
+    json_t *bps = json_object_get(json_array_get(rates, c), "bps");
+    ck_assert_int_eq(jint(json_array_get(rates, c), "dst"), 0);
+    ck_assert_int_eq(json_integer_value(json_array_get(bps, 0)), INCAST_LINE);
+    min_bps[c] = INCAST_LINE;
+    double mean = 0;
+    for (size_t i = 0; i < n; i++) {
+      json_int_t v = json_integer_value(json_array_get(bps, i));
+      ck_assert_int_le(v, INCAST_LINE);
+      if (v < min_bps[c]) min_bps[c] = v;
+      if (i >= n / 2) mean += (double)v / (double)(n - n / 2);
+    }
+    sum += mean, sq += mean * mean;
+  }
+  return sum * sum / (7 * sq);
+}
+
+START_TEST(incast_series_with_and_without) {
+  json_int_t min_bps[7];
+  json_t *none = incast("none");
+  ck_assert_double_eq_tol(incast_series(none, min_bps), 1.0, 1e-12);
+  for (int c = 0; c < 7; c++)
+    ck_assert_int_eq(min_bps[c], INCAST_LINE); /* nothing cuts */
+  json_t *dcqcn = incast("dcqcn");
+  double jain = incast_series(dcqcn, min_bps);
+  ck_assert_msg(jain >= 0.9, "Jain's index %.3f", jain);
+  for (int c = 0; c < 7; c++)
+    ck_assert_msg(min_bps[c] < INCAST_LINE / 2, "sender %d never below %lld bit/s", c,
+                  (long long)min_bps[c]);
+  /* the receiver's port's XOFFs toward the senders (the switch's PFC) */
+  json_int_t p0 = jint(none, "fabric.pfc_xoff_sent"), p1 = jint(dcqcn, "fabric.pfc_xoff_sent");
+  ck_assert_msg(p0 > 0 && p1 < p0, "PFC XOFF sent %lld with DCQCN, %lld without", (long long)p1,
+                (long long)p0);
+  json_decref(none);
+  json_decref(dcqcn);
+}
+END_TEST
+
 Suite *dcqcn_suite(void) {
   Suite *s = suite_create("dcqcn");
   TCase *rp = tcase_create("rp");
@@ -359,5 +439,9 @@ Suite *dcqcn_suite(void) {
   tcase_add_test(qp, qp_pair_cnp_and_pacing);
   tcase_add_test(qp, qp_pair_without_cc);
   suite_add_tcase(s, qp);
+  TCase *in = tcase_create("incast");
+  tcase_set_timeout(in, 300);
+  tcase_add_test(in, incast_series_with_and_without);
+  suite_add_tcase(s, in);
   return s;
 }

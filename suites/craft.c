@@ -160,3 +160,18 @@ void craft_tmpname(char *buf, size_t len, const char *suffix) {
   ck_assert_int_ge(fd, 0);
   close(fd);
 }
+
+size_t craft_flow_frame(uint8_t *buf, uint32_t src_rank, uint32_t dst_rank, uint16_t sport) {
+  char s[32], d[32];
+  snprintf(s, sizeof s, "198.18.0.%u", src_rank + 1);
+  snprintf(d, sizeof d, "198.18.0.%u", dst_rank + 1);
+  craft_roce_t c = {.src = s, .dst = d, .udp_sport = sport, .payload_bytes = 64};
+  c.h.bth.opcode = JCT_OP_RC_SEND_ONLY;
+  c.h.bth.dest_qp = 0x101;
+  size_t n = craft_roce(buf, 2048, &c);
+  ck_assert_uint_gt(n, 0);
+  /* destination MAC: rank dst's (topo.h), so the group entry matches */
+  const uint8_t mac[6] = {0x02, 0x00, 0xc6, 0x12, 0x00, (uint8_t)(dst_rank + 1)};
+  memcpy(buf, mac, 6);
+  return n;
+}

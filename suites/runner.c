@@ -66,6 +66,7 @@ int main(void) {
   srunner_add_suite(sr, wire_suite());
   srunner_add_suite(sr, clos_suite());
   srunner_add_suite(sr, links_suite());
+  srunner_add_suite(sr, reroute_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);

@@ -41,5 +41,6 @@ Suite *hostile_suite(void);
 Suite *wire_suite(void);
 Suite *clos_suite(void);
 Suite *links_suite(void);
+Suite *reroute_suite(void);
 
 #endif

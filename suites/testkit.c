@@ -258,3 +258,12 @@ json_t *jctlab_json_retry(const char *const args[], int *status, char **err_text
   }
   return doc;
 }
+
+json_t *jlink(json_t *doc, const char *name) {
+  json_t *links = jget(doc, "fabric_links.links");
+  for (size_t i = 0; i < json_array_size(links); i++)
+    if (!strcmp(json_string_value(json_object_get(json_array_get(links, i), "link")), name))
+      return json_array_get(links, i);
+  ck_abort_msg("no link %s", name);
+  return NULL;
+}

@@ -64,6 +64,9 @@ json_t *jget(json_t *doc, const char *path);
 double jnum(json_t *doc, const char *path);
 json_int_t jint(json_t *doc, const char *path);
 bool jbool(json_t *doc, const char *path);
+/* The link named ("leaf1:spine0") in a `jctlab run` document's
+ * fabric_links.links; fails the test when there is none. */
+json_t *jlink(json_t *doc, const char *name);
 json_t *parse_json(const char *text, const char *what);
 
 /* The built jctlab (JCT_BINARY) with args (NULL-ended, at most 36) and

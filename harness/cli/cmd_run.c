@@ -350,6 +350,11 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   for (uint32_t i = 0; cl && i < s->nranks && i < 64; i++)
     json_array_append_new(hosts, json_integer((json_int_t)r->host_of[i]));
   json_object_set_new(cfg, "host_of_rank", hosts);
+  if (cl) {
+    uint64_t d = jct_clos_reroute_detect_ns(cl);
+    json_object_set_new(json_object_get(cfg, "topology"), "reroute_detection_ns",
+                        d == JCT_CLOS_REROUTE_OFF ? json_null() : json_integer((json_int_t)d));
+  }
   json_object_set_new(cfg, "cc", json_string(jct__cc_name(jct_run_cc(o))));
   bool dcqcn = jct_run_cc(o) == JCT_CC_DCQCN;
   json_object_set_new(cfg, "cc_profile",
@@ -357,6 +362,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(cfg, "cc_dilation", dcqcn ? json_real(jct_run_cc_dilation(o)) : json_null());
   json_object_set_new(root, "fabric_links",
                       jct__links_json(r->links, r->nlinks, r->ecmp_imbalance));
+  json_object_set_new(root, "series", jct__series_json(r, s));
   json_object_set_new(root, "jain_index",
                       isfinite(r->jain_index) ? json_real(r->jain_index) : json_null());
   int rc = jct__json_write(root, a->json, "run");

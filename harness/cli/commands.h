@@ -137,6 +137,8 @@ int jct__cmd_inspect(int argc, char **argv);
 int jct__cmd_synth(int argc, char **argv);
 int jct__cmd_run(int argc, char **argv);
 
+/* The "series" object of a run's JSON (run_series.c; null without --series). */
+json_t *jct__series_json(const jct_run_result_t *r, const jct_schedule_t *s);
 int jct__cmd_schedule(int argc, char **argv);
 int jct__cmd_replay(int argc, char **argv);
 /* `jctlab wire IF_A IF_B`: the switch and its injectors between two

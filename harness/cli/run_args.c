@@ -70,6 +70,12 @@ const char jct__run_args_help[] =
     "  --ecmp-seed N      leaf-spine: the ECMP hash's seed (CRC-32 of the 5-tuple; default 0)\n"
     "  --ecmp MODE        hash (default, as ASICs); what-ifs: per-packet (spraying) or\n"
     "                     flowlet[:GAP] (a new random path after GAP idle, default 500us)\n"
+    "  --series TIME      uroce: sample the first repetition every TIME: the queue toward\n"
+    "                     each rank and each sending QP's rate (DCQCN), in --json \"series\"\n"
+    "  --reroute-detection TIME|off  leaf-spine: a flapped cable leaves the ECMP groups\n"
+    "                     TIME after it went down, resiliently (default 1ms; off: never)\n"
+    "  --reroute-detection TIME|off  leaf-spine: a flapped cable leaves the ECMP groups\n"
+    "                     TIME after it went down, resiliently (default 1ms; off: never)\n"
     "  --qps-per-connection N  each connection as N QPs (NCCL_IB_QPS_PER_CONNECTION), each\n"
     "                     message split across them; on a leaf-spine fabric each QP has its\n"
     "                     own UDP source port, so ECMP spreads them (default 1)\n"
@@ -143,6 +149,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
                                        "--placement",
                                        "--ecmp-seed",
                                        "--ecmp",
+                                       "--reroute-detection",
+                                       "--series",
                                        "--qps-per-connection",
                                        "--tdf",
                                        "--rate-ceiling",
@@ -174,6 +182,11 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     if (jct__parse_count(v, UINT32_MAX, &n))
       return bad(prog, "%s: '%s' is not 0 to 4294967295", w, v);
     a->clos.ecmp_seed = (uint32_t)n;
+  } else if (!strcmp(w, "--series")) {
+    if (jct__parse_time_ns(v, &r->series_ns) || !r->series_ns || r->series_ns > 1000000000u)
+      return bad(prog, "%s: '%s' is not a time from 1ns to 1s (100us, 1ms)", w, v);
+  } else if (!strcmp(w, "--reroute-detection")) {
+    if (jct_clos_reroute_parse(&a->clos, v, e, sizeof e)) return bad(prog, "%s: %s", w, e);
   } else if (!strcmp(w, "--ecmp")) {
     if (jct_clos_ecmp_parse(&a->clos, v, e, sizeof e)) return bad(prog, "--ecmp: %s", e);
   } else if (!strcmp(w, "--cc")) {

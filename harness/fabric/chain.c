@@ -251,6 +251,29 @@ void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
   }
 }
 
+static bool link_state_kind(const jct_injector_t *inj) {
+  return inj->ops->host_link && inj->host < 0 && inj->ops->process;
+}
+
+bool jct__chain_has_link_state(const jct__chain_t *c) {
+  for (size_t i = 0; c && i < c->n; i++)
+    if (link_state_kind(c->inj[i])) return true;
+  return false;
+}
+
+bool jct__chain_link_down(jct__chain_t *c, uint32_t port, uint64_t now_ns) {
+  if (!c || c->disabled) return false;
+  for (size_t i = 0; i < c->n; i++) {
+    jct_injector_t *inj = c->inj[i];
+    if (!link_state_kind(inj) || !(inj->all_ports || inj->port == port)) continue;
+    uint64_t t = now_ns > inj->start_ns ? now_ns - inj->start_ns : 0;
+    if (t < inj->at_ns || (inj->until_ns && t >= inj->until_ns)) continue;
+    jct_frame_t f = {.port = port, .out = inj->out};
+    if (inj->ops->process(inj, &f, now_ns) == JCT_DROP) return true;
+  }
+  return false;
+}
+
 size_t jct__chain_len(const jct__chain_t *c) {
   return c->n;
 }

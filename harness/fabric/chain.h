@@ -86,6 +86,15 @@ void jct__chain_detach_hosts(jct__chain_t *c);
  * flap's drop, counted in its dropped), not sent. */
 bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port);
 
+/* True when a link-state injector on the switch (a flap: ops->host_link,
+ * not at=host) acting on port number port, either side, has the link down
+ * at now_ns (its window and its down phase). False while the chain is
+ * disabled (a baseline repetition). The fabric reroutes around it. */
+bool jct__chain_link_down(jct__chain_t *c, uint32_t port, uint64_t now_ns);
+
+/* Whether any injector could make jct__chain_link_down true. */
+bool jct__chain_has_link_state(const jct__chain_t *c);
+
 /* Bring the host injectors' counters into their stats (seen = matched: the
  * RoCEv2 packets offered in the window; dropped) and their drops into the
  * fault log ("at":"host:RANK" instead of "port"). Call before reading a

@@ -11,6 +11,24 @@
 #include "jctlab/clos.h"
 #include "jctlab/error.h"
 
+int jct_clos_reroute_parse(jct_clos_t *c, const char *text, char *err, size_t errlen) {
+  uint64_t t = 0;
+  if (text && !strcmp(text, "off")) {
+    c->reroute_detect_ns = JCT_CLOS_REROUTE_OFF;
+    return 0;
+  }
+  if (!text || jct__parse_time_ns(text, &t) || t == 0 || t > JCT_CLOS_REROUTE_DETECT_MAX_NS)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "reroute detection '%s': not a time from 1ns to 10s, or off",
+                     text ? text : "");
+  c->reroute_detect_ns = t;
+  return 0;
+}
+
+uint64_t jct_clos_reroute_detect_ns(const jct_clos_t *c) {
+  return c->reroute_detect_ns ? c->reroute_detect_ns : JCT_CLOS_REROUTE_DETECT_DEFAULT_NS;
+}
+
 void jct_clos_default(jct_clos_t *c) {
   memset(c, 0, sizeof *c);
   c->uplink_delay_ns = UINT64_MAX;

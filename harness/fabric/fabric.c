@@ -11,6 +11,7 @@
 #include "common/errf.h"
 #include "jctlab/error.h"
 #include "jctlab/fabric.h"
+#include "reroute.h"
 
 #define PCAP_BUFFER_BYTES (16u << 20)
 #define SNAPLEN 65535
@@ -56,8 +57,10 @@ typedef struct {
   char name[24];
   bool uplink;
   jct_fabric_flow_t flows[JCT_FABRIC_LINK_FLOWS];
+  uint64_t flow_last_ns[JCT_FABRIC_LINK_FLOWS]; /* when each flow's last frame left */
   uint32_t nflows;
   uint64_t other_flows;
+  uint64_t flows_moved; /* flows rerouted off it (fabric.h) */
 } link_t;
 
 struct jct_fabric {
@@ -82,7 +85,10 @@ struct jct_fabric {
   jct__savefile_t *dump, *drops, *in_dump;
   int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for the capture */
   jct_fabric_harness_stats_t hs;
-  uint64_t now_ns; /* of the batch being read */
+  uint64_t now_ns;       /* of the batch being read */
+  jct__reroute_t rr;     /* leaf-spine: the cables' states and the routes around them */
+  bool watch_links;      /* some injector can take a cable down */
+  uint64_t rep_start_ns; /* the repetition's start (jct_fabric_start) */
 };
 
 /* Frames whose receivers count them too (clock.h, jct_clock_flight): RoCEv2
@@ -128,7 +134,7 @@ static void emit(uint32_t port, const uint8_t *frame, size_t len, uint64_t depar
 
 /* A data frame on a leaf-spine link: counted to its flow (ranks by the
  * IPv4 addresses of topo.h, UDP source port). */
-static void count_flow(link_t *l, const uint8_t *fr, size_t len) {
+static void count_flow(link_t *l, const uint8_t *fr, size_t len, uint64_t t) {
   if (len < 14 + 20 + 8 || fr[12] != 0x08 || fr[13] != 0x00 || fr[14 + 9] != 17) return;
   const uint8_t *ip = fr + 14, *udp = ip + (ip[0] & 15u) * 4;
   if ((size_t)(udp - fr) + 8 > len) return;
@@ -140,6 +146,7 @@ static void count_flow(link_t *l, const uint8_t *fr, size_t len) {
     if (x->src_rank == key.src_rank && x->dst_rank == key.dst_rank &&
         x->udp_sport == key.udp_sport) {
       x->frames++, x->bytes += len;
+      l->flow_last_ns[i] = t;
       return;
     }
   }
@@ -148,6 +155,7 @@ static void count_flow(link_t *l, const uint8_t *fr, size_t len) {
     return;
   }
   key.frames = 1, key.bytes = len;
+  l->flow_last_ns[l->nflows] = t;
   l->flows[l->nflows++] = key;
 }
 
@@ -161,7 +169,7 @@ static void emit_node(uint32_t port, const uint8_t *frame, size_t len, uint64_t 
     emit_host(n->fab, e->rank, frame, len, depart_ns);
   } else if (e->kind == END_SWITCH) {
     jct_fabric_t *f = n->fab;
-    count_flow(&f->link[e->link], frame, len);
+    count_flow(&f->link[e->link], frame, len, depart_ns);
     if (f->dump && f->opts.pcap_one_port &&
         f->opts.pcap_port == f->opts.nranks + (uint32_t)e->link) {
       struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
@@ -206,16 +214,48 @@ static uint64_t next_deadline(const jct_fabric_t *f) {
 
 static void on_timer(jct_timer_t *t, uint64_t now_ns);
 
+/* Cable l*S + s's two directions: link l*S + s (up), L*S + s*L + l (down). */
+static uint32_t down_link(const jct_fabric_t *f, uint32_t cable) {
+  uint32_t L = f->clos.leaves, S = f->clos.spines;
+  return L * S + (cable % S) * L + cable / S;
+}
+
+/* A withdrawal moved the flows the cable carried this repetition (with
+ * resilient hashing, those and no others); a restore moves them back. */
+static void on_reroute(void *arg, uint32_t cable, bool withdrawn) {
+  jct_fabric_t *f = arg;
+  if (!withdrawn) return;
+  link_t *two[2] = {&f->link[cable], &f->link[down_link(f, cable)]};
+  for (int d = 0; d < 2; d++)
+    for (uint32_t i = 0; i < two[d]->nflows; i++)
+      two[d]->flows_moved += two[d]->flow_last_ns[i] >= f->rep_start_ns;
+}
+
+/* Each cable's state from the injectors (a flap on either direction), and
+ * the withdrawals and restores now due. */
+static void links_service(jct_fabric_t *f, uint64_t now_ns) {
+  if (f->watch_links)
+    for (uint32_t c = 0; c < f->clos.leaves * f->clos.spines; c++) {
+      uint32_t n = f->opts.nranks;
+      bool down = jct__chain_link_down(f->opts.chain, n + c, now_ns) ||
+                  jct__chain_link_down(f->opts.chain, n + down_link(f, c), now_ns);
+      jct__reroute_see(&f->rr, c, down, now_ns);
+    }
+  if (jct__reroute_next_ns(&f->rr) <= now_ns) jct__reroute_tick(&f->rr, now_ns, on_reroute, f);
+}
+
 /* Tick the injectors that are due, send what is due, and wake again when
  * the switch or an injector next has work. */
 static void service(jct_fabric_t *f, uint64_t now_ns) {
   jct__chain_t *chain = f->opts.chain;
   if (chain && jct__chain_next_deadline_ns(chain) <= now_ns) jct__chain_tick(chain, now_ns);
+  if (f->node) links_service(f, now_ns);
   if (f->node)
     poll_nodes(f, now_ns);
   else
     jct_switch_poll(f->sw, now_ns, emit, f);
   uint64_t next = next_deadline(f);
+  if (f->node && jct__reroute_next_ns(&f->rr) < next) next = jct__reroute_next_ns(&f->rr);
   if (chain) {
     uint64_t c = jct__chain_next_deadline_ns(chain);
     if (c < next) next = c;
@@ -378,6 +418,21 @@ static void wire_link(jct_fabric_t *f, uint32_t k, uint32_t a, uint32_t ap, uint
   f->node[a].end[ap] = (end_t){.kind = END_SWITCH, .peer = b, .peer_port = bp, .link = (int32_t)k};
 }
 
+/* Leaf i's route to a host under leaf j: its own ECMP group per leaf j
+ * over every spine (reroute.h withdraws one spine from it alone). */
+static int remote(jct_fabric_t *f, uint32_t i, uint32_t j, const uint8_t mac[6],
+                  const uint32_t *ups) {
+  uint32_t L = f->clos.leaves, S = f->clos.spines;
+  if (S == 1) return jct_switch_add_mac(f->node[i].sw, mac, ups[0]);
+  int32_t *g = &f->rr.group[i * L + j];
+  if (*g < 0) {
+    int rc = jct_switch_ecmp_group_new(f->node[i].sw, ups, S);
+    if (rc < 0) return rc;
+    *g = rc;
+  }
+  return jct_switch_add_mac_group(f->node[i].sw, mac, (uint32_t)*g);
+}
+
 static int build_clos(jct_fabric_t *f, char *err, size_t errlen) {
   const jct_clos_t *c = &f->clos;
   uint32_t L = c->leaves, S = c->spines, H = c->hosts_per_leaf, n = f->opts.nranks;
@@ -390,6 +445,8 @@ static int build_clos(jct_fabric_t *f, char *err, size_t errlen) {
   f->rank_port = calloc(n, sizeof *f->rank_port);
   if (!f->node || !f->deadline || !f->link || !f->rank_node || !f->rank_port) return JCT_ENOMEM;
   _Static_assert(JCT_CLOS_MAX_LEAVES + JCT_CLOS_MAX_SPINES <= 64, "a bit per switch in touched");
+  int rc = jct__reroute_init(&f->rr, L, S, H, jct_clos_reroute_detect_ns(c));
+  if (rc) return rc;
   for (uint32_t r = 0; r < n; r++) {
     f->rank_node[r] = f->host_of[r] / H, f->rank_port[r] = f->host_of[r] % H;
     f->node[f->rank_node[r]].end[f->rank_port[r]] = (end_t){.kind = END_HOST, .rank = r};
@@ -418,8 +475,8 @@ static int build_clos(jct_fabric_t *f, char *err, size_t errlen) {
       if (nd->end[p].kind == END_SWITCH) pc->rate_bps = up_rate, pc->prop_delay_ns = up_delay;
     }
     nd->fab = f;
-    int rc = jct_switch_new(&nd->sw, &cfg, err, errlen);
-    if (rc) return rc;
+    if ((rc = jct_switch_new(&nd->sw, &cfg, err, errlen))) return rc;
+    if (i < L) f->rr.leaf[i] = nd->sw;
     uint32_t ups[JCT_CLOS_MAX_SPINES];
     for (uint32_t s = 0; s < S; s++)
       ups[s] = H + s;
@@ -431,7 +488,7 @@ static int build_clos(jct_fabric_t *f, char *err, size_t errlen) {
       else if (f->rank_node[r] == i)
         rc = jct_switch_add_mac(nd->sw, mac, f->rank_port[r]);
       else
-        rc = jct_switch_add_mac_ecmp(nd->sw, mac, ups, S);
+        rc = remote(f, i, f->rank_node[r], mac, ups);
     }
     if (rc) return jct__errf(err, errlen, rc, "switch %u: cannot fill its forwarding table", i);
   }
@@ -532,6 +589,7 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     goto fail;
   }
   if (opts->chain && (rc = jct__chain_attach_hosts(opts->chain, f->topo, err, errlen))) goto fail;
+  f->watch_links = clos && jct__chain_has_link_state(opts->chain);
   *out = f;
   return 0;
 fail:
@@ -540,6 +598,8 @@ fail:
 }
 
 void jct_fabric_start(jct_fabric_t *f, uint64_t now_ns) {
+  f->rep_start_ns = now_ns;
+  if (f->node) jct__reroute_reset(&f->rr, now_ns);
   if (!f->opts.chain) return;
   jct__chain_start(f->opts.chain, now_ns);
   service(f, now_ns);
@@ -601,6 +661,13 @@ int jct_fabric_link_stats(const jct_fabric_t *f, uint32_t k, uint64_t now_ns,
   memcpy(out->flows, l->flows, sizeof out->flows);
   out->nflows = l->nflows;
   out->other_flows = l->other_flows;
+  uint32_t cable = l->uplink ? k
+                             : (k - f->nlinks / 2) % f->clos.leaves * f->clos.spines +
+                                   (k - f->nlinks / 2) / f->clos.leaves;
+  const jct__cable_t *c = &f->rr.cable[cable];
+  out->down_ns = jct__reroute_down_ns(&f->rr, cable, now_ns);
+  out->reroutes = c->reroutes, out->restores = c->restores;
+  out->flows_moved = l->flows_moved;
   return 0;
 }
 
@@ -613,6 +680,14 @@ int jct_fabric_link_find(const jct_fabric_t *f, const char *name) {
   for (uint32_t k = 0; k < f->nlinks; k++)
     if (!strcmp(f->link[k].name, name)) return (int)k;
   return -1;
+}
+
+uint64_t jct_fabric_queue_bytes(const jct_fabric_t *f, uint32_t rank) {
+  jct_switch_port_stats_t ps;
+  if (rank >= f->opts.nranks) return 0;
+  jct_switch_t *sw = f->node ? f->node[f->rank_node[rank]].sw : f->sw;
+  if (jct_switch_port_stats(sw, f->node ? f->rank_port[rank] : rank, 0, &ps)) return 0;
+  return ps.queue_bytes;
 }
 
 uint32_t jct_fabric_host_of(const jct_fabric_t *f, uint32_t rank) {
@@ -660,6 +735,7 @@ void jct_fabric_free(jct_fabric_t *f) {
       jct_switch_free(f->node[i].sw);
   else
     jct_switch_free(f->sw);
+  jct__reroute_free(&f->rr);
   free(f->node);
   free(f->deadline);
   free(f->link);

@@ -304,7 +304,9 @@ int jct_switch_add_mac_ecmp(jct_switch_t *sw, const uint8_t mac[6], const uint32
   if (n == 1) return mac_put(sw, mac, (uint8_t)ports[0]);
   uint32_t g = 0; /* an equal group already made, or a new one */
   for (; g < sw->ngroups; g++)
-    if (sw->group[g].n == n && !memcmp(sw->group[g].port, ports, n * sizeof *ports)) break;
+    if (!sw->group[g].own && sw->group[g].n == n &&
+        !memcmp(sw->group[g].port, ports, n * sizeof *ports))
+      break;
   if (g == sw->ngroups) {
     if (g == JCT_SWITCH_MAX_ECMP_GROUPS) return JCT_ENOMEM;
     sw->group[g].n = n;
@@ -312,6 +314,11 @@ int jct_switch_add_mac_ecmp(jct_switch_t *sw, const uint8_t mac[6], const uint32
     sw->ngroups++;
   }
   return mac_put(sw, mac, (uint8_t)(ECMP_BASE + g));
+}
+
+int jct_switch_add_mac_group(jct_switch_t *sw, const uint8_t mac[6], uint32_t group) {
+  if (!sw || !mac || group >= sw->ngroups || (mac[0] & 1)) return JCT_EINVAL;
+  return mac_put(sw, mac, (uint8_t)(ECMP_BASE + group));
 }
 
 /* The port (or ECMP_BASE + group) for a unicast MAC, or -1 when unknown. */
@@ -343,6 +350,7 @@ int jct_switch_port_stats(const jct_switch_t *sw, uint32_t port, uint64_t now_ns
     out->in_use_bytes[i] = pt->in_use[i];
     uint64_t ahead = pt->paused_until_ns[i] > now_ns ? pt->paused_until_ns[i] - now_ns : 0;
     out->paused_ns[i] = pt->paused_ns[i] - ahead;
+    out->queue_bytes += pt->q[i].bytes;
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/rng.h"
+#include "jctlab/error.h"
 #include "common/wire.h"
 #include "jctlab/switch.h"
 #include "switch_int.h"
@@ -63,10 +64,27 @@ uint32_t jct_switch_ecmp_hash(uint32_t seed, const uint8_t *f, size_t len) {
   return mix(seed, crc32_gzip_refl(0, key, n));
 }
 
+/* Member m of g, or, when it is withdrawn, the live member its flows move
+ * to (resilient: nothing else moves; switch.h). */
+static uint32_t member(const ecmp_group_t *g, uint32_t m, uint32_t h) {
+  if (!(g->down >> m & 1)) return g->port[m];
+  uint32_t live = g->n - (uint32_t)__builtin_popcount(g->down);
+  if (!live) return g->port[m];
+  uint32_t j = fmix32(h ^ 0x5bd1e995u) % live;
+  for (uint32_t k = 0; k < g->n; k++)
+    if (!(g->down >> k & 1) && j-- == 0) return g->port[k];
+  return g->port[m]; /* not reached */
+}
+
 uint32_t jct__sw_ecmp_pick(jct_switch_t *sw, uint32_t group, const uint8_t *frame, size_t len,
                            uint64_t now_ns) {
   ecmp_group_t *g = &sw->group[group];
-  if (sw->cfg.ecmp_mode == JCT_SW_ECMP_PER_PACKET) return g->port[g->next++ % g->n];
+  if (sw->cfg.ecmp_mode == JCT_SW_ECMP_PER_PACKET) {
+    uint32_t m = (uint32_t)(g->next++ % g->n);
+    for (uint32_t k = 0; k < g->n && (g->down >> m & 1); k++)
+      m = (uint32_t)(g->next++ % g->n);
+    return g->port[m];
+  }
   uint32_t h = jct_switch_ecmp_hash(sw->cfg.ecmp_seed, frame, len);
   if (sw->cfg.ecmp_mode == JCT_SW_ECMP_FLOWLET) {
     /* a new flowlet after the gap: a new draw (LetFlow picks at random) */
@@ -74,7 +92,31 @@ uint32_t jct__sw_ecmp_pick(jct_switch_t *sw, uint32_t group, const uint8_t *fram
     if (e->last_ns == 0 || now_ns - e->last_ns > sw->cfg.ecmp_flowlet_gap_ns)
       e->draw = fmix32(h ^ (uint32_t)jct__rng_next(sw->rng));
     e->last_ns = now_ns ? now_ns : 1;
-    return g->port[e->draw % g->n];
+    return member(g, e->draw % g->n, e->draw);
   }
-  return g->port[h % g->n];
+  return member(g, h % g->n, h);
+}
+
+int jct_switch_ecmp_group_new(jct_switch_t *sw, const uint32_t *ports, uint32_t n) {
+  if (!sw || !ports || n < 2 || n > JCT_SWITCH_MAX_ECMP_WAYS) return JCT_EINVAL;
+  for (uint32_t k = 0; k < n; k++)
+    if (ports[k] >= sw->nports) return JCT_EINVAL;
+  if (sw->ngroups == JCT_SWITCH_MAX_ECMP_GROUPS) return JCT_ENOMEM;
+  ecmp_group_t *g = &sw->group[sw->ngroups];
+  memset(g, 0, sizeof *g);
+  g->n = n;
+  g->own = true;
+  memcpy(g->port, ports, n * sizeof *ports);
+  return (int)sw->ngroups++;
+}
+
+int jct_switch_ecmp_member_up(jct_switch_t *sw, uint32_t group, uint32_t port, bool up) {
+  if (!sw || group >= sw->ngroups) return JCT_EINVAL;
+  ecmp_group_t *g = &sw->group[group];
+  uint32_t k = 0;
+  while (k < g->n && g->port[k] != port)
+    k++;
+  if (k == g->n) return JCT_EINVAL;
+  g->down = up ? g->down & ~(1u << k) : g->down | 1u << k;
+  return (int)(g->n - (uint32_t)__builtin_popcount(g->down));
 }

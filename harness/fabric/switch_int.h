@@ -30,6 +30,8 @@ typedef struct {
   uint32_t n;
   uint32_t port[JCT_SWITCH_MAX_ECMP_WAYS];
   uint64_t next; /* per-packet spraying: the next member */
+  bool own;      /* made by jct_switch_ecmp_group_new: never shared */
+  uint32_t down; /* bit k: member k withdrawn (jct_switch_ecmp_member_up) */
 } ecmp_group_t;
 
 typedef struct {

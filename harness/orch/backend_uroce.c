@@ -27,6 +27,7 @@ typedef struct {
   /* The repetition whose retransmissions are being put into bins. */
   jct_rep_t *sampling;
   uint64_t rep_start_ns, next_sample_ns, retx_at_start;
+  uint64_t next_series_ns;
   jct_dcqcn_params_t dcqcn; /* the QPs', when the run's congestion control is DCQCN */
 } uroce_t;
 
@@ -59,11 +60,26 @@ static void sample(uroce_t *u, uint64_t now_ns) {
   u->next_sample_ns = u->rep_start_ns + (bin + 1) * rep->bin_ns;
 }
 
+/* A sample of the repetition's time series, when one is due. */
+static void sample_series(uroce_t *u, uint64_t now_ns) {
+  jct_series_t *s = u->sampling ? u->sampling->series : NULL;
+  if (!s || s->n == JCT_SERIES_MAX || now_ns < u->next_series_ns) return;
+  uint32_t i = s->n++;
+  s->t_ns[i] = now_ns - u->rep_start_ns;
+  for (uint32_t r = 0; r < s->nranks; r++)
+    s->queue_bytes[(size_t)i * s->nranks + r] = jct_fabric_queue_bytes(u->fab, r);
+  for (uint32_t c = 0; c < s->nconns; c++)
+    s->rate_bps[(size_t)i * s->nconns + c] = jct__ranks_conn_rate_bps(u->ranks, c);
+  u->next_series_ns = now_ns + s->interval_ns;
+}
+
 /* After each turn of the loop during a repetition. */
 static void turn(void *arg) {
   uroce_t *u = arg;
   arm_exec(u);
-  sample(u, jct_now_ns());
+  uint64_t now = jct_now_ns();
+  sample(u, now);
+  sample_series(u, now);
 }
 
 static bool exec_done_or_failed(void *arg) {
@@ -74,6 +90,9 @@ static bool exec_done_or_failed(void *arg) {
 static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   uroce_t *u = b;
   const jct_schedule_t *sch = u->o->schedule;
+  if (u->o->series_ns && !rep->series &&
+      !(rep->series = jct_series_new(u->o->series_ns, sch->nranks, sch->nconns)))
+    return JCT_ENOMEM;
   jct_exec_hooks_t hooks = jct__ranks_hooks(u->ranks);
   int rc0 = jct_exec_new(&u->exec, sch, 0, &hooks);
   if (rc0) return rc0;
@@ -82,6 +101,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   u->sampling = rep;
   u->rep_start_ns = start;
   u->next_sample_ns = start;
+  u->next_series_ns = start;
   jct_uroce_stats_t st;
   jct__ranks_stats(u->ranks, &st);
   u->retx_at_start = st.retx_pkts;

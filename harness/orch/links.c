@@ -32,6 +32,8 @@ void jct__linkstats_diff(jct_fabric_link_stats_t *after, const jct_fabric_link_s
     x->tx_frames -= y->tx_frames, x->tx_bytes -= y->tx_bytes, x->ecn_marked -= y->ecn_marked;
     x->drops -= y->drops, x->paused_ns -= y->paused_ns, x->rx_pfc_xoff -= y->rx_pfc_xoff;
     x->other_flows -= y->other_flows;
+    x->down_ns -= y->down_ns, x->reroutes -= y->reroutes, x->restores -= y->restores;
+    x->flows_moved -= y->flows_moved;
     uint32_t keep = 0;
     for (uint32_t i = 0; i < x->nflows; i++) {
       jct_fabric_flow_t fl = x->flows[i];
@@ -48,6 +50,8 @@ static void add_link(jct_fabric_link_stats_t *s, const jct_fabric_link_stats_t *
   s->tx_frames += x->tx_frames, s->tx_bytes += x->tx_bytes, s->ecn_marked += x->ecn_marked;
   s->drops += x->drops, s->paused_ns += x->paused_ns, s->rx_pfc_xoff += x->rx_pfc_xoff;
   s->other_flows += x->other_flows;
+  s->down_ns += x->down_ns, s->reroutes += x->reroutes, s->restores += x->restores;
+  s->flows_moved += x->flows_moved;
   if (x->peak_queue_bytes > s->peak_queue_bytes) s->peak_queue_bytes = x->peak_queue_bytes;
   for (uint32_t i = 0; i < x->nflows; i++) {
     const jct_fabric_flow_t *fl = &x->flows[i];

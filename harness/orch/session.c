@@ -346,6 +346,8 @@ void jct__rep_clear(jct_rep_t *rep) {
   rep->conn = NULL;
   rep->links = NULL;
   rep->nlinks = 0;
+  jct_series_free(rep->series);
+  rep->series = NULL;
 }
 
 void jct__session_free(jct__session_t *s) {

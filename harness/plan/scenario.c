@@ -183,4 +183,5 @@ void jct__scenario_case_opts(const jct__scenario_t *s, const jct__scenario_case_
   jct__watchdog_set(o, c->pfc_watchdog);
   o->inject = (const char *const *)c->inject;
   o->ninject = c->ninject;
+  if (o->clos) o->clos = &c->clos;
 }

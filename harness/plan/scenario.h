@@ -56,6 +56,7 @@ typedef struct {
   bool pfc, ecn;
   jct_cc_t cc;
   jct__watchdog_t pfc_watchdog;
+  jct_clos_t clos;    /* the scenario's, with the case's reroute_detection: */
   char *sweep_key;    /* NULL: not part of a sweep */
   char *sweep_text;   /* the value as written ("1e-4", "50us") */
   double sweep_value; /* as a number: "1%" is 0.01, times in ns; a word ("normal"):

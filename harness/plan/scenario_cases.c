@@ -25,6 +25,7 @@ typedef struct {
   bool pfc, ecn;
   jct_cc_t cc;
   jct__watchdog_t wd;
+  jct_clos_t clos; /* the scenario's, with reroute_detection: */
 } case_in_t;
 
 void jct__sc_free_case(jct__scenario_case_t *k) {
@@ -84,6 +85,7 @@ static int expand_one(const jct__sc_ctx_t *c, const yaml_node_t *n, const case_i
                             .ecn = in->ecn,
                             .cc = in->cc,
                             .pfc_watchdog = in->wd,
+                            .clos = in->clos,
                             .line = (uint32_t)n->start_mark.line + 1};
   k.inject = calloc(in->nspecs ? in->nspecs : 1, sizeof *k.inject);
   if (!k.inject) return jct__sc_oom(c);
@@ -201,7 +203,8 @@ int jct__sc_parse_case(const jct__sc_ctx_t *c, yaml_node_t *n, uint32_t index) {
       .pfc = s->run.pfc,
       .ecn = s->run.ecn,
       .cc = s->run.cc,
-      .wd = jct__watchdog_of(&s->run)};
+      .wd = jct__watchdog_of(&s->run),
+      .clos = s->clos};
   const yaml_node_t *budget_node = NULL;
   JCT_SC_FOR_PAIRS(c, n, k, kn, v) {
     if (!strcmp(k, "name")) {
@@ -242,11 +245,13 @@ int jct__sc_parse_case(const jct__sc_ctx_t *c, yaml_node_t *n, uint32_t index) {
       rc = jct__sc_watchdog(c, v, k, &in.wd);
     } else if (!strcmp(k, "cc")) {
       rc = jct__sc_cc(c, v, k, &in.cc);
+    } else if (!strcmp(k, "reroute_detection")) {
+      rc = jct__sc_reroute(c, v, k, &in.clos);
     } else {
       return jct__sc_at(
           c, kn,
           "case: unknown key '%s' (name, inject, faults, max_degradation, max_jct, pfc, "
-          "ecn, cc, pfc_watchdog)",
+          "ecn, cc, pfc_watchdog, reroute_detection)",
           k);
     }
     if (rc) return rc;

@@ -62,6 +62,8 @@ int jct__sc_watchdog(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k
                      jct__watchdog_t *out);
 /* Congestion control: none or dcqcn. */
 int jct__sc_cc(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, jct_cc_t *out);
+/* Rerouting's detection time: a time or off (clos.h), into clos. */
+int jct__sc_reroute(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, jct_clos_t *clos);
 
 /* The mapping's keys: each a plain value, none twice. what names the
  * mapping in messages ("scenario", "synth", "case"). */

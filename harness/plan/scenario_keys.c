@@ -182,6 +182,8 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       char e[256];
       if (!(rc = jct__sc_scalar(c, v, k, &w)) && jct_clos_ecmp_parse(&s->clos, w, e, sizeof e))
         rc = jct__sc_at(c, v, "ecmp: %s", e);
+    } else if (!strcmp(k, "reroute_detection")) {
+      rc = jct__sc_reroute(c, v, k, &s->clos);
     } else if (!strcmp(k, "qps_per_connection")) {
       if (!(rc = jct__sc_count(c, v, k, 1, JCT_SCHEDULE_MAX_QPS_PER_CONN, &u)))
         s->qps_per_conn = (uint32_t)u;
@@ -240,7 +242,8 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
           "unknown key '%s' (name, description, synth, trace, schedule, transport, rate, "
           "captured_rate, delay, mtu, path_mtu, pfc, ecn, cc, cc_profile, cc_dilation, "
           "tdf, rate_ceiling, wall_budget, pfc_watchdog, nak_delay, nak_react, timeout, retry, "
-          "reps, lab, seed, scale, topology, placement, ecmp_seed, ecmp, qps_per_connection, cases)",
+          "reps, lab, seed, scale, topology, placement, ecmp_seed, ecmp, reroute_detection, "
+          "qps_per_connection, cases)",
           k);
     }
     if (rc) return rc;

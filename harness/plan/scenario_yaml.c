@@ -135,6 +135,14 @@ int jct__sc_cc(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, jct_
   return 0;
 }
 
+int jct__sc_reroute(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, jct_clos_t *clos) {
+  const char *v;
+  char e[256];
+  int rc = jct__sc_scalar(c, n, k, &v);
+  if (!rc && jct_clos_reroute_parse(clos, v, e, sizeof e)) rc = jct__sc_at(c, n, "%s: %s", k, e);
+  return rc;
+}
+
 int jct__sc_check_keys(const jct__sc_ctx_t *c, const yaml_node_t *map, const char *what) {
   for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
     const yaml_node_t *k = jct__sc_node(c, p->key);

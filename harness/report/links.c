@@ -76,6 +76,11 @@ json_t *jct__links_json(const jct_fabric_link_stats_t *l, uint32_t n, double imb
                   "paused_ns", (json_int_t)l[k].paused_ns, "drops", (json_int_t)l[k].drops,
                   "ecn_marked", (json_int_t)l[k].ecn_marked, "flows", flows, "other_flow_frames",
                   (json_int_t)l[k].other_flows, "collision", collision(l, n, k, min)));
+    json_t *lo = json_array_get(links, k);
+    json_object_set_new(lo, "down_ns", json_integer((json_int_t)l[k].down_ns));
+    json_object_set_new(lo, "reroutes", json_integer((json_int_t)l[k].reroutes));
+    json_object_set_new(lo, "restores", json_integer((json_int_t)l[k].restores));
+    json_object_set_new(lo, "flows_moved", json_integer((json_int_t)l[k].flows_moved));
     if (collision(l, n, k, min)) json_array_append_new(coll, json_string(l[k].name));
   }
   return json_pack("{s:o,s:o,s:o}", "links", links, "ecmp_imbalance",
@@ -117,6 +122,17 @@ void jct__links_text(FILE *out, const json_t *fl, const char *indent) {
   double im;
   if (jct__rnum(fl, "ecmp_imbalance", &im))
     fprintf(out, "%sECMP       uplink load max/mean %.2f (1.00: even)\n", indent, im);
+  json_array_foreach(links, i, l) {
+    double down = 0, rr = 0, rs = 0, moved = 0, drops = 0;
+    jct__rnum(l, "down_ns", &down), jct__rnum(l, "reroutes", &rr), jct__rnum(l, "restores", &rs);
+    jct__rnum(l, "flows_moved", &moved), jct__rnum(l, "drops", &drops);
+    if (!down && !rr) continue;
+    fprintf(out,
+            "%slink down  %s: down %s, %.0f reroute%s, %.0f restore%s, %.0f flow%s moved off it, "
+            "%.0f frames lost\n",
+            indent, jct__rstr(l, "link"), jct__rfmt_ns(l, "down_ns", b[0], 32), rr,
+            rr == 1 ? "" : "s", rs, rs == 1 ? "" : "s", moved, moved == 1 ? "" : "s", drops);
+  }
   json_array_foreach(links, i, l) {
     if (!json_is_true(json_object_get(l, "collision"))) continue;
     size_t data = 0, j;

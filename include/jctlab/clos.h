@@ -56,7 +56,30 @@ typedef struct {
   jct_switch_ecmp_mode_t ecmp_mode;        /* hash (default); what-ifs: per-packet, flowlet */
   uint64_t ecmp_flowlet_gap_ns;            /* flowlet: the gap (0: the switch's 500 us) */
   jct_placement_t placement;
+  uint64_t reroute_detect_ns; /* jct_clos_reroute_parse: 0 the default, JCT_CLOS_REROUTE_OFF */
 } jct_clos_t;
+
+/* Rerouting around a link that is down (fabric.h, "Rerouting"): how long
+ * the switches take to notice a leaf-spine cable went down (or came back)
+ * before they change their ECMP groups. Default 1 ms: a loss-of-signal
+ * link-down interrupt serviced by the switch's software, which then
+ * rewrites the ECMP group in the ASIC -- between hardware fast failover
+ * (tens of microseconds: pre-programmed alternates, ipspace.net "Fast
+ * Failover: Hardware and Software Implementations", 2020) and BFD
+ * (RFC 5880: detect multiplier x interval, 3 x 50 ms = 150 ms at the
+ * aggressive end, 3 x 300 ms common). */
+#define JCT_CLOS_REROUTE_DETECT_DEFAULT_NS 1000000ull
+#define JCT_CLOS_REROUTE_DETECT_MAX_NS 10000000000ull /* 10 s */
+#define JCT_CLOS_REROUTE_OFF UINT64_MAX
+
+/* Read a detection time: a time above 0 and up to 10 s ("1ms", "50us"),
+ * or "off" (no rerouting: the groups keep a dead member, its flows wait
+ * for the link). Errors: JCT_EINVAL naming the word ("reroute detection
+ * '-1ms': not a time from 1ns to 10s, or off"). */
+int jct_clos_reroute_parse(jct_clos_t *c, const char *text, char *err, size_t errlen);
+
+/* The detection time in force: the default for 0; JCT_CLOS_REROUTE_OFF. */
+uint64_t jct_clos_reroute_detect_ns(const jct_clos_t *c);
 
 /* Read an ECMP mode: "hash", "per-packet", "flowlet" or "flowlet:GAP"
  * ("flowlet:20ms"). Errors: JCT_EINVAL naming the word. */

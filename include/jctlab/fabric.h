@@ -138,7 +138,22 @@ typedef struct {
   jct_fabric_flow_t flows[JCT_FABRIC_LINK_FLOWS]; /* the first ones seen, by bytes */
   uint32_t nflows;
   uint64_t other_flows; /* frames of flows beyond JCT_FABRIC_LINK_FLOWS */
+  /* Rerouting (below): the cable's (both directions') down time, its
+   * withdrawals and restores; the flows this direction carried in the
+   * repetition before each withdrawal (the ones the rehash moved). */
+  uint64_t down_ns, reroutes, restores, flows_moved;
 } jct_fabric_link_stats_t;
+
+/* ---- Rerouting around a cable that is down --------------------------------
+ * A flap injector on a leaf-spine link (port=leaf1:spine0 or
+ * port=spine0:leaf1, either dir) takes the cable down during its down
+ * phase; the switches at both ends notice after clos.reroute_detect_ns
+ * (clos.h: default 1 ms, "off": never) and withdraw the routes through it:
+ * the leaf's uplink leaves its ECMP groups, and every other leaf stops
+ * sending to that leaf's hosts through that spine. Rehashing is resilient:
+ * only the flows that were on the withdrawn member move (switch.h). The
+ * routes come back detect_ns after the cable is up again. Frames offered
+ * to a down link before the withdrawal are lost (the flap's drops). */
 
 uint32_t jct_fabric_nlinks(const jct_fabric_t *f);
 /* Errors: JCT_EINVAL (k out of range). */
@@ -150,6 +165,10 @@ void jct_fabric_links_reset_peaks(jct_fabric_t *f);
 /* The link named "leaf1:spine0" (or its port index for injectors: see
  * jct_fabric_port_index), -1 when there is none. */
 int jct_fabric_link_find(const jct_fabric_t *f, const char *name);
+
+/* Frame bytes queued now at the switch port toward rank (its host link's
+ * egress queues, all priorities); 0 for no such rank. */
+uint64_t jct_fabric_queue_bytes(const jct_fabric_t *f, uint32_t rank);
 
 /* The host each rank sits on (clos.h's numbering; the star: the rank). */
 uint32_t jct_fabric_host_of(const jct_fabric_t *f, uint32_t rank);

@@ -68,6 +68,7 @@ typedef struct {
   uint64_t bin_ns;
   uint32_t nbins;
   uint32_t retx_bins[JCT_REP_MAX_BINS]; /* retransmitted packets per bin_ns */
+  jct_series_t *series; /* run.h's time series (series_ns); NULL: none. Owned */
 } jct_rep_t;
 
 typedef struct {

@@ -78,6 +78,7 @@ typedef struct {
   bool pfc_watchdog;         /* the switch's PFC watchdog (200 ms detection and restoration) */
   bool watchdog_forward;     /* its action: forward instead of drop */
   bool no_skip;              /* uroce: keep real time, never skip idle time (clock.h) */
+  uint64_t series_ns;        /* uroce: sample jct_series_t every this much (0: none) */
   double tdf;                /* time-dilation factor F (clock.h): 0 auto (jct_run_dilation), 1
                                 none, else >= 1 (verbs: a power of two the QP timeout allows) */
   uint64_t rate_ceiling_bps; /* auto F: the highest wall-time link rate (0: the default,
@@ -107,6 +108,27 @@ typedef struct {
    * rank. */
   void *world;
 } jct_run_opts_t;
+
+/* Time series of one repetition (uroce, series_ns > 0): at most
+ * JCT_SERIES_MAX samples, taken at the loop's turns at least series_ns
+ * apart from the repetition's start: the frame bytes queued at the switch
+ * port toward each rank (its host link's egress: an incast's bottleneck is
+ * its receiver's) and each connection's sending QP's rate (DCQCN's Rc; the
+ * line rate without congestion control). Times are emulated (dilation
+ * divided out by the clock). */
+#define JCT_SERIES_MAX 4096
+typedef struct {
+  uint64_t interval_ns;
+  uint32_t n, nranks, nconns;
+  uint64_t *t_ns;        /* n, from the repetition's start */
+  uint64_t *queue_bytes; /* n x nranks, sample-major */
+  uint64_t *rate_bps;    /* n x nconns, sample-major */
+} jct_series_t;
+
+/* A series for nranks and nconns with room for JCT_SERIES_MAX samples, or
+ * NULL (out of memory); freed by jct_series_free (NULL is fine). */
+jct_series_t *jct_series_new(uint64_t interval_ns, uint32_t nranks, uint32_t nconns);
+void jct_series_free(jct_series_t *s);
 
 /* What a transport counted, summed over its QPs (and over repetitions where
  * a result says so), in the InfiniBand terms both transports share. uroce
@@ -319,6 +341,7 @@ typedef struct {
   uint32_t nlinks;
   double ecmp_imbalance; /* max / mean of the uplinks' bytes (1: even); NaN without links */
   uint32_t host_of[64];  /* the host each rank sat on (the first 64 ranks; clos.h) */
+  jct_series_t *series;  /* the first measured repetition's (series_ns); NULL: none. Owned */
 } jct_run_result_t;
 
 /* What jct_run() and jct_replay() refuse before building anything, for a

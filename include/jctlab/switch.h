@@ -166,6 +166,40 @@ int jct_switch_add_mac(jct_switch_t *sw, const uint8_t mac[6], uint32_t port);
 int jct_switch_add_mac_ecmp(jct_switch_t *sw, const uint8_t mac[6], const uint32_t *ports,
                             uint32_t n);
 
+/* ---- Routes whose members can be withdrawn (rerouting around a link) ----
+ *
+ * jct_switch_add_mac_ecmp shares one group between every MAC with the same
+ * ports; a route that must lose a member on its own (the route to one leaf
+ * through one spine, withdrawn when that spine's link to the leaf is down)
+ * needs a group of its own: jct_switch_ecmp_group_new, then
+ * jct_switch_add_mac_group for each destination it serves.
+ *
+ * A member taken down with jct_switch_ecmp_member_up(.., false) gets no
+ * frame. The rehash is resilient (as the "resilient hashing" of Broadcom's
+ * Trident/Tomahawk and NVIDIA Spectrum ECMP groups, RFC 2992's concern
+ * about disrupting flows): a flow whose member is up keeps it; only the
+ * flows of a down member move, each to live member fmix32(hash ^
+ * 0x5bd1e995) mod (members up), in member order -- so the same flows move
+ * to the same places for the same seed. Bringing the member up again moves
+ * exactly those flows back. With every member down the flows keep their
+ * own (the frames are lost on the link, as before any withdrawal).
+ * Per-packet spraying skips down members; a flowlet's draw maps as a
+ * hash does. */
+
+/* A new group of n ports, 2 <= n <= JCT_SWITCH_MAX_ECMP_WAYS, every member
+ * up. Returns its number (>= 0), or JCT_EINVAL (a port out of range, n),
+ * JCT_ENOMEM (JCT_SWITCH_MAX_ECMP_GROUPS groups already). */
+int jct_switch_ecmp_group_new(jct_switch_t *sw, const uint32_t *ports, uint32_t n);
+
+/* Frames to mac take group (one of jct_switch_ecmp_group_new's). Errors:
+ * JCT_EINVAL (no such group, group MAC), JCT_ENOMEM (table full). */
+int jct_switch_add_mac_group(jct_switch_t *sw, const uint8_t mac[6], uint32_t group);
+
+/* Take port out of group (up false) or put it back. Returns how many
+ * members are up afterwards, or JCT_EINVAL (no such group, port not in
+ * it). */
+int jct_switch_ecmp_member_up(jct_switch_t *sw, uint32_t group, uint32_t port, bool up);
+
 /* The ECMP hash of a frame: CRC-32 (the IEEE 802.3 polynomial, reflected,
  * as zlib's crc32(0, ...)) over the 5-tuple in network order -- source
  * address, destination address (4 or 16 bytes each), IP protocol, and for
@@ -292,6 +326,7 @@ typedef struct {
   uint64_t tx_pfc_xoff, tx_pfc_xon;        /* PFC frames sent (xoff: some quanta nonzero) */
   uint64_t ecn_marked;
   uint64_t peak_queue_bytes;            /* deepest one egress queue has been, frame bytes */
+  uint64_t queue_bytes;                 /* frame bytes in its egress queues now, all priorities */
   uint64_t paused_ns[JCT_SWITCH_PRIOS]; /* egress time paused by received PFC, up to now */
   uint64_t wd_storms, wd_restores;
 } jct_switch_port_stats_t;

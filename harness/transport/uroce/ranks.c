@@ -608,6 +608,10 @@ uint64_t jct__ranks_conn_retx(const jct__ranks_t *R, uint32_t conn) {
   return n;
 }
 
+uint64_t jct__ranks_conn_rate_bps(const jct__ranks_t *R, uint32_t conn) {
+  return jct_uroce_rate_bps(R->eps[2 * conn].qp);
+}
+
 void jct__ranks_conn_cc(const jct__ranks_t *R, uint32_t conn, uint64_t *rate_cuts,
                         uint64_t *below_line_rate_ns) {
   const jct_uroce_qp_t *qp = R->eps[2 * conn].qp;

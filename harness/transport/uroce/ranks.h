@@ -118,6 +118,9 @@ uint64_t jct__ranks_conn_retx(const jct__ranks_t *r, uint32_t conn);
 
 /* Connection conn's sending QP under DCQCN: its rate cuts and its time
  * below the line rate (up to its latest call). */
+/* Connection conn's sending QP's rate now: DCQCN's Rc, or the line rate
+ * without congestion control. */
+uint64_t jct__ranks_conn_rate_bps(const jct__ranks_t *r, uint32_t conn);
 void jct__ranks_conn_cc(const jct__ranks_t *r, uint32_t conn, uint64_t *rate_cuts,
                         uint64_t *below_line_rate_ns);
 
