@@ -170,28 +170,6 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   return rc;
 }
 
-jct_series_t *jct_series_new(uint64_t interval_ns, uint32_t nranks, uint32_t nconns) {
-  jct_series_t *s = calloc(1, sizeof *s);
-  if (!s) return NULL;
-  *s = (jct_series_t){.interval_ns = interval_ns, .nranks = nranks, .nconns = nconns};
-  s->t_ns = calloc(JCT_SERIES_MAX, sizeof *s->t_ns);
-  s->queue_bytes = calloc((size_t)JCT_SERIES_MAX * nranks, sizeof *s->queue_bytes);
-  s->rate_bps = calloc((size_t)JCT_SERIES_MAX * (nconns ? nconns : 1), sizeof *s->rate_bps);
-  if (!s->t_ns || !s->queue_bytes || !s->rate_bps) {
-    jct_series_free(s);
-    return NULL;
-  }
-  return s;
-}
-
-void jct_series_free(jct_series_t *s) {
-  if (!s) return;
-  free(s->t_ns);
-  free(s->queue_bytes);
-  free(s->rate_bps);
-  free(s);
-}
-
 void jct_run_result_free(jct_run_result_t *r) {
   jct_series_free(r->series);
   r->series = NULL;
