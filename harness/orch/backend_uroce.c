@@ -74,7 +74,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   uroce_t *u = b;
   const jct_schedule_t *sch = u->o->schedule;
   jct_exec_hooks_t hooks = jct__ranks_hooks(u->ranks);
-  int rc0 = jct_exec_new(&u->exec, sch, 0, &hooks);
+  int rc0 = jct_exec_new(&u->exec, sch, u->o->cts_slots, &hooks);
   if (rc0) return rc0;
   jct__ranks_attach(u->ranks, u->exec);
   uint64_t start = jct_now_ns();
@@ -88,7 +88,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   /* Each repetition from the line rate, as QPs idle long enough to have
    * recovered: a repetition does not inherit the previous one's cuts, so
    * that baseline and faulted repetitions, interleaved, compare alike. */
-  jct__ranks_cc_reset(u->ranks);
+  jct__ranks_rep_start(u->ranks);
   int rc = jct_exec_start(u->exec, start);
   jct__ranks_kick(u->ranks);
   /* The switch and the ranks are all this process's: while the repetition
@@ -146,6 +146,7 @@ static void stats(const void *b, jct_transport_stats_t *t) {
                                .rx_packets = st.rx_pkts,
                                .naks = st.rx_naks,
                                .timeouts = st.timeouts,
+                               .timeouts_after_nak = st.timeouts_after_nak,
                                .go_back_n = st.go_back_n,
                                .out_of_seq_packets = st.out_of_seq_pkts,
                                .dup_packets = st.dup_pkts,
@@ -189,6 +190,8 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
                           .nic_queue_pkts = o->nic_queue_pkts,
                           .nak_delay_ns = o->nak_delay_ns,
                           .nak_react_ns = o->nak_react_ns,
+                          .go_backs = o->go_backs,
+                          .ngo_backs = o->ngo_backs,
                           .path_mtu_bytes = o->path_mtu_bytes ? o->path_mtu_bytes : 4096,
                           .timeout = o->timeout,
                           .retry_cnt = o->retry_cnt,

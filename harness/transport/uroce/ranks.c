@@ -461,8 +461,23 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   cfg.line_rate_bps = R->opts.rate_bps;
   cfg.cb = on_qp_event;
   cfg.data = ep;
+  /* The connection's captured go-backs: their depths to its sending end,
+   * their NAK latencies to its receiving end. */
+  jct_uroce_go_back_t *gb = NULL;
+  for (uint32_t i = 0; i < R->opts.ngo_backs; i++) {
+    if (R->opts.go_backs[i].conn != c) continue;
+    if (!gb && !(gb = malloc(R->opts.ngo_backs * sizeof *gb))) return JCT_ENOMEM;
+    jct_uroce_go_back_t g = R->opts.go_backs[i];
+    if (src)
+      g.hole_to_nak_ns = g.nak_ahead_psns = 0; /* the requester's part */
+    else
+      g.ahead_psns = 0; /* the responder's */
+    gb[cfg.ngo_backs++] = g;
+  }
+  cfg.go_backs = gb;
   char e2[128];
   int rc = jct_uroce_qp_create(&cfg, &ep->qp, e2, sizeof e2);
+  free(gb);
   if (rc) return jct__errf(err, errlen, rc, "connection %u: %s", c, e2);
   rank_t *k = &R->ranks[me];
   k->eps[k->neps++] = 2 * c + (src ? 0 : 1);
@@ -576,10 +591,12 @@ int jct__ranks_failed(const jct__ranks_t *R, char *err, size_t errlen) {
   return R->failed;
 }
 
-void jct__ranks_cc_reset(jct__ranks_t *R) {
+void jct__ranks_rep_start(jct__ranks_t *R) {
   uint64_t now = jct_now_ns();
-  for (uint32_t e = 0; e < 2 * R->s->nconns; e++)
+  for (uint32_t e = 0; e < 2 * R->s->nconns; e++) {
     jct_uroce_cc_reset(R->eps[e].qp, now);
+    jct_uroce_rep_start(R->eps[e].qp);
+  }
 }
 
 uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *R) {
