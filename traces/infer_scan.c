@@ -157,7 +157,7 @@ static int on_flow_event(jct__iscan_t *sc, const jct_event_t *ev) {
     if (sc->ngobacks && sc->gobacks[sc->ngobacks - 1].flow == fi &&
         sc->gobacks[sc->ngobacks - 1].u == u && ev->value && ev->dur_ns > ev->value)
       sc->gobacks[sc->ngobacks - 1].hole_to_nak_ns = ev->dur_ns - ev->value,
-      sc->gobacks[sc->ngobacks - 1].nak_ahead = ev->nak_ahead_psns;
+                                 sc->gobacks[sc->ngobacks - 1].nak_ahead = ev->nak_ahead_psns;
     return 0;
   case JCT_EV_MSG_DONE: {
     uint64_t start = ev->ts_ns - ev->dur_ns;

@@ -52,7 +52,8 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
     rc =
         jct__postmortem_specs(in->schedule, &rep, scale, pmtu, verbs, in->fault_specs, &in->nfaults,
                               &in->lost_packets, &in->lost_retransmissions, err, errlen);
-  if (!rc) rc = jct__postmortem_go_backs(in->schedule, &rep, scale, pmtu, &in->go_backs, &in->ngo_backs);
+  if (!rc)
+    rc = jct__postmortem_go_backs(in->schedule, &rep, scale, pmtu, &in->go_backs, &in->ngo_backs);
   jct_infer_report_free(&rep);
   return rc;
 }

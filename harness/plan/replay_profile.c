@@ -68,8 +68,7 @@ static void tdf_figure(used_t *u, const jct_run_opts_t *o, bool from_capture) {
 
 int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
                               uint64_t captured_rate_bps, uint32_t ngo_backs, bool no_cts,
-                              jct_run_opts_t *o,
-                              json_t **used, char *err, size_t errlen) {
+                              jct_run_opts_t *o, json_t **used, char *err, size_t errlen) {
   *used = NULL;
   o->ngo_backs = 0;
   const jct_profile_t *p = s->profile;

@@ -74,7 +74,6 @@
  * JCT_ENOMEM. */
 int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
                               uint64_t captured_rate_bps, uint32_t ngo_backs, bool no_cts,
-                              jct_run_opts_t *o,
-                              json_t **used, char *err, size_t errlen);
+                              jct_run_opts_t *o, json_t **used, char *err, size_t errlen);
 
 #endif

@@ -84,9 +84,9 @@ typedef struct {
  * restart at the NAKed packet and how far it had sent by then, which the
  * postmortem's replay reproduces per loss (uroce.h, jct_uroce_go_back_t). */
 typedef struct {
-  uint32_t op;           /* the op whose message holds the packet it went back to */
-  uint64_t offset_bytes; /* that packet's payload offset in the message */
-  uint32_t ahead_psns;   /* PSNs it re-sent: the flow's highest PSN then, less that one, + 1 */
+  uint32_t op;             /* the op whose message holds the packet it went back to */
+  uint64_t offset_bytes;   /* that packet's payload offset in the message */
+  uint32_t ahead_psns;     /* PSNs it re-sent: the flow's highest PSN then, less that one, + 1 */
   uint64_t hole_to_nak_ns; /* from the packet after the hole to the NAK; 0: the NAK came first
                               (a loss after the capture point) */
   uint32_t nak_ahead_psns; /* PSNs past the hole the capture had seen when the NAK came (the

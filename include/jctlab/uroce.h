@@ -111,8 +111,8 @@ typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
  * capture's lag at that loss: rxe's responder task works through what it
  * had received before it meets the gap). An entry with ahead_psns 0 is
  * none for the requester, one with hole_to_nak_ns 0 none for the
- * responder: nak_react_ns and nak_delay_ns hold then. conn is the schedule's connection (the ranks pick each QP's
- * entries by it). */
+ * responder: nak_react_ns and nak_delay_ns hold then. conn is the schedule's connection (the ranks
+ * pick each QP's entries by it). */
 typedef struct {
   uint32_t conn, msg, pkt;
   uint32_t ahead_psns;

@@ -78,7 +78,7 @@ struct jct__uroce_comp {
    * ahead_psns PSNs from go_back_psn on were sent, or when the requester may
    * send nothing more (go_back_ahead 0: none pending). */
   uint32_t go_back_ahead;
-  bool nak_ignored;        /* a NAK of ignored_psn was ignored since the last go-back */
+  bool nak_ignored; /* a NAK of ignored_psn was ignored since the last go-back */
   uint32_t ignored_psn;
 };
 
