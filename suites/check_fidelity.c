@@ -62,9 +62,9 @@ static void check_figure(json_t *fig, double tol, bool *within) {
 
 START_TEST(profile_drives_the_replay) {
   json_t *ins = inspect_json(SHIPPED);
-  /* Slow motion (F = 4: no emulated figure changes) so that a busy machine
+  /* Slow motion (F = 8: no emulated figure changes) so that a busy machine
    * keeps up; 3 repetitions, the median. */
-  const char *args[] = {"replay", "--reps", "3", "--rate-ceiling", "20mbit", NULL};
+  const char *args[] = {"replay", "--reps", "3", "--rate-ceiling", "10mbit", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
