@@ -57,7 +57,9 @@ static void run(fake_t *f) {
   for (;;) {
     size_t best = f->n;
     for (size_t i = 0; i < f->n; i++)
-      if (best == f->n || f->q[i].at_ns < f->q[best].at_ns) best = i;
+      if (best == f->n || f->q[i].at_ns < f->q[best].at_ns ||
+          (f->q[i].at_ns == f->q[best].at_ns && f->q[i].op < f->q[best].op))
+        best = i; /* a connection's messages sent at once arrive in order (RC) */
     uint64_t timer = jct_exec_next_deadline_ns(f->e);
     if (best == f->n && timer == UINT64_MAX) break;
     if (best == f->n || timer < f->q[best].at_ns) {
@@ -149,10 +151,9 @@ START_TEST(gaps_delay_sends) {
 }
 END_TEST
 
-/* With one buffer per connection, a send waits for the CTS its receiver
- * sends only after taking the previous message: all-to-all, many messages
- * per connection, shows the round trips. */
-START_TEST(one_slot_waits_for_cts) {
+/* All-to-all between 2 ranks, 4 messages of 256 bytes each way, all on one
+ * connection per direction. */
+static jct_schedule_t *four_per_connection(void) {
   char err[256];
   jct_schedule_t *s;
   ck_assert_int_eq(jct_schedule_synth(&s, "all-to-all", 2, 2048, 4, err, sizeof err), 0);
@@ -161,6 +162,14 @@ START_TEST(one_slot_waits_for_cts) {
     s->ops[i].conn = s->conns[s->ops[i].conn].src == 0 ? 0 : 1;
   s->conns[1] = (jct_conn_t){1, 0, 0};
   s->nconns = 2;
+  return s;
+}
+
+/* With one buffer per connection, a send waits for the CTS its receiver
+ * sends only after taking the previous message: all-to-all, many messages
+ * per connection, shows the round trips. */
+START_TEST(one_slot_waits_for_cts) {
+  jct_schedule_t *s = four_per_connection();
   fake_t *f = fake_new(s, 1);
   run(f);
   ck_assert_uint_eq(f->sends_without_cts, 0);
@@ -183,6 +192,23 @@ END_TEST
   "1000},"                                                                                         \
   "{\"conn\":1,\"bytes\":100,\"deps\":[0],\"gap_ns\":5000},{\"conn\":2,\"bytes\":100,\"deps\":[0]" \
   "}]}"
+
+/* A job without flow control (perftest, a capture with no CTS): no CTS is
+ * sent, and every message goes as soon as it may start. */
+START_TEST(no_cts_sends_at_once) {
+  jct_schedule_t *s = four_per_connection();
+  fake_t *f = fake_new(s, JCT_EXEC_NO_CTS);
+  run(f);
+  ck_assert(jct_exec_done(f->e));
+  ck_assert_uint_eq(f->cts_in[0] + f->cts_in[1], 0);
+  ck_assert_uint_eq(f->sent[0] + f->sent[1], s->nops);
+  for (uint32_t i = 1; i < s->nops; i++) /* all at the start */
+    ck_assert_uint_eq(jct_exec_timing(f->e, i)->start_ns, jct_exec_timing(f->e, 0)->start_ns);
+  ck_assert_uint_eq(jct_exec_jct_ns(f->e), LAT_NS + 256 * NS_PER_BYTE);
+  fake_free(f);
+  jct_schedule_free(s);
+}
+END_TEST
 
 START_TEST(program_order_waits_for_the_ack) {
   char err[256];
@@ -234,6 +260,7 @@ Suite *exec_suite(void) {
   tcase_add_test(core, ring_jct_exact);
   tcase_add_test(core, gaps_delay_sends);
   tcase_add_test(core, one_slot_waits_for_cts);
+  tcase_add_test(core, no_cts_sends_at_once);
   tcase_add_test(core, program_order_waits_for_the_ack);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");

@@ -123,6 +123,27 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
   ck_assert_uint_eq(rep.faults[0].psn, 9768683);
   ck_assert_uint_eq(rep.faults[0].offset_bytes, 16384);
   ck_assert(!rep.faults[0].timeout && !rep.faults[0].tail);
+  /* Every go-back after a NAK, as deep as it went (frame 71: 17 PSNs
+   * re-sent from the first gap's, whose NAK came 7.731 ms after the hole
+   * with 15 PSNs past it seen; frame 2532: the SEND test's first, 116). */
+  ck_assert_uint_eq(rep.ngo_backs, t->rewinds);
+  ck_assert_uint_eq(rep.go_backs[0].op, 0);
+  ck_assert_uint_eq(rep.go_backs[0].offset_bytes, 16384);
+  ck_assert_uint_eq(rep.go_backs[0].ahead_psns, 17);
+  ck_assert_uint_eq(rep.go_backs[0].nak_ahead_psns, 15);
+  ck_assert_uint_eq(rep.go_backs[0].hole_to_nak_ns, 7731000);
+  uint32_t k = 0;
+  while (k < rep.ngo_backs && s->ops[rep.go_backs[k].op].conn != 1)
+    k++;
+  ck_assert_uint_lt(k, rep.ngo_backs);
+  ck_assert_uint_eq(rep.go_backs[k].op, first_send + 17); /* PSN 69: its 18th message, packet 1 */
+  ck_assert_uint_eq(rep.go_backs[k].offset_bytes, 1024);
+  ck_assert_uint_eq(rep.go_backs[k].ahead_psns, 116);
+  for (uint32_t i = 0; i < rep.ngo_backs; i++) {
+    ck_assert_uint_lt(rep.go_backs[i].op, s->nops);
+    ck_assert_uint_ge(rep.go_backs[i].ahead_psns, 1);
+    ck_assert_uint_le(rep.go_backs[i].ahead_psns, 129); /* rxe's window, and the NAKed PSN */
+  }
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
   jct_inspect_free(ins);

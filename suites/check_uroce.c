@@ -106,9 +106,12 @@ static void addr6(jct_addr_t *a, const char *s) {
 }
 
 /* Two connected QPs: A (QPN 0x11, PSN psn_a) and B (QPN 0x22, PSN 0x5000). */
-/* Two QPs on a fake wire; each host's NAK turnaround (uroce.h) as given. */
-static void wire_init_slow(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6,
-                           uint64_t nak_delay_ns, uint64_t nak_react_ns) {
+/* Two QPs on a fake wire; each host's NAK turnaround (uroce.h) as given,
+ * and both given the captured go-backs gb (uroce.h: A uses their depths as
+ * the requester, B their NAK lags as the responder). */
+static void wire_init_captured(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6,
+                               uint64_t nak_delay_ns, uint64_t nak_react_ns,
+                               const jct_uroce_go_back_t *gb, uint32_t ngb) {
   memset(w, 0, sizeof *w);
   w->fl = calloc(FLIGHT, sizeof *w->fl);
   ck_assert_ptr_nonnull(w->fl);
@@ -126,6 +129,8 @@ static void wire_init_slow(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6
     c.timeout = timeout;
     c.nak_delay_ns = nak_delay_ns;
     c.nak_react_ns = nak_react_ns;
+    c.go_backs = gb;
+    c.ngo_backs = ngb;
     if (ipv6) {
       addr6(&c.local, i ? "2001:2::2" : "2001:2::1");
       addr6(&c.remote, i ? "2001:2::1" : "2001:2::2");
@@ -144,6 +149,11 @@ static void wire_init_slow(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6
     w->hi_data_psn[i] = w->hi_acked[i];
     w->first_data_ns[i] = UINT64_MAX;
   }
+}
+
+static void wire_init_slow(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6,
+                           uint64_t nak_delay_ns, uint64_t nak_react_ns) {
+  wire_init_captured(w, psn_a, timeout, ipv6, nak_delay_ns, nak_react_ns, NULL, 0);
 }
 
 static void wire_init(wire_t *w, uint32_t psn_a, uint8_t timeout, bool ipv6) {
@@ -482,6 +492,8 @@ START_TEST(nak_during_a_go_back_is_ignored) {
   ck_assert_uint_eq(a->rx_naks_ignored, 1);
   ck_assert_uint_eq(a->timeouts, 1);
   ck_assert_uint_eq(a->go_back_n, 2); /* the first NAK's, the timer's */
+  /* ... back to the PSN the ignored NAK named: on the wire, its go-back. */
+  ck_assert_uint_eq(a->timeouts_after_nak, 1);
   /* The timer fired at least one timeout after the last ACK. */
   ck_assert_uint_eq(w.ntimeouts[0], 1);
   ck_assert_uint_ge(w.timeout_ns[0][0] - w.progress_at_timeout[0][0], 4096ull << 10);
@@ -518,6 +530,63 @@ START_TEST(slow_host_turnaround) {
   ck_assert_msg(slow > fast + 100, "slow host resent %llu against %llu", (unsigned long long)slow,
                 (unsigned long long)fast);
   ck_assert_uint_le(slow, 128);
+}
+END_TEST
+
+/* A captured requester (uroce.h, jct_uroce_go_back_t): one loss at packet
+ * 100 of the first message; the go-back re-sends what the capture's did
+ * (ahead PSNs from the lost one), not what a prompt NAK leaves in flight,
+ * and the captured responder NAKs only once a PSN nak_ahead past the hole
+ * arrived. Whatever NAKs no captured loss falls back to the turnaround. */
+static const jct_uroce_stats_t *captured_loss(wire_t *w, uint32_t ahead, uint32_t nak_ahead,
+                                              uint32_t pkt) {
+  jct_uroce_go_back_t gb = {
+      .conn = 0, .msg = 0, .pkt = pkt, .ahead_psns = ahead, .nak_ahead_psns = nak_ahead};
+  if (nak_ahead) gb.hole_to_nak_ns = 1000000000; /* far later: the PSN count decides */
+  wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
+  w->filter = drop_a_psn_once;
+  w->arg = 1000 + 100;
+  post(w, 0, 1, 4 * MIB, true, 9);
+  wire_run(w, UINT64_MAX);
+  assert_one_message(w, 4 * MIB, 9);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+  ck_assert_uint_eq(jct_uroce_stats(w->qp[1])->tx_naks, 1);
+  ck_assert_uint_eq(a->go_back_n, 1);
+  ck_assert_uint_eq(a->timeouts, 0);
+  return a;
+}
+
+START_TEST(captured_go_back_depth) {
+  wire_t w;
+  const jct_uroce_stats_t *a = captured_loss(&w, 0, 0, 100); /* no captured figure */
+  uint64_t prompt = a->retx_pkts;
+  ck_assert_uint_eq(a->go_back_captured, 0);
+  wire_free(&w);
+  ck_assert_uint_lt(prompt, 20);
+  a = captured_loss(&w, 60, 0, 100);
+  ck_assert_uint_eq(a->go_back_captured, 1);
+  ck_assert_uint_eq(a->retx_pkts, 60); /* PSNs 1100..1159, as the capture's */
+  ck_assert_uint_eq(w.hi_data_psn[0], 1000 + 1023);
+  wire_free(&w);
+  /* Another packet's figure is not this loss's. */
+  a = captured_loss(&w, 60, 0, 99);
+  ck_assert_uint_eq(a->go_back_captured, 0);
+  ck_assert_uint_eq(a->retx_pkts, prompt);
+  wire_free(&w);
+}
+END_TEST
+
+START_TEST(captured_nak_lag) {
+  wire_t w;
+  const jct_uroce_stats_t *a = captured_loss(&w, 0, 30, 100);
+  const jct_uroce_stats_t *b = jct_uroce_stats(w.qp[1]);
+  /* The NAK left with the 30th PSN past the hole: the requester re-sends
+   * those and what it sent while the NAK came back. */
+  ck_assert_uint_ge(w.hi_at_nak[0], 1100 + 30);
+  ck_assert_uint_ge(b->out_of_seq_pkts, 30);
+  ck_assert_uint_ge(a->retx_pkts, 31);
+  ck_assert_uint_lt(a->retx_pkts, 31 + 20);
+  wire_free(&w);
 }
 END_TEST
 
@@ -793,6 +862,8 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, drop_last);
   tcase_add_test(core, nak_during_a_go_back_is_ignored);
   tcase_add_test(core, slow_host_turnaround);
+  tcase_add_test(core, captured_go_back_depth);
+  tcase_add_test(core, captured_nak_lag);
   tcase_add_test(core, drop_ack);
   tcase_add_test(core, retry_exceeded);
   tcase_add_test(core, pause_holds_sending);

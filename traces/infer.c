@@ -71,6 +71,26 @@ static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op
   return 0;
 }
 
+/* Go-backs after NAKs in ops' messages, by the ops' final ids. */
+static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op_of_msg,
+                    jct_infer_report_t *rep) {
+  rep->go_backs = malloc((sc->ngobacks ? sc->ngobacks : 1) * sizeof *rep->go_backs);
+  if (!rep->go_backs) return JCT_ENOMEM;
+  for (size_t i = 0; i < sc->ngobacks; i++) {
+    const jct__igoback_t *g = &sc->gobacks[i];
+    long mi = jct__iscan_msg_at(sc, &sc->flows[g->flow], g->u);
+    if (mi < 0 || cls[mi] != JCT__CLS_OP) continue;
+    const jct__imsg_t *m = &sc->msgs[mi];
+    rep->go_backs[rep->ngo_backs++] =
+        (jct_infer_go_back_t){.op = op_of_msg[mi],
+                              .offset_bytes = (g->u - m->first_u) * m->first_payload,
+                              .ahead_psns = g->ahead > UINT32_MAX ? UINT32_MAX : (uint32_t)g->ahead,
+                              .hole_to_nak_ns = g->hole_to_nak_ns,
+                              .nak_ahead_psns = g->nak_ahead};
+  }
+  return 0;
+}
+
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;
@@ -149,7 +169,7 @@ static int plan(const jct__iscan_t *sc, const uint8_t *cls, const jct__iconn_t *
     qsort(d->deps, d->ndeps, sizeof *d->deps, cmp_u32);
     op_of_msg[src->msg] = i;
   }
-  if ((rc = faults(sc, cls, op_of_msg, rep))) goto out;
+  if ((rc = faults(sc, cls, op_of_msg, rep)) || (rc = go_backs(sc, cls, op_of_msg, rep))) goto out;
   qsort(rep->faults, rep->nfaults, sizeof *rep->faults, fault_cmp);
   rep->ops = nops;
 out:
@@ -290,8 +310,11 @@ void jct_infer_report_free(jct_infer_report_t *rep) {
   free(rep->rank_addr);
   free(rep->conn_dest_qp);
   free(rep->faults);
+  free(rep->go_backs);
   rep->rank_addr = NULL;
   rep->conn_dest_qp = NULL;
   rep->faults = NULL;
   rep->nfaults = 0;
+  rep->go_backs = NULL;
+  rep->ngo_backs = 0;
 }

@@ -38,6 +38,14 @@ typedef struct {
   uint32_t again;
 } jct__ifault_t;
 
+/* A go-back after a NAK: to unwrapped PSN u, re-sending ahead PSNs. */
+typedef struct {
+  uint32_t flow;
+  uint64_t u, ahead;
+  uint64_t hole_to_nak_ns; /* its hole's, when the NAK came after the hole was seen; 0: not */
+  uint32_t nak_ahead;      /* PSNs past the hole seen when the NAK came (0: not known) */
+} jct__igoback_t;
+
 typedef struct {
   jct_flow_key_t key;
   bool seen;
@@ -59,6 +67,8 @@ typedef struct {
   size_t nmsgs, capmsgs;
   jct__ifault_t *faults;
   size_t nfaults, capfaults;
+  jct__igoback_t *gobacks; /* capture order */
+  size_t ngobacks, capgobacks;
   jct__iflow_t *flows;
   size_t nflows, capflows;
   /* counts for the report */

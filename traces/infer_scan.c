@@ -147,8 +147,18 @@ static int on_flow_event(jct__iscan_t *sc, const jct_event_t *ev) {
   case JCT_EV_GAP:
     return jct__iloss_gap(sc, fi, u, ev->value, ev->ts_ns);
   case JCT_EV_REWIND:
+    if (jct__grow((void **)&sc->gobacks, &sc->capgobacks, sc->ngobacks, sizeof *sc->gobacks))
+      return JCT_ENOMEM;
+    sc->gobacks[sc->ngobacks++] = (jct__igoback_t){.flow = fi, .u = u, .ahead = ev->value};
+    /* fall through */
   case JCT_EV_TIMEOUT:
     return jct__iloss_rewind(sc, fi, u, ev->value, ev->type == JCT_EV_TIMEOUT, ev->ts_ns);
+  case JCT_EV_HOLE_RESENT: /* the go-back just recorded: its hole's NAK latency */
+    if (sc->ngobacks && sc->gobacks[sc->ngobacks - 1].flow == fi &&
+        sc->gobacks[sc->ngobacks - 1].u == u && ev->value && ev->dur_ns > ev->value)
+      sc->gobacks[sc->ngobacks - 1].hole_to_nak_ns = ev->dur_ns - ev->value,
+                                 sc->gobacks[sc->ngobacks - 1].nak_ahead = ev->nak_ahead_psns;
+    return 0;
   case JCT_EV_MSG_DONE: {
     uint64_t start = ev->ts_ns - ev->dur_ns;
     long mi = msg_first(sc, fi, u, start, JCT_MSG_SEND);
@@ -251,6 +261,7 @@ void jct__iscan_free(jct__iscan_t *sc) {
   free(sc->flows);
   free(sc->msgs);
   free(sc->faults);
+  free(sc->gobacks);
   jct_profile_free(sc->profile);
   memset(sc, 0, sizeof *sc);
 }

@@ -132,8 +132,8 @@ static inline uint64_t elapsed(uint64_t from, uint64_t to) {
   return to > from ? to - from : 0;
 }
 
-static void emit(const struct ctx *c, jct_event_type_t type, uint32_t psn, uint64_t value,
-                 uint64_t dur_ns) {
+static void emit_ahead(const struct ctx *c, jct_event_type_t type, uint32_t psn, uint64_t value,
+                       uint64_t dur_ns, uint32_t nak_ahead) {
   const jct_inspect_opts_t *o = &c->ins->opts;
   if (!o->on_event) return;
   jct_event_t ev = {.type = type,
@@ -143,8 +143,14 @@ static void emit(const struct ctx *c, jct_event_type_t type, uint32_t psn, uint6
                     .link = -1,
                     .psn = psn,
                     .value = value,
-                    .dur_ns = dur_ns};
+                    .dur_ns = dur_ns,
+                    .nak_ahead_psns = nak_ahead};
   o->on_event(&ev, o->arg);
+}
+
+static void emit(const struct ctx *c, jct_event_type_t type, uint32_t psn, uint64_t value,
+                 uint64_t dur_ns) {
+  emit_ahead(c, type, psn, value, dur_ns, 0);
 }
 
 int jct_inspect_new(jct_inspect_t **out, const jct_inspect_opts_t *opts) {
@@ -449,7 +455,9 @@ static void resent(const struct ctx *c, struct flow *f, uint32_t psn) {
   f->holes->recovered++;
   f->holes->recovery_ns += dur;
   jct__prof_resent(&c->ins->prof, &h, c->ts_ns, f->pub.st.psn_highest, f->run_timeout);
-  emit(c, JCT_EV_HOLE_RESENT, psn, h.has_nak ? elapsed(h.nak_ns, c->ts_ns) : 0, dur);
+  int32_t ahead = h.has_nak && !h.from_nak ? jct_psn_diff(h.hi_at_nak, h.psn) : 0;
+  emit_ahead(c, JCT_EV_HOLE_RESENT, psn, h.has_nak ? elapsed(h.nak_ns, c->ts_ns) : 0, dur,
+             ahead > 0 ? (uint32_t)ahead : 0);
 }
 
 /* A timeout episode: how long the flow had heard nothing, neither its own

@@ -190,6 +190,10 @@ int jct__scenario_cmd(int argc, char **argv, const jct__scenario_hooks_t *h) {
     jct__case_t *c = &cases[i];
     jct__scenario_case_opts(sc, sc_case, &c->opts);
     c->opts.schedule = in.schedule;
+    if (!sc_case->trace_faults || sc_case->ninject) { /* the captured go-backs: its losses' only */
+      c->opts.go_backs = NULL;
+      c->opts.ngo_backs = 0;
+    }
     c->opts.fault_log = a.fault_log;
     c->opts.pcap_out = a.pcap_out;
     c->opts.pcap_port = a.pcap_port;

@@ -94,7 +94,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
       !(rep->series = jct_series_new(u->o->series_ns, sch->nranks, sch->nconns)))
     return JCT_ENOMEM;
   jct_exec_hooks_t hooks = jct__ranks_hooks(u->ranks);
-  int rc0 = jct_exec_new(&u->exec, sch, 0, &hooks);
+  int rc0 = jct_exec_new(&u->exec, sch, u->o->cts_slots, &hooks);
   if (rc0) return rc0;
   jct__ranks_attach(u->ranks, u->exec);
   uint64_t start = jct_now_ns();
@@ -109,7 +109,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   /* Each repetition from the line rate, as QPs idle long enough to have
    * recovered: a repetition does not inherit the previous one's cuts, so
    * that baseline and faulted repetitions, interleaved, compare alike. */
-  jct__ranks_cc_reset(u->ranks);
+  jct__ranks_rep_start(u->ranks);
   int rc = jct_exec_start(u->exec, start);
   jct__ranks_kick(u->ranks);
   /* The switch and the ranks are all this process's: while the repetition

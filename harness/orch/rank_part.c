@@ -24,7 +24,7 @@ int jct__rank_part_begin(jct__rank_part_t *p, uint64_t t0_ns) {
   p->rc = 0;
   jct__ranks_attach(p->ranks, p->exec);
   /* Each repetition from the line rate, as the uroce backend's. */
-  jct__ranks_cc_reset(p->ranks);
+  jct__ranks_rep_start(p->ranks);
   p->start_timer.data = p->exec_timer.data = p;
   jct_timer_start(&p->loop->clock, &p->start_timer, t0_ns, on_start);
   return 0;

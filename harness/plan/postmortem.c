@@ -230,3 +230,31 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
   free(list);
   return rc;
 }
+
+int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
+                             uint32_t pmtu, jct_uroce_go_back_t **out, uint32_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!rep->ngo_backs) return 0;
+  uint32_t *msg = message_indices(s);
+  jct_uroce_go_back_t *g = malloc(rep->ngo_backs * sizeof *g);
+  if (!msg || !g) {
+    free(msg);
+    free(g);
+    return JCT_ENOMEM;
+  }
+  for (uint32_t i = 0; i < rep->ngo_backs; i++) {
+    const jct_infer_go_back_t *b = &rep->go_backs[i];
+    if (b->op >= s->nops) continue;
+    jct_infer_fault_t at = {.op = b->op, .offset_bytes = b->offset_bytes};
+    g[(*n)++] = (jct_uroce_go_back_t){.conn = s->ops[b->op].conn,
+                                      .msg = msg[b->op],
+                                      .pkt = (uint32_t)packet_of(s, &at, scale, pmtu),
+                                      .ahead_psns = b->ahead_psns,
+                                      .hole_to_nak_ns = b->hole_to_nak_ns,
+                                      .nak_ahead_psns = b->nak_ahead_psns};
+  }
+  free(msg);
+  *out = g;
+  return 0;
+}

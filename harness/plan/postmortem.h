@@ -9,6 +9,7 @@
 
 #include "jctlab/infer.h"
 #include "jctlab/schedule.h"
+#include "jctlab/uroce.h"
 
 #define JCT_POSTMORTEM_MAX_SPECS 16
 #define JCT_POSTMORTEM_MAX_TX 64 /* @T up to this: one packet's targets fit one spec */
@@ -30,5 +31,14 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
                           char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
                           uint64_t *lost_packets, uint64_t *lost_retransmissions, char *err,
                           size_t errlen);
+
+/* The capture's go-backs after NAKs (rep->go_backs) as uroce's captured
+ * go-backs (uroce.h): each at the same connection, message and packet of
+ * path_mtu_bytes (s's sizes the capture's times scale), as deep in PSNs as
+ * the capture's (a replay at another path MTU than the capture's re-sends
+ * as many packets, not as many bytes). *out (malloc'd, the caller's; NULL
+ * when *n is 0) in capture order. Errors: JCT_ENOMEM. */
+int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
+                             uint32_t path_mtu_bytes, jct_uroce_go_back_t **out, uint32_t *n);
 
 #endif

@@ -37,6 +37,7 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
   int rc = jct_infer(path, NULL, &in->schedule, &rep, err, errlen);
   if (rc) return rc;
   snprintf(in->pattern, sizeof in->pattern, "%s", rep.pattern);
+  in->no_cts = rep.ops && !rep.flow_control;
   if (!in->schedule->bytes) in->schedule->bytes = rep.total_bytes;
   /* The targeted drops count packets of the MTU the replay will use: the
    * user's, else the capture's (replay_profile.h), else 4096. */
@@ -51,6 +52,8 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
     rc =
         jct__postmortem_specs(in->schedule, &rep, scale, pmtu, verbs, in->fault_specs, &in->nfaults,
                               &in->lost_packets, &in->lost_retransmissions, err, errlen);
+  if (!rc)
+    rc = jct__postmortem_go_backs(in->schedule, &rep, scale, pmtu, &in->go_backs, &in->ngo_backs);
   jct_infer_report_free(&rep);
   return rc;
 }
@@ -98,8 +101,10 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
                              char *err, size_t errlen) {
   json_decref(in->replay_profile);
   in->replay_profile = NULL;
-  return jct__replay_profile_apply(in->schedule, user_set, in->captured_rate_bps, o,
-                                   &in->replay_profile, err, errlen);
+  int rc = jct__replay_profile_apply(in->schedule, user_set, in->captured_rate_bps, in->ngo_backs,
+                                     in->no_cts, o, &in->replay_profile, err, errlen);
+  o->go_backs = o->ngo_backs ? in->go_backs : NULL;
+  return rc;
 }
 
 void jct__replay_input_free(jct__replay_input_t *in) {
@@ -112,4 +117,7 @@ void jct__replay_input_free(jct__replay_input_t *in) {
   for (uint32_t i = 0; i < in->nfaults; i++)
     free(in->fault_specs[i]);
   in->nfaults = 0;
+  free(in->go_backs);
+  in->go_backs = NULL;
+  in->ngo_backs = 0;
 }

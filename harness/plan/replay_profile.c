@@ -7,6 +7,7 @@
 #include "common/errf.h"
 #include "harness/base/units.h"
 #include "jctlab/error.h"
+#include "jctlab/executor.h"
 #include "jctlab/uroce.h"
 #include "replay_profile.h"
 #include "run_args.h"
@@ -66,9 +67,10 @@ static void tdf_figure(used_t *u, const jct_run_opts_t *o, bool from_capture) {
 }
 
 int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
-                              uint64_t captured_rate_bps, jct_run_opts_t *o, json_t **used,
-                              char *err, size_t errlen) {
+                              uint64_t captured_rate_bps, uint32_t ngo_backs, bool no_cts,
+                              jct_run_opts_t *o, json_t **used, char *err, size_t errlen) {
   *used = NULL;
+  o->ngo_backs = 0;
   const jct_profile_t *p = s->profile;
   if (!p) return 0;
   if (!(user_set & JCT__SET_PATH_MTU) && p->mtu_bytes.set) {
@@ -119,6 +121,20 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
          "payload of FIRST and MIDDLE packets");
   o->path_mtu_bytes = (uint32_t)v;
 
+  /* The capture's go-backs, each as deep: they hold what the NIC queue held. */
+  bool per_loss = ngo_backs && o->transport == JCT_TRANSPORT_UROCE &&
+                  !(user_set & (JCT__SET_NIC_QUEUE | JCT__SET_NAK_REACT));
+  if (per_loss) o->ngo_backs = ngo_backs;
+  v = o->ngo_backs;
+  figure(&u, "go_backs", JCT__SET_NIC_QUEUE | JCT__SET_NAK_REACT, per_loss, ngo_backs, &v,
+         "the capture's go-backs after NAKs, each as deep (PSNs re-sent) at the same packet");
+
+  /* Flow control: NCCL's 8 buffers ahead, or none as the captured job. */
+  v = o->cts_slots == JCT_EXEC_NO_CTS ? 0 : JCT_EXEC_DEFAULT_SLOTS;
+  figure(&u, "cts_slots", 0, no_cts && o->transport == JCT_TRANSPORT_UROCE, 0, &v,
+         "the capture has no clear-to-sends: every message posted as soon as it may start");
+  o->cts_slots = v ? 0 : JCT_EXEC_NO_CTS;
+
   const double pkt_bits = 8.0 * (double)jct_uroce_full_packet_wire_bytes(o->path_mtu_bytes);
   /* Past the NAKed PSN, what the link sent in the recovery time; the rest queued. */
   const jct_figure_t *gb = &p->go_back_psns, *nr = &p->nak_to_resend_ns;
@@ -131,8 +147,12 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
     if (q > 4096) q = 4096;
   }
   v = o->nic_queue_pkts;
-  figure(&u, "nic_queue_pkts", JCT__SET_NIC_QUEUE, have_q, q, &v,
-         "median go-back depth less the packets sent in the median recovery time");
+  if (per_loss)
+    figure(&u, "nic_queue_pkts", JCT__SET_NIC_QUEUE, true, 0, &v,
+           "none: the capture's go-backs, each as deep, hold what it held");
+  else
+    figure(&u, "nic_queue_pkts", JCT__SET_NIC_QUEUE, have_q, q, &v,
+           "median go-back depth less the packets sent in the median recovery time");
   o->nic_queue_pkts = (uint32_t)v;
 
   v = o->nak_delay_ns;

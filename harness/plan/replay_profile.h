@@ -11,6 +11,13 @@
  * - the link delay is not taken from a capture: a slow host's turnaround is
  *   not distance (it would delay every packet, not only loss recovery).
  * - path_mtu_bytes: the path MTU.
+ * - go_backs: the capture's go-backs after NAKs, each as deep as it was
+ *   (uroce.h, jct_uroce_go_back_t; ngo_backs of them, the postmortem's), so
+ *   that each loss re-sends what it re-sent in the capture: rxe's depth is
+ *   its hosts' timing, 5 PSNs at one loss and 116 at another, which no
+ *   constant gives. The user's --nic-queue or --nak-react leaves them out.
+ *   With them the NIC queue is 0 (they hold what it held); the median
+ *   reaction below is for NAKs the capture did not have.
  * - nic_queue_pkts: the median go-back depth less the packets the link
  *   carries in the median hole → NAK → retransmission time (what a sender
  *   with no queue would have sent past the NAKed PSN): the rest waited in
@@ -42,7 +49,8 @@
  * s->profile (none: o unchanged), and describe every figure in *used (a
  * new object: {"rate_bps": {"value", "source": "capture" | "user" |
  * "default", "from"}, "prop_delay_ns", "path_mtu_bytes", "nic_queue_pkts",
- * "nak_delay_ns", "nak_react_ns", "timeout", "retry_cnt", "tdf"}); *used
+ * "nak_delay_ns", "nak_react_ns", "go_backs", "cts_slots", "timeout", "retry_cnt", "tdf"});
+ * *used
  * is NULL when there is no profile.
  *
  * Real rates: the capture's rate (captured_rate_bps when not 0, the
@@ -53,12 +61,19 @@
  * "user" for --tdf or a --rate above the ceiling, "default" for none.
  * --scale is not needed for that.
  *
+ * no_cts: the capture's job sent no clear-to-sends (perftest posts every
+ * message at once, NCCL announces 8 buffers ahead): the replay's executor
+ * sends none either (o->cts_slots, "cts_slots": 0 for none).
+ * ngo_backs: the capture's go-backs the postmortem made (postmortem.h);
+ * o->ngo_backs says how many the replay takes (0 when the user's options
+ * leave them out, or on verbs), o->go_backs is the caller's to point.
+ *
  * Errors: JCT_EINVAL when the capture's figure cannot be honoured (a path
  * MTU IBA lacks; a rate above the ceiling even dilated JCT_CLOCK_MAX_TDF
  * times): err names the figure and the option that overrides it;
  * JCT_ENOMEM. */
 int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
-                              uint64_t captured_rate_bps, jct_run_opts_t *o, json_t **used,
-                              char *err, size_t errlen);
+                              uint64_t captured_rate_bps, uint32_t ngo_backs, bool no_cts,
+                              jct_run_opts_t *o, json_t **used, char *err, size_t errlen);
 
 #endif

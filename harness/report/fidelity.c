@@ -6,19 +6,24 @@
 
 #include "fidelity.h"
 
-/* The median (lower middle) of a side's per-repetition counter. */
-static uint64_t rep_median(const jct_rep_t *reps, uint32_t n, size_t off) {
-  uint64_t *v = malloc((n ? n : 1) * sizeof *v);
-  if (!v) return 0;
-  for (uint32_t i = 0; i < n; i++)
-    memcpy(&v[i], (const char *)&reps[i].transport + off, sizeof v[i]);
+/* The median (lower middle) of n values, sorted in place. */
+static uint64_t median_u64(uint64_t *v, uint32_t n) {
   for (uint32_t i = 1; i < n; i++) /* insertion sort: a few repetitions */
     for (uint32_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
       uint64_t t = v[j];
       v[j] = v[j - 1];
       v[j - 1] = t;
     }
-  uint64_t m = n ? v[(n - 1) / 2] : 0;
+  return n ? v[(n - 1) / 2] : 0;
+}
+
+/* The median of a side's per-repetition counter. */
+static uint64_t rep_median(const jct_rep_t *reps, uint32_t n, size_t off) {
+  uint64_t *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return 0;
+  for (uint32_t i = 0; i < n; i++)
+    memcpy(&v[i], (const char *)&reps[i].transport + off, sizeof v[i]);
+  uint64_t m = median_u64(v, n);
   free(v);
   return m;
 }
@@ -55,8 +60,15 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
                t->counted & JCT_TSTAT_RETX_PACKETS, REP_MEDIAN(retx_packets), true, tolerance);
   figure(figs, diverged, "naks", cap->naks, t->counted & JCT_TSTAT_NAKS, REP_MEDIAN(naks), false,
          tolerance);
-  figure(figs, diverged, "timeouts", cap->timeouts, t->counted & JCT_TSTAT_TIMEOUTS,
-         REP_MEDIAN(timeouts), false, tolerance);
+  /* As the capture's inspector counts them: a go-back with no NAK before
+   * it (a timer's back to the PSN of a NAK the requester ignored is, on
+   * the wire, that NAK's go-back). */
+  uint64_t *wire_to = malloc((r->reps ? r->reps : 1) * sizeof *wire_to);
+  for (uint32_t i = 0; wire_to && i < r->reps; i++)
+    wire_to[i] = reps[i].transport.timeouts - reps[i].transport.timeouts_after_nak;
+  figure(figs, diverged, "timeouts", cap->timeouts, wire_to && (t->counted & JCT_TSTAT_TIMEOUTS),
+         wire_to ? median_u64(wire_to, r->reps) : 0, false, tolerance);
+  free(wire_to);
 #undef REP_MEDIAN
   json_object_set_new(figs, "loss_recovery_ns",
                       json_pack("{s:o, s:n, s:n, s:b, s:n}", "captured",

@@ -123,7 +123,7 @@ int jct__infer_report_text(FILE *o, const char *trace, const jct_schedule_t *s,
 }
 
 json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
-  json_t *addrs = json_array(), *faults = json_array();
+  json_t *addrs = json_array(), *faults = json_array(), *gbs = json_array();
   char a[48];
   for (uint32_t i = 0; addrs && i < r->ranks; i++)
     json_array_append_new(addrs, json_string(jct_addr_str(&r->rank_addr[i], a, sizeof a)));
@@ -134,6 +134,14 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
                           (json_int_t)f->psn, "offset_bytes", (json_int_t)f->offset_bytes, "tail",
                           f->tail, "timeout", f->timeout, "before_capture", f->before_capture,
                           "retransmission", f->retransmission, "again", (json_int_t)f->again));
+  }
+  for (uint32_t i = 0; gbs && i < r->ngo_backs; i++) {
+    const jct_infer_go_back_t *g = &r->go_backs[i];
+    json_array_append_new(gbs, json_pack("{s:I,s:I,s:I,s:I,s:I}", "op", (json_int_t)g->op,
+                                         "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
+                                         (json_int_t)g->ahead_psns, "hole_to_nak_ns",
+                                         (json_int_t)g->hole_to_nak_ns, "nak_ahead_psns",
+                                         (json_int_t)g->nak_ahead_psns));
   }
 #define I(x) ((json_int_t)(x))
   json_t *capture =
@@ -151,12 +159,12 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
       "ops_incomplete", I(r->ops_incomplete), "ops_queued", I(r->ops_queued), "frames_backwards",
       I(r->frames_backwards), "skewed_messages", I(r->skewed_messages), "turnaround_ns",
       I(r->turnaround_ns), "gap_median_ns", I(r->gap_median_ns), "gap_max_ns", I(r->gap_max_ns));
-  return json_pack("{s:i,s:s,s:o*,s:{s:I,s:I,s:I,s:I,s:o*},s:{s:s,s:s,s:I,s:I},s:o*,s:o*,s:I}",
+  return json_pack("{s:i,s:s,s:o*,s:{s:I,s:I,s:I,s:I,s:o*},s:{s:s,s:s,s:I,s:I},s:o*,s:o*,s:I,s:o*}",
                    "jctlab_infer", 1, "trace", trace, "capture", capture, "schedule", "ranks",
                    I(r->ranks), "connections", I(r->connections), "ops", I(r->ops), "total_bytes",
                    I(r->total_bytes), "rank_addresses", addrs, "pattern", "name", r->pattern,
                    "evidence", r->evidence, "bytes_estimate", I(r->bytes_estimate), "repetitions",
                    I(r->repetitions), "confidence", conf, "faults", faults,
-                   "faults_on_flow_control", I(r->faults_on_flow_control));
+                   "faults_on_flow_control", I(r->faults_on_flow_control), "go_backs", gbs);
 #undef I
 }

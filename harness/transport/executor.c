@@ -138,6 +138,9 @@ int jct_exec_new(jct_exec_t **out, const jct_schedule_t *s, uint32_t slots,
     conn_state_t *c = &e->conns[s->ops[i].conn];
     c->ops[c->nops++] = i;
   }
+  if (e->slots == JCT_EXEC_NO_CTS) /* no flow control: every send announced */
+    for (uint32_t c = 0; c < s->nconns; c++)
+      e->conns[c].cts_posted = e->conns[c].cts_seen = e->conns[c].nops;
   *out = e;
   return 0;
 }

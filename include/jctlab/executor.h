@@ -26,6 +26,10 @@
 #include "jctlab/schedule.h"
 
 #define JCT_EXEC_DEFAULT_SLOTS 8 /* NCCL_STEPS */
+/* slots for a job without flow control (perftest: every message posted
+ * as soon as it may start, rxe's send queue holding them): no CTS is sent,
+ * every send is announced from the start. */
+#define JCT_EXEC_NO_CTS UINT32_MAX
 
 typedef struct jct_exec jct_exec_t;
 
@@ -51,7 +55,8 @@ typedef struct {
 } jct_op_timing_t;
 
 /* A new execution of s (which must stay alive and valid). slots: buffers
- * announced ahead per connection, 0 for the default. Errors: JCT_ENOMEM. */
+ * announced ahead per connection, 0 for the default, JCT_EXEC_NO_CTS for
+ * none (post_cts is never called). Errors: JCT_ENOMEM. */
 int jct_exec_new(jct_exec_t **out, const jct_schedule_t *s, uint32_t slots,
                  const jct_exec_hooks_t *hooks);
 

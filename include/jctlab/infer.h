@@ -80,6 +80,19 @@ typedef struct {
   uint32_t again;        /* its retransmissions lost too, after the first loss */
 } jct_infer_fault_t;
 
+/* A go-back after a NAK (not a timeout), in capture order: the requester's
+ * restart at the NAKed packet and how far it had sent by then, which the
+ * postmortem's replay reproduces per loss (uroce.h, jct_uroce_go_back_t). */
+typedef struct {
+  uint32_t op;             /* the op whose message holds the packet it went back to */
+  uint64_t offset_bytes;   /* that packet's payload offset in the message */
+  uint32_t ahead_psns;     /* PSNs it re-sent: the flow's highest PSN then, less that one, + 1 */
+  uint64_t hole_to_nak_ns; /* from the packet after the hole to the NAK; 0: the NAK came first
+                              (a loss after the capture point) */
+  uint32_t nak_ahead_psns; /* PSNs past the hole the capture had seen when the NAK came (the
+                              responder's lag, in packets); 0 as hole_to_nak_ns */
+} jct_infer_go_back_t;
+
 typedef struct {
   /* What the capture held. */
   uint64_t frames, roce_packets, pfc_frames, malformed_frames;
@@ -118,6 +131,8 @@ typedef struct {
   jct_infer_fault_t *faults;
   uint32_t nfaults;
   uint32_t faults_on_flow_control; /* losses of left-out messages, not in faults */
+  jct_infer_go_back_t *go_backs;   /* of ops' messages */
+  uint32_t ngo_backs;
 } jct_infer_report_t;
 
 /* Infer the schedule recorded in the capture at trace_path ("-": standard

@@ -168,6 +168,9 @@ typedef struct {
   uint32_t psn;
   uint8_t prio;
   uint64_t value, dur_ns;
+  uint32_t nak_ahead_psns; /* hole_resent: PSNs past the hole its flow had carried when the NAK
+                              named it (highest PSN then less the hole's); 0: no NAK, or the
+                              NAK came first */
 } jct_event_t;
 
 /* "msg_done", "gap", "nak", "rewind", "timeout", "recovered", "cnp", "ecn_ce",

@@ -38,6 +38,7 @@
 #include "jctlab/fabric.h"
 #include "jctlab/schedule.h"
 #include "jctlab/switch.h"
+#include "jctlab/uroce.h"
 
 /* Which transport the ranks run: jctlab's own userspace RoCE (uroce.h), in
  * network namespaces of this process; or rdma-core (libibverbs, librdmacm)
@@ -67,6 +68,11 @@ typedef struct {
   uint32_t nic_queue_pkts;   /* uroce: the NIC's transmit queue, packets (0: none; ranks.h) */
   uint64_t nak_delay_ns;     /* uroce: a slow responder's NAK latency (uroce.h; 0: none) */
   uint64_t nak_react_ns;     /* uroce: a slow requester's NAK-to-go-back latency (0: none) */
+  const jct_uroce_go_back_t *go_backs; /* uroce: a captured requester's go-backs, each as deep
+                                          as the capture's (uroce.h; the postmortem's) */
+  uint32_t ngo_backs;
+  uint32_t cts_slots;        /* uroce: clear-to-send buffers per connection (executor.h): 0
+                                NCCL's 8, JCT_EXEC_NO_CTS none (a capture of a job without) */
   uint8_t timeout;           /* QP local ACK timeout exponent (NCCL: 20) */
   uint8_t retry_cnt;         /* (NCCL: 7) */
   bool pfc;                  /* PFC on the data priority */
@@ -145,6 +151,9 @@ typedef struct {
   uint64_t rx_packets;         /* received */
   uint64_t naks;               /* requester: NAK-PSN-sequence-errors received */
   uint64_t timeouts;           /* local ACK timer expiries that restarted the send stream */
+  uint64_t timeouts_after_nak; /* of them, uroce: back to the PSN of a NAK the requester had
+                                  ignored (on the wire, that NAK's go-back: a capture's
+                                  inspector counts it so); 0 on verbs */
   uint64_t go_back_n;          /* restarts of the send stream (NAK or timeout) */
   uint64_t out_of_seq_packets; /* responder: PSN above the expected one */
   uint64_t dup_packets;        /* responder: PSN below the expected one */

@@ -94,6 +94,32 @@ typedef struct {
 
 typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
 
+/* One go-back of a captured requester (a postmortem's, from the capture:
+ * infer.h's go_backs): when a NAK names packet pkt of the msg-th message
+ * this QP sends in a repetition (jct_uroce_rep_start()), the requester
+ * goes back once it has sent ahead_psns PSNs from the NAKed one on (the
+ * packets its go-back re-sends: the captured highest PSN less the NAKed
+ * one, plus one), or at once when it may send nothing more (nothing
+ * posted, or its window full). Linux rxe, under load, hands the NAK to its
+ * completer task while its requester task sends on, and a packet it has
+ * handed to the kernel (up to RXE_INFLIGHT_SKBS_PER_QP_HIGH, 64, per QP)
+ * still goes out after the NAK (rxe_comp.c, rxe_req.c): how far it got is
+ * the host's timing, which the capture shows per loss. The responder, on
+ * a gap at packet pkt of the msg-th message it receives in a repetition,
+ * sends its NAK once it has received a PSN nak_ahead_psns past the missing
+ * one, or hole_to_nak_ns after the gap, whichever comes first (the
+ * capture's lag at that loss: rxe's responder task works through what it
+ * had received before it meets the gap). An entry with ahead_psns 0 is
+ * none for the requester, one with hole_to_nak_ns 0 none for the
+ * responder: nak_react_ns and nak_delay_ns hold then. conn is the schedule's connection (the ranks
+ * pick each QP's entries by it). */
+typedef struct {
+  uint32_t conn, msg, pkt;
+  uint32_t ahead_psns;
+  uint64_t hole_to_nak_ns;
+  uint32_t nak_ahead_psns;
+} jct_uroce_go_back_t;
+
 typedef struct {
   uint32_t local_qpn, remote_qpn; /* 24 bits */
   uint32_t sq_psn;                /* first PSN this QP sends (24 bits) */
@@ -112,6 +138,11 @@ typedef struct {
    * meanwhile). Soft-RoCE under load takes milliseconds for each; a
    * capture's profile gives them (hole_to_nak_ns, nak_to_resend_ns). */
   uint64_t nak_delay_ns, nak_react_ns;
+  /* Captured go-backs (above; copied), each used once per repetition, the
+   * first unused one of the NAKed position; a NAK with none waits
+   * nak_react_ns. NULL/0: none. */
+  const jct_uroce_go_back_t *go_backs;
+  uint32_t ngo_backs;
   /* Rank-level pause (PFC), owned by the caller and shared by its QPs: while
    * now_ns < *paused_until_ns the QP transmits nothing. NULL: never paused. */
   const uint64_t *paused_until_ns;
@@ -148,7 +179,9 @@ typedef struct {
   uint64_t rx_naks_ignored;       /* of rx_naks: during a go-back, before an ACK made progress */
   uint64_t rx_stale_acks;         /* ACKs for PSNs already acknowledged, or never sent */
   uint64_t timeouts;              /* local ACK timer expiries with packets outstanding */
+  uint64_t timeouts_after_nak;    /* of them, back to the PSN a NAK it ignored had named */
   uint64_t go_back_n;             /* restarts of the send stream (NAK or timeout) */
+  uint64_t go_back_captured;      /* of them: NAKs' go-backs at a captured depth (cfg.go_backs) */
   uint64_t dup_pkts;              /* responder: PSN below the expected one (re-ACKed) */
   uint64_t out_of_seq_pkts;       /* responder: PSN above the expected one */
   uint64_t bad_icrc;              /* dropped silently, as rxe */
@@ -222,6 +255,9 @@ uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp);
  * point's CNP interval starts afresh), its counters kept; nothing without
  * congestion control. */
 void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns);
+/* A repetition starts: messages posted from now on count from 0 for the
+ * captured go-backs (cfg.go_backs), which are all unused again. */
+void jct_uroce_rep_start(jct_uroce_qp_t *qp);
 /* The requester's current rate (DCQCN's Rc), or line_rate_bps (0 without
  * congestion control). */
 uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp);

@@ -17,7 +17,7 @@
 #define SOCKET_BUFFER_BYTES (4 << 20)
 #define RECV_BATCH 32
 #define WIRE_OVERHEAD_BYTES (8 + 20 + 14 + 24)
-#define CATCH_UP_PACKETS 4 /* a late loop may send this many back to back */
+#define CATCH_UP_PACKETS 1 /* a late loop may send this many back to back (service()) */
 #define IP_TTL_VALUE 64
 #define ECN_ECT0 2
 
@@ -52,6 +52,7 @@ struct rank {
   uint32_t q_head, q_count;
   jct_timer_t timer;
   bool dirty;
+  bool idle; /* the link ran out of packets: its next one goes from then, with no catch-up */
 };
 
 typedef struct {
@@ -162,7 +163,17 @@ static void service(rank_t *k, uint64_t now) {
     jct_uroce_qp_t *qp = R->eps[k->eps[i]].qp;
     if (jct_uroce_next_deadline_ns(qp) <= now) jct_uroce_on_timer(qp, now);
   }
-  uint64_t slack = CATCH_UP_PACKETS * wire_ns(R, JCT_UROCE_MAX_PACKET_BYTES);
+  /* A late loop may catch up one packet of the path MTU (a valid run's p99
+   * lateness is under one); an idle link nothing (a NIC earns no credit
+   * while it has nothing to send). Each packet caught up arrives at the
+   * switch behind the last and stands in its egress queue for as long as
+   * the link stays busy (equal rates never drain it), so every go-back-N
+   * starts that much deeper: 4 packets of 4 KiB, as before, were 16 of
+   * 1 KiB after each idle time, 2 ms at the shipped capture's rate. */
+  uint64_t slack = CATCH_UP_PACKETS * jct_uroce_full_packet_wire_bytes(R->opts.path_mtu_bytes) *
+                   8u * 1000000000u / R->opts.rate_bps;
+  if (k->idle && k->next_tx_ns < now) k->next_tx_ns = now;
+  k->idle = false;
   if (k->next_tx_ns + slack < now) k->next_tx_ns = now - slack;
   bool paced = false;
   uint32_t cap = R->opts.nic_queue_pkts;
@@ -175,13 +186,17 @@ static void service(rank_t *k, uint64_t now) {
     const uint8_t *pkt = R->tx;
     if (cap) {
       fill_queue(k, now);
-      if (!k->q_count) break;
+      if (!k->q_count) {
+        k->idle = true;
+        break;
+      }
       pkt = k->q[k->q_head];
       len = k->q_len[k->q_head];
       ep = &R->eps[k->q_ep[k->q_head]];
       k->q_head = (k->q_head + 1) % cap;
       k->q_count--;
     } else if (!(len = next_packet(k, now, R->tx, &ep))) {
+      k->idle = true;
       break;
     }
     if (send_pkt(k, ep, pkt, len) != (ssize_t)len) {
@@ -456,8 +471,23 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   cfg.line_rate_bps = R->opts.rate_bps;
   cfg.cb = on_qp_event;
   cfg.data = ep;
+  /* The connection's captured go-backs: their depths to its sending end,
+   * their NAK latencies to its receiving end. */
+  jct_uroce_go_back_t *gb = NULL;
+  for (uint32_t i = 0; i < R->opts.ngo_backs; i++) {
+    if (R->opts.go_backs[i].conn != c) continue;
+    if (!gb && !(gb = malloc(R->opts.ngo_backs * sizeof *gb))) return JCT_ENOMEM;
+    jct_uroce_go_back_t g = R->opts.go_backs[i];
+    if (src)
+      g.hole_to_nak_ns = g.nak_ahead_psns = 0; /* the requester's part */
+    else
+      g.ahead_psns = 0; /* the responder's */
+    gb[cfg.ngo_backs++] = g;
+  }
+  cfg.go_backs = gb;
   char e2[128];
   int rc = jct_uroce_qp_create(&cfg, &ep->qp, e2, sizeof e2);
+  free(gb);
   if (rc) return jct__errf(err, errlen, rc, "connection %u: %s", c, e2);
   rank_t *k = &R->ranks[me];
   k->eps[k->neps++] = 2 * c + (src ? 0 : 1);
@@ -576,10 +606,13 @@ int jct__ranks_failed(const jct__ranks_t *R, char *err, size_t errlen) {
   return R->failed;
 }
 
-void jct__ranks_cc_reset(jct__ranks_t *R) {
+void jct__ranks_rep_start(jct__ranks_t *R) {
   uint64_t now = jct_now_ns();
-  for (uint32_t e = 0; e < 2 * R->s->nconns; e++)
-    if (R->eps[e].qp) jct_uroce_cc_reset(R->eps[e].qp, now);
+  for (uint32_t e = 0; e < 2 * R->s->nconns; e++) {
+    if (!R->eps[e].qp) continue; /* another process's end (jctlab rank) */
+    jct_uroce_cc_reset(R->eps[e].qp, now);
+    jct_uroce_rep_start(R->eps[e].qp);
+  }
 }
 
 uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *R) {

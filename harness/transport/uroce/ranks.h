@@ -52,6 +52,10 @@ typedef struct {
    * and that is what a soft-RoCE VM of the lab does (bench/transports). */
   uint32_t nic_queue_pkts;
   uint64_t nak_delay_ns, nak_react_ns; /* a slow host's turnaround (uroce.h) */
+  /* A captured requester's go-backs (uroce.h), each to its connection's
+   * sending QP; NULL/0: none. */
+  const jct_uroce_go_back_t *go_backs;
+  uint32_t ngo_backs;
   /* Congestion control: NULL none, else DCQCN with these parameters in
    * every QP (uroce.h, dcqcn.h); CNPs then leave at DSCP cnp_dscp (a
    * ConnectX's cnp_dscp 48: priority 6 with the switch's map), data and
@@ -106,9 +110,10 @@ int jct__ranks_failed(const jct__ranks_t *r, char *err, size_t errlen);
  * counts to its end. */
 uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *r);
 
-/* Every QP's congestion control back to the line rate (uroce.h's
- * jct_uroce_cc_reset), at a repetition's start. */
-void jct__ranks_cc_reset(jct__ranks_t *r);
+/* A repetition starts: every QP's congestion control back to the line
+ * rate (uroce.h's jct_uroce_cc_reset), its messages counted afresh for
+ * the captured go-backs (jct_uroce_rep_start). */
+void jct__ranks_rep_start(jct__ranks_t *r);
 
 /* Counters summed over every QP. */
 void jct__ranks_stats(const jct__ranks_t *r, jct_uroce_stats_t *sum);

@@ -27,6 +27,15 @@
  *   its go-back starts that much later, and the requester sends on
  *   meanwhile (rxe hands the NAK to its completer task, which the
  *   requester's task runs beside).
+ * - A captured requester (cfg.go_backs, a postmortem's): a NAK naming a
+ *   packet the capture shows a go-back from goes back as deep as the
+ *   capture's did: the requester sends on until it has sent that many PSNs
+ *   from the NAKed one, or may send nothing more, then goes back (the QP
+ *   file checks before each transmit pull and after each receive). rxe's
+ *   depth is its hosts' timing (how many packets its requester task had
+ *   handed to the kernel, and sent on, before its completer task acted on
+ *   the NAK), which no constant reproduces: in the shipped capture a go-back
+ *   re-sends 5 PSNs at one loss and 116 at another.
  * - RNR NAKs and the other NAK codes are dropped as malformed: this
  *   responder never sends them.
  * - The retransmit timer (local ACK timeout, 4.096 us * 2^timeout; timeout
@@ -96,10 +105,31 @@ static void acknowledge(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
 /* Restart the send stream at psn. */
 static void go_back_n(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   qp->comp.go_back_due_ns = UINT64_MAX; /* this one replaces any pending */
+  qp->comp.go_back_ahead = 0;
+  qp->comp.nak_ignored = false;
   set_next_psn(qp, psn);
   qp->stats.go_back_n++;
   qp->comp.started_retry = true;
   if (qp->ack_timeout_ns) qp->retrans_deadline_ns = now_ns + qp->ack_timeout_ns;
+}
+
+/* The first captured go-back (cfg.go_backs) this repetition has not used
+ * for the packet at psn (its message counted from the repetition's first),
+ * or -1. */
+static long captured_go_back(const jct_uroce_qp_t *qp, uint32_t psn) {
+  if (!qp->cfg.ngo_backs) return -1;
+  uint32_t seq = qp->sq.head_seq;
+  while (seq != qp->sq.tail_seq &&
+         jct_psn_diff(psn, jct__uroce_wqe_end_psn(jct__uroce_wqe_at(qp, seq))) >= 0)
+    seq++;
+  if (seq == qp->sq.tail_seq) return -1;
+  int32_t pkt = jct_psn_diff(psn, jct__uroce_wqe_at(qp, seq)->first_psn);
+  uint32_t msg = seq - qp->rep_seq;
+  for (uint32_t i = 0; pkt >= 0 && i < qp->cfg.ngo_backs; i++)
+    if (!qp->go_back_used[i] && qp->go_backs[i].ahead_psns && qp->go_backs[i].msg == msg &&
+        qp->go_backs[i].pkt == (uint32_t)pkt)
+      return (long)i;
+  return -1;
 }
 
 jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs *h,
@@ -131,10 +161,19 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
     if (jct_psn_diff(psn, una) > 0) acknowledge(qp, psn, now_ns); /* implicit ACK */
     if (qp->comp.started_retry) {
       qp->stats.rx_naks_ignored++;
+      qp->comp.nak_ignored = true;
+      qp->comp.ignored_psn = psn;
       return JCT_UROCE_RX_ACCEPTED;
     }
     if (qp->error) return JCT_UROCE_RX_ACCEPTED;
-    if (!qp->cfg.nak_react_ns) {
+    long g = captured_go_back(qp, psn);
+    if (g >= 0) { /* as far as the captured requester got: the QP file starts it */
+      qp->go_back_used[g] = true;
+      qp->stats.go_back_captured++;
+      qp->comp.started_retry = true;
+      qp->comp.go_back_psn = psn;
+      qp->comp.go_back_ahead = qp->go_backs[g].ahead_psns;
+    } else if (!qp->cfg.nak_react_ns) {
       go_back_n(qp, psn, now_ns);
     } else { /* a slow host: the go-back starts later, new packets go out meanwhile */
       qp->comp.started_retry = true;
@@ -155,9 +194,19 @@ void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns) {
   go_back_n(qp, psn, now_ns);
 }
 
+void jct__uroce_comp_go_back_deep(jct_uroce_qp_t *qp, bool ready, uint64_t now_ns) {
+  if (!qp->comp.go_back_ahead) return;
+  uint32_t psn = qp->comp.go_back_psn;
+  if (ready && jct_psn_diff(qp->req.max_psn, psn) < (int32_t)qp->comp.go_back_ahead) return;
+  if (jct_psn_diff(psn, qp->comp.una_psn) < 0) psn = qp->comp.una_psn;
+  go_back_n(qp, psn, now_ns);
+}
+
 bool jct__uroce_comp_timeout(jct_uroce_qp_t *qp, uint64_t now_ns) {
   if (qp->comp.una_psn == qp->req.max_psn) return false; /* spurious: all acknowledged */
   qp->stats.timeouts++;
+  if (qp->comp.nak_ignored && qp->comp.ignored_psn == qp->comp.una_psn)
+    qp->stats.timeouts_after_nak++; /* the wire shows it as that NAK's go-back */
   if (qp->comp.retry_left == 0) return true;
   qp->comp.retry_left--;
   go_back_n(qp, qp->comp.una_psn, now_ns);

@@ -74,6 +74,12 @@ struct jct__uroce_comp {
   uint64_t go_back_due_ns; /* a NAK's go-back to go_back_psn starts then (cfg.nak_react_ns);
                               UINT64_MAX: none pending */
   uint32_t go_back_psn;
+  /* A NAK's go-back at a captured depth (cfg.go_backs): it starts once
+   * ahead_psns PSNs from go_back_psn on were sent, or when the requester may
+   * send nothing more (go_back_ahead 0: none pending). */
+  uint32_t go_back_ahead;
+  bool nak_ignored; /* a NAK of ignored_psn was ignored since the last go-back */
+  uint32_t ignored_psn;
 };
 
 /* Responder (rxe's qp->resp). */
@@ -82,11 +88,14 @@ struct jct__uroce_resp {
   uint32_t msn;       /* messages completed, 24 bits */
   bool nak_sent;      /* NAKed the current gap: silent until epsn arrives */
   bool in_msg;        /* between a FIRST and its LAST */
+  uint32_t msg_pkts;  /* packets accepted of the current message */
   uint32_t msg_bytes; /* payload accepted so far in the current message */
   bool ack_pending;   /* an ACK of epsn - 1 is owed (coalesced) */
   bool nak_pending;   /* a NAK PSN-sequence-error of nak_psn is owed */
   uint32_t nak_psn;
   uint64_t nak_due_ns; /* ... and goes out no earlier (cfg.nak_delay_ns after the gap) */
+  uint32_t nak_ahead;  /* ... or once a PSN this far past nak_psn arrived (a captured go-back's;
+                          0: none) */
   jct_dcqcn_np_t np;  /* DCQCN's notification point (qp->cc) */
   bool cnp_pending;   /* a CNP is owed (sent before ACK/NAKs) */
 };
@@ -106,6 +115,12 @@ struct jct_uroce_qp {
   struct jct__uroce_comp comp;
   struct jct__uroce_resp resp;
   jct_uroce_stats_t stats;
+  /* The captured go-backs (cfg.go_backs, copied), which of them this
+   * repetition used, and the send queue sequence of its first message. */
+  jct_uroce_go_back_t *go_backs;
+  bool *go_back_used;
+  uint32_t rep_seq;       /* requester: the repetition's first message */
+  uint64_t rep_msgs_recv; /* responder: messages received before the repetition */
   uint8_t *scratch; /* IP + UDP header room, then the UDP payload, for the ICRC */
   size_t scratch_bytes;
 };
@@ -150,6 +165,9 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
 bool jct__uroce_comp_timeout(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Start a NAK's go-back whose reaction time (cfg.nak_react_ns) is over. */
 void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns);
+/* Start a NAK's go-back at a captured depth once the requester has sent
+ * that far or may send nothing more (ready: jct__uroce_req_ready()). */
+void jct__uroce_comp_go_back_deep(jct_uroce_qp_t *qp, bool ready, uint64_t now_ns);
 /* Complete every pending message with RETRY_EXC_ERR (the QP is in error). */
 void jct__uroce_comp_flush(jct_uroce_qp_t *qp, uint64_t now_ns);
 

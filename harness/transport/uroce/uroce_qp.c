@@ -24,6 +24,9 @@
  * - Timer: when the retransmit timer fires, the completer goes back or, its
  *   retry counter spent, the QP enters the error state (rxe_qp_error):
  *   nothing more is sent or owed, and the completer flushes the send queue.
+ * - A NAK's go-back at a captured depth (cfg.go_backs) is started here,
+ *   before each transmit pull and after each ACK/NAK, once the requester
+ *   has sent that far or may send nothing more (uroce_comp.c).
  * - Deadline: the retransmit timer, or the end of a pause when something is
  *   waiting to be sent, or DCQCN's rate limiter's next slot when a request
  *   packet waits for it.
@@ -117,6 +120,17 @@ int jct_uroce_qp_create(const jct_uroce_cfg_t *cfg, jct_uroce_qp_t **out, char *
   qp->retrans_deadline_ns = UINT64_MAX;
   qp->comp.go_back_due_ns = UINT64_MAX;
   qp->resp.epsn = cfg->rq_psn;
+  if (cfg->ngo_backs) {
+    qp->go_backs = malloc(cfg->ngo_backs * sizeof *qp->go_backs);
+    qp->go_back_used = calloc(cfg->ngo_backs, sizeof *qp->go_back_used);
+    if (!qp->go_backs || !qp->go_back_used) {
+      jct_uroce_qp_destroy(qp);
+      return jct__errf(err, errlen, JCT_ENOMEM, "uroce: no memory for %u captured go-backs",
+                       cfg->ngo_backs);
+    }
+    memcpy(qp->go_backs, cfg->go_backs, cfg->ngo_backs * sizeof *qp->go_backs);
+  }
+  qp->cfg.go_backs = NULL; /* copied */
   qp->cc = cfg->dcqcn != NULL;
   if (qp->cc) {
     jct_dcqcn_rp_init(&qp->req.rp, cfg->dcqcn, cfg->line_rate_bps);
@@ -131,6 +145,8 @@ void jct_uroce_qp_destroy(jct_uroce_qp_t *qp) {
   if (!qp) return;
   free(qp->sq.ring);
   free(qp->scratch);
+  free(qp->go_backs);
+  free(qp->go_back_used);
   free(qp);
 }
 
@@ -166,6 +182,7 @@ static bool paused(const jct_uroce_qp_t *qp, uint64_t now_ns) {
 
 size_t jct_uroce_next_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap) {
   qp->last_now_ns = now_ns;
+  if (!qp->error) jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
   if (qp->error || cap < jct_uroce_max_packet_bytes(qp) || paused(qp, now_ns)) return 0;
   size_t n = jct__uroce_resp_ack(qp, now_ns, buf, cap);
   if (!n) n = jct__uroce_req_packet(qp, now_ns, buf, cap);
@@ -210,7 +227,11 @@ jct_uroce_rx_t jct_uroce_rx_ecn(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t l
     return JCT_UROCE_RX_WRONG_QP;
   }
   if (qp->error) return JCT_UROCE_RX_IGNORED;
-  if (h.bth.opcode == JCT_OP_RC_ACKNOWLEDGE) return jct__uroce_comp_rx(qp, &h, now_ns);
+  if (h.bth.opcode == JCT_OP_RC_ACKNOWLEDGE) {
+    jct_uroce_rx_t r = jct__uroce_comp_rx(qp, &h, now_ns);
+    if (!qp->error) jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
+    return r;
+  }
   if (h.bth.opcode == JCT_OP_CNP) {
     qp->stats.rx_cnps++;
     if (qp->cc) jct_dcqcn_rp_on_cnp(&qp->req.rp, now_ns);
@@ -292,6 +313,12 @@ void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns) {
   qp->req.next_tx_ns = 0;
   qp->resp.np.sent = false;
   cc_sync(qp, now_ns);
+}
+
+void jct_uroce_rep_start(jct_uroce_qp_t *qp) {
+  qp->rep_seq = qp->sq.tail_seq;
+  qp->rep_msgs_recv = qp->stats.msgs_recv;
+  if (qp->cfg.ngo_backs) memset(qp->go_back_used, 0, qp->cfg.ngo_backs * sizeof *qp->go_back_used);
 }
 
 uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp) {

@@ -35,6 +35,10 @@
  *   before any ACK/NAK, as NICs send CNPs ahead of data. (A ConnectX sends
  *   it at DSCP 48, priority 6; uroce's rank has one socket and sends it on
  *   the data priority.)
+ * - A captured responder (cfg.go_backs, a postmortem's): the NAK of a gap
+ *   at a packet the capture shows a go-back to goes out as late after the
+ *   gap as the capture's did (rxe's responder task, slow under load, works
+ *   through what it received before it), else nak_delay_ns after it.
  * - Receive queue credits and RNR NAKs are not modelled: write-with-imm
  *   always finds a receive buffer (NCCL keeps them posted).
  */
@@ -93,6 +97,29 @@ size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *p, size
   return n && n + JCT_ICRC_BYTES <= cap ? n + JCT_ICRC_BYTES : 0;
 }
 
+/* When the NAK of the gap at the expected PSN, seen at now_ns, falls due:
+ * as a captured go-back's (cfg.go_backs) for the packet it is (the
+ * repetition's message received next, the packet of it), once: its
+ * latency, or sooner when a PSN nak_ahead past it arrives; else
+ * cfg.nak_delay_ns after the gap. */
+static void nak_due(jct_uroce_qp_t *qp, uint64_t now_ns) {
+  struct jct__uroce_resp *s = &qp->resp;
+  uint64_t msg = qp->stats.msgs_recv - qp->rep_msgs_recv;
+  uint32_t pkt = s->in_msg ? s->msg_pkts : 0;
+  s->nak_ahead = 0;
+  s->nak_due_ns = now_ns + qp->cfg.nak_delay_ns;
+  for (uint32_t i = 0; i < qp->cfg.ngo_backs; i++) {
+    const jct_uroce_go_back_t *g = &qp->go_backs[i];
+    if (!qp->go_back_used[i] && (g->hole_to_nak_ns || g->nak_ahead_psns) && g->msg == msg &&
+        g->pkt == pkt) {
+      qp->go_back_used[i] = true;
+      if (g->hole_to_nak_ns) s->nak_due_ns = now_ns + g->hole_to_nak_ns;
+      s->nak_ahead = g->nak_ahead_psns;
+      return;
+    }
+  }
+}
+
 jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs *h,
                                   const struct jct_opcode_info *op, uint32_t payload_bytes,
                                   bool ce, uint64_t now_ns) {
@@ -108,8 +135,10 @@ jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       s->nak_sent = true;
       s->nak_pending = true;
       s->nak_psn = s->epsn;
-      s->nak_due_ns = now_ns + qp->cfg.nak_delay_ns;
+      nak_due(qp, now_ns);
     }
+    if (s->nak_pending && s->nak_ahead && (uint32_t)d >= s->nak_ahead && s->nak_due_ns > now_ns)
+      s->nak_due_ns = now_ns; /* as far past the gap as the captured responder had got */
     return JCT_UROCE_RX_OUT_OF_SEQ;
   }
   if (d < 0) {
@@ -124,8 +153,9 @@ jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
   }
   s->epsn = jct_psn_add(s->epsn, 1);
   s->nak_sent = s->nak_pending = false;
-  if (first) s->msg_bytes = 0;
+  if (first) s->msg_bytes = s->msg_pkts = 0;
   s->msg_bytes += payload_bytes;
+  s->msg_pkts++;
   s->in_msg = !last;
   if (h->bth.ackreq) s->ack_pending = true;
   if (!last) return JCT_UROCE_RX_ACCEPTED;
