@@ -399,6 +399,44 @@ static double incast_series(json_t *doc, json_int_t min_bps[7]) {
   return sum * sum / (7 * sq);
 }
 
+/* --ecn-thresholds reach the switch: a 3 -> 1 incast without congestion
+ * control (marks only), marked at the defaults (Kmin 64 KiB) and with
+ * Kmin 1 KB, Kmax 4 KB, Pmax 1: the low thresholds mark more of the same
+ * frames, and the JSON says which thresholds ran. */
+static json_int_t marks_with(const char *ecn_arg, const char *thresholds, json_int_t want_kmin) {
+  const char *args[] = {"run",    "--synth", "incast", "--ranks", "4",    "--bytes",
+                        "256KiB", "--rate",  "20mbit", "--cc",    "none", "--reps",
+                        "1",      ecn_arg,   thresholds, NULL};
+  int status;
+  char *err = NULL;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(status == 0 && doc, "%s %s: exit %d: %s", ecn_arg, thresholds ? thresholds : "",
+                status, err);
+  free(err);
+  ck_assert_int_eq(jint(doc, "config.ecn_thresholds.kmin_bytes"), want_kmin);
+  json_int_t m = jint(doc, "fabric.ecn_marked");
+  json_decref(doc);
+  return m;
+}
+
+START_TEST(ecn_thresholds_reach_the_switch) {
+  json_int_t dflt = marks_with("--ecn", NULL, 64 << 10);
+  json_int_t low = marks_with("--ecn-thresholds", "1KB,4KB,1", 1000);
+  printf("dcqcn: 3 -> 1 incast, ECN marks: %lld at Kmin 64 KiB, %lld at Kmin 1 KB\n",
+         (long long)dflt, (long long)low);
+  ck_assert_int_gt(dflt, 0);
+  ck_assert_int_gt(low, dflt);
+  static const char *const bad[] = {"5KB,1KB,0.1", "5KB,6KB,0", "5KB,6KB,1.5", "5KB,6KB", "x"};
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    char *a[] = {JCT_BINARY, "run", "--synth", "incast", "--ranks", "2", "--bytes", "1KiB",
+                 "--ecn-thresholds", (char *)bad[k], NULL};
+    char word[32];
+    snprintf(word, sizeof word, "'%s'", bad[k]);
+    expect_bad_input(a, "--ecn-thresholds", word);
+  }
+}
+END_TEST
+
 START_TEST(incast_series_with_and_without) {
   json_int_t min_bps[7];
   json_t *none = incast("none");
@@ -442,6 +480,7 @@ Suite *dcqcn_suite(void) {
   TCase *in = tcase_create("incast");
   tcase_set_timeout(in, 300);
   tcase_add_test(in, incast_series_with_and_without);
+  tcase_add_test(in, ecn_thresholds_reach_the_switch);
   suite_add_tcase(s, in);
   return s;
 }

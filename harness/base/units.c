@@ -132,3 +132,23 @@ char *jct__fmt_rate(uint64_t bps, char *buf, size_t len) {
   }
   return buf;
 }
+
+int jct__parse_ecn_thresholds(const char *s, uint64_t *kmin_bytes, uint64_t *kmax_bytes,
+                              double *pmax) {
+  char buf[96], *save = NULL;
+  if (!s || strlen(s) >= sizeof buf) return JCT_EINVAL;
+  snprintf(buf, sizeof buf, "%s", s);
+  const char *w[3];
+  char *t = strtok_r(buf, ",", &save);
+  for (int i = 0; i < 3; i++, t = strtok_r(NULL, ",", &save)) {
+    if (!t) return JCT_EINVAL;
+    w[i] = t;
+  }
+  uint64_t lo, hi;
+  double p;
+  if (t || jct__parse_size_bytes(w[0], &lo) || jct__parse_size_bytes(w[1], &hi) ||
+      jct__parse_number(w[2], &p) || !lo || lo > hi || !(p > 0 && p <= 1))
+    return JCT_EINVAL;
+  *kmin_bytes = lo, *kmax_bytes = hi, *pmax = p;
+  return 0;
+}

@@ -37,6 +37,13 @@ int jct__parse_time_ns(const char *s, uint64_t *out_ns);
  * an overflow, "inf" or "nan" included. */
 int jct__parse_number(const char *s, double *out);
 
+/* Parse ECN's marking thresholds "KMIN,KMAX,PMAX" (--ecn-thresholds,
+ * ecn_thresholds:): two sizes as jct__parse_size_bytes, 0 < KMIN <= KMAX,
+ * and a probability 0 < PMAX <= 1 ("5KB,200KB,0.01"). Returns 0 or
+ * JCT_EINVAL (nothing written). */
+int jct__parse_ecn_thresholds(const char *s, uint64_t *kmin_bytes, uint64_t *kmax_bytes,
+                              double *pmax);
+
 /* "512 B", "3.21 KiB", "1.50 MiB", "2.00 GiB". Returns buf. */
 char *jct__fmt_bytes(uint64_t bytes, char *buf, size_t len);
 

@@ -335,6 +335,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_t *cfg = json_object_get(root, "config");
   const jct_run_opts_t *o = &a->r.run;
   json_object_set_new(cfg, "ecn", json_boolean(o->ecn));
+  json_object_set_new(cfg, "ecn_thresholds", jct__ecn_json(o));
   json_object_set_new(cfg, "qps_per_connection", json_integer((json_int_t)a->r.qps_per_conn));
   const jct_clos_t *cl = o->clos;
   json_object_set_new(

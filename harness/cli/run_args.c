@@ -20,6 +20,8 @@ const char jct__run_args_help[] =
     "  --reps K           repetitions (default 5)\n"
     "  --no-pfc           no PFC on the data priority (lossy fabric)\n"
     "  --ecn              ECN marking on the data priority (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2)\n"
+    "  --ecn-thresholds KMIN,KMAX,PMAX  other marking thresholds (implies --ecn); the DCQCN\n"
+    "                     paper's: 5KB,200KB,0.01\n"
     "  --cc none|dcqcn    congestion control in uroce's QPs: DCQCN answers ECN marks with\n"
     "                     CNPs and rate cuts (default: dcqcn with --ecn, else none)\n"
     "  --cc-profile P     DCQCN's parameters: connectx (NVIDIA's defaults; default) or paper\n"
@@ -159,6 +161,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
                                        "--wall-budget",
                                        "--inject-at",
                                        "--pcap-port",
+                                       "--ecn-thresholds",
                                        NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
@@ -273,6 +276,11 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--reps")) {
     if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
       return bad(prog, "%s: '%s' is not 1 to 1000", w, v);
+  } else if (!strcmp(w, "--ecn-thresholds")) {
+    if (jct__parse_ecn_thresholds(v, &r->ecn_kmin_bytes, &r->ecn_kmax_bytes, &r->ecn_pmax))
+      return bad(prog, "%s: '%s' is not KMIN,KMAX,PMAX (sizes with KMIN <= KMAX, 0 < PMAX <= 1)",
+                 w, v);
+    r->ecn = true;
   } else if (!strcmp(w, "--path-mtu")) {
     if (jct__parse_path_mtu(v, &r->path_mtu_bytes))
       return bad(prog, "%s: '%s' is not 256, 512, 1024, 2048 or 4096", w, v);

@@ -18,9 +18,6 @@
 #define XOFF_BYTES (256u << 10)
 #define XON_BYTES (128u << 10)
 #define SWITCH_BUFFER_BYTES (32u << 20)
-#define KMIN_BYTES (64u << 10)
-#define KMAX_BYTES (256u << 10)
-#define PMAX 0.2
 
 /* Poll handles live until libuv has closed them, which may be after the
  * fabric is gone: they sit in a block of their own freed by the last close. */
@@ -381,9 +378,9 @@ static void base_config(const jct_fabric_t *f, jct_switch_config_t *cfg, uint32_
   }
   if (f->opts.ecn) {
     cfg->ecn_enable = (uint8_t)(1u << f->opts.data_prio);
-    cfg->kmin_bytes = KMIN_BYTES;
-    cfg->kmax_bytes = KMAX_BYTES;
-    cfg->pmax = PMAX;
+    cfg->kmin_bytes = f->opts.ecn_kmin_bytes ? f->opts.ecn_kmin_bytes : JCT_FABRIC_ECN_KMIN_BYTES;
+    cfg->kmax_bytes = f->opts.ecn_kmax_bytes ? f->opts.ecn_kmax_bytes : JCT_FABRIC_ECN_KMAX_BYTES;
+    cfg->pmax = f->opts.ecn_pmax > 0 ? f->opts.ecn_pmax : JCT_FABRIC_ECN_PMAX;
     cfg->seed = seed;
   }
   cfg->ecmp_seed = f->clos.ecmp_seed;

@@ -162,6 +162,15 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       rc = jct__sc_bool(c, v, k, &s->run.pfc);
     } else if (!strcmp(k, "ecn")) {
       rc = jct__sc_bool(c, v, k, &s->run.ecn);
+    } else if (!strcmp(k, "ecn_thresholds")) {
+      const char *t;
+      if (!(rc = jct__sc_scalar(c, v, k, &t)) &&
+          jct__parse_ecn_thresholds(t, &s->run.ecn_kmin_bytes, &s->run.ecn_kmax_bytes,
+                                    &s->run.ecn_pmax))
+        rc = jct__sc_at(c, v,
+                        "ecn_thresholds: '%s' is not KMIN,KMAX,PMAX (sizes with KMIN <= KMAX, "
+                        "0 < PMAX <= 1)",
+                        t);
     } else if (!strcmp(k, "topology")) {
       const char *w;
       char e[256];
@@ -240,7 +249,7 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       rc = jct__sc_at(
           c, kn,
           "unknown key '%s' (name, description, synth, trace, schedule, transport, rate, "
-          "captured_rate, delay, mtu, path_mtu, pfc, ecn, cc, cc_profile, cc_dilation, "
+          "captured_rate, delay, mtu, path_mtu, pfc, ecn, ecn_thresholds, cc, cc_profile, cc_dilation, "
           "tdf, rate_ceiling, wall_budget, pfc_watchdog, nak_delay, nak_react, timeout, retry, "
           "reps, lab, seed, scale, topology, placement, ecmp_seed, ecmp, reroute_detection, "
           "qps_per_connection, cases)",

@@ -42,6 +42,15 @@ static void cc_json(json_t *o, const jct_run_opts_t *r) {
   json_object_set_new(o, "cc_dilation", dcqcn ? json_real(jct_run_cc_dilation(r)) : json_null());
 }
 
+json_t *jct__ecn_json(const jct_run_opts_t *o) {
+  if (!o->ecn) return json_null();
+  return json_pack("{s:I,s:I,s:f}", "kmin_bytes",
+                   (json_int_t)(o->ecn_kmin_bytes ? o->ecn_kmin_bytes : JCT_FABRIC_ECN_KMIN_BYTES),
+                   "kmax_bytes",
+                   (json_int_t)(o->ecn_kmax_bytes ? o->ecn_kmax_bytes : JCT_FABRIC_ECN_KMAX_BYTES),
+                   "pmax", o->ecn_pmax > 0 ? o->ecn_pmax : JCT_FABRIC_ECN_PMAX);
+}
+
 json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
                         const jct__result_input_t *in) {
   const jct_schedule_t *s = o->schedule;
@@ -78,6 +87,7 @@ json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
   if (doc)
     json_object_set(doc, "replay_profile", in->replay_profile ? in->replay_profile : json_null());
   if (doc) cc_json(json_object_get(doc, "fabric"), o);
+  if (doc) json_object_set_new(json_object_get(doc, "fabric"), "ecn_thresholds", jct__ecn_json(o));
   return doc;
 }
 

@@ -89,6 +89,10 @@ char *jct__dilation_text(const json_t *doc, char *buf, size_t len);
  * a data flow has at least a tenth of the largest flow's bytes, and a
  * collision is an uplink with two data flows or more while another uplink
  * of its leaf had none. JSON null for no links (the star). */
+/* ECN's marking thresholds as the run used them: {"kmin_bytes",
+ * "kmax_bytes", "pmax"}, null without ECN. */
+json_t *jct__ecn_json(const jct_run_opts_t *o);
+
 json_t *jct__links_json(const jct_fabric_link_stats_t *l, uint32_t n, double imbalance);
 
 /* Append one case (the replay's figures, judged against meta->budget). */

@@ -58,6 +58,14 @@ typedef struct {
   uint8_t data_prio;      /* the lossless priority RoCE traffic uses (3) */
   bool pfc;               /* PFC on data_prio */
   bool ecn;               /* ECN marking on data_prio (Kmin 64 KiB, Kmax 256 KiB, Pmax 0.2) */
+  /* Other marking thresholds (switch.h: Kmin, Kmax in bytes of queue depth,
+   * Pmax the marking probability at Kmax); 0: the defaults above. The
+   * DCQCN paper (Zhu et al., SIGCOMM 2015) uses 5 KB, 200 KB, 1%. */
+  uint64_t ecn_kmin_bytes, ecn_kmax_bytes;
+  double ecn_pmax;
+#define JCT_FABRIC_ECN_KMIN_BYTES (64u << 10)
+#define JCT_FABRIC_ECN_KMAX_BYTES (256u << 10)
+#define JCT_FABRIC_ECN_PMAX 0.2
   const jct_topo_t *topo; /* NULL: build one; else use this one (nranks ranks), not freed */
   /* NULL: the ports are the topology's "sw<i>" veth ends. Else nranks names
    * of interfaces that already exist in the calling thread's namespace (the

@@ -77,6 +77,9 @@ typedef struct {
   uint8_t retry_cnt;         /* (NCCL: 7) */
   bool pfc;                  /* PFC on the data priority */
   bool ecn;                  /* ECN marking on the data priority (thresholds in fabric.h) */
+  /* ECN's RED-like thresholds (jct_fabric_opts_t); 0: fabric.h's defaults. */
+  uint64_t ecn_kmin_bytes, ecn_kmax_bytes;
+  double ecn_pmax;
   jct_cc_t cc;               /* congestion control (auto: DCQCN with ecn on uroce) */
   jct_dcqcn_profile_t cc_profile; /* DCQCN's parameters (0: ConnectX's defaults) */
   double cc_dilation; /* DCQCN's parameters dilated by this (jct_dcqcn_dilate); 0: the
