@@ -29,7 +29,7 @@ extern const size_t jct__hostdrop_bpf_len;
 struct jct__hostdrop {
   struct bpf_object *obj;
   struct ring_buffer *rb;
-  int cfg_fd, state_fd, flows_fd, losses_fd, targets_fd, prog_fd;
+  int cfg_fd, state_fd, flows_fd, losses_fd, targets_fd, positions_fd, prog_fd;
   int ifindex;
   uint32_t prio;
   bool made_qdisc; /* clsact was created here: detach removes it */
@@ -86,10 +86,11 @@ int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, cons
   h->flows_fd = map_fd(h, "jct_flows");
   h->losses_fd = map_fd(h, "jct_losses");
   h->targets_fd = map_fd(h, "jct_targets");
+  h->positions_fd = map_fd(h, "jct_positions");
   struct bpf_program *prog = bpf_object__find_program_by_name(h->obj, "jct_hostdrop");
   int events_fd = map_fd(h, "jct_events");
   if (!prog || h->cfg_fd < 0 || h->state_fd < 0 || h->flows_fd < 0 || h->losses_fd < 0 ||
-      h->targets_fd < 0 || events_fd < 0) {
+      h->targets_fd < 0 || h->positions_fd < 0 || events_fd < 0) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: the tc-eBPF drop program lacks its maps", label);
     goto fail;
   }
@@ -143,9 +144,21 @@ int jct__hostdrop_configure(jct__hostdrop_t *h, const struct jct_kdrop_cfg *cfg,
   clear_map(h->flows_fd);
   clear_map(h->losses_fd);
   clear_map(h->targets_fd);
+  clear_map(h->positions_fd);
+  /* psn= targets by PSN; pkt= targets by position, which the program
+   * makes its PSN's when it meets the position's first transmission. */
   for (uint32_t i = 0; i < cfg->ntargets && i < JCT_KDROP_MAX_TARGETS; i++) {
-    struct jct_kdrop_target t;
     uint32_t psn = cfg->psn[i];
+    uint64_t pos = JCT_KDROP_POS_KEY(cfg->msg[i], cfg->psn[i]);
+    if (cfg->by_msg) {
+      struct jct_kdrop_pos at;
+      if (bpf_map_lookup_elem(h->positions_fd, &pos, &at) < 0) memset(&at, 0, sizeof at);
+      if (at.n == JCT_KDROP_TX_PER_PSN) return JCT_EIO; /* refused at the injector's creation */
+      at.tx[at.n++] = cfg->tx[i];
+      if (bpf_map_update_elem(h->positions_fd, &pos, &at, BPF_ANY) < 0) return JCT_EIO;
+      continue;
+    }
+    struct jct_kdrop_target t;
     if (bpf_map_lookup_elem(h->targets_fd, &psn, &t) < 0) {
       memset(&t, 0, sizeof t);
       t.first_lost = -1;

@@ -8,7 +8,9 @@
  * bursts, Gilbert-Elliott and netem's 4-state chain (net/sched/sch_netem.c,
  * loss_gilb_ell and loss_4state), every-Nth, and targeted PSNs of one QP
  * with drop.c's transmission counting (@T, count=, retransmissions=yes),
- * up to JCT_KDROP_TX_PER_PSN targets of one PSN.
+ * up to JCT_KDROP_TX_PER_PSN targets of one PSN, or by position (pkt=M:K:
+ * the K-th packet of the M-th message, counted over first transmissions)
+ * on a QP named or found as drop.c finds it (the first, or qp-order=N).
  * Bernoulli draws are keyed by the packet exactly as draw.c keys them (a
  * hash of the seed, the flow, opcode, PSN and the PSN's losses here), so
  * with the same seed the host loses the same packets the switch would;
@@ -78,6 +80,14 @@ struct {
   __type(key, __u32);
   __type(value, struct jct_kdrop_target);
 } jct_targets SEC(".maps");
+
+/* pkt= mode: targets by position (kdrop.h's JCT_KDROP_POS_KEY). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, JCT_KDROP_MAX_TARGETS);
+  __type(key, __u64);
+  __type(value, struct jct_kdrop_pos);
+} jct_positions SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -196,6 +206,43 @@ static __always_inline int decide(const struct jct_kdrop_cfg *c, struct jct_kdro
   }
   }
   return 0;
+}
+
+/* drop.c's nth_qp, before the target QP is known (pkt= without qp=):
+ * whether qp is the qp_order-th QP seen; it becomes s->qp then. Called
+ * with the state's lock held. */
+static __always_inline int nth_qp(const struct jct_kdrop_cfg *c, struct jct_kdrop_state *s,
+                                  __u32 qp) {
+  for (__u32 i = 0; i < JCT_KDROP_MAX_QP_ORDER; i++)
+    if (i < s->nseen_qps && s->seen_qps[i] == qp) return 0; /* an earlier QP */
+  if (s->nseen_qps < c->qp_order && s->nseen_qps < JCT_KDROP_MAX_QP_ORDER) {
+    s->seen_qps[s->nseen_qps & (JCT_KDROP_MAX_QP_ORDER - 1)] = qp;
+    s->nseen_qps++;
+    return 0;
+  }
+  s->qp = qp;
+  s->qp_found = 1;
+  return 1;
+}
+
+/* pkt= and qp-order= (drop.c's loss_targeted before its PSN targets):
+ * whether the data packet to qp is the target QP's, and for a first
+ * transmission with pkt= its position (*pos, JCT_KDROP_POS_KEY; ~0 when
+ * no message has begun). Called with the state's lock held. */
+static __always_inline int target_qp(const struct jct_kdrop_cfg *c, struct jct_kdrop_state *s,
+                                     __u32 qp, __u8 opcode, int retx, __u64 *pos) {
+  *pos = ~0ull;
+  if (c->any_qp && !s->qp_found && !nth_qp(c, s, qp)) return 0;
+  if (qp != (c->any_qp ? s->qp : c->qp)) return 0;
+  if (!c->by_msg || retx) return 1;
+  if (c->first_op[(opcode >> 3) & 31] & (1 << (opcode & 7))) {
+    s->msgs++;
+    s->cur_pkt = 0;
+  } else {
+    s->cur_pkt++;
+  }
+  if (s->msgs) *pos = JCT_KDROP_POS_KEY(s->msgs - 1, s->cur_pkt);
+  return 1;
 }
 
 static __always_inline __u64 splitmix64(__u64 *x) {
@@ -333,7 +380,24 @@ int jct_hostdrop(struct __sk_buff *skb) {
   __sync_fetch_and_add(&v->s.c.seen, 1);
   int lose = 0;
   if (c->mode == JCT_KDROP_PSN) {
-    struct jct_kdrop_target *t = data && qp == c->qp ? bpf_map_lookup_elem(&jct_targets, &psn) : 0;
+    int mine = data && qp == c->qp;
+    if (data && (c->by_msg || c->any_qp)) {
+      __u64 pos;
+      bpf_spin_lock(&v->lock);
+      mine = target_qp(c, &v->s, qp, opcode, retx, &pos);
+      bpf_spin_unlock(&v->lock);
+      /* A position's first transmission: its targets become the PSN's. */
+      struct jct_kdrop_pos *at = mine && pos != ~0ull ? bpf_map_lookup_elem(&jct_positions, &pos) : 0;
+      if (at) {
+        struct jct_kdrop_target nt;
+        __builtin_memset(&nt, 0, sizeof nt);
+        nt.n = at->n;
+        nt.first_lost = -1;
+        __builtin_memcpy(nt.tx, at->tx, sizeof nt.tx);
+        bpf_map_update_elem(&jct_targets, &psn, &nt, BPF_ANY);
+      }
+    }
+    struct jct_kdrop_target *t = mine ? bpf_map_lookup_elem(&jct_targets, &psn) : 0;
     if (t) {
       bpf_spin_lock(&t->lock);
       lose = loss_targeted(c, t, retx);
