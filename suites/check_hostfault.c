@@ -18,7 +18,8 @@
  *            degradation within the interval; a PFC storm sent from a
  *            rank's interface is received and paused on by the switch, and
  *            the job takes about the paused time longer; a flap of a
- *            rank's interface counts its down time, retransmit timeouts
+ *            rank's interface counts its down time and what the rank's
+ *            kernel refused to send meanwhile, retransmit timeouts
  *            follow and the link is up at the end; bad input exits
  *            2; killed runs leave no program in the kernel.
  * Needs root (CAP_BPF, CAP_NET_ADMIN in the initial user namespace): the
@@ -583,6 +584,11 @@ START_TEST(flap_from_host) {
   ck_assert_int_gt(jint(run, "transport.timeouts"), 0);
   ck_assert_int_gt(jint(run, "injectors.0.dropped"), 0); /* the switch's, toward the down link */
   ck_assert_int_eq(jint(run, "fabric.harness_losses"), 0);
+  /* What rank 1 sent meanwhile its kernel refused (no route): counted,
+   * fewer than it sent in all, and the link-up line says as many. */
+  long long refused = jint(run, "injectors.0.refused");
+  ck_assert_int_gt(refused, 0);
+  ck_assert_int_lt(refused, jint(run, "transport.packets"));
   char *text = slurp(log, NULL);
   ck_assert_uint_eq(count_lines(text), 2);
   char *down_at = strstr(text, "\"action\":\"link-down\""),
@@ -590,6 +596,11 @@ START_TEST(flap_from_host) {
   ck_assert_ptr_nonnull(down_at);
   ck_assert_ptr_nonnull(up_at);
   ck_assert(up_at > down_at); /* up again at the end */
+  json_t *up = parse_json(strchr(down_at, '\n') + 1, "the link-up line");
+  ck_assert_int_eq(jint(up, "refused"), refused);
+  json_decref(up);
+  printf("hostfault: flap at host:1: %lld packets refused by rank 1's kernel while down\n",
+         refused);
   free(text);
   unlink(log);
   json_decref(run);

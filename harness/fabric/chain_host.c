@@ -106,8 +106,44 @@ static int open_host_netlink(jct__chain_t *c, size_t i, char *err, size_t errlen
   return rc < 0 ? rc : 0;
 }
 
+/* Packets the namespace's IP and IPv6 refused for want of a route (Ip:
+ * OutNoRoutes in snmp, Ip6OutNoRoutes in snmp6: what udp_sendmsg and
+ * udpv6_sendmsg count when they return ENETUNREACH), read in the rank's
+ * namespace. */
+static void add_counter(const char *path, const char *row, const char *name, uint64_t *total) {
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  char names[1024], values[1024];
+  if (row) { /* snmp: a row of names, then a row of values */
+    while (fgets(names, sizeof names, f) && fgets(values, sizeof values, f)) {
+      if (strncmp(names, row, strlen(row)) != 0) continue;
+      char *sn, *sv, *n = strtok_r(names, " \n", &sn), *v = strtok_r(values, " \n", &sv);
+      for (; n && v; n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
+        if (strcmp(n, name) == 0) *total += strtoull(v, NULL, 10);
+    }
+  } else { /* snmp6: NAME VALUE lines */
+    size_t len = strlen(name);
+    while (fgets(names, sizeof names, f))
+      if (strncmp(names, name, len) == 0 && (names[len] == ' ' || names[len] == '\t'))
+        *total += strtoull(names + len, NULL, 10);
+  }
+  fclose(f);
+}
+
+static int read_noroutes(void *arg) {
+  add_counter("/proc/thread-self/net/snmp", "Ip:", "OutNoRoutes", arg);
+  add_counter("/proc/thread-self/net/snmp6", NULL, "Ip6OutNoRoutes", arg);
+  return 0;
+}
+
+static uint64_t host_noroutes(const jct__chain_t *c, size_t rank) {
+  uint64_t n = 0;
+  jct_topo_in_rank(c->topo, rank, read_noroutes, &n, NULL, 0);
+  return n;
+}
+
 /* Set the flap's host interface up or down (RTM_NEWLINK, IFF_UP), keeping
- * its down time. */
+ * its down time and what the host's kernel refused to send meanwhile. */
 static int set_host_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
   jct_injector_t *inj = c->inj[i];
   if (!c->host_nl[i] || up == !c->host_down_ns[i]) return 0;
@@ -129,24 +165,32 @@ static int set_host_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
       (rc = jct__link_rank_neighs(c->host_nl[i], rank, ifi->ifi_index, jct_topo_nranks(c->topo),
                                   jct_topo_ipv6(c->topo), err, sizeof err)) < 0)
     return rc;
+  /* Refused while down: counted up to the moment the link comes up. */
+  uint64_t refused = 0, noroutes = host_noroutes(c, rank);
+  if (up) refused = noroutes > c->host_noroutes[i] ? noroutes - c->host_noroutes[i] : 0;
   if ((rc = jct__nl_flush(c->host_nl[i], err, sizeof err)) < 0) {
     fprintf(stderr, "jctlab: injector #%zu: %s\n", i + 1, err);
     return rc;
   }
   if (up) {
     inj->stats.link_down_ns += now_ns > c->host_down_ns[i] ? now_ns - c->host_down_ns[i] : 0;
+    inj->stats.refused += refused;
     c->host_down_ns[i] = 0;
     c->links_down--;
   } else {
     c->host_down_ns[i] = now_ns ? now_ns : 1;
+    c->host_noroutes[i] = noroutes;
     c->links_down++;
   }
-  if (c->log)
+  if (c->log) {
+    char extra[48] = "";
+    if (up) snprintf(extra, sizeof extra, ",\"refused\":%llu", (unsigned long long)refused);
     fprintf(c->log,
             "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"injector\":%u,\"kind\":\"%s\","
-            "\"action\":\"%s\"}\n",
+            "\"action\":\"%s\"%s}\n",
             c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
-            inj->ops->name, up ? "link-up" : "link-down");
+            inj->ops->name, up ? "link-up" : "link-down", extra);
+  }
   return 0;
 }
 
@@ -324,7 +368,9 @@ int jct__chain_hosts_alloc(jct__chain_t *c, size_t n) {
   c->host_fd = malloc((n ? n : 1) * sizeof *c->host_fd);
   c->host_nl = calloc(n ? n : 1, sizeof *c->host_nl);
   c->host_down_ns = calloc(n ? n : 1, sizeof *c->host_down_ns);
-  if (!c->host || !c->host_fd || !c->host_nl || !c->host_down_ns) return JCT_ENOMEM;
+  c->host_noroutes = calloc(n ? n : 1, sizeof *c->host_noroutes);
+  if (!c->host || !c->host_fd || !c->host_nl || !c->host_down_ns || !c->host_noroutes)
+    return JCT_ENOMEM;
   for (size_t i = 0; i < n; i++)
     c->host_fd[i] = -1;
   return 0;
@@ -335,5 +381,7 @@ void jct__chain_hosts_free(jct__chain_t *c) {
   free(c->host_fd);
   free(c->host_nl);
   free(c->host_down_ns);
+  free(c->host_noroutes);
   c->host = NULL, c->host_fd = NULL, c->host_nl = NULL, c->host_down_ns = NULL;
+  c->host_noroutes = NULL;
 }
