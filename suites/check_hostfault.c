@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <signal.h>
@@ -291,6 +292,47 @@ START_TEST(positions_as_the_switch) {
     jct_injector_free(sw);
     jct_injector_free(kinj);
   }
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
+/* delay 5ms at a host: each RoCEv2 packet in the window gets the departure
+ * time now + 5 ms (CLOCK_MONOTONIC, what fq honours), counted as held;
+ * other packets and a baseline leave unstamped; jitter= is refused. */
+START_TEST(delay_stamps_departure) {
+  if (!isolate_or_skip("delay_stamps_departure")) return;
+  jct__hostdrop_t *h = attach_lo();
+  jct_injector_t *inj = configure(h, "delay 5ms at=host:0", true);
+  uint8_t buf[256];
+  size_t n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 7, 4791);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t before = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, t = 0;
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, n, &t), 0);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t after = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  printf("hostfault: delay 5ms: departure %.3f ms after the call began\n",
+         (double)(t - before) / 1e6);
+  ck_assert_uint_ge(t, before + 5000000);
+  ck_assert_uint_le(t, after + 5000000);
+  size_t other = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 8, 4792); /* not RoCEv2 */
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, other, &t), 0);
+  ck_assert_uint_eq(t, 0);
+  struct jct_kdrop_counters k;
+  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
+  ck_assert_uint_eq(k.seen, 1);
+  ck_assert_uint_eq(k.held, 1);
+  ck_assert_uint_eq(k.dropped, 0);
+  jct_injector_free(inj);
+  inj = configure(h, "delay 5ms at=host:0", false); /* a baseline */
+  n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 9, 4791);
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, n, &t), 0);
+  ck_assert_uint_eq(t, 0);
+  jct_injector_free(inj);
+  char err[256] = "";
+  ck_assert_int_eq(jct_injector_new(&inj, "delay 5ms jitter=1ms at=host:0", 1, 0, err, sizeof err),
+                   JCT_EINVAL);
+  ck_assert_msg(strstr(err, "jitter="), "%s", err);
   jct__hostdrop_detach(h, false);
 }
 END_TEST
@@ -730,6 +772,7 @@ Suite *hostfault_suite(void) {
   tcase_add_test(k, random_models_rates_and_seed);
   tcase_add_test(k, targets_as_the_switch);
   tcase_add_test(k, positions_as_the_switch);
+  tcase_add_test(k, delay_stamps_departure);
   suite_add_tcase(s, k);
   TCase *c = tcase_create("cleanup");
   tcase_set_timeout(c, 60);

@@ -201,7 +201,23 @@ int jct__hostdrop_drain(jct__hostdrop_t *h, jct__hostdrop_event_cb cb, void *arg
 int jct__hostdrop_test_run(jct__hostdrop_t *h, const uint8_t *frame, size_t len, bool *dropped) {
   LIBBPF_OPTS(bpf_test_run_opts, ro, .data_in = frame, .data_size_in = (uint32_t)len, .repeat = 1);
   if (bpf_prog_test_run_opts(h->prog_fd, &ro) < 0) return JCT_EIO;
-  *dropped = ro.retval == 2; /* TC_ACT_SHOT */
+  /* TC_ACT_STOLEN loses it; TC_ACT_UNSPEC lets the next filter see it.
+   * Anything else (OK would end the hook's filters) is the program's bug. */
+  if (ro.retval != 4 && ro.retval != (uint32_t)-1) return JCT_EIO;
+  *dropped = ro.retval == 4;
+  return 0;
+}
+
+int jct__hostdrop_test_tstamp(jct__hostdrop_t *h, const uint8_t *frame, size_t len,
+                              uint64_t *tstamp_ns) {
+  struct __sk_buff in, out;
+  memset(&in, 0, sizeof in);
+  memset(&out, 0, sizeof out);
+  LIBBPF_OPTS(bpf_test_run_opts, ro, .data_in = frame, .data_size_in = (uint32_t)len,
+              .ctx_in = &in, .ctx_size_in = sizeof in, .ctx_out = &out,
+              .ctx_size_out = sizeof out, .repeat = 1);
+  if (bpf_prog_test_run_opts(h->prog_fd, &ro) < 0) return JCT_EIO;
+  *tstamp_ns = out.tstamp;
   return 0;
 }
 

@@ -28,7 +28,12 @@ enum {
   JCT_KDROP_GEMODEL,       /* p, r, lose_good, lose_bad */
   JCT_KDROP_4STATE,        /* to4 .. to3 */
   JCT_KDROP_EVERY,         /* every, burst */
-  JCT_KDROP_PSN            /* qp, psn[], tx[], count, retransmissions */
+  JCT_KDROP_PSN,           /* qp, psn[], tx[], count, retransmissions */
+  JCT_KDROP_DELAY          /* delay_ns: no loss; each RoCEv2 packet in the window leaves
+                              delay_ns later, by its earliest-departure-time stamp
+                              (bpf_skb_set_tstamp, CLOCK_MONOTONIC), which the fq qdisc
+                              honours (net/sched/sch_fq.c: time_to_send); without fq
+                              the stamp is ignored */
 };
 
 /* The configuration map's one value. Times are CLOCK_MONOTONIC
@@ -54,6 +59,7 @@ struct jct_kdrop_cfg {
   __u32 msg[JCT_KDROP_MAX_TARGETS];
   __u32 by_msg, any_qp, qp_order;
   __u8 first_op[32]; /* bit (op & 7) of byte op >> 3 */
+  __u64 delay_ns;    /* JCT_KDROP_DELAY */
 };
 
 /* The counters and the loss models' state, one value (behind a
@@ -63,6 +69,7 @@ struct jct_kdrop_counters {
   __u64 seen;        /* RoCEv2 packets offered in the window */
   __u64 dropped;     /* of which lost here */
   __u64 events_lost; /* drops the fault log missed (its ring buffer was full) */
+  __u64 held;        /* JCT_KDROP_DELAY: packets stamped to leave later */
 };
 
 #define JCT_KDROP_MAX_QP_ORDER 16
