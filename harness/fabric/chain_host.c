@@ -53,8 +53,8 @@ static int attach_host(void *arg) {
     int have = jct__qdisc_available(ifindex, "fq", why, sizeof why);
     if (have == 1)
       return jct__errf(a->err, a->errlen, JCT_EINVAL,
-                       "%s: delay at a host is not implemented yet (this kernel has fq: "
-                       "earliest-departure-time stamps would do it); run it on the switch",
+                       "%s: delay at a host runs in the lab's VMs (--transport verbs --lab N); "
+                       "in namespaces not yet, though this kernel has fq; run it on the switch",
                        inj->spec);
     return jct__errf(a->err, a->errlen, JCT_EINVAL,
                      "%s: delay at a host needs the fq qdisc for earliest-departure-time "
@@ -211,11 +211,34 @@ bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port) {
   return false;
 }
 
-int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, size_t errlen) {
+/* An injector at a remote host (a lab VM, whose agent runs it): drop (its
+ * tc-eBPF program) or pause (its frames), on a rank that exists. */
+static int check_remote(const jct__chain_t *c, const jct_injector_t *inj, char *err,
+                        size_t errlen) {
+  if (!inj->ops->kernel && !inj->ops->host_frames)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: in the lab's VMs a host runs drop and delay (its tc-eBPF program) and "
+                     "pause (its frames) only; run %s on the switch",
+                     inj->spec, inj->ops->name);
+  if ((uint32_t)inj->host >= c->nports)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: host:%d does not exist: the ranks are 0 to %u", inj->spec, inj->host,
+                     c->nports - 1);
+  return 0;
+}
+
+int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote, char *err,
+                            size_t errlen) {
   c->topo = topo;
   for (size_t i = 0; i < c->n; i++) {
     const jct_injector_t *inj = c->inj[i];
     if (inj->host < 0) continue;
+    if (remote) {
+      int rc = check_remote(c, inj, err, errlen);
+      if (rc < 0) return rc;
+      c->remote = true;
+      continue;
+    }
     if (!topo)
       return jct__errf(err, errlen, JCT_EINVAL,
                        "%s: at=host: this run has no host jctlab can reach (ranks in namespaces "
@@ -275,14 +298,14 @@ typedef struct {
   const jct_injector_t *inj;
 } event_arg_t;
 
-static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
-  event_arg_t *a = arg;
-  jct__chain_t *c = a->c;
+/* One drop's fault-log line, t from the repetition's start. */
+static void log_event(jct__chain_t *c, const jct_injector_t *inj, const struct jct_kdrop_event *ev,
+                      uint64_t t) {
   char src[INET6_ADDRSTRLEN] = "", dst[INET6_ADDRSTRLEN] = "";
   int af = ev->family == 6 ? AF_INET6 : AF_INET;
   inet_ntop(af, ev->src, src, sizeof src);
   inet_ntop(af, ev->dst, dst, sizeof dst);
-  uint64_t t = ev->t_ns > c->start_mono_ns ? ev->t_ns - c->start_mono_ns : 0;
+  event_arg_t ea = {.c = c, .inj = inj}, *a = &ea;
   fprintf(c->log,
           "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
           "\"kind\":\"%s\",\"action\":\"drop\",\"src\":\"%s\",\"dst\":\"%s\",\"qp\":%u,"
@@ -292,17 +315,35 @@ static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
           ev->retransmission ? "true" : "false");
 }
 
+static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
+  event_arg_t *a = arg;
+  uint64_t t = ev->t_ns > a->c->start_mono_ns ? ev->t_ns - a->c->start_mono_ns : 0;
+  log_event(a->c, a->inj, ev, t);
+}
+
+static void host_stats(jct_injector_t *inj, const struct jct_kdrop_counters *k) {
+  memset(&inj->stats, 0, sizeof inj->stats);
+  inj->stats.seen = inj->stats.matched = k->seen;
+  inj->stats.dropped = k->dropped;
+  inj->stats.held = k->held;
+}
+
+void jct__chain_host_result(jct__chain_t *c, size_t i, const jct_injector_stats_t *st) {
+  if (i < c->n) c->inj[i]->stats = *st;
+}
+
+void jct__chain_host_event(jct__chain_t *c, size_t i, const struct jct_kdrop_event *ev,
+                           uint64_t t_ns) {
+  if (i < c->n && c->log) log_event(c, c->inj[i], ev, t_ns);
+}
+
 void jct__chain_collect(jct__chain_t *c) {
   jct__chain_hosts_links_up(c, c->last_ns); /* the link is up when a repetition ends */
   for (size_t i = 0; c->host && i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
     if (!c->host[i]) continue; /* a pause's counters are its own (generated) */
     struct jct_kdrop_counters k;
-    if (jct__hostdrop_counters(c->host[i], &k) == 0) {
-      memset(&inj->stats, 0, sizeof inj->stats);
-      inj->stats.seen = inj->stats.matched = k.seen;
-      inj->stats.dropped = k.dropped;
-    }
+    if (jct__hostdrop_counters(c->host[i], &k) == 0) host_stats(inj, &k);
     event_arg_t a = {.c = c, .inj = inj};
     if (c->log) jct__hostdrop_drain(c->host[i], log_host_event, &a);
   }

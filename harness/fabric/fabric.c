@@ -509,7 +509,8 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     jct__errf(err, errlen, rc, "cannot put the injectors on the switch");
     goto fail;
   }
-  if (opts->chain && (rc = jct__chain_attach_hosts(opts->chain, f->topo, err, errlen))) goto fail;
+  if (opts->chain && (rc = jct__chain_attach_hosts(opts->chain, opts->remote_hosts ? NULL : f->topo,
+                                                          opts->remote_hosts, err, errlen))) goto fail;
   *out = f;
   return 0;
 fail:
