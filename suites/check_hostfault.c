@@ -243,18 +243,18 @@ START_TEST(positions_as_the_switch) {
       "drop pkt=1:2 qp=0x101 at=host:0",
       "drop pkt=0:1,1:2@2 qp=0x101 at=host:0",
       "drop pkt=2:1,2:1@2 qp=0x102 at=host:0",
-      "drop pkt=1:0,1:0@2 at=host:0",       /* the first QP to start: 0x102 */
+      "drop pkt=1:0,1:0@2 at=host:0",          /* the first QP to start: 0x102 */
       "drop pkt=0:3,2:1 qp-order=1 at=host:0", /* the second: 0x101 */
-      "drop pkt=4:0 qp=0x101 at=host:0",     /* a message that never starts: nothing */
+      "drop pkt=4:0 qp=0x101 at=host:0",       /* a message that never starts: nothing */
   };
   /* (QP, PSN): 0x102 0..3, 0x101 0..7, 0x101 go-back 5..7, 0x102 4..11,
    * 0x101 8..11, 0x101 go-backs 9..11 twice, 0x102 go-back 4..11. */
   static const uint16_t seq[][2] = {
-      {2, 0},  {2, 1},  {2, 2},  {2, 3},  {1, 0},  {1, 1},  {1, 2},  {1, 3},  {1, 4},
-      {1, 5},  {1, 6},  {1, 7},  {1, 5},  {1, 6},  {1, 7},  {2, 4},  {2, 5},  {2, 6},
-      {2, 7},  {2, 8},  {2, 9},  {2, 10}, {2, 11}, {1, 8},  {1, 9},  {1, 10}, {1, 11},
-      {1, 9},  {1, 10}, {1, 11}, {1, 9},  {1, 10}, {1, 11}, {2, 4},  {2, 5},  {2, 6},
-      {2, 7},  {2, 8},  {2, 9},  {2, 10}, {2, 11}, {1, 12}, {1, 13}};
+      {2, 0}, {2, 1},  {2, 2},  {2, 3},  {1, 0},  {1, 1},  {1, 2}, {1, 3},  {1, 4},
+      {1, 5}, {1, 6},  {1, 7},  {1, 5},  {1, 6},  {1, 7},  {2, 4}, {2, 5},  {2, 6},
+      {2, 7}, {2, 8},  {2, 9},  {2, 10}, {2, 11}, {1, 8},  {1, 9}, {1, 10}, {1, 11},
+      {1, 9}, {1, 10}, {1, 11}, {1, 9},  {1, 10}, {1, 11}, {2, 4}, {2, 5},  {2, 6},
+      {2, 7}, {2, 8},  {2, 9},  {2, 10}, {2, 11}, {1, 12}, {1, 13}};
   static const uint8_t ops[4] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
                                  JCT_OP_RC_RDMA_WRITE_MIDDLE, JCT_OP_RC_RDMA_WRITE_LAST};
   const size_t n = sizeof seq / sizeof *seq;
@@ -464,7 +464,8 @@ END_TEST
 START_TEST(position_drop_host_as_switch) {
   if (!root_or_skip("position_drop_host_as_switch")) return;
   static const char *const specs[] = {
-      "drop pkt=1:5 qp=" CONN1_QP " at=host:1", "drop pkt=1:5 qp=" CONN1_QP " port=1 dir=in",
+      "drop pkt=1:5 qp=" CONN1_QP " at=host:1",
+      "drop pkt=1:5 qp=" CONN1_QP " port=1 dir=in",
       "drop pkt=1:5 qp-order=1 at=host:1",
   };
   long long psn[3];
@@ -481,8 +482,8 @@ START_TEST(position_drop_host_as_switch) {
     json_t *l = parse_json(text, "the fault log's line");
     ck_assert_int_eq(jint(l, "qp"), 0x103);
     psn[i] = jint(l, "psn");
-    printf("hostfault: %s: PSN %lld (first %u + %lld) lost, 1 NAK, no timeout\n", specs[i],
-           psn[i], CONN1_PSN0, psn[i] - CONN1_PSN0);
+    printf("hostfault: %s: PSN %lld (first %u + %lld) lost, 1 NAK, no timeout\n", specs[i], psn[i],
+           CONN1_PSN0, psn[i] - CONN1_PSN0);
     json_decref(l);
     free(text);
     unlink(log);

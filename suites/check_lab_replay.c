@@ -217,6 +217,32 @@ START_TEST(scenario_on_the_lab) {
 }
 END_TEST
 
+/* A 2-VM ring of 256 KiB at 5 Mbit/s (a packet takes 6.7 ms, more than a
+ * loaded machine's loop lateness; --timeout 18, 1.07 s, outlasts rxe's NIC
+ * queue, lab_up), 3 repetitions a side, with the injectors of inject
+ * (NULL-terminated) and a fault log when log is not NULL: its one case,
+ * valid (the document in *doc, to be freed). */
+static json_t *host_case(const char *const *inject, const char *log, json_t **doc) {
+  char js[256];
+  craft_tmpname(js, sizeof js, ".json");
+  char *argv[32] = {JCT_BINARY, "replay", "--lab",  "2", "--synth",   "ring", "--bytes", "256KiB",
+                    "--rate",   "5mbit",  "--reps", "3", "--timeout", "18",   "--json",  js};
+  size_t n = 16;
+  for (; *inject && n < 28; inject++)
+    argv[n++] = "--inject", argv[n++] = (char *)*inject;
+  if (log) argv[n++] = "--fault-log", argv[n++] = (char *)log;
+  argv[n] = NULL;
+  result_t r;
+  *doc = run_retrying(argv, js, &r);
+  unlink(js);
+  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  result_free(&r);
+  json_t *c = jget(*doc, "cases.0");
+  ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "invalid: %s",
+                json_string_value(json_object_get(c, "invalid_why")));
+  return c;
+}
+
 /* Faults at a host in the lab (issue 14): drop at=host:1 runs as the
  * tc-eBPF program on the egress of rank 1's VM's eth0, loaded by its agent,
  * where rxe's packets cross the VM's kernel. A targeted drop, the 4th
@@ -229,26 +255,15 @@ END_TEST
  * stamped to leave 20 ms later, which the fq qdisc the agent put under its
  * shaper honours: the job takes at least 20 ms longer (a step of the ring
  * waits on rank 1's data; its ACKs come 20 ms later too, so rxe's window
- * stalls: seen +107 and +276 ms), and without fq the stamps would cost
+ * stalls: seen +107 to +525 ms), and without fq the stamps would cost
  * nothing; the delay loses nothing (the NAKs are the drop's). */
 START_TEST(host_drop_in_the_vm) {
   if (lab_skipped()) return;
-  char js[256], log[256];
-  craft_tmpname(js, sizeof js, ".json");
+  char log[256];
   craft_tmpname(log, sizeof log, ".log");
-  char *argv[] = {JCT_BINARY,  "replay",    "--lab",       "2",
-                  "--synth",   "ring",      "--bytes",     "256KiB",
-                  "--rate",    "5mbit",     "--reps",      "3",
-                  "--timeout", "18",        "--inject",    "drop pkt=0:3 qp-order=1 at=host:1",
-                  "--inject",  "delay 20ms at=host:1", "--json",   js,
-                  "--fault-log", log,       NULL};
-  result_t r;
-  json_t *doc = run_retrying(argv, js, &r);
-  unlink(js);
-  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-  json_t *c = jget(doc, "cases.0");
-  ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "invalid: %s",
-                json_string_value(json_object_get(c, "invalid_why")));
+  static const char *const inject[] = {"drop pkt=0:3 qp-order=1 at=host:1", "delay 20ms at=host:1",
+                                       NULL};
+  json_t *doc, *c = host_case(inject, log, &doc);
   printf("lab_replay: drop at host:1 in the VM: %lld dropped, rcvd_seq_err %lld, "
          "out_of_seq_request %lld, %lld timeouts\n",
          (long long)jint(c, "drops.injectors.0.dropped"),
@@ -283,38 +298,28 @@ START_TEST(host_drop_in_the_vm) {
   free(text);
   unlink(log);
   json_decref(doc);
-  result_free(&r);
 }
 END_TEST
 
 /* A PFC storm from rank 1's VM (pause at=host:1: its agent runs the storm
  * on its own clock and sends the 802.1Qbb frames from eth0 on an AF_PACKET
- * socket): quanta 500 at 5 Mbit/s last 51.2 ms, link=5mbit
- * refreshes them every 25.6 ms for 100 ms (4 frames) from 50 ms. The
- * switch receives every frame on rank 1's port and keeps its egress toward
- * rank 1 paused about 3 * 25.6 + 51.2 = 128 ms a repetition; the job
- * takes about that much longer than the baseline (seen: paused 115.3 ms,
- * +173.6 ms). 5 Mbit/s: a packet
- * takes 6.7 ms, more than a loaded machine's loop lateness; --timeout 18
- * (1.07 s): rxe's timers outlast the pause and its NIC queue (lab_up). */
+ * socket): quanta 1000 at 5 Mbit/s last 102.4 ms, link=5mbit refreshes
+ * them every 51.2 ms for 300 ms (6 frames) from 50 ms, as the hostfault
+ * suite's storm from a namespace. The switch receives every frame on rank
+ * 1's port and keeps its egress toward rank 1 paused about 5 * 51.2 +
+ * 102.4 = 358.4 ms a repetition; the job takes about that much longer than
+ * the baseline. A shorter storm (128 ms) drowned in the lab's noise: the
+ * medians of 3 repetitions moved by 100 ms on a loaded machine, and a
+ * late timer in a TCG VM let a 51.2 ms pause lapse. --timeout 18 (1.07 s):
+ * rxe's timers outlast the pause. */
 START_TEST(storm_from_the_vm) {
   if (lab_skipped()) return;
-  char js[256];
-  craft_tmpname(js, sizeof js, ".json");
-  char *argv[] = {JCT_BINARY, "replay",   "--lab",   "2",       "--synth",  "ring", "--bytes",
-                  "256KiB",   "--rate",   "5mbit",   "--reps",  "3",        "--timeout", "18",
-                  "--inject", "pause prio=3 quanta=500 link=5mbit for=100ms at=50ms at=host:1",
-                  "--json",   js,         NULL};
-  result_t r;
-  json_t *doc = run_retrying(argv, js, &r);
-  unlink(js);
-  ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-  json_t *c = jget(doc, "cases.0");
-  ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "invalid: %s",
-                json_string_value(json_object_get(c, "invalid_why")));
+  static const char *const inject[] = {
+      "pause prio=3 quanta=1000 link=5mbit for=300ms at=50ms at=host:1", NULL};
+  json_t *doc, *c = host_case(inject, NULL, &doc);
   long long sent = jint(c, "drops.injectors.0.generated"),
             got = jint(c, "drops.fabric.pfc_xoff_received");
-  double paused = (double)jint(c, "paused_ns") / 3, expect = 3 * 25.6e6 + 51.2e6;
+  double paused = (double)jint(c, "paused_ns") / 3, expect = 5 * 51.2e6 + 102.4e6;
   double base = (double)jint(c, "baseline.median_jct_ns"),
          storm = (double)jint(c, "faulted.median_jct_ns");
   printf("lab_replay: storm from rank 1's VM: %lld PFC frames sent, %lld received by the switch, "
@@ -323,18 +328,16 @@ START_TEST(storm_from_the_vm) {
          sent, got, paused / 1e6, expect / 1e6, storm / 1e6, base / 1e6, (storm - base) / 1e6,
          (storm - base) / paused);
   fflush(stdout);
-  ck_assert_int_eq(sent, 3 * 4);
+  ck_assert_int_eq(sent, 3 * 6);
   ck_assert_int_eq(got, sent);
   ck_assert_int_eq(jint(c, "drops.fabric.pfc_watchdog"), 0);
-  /* The frames leave on the VM's timer (TCG: a few ms late at worst). */
-  ck_assert_msg(fabs(paused - expect) <= 0.1 * expect, "paused %.1f ms a repetition, not %.1f",
+  /* The frames leave on the VM's timer, late by up to tens of ms in TCG
+   * on a loaded machine: within 15%. */
+  ck_assert_msg(fabs(paused - expect) <= 0.15 * expect, "paused %.1f ms a repetition, not %.1f",
                 paused / 1e6, expect / 1e6);
-  /* The medians of 3 lab repetitions move by tens of ms on a loaded
-   * machine (baselines seen from 464 to 652 ms): within half and twice. */
-  ck_assert_msg((storm - base) >= 0.5 * paused && (storm - base) <= 2 * paused,
+  ck_assert_msg((storm - base) >= 0.5 * paused && (storm - base) <= 1.5 * paused,
                 "JCT grew %.1f ms for %.1f ms paused", (storm - base) / 1e6, paused / 1e6);
   json_decref(doc);
-  result_free(&r);
 }
 END_TEST
 

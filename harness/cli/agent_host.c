@@ -37,7 +37,7 @@ struct jct__agent_host {
   uint64_t start_ns; /* the repetition's, CLOCK_MONOTONIC */
   int ifindex;
   uint32_t fq_parent; /* where fq went (a delay's): tbf's class 1:1, or the root; 0: none */
-  json_t *drops;     /* while draining */
+  json_t *drops;      /* while draining */
   /* pause: its storm timed here, on the agent's clock, its frames sent
    * from the interface on a packet socket. */
   jct_clock_t *clock;
@@ -115,8 +115,7 @@ static int add_one(jct__agent_host_t *h, const json_t *e, int ifindex, const cha
   struct jct_kdrop_cfg cfg;
   if (!d->inj->ops->kernel || (rc = d->inj->ops->kernel(d->inj, &cfg, err, errlen)) < 0)
     return rc < 0 ? rc
-                  : jct__errf(err, errlen, JCT_EINVAL, "%s: not a kind a host's kernel runs",
-                              spec);
+                  : jct__errf(err, errlen, JCT_EINVAL, "%s: not a kind a host's kernel runs", spec);
   char label[160];
   snprintf(label, sizeof label, "%s (%s)", spec, netdev);
   return jct__hostdrop_attach(&d->prog, ifindex, d->index + 1, label, err, errlen);
@@ -188,8 +187,7 @@ static void on_storm_timer(jct_timer_t *t, uint64_t now_ns) {
   if (h->storming && next != UINT64_MAX) jct_timer_start(h->clock, &h->timer, next, on_storm_timer);
 }
 
-int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns,
-                          uint64_t clock_ns) {
+int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns, uint64_t clock_ns) {
   if (!h) return 0;
   h->start_ns = now_ns;
   jct_timer_stop(h->clock, &h->timer);
@@ -226,9 +224,9 @@ static void on_drop(const struct jct_kdrop_event *ev, void *arg) {
   inet_ntop(af, ev->src, src, sizeof src);
   inet_ntop(af, ev->dst, dst, sizeof dst);
   json_int_t t = ev->t_ns > h->start_ns ? (json_int_t)(ev->t_ns - h->start_ns) : 0;
-  json_array_append_new(h->drops, json_pack("[I,I,I,i,b,i,s,s]", t, (json_int_t)ev->qp,
-                                            (json_int_t)ev->psn, ev->opcode,
-                                            ev->retransmission, ev->family, src, dst));
+  json_array_append_new(h->drops,
+                        json_pack("[I,I,I,i,b,i,s,s]", t, (json_int_t)ev->qp, (json_int_t)ev->psn,
+                                  ev->opcode, ev->retransmission, ev->family, src, dst));
 }
 
 json_t *jct__agent_host_done(jct__agent_host_t *h) {
@@ -240,22 +238,21 @@ json_t *jct__agent_host_done(jct__agent_host_t *h) {
   for (uint32_t i = 0; h && i < h->n; i++) {
     if (!h->d[i].prog) { /* pause: what it generated and what left */
       const jct_injector_stats_t *st = &h->d[i].inj->stats;
-      json_array_append_new(all, json_pack("{s:I,s:I,s:I,s:I,s:[]}", "index",
-                                           (json_int_t)h->d[i].index, "generated",
-                                           (json_int_t)st->generated, "dropped",
-                                           (json_int_t)st->dropped, "seen", (json_int_t)0,
-                                           "drops"));
+      json_array_append_new(all,
+                            json_pack("{s:I,s:I,s:I,s:I,s:[]}", "index", (json_int_t)h->d[i].index,
+                                      "generated", (json_int_t)st->generated, "dropped",
+                                      (json_int_t)st->dropped, "seen", (json_int_t)0, "drops"));
       continue;
     }
     struct jct_kdrop_counters k = {0};
     jct__hostdrop_counters(h->d[i].prog, &k);
     h->drops = json_array();
     jct__hostdrop_drain(h->d[i].prog, on_drop, h);
-    json_array_append_new(all, json_pack("{s:I,s:I,s:I,s:I,s:I,s:o}", "index",
-                                         (json_int_t)h->d[i].index, "seen", (json_int_t)k.seen,
-                                         "dropped", (json_int_t)k.dropped, "held",
-                                         (json_int_t)k.held, "events_lost",
-                                         (json_int_t)k.events_lost, "drops", h->drops));
+    json_array_append_new(all,
+                          json_pack("{s:I,s:I,s:I,s:I,s:I,s:o}", "index", (json_int_t)h->d[i].index,
+                                    "seen", (json_int_t)k.seen, "dropped", (json_int_t)k.dropped,
+                                    "held", (json_int_t)k.held, "events_lost",
+                                    (json_int_t)k.events_lost, "drops", h->drops));
     h->drops = NULL;
   }
   return all;

@@ -34,18 +34,17 @@ typedef struct jct__agent_host jct__agent_host_t;
 
 /* Attach the programs list names on netdev; with a delay among them, put
  * the fq qdisc under the agent's shaper (shaped: its tbf 1:, class 1:1) or
- * as the root, restored (pfifo there, or the default root) when freed. list NULL or empty: *out NULL,
- * 0. Errors: JCT_EINVAL (a spec that does not parse, another seed, a
- * missing device, no fq for a delay), JCT_EIO (the kernel refused the program), JCT_ENOMEM;
- * err says which injector and why; nothing stays attached. */
+ * as the root, restored (pfifo there, or the default root) when freed. list NULL or empty: *out
+ * NULL, 0. Errors: JCT_EINVAL (a spec that does not parse, another seed, a missing device, no fq
+ * for a delay), JCT_EIO (the kernel refused the program), JCT_ENOMEM; err says which injector and
+ * why; nothing stays attached. */
 int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char *netdev,
                         bool shaped, jct_clock_t *clock, char *err, size_t errlen);
 
 /* A repetition starts now (CLOCK_MONOTONIC now_ns, the programs' clock;
  * clock_ns, the agent's clock's, the storms'); faulted false: a baseline,
  * every packet passes uncounted and no storm runs. Returns 0 or JCT_EIO. */
-int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns,
-                          uint64_t clock_ns);
+int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns, uint64_t clock_ns);
 
 /* The repetition's counters and drops, as the done message's "host_drops"
  * (a new reference; an empty array when h is NULL); a storm stops. */

@@ -221,9 +221,8 @@ static int check_remote(const jct__chain_t *c, const jct_injector_t *inj, char *
                      "pause (its frames) only; run %s on the switch",
                      inj->spec, inj->ops->name);
   if ((uint32_t)inj->host >= c->nports)
-    return jct__errf(err, errlen, JCT_EINVAL,
-                     "%s: host:%d does not exist: the ranks are 0 to %u", inj->spec, inj->host,
-                     c->nports - 1);
+    return jct__errf(err, errlen, JCT_EINVAL, "%s: host:%d does not exist: the ranks are 0 to %u",
+                     inj->spec, inj->host, c->nports - 1);
   return 0;
 }
 

@@ -510,7 +510,8 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     goto fail;
   }
   if (opts->chain && (rc = jct__chain_attach_hosts(opts->chain, opts->remote_hosts ? NULL : f->topo,
-                                                          opts->remote_hosts, err, errlen))) goto fail;
+                                                   opts->remote_hosts, err, errlen)))
+    goto fail;
   *out = f;
   return 0;
 fail:

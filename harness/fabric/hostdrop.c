@@ -213,9 +213,8 @@ int jct__hostdrop_test_tstamp(jct__hostdrop_t *h, const uint8_t *frame, size_t l
   struct __sk_buff in, out;
   memset(&in, 0, sizeof in);
   memset(&out, 0, sizeof out);
-  LIBBPF_OPTS(bpf_test_run_opts, ro, .data_in = frame, .data_size_in = (uint32_t)len,
-              .ctx_in = &in, .ctx_size_in = sizeof in, .ctx_out = &out,
-              .ctx_size_out = sizeof out, .repeat = 1);
+  LIBBPF_OPTS(bpf_test_run_opts, ro, .data_in = frame, .data_size_in = (uint32_t)len, .ctx_in = &in,
+              .ctx_size_in = sizeof in, .ctx_out = &out, .ctx_size_out = sizeof out, .repeat = 1);
   if (bpf_prog_test_run_opts(h->prog_fd, &ro) < 0) return JCT_EIO;
   *tstamp_ns = out.tstamp;
   return 0;

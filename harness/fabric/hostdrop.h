@@ -54,7 +54,8 @@ int jct__hostdrop_drain(jct__hostdrop_t *h, jct__hostdrop_event_cb cb, void *arg
 
 /* Run the loaded program on one Ethernet frame as the kernel would on
  * egress (BPF_PROG_TEST_RUN), for tests: *dropped is whether it returned
- * TC_ACT_STOLEN (its way of losing a packet). Its maps change as on a real packet. Returns 0 or JCT_EIO. */
+ * TC_ACT_STOLEN (its way of losing a packet). Its maps change as on a real packet. Returns 0 or
+ * JCT_EIO. */
 int jct__hostdrop_test_run(jct__hostdrop_t *h, const uint8_t *frame, size_t len, bool *dropped);
 
 /* The same, returning the departure time the program stamped on the

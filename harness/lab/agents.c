@@ -255,7 +255,7 @@ int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agen
                           (json_int_t)o->rate_bps, "mtu", (json_int_t)o->mtu, "addrs", addrs);
     json_t *hd = NULL;
     for (uint32_t k = 0; m && k < o->nhost_drops; k++) {
-      const struct jct__agents_host_drop *d = &o->host_drops[k];
+      const jct__agents_host_drop_t *d = &o->host_drops[k];
       if (d->rank != i) continue;
       if (!hd) json_object_set_new(m, "host_drops", hd = json_array());
       json_array_append_new(hd, json_pack("{s:I,s:s,s:I,s:I}", "index", (json_int_t)d->index,

@@ -54,6 +54,13 @@ int jct__agents_new(jct__agents_t **out, uv_loop_t *loop, uint32_t n, const int 
 
 /* The phases. hello: wait for every agent's hello. */
 void jct__agents_expect_hello(jct__agents_t *a);
+/* An injector at=host:RANK, for its rank's agent to run. */
+typedef struct {
+  uint32_t rank, index; /* index: in the run's injector chain */
+  const char *spec;
+  uint64_t run_seed, seed; /* the agent makes it from spec, run_seed, index: seed */
+} jct__agents_host_drop_t;
+
 typedef struct {
   uint8_t timeout, retry_cnt, tos; /* the QPs' (ack timeout exponent, retries, IP TOS) */
   uint32_t slots;                  /* CTS announced ahead per connection */
@@ -63,12 +70,8 @@ typedef struct {
    * the schedule's compute gaps go to them multiplied by tdf and the op
    * times they report come back divided by it (1: none). */
   double tdf;
-  /* Drop injectors at=host:RANK, each to its rank's agent. */
-  const struct jct__agents_host_drop {
-    uint32_t rank, index; /* index: in the run's injector chain */
-    const char *spec;
-    uint64_t run_seed, seed; /* the agent makes it from spec, run_seed, index: seed */
-  } *host_drops;
+  /* The injectors at=host:RANK, each to its rank's agent. */
+  const jct__agents_host_drop_t *host_drops;
   uint32_t nhost_drops;
 } jct__agents_setup_t;
 int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agents_setup_t *o);

@@ -199,16 +199,16 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   jct_run_dilation_t dil;
   jct_run_dilation(o, &dil);
   /* The chain's injectors at=host:RANK go to their ranks' agents. */
-  struct jct__agents_host_drop hd[JCT_RUN_MAX_INJECTORS];
+  jct__agents_host_drop_t hd[JCT_RUN_MAX_INJECTORS];
   uint32_t nhd = 0;
   for (size_t i = 0; v->chain && i < jct__chain_len(v->chain) && nhd < JCT_RUN_MAX_INJECTORS; i++) {
     const jct_injector_t *inj = jct__chain_get(v->chain, i);
     if (inj->host >= 0)
-      hd[nhd++] = (struct jct__agents_host_drop){.rank = (uint32_t)inj->host,
-                                                 .index = (uint32_t)i,
-                                                 .spec = inj->spec,
-                                                 .run_seed = o->seed,
-                                                 .seed = inj->seed};
+      hd[nhd++] = (jct__agents_host_drop_t){.rank = (uint32_t)inj->host,
+                                            .index = (uint32_t)i,
+                                            .spec = inj->spec,
+                                            .run_seed = o->seed,
+                                            .seed = inj->seed};
   }
   jct__agents_setup_t so = {.host_drops = hd,
                             .nhost_drops = nhd,
@@ -269,12 +269,11 @@ static void host_results(verbs_t *v) {
       st.matched = st.seen;
       jct__chain_host_result(v->chain, i, &st);
       json_array_foreach(json_object_get(e, "drops"), j, d) {
-        struct jct_kdrop_event ev = {
-            .qp = (uint32_t)json_integer_value(json_array_get(d, 1)),
-            .psn = (uint32_t)json_integer_value(json_array_get(d, 2)),
-            .opcode = (uint8_t)json_integer_value(json_array_get(d, 3)),
-            .retransmission = json_is_true(json_array_get(d, 4)),
-            .family = (uint8_t)json_integer_value(json_array_get(d, 5))};
+        struct jct_kdrop_event ev = {.qp = (uint32_t)json_integer_value(json_array_get(d, 1)),
+                                     .psn = (uint32_t)json_integer_value(json_array_get(d, 2)),
+                                     .opcode = (uint8_t)json_integer_value(json_array_get(d, 3)),
+                                     .retransmission = json_is_true(json_array_get(d, 4)),
+                                     .family = (uint8_t)json_integer_value(json_array_get(d, 5))};
         int af = ev.family == 6 ? AF_INET6 : AF_INET;
         const char *src = json_string_value(json_array_get(d, 6)),
                    *dst = json_string_value(json_array_get(d, 7));

@@ -410,7 +410,8 @@ int jct_hostdrop(struct __sk_buff *skb) {
       mine = target_qp(c, &v->s, qp, opcode, retx, &pos);
       bpf_spin_unlock(&v->lock);
       /* A position's first transmission: its targets become the PSN's. */
-      struct jct_kdrop_pos *at = mine && pos != ~0ull ? bpf_map_lookup_elem(&jct_positions, &pos) : 0;
+      struct jct_kdrop_pos *at =
+          mine && pos != ~0ull ? bpf_map_lookup_elem(&jct_positions, &pos) : 0;
       if (at) {
         struct jct_kdrop_target nt;
         __builtin_memset(&nt, 0, sizeof nt);
