@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     jct__agents_connect(a);
     break;
   case 2:
-    jct__agents_run(a, 1);
+    jct__agents_run(a, 1, data[0] & 1);
     break;
   default:
     jct__agents_quit(a);

@@ -47,9 +47,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/errf.h"
 #include "common/rng.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
+#include "jctlab/kdrop.h"
 
 #define MAX_DELAY_NS 100000000000ull /* 100 s */
 #define TABLE_MIN (-4.0)             /* netem's int16 table, in units of sigma */
@@ -175,10 +177,28 @@ static jct_verdict_t delay_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
   return JCT_HOLD;
 }
 
+/* at=host: a constant delay as the kernel program's departure-time stamp
+ * (jctlab/kdrop.h, JCT_KDROP_DELAY); jitter and correlation are drawn here,
+ * not there. */
+static int delay_kernel(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, char *err,
+                        size_t errlen) {
+  const delay_t *d = inj->priv;
+  if (d->sigma_ns)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: jitter= cannot run at a host (its kernel program stamps one constant "
+                     "delay); run it on the switch",
+                     inj->spec);
+  memset(cfg, 0, sizeof *cfg);
+  cfg->mode = JCT_KDROP_DELAY;
+  cfg->delay_ns = d->mu_ns;
+  return 0;
+}
+
 const struct jct_injector_ops jct_delay_ops = {
     .name = "delay",
     .usage = "delay TIME [jitter=TIME] [dist=uniform|normal|pareto|paretonormal] [corr=P]",
     .priv_size = sizeof(delay_t),
     .init = delay_init,
     .process = delay_process,
+    .kernel = delay_kernel,
 };

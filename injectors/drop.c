@@ -609,9 +609,9 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
   return 0;
 }
 
-/* at=host: the same decision for the kernel program (jctlab/kdrop.h).
- * pkt=, qp-order= and psn= without qp= count messages and QPs in ways the
- * program does not; p= draws from one stream there, not by packet. */
+/* at=host: the same decision for the kernel program (jctlab/kdrop.h),
+ * every kind the switch runs: the program counts pkt= positions and finds
+ * qp-order='s QP as this file does. */
 static int drop_kernel(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, char *err,
                        size_t errlen) {
   const drop_t *d = inj->priv;
@@ -636,25 +636,27 @@ static int drop_kernel(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, cha
     cfg->every = d->every;
     break;
   case MODE_PSN:
-    if (d->by_msg || d->any_qp)
-      return jct__errf(err, errlen, JCT_EINVAL,
-                       "%s: pkt= and qp-order= cannot run at a host (the kernel program targets "
-                       "psn= of one qp=)",
-                       inj->spec);
     cfg->mode = JCT_KDROP_PSN;
     cfg->qp = d->qp;
+    cfg->by_msg = d->by_msg;
+    cfg->any_qp = d->any_qp;
+    cfg->qp_order = d->qp_order;
+    for (unsigned op = 0; op < 256; op++) { /* where a message begins, as first_transmission */
+      const struct jct_opcode_info *info = jct_opcode_info((uint8_t)op);
+      if (info && info->pos & JCT_POS_FIRST) cfg->first_op[op >> 3] |= (uint8_t)(1u << (op & 7));
+    }
     cfg->count = d->count;
     cfg->retransmissions = d->retransmissions;
     cfg->ntargets = d->npsn;
     for (uint32_t i = 0; i < d->npsn; i++) {
-      cfg->psn[i] = d->psn[i], cfg->tx[i] = d->tx[i];
+      cfg->psn[i] = d->psn[i], cfg->tx[i] = d->tx[i], cfg->msg[i] = d->msg_of[i];
       uint32_t same = 0;
       for (uint32_t j = 0; j <= i; j++)
-        same += d->psn[j] == d->psn[i];
+        same += d->psn[j] == d->psn[i] && d->msg_of[j] == d->msg_of[i];
       if (same > JCT_KDROP_TX_PER_PSN)
         return jct__errf(err, errlen, JCT_EINVAL,
-                         "%s: at a host one PSN takes at most %d targets (psn %u has more)",
-                         inj->spec, JCT_KDROP_TX_PER_PSN, d->psn[i]);
+                         "%s: at a host one packet takes at most %d targets (%s %u has more)",
+                         inj->spec, JCT_KDROP_TX_PER_PSN, d->by_msg ? "pkt" : "psn", d->psn[i]);
     }
     break;
   }

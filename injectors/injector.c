@@ -208,12 +208,11 @@ static void injector_destroy(injector_box_t *box) {
 }
 
 /* at=host: the kind must have a kernel program, and that program must do
- * what the spec asks (drop pkt= it does not), or send its frames from the
- * host (pause). delay is refused later, by the harness, which can ask the
- * host's kernel for fq. */
+ * what the spec asks (delay without jitter=), or send its frames from the
+ * host (pause), or set its link (flap). Whether the host's kernel has fq,
+ * which delay needs, the harness asks it. */
 static int check_host(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
-  if (strcmp(inj->ops->name, "delay") == 0 || inj->ops->host_frames || inj->ops->host_link)
-    return 0;
+  if (inj->ops->host_frames || inj->ops->host_link) return 0;
   if (!inj->ops->kernel)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "%s: %s cannot run at a host: drop runs in a host's kernel (tc-eBPF), "

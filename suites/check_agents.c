@@ -100,7 +100,7 @@ START_TEST(a_run_round_trip) {
   spin(&r);
   ck_assert(!jct__agents_waiting(r.a));
   uint64_t before = jct_now_ns();
-  ck_assert_int_eq(jct__agents_run(r.a, 7), 0);
+  ck_assert_int_eq(jct__agents_run(r.a, 7, true), 0);
   uint64_t after = jct_now_ns();
   say(&r, 0,
       "{\"msg\":\"done\",\"rep\":7,\"ops\":[[0,5,10,0],[1,0,0,2000]],\"counters\":"
@@ -124,7 +124,7 @@ START_TEST(a_run_round_trip) {
   ck_assert_uint_eq(jct_dev_counters_get(&c, "rcvd_seq_err"), 3);
   ck_assert_uint_eq(jct_dev_counters_get(&c, "sent_pkts"), 9);
   /* An op outside the schedule is refused. */
-  ck_assert_int_eq(jct__agents_run(r.a, 8), 0);
+  ck_assert_int_eq(jct__agents_run(r.a, 8, false), 0);
   say(&r, 0, "{\"msg\":\"done\",\"rep\":8,\"ops\":[[99,1,1,1]]}\n");
   say(&r, 1, "{\"msg\":\"done\",\"rep\":8,\"ops\":[]}\n");
   spin(&r);

@@ -7,7 +7,8 @@
  *            targets (@T, count=) and Bernoulli's packet-keyed draws decide
  *            frame by frame as the switch's drop injector does on the same
  *            sequence (go-back copies and ACKs in it), non-RoCE frames and
- *            baseline repetitions pass uncounted.
+ *            baseline repetitions pass uncounted; pkt= positions and
+ *            qp-order='s QP found as the switch finds them.
  *   cleanup: attach and detach on a veth leave it as found: no filter, and
  *            the clsact qdisc gone when jctlab made it, kept when it was
  *            there before.
@@ -17,7 +18,8 @@
  *            degradation within the interval; a PFC storm sent from a
  *            rank's interface is received and paused on by the switch, and
  *            the job takes about the paused time longer; a flap of a
- *            rank's interface counts its down time, retransmit timeouts
+ *            rank's interface counts its down time and what the rank's
+ *            kernel refused to send meanwhile, retransmit timeouts
  *            follow and the link is up at the end; bad input exits
  *            2; killed runs leave no program in the kernel.
  * Needs root (CAP_BPF, CAP_NET_ADMIN in the initial user namespace): the
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <signal.h>
@@ -230,6 +233,110 @@ START_TEST(targets_as_the_switch) {
 }
 END_TEST
 
+/* pkt= and qp-order=: targets by their position in a message, on a QP
+ * named or found in the order QPs start, decided by the program as by the
+ * switch's drop injector on the same sequence: two QPs' messages of 4
+ * packets (WRITE FIRST, MIDDLE, MIDDLE, LAST), go-backs on both. */
+START_TEST(positions_as_the_switch) {
+  if (!isolate_or_skip("positions_as_the_switch")) return;
+  static const char *const specs[] = {
+      "drop pkt=1:2 qp=0x101 at=host:0",
+      "drop pkt=0:1,1:2@2 qp=0x101 at=host:0",
+      "drop pkt=2:1,2:1@2 qp=0x102 at=host:0",
+      "drop pkt=1:0,1:0@2 at=host:0",          /* the first QP to start: 0x102 */
+      "drop pkt=0:3,2:1 qp-order=1 at=host:0", /* the second: 0x101 */
+      "drop pkt=4:0 qp=0x101 at=host:0",       /* a message that never starts: nothing */
+  };
+  /* (QP, PSN): 0x102 0..3, 0x101 0..7, 0x101 go-back 5..7, 0x102 4..11,
+   * 0x101 8..11, 0x101 go-backs 9..11 twice, 0x102 go-back 4..11. */
+  static const uint16_t seq[][2] = {
+      {2, 0}, {2, 1},  {2, 2},  {2, 3},  {1, 0},  {1, 1},  {1, 2}, {1, 3},  {1, 4},
+      {1, 5}, {1, 6},  {1, 7},  {1, 5},  {1, 6},  {1, 7},  {2, 4}, {2, 5},  {2, 6},
+      {2, 7}, {2, 8},  {2, 9},  {2, 10}, {2, 11}, {1, 8},  {1, 9}, {1, 10}, {1, 11},
+      {1, 9}, {1, 10}, {1, 11}, {1, 9},  {1, 10}, {1, 11}, {2, 4}, {2, 5},  {2, 6},
+      {2, 7}, {2, 8},  {2, 9},  {2, 10}, {2, 11}, {1, 12}, {1, 13}};
+  static const uint8_t ops[4] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
+                                 JCT_OP_RC_RDMA_WRITE_MIDDLE, JCT_OP_RC_RDMA_WRITE_LAST};
+  const size_t n = sizeof seq / sizeof *seq;
+  jct__hostdrop_t *h = attach_lo();
+  for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
+    jct_injector_t *kinj = configure(h, specs[s], true);
+    char err[256];
+    jct_injector_t *sw = NULL;
+    char swspec[128];
+    snprintf(swspec, sizeof swspec, "%.*s", (int)(strstr(specs[s], " at=") - specs[s]), specs[s]);
+    ck_assert_msg(jct_injector_new(&sw, swspec, 1, 0, err, sizeof err) == 0, "%s", err);
+    jct_injector_start(sw, 0);
+    uint64_t drops = 0;
+    char dropped[256] = "";
+    for (size_t i = 0; i < n; i++) {
+      uint8_t buf[256];
+      uint32_t qp = 0x100 + seq[i][0], psn = 1000 + seq[i][1];
+      size_t len = frame(buf, ops[seq[i][1] % 4], qp, psn, 4791);
+      jct_frame_t f = {.data = buf, .len = len, .cap = sizeof buf, .out = true};
+      bool sw_drop = jct_injector_process(sw, &f, 1) == JCT_DROP;
+      bool k_drop;
+      ck_assert_int_eq(jct__hostdrop_test_run(h, buf, len, &k_drop), 0);
+      ck_assert_msg(sw_drop == k_drop, "%s: frame %zu (QP 0x%x PSN %u): switch %d, kernel %d",
+                    specs[s], i, qp, psn, sw_drop, k_drop);
+      if (k_drop) {
+        size_t l = strlen(dropped);
+        snprintf(dropped + l, sizeof dropped - l, " 0x%x:%u", qp, psn);
+      }
+      drops += k_drop;
+    }
+    printf("hostfault: '%s': %llu drops (%s), as the switch's\n", specs[s],
+           (unsigned long long)drops, drops ? dropped + 1 : "none");
+    static const uint64_t want[] = {1, 2, 2, 2, 2, 0};
+    ck_assert_uint_eq(drops, want[s]);
+    jct_injector_free(sw);
+    jct_injector_free(kinj);
+  }
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
+/* delay 5ms at a host: each RoCEv2 packet in the window gets the departure
+ * time now + 5 ms (CLOCK_MONOTONIC, what fq honours), counted as held;
+ * other packets and a baseline leave unstamped; jitter= is refused. */
+START_TEST(delay_stamps_departure) {
+  if (!isolate_or_skip("delay_stamps_departure")) return;
+  jct__hostdrop_t *h = attach_lo();
+  jct_injector_t *inj = configure(h, "delay 5ms at=host:0", true);
+  uint8_t buf[256];
+  size_t n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 7, 4791);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t before = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, t = 0;
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, n, &t), 0);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t after = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  printf("hostfault: delay 5ms: departure %.3f ms after the call began\n",
+         (double)(t - before) / 1e6);
+  ck_assert_uint_ge(t, before + 5000000);
+  ck_assert_uint_le(t, after + 5000000);
+  size_t other = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 8, 4792); /* not RoCEv2 */
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, other, &t), 0);
+  ck_assert_uint_eq(t, 0);
+  struct jct_kdrop_counters k;
+  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
+  ck_assert_uint_eq(k.seen, 1);
+  ck_assert_uint_eq(k.held, 1);
+  ck_assert_uint_eq(k.dropped, 0);
+  jct_injector_free(inj);
+  inj = configure(h, "delay 5ms at=host:0", false); /* a baseline */
+  n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 9, 4791);
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, n, &t), 0);
+  ck_assert_uint_eq(t, 0);
+  jct_injector_free(inj);
+  char err[256] = "";
+  ck_assert_int_eq(jct_injector_new(&inj, "delay 5ms jitter=1ms at=host:0", 1, 0, err, sizeof err),
+                   JCT_EINVAL);
+  ck_assert_msg(strstr(err, "jitter="), "%s", err);
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
 /* Whether ifindex has our egress filter, and whether it has a clsact
  * qdisc (creating one fails with EEXIST; one created to find out is
  * removed again). */
@@ -390,6 +497,43 @@ START_TEST(window_dilated_host_as_switch) {
          (long long)dropped[0], (long long)dropped[1]);
   ck_assert_int_gt(dropped[0], 0);
   ck_assert_int_eq(dropped[0], dropped[1]);
+
+/* The same packet picked by position, pkt=1:5 on connection 1 (the sixth
+ * packet of rank 1's second message to QP 0x103), named by its QP or
+ * found as the second QP rank 1 sends data to (qp-order=1: its first is
+ * 0x100, toward rank 0): at the host and on the switch each loses the same
+ * PSN once, one NAK, no timeout. */
+START_TEST(position_drop_host_as_switch) {
+  if (!root_or_skip("position_drop_host_as_switch")) return;
+  static const char *const specs[] = {
+      "drop pkt=1:5 qp=" CONN1_QP " at=host:1",
+      "drop pkt=1:5 qp=" CONN1_QP " port=1 dir=in",
+      "drop pkt=1:5 qp-order=1 at=host:1",
+  };
+  long long psn[3];
+  for (int i = 0; i < 3; i++) {
+    char log[256];
+    craft_tmpname(log, sizeof log, ".log");
+    json_t *doc = run_one(specs[i], log);
+    ck_assert_int_eq(jint(doc, "injectors.0.dropped"), 1);
+    ck_assert_int_eq(jint(doc, "transport.naks"), 1);
+    ck_assert_int_eq(jint(doc, "transport.timeouts"), 0);
+    ck_assert_int_eq(jint(doc, "fabric.drops"), strstr(specs[i], "port=") ? 1 : 0);
+    char *text = slurp(log, NULL);
+    ck_assert_uint_eq(count_lines(text), 1);
+    json_t *l = parse_json(text, "the fault log's line");
+    ck_assert_int_eq(jint(l, "qp"), 0x103);
+    psn[i] = jint(l, "psn");
+    printf("hostfault: %s: PSN %lld (first %u + %lld) lost, 1 NAK, no timeout\n", specs[i], psn[i],
+           CONN1_PSN0, psn[i] - CONN1_PSN0);
+    json_decref(l);
+    free(text);
+    unlink(log);
+    json_decref(doc);
+  }
+  ck_assert_int_eq(psn[0], psn[1]);
+  ck_assert_int_eq(psn[2], psn[1]);
+  ck_assert_int_gt(psn[0], CONN1_PSN0 + 5); /* message 1, not 0 */
 }
 END_TEST
 
@@ -525,6 +669,11 @@ START_TEST(flap_from_host) {
   ck_assert_int_gt(jint(run, "transport.timeouts"), 0);
   ck_assert_int_gt(jint(run, "injectors.0.dropped"), 0); /* the switch's, toward the down link */
   ck_assert_int_eq(jint(run, "fabric.harness_losses"), 0);
+  /* What rank 1 sent meanwhile its kernel refused (no route): counted,
+   * fewer than it sent in all, and the link-up line says as many. */
+  long long refused = jint(run, "injectors.0.refused");
+  ck_assert_int_gt(refused, 0);
+  ck_assert_int_lt(refused, jint(run, "transport.packets"));
   char *text = slurp(log, NULL);
   ck_assert_uint_eq(count_lines(text), 2);
   char *down_at = strstr(text, "\"action\":\"link-down\""),
@@ -532,6 +681,11 @@ START_TEST(flap_from_host) {
   ck_assert_ptr_nonnull(down_at);
   ck_assert_ptr_nonnull(up_at);
   ck_assert(up_at > down_at); /* up again at the end */
+  json_t *up = parse_json(strchr(down_at, '\n') + 1, "the link-up line");
+  ck_assert_int_eq(jint(up, "refused"), refused);
+  json_decref(up);
+  printf("hostfault: flap at host:1: %lld packets refused by rank 1's kernel while down\n",
+         refused);
   free(text);
   unlink(log);
   json_decref(run);
@@ -602,7 +756,7 @@ START_TEST(bad_input) {
       {"--inject", "ecn p=1% at=host:1", "ecn cannot run at a host"},
       {"--inject", "pause prio=3 quanta=100 at=host:1", "link=RATE"},
       {"--inject", "drop p=1% at=host:1 where=udp", "where=udp"},
-      {"--inject", "drop pkt=1:2 at=host:1", "pkt="},
+      {"--inject", "drop psn=5,5,5,5,5,5,5,5,5 qp=3 at=host:1", "at most 8 targets"},
       {"--inject-at", "hosts:1", "--inject-at: 'hosts:1'"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -660,6 +814,8 @@ Suite *hostfault_suite(void) {
   tcase_add_test(k, every_nth_and_uncounted);
   tcase_add_test(k, random_models_rates_and_seed);
   tcase_add_test(k, targets_as_the_switch);
+  tcase_add_test(k, positions_as_the_switch);
+  tcase_add_test(k, delay_stamps_departure);
   suite_add_tcase(s, k);
   TCase *c = tcase_create("cleanup");
   tcase_set_timeout(c, 60);
@@ -668,6 +824,7 @@ Suite *hostfault_suite(void) {
   TCase *r = tcase_create("run");
   tcase_set_timeout(r, 300);
   tcase_add_test(r, targeted_drop_host_as_switch);
+  tcase_add_test(r, position_drop_host_as_switch);
   tcase_add_test(r, random_drop_host_as_switch);
   tcase_add_test(r, window_dilated_host_as_switch);
   tcase_add_test(r, pause_storm_from_host);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "harness/transport/verbs/agent_nic.h"
+#include "agent_host.h"
 #include "harness/lab/agents.h"
 #include "commands.h"
 #include "common/errf.h"
@@ -61,6 +62,7 @@ typedef struct {
   jct_schedule_t *sched;
   jct__verbs_t *verbs;
   jct__agent_pfc_t *pfc; /* honours PFC on the data priority (lab VMs) */
+  jct__agent_host_t *host; /* injectors at=host:RANK on this rank (agent_host.h) */
   bool want_connected;
   jct_exec_t *exec;
   uint64_t run_ns;
@@ -167,6 +169,13 @@ static void do_setup(agent_t *g, json_t *m) {
     send_error(g, "error", err);
     return;
   }
+  /* Injectors at this host: their programs on the device rxe sends by. */
+  if ((rc = jct__agent_host_new(&g->host, json_object_get(m, "host_drops"), g->a.netdev,
+                                !g->a.no_net && rate, &g->clock, err, sizeof err))) {
+    free(addrs);
+    send_error(g, "error", err);
+    return;
+  }
   jct__verbs_opts_t vo = {.timeout = (uint8_t)json_integer_value(json_object_get(m, "timeout")),
                          .retry_cnt = (uint8_t)json_integer_value(json_object_get(m, "retry_cnt")),
                          .tos = (uint8_t)json_integer_value(json_object_get(m, "tos")),
@@ -196,6 +205,14 @@ static void do_run(agent_t *g, json_t *m) {
     return;
   }
   g->run_ns = jct_now_ns();
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* the programs' clock (bpf_ktime_get_ns) */
+  if (jct__agent_host_start(g->host, json_is_true(json_object_get(m, "faulted")),
+                            (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                            g->run_ns)) {
+    send_error(g, "failed", "cannot restart the injectors' programs at this host");
+    return;
+  }
   jct__verbs_attach(g->verbs, g->exec);
   if (jct_exec_start(g->exec, g->run_ns)) send_error(g, "failed", "the first sends failed");
   arm(g);
@@ -246,8 +263,10 @@ static void finish_run(agent_t *g) {
   jct_exec_free(g->exec);
   g->exec = NULL;
   jct_timer_stop(&g->clock, &g->exec_timer);
-  send_msg(g, json_pack("{s:s,s:I,s:o,s:o}", "msg", "done", "rep", g->rep, "ops", ops, "counters",
-                        counters));
+  json_t *done = json_pack("{s:s,s:I,s:o,s:o}", "msg", "done", "rep", g->rep, "ops", ops,
+                           "counters", counters);
+  if (done && g->host) json_object_set_new(done, "host_drops", jct__agent_host_done(g->host));
+  send_msg(g, done);
 }
 
 static void on_message(agent_t *g, json_t *m) {
@@ -263,6 +282,7 @@ static void on_message(agent_t *g, json_t *m) {
       g->want_connected = true;
   } else if (!strcmp(msg, "run")) {
     do_run(g, m);
+
   } else if (!strcmp(msg, "quit")) {
     send_msg(g, json_pack("{s:s}", "msg", "bye"));
     g->quit = true;
@@ -453,6 +473,7 @@ int jct__cmd_agent(int argc, char **argv) {
   int status = g->status;
   jct__verbs_free(g->verbs);
   jct__agent_pfc_free(g->pfc);
+  jct__agent_host_free(g->host); /* the filters off the device, as found */
   jct_schedule_free(g->sched);
   uv_close((uv_handle_t *)&g->poll, NULL);
   jct_clock_close(&g->clock, NULL);

@@ -314,13 +314,15 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
     const jct_injector_stats_t *st = &in->stats;
     json_array_append_new(
         injs,
-        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec, "kind",
+        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "spec", in->spec,
+                  "kind",
                   in->kind, "seed", (json_int_t)in->seed, "seen", (json_int_t)st->seen, "matched",
                   (json_int_t)st->matched, "dropped", (json_int_t)st->dropped, "held",
                   (json_int_t)st->held, "modified", (json_int_t)st->modified, "expedited",
                   (json_int_t)st->expedited, "generated", (json_int_t)st->generated, "duplicated",
                   (json_int_t)st->duplicated, "hold_ns_total", (json_int_t)st->hold_ns_total,
-                  "link_down_ns", (json_int_t)st->link_down_ns));
+                  "link_down_ns", (json_int_t)st->link_down_ns, "refused",
+                  (json_int_t)st->refused));
   }
   json_object_set_new(root, "injectors", injs);
   /* Per connection (README "Run JSON"): null when the run is invalid. */

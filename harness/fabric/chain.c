@@ -219,7 +219,7 @@ uint64_t jct__chain_next_deadline_ns(const jct__chain_t *c) {
   if (c->disabled) return d;
   for (size_t i = 0; i < c->n; i++) {
     const jct_injector_t *inj = c->inj[i];
-    if (!inj->ops->next_deadline_ns) continue;
+    if (!inj->ops->next_deadline_ns || (c->remote && inj->host >= 0)) continue;
     uint64_t x = inj->ops->next_deadline_ns(inj);
     if (x < d) d = x;
   }
@@ -243,6 +243,7 @@ void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
   if (c->disabled) return;
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
+    if (c->remote && inj->host >= 0) continue; /* its agent times it */
     if (!(inj->ops->tick && inj->ops->next_deadline_ns &&
           inj->ops->next_deadline_ns(inj) <= now_ns))
       continue;
@@ -272,6 +273,10 @@ bool jct__chain_link_down(jct__chain_t *c, uint32_t port, uint64_t now_ns) {
     if (inj->ops->process(inj, &f, now_ns) == JCT_DROP) return true;
   }
   return false;
+}
+
+bool jct__chain_enabled(const jct__chain_t *c) {
+  return c && !c->disabled;
 }
 
 size_t jct__chain_len(const jct__chain_t *c) {

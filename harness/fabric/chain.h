@@ -35,6 +35,9 @@
 #include "jctlab/switch.h"
 #include "jctlab/topo.h"
 
+struct jct_kdrop_counters; /* jctlab/kdrop.h */
+struct jct_kdrop_event;
+
 typedef struct jct__chain jct__chain_t;
 
 /* Create the injectors from specs. run_seed feeds their default seeds.
@@ -71,11 +74,25 @@ void jct__chain_start(jct__chain_t *c, uint64_t now_ns);
 
 /* The injectors placed at=host:RANK: each one's kernel program loaded and
  * put on rank RANK's interface (hostdrop.h), in the rank's namespace.
- * topo NULL (no hosts: the lab's VMs, jctlab wire) refuses them. Errors:
+ * remote (topo NULL): the hosts are the lab's VMs, whose agents run drop,
+ * delay and pause there and hand their counters back
+ * (jct__chain_host_result); the chain does not tick them; flap is refused
+ * there. topo NULL and not remote (jctlab wire)
+ * refuses them. Errors:
  * JCT_EINVAL (no such rank, no hosts, a kind the host's kernel cannot run:
  * delay without fq), JCT_EIO (the kernel refused the program or filter).
  * What was attached before a failure stays until detach. */
-int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, size_t errlen);
+int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote, char *err,
+                            size_t errlen);
+
+/* A remote host's injector after a repetition (an agent's tc-eBPF program,
+ * or its pause storm, timed by the agent's own clock there): st becomes
+ * injector i's stats, as jct__chain_collect does for a local one. Then
+ * each of a drop's losses, t_ns from the repetition's start on the host's
+ * clock, goes to the fault log. */
+void jct__chain_host_result(jct__chain_t *c, size_t i, const jct_injector_stats_t *st);
+void jct__chain_host_event(jct__chain_t *c, size_t i, const struct jct_kdrop_event *ev,
+                           uint64_t t_ns);
 
 /* Take the kernel programs off the ranks' interfaces (before the topology
  * goes). Idempotent; jct__chain_free does it too. */
@@ -106,6 +123,8 @@ uint64_t jct__chain_next_deadline_ns(const jct__chain_t *c);
 void jct__chain_tick(jct__chain_t *c, uint64_t now_ns);
 
 size_t jct__chain_len(const jct__chain_t *c);
+/* Whether the injectors act (a faulted repetition): jct__chain_set_enabled's. */
+bool jct__chain_enabled(const jct__chain_t *c);
 const jct_injector_t *jct__chain_get(const jct__chain_t *c, size_t i);
 
 void jct__chain_free(jct__chain_t *c);

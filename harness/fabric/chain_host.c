@@ -54,8 +54,8 @@ static int attach_host(void *arg) {
     int have = jct__qdisc_available(ifindex, "fq", why, sizeof why);
     if (have == 1)
       return jct__errf(a->err, a->errlen, JCT_EINVAL,
-                       "%s: delay at a host is not implemented yet (this kernel has fq: "
-                       "earliest-departure-time stamps would do it); run it on the switch",
+                       "%s: delay at a host runs in the lab's VMs (--transport verbs --lab N); "
+                       "in namespaces not yet, though this kernel has fq; run it on the switch",
                        inj->spec);
     return jct__errf(a->err, a->errlen, JCT_EINVAL,
                      "%s: delay at a host needs the fq qdisc for earliest-departure-time "
@@ -107,8 +107,44 @@ static int open_host_netlink(jct__chain_t *c, size_t i, char *err, size_t errlen
   return rc < 0 ? rc : 0;
 }
 
+/* Packets the namespace's IP and IPv6 refused for want of a route (Ip:
+ * OutNoRoutes in snmp, Ip6OutNoRoutes in snmp6: what udp_sendmsg and
+ * udpv6_sendmsg count when they return ENETUNREACH), read in the rank's
+ * namespace. */
+static void add_counter(const char *path, const char *row, const char *name, uint64_t *total) {
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  char names[1024], values[1024];
+  if (row) { /* snmp: a row of names, then a row of values */
+    while (fgets(names, sizeof names, f) && fgets(values, sizeof values, f)) {
+      if (strncmp(names, row, strlen(row)) != 0) continue;
+      char *sn, *sv, *n = strtok_r(names, " \n", &sn), *v = strtok_r(values, " \n", &sv);
+      for (; n && v; n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
+        if (strcmp(n, name) == 0) *total += strtoull(v, NULL, 10);
+    }
+  } else { /* snmp6: NAME VALUE lines */
+    size_t len = strlen(name);
+    while (fgets(names, sizeof names, f))
+      if (strncmp(names, name, len) == 0 && (names[len] == ' ' || names[len] == '\t'))
+        *total += strtoull(names + len, NULL, 10);
+  }
+  fclose(f);
+}
+
+static int read_noroutes(void *arg) {
+  add_counter("/proc/thread-self/net/snmp", "Ip:", "OutNoRoutes", arg);
+  add_counter("/proc/thread-self/net/snmp6", NULL, "Ip6OutNoRoutes", arg);
+  return 0;
+}
+
+static uint64_t host_noroutes(const jct__chain_t *c, size_t rank) {
+  uint64_t n = 0;
+  jct_topo_in_rank(c->topo, rank, read_noroutes, &n, NULL, 0);
+  return n;
+}
+
 /* Set the flap's host interface up or down (RTM_NEWLINK, IFF_UP), keeping
- * its down time. */
+ * its down time and what the host's kernel refused to send meanwhile. */
 static int set_host_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
   jct_injector_t *inj = c->inj[i];
   if (!c->host_nl[i] || up == !c->host_down_ns[i]) return 0;
@@ -130,24 +166,32 @@ static int set_host_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
       (rc = jct__link_rank_neighs(c->host_nl[i], rank, ifi->ifi_index, jct_topo_nranks(c->topo),
                                   jct_topo_ipv6(c->topo), err, sizeof err)) < 0)
     return rc;
+  /* Refused while down: counted up to the moment the link comes up. */
+  uint64_t refused = 0, noroutes = host_noroutes(c, rank);
+  if (up) refused = noroutes > c->host_noroutes[i] ? noroutes - c->host_noroutes[i] : 0;
   if ((rc = jct__nl_flush(c->host_nl[i], err, sizeof err)) < 0) {
     fprintf(stderr, "jctlab: injector #%zu: %s\n", i + 1, err);
     return rc;
   }
   if (up) {
     inj->stats.link_down_ns += now_ns > c->host_down_ns[i] ? now_ns - c->host_down_ns[i] : 0;
+    inj->stats.refused += refused;
     c->host_down_ns[i] = 0;
     c->links_down--;
   } else {
     c->host_down_ns[i] = now_ns ? now_ns : 1;
+    c->host_noroutes[i] = noroutes;
     c->links_down++;
   }
-  if (c->log)
+  if (c->log) {
+    char extra[48] = "";
+    if (up) snprintf(extra, sizeof extra, ",\"refused\":%llu", (unsigned long long)refused);
     fprintf(c->log,
             "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"injector\":%u,\"kind\":\"%s\","
-            "\"action\":\"%s\"}\n",
+            "\"action\":\"%s\"%s}\n",
             c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
-            inj->ops->name, up ? "link-up" : "link-down");
+            inj->ops->name, up ? "link-up" : "link-down", extra);
+  }
   return 0;
 }
 
@@ -168,11 +212,33 @@ bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port) {
   return false;
 }
 
-int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, char *err, size_t errlen) {
+/* An injector at a remote host (a lab VM, whose agent runs it): drop (its
+ * tc-eBPF program) or pause (its frames), on a rank that exists. */
+static int check_remote(const jct__chain_t *c, const jct_injector_t *inj, char *err,
+                        size_t errlen) {
+  if (!inj->ops->kernel && !inj->ops->host_frames)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: in the lab's VMs a host runs drop and delay (its tc-eBPF program) and "
+                     "pause (its frames) only; run %s on the switch",
+                     inj->spec, inj->ops->name);
+  if ((uint32_t)inj->host >= c->nports)
+    return jct__errf(err, errlen, JCT_EINVAL, "%s: host:%d does not exist: the ranks are 0 to %u",
+                     inj->spec, inj->host, c->nports - 1);
+  return 0;
+}
+
+int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote, char *err,
+                            size_t errlen) {
   c->topo = topo;
   for (size_t i = 0; i < c->n; i++) {
     const jct_injector_t *inj = c->inj[i];
     if (inj->host < 0) continue;
+    if (remote) {
+      int rc = check_remote(c, inj, err, errlen);
+      if (rc < 0) return rc;
+      c->remote = true;
+      continue;
+    }
     if (!topo)
       return jct__errf(err, errlen, JCT_EINVAL,
                        "%s: at=host: this run has no host jctlab can reach (ranks in namespaces "
@@ -232,17 +298,14 @@ typedef struct {
   const jct_injector_t *inj;
 } event_arg_t;
 
-static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
-  event_arg_t *a = arg;
-  jct__chain_t *c = a->c;
+/* One drop's fault-log line, t from the repetition's start. */
+static void log_event(jct__chain_t *c, const jct_injector_t *inj, const struct jct_kdrop_event *ev,
+                      uint64_t t) {
   char src[INET6_ADDRSTRLEN] = "", dst[INET6_ADDRSTRLEN] = "";
   int af = ev->family == 6 ? AF_INET6 : AF_INET;
   inet_ntop(af, ev->src, src, sizeof src);
   inet_ntop(af, ev->dst, dst, sizeof dst);
-  /* The kernel stamps wall time; the log is in emulated time, as the
-   * switch's entries. */
-  uint64_t v = jct_clock_virtual_ns(ev->t_ns);
-  uint64_t t = v > c->start_ns ? v - c->start_ns : 0;
+  event_arg_t ea = {.c = c, .inj = inj}, *a = &ea;
   fprintf(c->log,
           "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
           "\"kind\":\"%s\",\"action\":\"drop\",\"src\":\"%s\",\"dst\":\"%s\",\"qp\":%u,"
@@ -252,17 +315,37 @@ static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
           ev->retransmission ? "true" : "false");
 }
 
+static void log_host_event(const struct jct_kdrop_event *ev, void *arg) {
+  event_arg_t *a = arg;
+  /* The kernel stamps wall time; the log is in emulated time, as the
+   * switch's entries. */
+  uint64_t v = jct_clock_virtual_ns(ev->t_ns);
+  log_event(a->c, a->inj, ev, v > a->c->start_ns ? v - a->c->start_ns : 0);
+}
+
+static void host_stats(jct_injector_t *inj, const struct jct_kdrop_counters *k) {
+  memset(&inj->stats, 0, sizeof inj->stats);
+  inj->stats.seen = inj->stats.matched = k->seen;
+  inj->stats.dropped = k->dropped;
+  inj->stats.held = k->held;
+}
+
+void jct__chain_host_result(jct__chain_t *c, size_t i, const jct_injector_stats_t *st) {
+  if (i < c->n) c->inj[i]->stats = *st;
+}
+
+void jct__chain_host_event(jct__chain_t *c, size_t i, const struct jct_kdrop_event *ev,
+                           uint64_t t_ns) {
+  if (i < c->n && c->log) log_event(c, c->inj[i], ev, t_ns);
+}
+
 void jct__chain_collect(jct__chain_t *c) {
   jct__chain_hosts_links_up(c, c->last_ns); /* the link is up when a repetition ends */
   for (size_t i = 0; c->host && i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
     if (!c->host[i]) continue; /* a pause's counters are its own (generated) */
     struct jct_kdrop_counters k;
-    if (jct__hostdrop_counters(c->host[i], &k) == 0) {
-      memset(&inj->stats, 0, sizeof inj->stats);
-      inj->stats.seen = inj->stats.matched = k.seen;
-      inj->stats.dropped = k.dropped;
-    }
+    if (jct__hostdrop_counters(c->host[i], &k) == 0) host_stats(inj, &k);
     event_arg_t a = {.c = c, .inj = inj};
     if (c->log) jct__hostdrop_drain(c->host[i], log_host_event, &a);
   }
@@ -332,7 +415,9 @@ int jct__chain_hosts_alloc(jct__chain_t *c, size_t n) {
   c->host_fd = malloc((n ? n : 1) * sizeof *c->host_fd);
   c->host_nl = calloc(n ? n : 1, sizeof *c->host_nl);
   c->host_down_ns = calloc(n ? n : 1, sizeof *c->host_down_ns);
-  if (!c->host || !c->host_fd || !c->host_nl || !c->host_down_ns) return JCT_ENOMEM;
+  c->host_noroutes = calloc(n ? n : 1, sizeof *c->host_noroutes);
+  if (!c->host || !c->host_fd || !c->host_nl || !c->host_down_ns || !c->host_noroutes)
+    return JCT_ENOMEM;
   for (size_t i = 0; i < n; i++)
     c->host_fd[i] = -1;
   return 0;
@@ -343,5 +428,7 @@ void jct__chain_hosts_free(jct__chain_t *c) {
   free(c->host_fd);
   free(c->host_nl);
   free(c->host_down_ns);
+  free(c->host_noroutes);
   c->host = NULL, c->host_fd = NULL, c->host_nl = NULL, c->host_down_ns = NULL;
+  c->host_noroutes = NULL;
 }

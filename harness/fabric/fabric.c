@@ -585,7 +585,9 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
     jct__errf(err, errlen, rc, "cannot put the injectors on the switch");
     goto fail;
   }
-  if (opts->chain && (rc = jct__chain_attach_hosts(opts->chain, f->topo, err, errlen))) goto fail;
+  if (opts->chain && (rc = jct__chain_attach_hosts(opts->chain, opts->remote_hosts ? NULL : f->topo,
+                                                   opts->remote_hosts, err, errlen)))
+    goto fail;
   f->watch_links = clos && jct__chain_has_link_state(opts->chain);
   *out = f;
   return 0;

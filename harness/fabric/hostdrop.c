@@ -29,7 +29,7 @@ extern const size_t jct__hostdrop_bpf_len;
 struct jct__hostdrop {
   struct bpf_object *obj;
   struct ring_buffer *rb;
-  int cfg_fd, state_fd, flows_fd, losses_fd, targets_fd, prog_fd;
+  int cfg_fd, state_fd, flows_fd, losses_fd, targets_fd, positions_fd, prog_fd;
   int ifindex;
   uint32_t prio;
   bool made_qdisc; /* clsact was created here: detach removes it */
@@ -86,10 +86,11 @@ int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, cons
   h->flows_fd = map_fd(h, "jct_flows");
   h->losses_fd = map_fd(h, "jct_losses");
   h->targets_fd = map_fd(h, "jct_targets");
+  h->positions_fd = map_fd(h, "jct_positions");
   struct bpf_program *prog = bpf_object__find_program_by_name(h->obj, "jct_hostdrop");
   int events_fd = map_fd(h, "jct_events");
   if (!prog || h->cfg_fd < 0 || h->state_fd < 0 || h->flows_fd < 0 || h->losses_fd < 0 ||
-      h->targets_fd < 0 || events_fd < 0) {
+      h->targets_fd < 0 || h->positions_fd < 0 || events_fd < 0) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: the tc-eBPF drop program lacks its maps", label);
     goto fail;
   }
@@ -143,9 +144,21 @@ int jct__hostdrop_configure(jct__hostdrop_t *h, const struct jct_kdrop_cfg *cfg,
   clear_map(h->flows_fd);
   clear_map(h->losses_fd);
   clear_map(h->targets_fd);
+  clear_map(h->positions_fd);
+  /* psn= targets by PSN; pkt= targets by position, which the program
+   * makes its PSN's when it meets the position's first transmission. */
   for (uint32_t i = 0; i < cfg->ntargets && i < JCT_KDROP_MAX_TARGETS; i++) {
-    struct jct_kdrop_target t;
     uint32_t psn = cfg->psn[i];
+    uint64_t pos = JCT_KDROP_POS_KEY(cfg->msg[i], cfg->psn[i]);
+    if (cfg->by_msg) {
+      struct jct_kdrop_pos at;
+      if (bpf_map_lookup_elem(h->positions_fd, &pos, &at) < 0) memset(&at, 0, sizeof at);
+      if (at.n == JCT_KDROP_TX_PER_PSN) return JCT_EIO; /* refused at the injector's creation */
+      at.tx[at.n++] = cfg->tx[i];
+      if (bpf_map_update_elem(h->positions_fd, &pos, &at, BPF_ANY) < 0) return JCT_EIO;
+      continue;
+    }
+    struct jct_kdrop_target t;
     if (bpf_map_lookup_elem(h->targets_fd, &psn, &t) < 0) {
       memset(&t, 0, sizeof t);
       t.first_lost = -1;
@@ -188,7 +201,22 @@ int jct__hostdrop_drain(jct__hostdrop_t *h, jct__hostdrop_event_cb cb, void *arg
 int jct__hostdrop_test_run(jct__hostdrop_t *h, const uint8_t *frame, size_t len, bool *dropped) {
   LIBBPF_OPTS(bpf_test_run_opts, ro, .data_in = frame, .data_size_in = (uint32_t)len, .repeat = 1);
   if (bpf_prog_test_run_opts(h->prog_fd, &ro) < 0) return JCT_EIO;
-  *dropped = ro.retval == 2; /* TC_ACT_SHOT */
+  /* TC_ACT_STOLEN loses it; TC_ACT_UNSPEC lets the next filter see it.
+   * Anything else (OK would end the hook's filters) is the program's bug. */
+  if (ro.retval != 4 && ro.retval != (uint32_t)-1) return JCT_EIO;
+  *dropped = ro.retval == 4;
+  return 0;
+}
+
+int jct__hostdrop_test_tstamp(jct__hostdrop_t *h, const uint8_t *frame, size_t len,
+                              uint64_t *tstamp_ns) {
+  struct __sk_buff in, out;
+  memset(&in, 0, sizeof in);
+  memset(&out, 0, sizeof out);
+  LIBBPF_OPTS(bpf_test_run_opts, ro, .data_in = frame, .data_size_in = (uint32_t)len, .ctx_in = &in,
+              .ctx_size_in = sizeof in, .ctx_out = &out, .ctx_size_out = sizeof out, .repeat = 1);
+  if (bpf_prog_test_run_opts(h->prog_fd, &ro) < 0) return JCT_EIO;
+  *tstamp_ns = out.tstamp;
   return 0;
 }
 

@@ -54,8 +54,15 @@ int jct__hostdrop_drain(jct__hostdrop_t *h, jct__hostdrop_event_cb cb, void *arg
 
 /* Run the loaded program on one Ethernet frame as the kernel would on
  * egress (BPF_PROG_TEST_RUN), for tests: *dropped is whether it returned
- * TC_ACT_SHOT. Its maps change as on a real packet. Returns 0 or JCT_EIO. */
+ * TC_ACT_STOLEN (its way of losing a packet). Its maps change as on a real packet. Returns 0 or
+ * JCT_EIO. */
 int jct__hostdrop_test_run(jct__hostdrop_t *h, const uint8_t *frame, size_t len, bool *dropped);
+
+/* The same, returning the departure time the program stamped on the
+ * frame (the __sk_buff's tstamp after the run; 0: none), for delay's
+ * tests. Returns 0 or JCT_EIO. */
+int jct__hostdrop_test_tstamp(jct__hostdrop_t *h, const uint8_t *frame, size_t len,
+                              uint64_t *tstamp_ns);
 
 /* Remove the filter (and the clsact qdisc attach created), free the
  * program. Call in the namespace attach was called in; when that namespace

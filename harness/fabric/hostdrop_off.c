@@ -48,3 +48,9 @@ int jct__qdisc_available(int ifindex, const char *kind, char *why, size_t whylen
   (void)ifindex, (void)kind, (void)why, (void)whylen;
   return JCT_EINVAL;
 }
+
+int jct__hostdrop_test_tstamp(jct__hostdrop_t *h, const uint8_t *frame, size_t len,
+                              uint64_t *tstamp_ns) {
+  (void)h, (void)frame, (void)len, (void)tstamp_ns;
+  return JCT_EINVAL;
+}

@@ -253,6 +253,15 @@ int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agen
                           (json_int_t)i, "schedule", sched, "timeout", o->timeout, "retry_cnt",
                           o->retry_cnt, "tos", o->tos, "slots", (json_int_t)o->slots, "rate_bps",
                           (json_int_t)o->rate_bps, "mtu", (json_int_t)o->mtu, "addrs", addrs);
+    json_t *hd = NULL;
+    for (uint32_t k = 0; m && k < o->nhost_drops; k++) {
+      const jct__agents_host_drop_t *d = &o->host_drops[k];
+      if (d->rank != i) continue;
+      if (!hd) json_object_set_new(m, "host_drops", hd = json_array());
+      json_array_append_new(hd, json_pack("{s:I,s:s,s:I,s:I}", "index", (json_int_t)d->index,
+                                          "spec", d->spec, "run_seed", (json_int_t)d->run_seed,
+                                          "seed", (json_int_t)d->seed));
+    }
     rc = m ? send_msg(a, i, m) : JCT_ENOMEM;
     json_decref(m);
   }
@@ -265,9 +274,11 @@ int jct__agents_connect(jct__agents_t *a) {
   return broadcast(a, json_pack("{s:s}", "msg", "connect"), "connected");
 }
 
-int jct__agents_run(jct__agents_t *a, uint32_t rep) {
+int jct__agents_run(jct__agents_t *a, uint32_t rep, bool faulted) {
   a->rep = rep;
-  return broadcast(a, json_pack("{s:s,s:I}", "msg", "run", "rep", (json_int_t)rep), "done");
+  return broadcast(
+      a, json_pack("{s:s,s:I,s:b}", "msg", "run", "rep", (json_int_t)rep, "faulted", faulted),
+      "done");
 }
 
 int jct__agents_quit(jct__agents_t *a) {
@@ -329,6 +340,10 @@ void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum) {
         jct_dev_counters_add(sum, name, (uint64_t)json_integer_value(v));
     }
   }
+}
+
+const json_t *jct__agents_host_drops(const jct__agents_t *a, uint32_t i) {
+  return i < a->n ? json_object_get(a->a[i].done, "host_drops") : NULL;
 }
 
 static void on_closed(uv_handle_t *h) {

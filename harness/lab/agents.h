@@ -9,11 +9,18 @@
  *
  *   agent -> orchestrator  hello {rank, kernel, dev, netdev, addr}, once up
  *   setup {rank, schedule, timeout, retry_cnt, tos, slots, rate_bps, mtu,
- *          addrs: every rank's data address, from the hellos}
+ *          addrs: every rank's data address, from the hellos,
+ *          host_drops: the injectors at=host:RANK of this rank (drop,
+ *          delay, pause), as harness/cli/agent_host.h reads them (absent:
+ *          none)}
  *                                                           -> listening
  *   connect                                                 -> connected {qps}
- *   run {rep}        -> done {rep, ops: [[op, ready_ns, start_ns, done_ns]..],
- *                             counters: {name: delta, ..}}  or failed {why}
+ *   run {rep, faulted: whether the host_drops act}
+ *                    -> done {rep, ops: [[op, ready_ns, start_ns, done_ns]..],
+ *                             counters: {name: delta, ..},
+ *                             host_drops: [{index, seen, dropped, held,
+ *                                           generated, drops}..]}
+ *                                                           or failed {why}
  *   quit                                                    -> bye
  *   error {why} may come at any time: the agent cannot go on.
  *
@@ -30,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 #include <uv.h>
 
 #include "jctlab/executor.h"
@@ -46,6 +54,13 @@ int jct__agents_new(jct__agents_t **out, uv_loop_t *loop, uint32_t n, const int 
 
 /* The phases. hello: wait for every agent's hello. */
 void jct__agents_expect_hello(jct__agents_t *a);
+/* An injector at=host:RANK, for its rank's agent to run. */
+typedef struct {
+  uint32_t rank, index; /* index: in the run's injector chain */
+  const char *spec;
+  uint64_t run_seed, seed; /* the agent makes it from spec, run_seed, index: seed */
+} jct__agents_host_drop_t;
+
 typedef struct {
   uint8_t timeout, retry_cnt, tos; /* the QPs' (ack timeout exponent, retries, IP TOS) */
   uint32_t slots;                  /* CTS announced ahead per connection */
@@ -55,10 +70,14 @@ typedef struct {
    * the schedule's compute gaps go to them multiplied by tdf and the op
    * times they report come back divided by it (1: none). */
   double tdf;
+  /* The injectors at=host:RANK, each to its rank's agent. */
+  const jct__agents_host_drop_t *host_drops;
+  uint32_t nhost_drops;
 } jct__agents_setup_t;
 int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agents_setup_t *o);
 int jct__agents_connect(jct__agents_t *a);
-int jct__agents_run(jct__agents_t *a, uint32_t rep);
+/* faulted: the agents' host_drops act in this repetition. */
+int jct__agents_run(jct__agents_t *a, uint32_t rep, bool faulted);
 int jct__agents_quit(jct__agents_t *a);
 
 /* Some agent has not answered the current phase yet. */
@@ -76,6 +95,8 @@ const char *jct__agents_hello(const jct__agents_t *a, uint32_t i);
  * named an op outside the schedule. */
 int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops);
 void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum);
+/* Agent i's host_drops from its last done message (borrowed; NULL: none). */
+const json_t *jct__agents_host_drops(const jct__agents_t *a, uint32_t i);
 
 /* Stop watching (handles close through the loop: run it once more). */
 void jct__agents_free(jct__agents_t *a);

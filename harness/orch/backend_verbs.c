@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
 #include "common/errf.h"
+#include "harness/fabric/chain.h"
+#include "jctlab/kdrop.h"
 #include "harness/lab/agents.h"
 #include "harness/lab/lab.h"
 #include "jctlab/error.h"
@@ -36,6 +40,7 @@ typedef struct {
   int fds[JCT_SWITCH_MAX_PORTS]; /* --agents: the TCP connections */
   uint32_t nfds;
   jct_transport_stats_t total; /* the devices' counters, over every repetition */
+  jct__chain_t *chain;         /* the run's injectors: the at=host ones run in the agents */
 } verbs_t;
 
 static uint32_t path_mtu(const jct_run_opts_t *o) {
@@ -193,7 +198,21 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   /* Time dilation (run.h): what the agents do in real time, dilated. */
   jct_run_dilation_t dil;
   jct_run_dilation(o, &dil);
-  jct__agents_setup_t so = {.timeout = dil.verbs_timeout_exp ? dil.verbs_timeout_exp : o->timeout,
+  /* The chain's injectors at=host:RANK go to their ranks' agents. */
+  jct__agents_host_drop_t hd[JCT_RUN_MAX_INJECTORS];
+  uint32_t nhd = 0;
+  for (size_t i = 0; v->chain && i < jct__chain_len(v->chain) && nhd < JCT_RUN_MAX_INJECTORS; i++) {
+    const jct_injector_t *inj = jct__chain_get(v->chain, i);
+    if (inj->host >= 0)
+      hd[nhd++] = (jct__agents_host_drop_t){.rank = (uint32_t)inj->host,
+                                            .index = (uint32_t)i,
+                                            .spec = inj->spec,
+                                            .run_seed = o->seed,
+                                            .seed = inj->seed};
+  }
+  jct__agents_setup_t so = {.host_drops = hd,
+                            .nhost_drops = nhd,
+                            .timeout = dil.verbs_timeout_exp ? dil.verbs_timeout_exp : o->timeout,
                             .retry_cnt = o->retry_cnt,
                             .tos = JCT__DATA_DSCP << 2,
                             .slots = JCT_EXEC_DEFAULT_SLOTS,
@@ -234,13 +253,45 @@ static void map_counters(const jct_dev_counters_t *d, jct_transport_stats_t *t) 
   t->counted = COUNTED;
 }
 
+/* The agents' host injectors after a repetition: counters into the
+ * chain's injectors, drops into the fault log (agent_host.h's shape). */
+static void host_results(verbs_t *v) {
+  for (uint32_t r = 0; v->chain && r < v->o->schedule->nranks; r++) {
+    size_t k, j;
+    const json_t *e, *d;
+    json_array_foreach(jct__agents_host_drops(v->agents, r), k, e) {
+      size_t i = (size_t)json_integer_value(json_object_get(e, "index"));
+      jct_injector_stats_t st = {
+          .seen = (uint64_t)json_integer_value(json_object_get(e, "seen")),
+          .dropped = (uint64_t)json_integer_value(json_object_get(e, "dropped")),
+          .held = (uint64_t)json_integer_value(json_object_get(e, "held")),
+          .generated = (uint64_t)json_integer_value(json_object_get(e, "generated"))};
+      st.matched = st.seen;
+      jct__chain_host_result(v->chain, i, &st);
+      json_array_foreach(json_object_get(e, "drops"), j, d) {
+        struct jct_kdrop_event ev = {.qp = (uint32_t)json_integer_value(json_array_get(d, 1)),
+                                     .psn = (uint32_t)json_integer_value(json_array_get(d, 2)),
+                                     .opcode = (uint8_t)json_integer_value(json_array_get(d, 3)),
+                                     .retransmission = json_is_true(json_array_get(d, 4)),
+                                     .family = (uint8_t)json_integer_value(json_array_get(d, 5))};
+        int af = ev.family == 6 ? AF_INET6 : AF_INET;
+        const char *src = json_string_value(json_array_get(d, 6)),
+                   *dst = json_string_value(json_array_get(d, 7));
+        if (!src || !dst || inet_pton(af, src, ev.src) != 1 || inet_pton(af, dst, ev.dst) != 1)
+          continue;
+        jct__chain_host_event(v->chain, i, &ev, (uint64_t)json_integer_value(json_array_get(d, 0)));
+      }
+    }
+  }
+}
+
 static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   verbs_t *v = b;
   const jct_schedule_t *sch = v->o->schedule;
   if (v->fab) jct_fabric_start(v->fab, jct_now_ns());
   uint64_t sent = jct_now_ns();
   char why[768];
-  if (jct__agents_run(v->agents, ++v->runs)) {
+  if (jct__agents_run(v->agents, ++v->runs, jct__chain_enabled(v->chain))) {
     jct__agents_failed(v->agents, why, sizeof why);
     jct__rep_fail(rep, why);
     return 0;
@@ -279,6 +330,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
     t->start_ns -= first;
     t->done_ns -= first;
   }
+  host_results(v);
   jct__agents_counters(v->agents, &rep->dev);
   jct_transport_stats_t moved;
   map_counters(&rep->dev, &moved);
@@ -334,6 +386,7 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   if (!v) return JCT_ENOMEM;
   v->loop = env->loop;
   v->o = o;
+  v->chain = env->fabric->chain;
   int rc = 0;
   if (!o->agents) {
     /* The ranks are VMs; the switch's ports are their TAPs. */
@@ -343,6 +396,7 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
       for (uint32_t i = 0; i < o->schedule->nranks && i < JCT_SWITCH_MAX_PORTS; i++)
         ports[i] = jct__lab_port_ifname(v->lab, i);
       fo.port_ifnames = ports;
+      fo.remote_hosts = true; /* the VMs' agents run the injectors at=host */
       rc = jct_fabric_new(&v->fab, &v->loop->uv, &v->loop->clock, &fo, err, errlen);
     }
   }

@@ -161,6 +161,7 @@ static json_t *drops_json(const jct_replay_result_t *r) {
   for (uint32_t i = 0; i < r->ninjectors; i++)
     if (strcmp(r->injectors[i].kind, "flap") == 0) link_down += r->injectors[i].stats.dropped;
   json_object_set_new(fab, "link_down", u64(link_down));
+  json_object_set_new(fab, "pfc_xoff_received", u64(f->rx_pfc_xoff)); /* a storm's, at the switch */
   return json_pack("{s:o,s:o}", "injectors", inj, "fabric", fab);
 }
 

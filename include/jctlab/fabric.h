@@ -93,6 +93,10 @@ typedef struct {
   const char *pcap_drops;   /* NULL, or where to write the frames injectors dropped */
   FILE *fault_log;          /* NULL, or where injectors' actions go, one JSON line each */
   struct jct__chain *chain; /* NULL, or the injectors, put on the switch's hooks */
+  /* The ranks' hosts are VMs whose agents run the chain's at=host:RANK
+   * injectors themselves (the lab: drop as the tc-eBPF program in the VM's
+   * kernel); the chain only keeps their counters and fault-log lines. */
+  bool remote_hosts;
   const jct_clos_t *clos;   /* NULL or leaves 0: the star; else a leaf-spine fabric (clos.h),
                                not with port_ifnames or transparent */
 } jct_fabric_opts_t;

@@ -165,6 +165,10 @@ typedef struct {
   /* flap at a host: how long it kept the host's link down, and the frames
    * the switch could not send to the host meanwhile (in dropped too). */
   uint64_t link_down_ns;
+  /* ... and the packets the host's own kernel refused to send while its
+   * link was down (no route: the namespace's IP and IPv6 OutNoRoutes,
+   * RFC 4293's ipSystemStatsOutNoRoutes, across the down time). */
+  uint64_t refused;
 } jct_injector_stats_t;
 
 typedef struct jct_injector jct_injector_t;

@@ -28,7 +28,12 @@ enum {
   JCT_KDROP_GEMODEL,       /* p, r, lose_good, lose_bad */
   JCT_KDROP_4STATE,        /* to4 .. to3 */
   JCT_KDROP_EVERY,         /* every, burst */
-  JCT_KDROP_PSN            /* qp, psn[], tx[], count, retransmissions */
+  JCT_KDROP_PSN,           /* qp, psn[], tx[], count, retransmissions */
+  JCT_KDROP_DELAY          /* delay_ns: no loss; each RoCEv2 packet in the window leaves
+                              delay_ns later, by its earliest-departure-time stamp
+                              (bpf_skb_set_tstamp, CLOCK_MONOTONIC), which the fq qdisc
+                              honours (net/sched/sch_fq.c: time_to_send); without fq
+                              the stamp is ignored */
 };
 
 /* The configuration map's one value. Times are CLOCK_MONOTONIC
@@ -42,8 +47,19 @@ struct jct_kdrop_cfg {
   __u32 to4, to4_or_3, to2, to2_or_1, to3; /* 4-state thresholds, as drop.c */
   __u64 burst, every, count;
   __u32 qp, ntargets, retransmissions; /* retransmissions: every copy, up to count */
-  __u32 psn[JCT_KDROP_MAX_TARGETS];
-  __u8 tx[JCT_KDROP_MAX_TARGETS]; /* the transmission target i drops (1: the first) */
+  __u32 psn[JCT_KDROP_MAX_TARGETS]; /* pkt=: the packet's index in its message (from 0) */
+  __u8 tx[JCT_KDROP_MAX_TARGETS];   /* the transmission target i drops (1: the first) */
+  /* pkt=M:K targets (by_msg): the message of target i (from 0, a message
+   * starting at an opcode whose bit is set in first_op: drop.c's
+   * JCT_POS_FIRST, so FIRST and ONLY). The program counts first
+   * transmissions to the QP and, at a target's position, makes its PSN a
+   * target (the positions map). any_qp: the QP is the qp_order-th (from
+   * 0, below JCT_KDROP_MAX_QP_ORDER) that data packets go to, in the order
+   * of their first ones, as drop.c's qp-order= (0 without it). */
+  __u32 msg[JCT_KDROP_MAX_TARGETS];
+  __u32 by_msg, any_qp, qp_order;
+  __u8 first_op[32]; /* bit (op & 7) of byte op >> 3 */
+  __u64 delay_ns;    /* JCT_KDROP_DELAY */
 };
 
 /* The counters and the loss models' state, one value (behind a
@@ -53,13 +69,20 @@ struct jct_kdrop_counters {
   __u64 seen;        /* RoCEv2 packets offered in the window */
   __u64 dropped;     /* of which lost here */
   __u64 events_lost; /* drops the fault log missed (its ring buffer was full) */
+  __u64 held;        /* JCT_KDROP_DELAY: packets stamped to leave later */
 };
 
+#define JCT_KDROP_MAX_QP_ORDER 16
 struct jct_kdrop_state {
   __u64 rng[4]; /* xoshiro256** */
   __u64 burst_left, nth;
   __u32 ge_state, state4;
   struct jct_kdrop_counters c;
+  /* pkt= and qp-order=: the target QP once found, the QPs seen before it,
+   * messages begun (cur_msg + 1 in drop.c's terms) and the packet's index
+   * in the current one, over first transmissions to the QP. */
+  __u32 qp_found, qp, nseen_qps, msgs, cur_pkt, pad;
+  __u32 seen_qps[JCT_KDROP_MAX_QP_ORDER];
 };
 
 /* The state map's one value: the lock the program holds while it decides.
@@ -91,6 +114,16 @@ struct jct_kdrop_target {
   __u8 losses;                      /* copies of the PSN lost here (up to 127) */
   __u8 tx[JCT_KDROP_TX_PER_PSN];    /* the transmission each drops (1: the first) */
   __u64 done[JCT_KDROP_TX_PER_PSN]; /* copies each has dropped */
+};
+
+/* pkt= mode: the targets at one position (message M, packet K), a hash
+ * map's value keyed by M << 32 | K, written by userspace at each
+ * repetition's start; the program copies it into the targets map under
+ * the PSN the position's first transmission carries. */
+#define JCT_KDROP_POS_KEY(m, k) ((__u64)(m) << 32 | (__u32)(k))
+struct jct_kdrop_pos {
+  __u32 n;                       /* targets at this position */
+  __u8 tx[JCT_KDROP_TX_PER_PSN]; /* the transmission each drops (1: the first) */
 };
 
 /* One drop, for the fault log (a ring buffer the run drains). */

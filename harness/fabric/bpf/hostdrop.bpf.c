@@ -1,14 +1,23 @@
 /* The drop injector in a host's kernel (include/jctlab/kdrop.h): a tc
  * classifier on the egress of the host's interface, in direct-action mode,
- * returning TC_ACT_SHOT for a packet it loses and TC_ACT_OK otherwise
+ * returning TC_ACT_STOLEN for a packet it loses and TC_ACT_UNSPEC otherwise
  * (tc-bpf(8); the clsact qdisc's egress hook runs it for every packet the
- * interface sends, before the device's queue).
+ * interface sends, before the device's queue). STOLEN, not SHOT: the
+ * kernel frees the packet and tells the sender NET_XMIT_SUCCESS
+ * (sch_handle_egress), so the loss is the wire's, unseen by the sending
+ * stack. SHOT answers NET_XMIT_DROP, which rxe's requester takes for a
+ * local send error (rxe_send: -EAGAIN) and its QP goes to the error state
+ * (seen in the lab: every WR flushed), where a lost frame costs a NAK.
  *
  * The loss models are drop.c's, decided the same way: Bernoulli with
  * bursts, Gilbert-Elliott and netem's 4-state chain (net/sched/sch_netem.c,
  * loss_gilb_ell and loss_4state), every-Nth, and targeted PSNs of one QP
  * with drop.c's transmission counting (@T, count=, retransmissions=yes),
- * up to JCT_KDROP_TX_PER_PSN targets of one PSN.
+ * up to JCT_KDROP_TX_PER_PSN targets of one PSN, or by position (pkt=M:K:
+ * the K-th packet of the M-th message, counted over first transmissions)
+ * on a QP named or found as drop.c finds it (the first, or qp-order=N).
+ * delay's constant delay (JCT_KDROP_DELAY) is an earliest-departure-time
+ * stamp on each packet, which the interface's fq qdisc honours.
  * Bernoulli draws are keyed by the packet exactly as draw.c keys them (a
  * hash of the seed, the flow, opcode, PSN and the PSN's losses here), so
  * with the same seed the host loses the same packets the switch would;
@@ -79,10 +88,25 @@ struct {
   __type(value, struct jct_kdrop_target);
 } jct_targets SEC(".maps");
 
+/* pkt= mode: targets by position (kdrop.h's JCT_KDROP_POS_KEY). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, JCT_KDROP_MAX_TARGETS);
+  __type(key, __u64);
+  __type(value, struct jct_kdrop_pos);
+} jct_positions SEC(".maps");
+
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 1 << 18);
 } jct_events SEC(".maps");
+
+/* A packet this program lets through: TC_ACT_UNSPEC, not TC_ACT_OK, so
+ * the next filter on the hook (another injector at the same host, in the
+ * chain's order) sees it too; after the last, UNSPEC is the hook's
+ * default, pass (OK would end the filter chain here: cls_bpf's
+ * direct-action mode). */
+#define PASS TC_ACT_UNSPEC
 
 #define ETH_P_8021Q_ 0x8100
 #define ETH_P_IP_ 0x0800
@@ -198,6 +222,43 @@ static __always_inline int decide(const struct jct_kdrop_cfg *c, struct jct_kdro
   return 0;
 }
 
+/* drop.c's nth_qp, before the target QP is known (pkt= without qp=):
+ * whether qp is the qp_order-th QP seen; it becomes s->qp then. Called
+ * with the state's lock held. */
+static __always_inline int nth_qp(const struct jct_kdrop_cfg *c, struct jct_kdrop_state *s,
+                                  __u32 qp) {
+  for (__u32 i = 0; i < JCT_KDROP_MAX_QP_ORDER; i++)
+    if (i < s->nseen_qps && s->seen_qps[i] == qp) return 0; /* an earlier QP */
+  if (s->nseen_qps < c->qp_order && s->nseen_qps < JCT_KDROP_MAX_QP_ORDER) {
+    s->seen_qps[s->nseen_qps & (JCT_KDROP_MAX_QP_ORDER - 1)] = qp;
+    s->nseen_qps++;
+    return 0;
+  }
+  s->qp = qp;
+  s->qp_found = 1;
+  return 1;
+}
+
+/* pkt= and qp-order= (drop.c's loss_targeted before its PSN targets):
+ * whether the data packet to qp is the target QP's, and for a first
+ * transmission with pkt= its position (*pos, JCT_KDROP_POS_KEY; ~0 when
+ * no message has begun). Called with the state's lock held. */
+static __always_inline int target_qp(const struct jct_kdrop_cfg *c, struct jct_kdrop_state *s,
+                                     __u32 qp, __u8 opcode, int retx, __u64 *pos) {
+  *pos = ~0ull;
+  if (c->any_qp && !s->qp_found && !nth_qp(c, s, qp)) return 0;
+  if (qp != (c->any_qp ? s->qp : c->qp)) return 0;
+  if (!c->by_msg || retx) return 1;
+  if (c->first_op[(opcode >> 3) & 31] & (1 << (opcode & 7))) {
+    s->msgs++;
+    s->cur_pkt = 0;
+  } else {
+    s->cur_pkt++;
+  }
+  if (s->msgs) *pos = JCT_KDROP_POS_KEY(s->msgs - 1, s->cur_pkt);
+  return 1;
+}
+
 static __always_inline __u64 splitmix64(__u64 *x) {
   __u64 z = (*x += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -222,16 +283,16 @@ SEC("tc")
 int jct_hostdrop(struct __sk_buff *skb) {
   __u32 zero = 0;
   const struct jct_kdrop_cfg *c = bpf_map_lookup_elem(&jct_cfg, &zero);
-  if (!c || !c->enabled) return TC_ACT_OK;
+  if (!c || !c->enabled) return PASS;
   struct hdrs h;
   __builtin_memset(&h, 0, sizeof h);
   __u32 len = skb->len < sizeof h ? skb->len : sizeof h;
-  if (len < 14 + 20 + 8 + 12) return TC_ACT_OK;
+  if (len < 14 + 20 + 8 + 12) return PASS;
   /* Whole, or as much as the shortest RoCEv2 packets hold (an IPv4 ACK
    * with its ICRC: 62 bytes; a BTH alone: 54). */
   if (bpf_skb_load_bytes(skb, 0, &h, sizeof h) < 0 && bpf_skb_load_bytes(skb, 0, &h, 62) < 0 &&
       bpf_skb_load_bytes(skb, 0, &h, 14 + 20 + 8 + 12) < 0)
-    return TC_ACT_OK;
+    return PASS;
   __u32 l3 = 14;
   __u16 proto = (__u16)(h.b[12] << 8 | h.b[13]);
   if (proto == ETH_P_8021Q_) {
@@ -243,9 +304,9 @@ int jct_hostdrop(struct __sk_buff *skb) {
   struct jct_kdrop_event ev;
   __builtin_memset(&ev, 0, sizeof ev);
   if (proto == ETH_P_IP_) {
-    if (l3 + 20 > sizeof h.b) return TC_ACT_OK;
+    if (l3 + 20 > sizeof h.b) return PASS;
     __u8 vihl = h.b[l3 & 0x3f];
-    if (h.b[(l3 + 9) & 0x3f] != IPPROTO_UDP || (vihl & 0xf) != 5) return TC_ACT_OK;
+    if (h.b[(l3 + 9) & 0x3f] != IPPROTO_UDP || (vihl & 0xf) != 5) return PASS;
     udp = l3 + 20;
     family = 4;
     __builtin_memcpy(ev.src, &h.b[14 + 12], 4);
@@ -255,7 +316,7 @@ int jct_hostdrop(struct __sk_buff *skb) {
     else
       __builtin_memcpy(ev.dst, &h.b[18 + 16], 4);
   } else if (proto == ETH_P_IPV6_) {
-    if (h.b[(l3 + 6) & 0x3f] != IPPROTO_UDP) return TC_ACT_OK;
+    if (h.b[(l3 + 6) & 0x3f] != IPPROTO_UDP) return PASS;
     udp = l3 + 40;
     family = 6;
     if (l3 == 14) {
@@ -266,12 +327,12 @@ int jct_hostdrop(struct __sk_buff *skb) {
       __builtin_memcpy(ev.dst, &h.b[18 + 24], 16);
     }
   } else {
-    return TC_ACT_OK;
+    return PASS;
   }
-  if (udp + 8 + 12 > len || udp + 8 + 12 > sizeof h.b) return TC_ACT_OK;
+  if (udp + 8 + 12 > len || udp + 8 + 12 > sizeof h.b) return PASS;
   __u32 u = udp & 0x7f;
-  if (u + 8 + 12 > sizeof h.b) return TC_ACT_OK;
-  if ((__u16)(h.b[u + 2] << 8 | h.b[u + 3]) != JCT_KDROP_ROCE_PORT) return TC_ACT_OK;
+  if (u + 8 + 12 > sizeof h.b) return PASS;
+  if ((__u16)(h.b[u + 2] << 8 | h.b[u + 3]) != JCT_KDROP_ROCE_PORT) return PASS;
   const __u8 *bth = &h.b[u + 8];
   __u8 opcode = bth[0];
   __u32 qp = (__u32)bth[5] << 16 | (__u32)bth[6] << 8 | bth[7];
@@ -281,7 +342,16 @@ int jct_hostdrop(struct __sk_buff *skb) {
 
   __u64 now = bpf_ktime_get_ns();
   __u64 t = now > c->start_ns ? now - c->start_ns : 0;
-  if (t < c->at_ns || (c->until_ns && t >= c->until_ns)) return TC_ACT_OK;
+  if (t < c->at_ns || (c->until_ns && t >= c->until_ns)) return PASS;
+
+  if (c->mode == JCT_KDROP_DELAY) { /* delay: a departure time, no loss */
+    struct jct_kdrop_value *dv = bpf_map_lookup_elem(&jct_state, &zero);
+    if (!dv) return PASS;
+    __sync_fetch_and_add(&dv->s.c.seen, 1);
+    if (bpf_skb_set_tstamp(skb, now + c->delay_ns, BPF_SKB_TSTAMP_DELIVERY_MONO) == 0)
+      __sync_fetch_and_add(&dv->s.c.held, 1);
+    return PASS;
+  }
 
   /* The packet's identity, as draw.c keys it: the flow (addresses folded
    * 8 bytes at a time with the QP, mixed), opcode, PSN (an ACK's also by
@@ -304,7 +374,7 @@ int jct_hostdrop(struct __sk_buff *skb) {
   if (!fv) {
     struct flow_val fresh = {0};
     bpf_map_update_elem(&jct_flows, &flow, &fresh, BPF_NOEXIST);
-    if (!(fv = bpf_map_lookup_elem(&jct_flows, &flow))) return TC_ACT_OK;
+    if (!(fv = bpf_map_lookup_elem(&jct_flows, &flow))) return PASS;
   }
   int retx = 0, cnp = opcode == 0x81;
   struct loss_key lk = {.flow = flow, .id = psn | (__u32)(!data) << 24};
@@ -329,11 +399,29 @@ int jct_hostdrop(struct __sk_buff *skb) {
   __u32 keyed = (__u32)(splitmix64(&x) >> 32);
 
   struct jct_kdrop_value *v = bpf_map_lookup_elem(&jct_state, &zero);
-  if (!v) return TC_ACT_OK;
+  if (!v) return PASS;
   __sync_fetch_and_add(&v->s.c.seen, 1);
   int lose = 0;
   if (c->mode == JCT_KDROP_PSN) {
-    struct jct_kdrop_target *t = data && qp == c->qp ? bpf_map_lookup_elem(&jct_targets, &psn) : 0;
+    int mine = data && qp == c->qp;
+    if (data && (c->by_msg || c->any_qp)) {
+      __u64 pos;
+      bpf_spin_lock(&v->lock);
+      mine = target_qp(c, &v->s, qp, opcode, retx, &pos);
+      bpf_spin_unlock(&v->lock);
+      /* A position's first transmission: its targets become the PSN's. */
+      struct jct_kdrop_pos *at =
+          mine && pos != ~0ull ? bpf_map_lookup_elem(&jct_positions, &pos) : 0;
+      if (at) {
+        struct jct_kdrop_target nt;
+        __builtin_memset(&nt, 0, sizeof nt);
+        nt.n = at->n;
+        nt.first_lost = -1;
+        __builtin_memcpy(nt.tx, at->tx, sizeof nt.tx);
+        bpf_map_update_elem(&jct_targets, &psn, &nt, BPF_ANY);
+      }
+    }
+    struct jct_kdrop_target *t = mine ? bpf_map_lookup_elem(&jct_targets, &psn) : 0;
     if (t) {
       bpf_spin_lock(&t->lock);
       lose = loss_targeted(c, t, retx);
@@ -344,7 +432,7 @@ int jct_hostdrop(struct __sk_buff *skb) {
     lose = decide(c, &v->s, keyed);
     bpf_spin_unlock(&v->lock);
   }
-  if (!lose) return TC_ACT_OK;
+  if (!lose) return PASS;
   __sync_fetch_and_add(&v->s.c.dropped, 1);
   if (!cnp) { /* its next copy draws anew */
     __u32 *l = bpf_map_lookup_elem(&jct_losses, &lk);
@@ -364,7 +452,7 @@ int jct_hostdrop(struct __sk_buff *skb) {
   ev.family = family;
   if (bpf_ringbuf_output(&jct_events, &ev, sizeof ev, 0) < 0)
     __sync_fetch_and_add(&v->s.c.events_lost, 1);
-  return TC_ACT_SHOT;
+  return TC_ACT_STOLEN;
 }
 
 char LICENSE[] SEC("license") = "GPL";

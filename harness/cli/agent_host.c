@@ -1,0 +1,284 @@
+/* An agent's drop injectors at its own host (agent_host.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_host.h"
+#include "common/errf.h"
+#include "common/rng.h"
+#include "harness/base/netlink.h"
+#include "harness/fabric/hostdrop.h"
+#include "jctlab/clock.h"
+#include "jctlab/error.h"
+#include "jctlab/injector.h"
+#include "jctlab/kdrop.h"
+
+#define MAX_HOST_DROPS 16
+
+typedef struct {
+  uint32_t index; /* the orchestrator's injector index */
+  jct_injector_t *inj;
+  jct__hostdrop_t *prog; /* drop, delay: its program; pause: NULL */
+} host_drop_t;
+
+struct jct__agent_host {
+  host_drop_t d[MAX_HOST_DROPS];
+  uint32_t n;
+  uint64_t start_ns; /* the repetition's, CLOCK_MONOTONIC */
+  int ifindex;
+  uint32_t fq_parent; /* where fq went (a delay's): tbf's class 1:1, or the root; 0: none */
+  json_t *drops;      /* while draining */
+  /* pause: its storm timed here, on the agent's clock, its frames sent
+   * from the interface on a packet socket. */
+  jct_clock_t *clock;
+  jct_timer_t timer;
+  const char *netdev;
+  int pkt_fd; /* -1 until the first frame */
+  bool storming;
+};
+
+static int send_frame(int *fd, const char *netdev, const uint8_t *frame, size_t len, char *err,
+                      size_t errlen);
+
+/* Put kind (fq; pfifo to restore) at parent on ifindex, replacing what is
+ * there (RTM_NEWQDISC, tc-fq(8)); delete: remove the root qdisc instead. */
+static int set_qdisc(int ifindex, uint32_t parent, const char *kind, bool delete, char *err,
+                     size_t errlen) {
+  jct__nl_t *nl;
+  int rc = jct__nl_open(&nl, err, errlen);
+  if (rc) return rc;
+  struct nlmsghdr *nlh;
+  rc = jct__nl_begin(nl, &nlh, delete ? RTM_DELQDISC : RTM_NEWQDISC,
+                     delete ? 0 : NLM_F_CREATE | NLM_F_REPLACE, err, errlen, "%s qdisc %s",
+                     delete ? "delete" : "add", kind);
+  if (rc == 0) {
+    struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof *tcm);
+    tcm->tcm_family = AF_UNSPEC;
+    tcm->tcm_ifindex = ifindex;
+    tcm->tcm_parent = parent;
+    if (!delete) mnl_attr_put_strz(nlh, TCA_KIND, kind);
+    rc = jct__nl_flush(nl, err, errlen);
+  }
+  jct__nl_close(nl);
+  return rc;
+}
+
+void jct__agent_host_free(jct__agent_host_t *h) {
+  if (!h) return;
+  jct_timer_stop(h->clock, &h->timer);
+  if (h->pkt_fd >= 0) close(h->pkt_fd);
+  if (h->fq_parent) { /* the interface's queue as the agent's shaper left it */
+    char ignored[160];
+    if (h->fq_parent == TC_H_ROOT)
+      set_qdisc(h->ifindex, TC_H_ROOT, "fq", true, ignored, sizeof ignored);
+    else
+      set_qdisc(h->ifindex, h->fq_parent, "pfifo", false, ignored, sizeof ignored);
+  }
+  for (uint32_t i = 0; i < h->n; i++) {
+    jct__hostdrop_detach(h->d[i].prog, false);
+    jct_injector_free(h->d[i].inj);
+  }
+  free(h);
+}
+
+static int add_one(jct__agent_host_t *h, const json_t *e, int ifindex, const char *netdev,
+                   char *err, size_t errlen) {
+  const char *spec = json_string_value(json_object_get(e, "spec"));
+  json_t *idx = json_object_get(e, "index"), *rs = json_object_get(e, "run_seed"),
+         *seed = json_object_get(e, "seed");
+  if (!spec || !json_is_integer(idx) || !json_is_integer(rs) || !json_is_integer(seed))
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "setup: a host_drops entry without spec, index, run_seed and seed");
+  if (h->n == MAX_HOST_DROPS)
+    return jct__errf(err, errlen, JCT_EINVAL, "setup: more than %d injectors at one host",
+                     MAX_HOST_DROPS);
+  host_drop_t *d = &h->d[h->n];
+  d->index = (uint32_t)json_integer_value(idx);
+  int rc = jct_injector_new(&d->inj, spec, (uint64_t)json_integer_value(rs), d->index, err, errlen);
+  if (rc) return rc;
+  h->n++; /* freed with h from here on */
+  if (d->inj->seed != (uint64_t)json_integer_value(seed))
+    return jct__errf(err, errlen, JCT_EINVAL, "%s: the agent drew seed %llu, not the run's %llu",
+                     spec, (unsigned long long)d->inj->seed,
+                     (unsigned long long)json_integer_value(seed));
+  if (d->inj->ops->host_frames) return 0; /* pause: frames, no program */
+  struct jct_kdrop_cfg cfg;
+  if (!d->inj->ops->kernel || (rc = d->inj->ops->kernel(d->inj, &cfg, err, errlen)) < 0)
+    return rc < 0 ? rc
+                  : jct__errf(err, errlen, JCT_EINVAL, "%s: not a kind a host's kernel runs", spec);
+  char label[160];
+  snprintf(label, sizeof label, "%s (%s)", spec, netdev);
+  return jct__hostdrop_attach(&d->prog, ifindex, d->index + 1, label, err, errlen);
+}
+
+int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char *netdev,
+                        bool shaped, jct_clock_t *clock, char *err, size_t errlen) {
+  *out = NULL;
+  if (!json_is_array(list) || json_array_size(list) == 0) return 0;
+  int ifindex = (int)if_nametoindex(netdev);
+  if (!ifindex)
+    return jct__errf(err, errlen, JCT_EINVAL, "at=host: no network device %s here", netdev);
+  jct__agent_host_t *h = calloc(1, sizeof *h);
+  if (!h) return JCT_ENOMEM;
+  h->ifindex = ifindex;
+  h->clock = clock;
+  h->netdev = netdev;
+  h->pkt_fd = -1;
+  h->timer.data = h;
+  size_t k;
+  const json_t *e;
+  bool delay = false;
+  json_array_foreach(list, k, e) {
+    int rc = add_one(h, e, ifindex, netdev, err, errlen);
+    if (rc) {
+      jct__agent_host_free(h);
+      return rc;
+    }
+    delay |= strcmp(h->d[h->n - 1].inj->ops->name, "delay") == 0;
+  }
+  /* A delay's stamps need fq to honour them: under the shaper's tbf (its
+   * class 1:1), or as the root. */
+  uint32_t parent = shaped ? TC_H_MAKE(1u << 16, 1) : TC_H_ROOT;
+  char why[200];
+  if (delay && set_qdisc(ifindex, parent, "fq", false, why, sizeof why)) {
+    jct__agent_host_free(h);
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "delay at a host needs the fq qdisc for earliest-departure-time, which this "
+                     "kernel refused on %s (%s)",
+                     netdev, why);
+  }
+  if (delay) h->fq_parent = parent;
+  *out = h;
+  return 0;
+}
+
+/* A storm frame, from this host's interface. */
+static void emit(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
+                 uint64_t now_ns) {
+  (void)port, (void)now_ns;
+  jct__agent_host_t *h = inj->data;
+  char err[160];
+  if (send_frame(&h->pkt_fd, h->netdev, frame, len, err, sizeof err)) {
+    inj->stats.dropped++; /* generated, but this kernel refused to send it */
+    fprintf(stderr, "jctlab agent: %s\n", err);
+  }
+}
+
+static void on_storm_timer(jct_timer_t *t, uint64_t now_ns) {
+  jct__agent_host_t *h = t->data;
+  uint64_t next = UINT64_MAX;
+  for (uint32_t i = 0; i < h->n; i++) {
+    jct_injector_t *inj = h->d[i].inj;
+    if (!inj->ops->host_frames) continue;
+    if (inj->ops->next_deadline_ns(inj) <= now_ns) jct_injector_tick(inj, now_ns, emit);
+    uint64_t d = inj->ops->next_deadline_ns(inj);
+    if (d < next) next = d;
+  }
+  if (h->storming && next != UINT64_MAX) jct_timer_start(h->clock, &h->timer, next, on_storm_timer);
+}
+
+int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns, uint64_t clock_ns) {
+  if (!h) return 0;
+  h->start_ns = now_ns;
+  jct_timer_stop(h->clock, &h->timer);
+  h->storming = false;
+  for (uint32_t i = 0; i < h->n; i++) {
+    host_drop_t *d = &h->d[i];
+    if (d->inj->ops->host_frames) { /* pause: restarts as on the switch */
+      jct_injector_start(d->inj, clock_ns);
+      d->inj->data = h;
+      h->storming |= faulted;
+      continue;
+    }
+    struct jct_kdrop_cfg cfg;
+    char ignored[8];
+    if (d->inj->ops->kernel(d->inj, &cfg, ignored, sizeof ignored) < 0) return JCT_EIO;
+    /* As chain_host.c restarts a namespace's program. */
+    cfg.enabled = faulted;
+    cfg.start_ns = now_ns;
+    cfg.seed = d->inj->seed;
+    cfg.at_ns = d->inj->at_ns;
+    cfg.until_ns = d->inj->until_ns;
+    uint64_t rng[4];
+    jct__rng_seed(rng, d->inj->seed);
+    if (jct__hostdrop_configure(d->prog, &cfg, rng) < 0) return JCT_EIO;
+  }
+  if (h->storming) on_storm_timer(&h->timer, clock_ns);
+  return 0;
+}
+
+static void on_drop(const struct jct_kdrop_event *ev, void *arg) {
+  jct__agent_host_t *h = arg;
+  char src[INET6_ADDRSTRLEN] = "", dst[INET6_ADDRSTRLEN] = "";
+  int af = ev->family == 6 ? AF_INET6 : AF_INET;
+  inet_ntop(af, ev->src, src, sizeof src);
+  inet_ntop(af, ev->dst, dst, sizeof dst);
+  json_int_t t = ev->t_ns > h->start_ns ? (json_int_t)(ev->t_ns - h->start_ns) : 0;
+  json_array_append_new(h->drops,
+                        json_pack("[I,I,I,i,b,i,s,s]", t, (json_int_t)ev->qp, (json_int_t)ev->psn,
+                                  ev->opcode, ev->retransmission, ev->family, src, dst));
+}
+
+json_t *jct__agent_host_done(jct__agent_host_t *h) {
+  json_t *all = json_array();
+  if (h) {
+    jct_timer_stop(h->clock, &h->timer);
+    h->storming = false;
+  }
+  for (uint32_t i = 0; h && i < h->n; i++) {
+    if (!h->d[i].prog) { /* pause: what it generated and what left */
+      const jct_injector_stats_t *st = &h->d[i].inj->stats;
+      json_array_append_new(all,
+                            json_pack("{s:I,s:I,s:I,s:I,s:[]}", "index", (json_int_t)h->d[i].index,
+                                      "generated", (json_int_t)st->generated, "dropped",
+                                      (json_int_t)st->dropped, "seen", (json_int_t)0, "drops"));
+      continue;
+    }
+    struct jct_kdrop_counters k = {0};
+    jct__hostdrop_counters(h->d[i].prog, &k);
+    h->drops = json_array();
+    jct__hostdrop_drain(h->d[i].prog, on_drop, h);
+    json_array_append_new(all,
+                          json_pack("{s:I,s:I,s:I,s:I,s:I,s:o}", "index", (json_int_t)h->d[i].index,
+                                    "seen", (json_int_t)k.seen, "dropped", (json_int_t)k.dropped,
+                                    "held", (json_int_t)k.held, "events_lost",
+                                    (json_int_t)k.events_lost, "drops", h->drops));
+    h->drops = NULL;
+  }
+  return all;
+}
+
+static int send_frame(int *fd, const char *netdev, const uint8_t *frame, size_t len, char *err,
+                      size_t errlen) {
+  if (*fd < 0) {
+    int ifindex = (int)if_nametoindex(netdev);
+    if (!ifindex) return jct__errf(err, errlen, JCT_EINVAL, "pause: no network device %s", netdev);
+    int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), one = 1;
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_ifindex = ifindex};
+    /* Past the qdiscs (packet(7), PACKET_QDISC_BYPASS), as a NIC's MAC
+     * sends its pause frames ahead of its queues: through the agent's tbf
+     * shaper they waited behind rxe's data and left in a bunch (seen: 4
+     * frames, 51.3 ms paused for 128). */
+    if (s < 0 || setsockopt(s, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one) != 0 ||
+        bind(s, (struct sockaddr *)&sll, sizeof sll) != 0) {
+      int e = errno;
+      if (s >= 0) close(s);
+      return jct__errf(err, errlen, JCT_EIO, "pause: a packet socket on %s: %s", netdev,
+                       strerror(e));
+    }
+    *fd = s;
+  }
+  if (send(*fd, frame, len, 0) != (ssize_t)len)
+    return jct__errf(err, errlen, JCT_EIO, "pause: send on %s: %s", netdev, strerror(errno));
+  return 0;
+}
