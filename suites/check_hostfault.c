@@ -497,6 +497,8 @@ START_TEST(window_dilated_host_as_switch) {
          (long long)dropped[0], (long long)dropped[1]);
   ck_assert_int_gt(dropped[0], 0);
   ck_assert_int_eq(dropped[0], dropped[1]);
+}
+END_TEST
 
 /* The same packet picked by position, pkt=1:5 on connection 1 (the sixth
  * packet of rank 1's second message to QP 0x103), named by its QP or
