@@ -125,6 +125,10 @@ void jct__chain_tick(jct__chain_t *c, uint64_t now_ns);
 size_t jct__chain_len(const jct__chain_t *c);
 /* Whether the injectors act (a faulted repetition): jct__chain_set_enabled's. */
 bool jct__chain_enabled(const jct__chain_t *c);
+/* How long frames an injector at a host holds back may still leave after
+ * a repetition: twice the largest delay of its kernel programs (delay
+ * at=host:R; emulated ns), 0 when none delays. */
+uint64_t jct__chain_host_hold_ns(const jct__chain_t *c);
 const jct_injector_t *jct__chain_get(const jct__chain_t *c, size_t i);
 
 void jct__chain_free(jct__chain_t *c);

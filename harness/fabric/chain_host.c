@@ -368,6 +368,20 @@ void jct__chain_emit_from_host(jct_injector_t *inj, uint32_t port, const uint8_t
             inj->ops->name, sent ? "generate" : "send-failed", len);
 }
 
+uint64_t jct__chain_host_hold_ns(const jct__chain_t *c) {
+  uint64_t hold = 0;
+  for (size_t i = 0; c && i < c->n; i++) {
+    const jct_injector_t *inj = c->inj[i];
+    struct jct_kdrop_cfg cfg;
+    char ignored[8];
+    if (inj->host < 0 || !inj->ops->kernel ||
+        inj->ops->kernel(inj, &cfg, ignored, sizeof ignored) < 0 || cfg.mode != JCT_KDROP_DELAY)
+      continue;
+    if (2 * cfg.delay_ns > hold) hold = 2 * cfg.delay_ns;
+  }
+  return hold;
+}
+
 void jct__chain_hosts_start(jct__chain_t *c) {
   /* The kernel keeps wall time: it is given the repetition's start and
    * the window in it x F. An idle-time jump (clock.h) before the window

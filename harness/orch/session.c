@@ -235,6 +235,11 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
    * waiting on its timer; the next repetition starts anyway). */
   jct__loop_run_until(&s->loop, drained_or_failed, NULL, s,
                       jct_now_ns() + jct_clock_wall_span_ns(DRAIN_NS));
+  /* A delay at a host holds frames in that host's qdisc, where the drain
+   * does not see them: let them leave before the next repetition starts,
+   * or a baseline would receive a faulted repetition's late frames. */
+  uint64_t hold_ns = faulted ? jct__chain_host_hold_ns(s->chain) : 0;
+  if (hold_ns) jct__loop_run_until(&s->loop, failed_only, NULL, s, jct_now_ns() + hold_ns);
   jct__chain_collect(s->chain); /* the host injectors' counters, from their kernels */
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
