@@ -1,5 +1,6 @@
 /* What the integration suites share (testkit.h). */
 #include "testkit.h"
+#include "common/rate.h"
 
 #include <check.h>
 #include <errno.h>
@@ -124,6 +125,27 @@ static bool takes_ceiling(char *const argv[]) {
   return n + 3 <= 64;
 }
 
+/* argv slowed for a retry (takes_ceiling): a --rate-ceiling of 25 Mbit/s,
+ * or below 100 Mbit/s a quarter of the run's rate (a 5 Mbit/s run slowed
+ * to 1.25: 25 Mbit/s would not dilate it at all), in slow (64 entries;
+ * ceiling holds the value). False when argv chooses its own dilation. */
+static bool slowed(char *const argv[], char **slow, char ceiling[32]) {
+  if (!takes_ceiling(argv)) return false;
+  snprintf(ceiling, 32, "25mbit");
+  size_t n = 0;
+  for (; argv[n]; n++) {
+    slow[n] = argv[n];
+    uint64_t bps;
+    if (!strcmp(argv[n], "--rate") && argv[n + 1] && !jct__parse_rate_bps(argv[n + 1], &bps) &&
+        bps < 100000000u)
+      snprintf(ceiling, 32, "%llu", (unsigned long long)(bps / 4 ? bps / 4 : 1));
+  }
+  slow[n++] = "--rate-ceiling";
+  slow[n++] = ceiling;
+  slow[n] = NULL;
+  return true;
+}
+
 result_t run_jctlab(char *const argv[], const spawn_opts_t *o, double limit_s) {
   result_t r = run_cmd(argv, o, limit_s);
   /* A loaded machine (CI under ASan, two suites at once) can leave the
@@ -132,21 +154,12 @@ result_t run_jctlab(char *const argv[], const spawn_opts_t *o, double limit_s) {
    * ceiling (F = 4 at 100 Mbit/s), which changes no emulated figure (suite
    * dilation tests that invariance); a run that chooses its own dilation
    * is run again as it is. */
-  char *slow[64];
-  char *const *again = argv;
-  if (takes_ceiling(argv)) {
-    size_t n = 0;
-    for (; argv[n]; n++)
-      slow[n] = argv[n];
-    slow[n++] = "--rate-ceiling";
-    slow[n++] = "25mbit";
-    slow[n] = NULL;
-    again = slow;
-  }
+  char *slow[64], ceiling[32];
+  char *const *again = slowed(argv, slow, ceiling) ? slow : argv;
   for (int attempt = 1; attempt < 3 && r.status == 3 && r.err && strstr(r.err, "lateness");
        attempt++) {
     fprintf(stderr, "testkit: %s %s: loop-bound on a busy machine, run again%s\n", argv[0],
-            argv[1] ? argv[1] : "", again != argv ? " dilated (--rate-ceiling 25mbit)" : "");
+            argv[1] ? argv[1] : "", again != argv ? " dilated (--rate-ceiling)" : "");
     result_free(&r);
     sleep_ms(200);
     r = run_cmd(again, o, limit_s);
@@ -250,10 +263,19 @@ json_t *jctlab_json(const char *const args[], int *status, char **err_text) {
  * to report such a run. Anything else is the test's to judge. */
 json_t *jctlab_json_retry(const char *const args[], int *status, char **err_text) {
   json_t *doc = NULL;
+  /* The retries in slow motion, as run_jctlab's (no emulated figure
+   * changes). */
+  char *full[64], *slow[64], ceiling[32];
+  size_t n = 0;
+  full[n++] = JCT_BINARY;
+  for (size_t i = 0; args[i] && n < 60; i++)
+    full[n++] = (char *)args[i];
+  full[n] = NULL;
+  const char *const *again = slowed(full, slow, ceiling) ? (const char *const *)slow + 1 : args;
   for (int attempt = 0; attempt < 3; attempt++) {
     if (doc) json_decref(doc);
     if (attempt) free(*err_text);
-    doc = jctlab_json(args, status, err_text);
+    doc = jctlab_json(attempt ? again : args, status, err_text);
     if (*status != 3 || !strstr(*err_text, "lateness")) break;
   }
   return doc;
