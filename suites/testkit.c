@@ -128,19 +128,24 @@ static bool takes_ceiling(char *const argv[]) {
 /* argv slowed for a retry (takes_ceiling): a --rate-ceiling of 25 Mbit/s,
  * or below 100 Mbit/s a quarter of the run's rate (a 5 Mbit/s run slowed
  * to 1.25: 25 Mbit/s would not dilate it at all), in slow (64 entries;
- * ceiling holds the value). False when argv chooses its own dilation. */
+ * ceiling holds the value). A quarter below 1 Mbit/s is no ceiling jctlab
+ * takes (--rate-ceiling's floor): such a run is slowed by --tdf 4, the
+ * same factor. False when argv chooses its own dilation. */
 static bool slowed(char *const argv[], char **slow, char ceiling[32]) {
   if (!takes_ceiling(argv)) return false;
   snprintf(ceiling, 32, "25mbit");
+  const char *how = "--rate-ceiling";
   size_t n = 0;
   for (; argv[n]; n++) {
     slow[n] = argv[n];
     uint64_t bps;
     if (!strcmp(argv[n], "--rate") && argv[n + 1] && !jct__parse_rate_bps(argv[n + 1], &bps) &&
-        bps < 100000000u)
-      snprintf(ceiling, 32, "%llu", (unsigned long long)(bps / 4 ? bps / 4 : 1));
+        bps < 100000000u) {
+      snprintf(ceiling, 32, "%llu", (unsigned long long)(bps / 4));
+      if (bps / 4 < 1000000u) how = "--tdf", snprintf(ceiling, 32, "4");
+    }
   }
-  slow[n++] = "--rate-ceiling";
+  slow[n++] = (char *)how;
   slow[n++] = ceiling;
   slow[n] = NULL;
   return true;
@@ -159,7 +164,7 @@ result_t run_jctlab(char *const argv[], const spawn_opts_t *o, double limit_s) {
   for (int attempt = 1; attempt < 3 && r.status == 3 && r.err && strstr(r.err, "lateness");
        attempt++) {
     fprintf(stderr, "testkit: %s %s: loop-bound on a busy machine, run again%s\n", argv[0],
-            argv[1] ? argv[1] : "", again != argv ? " dilated (--rate-ceiling)" : "");
+            argv[1] ? argv[1] : "", again != argv ? " dilated (x4)" : "");
     result_free(&r);
     sleep_ms(200);
     r = run_cmd(again, o, limit_s);
