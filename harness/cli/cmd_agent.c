@@ -207,9 +207,7 @@ static void do_setup(agent_t *g, json_t *m) {
   }
   if (rc) {
     free(addrs);
-    char line[600];
-    snprintf(line, sizeof line, "rank %llu: %s", (unsigned long long)g->a.rank, err);
-    send_bad_input(g, line);
+    send_bad_input(g, err); /* the orchestrator names the rank's agent */
     return;
   }
   /* The rank's own address: the GID gid_index must hold (rdma_sysfs.h). */
@@ -252,9 +250,7 @@ static void do_setup(agent_t *g, json_t *m) {
   /* The device and port rdma_cm bound the address to, against the settings. */
   if (jct__rdma_check(NULL, &g->rdma, jct__verbs_device(g->verbs), jct__verbs_port(g->verbs),
                       my_addr_be, err, sizeof err)) {
-    char line[600];
-    snprintf(line, sizeof line, "rank %llu: %s", (unsigned long long)g->a.rank, err);
-    send_bad_input(g, line);
+    send_bad_input(g, err);
     return;
   }
   send_msg(g, json_pack("{s:s,s:s}", "msg", "listening", "dev", jct__verbs_device(g->verbs)));
