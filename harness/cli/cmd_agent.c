@@ -250,6 +250,8 @@ static void do_setup(agent_t *g, json_t *m) {
   /* The device and port rdma_cm bound the address to, against the settings. */
   if (jct__rdma_check(NULL, &g->rdma, jct__verbs_device(g->verbs), jct__verbs_port(g->verbs),
                       my_addr_be, err, sizeof err)) {
+    jct__verbs_free(g->verbs); /* not listening for a setup that failed */
+    g->verbs = NULL;
     send_bad_input(g, err);
     return;
   }

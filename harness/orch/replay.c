@@ -31,10 +31,12 @@ static void add_u64(void *sum, const void *x, size_t size) {
 
 static void sum_side(jct_replay_side_t *side, const jct_rep_t *reps, uint32_t k,
                      uint32_t nranks) {
+  bool oom = false;
   for (uint32_t i = 0; i < k; i++) {
-    if (jct_dev_counters_sum(&side->dev_rank, reps[i].dev_rank, nranks)) {
+    if (!oom && jct_dev_counters_sum(&side->dev_rank, reps[i].dev_rank, nranks)) {
       free(side->dev_rank); /* all or nothing: a partial sum would mislead */
       side->dev_rank = NULL;
+      oom = true;
     }
     jct_transport_stats_add(&side->transport, &reps[i].transport);
     add_u64(&side->fabric, &reps[i].fabric, sizeof side->fabric);
