@@ -7,12 +7,18 @@
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <netinet/in.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include "harness/lab/agents.h"
+#include "schedule/schedule_json.h"
+#include "harness/transport/rdma_sysfs.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/schedule.h"
@@ -173,7 +179,12 @@ END_TEST
 
 /* The agent's side: `jctlab agent --listen` answers bad input from the
  * orchestrator with an error line and goes on, and ends on quit. */
+static void agent_says2(int fd, const char *line, const char *want, const char *also);
 static void agent_says(int fd, const char *line, const char *want) {
+  agent_says2(fd, line, want, NULL);
+}
+
+static void agent_says2(int fd, const char *line, const char *want, const char *also) {
   if (line) ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
   char buf[4096];
   size_t len = 0;
@@ -185,6 +196,7 @@ static void agent_says(int fd, const char *line, const char *want) {
   buf[len] = '\0';
   ck_assert_msg(strstr(buf, want), "sent %s, got '%s', not '%s'", line ? line : "nothing", buf,
                 want);
+  if (also) ck_assert_msg(strstr(buf, also), "got '%s', without '%s'", buf, also);
 }
 
 START_TEST(agent_answers_bad_input) {
@@ -220,11 +232,255 @@ START_TEST(agent_answers_bad_input) {
   agent_says(fd, "{\"msg\":\"dance\"}\n", "unknown message");
   agent_says(fd, "{\"msg\":\"run\",\"rep\":1}\n", "run before the connections are up");
   agent_says(fd, "{\"msg\":\"setup\",\"rank\":1}\n", "setup without a schedule");
+  /* RDMA settings this host cannot honour: bad input, naming the word. */
+  jct_schedule_t *sch;
+  char e[256];
+  ck_assert_int_eq(jct_schedule_synth(&sch, "ring", 2, 65536, 1, e, sizeof e), 0);
+  const char *bad[][2] = {{"\"device\":\"../sys\"", "device '../sys' is not an RDMA device"},
+                          {"\"device\":\"nosuch9\"", "device 'nosuch9': no such RDMA device"},
+                          {"\"counters\":[\"a/b\"]", "counters: 'a/b' is not a counter's name"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    json_t *sj = jct__schedule_json(sch);
+    char *text = json_dumps(sj, JSON_COMPACT);
+    char line[8192];
+    snprintf(line, sizeof line, "{\"msg\":\"setup\",\"rank\":1,\"schedule\":%s,%s}\n", text,
+             bad[i][0]);
+    free(text);
+    json_decref(sj);
+    agent_says2(fd, line, bad[i][1], "\"bad_input\":true");
+    ck_assert_int_eq(write(fd, "{\"msg\":\"dance\"}\n", 16), 16);
+    agent_says(fd, NULL, "unknown message"); /* still serving */
+  }
+  jct_schedule_free(sch);
   agent_says(fd, "{\"msg\":\"quit\"}\n", "bye");
   result_t r = finish(&c, 10);
   ck_assert_int_eq(r.status, 0);
   result_free(&r);
   close(fd);
+}
+END_TEST
+
+
+/* ---- RDMA settings and counters (harness/transport/rdma_sysfs.h) ------- */
+
+/* The setup carries the user's RDMA settings, absent when not given; each
+ * rank's counters come back apart; an error with bad_input is the user's
+ * (JCT_EINVAL, exit 2), one without is the run's (JCT_EIO). */
+START_TEST(rdma_settings_and_rank_counters) {
+  rig_t r;
+  rig_open(&r);
+  hellos(&r);
+  jct_schedule_t *s;
+  char err[256];
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 2, 1 << 20, 1, err, sizeof err), 0);
+  jct_rdma_opts_t ro = {.device = "mlx5_1", .port = 1, .has_gid_index = true, .gid_index = 3};
+  ck_assert_int_eq(jct__rdma_add_counters(&ro, "np_cnp_sent,out_of_sequence", err, sizeof err), 0);
+  jct__agents_setup_t so = {.timeout = 14, .retry_cnt = 7, .tos = 106, .slots = 8, .rdma = &ro};
+  ck_assert_int_eq(jct__agents_setup(r.a, s, &so), 0);
+  char buf[65536];
+  ssize_t n = read(r.agent[0], buf, sizeof buf - 1);
+  ck_assert_int_gt(n, 0);
+  buf[n] = '\0';
+  json_t *m = json_loads(buf, 0, NULL);
+  ck_assert_str_eq(json_string_value(json_object_get(m, "device")), "mlx5_1");
+  ck_assert_int_eq(json_integer_value(json_object_get(m, "port")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(m, "gid_index")), 3);
+  ck_assert_int_eq(json_integer_value(json_object_get(m, "tos")), 106);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(m, "counters"), 1)),
+                   "out_of_sequence");
+  json_decref(m);
+  ck_assert_int_gt(read(r.agent[1], buf, sizeof buf), 0);
+  say(&r, 0, "{\"msg\":\"listening\"}\n");
+  say(&r, 1, "{\"msg\":\"listening\"}\n");
+  spin(&r);
+  ck_assert_int_eq(jct__agents_run(r.a, 1, false), 0);
+  say(&r, 0, "{\"msg\":\"done\",\"rep\":1,\"ops\":[],\"counters\":{\"np_cnp_sent\":4,"
+             "\"out_of_sequence\":1}}\n");
+  say(&r, 1, "{\"msg\":\"done\",\"rep\":1,\"ops\":[],\"counters\":{\"np_cnp_sent\":7}}\n");
+  spin(&r);
+  jct_dev_counters_t c0, c1, sum;
+  jct__agents_rank_counters(r.a, 0, &c0);
+  jct__agents_rank_counters(r.a, 1, &c1);
+  jct__agents_counters(r.a, &sum);
+  ck_assert_uint_eq(jct_dev_counters_get(&c0, "np_cnp_sent"), 4);
+  ck_assert_uint_eq(jct_dev_counters_get(&c1, "np_cnp_sent"), 7);
+  ck_assert_uint_eq(jct_dev_counters_get(&c1, "out_of_sequence"), 0);
+  ck_assert_uint_eq(jct_dev_counters_get(&sum, "np_cnp_sent"), 11);
+  /* Summed over repetitions, rank by rank (run.h's dev_rank). */
+  jct_dev_counters_t reps[2] = {c0, c1}, *total = NULL;
+  ck_assert_int_eq(jct_dev_counters_sum(&total, reps, 2), 0);
+  ck_assert_int_eq(jct_dev_counters_sum(&total, reps, 2), 0);
+  ck_assert_int_eq(jct_dev_counters_sum(&total, NULL, 2), 0);
+  ck_assert_uint_eq(jct_dev_counters_get(&total[0], "np_cnp_sent"), 8);
+  ck_assert_uint_eq(jct_dev_counters_get(&total[1], "np_cnp_sent"), 14);
+  free(total);
+  /* A device that cannot honour a setting: the user's input. */
+  ck_assert_int_eq(jct__agents_run(r.a, 2, false), 0);
+  say(&r, 1, "{\"msg\":\"error\",\"why\":\"port 2: rxe0 has no such port\",\"bad_input\":true}\n");
+  spin(&r);
+  char why[512] = "";
+  ck_assert_int_eq(jct__agents_failed(r.a, why, sizeof why), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(why, "rank 1's agent: port 2"));
+  jct_schedule_free(s);
+  rig_close(&r);
+  rig_open(&r);
+  jct__agents_expect_hello(r.a);
+  say(&r, 0, "{\"msg\":\"error\",\"why\":\"rxe0 did not become ACTIVE\"}\n");
+  spin(&r);
+  ck_assert_int_eq(jct__agents_failed(r.a, NULL, 0), JCT_EIO);
+  rig_close(&r);
+}
+END_TEST
+
+static char fake_root[512];
+
+static void put(const char *rel, const char *text) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", fake_root, rel);
+  for (char *p = path + strlen(fake_root) + 1; (p = strchr(p, '/')); p++) {
+    *p = 0;
+    mkdir(path, 0755);
+    *p = '/';
+  }
+  FILE *f = fopen(path, "w");
+  ck_assert_msg(f != NULL, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(p);
+}
+
+/* A fake /sys/class/infiniband: rxe0 with one port (GID 0 the link-local,
+ * 1 the rank's address as RoCE v2, 2 the same as RoCE v1, 3 empty), and
+ * mlx5_0 with two. */
+static void fake_sysfs(void) {
+  snprintf(fake_root, sizeof fake_root, "%s/jctlab-sysfs-XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  ck_assert_ptr_nonnull(mkdtemp(fake_root));
+  put("rxe0/ports/1/gids/0", "fe80:0000:0000:0000:5054:00ff:fe12:3401\n");
+  put("rxe0/ports/1/gid_attrs/types/0", "RoCE v2\n");
+  put("rxe0/ports/1/gids/1", "0000:0000:0000:0000:0000:ffff:c612:0001\n");
+  put("rxe0/ports/1/gid_attrs/types/1", "RoCE v2\n");
+  put("rxe0/ports/1/gids/2", "0000:0000:0000:0000:0000:ffff:c612:0001\n");
+  put("rxe0/ports/1/gid_attrs/types/2", "IB/RoCE v1\n");
+  put("rxe0/ports/1/gids/3", "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  put("rxe0/ports/1/hw_counters/rcvd_seq_err", "10\n");
+  put("rxe0/ports/1/hw_counters/sent_pkts", "1000\n");
+  put("rxe0/ports/1/hw_counters/completer_retry_err", "5\n");
+  put("rxe0/ports/1/counters/port_xmit_packets", "2000\n");
+  put("rxe0/ports/1/counters/port_rcv_errors", "0\n");
+  put("mlx5_0/ports/1/hw_counters/np_cnp_sent", "0\n");
+  put("mlx5_0/ports/2/hw_counters/np_cnp_sent", "0\n");
+}
+
+static void fake_sysfs_gone(void) {
+  ck_assert_int_eq(nftw(fake_root, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+/* Check want against rxe0 port 1 bound to 198.18.0.1: 0, or an error saying want_err. */
+static void check(const jct_rdma_opts_t *want, const char *want_err) {
+  char err[512] = "";
+  uint32_t addr;
+  inet_pton(AF_INET, "198.18.0.1", &addr);
+  int rc = jct__rdma_check(fake_root, want, "rxe0", 1, addr, err, sizeof err);
+  if (!want_err) {
+    ck_assert_msg(rc == 0, "%s", err);
+    return;
+  }
+  ck_assert_int_eq(rc, JCT_EINVAL);
+  ck_assert_msg(strstr(err, want_err), "'%s' does not say '%s'", err, want_err);
+  ck_assert_ptr_null(strchr(err, '\n'));
+}
+
+START_TEST(rdma_check_fake_sysfs) {
+  fake_sysfs();
+  jct_rdma_opts_t w = {0};
+  check(&w, NULL);
+  snprintf(w.device, sizeof w.device, "rxe0");
+  w.port = 1;
+  w.has_gid_index = true;
+  w.gid_index = 1;
+  char err[256];
+  ck_assert_int_eq(jct__rdma_add_counters(&w, "rcvd_seq_err,port_xmit_packets", err, sizeof err), 0);
+  check(&w, NULL);
+  jct_rdma_opts_t b = w;
+  snprintf(b.device, sizeof b.device, "mlx5_9");
+  check(&b, "device 'mlx5_9': no such RDMA device here (there: ");
+  snprintf(b.device, sizeof b.device, "mlx5_0");
+  check(&b, "device 'mlx5_0': the rank's address is on rxe0");
+  b = w;
+  b.port = 2;
+  check(&b, "port 2: rxe0 has no such port (its ports: 1)");
+  b = w;
+  b.gid_index = 0;
+  check(&b, "gid_index 0: holds fe80:0000:0000:0000:5054:00ff:fe12:3401, not the rank's address "
+            "::ffff:198.18.0.1");
+  b.gid_index = 2;
+  check(&b, "gid_index 2: a IB/RoCE v1 GID, not RoCE v2");
+  b.gid_index = 3;
+  check(&b, "gid_index 3: no GID there (empty entry)");
+  b.gid_index = 9;
+  check(&b, "gid_index 9: the port has no GID entry 9");
+  b = w;
+  ck_assert_int_eq(jct__rdma_add_counters(&b, "np_cnp_sent", err, sizeof err), 0);
+  check(&b, "counters: rxe0 port 1 has no counter 'np_cnp_sent'");
+  fake_sysfs_gone();
+}
+END_TEST
+
+/* Counters before and after a repetition: every hw_counter and the named
+ * port counters, their deltas (a counter that went back: 0), and the
+ * named ones picked in the scenario's order. */
+START_TEST(rdma_counters_fake_sysfs) {
+  fake_sysfs();
+  jct_rdma_opts_t w = {0};
+  char err[256];
+  ck_assert_int_eq(jct__rdma_add_counters(&w, "port_xmit_packets,rcvd_seq_err", err, sizeof err), 0);
+  jct_dev_counters_t before, after, moved, picked;
+  ck_assert_uint_eq(jct__rdma_counters(fake_root, "rxe0", 1, &w, &before), 4);
+  ck_assert_uint_eq(jct_dev_counters_get(&before, "sent_pkts"), 1000);
+  ck_assert_uint_eq(jct_dev_counters_get(&before, "port_xmit_packets"), 2000);
+  ck_assert_uint_eq(jct_dev_counters_get(&before, "port_rcv_errors"), 0); /* not named */
+  put("rxe0/ports/1/hw_counters/rcvd_seq_err", "13\n");
+  put("rxe0/ports/1/hw_counters/sent_pkts", "1500\n");
+  put("rxe0/ports/1/hw_counters/completer_retry_err", "2\n"); /* reset under us */
+  put("rxe0/ports/1/counters/port_xmit_packets", "2600\n");
+  ck_assert_uint_eq(jct__rdma_counters(fake_root, "rxe0", 1, &w, &after), 4);
+  jct__rdma_counters_delta(&before, &after, &moved);
+  ck_assert_uint_eq(jct_dev_counters_get(&moved, "rcvd_seq_err"), 3);
+  ck_assert_uint_eq(jct_dev_counters_get(&moved, "sent_pkts"), 500);
+  ck_assert_uint_eq(jct_dev_counters_get(&moved, "port_xmit_packets"), 600);
+  ck_assert_uint_eq(jct_dev_counters_get(&moved, "completer_retry_err"), 0);
+  jct__rdma_counters_pick(&moved, &w, &picked);
+  ck_assert_uint_eq(picked.n, 2);
+  ck_assert_str_eq(picked.c[0].name, "port_xmit_packets");
+  ck_assert_uint_eq(picked.c[1].value, 3);
+  jct__rdma_counters_pick(&moved, NULL, &picked);
+  ck_assert_uint_eq(picked.n, 4);
+  /* Another port, and a device that is not there: nothing read. */
+  ck_assert_uint_eq(jct__rdma_counters(fake_root, "mlx5_0", 2, NULL, &after), 1);
+  ck_assert_uint_eq(jct__rdma_counters(fake_root, "mlx5_7", 1, NULL, &after), 0);
+  fake_sysfs_gone();
+}
+END_TEST
+
+START_TEST(rdma_names_form) {
+  jct_rdma_opts_t w = {0};
+  char err[256];
+  ck_assert_int_eq(jct__rdma_set_device(&w, "mlx5_0", err, sizeof err), 0);
+  ck_assert_int_eq(jct__rdma_set_device(&w, "..", err, sizeof err), JCT_EINVAL);
+  ck_assert_int_eq(jct__rdma_set_device(&w, "rxe0/../x", err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "device 'rxe0/../x' is not an RDMA device's name"));
+  ck_assert_int_eq(jct__rdma_add_counters(&w, "a,,b", err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "counters: '' is not a counter's name"));
+  w.ncounters = 0;
+  for (int i = 0; i < JCT_RDMA_MAX_COUNTERS; i++)
+    ck_assert_int_eq(jct__rdma_add_counters(&w, "np_cnp_sent", err, sizeof err), 0);
+  ck_assert_int_eq(jct__rdma_add_counters(&w, "one_more", err, sizeof err), JCT_EINVAL);
+  ck_assert_ptr_nonnull(strstr(err, "at most 32 counters"));
 }
 END_TEST
 
@@ -234,6 +490,12 @@ Suite *agents_suite(void) {
   tcase_add_test(t, a_run_round_trip);
   tcase_add_test(t, protocol_errors_name_the_agent);
   tcase_add_test(t, agent_answers_bad_input);
+  tcase_add_test(t, rdma_settings_and_rank_counters);
   suite_add_tcase(s, t);
+  TCase *d = tcase_create("sysfs");
+  tcase_add_test(d, rdma_check_fake_sysfs);
+  tcase_add_test(d, rdma_counters_fake_sysfs);
+  tcase_add_test(d, rdma_names_form);
+  suite_add_tcase(s, d);
   return s;
 }

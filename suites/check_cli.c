@@ -181,6 +181,19 @@ START_TEST(bad_input) {
   char *ccv[] = {JCT_BINARY, "run", "--synth", "incast", "--ranks", "4", "--bytes", "1MiB",
                  "--transport", "verbs", "--lab", "4", "--cc", "dcqcn", NULL};
   expect_bad(ccv, "--cc dcqcn", "rxe has no congestion control");
+  /* RDMA settings: their form, and none on uroce (no device there). */
+  char *dv[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
+                "--device", "rxe0", NULL};
+  expect_bad(dv, "device: an RDMA device setting", "uroce transport has no RDMA device");
+  char *dp[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
+                "--lab", "2", "--device-port", "0", NULL};
+  expect_bad(dp, "--device-port", "'0' is not 1 to 254");
+  char *tc[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
+                "--lab", "2", "--traffic-class", "300", NULL};
+  expect_bad(tc, "--traffic-class", "'300' is not 0 to 255");
+  char *ctr[] = {JCT_BINARY, "run", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
+                 "--lab", "2", "--counters", "np_cnp_sent,../x", NULL};
+  expect_bad(ctr, "--counters", "'../x' is not a counter's name");
 
   char path[256];
   craft_tmpname(path, sizeof path, ".pcap");

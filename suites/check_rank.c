@@ -228,6 +228,14 @@ START_TEST(ends_merge) {
   all[owner * per + 3].qpn = 0x999;
   ck_assert_int_eq(jct__rank_merge_ends(s, all, psn, err, sizeof err), JCT_EINVAL);
   ck_assert_ptr_nonnull(strstr(err, "connection 1"));
+  /* A rank whose setup failed (it could not enter its namespace) announces
+   * nothing: named as such, not as a mismatch, so that rank 0 gives the
+   * worker's own reason (backend_ranks.c's bootstrap). */
+  for (uint32_t r = 0; r < 4; r++)
+    jct__rank_own_ends(s, r, 42, all + r * per);
+  memset(all + 2 * per, 0, per * sizeof *all);
+  ck_assert_int_eq(jct__rank_merge_ends(s, all, psn, err, sizeof err), JCT_EIO);
+  ck_assert_msg(strstr(err, "rank 2 announced no QP ends: its setup failed"), "%s", err);
   free(all);
   free(psn);
   jct_schedule_free(s);

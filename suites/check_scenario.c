@@ -24,6 +24,7 @@
 #include "harness/orch/names.h"
 #include "harness/plan/scenario.h"
 #include "harness/report/junit.h"
+#include "harness/report/result.h"
 #include "jctlab/error.h"
 #include "suites.h"
 #include "testkit.h"
@@ -228,6 +229,83 @@ START_TEST(lab_means_verbs) {
   load_bad(SYNTH "transport: uroce\nlab: 4\ncases: [{inject: \"drop p=0.1\"}]\n", 2, 12,
            "run verbs, not uroce");
 }
+END_TEST
+
+/* The verbs transport's RDMA settings: parsed, their form checked with
+ * the bad word and its place named, and echoed in the result's "fabric"
+ * (no RDMA device needed: each agent checks them against its own). */
+START_TEST(rdma_keys) {
+  jct__scenario_t *s = load_text(SYNTH "lab: 4\ndevice: mlx5_1\nport: 2\ngid_index: 3\n"
+                                       "traffic_class: 106\n"
+                                       "counters: [np_cnp_sent, rp_cnp_handled]\n"
+                                       "cases: [{inject: \"drop p=0.1\"}]\n");
+  const jct_rdma_opts_t *r = &s->run.rdma;
+  ck_assert_str_eq(r->device, "mlx5_1");
+  ck_assert_uint_eq(r->port, 2);
+  ck_assert(r->has_gid_index && r->gid_index == 3);
+  ck_assert(r->has_traffic_class && r->traffic_class == 106);
+  ck_assert_uint_eq(r->ncounters, 2);
+  ck_assert_str_eq(r->counters[1], "rp_cnp_handled");
+  /* Echoed: the result's fabric says what the agents were given. */
+  jct_run_opts_t o = s->run;
+  jct_schedule_t *sch;
+  char err[256];
+  ck_assert_int_eq(jct_schedule_synth(&sch, "ring", 4, 65536, 1, err, sizeof err), 0);
+  o.schedule = sch;
+  jct__result_input_t in = {.source = "synth", .kind = "synth"};
+  json_t *doc = jct__result_new("run", &o, &in);
+  json_t *e = json_object_get(json_object_get(doc, "fabric"), "rdma");
+  ck_assert_str_eq(json_string_value(json_object_get(e, "device")), "mlx5_1");
+  ck_assert_int_eq(json_integer_value(json_object_get(e, "port")), 2);
+  ck_assert_int_eq(json_integer_value(json_object_get(e, "gid_index")), 3);
+  ck_assert_int_eq(json_integer_value(json_object_get(e, "traffic_class")), 106);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(e, "counters"), 0)),
+                   "np_cnp_sent");
+  json_decref(doc);
+  jct__scenario_free(s);
+  /* Unset: rdma_cm's choices (null) and the data class, DSCP 26. */
+  s = load_text(SYNTH "lab: 4\ncounters: \"out_of_sequence,packet_seq_err\"\n"
+                      "cases: [{inject: \"drop p=0.1\"}]\n");
+  ck_assert_uint_eq(s->run.rdma.ncounters, 2);
+  ck_assert_str_eq(s->run.rdma.counters[1], "packet_seq_err");
+  o = s->run;
+  o.schedule = sch;
+  doc = jct__result_new("run", &o, &in);
+  e = json_object_get(json_object_get(doc, "fabric"), "rdma");
+  ck_assert(json_is_null(json_object_get(e, "device")) && json_is_null(json_object_get(e, "port")) &&
+            json_is_null(json_object_get(e, "gid_index")));
+  ck_assert_int_eq(json_integer_value(json_object_get(e, "traffic_class")), 104);
+  json_decref(doc);
+  jct__scenario_free(s);
+  /* uroce has no RDMA device: null, and a setting is refused (jct_run_check). */
+  s = load_text(SYNTH "device: rxe0\ncases: [{inject: \"drop p=0.1\"}]\n");
+  o = s->run;
+  o.schedule = sch;
+  doc = jct__result_new("run", &o, &in);
+  ck_assert(json_is_null(json_object_get(json_object_get(doc, "fabric"), "rdma")));
+  json_decref(doc);
+  ck_assert_int_eq(jct_run_check(&o, err, sizeof err), JCT_EINVAL);
+  ck_assert_msg(strstr(err, "device: an RDMA device setting"), "%s", err);
+  jct__scenario_free(s);
+  jct_schedule_free(sch);
+#define RBAD(line, col, want, ...)                                                                 \
+  do {                                                                                             \
+    snprintf(t, sizeof t, __VA_ARGS__);                                                            \
+    load_bad(t, line, col, want);                                                                  \
+  } while (0)
+  const char *c = "lab: 4\ncases: [{inject: [\"drop p=0\"]}]\n";
+  char t[512];
+  RBAD(2, 7, "port: '0' is not a whole number from 1 to 254", SYNTH "port: 0\n%s", c);
+  RBAD(2, 16, "traffic_class: '256' is not a whole number from 0 to 255",
+      SYNTH "traffic_class: 256\n%s", c);
+  RBAD(2, 12, "gid_index: '-1' is not a whole number", SYNTH "gid_index: -1\n%s", c);
+  RBAD(2, 9, "device '../sys' is not an RDMA device's name", SYNTH "device: ../sys\n%s", c);
+  RBAD(2, 11, "counters: 'a/b' is not a counter's name", SYNTH "counters: a/b\n%s", c);
+  RBAD(2, 11, "counters: an empty list", SYNTH "counters: []\n%s", c);
+  RBAD(2, 15, "counters: one name per item", SYNTH "counters: [x, \"y,z\"]\n%s", c);
+  RBAD(2, 11, "counters: expected a value", SYNTH "counters: {a: 1}\n%s", c);
+}
+#undef RBAD
 END_TEST
 
 START_TEST(keys_and_defaults) {
@@ -875,6 +953,7 @@ Suite *scenario_suite(void) {
   tcase_add_test(core, shipped_incast_and_cc);
   tcase_add_test(core, keys_and_defaults);
   tcase_add_test(core, lab_means_verbs);
+  tcase_add_test(core, rdma_keys);
   tcase_add_test(core, relative_schedule);
   suite_add_tcase(s, core);
   TCase *sweep = tcase_create("sweep");

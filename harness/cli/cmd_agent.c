@@ -39,6 +39,7 @@
 #include "jctlab/topo.h"
 #include "harness/fabric/topo_link.h"
 #include "harness/base/units.h"
+#include "harness/transport/rdma_sysfs.h"
 #include "harness/transport/verbs/verbs.h"
 
 #define bad(...) jct__cmd_bad("agent", __VA_ARGS__)
@@ -67,6 +68,7 @@ typedef struct {
   jct_exec_t *exec;
   uint64_t run_ns;
   json_int_t rep;
+  jct_rdma_opts_t rdma; /* the setup's RDMA settings (run.h) */
   jct_dev_counters_t before;
   uint64_t paused_before_ns;
   bool quit;
@@ -103,6 +105,43 @@ static void send_msg(agent_t *g, json_t *m) {
 static void send_error(agent_t *g, const char *msg, const char *why) {
   fprintf(stderr, "jctlab agent: %s\n", why);
   send_msg(g, json_pack("{s:s,s:s}", "msg", msg, "why", why));
+}
+
+/* A setting this host's device cannot honour: the user's input. */
+static void send_bad_input(agent_t *g, const char *why) {
+  fprintf(stderr, "jctlab agent: %s\n", why);
+  send_msg(g, json_pack("{s:s,s:s,s:b}", "msg", "error", "why", why, "bad_input", 1));
+}
+
+/* The setup's RDMA settings (agents.h) into g->rdma, their form checked. */
+static int read_rdma(agent_t *g, json_t *m, char *err, size_t errlen) {
+  jct_rdma_opts_t *r = &g->rdma;
+  memset(r, 0, sizeof *r);
+  json_t *d = json_object_get(m, "device"), *p = json_object_get(m, "port"),
+         *gi = json_object_get(m, "gid_index"), *c = json_object_get(m, "counters");
+  int rc = 0;
+  if (json_is_string(d)) rc = jct__rdma_set_device(r, json_string_value(d), err, errlen);
+  if (!rc && json_is_integer(p)) {
+    if (json_integer_value(p) < 1 || json_integer_value(p) > 254)
+      return jct__errf(err, errlen, JCT_EINVAL, "port %lld is not 1 to 254",
+                       (long long)json_integer_value(p));
+    r->port = (uint8_t)json_integer_value(p);
+  }
+  if (!rc && json_is_integer(gi)) {
+    if (json_integer_value(gi) < 0 || json_integer_value(gi) > 65535)
+      return jct__errf(err, errlen, JCT_EINVAL, "gid_index %lld is out of range",
+                       (long long)json_integer_value(gi));
+    r->gid_index = (uint16_t)json_integer_value(gi);
+    r->has_gid_index = true;
+  }
+  size_t i;
+  json_t *name;
+  json_array_foreach(c, i, name) {
+    if (rc) break;
+    rc = json_is_string(name) ? jct__rdma_add_counters(r, json_string_value(name), err, errlen)
+                              : jct__errf(err, errlen, JCT_EINVAL, "counters: not a name");
+  }
+  return rc;
 }
 
 /* ---- making the VM a rank ----------------------------------------------- */
@@ -159,6 +198,26 @@ static void do_setup(agent_t *g, json_t *m) {
       addrs[i] = in.s_addr;
     }
   }
+  /* The settings' form, and a device that is not here at all, before
+   * anything is made (rdma_cm would only say it found no device). */
+  jct_rdma_opts_t dev_only = {0};
+  if (!(rc = read_rdma(g, m, err, sizeof err)) && g->rdma.device[0]) {
+    memcpy(dev_only.device, g->rdma.device, sizeof dev_only.device);
+    rc = jct__rdma_check(NULL, &dev_only, dev_only.device, 0, 0, err, sizeof err);
+  }
+  if (rc) {
+    free(addrs);
+    send_bad_input(g, err); /* the orchestrator names the rank's agent */
+    return;
+  }
+  /* The rank's own address: the GID gid_index must hold (rdma_sysfs.h). */
+  uint32_t my_addr_be;
+  if (addrs) {
+    my_addr_be = addrs[g->a.rank];
+  } else {
+    jct_addr_t ra = jct_rank_ipv4((uint32_t)g->a.rank);
+    memcpy(&my_addr_be, ra.bytes, sizeof my_addr_be);
+  }
   uint64_t rate = (uint64_t)json_integer_value(json_object_get(m, "rate_bps"));
   if (!g->a.no_net && rate &&
       ((rc = jct__agent_shape(g->a.netdev, rate, (uint32_t)g->a.mtu, false, err, sizeof err)) ||
@@ -188,6 +247,14 @@ static void do_setup(agent_t *g, json_t *m) {
     send_error(g, "error", err);
     return;
   }
+  /* The device and port rdma_cm bound the address to, against the settings. */
+  if (jct__rdma_check(NULL, &g->rdma, jct__verbs_device(g->verbs), jct__verbs_port(g->verbs),
+                      my_addr_be, err, sizeof err)) {
+    jct__verbs_free(g->verbs); /* not listening for a setup that failed */
+    g->verbs = NULL;
+    send_bad_input(g, err);
+    return;
+  }
   send_msg(g, json_pack("{s:s,s:s}", "msg", "listening", "dev", jct__verbs_device(g->verbs)));
 }
 
@@ -197,7 +264,8 @@ static void do_run(agent_t *g, json_t *m) {
     return;
   }
   g->rep = json_integer_value(json_object_get(m, "rep"));
-  jct__verbs_hw_counters(NULL, jct__verbs_device(g->verbs), &g->before);
+  jct__rdma_counters(NULL, jct__verbs_device(g->verbs), jct__verbs_port(g->verbs), &g->rdma,
+                     &g->before);
   g->paused_before_ns = jct__agent_pfc_paused_ns(g->pfc);
   jct_exec_hooks_t hooks = jct__verbs_hooks(g->verbs);
   if (jct_exec_new(&g->exec, g->sched, 0, &hooks)) {
@@ -246,14 +314,13 @@ static void finish_run(agent_t *g) {
                                          src ? rel(t->start_ns, g->run_ns) : 0,
                                          dst ? rel(t->done_ns, g->run_ns) : 0));
   }
-  jct_dev_counters_t after;
-  jct__verbs_hw_counters(NULL, jct__verbs_device(g->verbs), &after);
+  jct_dev_counters_t after, moved;
+  jct__rdma_counters(NULL, jct__verbs_device(g->verbs), jct__verbs_port(g->verbs), &g->rdma,
+                     &after);
+  jct__rdma_counters_delta(&g->before, &after, &moved);
   json_t *counters = json_object();
-  for (uint32_t i = 0; i < after.n; i++) {
-    uint64_t b = jct_dev_counters_get(&g->before, after.c[i].name);
-    json_object_set_new(counters, after.c[i].name,
-                        json_integer((json_int_t)(after.c[i].value - b)));
-  }
+  for (uint32_t i = 0; i < moved.n; i++)
+    json_object_set_new(counters, moved.c[i].name, json_integer((json_int_t)moved.c[i].value));
   /* Not rxe's: how long this agent's NIC honoured PFC pauses. */
   if (g->pfc)
     json_object_set_new(

@@ -180,6 +180,14 @@ int jct__cmd_rank(int argc, char **argv) {
     int32_t go = 1;
     if (jct__world_bcast(&go, sizeof go)) jct__world_abort(1);
     status = go ? go : jct__rank_worker(c.rank, c.size, &c.w.clock[0]);
+    /* A worker that broke (its loop would not open, MPI failed, a message
+     * it could not read) may leave rank 0 in a collective it will never
+     * join; MPI_Finalize would wait for rank 0 there too (Open MPI fences
+     * every task), and the job would hang: end it instead. */
+    if (!go && status) {
+      fprintf(stderr, "jctlab rank: rank %u: cannot serve rank 0: ending every task\n", c.rank);
+      jct__world_abort(status);
+    }
   } else {
     const jct__scenario_hooks_t h = {
         .prog = "rank", .world = &c.w, .ctx = &c, .ready = ready, .on_doc = on_doc};

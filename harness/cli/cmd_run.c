@@ -339,6 +339,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(cfg, "ecn", json_boolean(o->ecn));
   json_object_set_new(cfg, "ecn_thresholds", jct__ecn_json(o));
   json_object_set_new(cfg, "qps_per_connection", json_integer((json_int_t)a->r.qps_per_conn));
+  json_object_set_new(cfg, "rdma", jct__rdma_json(o));
   const jct_clos_t *cl = o->clos;
   json_object_set_new(
       cfg, "topology",
@@ -366,6 +367,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(root, "fabric_links",
                       jct__links_json(r->links, r->nlinks, r->ecmp_imbalance));
   json_object_set_new(root, "series", jct__series_json(r, s));
+  json_object_set_new(root, "device_counters_by_rank", jct__dev_rank_json(r->dev_rank, s->nranks));
   json_object_set_new(root, "jain_index",
                       isfinite(r->jain_index) ? json_real(r->jain_index) : json_null());
   int rc = jct__json_write(root, a->json, "run");

@@ -13,6 +13,7 @@
 #include "harness/base/units.h"
 #include "harness/orch/names.h"
 #include "harness/plan/run_args.h"
+#include "harness/transport/rdma_sysfs.h"
 
 const char jct__run_args_help[] =
     "  --rate RATE        every link's rate: 100mbit, 1gbit, 10gbit (default 100mbit)\n"
@@ -93,7 +94,13 @@ const char jct__run_args_help[] =
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
     "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
     "  --agents LIST      verbs on hosts: HOST:PORT,... of `jctlab agent --listen`, in rank\n"
-    "                     order; their own fabric, no injectors (implies --transport verbs)\n";
+    "                     order; their own fabric, no injectors (implies --transport verbs)\n"
+    "  --device NAME      verbs: the RDMA device each rank's address must be on (rxe0, mlx5_0)\n"
+    "  --device-port N    verbs: and its port (default: rdma_cm's, by address)\n"
+    "  --gid-index N      verbs: the GID table entry that must hold the rank's address\n"
+    "  --traffic-class N  verbs: the QPs' traffic class, the IP TOS byte (default 104, DSCP 26)\n"
+    "  --counters LIST    verbs: hw_counters names each agent reads around every repetition,\n"
+    "                     per rank in the result (np_cnp_sent,out_of_sequence; README)\n";
 
 #define bad jct__cmd_bad
 
@@ -162,6 +169,11 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
                                        "--inject-at",
                                        "--pcap-port",
                                        "--ecn-thresholds",
+                                       "--device",
+                                       "--device-port",
+                                       "--gid-index",
+                                       "--traffic-class",
+                                       "--counters",
                                        NULL};
   size_t k = 0;
   while (valued[k] && strcmp(valued[k], w))
@@ -179,6 +191,25 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--qps-per-connection")) {
     if (jct__parse_count(v, JCT_SCHEDULE_MAX_QPS_PER_CONN, &a->qps_per_conn) || !a->qps_per_conn)
       return bad(prog, "%s: '%s' is not 1 to %u", w, v, JCT_SCHEDULE_MAX_QPS_PER_CONN);
+  } else if (!strcmp(w, "--device")) {
+    if (jct__rdma_set_device(&r->rdma, v, e, sizeof e)) return bad(prog, "%s: %s", w, e);
+  } else if (!strcmp(w, "--counters")) {
+    if (jct__rdma_add_counters(&r->rdma, v, e, sizeof e)) return bad(prog, "%s: %s", w, e);
+  } else if (!strcmp(w, "--device-port") || !strcmp(w, "--gid-index") ||
+             !strcmp(w, "--traffic-class")) {
+    uint64_t n, max = w[2] == 'd' ? 254 : w[2] == 'g' ? 4095 : 255;
+    if (jct__parse_count(v, max, &n) || (w[2] == 'd' && !n))
+      return bad(prog, "%s: '%s' is not %u to %llu", w, v, w[2] == 'd' ? 1u : 0u,
+                 (unsigned long long)max);
+    if (w[2] == 'd') {
+      r->rdma.port = (uint8_t)n;
+    } else if (w[2] == 'g') {
+      r->rdma.gid_index = (uint16_t)n;
+      r->rdma.has_gid_index = true;
+    } else {
+      r->rdma.traffic_class = (uint8_t)n;
+      r->rdma.has_traffic_class = true;
+    }
   } else if (!strcmp(w, "--placement")) {
     if (jct_placement_parse(&a->clos.placement, v, e, sizeof e))
       return bad(prog, "--placement: %s", e);

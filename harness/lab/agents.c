@@ -80,7 +80,10 @@ static void on_message(agent_t *g, json_t *m) {
   }
   if (strcmp(msg, "error") == 0 || strcmp(msg, "failed") == 0) {
     const char *why = json_string_value(json_object_get(m, "why"));
+    bool first = !s->failed;
     fail(s, g->index, "%s", why ? why : "failed, without saying why");
+    /* A setting the agent's device cannot honour is the user's to fix. */
+    if (first && json_is_true(json_object_get(m, "bad_input"))) s->failed = JCT_EINVAL;
     return;
   }
   if (!s->expect || strcmp(msg, s->expect) != 0) {
@@ -239,6 +242,18 @@ static void dilate_gaps(json_t *sched, double tdf) {
   }
 }
 
+/* The RDMA settings the user gave (run.h), each absent when not given. */
+static void set_rdma(json_t *m, const jct_rdma_opts_t *r) {
+  if (r->device[0]) json_object_set_new(m, "device", json_string(r->device));
+  if (r->port) json_object_set_new(m, "port", json_integer(r->port));
+  if (r->has_gid_index) json_object_set_new(m, "gid_index", json_integer(r->gid_index));
+  if (!r->ncounters) return;
+  json_t *c = json_array();
+  for (uint32_t i = 0; i < r->ncounters; i++)
+    json_array_append_new(c, json_string(r->counters[i]));
+  json_object_set_new(m, "counters", c);
+}
+
 int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agents_setup_t *o) {
   json_t *sched = jct__schedule_json(s), *addrs = json_array();
   if (!sched || !addrs) return JCT_ENOMEM;
@@ -253,6 +268,7 @@ int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agen
                           (json_int_t)i, "schedule", sched, "timeout", o->timeout, "retry_cnt",
                           o->retry_cnt, "tos", o->tos, "slots", (json_int_t)o->slots, "rate_bps",
                           (json_int_t)o->rate_bps, "mtu", (json_int_t)o->mtu, "addrs", addrs);
+    if (m && o->rdma) set_rdma(m, o->rdma);
     json_t *hd = NULL;
     for (uint32_t k = 0; m && k < o->nhost_drops; k++) {
       const jct__agents_host_drop_t *d = &o->host_drops[k];
@@ -339,6 +355,17 @@ void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum) {
       if (json_is_integer(v) && json_integer_value(v) >= 0)
         jct_dev_counters_add(sum, name, (uint64_t)json_integer_value(v));
     }
+  }
+}
+
+void jct__agents_rank_counters(const jct__agents_t *a, uint32_t i, jct_dev_counters_t *out) {
+  memset(out, 0, sizeof *out);
+  json_t *c = i < a->n ? json_object_get(a->a[i].done, "counters") : NULL;
+  const char *name;
+  json_t *v;
+  json_object_foreach(c, name, v) {
+    if (json_is_integer(v) && json_integer_value(v) >= 0)
+      jct_dev_counters_add(out, name, (uint64_t)json_integer_value(v));
   }
 }
 

@@ -9,6 +9,8 @@
  *
  *   agent -> orchestrator  hello {rank, kernel, dev, netdev, addr}, once up
  *   setup {rank, schedule, timeout, retry_cnt, tos, slots, rate_bps, mtu,
+ *          device, port, gid_index, counters: the RDMA settings the user
+ *          gave (run.h's jct_rdma_opts_t; each absent when not given),
  *          addrs: every rank's data address, from the hellos,
  *          host_drops: the injectors at=host:RANK of this rank (drop,
  *          delay, pause), as harness/cli/agent_host.h reads them (absent:
@@ -22,7 +24,8 @@
  *                                           generated, drops}..]}
  *                                                           or failed {why}
  *   quit                                                    -> bye
- *   error {why} may come at any time: the agent cannot go on.
+ *   error {why} may come at any time: the agent cannot go on; with
+ *   bad_input: true, a setting its device cannot honour (JCT_EINVAL).
  *
  * Each phase is asynchronous: start it, run the loop until
  * jct__agents_waiting() is false or jct__agents_failed() is set. Times in a
@@ -41,6 +44,7 @@
 #include <uv.h>
 
 #include "jctlab/executor.h"
+#include "jctlab/rdma.h"
 #include "jctlab/dev_counters.h"
 #include "jctlab/schedule.h"
 
@@ -70,6 +74,8 @@ typedef struct {
    * the schedule's compute gaps go to them multiplied by tdf and the op
    * times they report come back divided by it (1: none). */
   double tdf;
+  /* The RDMA settings (NULL: none; tos above is already the traffic class). */
+  const jct_rdma_opts_t *rdma;
   /* The injectors at=host:RANK, each to its rank's agent. */
   const jct__agents_host_drop_t *host_drops;
   uint32_t nhost_drops;
@@ -95,6 +101,8 @@ const char *jct__agents_hello(const jct__agents_t *a, uint32_t i);
  * named an op outside the schedule. */
 int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops);
 void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum);
+/* Agent i's device counters from its last done message (what each moved). */
+void jct__agents_rank_counters(const jct__agents_t *a, uint32_t i, jct_dev_counters_t *out);
 /* Agent i's host_drops from its last done message (borrowed; NULL: none). */
 const json_t *jct__agents_host_drops(const jct__agents_t *a, uint32_t i);
 

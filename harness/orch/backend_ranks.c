@@ -416,9 +416,12 @@ static int bootstrap(ranks_t *r, jct__ranks_opts_t *ro, char *err, size_t errlen
     jct__world_abort(1); /* the workers wait in the allgather */
   }
   jct__rank_own_ends(s, 0, r->o->seed ^ 0x6a09e667f3bcc908ull, mine);
-  int rc = jct__world_allgather(mine, all, per * sizeof *all)
-               ? jct__errf(err, errlen, JCT_EIO, "MPI: the ranks' bootstrap failed")
-               : jct__rank_merge_ends(s, all, r->sq_psn, err, errlen);
+  bool gathered = !jct__world_allgather(mine, all, per * sizeof *all);
+  int rc = !gathered ? jct__errf(err, errlen, JCT_EIO, "MPI: the ranks' bootstrap failed")
+                     : jct__rank_merge_ends(s, all, r->sq_psn, err, errlen);
+  /* A merge that failed because a worker's setup did: that worker's own
+   * reason (its READY) is the one to give. */
+  bool worker_why_wins = gathered && rc;
   free(mine);
   free(all);
   if (!rc) {
@@ -439,7 +442,11 @@ static int bootstrap(ranks_t *r, jct__ranks_opts_t *ro, char *err, size_t errlen
     jct__rank_ready_t rd = {0};
     memcpy(&rd, buf, len < sizeof rd ? len : sizeof rd);
     free(buf);
-    if (!rc && rd.rc) rc = jct__errf(err, errlen, rd.rc, "%s", rd.why);
+    if ((!rc || worker_why_wins) && rd.rc) {
+      rd.why[sizeof rd.why - 1] = 0;
+      rc = jct__errf(err, errlen, rd.rc, "%s", rd.why);
+      worker_why_wins = false;
+    }
   }
   return rc;
 }

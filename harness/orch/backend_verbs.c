@@ -20,6 +20,7 @@
 #include "jctlab/kdrop.h"
 #include "harness/lab/agents.h"
 #include "harness/lab/lab.h"
+#include "harness/transport/rdma_sysfs.h"
 #include "jctlab/error.h"
 #include "backend.h"
 
@@ -80,6 +81,9 @@ static int await(verbs_t *v, const char *phase, uint64_t limit_ns, char *err, si
   bool ok = jct__loop_run_until(v->loop, answered_or_failed, NULL, v, jct_now_ns() + limit_ns);
   char why[768];
   bool f = failed(v, why, sizeof why);
+  /* A setting a device cannot honour (rdma_sysfs.h): one line, exit 2. */
+  if (v->agents && jct__agents_failed(v->agents, NULL, 0) == JCT_EINVAL)
+    return jct__errf(err, errlen, JCT_EINVAL, "%s", why);
   if ((f || !ok) && v->lab)
     for (uint32_t i = 0; i < v->o->schedule->nranks; i++) {
       char tail[400];
@@ -214,7 +218,9 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
                             .nhost_drops = nhd,
                             .timeout = dil.verbs_timeout_exp ? dil.verbs_timeout_exp : o->timeout,
                             .retry_cnt = o->retry_cnt,
-                            .tos = JCT__DATA_DSCP << 2,
+                            .tos = o->rdma.has_traffic_class ? o->rdma.traffic_class
+                                                             : JCT_RDMA_DEFAULT_TRAFFIC_CLASS,
+                            .rdma = &o->rdma,
                             .slots = JCT_EXEC_DEFAULT_SLOTS,
                             .rate_bps = (uint64_t)dil.wall_rate_bps,
                             .mtu = vm_mtu(o),
@@ -332,6 +338,11 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   }
   host_results(v);
   jct__agents_counters(v->agents, &rep->dev);
+  if ((rep->dev_rank = calloc(sch->nranks, sizeof *rep->dev_rank)))
+    for (uint32_t r = 0; r < sch->nranks; r++) {
+      jct__agents_rank_counters(v->agents, r, &rep->dev_rank[r]);
+      jct__rdma_counters_pick(&rep->dev_rank[r], &v->o->rdma, &rep->dev_rank[r]);
+    }
   jct_transport_stats_t moved;
   map_counters(&rep->dev, &moved);
   jct_transport_stats_add(&v->total, &moved);

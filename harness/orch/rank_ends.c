@@ -43,6 +43,11 @@ int jct__rank_merge_ends(const jct_schedule_t *s, const jct__rank_end_t *all, ui
     for (uint32_t d = 0; d < 2; d++) {
       uint32_t owner = d ? s->conns[c].dst : s->conns[c].src;
       const jct__rank_end_t *e = &all[owner * per + 2 * c + d];
+      /* A task whose setup failed announces nothing: its own reason (its
+       * READY) says why, not a mismatch. */
+      if (!e->qpn && !e->addr_be)
+        return jct__errf(err, errlen, JCT_EIO, "rank %u announced no QP ends: its setup failed",
+                         owner);
       if (e->qpn != jct__uroce_qpn(c, d == 1) || e->addr_be != addr_be(owner))
         return jct__errf(err, errlen, JCT_EINVAL,
                          "connection %u: rank %u announced QPN 0x%x for its %s end, not 0x%x "

@@ -105,9 +105,9 @@ typedef struct {
 void jct__rank_own_ends(const jct_schedule_t *s, uint32_t rank, uint64_t seed,
                         jct__rank_end_t *ends);
 /* Merge every task's announcements (size * 2 * nconns, rank order) into
- * sq_psn[2 * nconns]; JCT_EINVAL (err says which end) when an end was not
- * announced by its rank, or its QPN or address is not the one uroce's
- * ranks use. */
+ * sq_psn[2 * nconns]; JCT_EIO when a rank announced nothing (its setup
+ * failed: its READY says why), JCT_EINVAL (err says which end) when an
+ * end's QPN or address is not the one uroce's ranks use. */
 int jct__rank_merge_ends(const jct_schedule_t *s, const jct__rank_end_t *all, uint32_t *sq_psn,
                          char *err, size_t errlen);
 

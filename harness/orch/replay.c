@@ -29,8 +29,15 @@ static void add_u64(void *sum, const void *x, size_t size) {
     s[i] += a[i];
 }
 
-static void sum_side(jct_replay_side_t *side, const jct_rep_t *reps, uint32_t k) {
+static void sum_side(jct_replay_side_t *side, const jct_rep_t *reps, uint32_t k,
+                     uint32_t nranks) {
+  bool oom = false;
   for (uint32_t i = 0; i < k; i++) {
+    if (!oom && jct_dev_counters_sum(&side->dev_rank, reps[i].dev_rank, nranks)) {
+      free(side->dev_rank); /* all or nothing: a partial sum would mislead */
+      side->dev_rank = NULL;
+      oom = true;
+    }
     jct_transport_stats_add(&side->transport, &reps[i].transport);
     add_u64(&side->fabric, &reps[i].fabric, sizeof side->fabric);
     side->paused_ns += reps[i].paused_ns;
@@ -47,8 +54,8 @@ static void invalid(jct_replay_result_t *r, const char *why) {
 
 static void finish(const jct_run_opts_t *o, jct_replay_result_t *r) {
   uint32_t k = r->reps;
-  sum_side(&r->b, r->baseline, k);
-  sum_side(&r->f, r->faulted, k);
+  sum_side(&r->b, r->baseline, k, o->schedule->nranks);
+  sum_side(&r->f, r->faulted, k, o->schedule->nranks);
   for (uint32_t i = 0; i < k; i++)
     for (uint32_t j = 0; j < r->ninjectors; j++)
       add_u64(&r->injectors[j].stats, &r->faulted[i].injectors[j], sizeof r->faulted[i].injectors[j]);
@@ -70,6 +77,7 @@ static void finish(const jct_run_opts_t *o, jct_replay_result_t *r) {
   r->b.transport = bs.transport, r->b.fabric = bs.fabric, r->b.paused_ns = bs.paused_ns;
   r->f.transport = fs.transport, r->f.fabric = fs.fabric, r->f.paused_ns = fs.paused_ns;
   r->b.dev = bs.dev, r->f.dev = fs.dev;
+  r->b.dev_rank = bs.dev_rank, r->f.dev_rank = fs.dev_rank;
   r->b.links = bs.links, r->b.nlinks = bs.nlinks, r->f.links = fs.links, r->f.nlinks = fs.nlinks;
   double factor = jct_schedule_busbw_factor(o->schedule);
   r->b.algbw_gbps = (double)o->schedule->bytes / (double)r->b.median_ns;
@@ -185,6 +193,9 @@ void jct_replay_result_free(jct_replay_result_t *r) {
   free(r->f.qps);
   free(r->b.links);
   free(r->f.links);
+  free(r->b.dev_rank);
+  free(r->f.dev_rank);
+  r->b.dev_rank = r->f.dev_rank = NULL;
   r->b.links = r->f.links = NULL;
   r->b.nlinks = r->f.nlinks = 0;
   r->baseline = r->faulted = NULL;

@@ -70,6 +70,12 @@ int jct_run_check(const jct_run_opts_t *o, char *err, size_t errlen) {
   if (o->cc == JCT_CC_DCQCN && o->transport != JCT_TRANSPORT_UROCE)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "--cc dcqcn: DCQCN runs in uroce's QPs; Linux rxe has no congestion control");
+  const char *rdma = jct_rdma_opts_first(&o->rdma);
+  if (rdma && o->transport != JCT_TRANSPORT_VERBS)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: an RDMA device setting, and the uroce transport has no RDMA device "
+                     "(transport verbs: lab: N, or --lab N / --agents)",
+                     rdma);
   if ((unsigned)o->cc_profile > JCT_DCQCN_PAPER)
     return jct__errf(err, errlen, JCT_EINVAL, "congestion-control profile %d: no such profile",
                      (int)o->cc_profile);
@@ -144,6 +150,7 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
     jct__qp_acc_add(qps, &rep);
     if (jct__linkstats_add(&r->links, &r->nlinks, rep.links, rep.nlinks)) rc = JCT_ENOMEM;
     if (!r->series) r->series = rep.series, rep.series = NULL; /* the first measured one's */
+    if (jct_dev_counters_sum(&r->dev_rank, rep.dev_rank, o->schedule->nranks)) rc = JCT_ENOMEM;
     if (!rep.ok) invalid(r, rep.why);
     jct__rep_clear(&rep);
   }
@@ -177,4 +184,6 @@ void jct_run_result_free(jct_run_result_t *r) {
   r->links = NULL;
   free(r->qps);
   r->qps = NULL;
+  free(r->dev_rank);
+  r->dev_rank = NULL;
 }

@@ -346,6 +346,8 @@ uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out
 void jct__rep_clear(jct_rep_t *rep) {
   free(rep->timing);
   free(rep->conn);
+  free(rep->dev_rank);
+  rep->dev_rank = NULL;
   free(rep->links);
   rep->timing = NULL;
   rep->conn = NULL;

@@ -64,6 +64,10 @@ int jct__sc_watchdog(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k
 int jct__sc_cc(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, jct_cc_t *out);
 /* Rerouting's detection time: a time or off (clos.h), into clos. */
 int jct__sc_reroute(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, jct_clos_t *clos);
+/* The verbs transport's RDMA settings (jct_rdma_opts_t): device, port,
+ * gid_index, traffic_class, counters (a list of names, or one string of
+ * comma-separated names) into r (scenario_rdma.c). */
+int jct__sc_rdma(const jct__sc_ctx_t *c, const yaml_node_t *n, const char *k, jct_rdma_opts_t *r);
 
 /* The mapping's keys: each a plain value, none twice. what names the
  * mapping in messages ("scenario", "synth", "case"). */

@@ -243,6 +243,9 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
     } else if (!strcmp(k, "scale")) {
       if (!(rc = jct__sc_double(c, v, k, &s->scale)) && !(s->scale > 0 && s->scale <= 1000))
         rc = jct__sc_at(c, v, "scale: %g is not above 0 and at most 1000", s->scale);
+    } else if (!strcmp(k, "device") || !strcmp(k, "port") || !strcmp(k, "gid_index") ||
+               !strcmp(k, "traffic_class") || !strcmp(k, "counters")) {
+      rc = jct__sc_rdma(c, v, k, &s->run.rdma);
     } else if (!strcmp(k, "cases")) {
       cases = v;
     } else {
@@ -252,7 +255,7 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
           "captured_rate, delay, mtu, path_mtu, pfc, ecn, ecn_thresholds, cc, cc_profile, cc_dilation, "
           "tdf, rate_ceiling, wall_budget, pfc_watchdog, nak_delay, nak_react, timeout, retry, "
           "reps, lab, seed, scale, topology, placement, ecmp_seed, ecmp, reroute_detection, "
-          "qps_per_connection, cases)",
+          "qps_per_connection, device, port, gid_index, traffic_class, counters, cases)",
           k);
     }
     if (rc) return rc;

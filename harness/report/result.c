@@ -51,6 +51,35 @@ json_t *jct__ecn_json(const jct_run_opts_t *o) {
                    "pmax", o->ecn_pmax > 0 ? o->ecn_pmax : JCT_FABRIC_ECN_PMAX);
 }
 
+json_t *jct__rdma_json(const jct_run_opts_t *o) {
+  if (o->transport != JCT_TRANSPORT_VERBS) return json_null();
+  const jct_rdma_opts_t *r = &o->rdma;
+  json_t *c = json_null();
+  if (r->ncounters) {
+    c = json_array();
+    for (uint32_t i = 0; i < r->ncounters; i++)
+      json_array_append_new(c, json_string(r->counters[i]));
+  }
+  return json_pack("{s:o,s:o,s:o,s:i,s:o}", "device",
+                   r->device[0] ? json_string(r->device) : json_null(), "port",
+                   r->port ? json_integer(r->port) : json_null(), "gid_index",
+                   r->has_gid_index ? json_integer(r->gid_index) : json_null(), "traffic_class",
+                   r->has_traffic_class ? r->traffic_class : JCT_RDMA_DEFAULT_TRAFFIC_CLASS,
+                   "counters", c);
+}
+
+json_t *jct__dev_rank_json(const jct_dev_counters_t *d, uint32_t n) {
+  if (!d) return json_null();
+  json_t *a = json_array();
+  for (uint32_t r = 0; r < n; r++) {
+    json_t *c = json_object();
+    for (uint32_t i = 0; i < d[r].n; i++)
+      json_object_set_new(c, d[r].c[i].name, json_integer((json_int_t)d[r].c[i].value));
+    json_array_append_new(a, json_pack("{s:I,s:o}", "rank", (json_int_t)r, "counters", c));
+  }
+  return a;
+}
+
 json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
                         const jct__result_input_t *in) {
   const jct_schedule_t *s = o->schedule;
@@ -88,6 +117,7 @@ json_t *jct__result_new(const char *command, const jct_run_opts_t *o,
     json_object_set(doc, "replay_profile", in->replay_profile ? in->replay_profile : json_null());
   if (doc) cc_json(json_object_get(doc, "fabric"), o);
   if (doc) json_object_set_new(json_object_get(doc, "fabric"), "ecn_thresholds", jct__ecn_json(o));
+  if (doc) json_object_set_new(json_object_get(doc, "fabric"), "rdma", jct__rdma_json(o));
   return doc;
 }
 
@@ -254,6 +284,12 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
   json_object_set_new(c, "baseline_transport", jct__transport_json(&r->b.transport));
   json_object_set_new(c, "device_counters", dev_json(&r->f.dev));
   json_object_set_new(c, "baseline_device_counters", dev_json(&r->b.dev));
+  json_object_set_new(c, "device_counters_by_rank",
+                      r->b.dev_rank || r->f.dev_rank
+                          ? json_pack("{s:o,s:o}", "baseline",
+                                      jct__dev_rank_json(r->b.dev_rank, s->nranks), "faulted",
+                                      jct__dev_rank_json(r->f.dev_rank, s->nranks))
+                          : json_null());
   json_object_set_new(c, "paused_ns", u64(r->f.paused_ns));
   json_object_set_new(c, "drops", drops_json(r));
   /* A leaf-spine fabric's links, each side's (null: the star). */

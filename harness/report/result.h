@@ -92,6 +92,13 @@ char *jct__dilation_text(const json_t *doc, char *buf, size_t len);
 /* ECN's marking thresholds as the run used them: {"kmin_bytes",
  * "kmax_bytes", "pmax"}, null without ECN. */
 json_t *jct__ecn_json(const jct_run_opts_t *o);
+/* The verbs transport's RDMA settings as the run used them (run.h):
+ * {"device", "port", "gid_index" (null: rdma_cm's, by address),
+ * "traffic_class", "counters" (null: every hw_counter)}; null on uroce. */
+json_t *jct__rdma_json(const jct_run_opts_t *o);
+/* n ranks' device counters: [{"rank", "counters": {name: moved}}], or
+ * null (d NULL: uroce). */
+json_t *jct__dev_rank_json(const jct_dev_counters_t *d, uint32_t n);
 
 json_t *jct__links_json(const jct_fabric_link_stats_t *l, uint32_t n, double imbalance);
 

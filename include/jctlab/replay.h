@@ -57,6 +57,10 @@ typedef struct {
   jct_conn_counts_t *conn; /* schedule->nconns: each connection's counts in the same span;
                               NULL where the transport does not count per QP (verbs); owned */
   jct_dev_counters_t dev; /* verbs: the devices' counters (n 0 on uroce) */
+  /* verbs: each rank's device counters moved in this repetition (the
+   * scenario's counters when it names some, else every one its agent
+   * read), schedule->nranks of them; NULL on uroce. Owned. */
+  jct_dev_counters_t *dev_rank;
   jct_switch_totals_t fabric;
   uint64_t paused_ns;
   /* A leaf-spine fabric's links (fabric.h): what each carried in this
@@ -76,6 +80,8 @@ typedef struct {
   double algbw_gbps, busbw_gbps;
   jct_transport_stats_t transport; /* summed over the side's repetitions */
   jct_dev_counters_t dev;
+  jct_dev_counters_t *dev_rank; /* verbs: each rank's, summed over the side's repetitions
+                                   (schedule->nranks; NULL on uroce); owned by the result */
   jct_switch_totals_t fabric;
   uint64_t paused_ns;
   uint32_t median_rep;   /* index (into the side's reps) of the repetition at the median */

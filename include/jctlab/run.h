@@ -34,6 +34,8 @@
 #include <stdint.h>
 
 #include "jctlab/dcqcn.h"
+#include "jctlab/dev_counters.h"
+#include "jctlab/rdma.h"
 #include "jctlab/injector.h"
 #include "jctlab/fabric.h"
 #include "jctlab/schedule.h"
@@ -111,6 +113,7 @@ typedef struct {
   uint64_t seed; /* the run's seed: injectors without seed= derive theirs from it */
   const jct_clos_t *clos; /* NULL: the star; else the fabric's shape, ECMP and placement
                              (clos.h); injectors may name its links (port=leaf0:spine1) */
+  jct_rdma_opts_t rdma; /* verbs: the ranks' RDMA device settings (above) */
   /* `jctlab rank`: this process is rank 0 of an MPI job whose other tasks
    * are the schedule's other ranks (harness/orch/rank_world.h's
    * jct__rank_world_t; uroce on one host). NULL: this process runs every
@@ -354,6 +357,10 @@ typedef struct {
   double ecmp_imbalance; /* max / mean of the uplinks' bytes (1: even); NaN without links */
   uint32_t host_of[64];  /* the host each rank sat on (the first 64 ranks; clos.h) */
   jct_series_t *series;  /* the first measured repetition's (series_ns); NULL: none. Owned */
+  /* verbs: each rank's device counters summed over the repetitions
+   * (schedule->nranks; the scenario's counters, or every one read); NULL on
+   * uroce. Owned. */
+  jct_dev_counters_t *dev_rank;
 } jct_run_result_t;
 
 /* What jct_run() and jct_replay() refuse before building anything, for a

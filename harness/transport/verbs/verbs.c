@@ -1,7 +1,6 @@
 /* The verbs transport: rdma_cm connections, RC QPs, WRITE WITH IMMEDIATE
  * messages and clear-to-sends, completions into the executor (verbs.h). */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
@@ -155,8 +154,10 @@ static int make_qp(jct__verbs_t *v, conn_t *c) {
 
 static void set_options(jct__verbs_t *v, struct rdma_cm_id *id) {
   uint8_t tos = v->o.tos, timeout = v->o.timeout;
-  rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos);
-  rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout);
+  if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos))
+    fail(v, "rdma_set_option(TOS %u): %s", tos, strerror(errno));
+  if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout))
+    fail(v, "rdma_set_option(ACK timeout %u): %s", timeout, strerror(errno));
 }
 
 static struct rdma_conn_param conn_param(const jct__verbs_t *v, const pdata_t *pd) {
@@ -476,6 +477,10 @@ const char *jct__verbs_device(const jct__verbs_t *v) {
   return v->ctx ? ibv_get_device_name(v->ctx->device) : "";
 }
 
+uint32_t jct__verbs_port(const jct__verbs_t *v) {
+  return v->listen ? v->listen->port_num : 0;
+}
+
 uint32_t jct__verbs_outstanding(const jct__verbs_t *v) {
   return v->outstanding;
 }
@@ -522,25 +527,4 @@ void jct__verbs_free(jct__verbs_t *v) {
   } else {
     free(v);
   }
-}
-
-uint32_t jct__verbs_hw_counters(const char *root, const char *dev, jct_dev_counters_t *out) {
-  memset(out, 0, sizeof *out);
-  char dir[512];
-  snprintf(dir, sizeof dir, "%s/%s/ports/1/hw_counters", root ? root : "/sys/class/infiniband",
-           dev);
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.') continue;
-    char p[800];
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    FILE *f = fopen(p, "r");
-    unsigned long long x;
-    if (f && fscanf(f, "%llu", &x) == 1) jct_dev_counters_add(out, e->d_name, x);
-    if (f) fclose(f);
-  }
-  closedir(d);
-  return out->n;
 }

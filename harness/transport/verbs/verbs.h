@@ -70,8 +70,10 @@ int jct__verbs_new(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s,
 int jct__verbs_connect(jct__verbs_t *v);
 /* Every connection of this rank, in either direction, is established. */
 bool jct__verbs_connected(const jct__verbs_t *v);
-/* The device's name ("rxe0"), once bound. */
+/* The device's name ("rxe0") and port (1..), once bound (rdma_cm binds
+ * the rank's address: rdma_bind_addr). Its counters: rdma_sysfs.h. */
 const char *jct__verbs_device(const jct__verbs_t *v);
+uint32_t jct__verbs_port(const jct__verbs_t *v);
 
 /* Hooks for the executor: post_send acts for connections this rank is the
  * source of, post_cts for those it is the destination of; others are no-ops
@@ -87,10 +89,5 @@ uint32_t jct__verbs_outstanding(const jct__verbs_t *v);
 int jct__verbs_failed(const jct__verbs_t *v, char *err, size_t errlen);
 
 void jct__verbs_free(jct__verbs_t *v);
-
-/* Every counter file in /sys/class/infiniband/DEV/ports/1/hw_counters (or
- * under root, for tests: root/DEV/ports/1/hw_counters), by name. Returns
- * how many were read (0: none there). */
-uint32_t jct__verbs_hw_counters(const char *root, const char *dev, jct_dev_counters_t *out);
 
 #endif
