@@ -126,7 +126,8 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
   /* Every go-back after a NAK, as deep as it went (frame 71: 17 PSNs
    * re-sent from the first gap's, whose NAK came 7.731 ms after the hole
    * with 15 PSNs past it seen; frame 2532: the SEND test's first, 116). */
-  ck_assert_uint_eq(rep.ngo_backs, t->rewinds);
+  ck_assert_uint_eq(rep.ngo_backs, t->rewinds + t->timeouts);
+  ck_assert_uint_eq(rep.timer_go_backs, t->timeouts);
   ck_assert_uint_eq(rep.go_backs[0].op, 0);
   ck_assert_uint_eq(rep.go_backs[0].offset_bytes, 16384);
   ck_assert_uint_eq(rep.go_backs[0].ahead_psns, 17);
@@ -139,14 +140,57 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
   ck_assert_uint_eq(rep.go_backs[k].op, first_send + 17); /* PSN 69: its 18th message, packet 1 */
   ck_assert_uint_eq(rep.go_backs[k].offset_bytes, 1024);
   ck_assert_uint_eq(rep.go_backs[k].ahead_psns, 116);
+  uint32_t timers = 0;
   for (uint32_t i = 0; i < rep.ngo_backs; i++) {
-    ck_assert_uint_lt(rep.go_backs[i].op, s->nops);
-    ck_assert_uint_ge(rep.go_backs[i].ahead_psns, 1);
-    ck_assert_uint_le(rep.go_backs[i].ahead_psns, 129); /* rxe's window, and the NAKed PSN */
+    const jct_infer_go_back_t *g = &rep.go_backs[i];
+    ck_assert_uint_lt(g->op, s->nops);
+    ck_assert_uint_ge(g->ahead_psns, 1);
+    ck_assert_uint_le(g->ahead_psns, 129); /* rxe's window, and the NAKed PSN */
+    ck_assert(g->timer == (g->timer_ns > 0));
+    if (!g->timer) continue;
+    /* The one timeout: a lost retransmission re-sent by the 2^14 timer,
+     * 67.2 ms after the flow last heard anything, 129 PSNs deep. */
+    timers++;
+    ck_assert_uint_eq(g->op, 4);
+    ck_assert_uint_eq(g->offset_bytes, 12288);
+    ck_assert_uint_eq(g->ahead_psns, 129);
+    ck_assert_uint_ge(g->idle_ns, 67100000);
+    ck_assert_uint_le(g->idle_ns, 67300000);
+    ck_assert_uint_gt(g->timer_ns, g->idle_ns);
   }
+  ck_assert_uint_eq(timers, 1);
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
   jct_inspect_free(ins);
+}
+END_TEST
+
+/* The lab's lossless ring (traces/README.md): rxe went back twice with no
+ * NAK and nothing lost. Both are timer go-backs, no loss: frame 54 re-sends
+ * the whole of rank 0's message (PSN 5050142, 32 packets) 73.0 ms after
+ * its first transmission (frame 16), frame 189 rank 1's from PSN 10879000,
+ * 64 PSNs, 165 ms after frame 13 (tshark reads the same times). */
+START_TEST(lab_timer_go_backs) {
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  char err[256];
+  ck_assert_int_eq(
+      jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", NULL, &s, &rep, err, sizeof err),
+      0);
+  ck_assert_uint_eq(rep.nfaults, 0);
+  ck_assert_uint_eq(rep.ngo_backs, 2);
+  ck_assert_uint_eq(rep.timer_go_backs, 2);
+  const jct_infer_go_back_t *a = &rep.go_backs[0], *b = &rep.go_backs[1];
+  ck_assert(a->timer && b->timer);
+  ck_assert_uint_eq(a->offset_bytes, 0);
+  ck_assert_uint_eq(a->ahead_psns, 32);
+  ck_assert_uint_eq(a->timer_ns / 100000, 730); /* 0.386165 - 0.313143 s */
+  ck_assert_uint_eq(b->offset_bytes, 0);
+  ck_assert_uint_eq(b->ahead_psns, 64);
+  ck_assert_uint_eq(b->timer_ns / 1000000, 165); /* 0.474668 - 0.309666 s */
+  ck_assert_uint_ne(s->ops[a->op].conn, s->ops[b->op].conn);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
 }
 END_TEST
 
@@ -460,6 +504,7 @@ Suite *infer_suite(void) {
   tcase_add_test(core, rxe_trace_gives_a_valid_schedule_and_its_losses);
   tcase_add_test(core, crafted_capture_control_dep_and_loss);
   tcase_add_test(core, crafted_pause_is_program_order);
+  tcase_add_test(core, lab_timer_go_backs);
   tcase_add_test(core, overlapping_sends_stay_independent);
   tcase_add_test(core, patterns_of_synth);
   suite_add_tcase(s, core);

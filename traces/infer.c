@@ -71,7 +71,10 @@ static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op
   return 0;
 }
 
-/* Go-backs after NAKs in ops' messages, by the ops' final ids. */
+/* Go-backs in ops' messages, by the ops' final ids; a timer go-back's time
+ * from its message's start. A timer go-back no later than that start (into
+ * a message whose first transmission the capture did not see) gives no
+ * time to replay it by and is left out. */
 static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op_of_msg,
                     jct_infer_report_t *rep) {
   rep->go_backs = malloc((sc->ngobacks ? sc->ngobacks : 1) * sizeof *rep->go_backs);
@@ -81,12 +84,17 @@ static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *
     long mi = jct__iscan_msg_at(sc, &sc->flows[g->flow], g->u);
     if (mi < 0 || cls[mi] != JCT__CLS_OP) continue;
     const jct__imsg_t *m = &sc->msgs[mi];
+    if (g->timer && g->ts_ns <= m->start_ns) continue;
     rep->go_backs[rep->ngo_backs++] =
         (jct_infer_go_back_t){.op = op_of_msg[mi],
                               .offset_bytes = (g->u - m->first_u) * m->first_payload,
                               .ahead_psns = g->ahead > UINT32_MAX ? UINT32_MAX : (uint32_t)g->ahead,
                               .hole_to_nak_ns = g->hole_to_nak_ns,
-                              .nak_ahead_psns = g->nak_ahead};
+                              .nak_ahead_psns = g->nak_ahead,
+                              .timer = g->timer,
+                              .timer_ns = g->timer ? g->ts_ns - m->start_ns : 0,
+                              .idle_ns = g->timer ? g->idle_ns : 0};
+    if (g->timer) rep->timer_go_backs++;
   }
   return 0;
 }

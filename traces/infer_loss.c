@@ -11,8 +11,13 @@
  *   range that are not yet recovered. Unrecovered faults just below the
  *   PSN it was first seen at were re-sent and lost again (the responder
  *   NAKs once per gap, so the sender waits out its timer: IBA 9.7.5.2.1,
- *   rxe_resp.c). A rewind nothing explains means its PSN was lost after the
- *   capture point.
+ *   rxe_resp.c). A rewind after a NAK that nothing explains means its PSN
+ *   was lost after the capture point. A timeout nothing explains is no
+ *   loss: rxe's timer fired before the ACK reached its completer (an ACK
+ *   slow or lost past the capture point; soft-RoCE's go-backs with nothing
+ *   lost, as traces/rxe-lab-ring2-nodrop.pcap shows, where a lost packet
+ *   past the capture point would have made its successors draw a NAK); the
+ *   go-back itself is replayed (infer.h, timer go-backs).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +84,7 @@ int jct__iloss_rewind(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead,
     if (!x->recovered) x->recovered = true, x->timeout = timeout, fresh = true;
   }
   if (fresh || below || retx_gap) return 0;
+  if (timeout && !any) return 0;
   if (any) {
     sc->faults[f->faults[pos]].again++;
     return 0;

@@ -147,11 +147,15 @@ static int on_flow_event(jct__iscan_t *sc, const jct_event_t *ev) {
   case JCT_EV_GAP:
     return jct__iloss_gap(sc, fi, u, ev->value, ev->ts_ns);
   case JCT_EV_REWIND:
+  case JCT_EV_TIMEOUT:
     if (jct__grow((void **)&sc->gobacks, &sc->capgobacks, sc->ngobacks, sizeof *sc->gobacks))
       return JCT_ENOMEM;
-    sc->gobacks[sc->ngobacks++] = (jct__igoback_t){.flow = fi, .u = u, .ahead = ev->value};
-    /* fall through */
-  case JCT_EV_TIMEOUT:
+    sc->gobacks[sc->ngobacks++] = (jct__igoback_t){.flow = fi,
+                                                   .u = u,
+                                                   .ahead = ev->value,
+                                                   .timer = ev->type == JCT_EV_TIMEOUT,
+                                                   .ts_ns = ev->ts_ns,
+                                                   .idle_ns = ev->dur_ns};
     return jct__iloss_rewind(sc, fi, u, ev->value, ev->type == JCT_EV_TIMEOUT, ev->ts_ns);
   case JCT_EV_HOLE_RESENT: /* the go-back just recorded: its hole's NAK latency */
     if (sc->ngobacks && sc->gobacks[sc->ngobacks - 1].flow == fi &&

@@ -462,13 +462,15 @@ static void resent(const struct ctx *c, struct flow *f, uint32_t psn) {
 
 /* A timeout episode: how long the flow had heard nothing, neither its own
  * packets nor an ACK or NAK on its peer. */
-static void timed_out(const struct ctx *c, const struct flow *f) {
+static uint64_t timed_out(const struct ctx *c, const struct flow *f) {
   uint64_t last = c->prev_ns;
   if (f->pub.peer >= 0) {
     const jct_flow_stats_t *ps = &c->ins->flows[f->pub.peer].pub.st;
     if (ps->packets && ps->last_ns > last) last = ps->last_ns;
   }
-  if (c->ts_ns >= last) jct__prof_timeout(&c->ins->prof, c->ts_ns - last);
+  if (c->ts_ns < last) return 0;
+  jct__prof_timeout(&c->ins->prof, c->ts_ns - last);
+  return c->ts_ns - last;
 }
 
 static int on_data(const struct ctx *c, struct flow *f, const struct jct_opcode_info *op) {
@@ -502,13 +504,14 @@ static int on_data(const struct ctx *c, struct flow *f, const struct jct_opcode_
         if (!f->rewinding) f->rewind_ns = c->ts_ns;
         f->rewinding = true;
         f->run_timeout = !f->nak_pending;
+        uint64_t idle = 0;
         if (f->nak_pending) {
           s->rewinds++;
         } else {
           s->timeouts++;
-          timed_out(c, f);
+          idle = timed_out(c, f);
         }
-        emit(c, f->nak_pending ? JCT_EV_REWIND : JCT_EV_TIMEOUT, psn, ahead, 0);
+        emit(c, f->nak_pending ? JCT_EV_REWIND : JCT_EV_TIMEOUT, psn, ahead, idle);
         f->nak_pending = false;
       } else {
         /* Forward within a go-back: PSNs it skipped were re-sent and lost. */

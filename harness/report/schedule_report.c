@@ -98,6 +98,19 @@ static void text_faults(FILE *o, const jct_infer_report_t *r, unsigned max_fault
   if (r->faults_on_flow_control)
     fprintf(o, "           and %u loss%s of flow-control messages, which a replay regenerates\n",
             r->faults_on_flow_control, r->faults_on_flow_control == 1 ? "" : "es");
+  fprintf(o, "Go-backs   %u after NAKs, %u with no NAK (timer)\n", r->ngo_backs - r->timer_go_backs,
+          r->timer_go_backs);
+  unsigned shown = 0;
+  for (uint32_t i = 0; i < r->ngo_backs && shown < max_faults; i++) {
+    const jct_infer_go_back_t *g = &r->go_backs[i];
+    if (!g->timer) continue;
+    char t[24], d[24];
+    fprintf(o, "           op %u: offset %llu, %u PSNs re-sent, %s after its message's start (%s "
+               "after the flow last heard anything)\n",
+            g->op, (unsigned long long)g->offset_bytes, g->ahead_psns,
+            jct__fmt_ns(g->timer_ns, t, sizeof t), jct__fmt_ns(g->idle_ns, d, sizeof d));
+    shown++;
+  }
 }
 
 int jct__infer_report_text(FILE *o, const char *trace, const jct_schedule_t *s,
@@ -137,11 +150,12 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
   }
   for (uint32_t i = 0; gbs && i < r->ngo_backs; i++) {
     const jct_infer_go_back_t *g = &r->go_backs[i];
-    json_array_append_new(gbs, json_pack("{s:I,s:I,s:I,s:I,s:I}", "op", (json_int_t)g->op,
-                                         "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
-                                         (json_int_t)g->ahead_psns, "hole_to_nak_ns",
-                                         (json_int_t)g->hole_to_nak_ns, "nak_ahead_psns",
-                                         (json_int_t)g->nak_ahead_psns));
+    json_array_append_new(
+        gbs, json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I}", "op", (json_int_t)g->op,
+                       "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
+                       (json_int_t)g->ahead_psns, "hole_to_nak_ns", (json_int_t)g->hole_to_nak_ns,
+                       "nak_ahead_psns", (json_int_t)g->nak_ahead_psns, "timer", g->timer,
+                       "timer_ns", (json_int_t)g->timer_ns, "idle_ns", (json_int_t)g->idle_ns));
   }
 #define I(x) ((json_int_t)(x))
   json_t *capture =

@@ -80,8 +80,11 @@ static void details(const jct_event_t *ev, char *buf, size_t len) {
              syndrome_text((uint8_t)v), v);
     break;
   case JCT_EV_REWIND:
-  case JCT_EV_TIMEOUT:
     snprintf(buf, len, "back to psn %u, %llu re-sent ahead", ev->psn, v);
+    break;
+  case JCT_EV_TIMEOUT:
+    snprintf(buf, len, "back to psn %u, %llu re-sent ahead, after %.3f µs heard nothing", ev->psn,
+             v, dur_us);
     break;
   case JCT_EV_RECOVERED:
     snprintf(buf, len, "psn %u, after %.3f µs", ev->psn, dur_us);

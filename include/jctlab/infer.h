@@ -80,9 +80,16 @@ typedef struct {
   uint32_t again;        /* its retransmissions lost too, after the first loss */
 } jct_infer_fault_t;
 
-/* A go-back after a NAK (not a timeout), in capture order: the requester's
- * restart at the NAKed packet and how far it had sent by then, which the
- * postmortem's replay reproduces per loss (uroce.h, jct_uroce_go_back_t). */
+/* A go-back, in capture order: the requester's restart at a packet and how
+ * far it had sent by then, which the postmortem's replay reproduces per go-back
+ * (uroce.h, jct_uroce_go_back_t). Most follow a NAK; a timer go-back (timer)
+ * has no NAK before it (a timeout in the inspector's definition): rxe's
+ * retransmit timer, which it starts with a send while it is not running and
+ * restarts on ACKs (rxe_req.c, rxe_comp.c), fired before the ACK of that
+ * packet reached the requester's completer (an ACK slow or lost past the
+ * capture point, or a packet lost there). Its time is taken from the start
+ * of the message holding the packet (its FIRST packet's first transmission,
+ * the send that most likely started the timer). */
 typedef struct {
   uint32_t op;             /* the op whose message holds the packet it went back to */
   uint64_t offset_bytes;   /* that packet's payload offset in the message */
@@ -91,6 +98,10 @@ typedef struct {
                               (a loss after the capture point) */
   uint32_t nak_ahead_psns; /* PSNs past the hole the capture had seen when the NAK came (the
                               responder's lag, in packets); 0 as hole_to_nak_ns */
+  bool timer;              /* no NAK before it: the retransmit timer's */
+  uint64_t timer_ns;       /* timer: from the message's start to the go-back (> 0) */
+  uint64_t idle_ns;        /* timer: how long the flow had heard nothing before it (its own data
+                              packets, ACK/NAKs for it) */
 } jct_infer_go_back_t;
 
 typedef struct {
@@ -133,6 +144,7 @@ typedef struct {
   uint32_t faults_on_flow_control; /* losses of left-out messages, not in faults */
   jct_infer_go_back_t *go_backs;   /* of ops' messages */
   uint32_t ngo_backs;
+  uint32_t timer_go_backs; /* of them, with timer set */
 } jct_infer_report_t;
 
 /* Infer the schedule recorded in the capture at trace_path ("-": standard

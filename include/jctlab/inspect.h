@@ -148,7 +148,8 @@ typedef enum {
   JCT_EV_GAP,      /* psn: first missing PSN; value: PSNs missing */
   JCT_EV_NAK,      /* on the ACK flow; psn: the expected PSN; value: syndrome */
   JCT_EV_REWIND,   /* go-back-N: psn rewound to; value: PSNs re-sent ahead (highest - psn + 1) */
-  JCT_EV_TIMEOUT,  /* a rewind with no NAK before it; as REWIND */
+  JCT_EV_TIMEOUT,  /* a rewind with no NAK before it; as REWIND; dur_ns: how long the flow had
+                      heard nothing (its own data packets, ACK/NAKs for it) */
   JCT_EV_RECOVERED, /* first new PSN after a rewind; dur_ns: recovery time */
   JCT_EV_CNP,
   JCT_EV_ECN_CE,
