@@ -590,6 +590,42 @@ START_TEST(captured_nak_lag) {
 }
 END_TEST
 
+/* A captured timer go-back (uroce.h, timer_ns): nothing lost, yet the
+ * capture's requester went back with no NAK 2 ms after the message's
+ * start, its ACK not acted on. The replay goes back then, not at its own
+ * timer (2^8 = 1.05 ms here, which waits for it), re-sends the message and
+ * completes it on the ACK of the re-sent copy. */
+static const jct_uroce_stats_t *captured_timer(wire_t *w, uint64_t timer_ns) {
+  jct_uroce_go_back_t gb = {.conn = 0, .msg = 0, .pkt = 0, .ahead_psns = 32, .timer_ns = timer_ns};
+  wire_init_captured(w, 1000, 8, false, 0, 0, &gb, 1);
+  post(w, 0, 1, 128 * 1024, true, 5);
+  wire_run(w, UINT64_MAX);
+  assert_one_message(w, 128 * 1024, 5);
+  ck_assert_uint_eq(jct_uroce_stats(w->qp[1])->tx_naks, 0);
+  return jct_uroce_stats(w->qp[0]);
+}
+
+START_TEST(captured_timer_go_back) {
+  wire_t w;
+  const jct_uroce_stats_t *a = captured_timer(&w, 0); /* a NAK's entry: no NAK, nothing */
+  ck_assert_uint_eq(a->retx_pkts, 0);
+  ck_assert_uint_eq(a->timeouts, 0);
+  ck_assert_uint_eq(a->rx_acks_held, 0);
+  wire_free(&w);
+  a = captured_timer(&w, 2000000);
+  ck_assert_uint_eq(a->timeouts, 1);
+  ck_assert_uint_eq(a->go_back_timer, 1);
+  ck_assert_uint_eq(a->go_back_n, 1);
+  ck_assert_uint_eq(a->retx_pkts, 32);
+  ck_assert_uint_ge(a->rx_acks_held, 1);
+  ck_assert_uint_eq(w.ntimeouts[0], 1);
+  ck_assert_uint_eq(w.timeout_ns[0][0], w.first_data_ns[0] + 2000000);
+  ck_assert_uint_gt(w.done[0][0].time_ns, w.timeout_ns[0][0]);
+  ck_assert_uint_ge(jct_uroce_stats(w.qp[1])->dup_pkts, 32);
+  wire_free(&w);
+}
+END_TEST
+
 START_TEST(drop_last) {
   wire_t w;
   wire_init(&w, 1000, 10, false);
@@ -864,6 +900,7 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, slow_host_turnaround);
   tcase_add_test(core, captured_go_back_depth);
   tcase_add_test(core, captured_nak_lag);
+  tcase_add_test(core, captured_timer_go_back);
   tcase_add_test(core, drop_ack);
   tcase_add_test(core, retry_exceeded);
   tcase_add_test(core, pause_holds_sending);

@@ -252,7 +252,8 @@ int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *
                                       .pkt = (uint32_t)packet_of(s, &at, scale, pmtu),
                                       .ahead_psns = b->ahead_psns,
                                       .hole_to_nak_ns = b->hole_to_nak_ns,
-                                      .nak_ahead_psns = b->nak_ahead_psns};
+                                      .nak_ahead_psns = b->nak_ahead_psns,
+                                      .timer_ns = b->timer_ns};
   }
   free(msg);
   *out = g;

@@ -127,7 +127,8 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   if (per_loss) o->ngo_backs = ngo_backs;
   v = o->ngo_backs;
   figure(&u, "go_backs", JCT__SET_NIC_QUEUE | JCT__SET_NAK_REACT, per_loss, ngo_backs, &v,
-         "the capture's go-backs after NAKs, each as deep (PSNs re-sent) at the same packet");
+         "the capture's go-backs, each at the same packet: after NAKs as deep (PSNs re-sent), "
+         "with no NAK (timer) as long after its message's start");
 
   /* Flow control: NCCL's 8 buffers ahead, or none as the captured job. */
   v = o->cts_slots == JCT_EXEC_NO_CTS ? 0 : JCT_EXEC_DEFAULT_SLOTS;

@@ -112,12 +112,23 @@ typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
  * had received before it meets the gap). An entry with ahead_psns 0 is
  * none for the requester, one with hole_to_nak_ns 0 none for the
  * responder: nak_react_ns and nak_delay_ns hold then. conn is the schedule's connection (the ranks
- * pick each QP's entries by it). */
+ * pick each QP's entries by it).
+ * A timer go-back (timer_ns > 0, the requester's; infer.h's timer
+ * go-backs): timer_ns after the requester first sent the msg-th message's
+ * first packet, it goes back as its retransmit timer would (counted as a
+ * timeout, retry counter untouched), to the oldest unacknowledged PSN, at
+ * most packet pkt: until then the ACKs of packet pkt and later do not reach
+ * it (dropped and counted, rx_acks_held: the capture's requester had not
+ * acted on them) and its own timer waits. It re-sends what it has sent
+ * from there (go-back-N), its ACKs still held until it has re-sent
+ * ahead_psns PSNs (the capture's depth) or all it had sent. One is pending
+ * at a time per QP; a later one armed while one is pending is not used. */
 typedef struct {
   uint32_t conn, msg, pkt;
   uint32_t ahead_psns;
   uint64_t hole_to_nak_ns;
   uint32_t nak_ahead_psns;
+  uint64_t timer_ns;
 } jct_uroce_go_back_t;
 
 typedef struct {
@@ -182,6 +193,9 @@ typedef struct {
   uint64_t timeouts_after_nak;    /* of them, back to the PSN a NAK it ignored had named */
   uint64_t go_back_n;             /* restarts of the send stream (NAK or timeout) */
   uint64_t go_back_captured;      /* of them: NAKs' go-backs at a captured depth (cfg.go_backs) */
+  uint64_t go_back_timer;         /* of them: captured timer go-backs (cfg.go_backs timer_ns; also
+                                     counted in timeouts) */
+  uint64_t rx_acks_held;          /* ACKs dropped while a captured timer go-back was pending */
   uint64_t dup_pkts;              /* responder: PSN below the expected one (re-ACKed) */
   uint64_t out_of_seq_pkts;       /* responder: PSN above the expected one */
   uint64_t bad_icrc;              /* dropped silently, as rxe */

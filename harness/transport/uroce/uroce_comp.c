@@ -36,6 +36,18 @@
  *   handed to the kernel, and sent on, before its completer task acted on
  *   the NAK), which no constant reproduces: in the shipped capture a go-back
  *   re-sends 5 PSNs at one loss and 116 at another.
+ * - A captured timer go-back (cfg.go_backs timer_ns, a postmortem's; the
+ *   requester arms it): until it is due, an ACK of its packet or later
+ *   retires only the PSNs before that packet, and the rest of it is dropped
+ *   (rx_acks_held), as if it had not reached the requester: the capture's
+ *   rxe went back with no NAK, its ACK not acted on (an ACK slow or lost
+ *   past the capture point, a slow completer task). When due it goes back
+ *   to the oldest unacknowledged PSN as the timer does, counted as a
+ *   timeout; the retry counter is left alone (what it stands for is
+ *   recovered, not retried). Its ACKs stay held until the requester has
+ *   re-sent as many PSNs as the capture's go-back did (or all it had sent):
+ *   rxe's requester task re-sends its burst before the duplicates' ACKs
+ *   reach the completer, where a prompt ACK would cut uroce's short.
  * - RNR NAKs and the other NAK codes are dropped as malformed: this
  *   responder never sends them.
  * - The retransmit timer (local ACK timeout, 4.096 us * 2^timeout; timeout
@@ -126,7 +138,8 @@ static long captured_go_back(const jct_uroce_qp_t *qp, uint32_t psn) {
   int32_t pkt = jct_psn_diff(psn, jct__uroce_wqe_at(qp, seq)->first_psn);
   uint32_t msg = seq - qp->rep_seq;
   for (uint32_t i = 0; pkt >= 0 && i < qp->cfg.ngo_backs; i++)
-    if (!qp->go_back_used[i] && qp->go_backs[i].ahead_psns && qp->go_backs[i].msg == msg &&
+    if (!qp->go_back_used[i] && qp->go_backs[i].ahead_psns && !qp->go_backs[i].timer_ns &&
+        qp->go_backs[i].msg == msg &&
         qp->go_backs[i].pkt == (uint32_t)pkt)
       return (long)i;
   return -1;
@@ -139,6 +152,16 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
   uint8_t syn = h->aeth.syndrome;
   enum jct_aeth_type type = jct_aeth_type(syn);
 
+  if (qp->comp.timer_hold && jct_psn_diff(qp->req.next_psn, qp->comp.timer_end) >= 0)
+    qp->comp.timer_hold = false; /* re-sent as deep as the capture's */
+  bool held = (qp->comp.timer_due_ns != UINT64_MAX || qp->comp.timer_hold) &&
+              jct_psn_diff(psn, qp->comp.timer_psn) >= 0;
+  if (held && type == JCT_AETH_ACK) { /* only what comes before the timer go-back's packet */
+    qp->stats.rx_acks++;
+    qp->stats.rx_acks_held++;
+    if (jct_psn_diff(qp->comp.timer_psn, una) > 0) acknowledge(qp, qp->comp.timer_psn, now_ns);
+    return JCT_UROCE_RX_IGNORED;
+  }
   if (type == JCT_AETH_ACK) {
     qp->stats.rx_acks++;
     /* valid: una - 1 (a repeat, no progress) .. max_psn - 1 */
@@ -184,6 +207,19 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
   }
   qp->stats.rx_malformed++;
   return JCT_UROCE_RX_IGNORED;
+}
+
+void jct__uroce_comp_timer_go_back(jct_uroce_qp_t *qp, uint64_t now_ns) {
+  if (now_ns < qp->comp.timer_due_ns) return;
+  qp->comp.timer_due_ns = UINT64_MAX;
+  if (qp->comp.una_psn == qp->req.max_psn) return; /* nothing outstanding: a NAK went first */
+  qp->stats.timeouts++;
+  qp->stats.go_back_timer++;
+  uint32_t sent = (uint32_t)jct_psn_diff(qp->req.max_psn, qp->comp.una_psn);
+  uint32_t deep = qp->comp.timer_ahead < sent ? qp->comp.timer_ahead : sent;
+  qp->comp.timer_hold = deep > 0;
+  qp->comp.timer_end = jct_psn_add(qp->comp.una_psn, deep);
+  go_back_n(qp, qp->comp.una_psn, now_ns);
 }
 
 void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns) {

@@ -80,6 +80,15 @@ struct jct__uroce_comp {
   uint32_t go_back_ahead;
   bool nak_ignored; /* a NAK of ignored_psn was ignored since the last go-back */
   uint32_t ignored_psn;
+  /* A captured timer go-back (cfg.go_backs timer_ns), armed by the
+   * requester: due then (UINT64_MAX: none pending), back to at most
+   * timer_psn; ACKs of timer_psn and later are held back until it fires. */
+  uint64_t timer_due_ns;
+  uint32_t timer_psn;
+  uint32_t timer_ahead; /* the capture's depth: ... and after it, until the requester has re-sent
+                           this many PSNs (timer_hold, up to timer_end) */
+  bool timer_hold;
+  uint32_t timer_end;
 };
 
 /* Responder (rxe's qp->resp). */
@@ -163,6 +172,8 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
 /* The retransmit timer fired (already disarmed). Returns true when the retry
  * counter has run out: the QP must go to the error state. */
 bool jct__uroce_comp_timeout(jct_uroce_qp_t *qp, uint64_t now_ns);
+/* Start a captured timer go-back that is due (comp.timer_due_ns). */
+void jct__uroce_comp_timer_go_back(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Start a NAK's go-back whose reaction time (cfg.nak_react_ns) is over. */
 void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Start a NAK's go-back at a captured depth once the requester has sent

@@ -27,7 +27,9 @@
  * - A NAK's go-back at a captured depth (cfg.go_backs) is started here,
  *   before each transmit pull and after each ACK/NAK, once the requester
  *   has sent that far or may send nothing more (uroce_comp.c).
- * - Deadline: the retransmit timer, or the end of a pause when something is
+ * - A captured timer go-back (cfg.go_backs timer_ns) fires here when due;
+ *   while one is pending the QP's own retransmit timer waits for it.
+ * - Deadline: the retransmit timer, a captured timer go-back, or the end of a pause when something is
  *   waiting to be sent, or DCQCN's rate limiter's next slot when a request
  *   packet waits for it.
  * - DCQCN (cfg.dcqcn): the responder is its notification point (ECN-CE
@@ -118,7 +120,7 @@ int jct_uroce_qp_create(const jct_uroce_cfg_t *cfg, jct_uroce_qp_t **out, char *
   qp->comp.retry_left = cfg->retry_cnt;
   qp->ack_timeout_ns = cfg->timeout ? (uint64_t)JCT_UROCE_TIMEOUT_UNIT_NS << cfg->timeout : 0;
   qp->retrans_deadline_ns = UINT64_MAX;
-  qp->comp.go_back_due_ns = UINT64_MAX;
+  qp->comp.go_back_due_ns = qp->comp.timer_due_ns = UINT64_MAX;
   qp->resp.epsn = cfg->rq_psn;
   if (cfg->ngo_backs) {
     qp->go_backs = malloc(cfg->ngo_backs * sizeof *qp->go_backs);
@@ -256,7 +258,8 @@ uint32_t jct_uroce_dest_qpn(const uint8_t *pkt, size_t len) {
 static void enter_error(jct_uroce_qp_t *qp, uint64_t now_ns) {
   qp->error = true;
   qp->retrans_deadline_ns = UINT64_MAX;
-  qp->comp.go_back_due_ns = UINT64_MAX;
+  qp->comp.go_back_due_ns = qp->comp.timer_due_ns = UINT64_MAX;
+  qp->comp.timer_hold = false;
   qp->resp.ack_pending = qp->resp.nak_pending = false;
   jct__uroce_comp_flush(qp, now_ns);
 }
@@ -266,8 +269,13 @@ void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns) {
   cc_sync(qp, now_ns);
   if (qp->error) return;
   jct__uroce_comp_go_back_due(qp, now_ns);
+  jct__uroce_comp_timer_go_back(qp, now_ns);
   if (now_ns < qp->retrans_deadline_ns) return;
   qp->retrans_deadline_ns = UINT64_MAX;
+  if (qp->comp.timer_due_ns != UINT64_MAX) { /* the captured timer stands for this one */
+    qp->retrans_deadline_ns = qp->comp.timer_due_ns;
+    return;
+  }
   if (jct__uroce_comp_timeout(qp, now_ns)) enter_error(qp, now_ns);
 }
 
@@ -275,6 +283,7 @@ uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
   if (qp->error) return UINT64_MAX;
   uint64_t d = qp->retrans_deadline_ns;
   if (qp->comp.go_back_due_ns < d) d = qp->comp.go_back_due_ns;
+  if (qp->comp.timer_due_ns < d) d = qp->comp.timer_due_ns;
   uint64_t nak = jct__uroce_resp_nak_due_ns(qp, qp->last_now_ns);
   if (nak < d) d = nak;
   if (paused(qp, qp->last_now_ns) && (jct__uroce_req_ready(qp) || jct__uroce_resp_pending(qp)) &&
@@ -318,6 +327,8 @@ void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns) {
 void jct_uroce_rep_start(jct_uroce_qp_t *qp) {
   qp->rep_seq = qp->sq.tail_seq;
   qp->rep_msgs_recv = qp->stats.msgs_recv;
+  qp->comp.timer_due_ns = UINT64_MAX;
+  qp->comp.timer_hold = false;
   if (qp->cfg.ngo_backs) memset(qp->go_back_used, 0, qp->cfg.ngo_backs * sizeof *qp->go_back_used);
 }
 

@@ -27,6 +27,10 @@
  *   not made (0), and the QP's deadline says when the slot comes. A slot
  *   missed by a late caller is not made up for (no credit builds up while
  *   idle). Every request packet sent counts in the byte counter.
+ * - A captured timer go-back (cfg.go_backs timer_ns, a postmortem's) is
+ *   armed when the first transmission of its message's first packet goes,
+ *   as rxe's timer starts with a send; the completer holds its ACKs back
+ *   and fires it (uroce_comp.c).
  * - The QP file does not call here while the rank is paused (PFC). Timers
  *   keep running: a pause longer than the retransmit timeout costs
  *   retries, as it does on a NIC (rxe itself never sees PFC: its packets
@@ -50,6 +54,23 @@ void jct__uroce_req_post(jct_uroce_qp_t *qp, const jct_uroce_wr_t *wr) {
   w->npkts = wr->bytes ? (wr->bytes + mtu - 1) / mtu : 1;
   r->post_psn = jct__uroce_wqe_end_psn(w);
   qp->sq.tail_seq++;
+}
+
+/* Arm the first unused captured timer go-back of the message at seq (its
+ * first packet just went for the first time), unless one is pending. */
+static void arm_timer_go_back(jct_uroce_qp_t *qp, uint32_t seq, uint64_t now_ns) {
+  if (qp->comp.timer_due_ns != UINT64_MAX) return;
+  const struct jct__uroce_wqe *w = jct__uroce_wqe_at(qp, seq);
+  uint32_t msg = seq - qp->rep_seq;
+  for (uint32_t i = 0; i < qp->cfg.ngo_backs; i++) {
+    const jct_uroce_go_back_t *g = &qp->go_backs[i];
+    if (qp->go_back_used[i] || !g->timer_ns || g->msg != msg || g->pkt >= w->npkts) continue;
+    qp->go_back_used[i] = true;
+    qp->comp.timer_due_ns = now_ns + g->timer_ns;
+    qp->comp.timer_psn = jct_psn_add(w->first_psn, g->pkt);
+    qp->comp.timer_ahead = g->ahead_psns;
+    return;
+  }
 }
 
 static bool window_full(const jct_uroce_qp_t *qp) {
@@ -133,6 +154,7 @@ size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, 
     qp->stats.retx_bytes += n;
   } else {
     r->max_psn = jct_psn_add(r->next_psn, 1);
+    if (first && qp->cfg.ngo_backs) arm_timer_go_back(qp, r->cur_seq, now_ns);
   }
   qp->stats.tx_data_pkts++;
   r->next_psn = jct_psn_add(r->next_psn, 1);
