@@ -12,6 +12,8 @@
  *   - a lossless capture replays as it was, and reproduces: uroce's own
  *     capture of a ring at 20 Mbit/s (made here, few events a second so that
  *     a busy machine keeps up) replays at its captured rate within 20%;
+ *   - the lab's lossless rxe ring reproduces with its timer go-backs
+ *     (nothing lost, rxe's timer went back twice) replayed as captured;
  *   - a profile the replay cannot honour, and a bad tolerance, are bad
  *     input (exit 2, naming the figure). */
 #include <jansson.h>
@@ -204,6 +206,44 @@ START_TEST(lossless_capture_replays) {
 }
 END_TEST
 
+/* The lab's lossless ring (traces/README.md): nothing lost, yet rxe went
+ * back twice with no NAK (96 packets re-sent). Its replay is the baseline
+ * alone, with the two timer go-backs as captured: the capture's re-sent
+ * packets and timeouts, no NAK, its job time within 20%. Slow motion
+ * (F = 8), as the lab captures' replays in bench/postmortem. */
+START_TEST(lab_capture_timer_go_backs) {
+  const char *cap = JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap";
+  json_t *ins = inspect_json(cap);
+  const char *args[] = {"replay", cap, "--reps", "2", "--tdf", "8", NULL};
+  int status;
+  char *err;
+  json_t *doc = jctlab_json_retry(args, &status, &err);
+  ck_assert_msg(doc && (status == 0 || status == 4), "exit %d: %s", status, err);
+  ck_assert_str_eq(source_of(doc, "go_backs"), "capture");
+  ck_assert_int_eq(jint(doc, "replay_profile.go_backs.value"), jint(ins, "totals.timeouts"));
+  ck_assert_int_eq(jint(ins, "totals.timeouts"), 2);
+  json_t *c = jget(doc, "cases.0");
+  ck_assert_uint_eq(json_array_size(jget(c, "inject")), 0);
+  json_t *fid = jget(c, "fidelity");
+  ck_assert_str_eq(json_string_value(jget(fid, "side")), "baseline");
+  ck_assert_int_eq(jint(fid, "figures.retransmitted_packets.captured"),
+                   jint(ins, "totals.retransmitted_packets"));
+  ck_assert_int_eq(jint(fid, "figures.retransmitted_packets.captured"), 96);
+  bool job, retx;
+  check_figure(jget(fid, "figures.job_ns"), 0.2, &job);
+  check_figure(jget(fid, "figures.retransmitted_packets"), 0.2, &retx);
+  ck_assert_msg(job && retx, "job %.3f, retransmitted %.3f of the capture's",
+                jnum(fid, "figures.job_ns.ratio"), jnum(fid, "figures.retransmitted_packets.ratio"));
+  ck_assert_int_eq(jint(fid, "figures.timeouts.replayed"), 2);
+  ck_assert_int_eq(jint(fid, "figures.naks.replayed"), 0);
+  ck_assert(jbool(fid, "reproduced"));
+  ck_assert_int_eq(status, 0);
+  json_decref(doc);
+  json_decref(ins);
+  free(err);
+}
+END_TEST
+
 /* A tolerance nothing meets: exit 4, naming the job time. */
 START_TEST(tolerance_decides_the_exit_status) {
   char cap[256];
@@ -295,6 +335,7 @@ Suite *fidelity_suite(void) {
   tcase_add_test(tc, profile_drives_the_replay);
   tcase_add_test(tc, options_override_the_profile);
   tcase_add_test(tc, lossless_capture_replays);
+  tcase_add_test(tc, lab_capture_timer_go_backs);
   tcase_add_test(tc, tolerance_decides_the_exit_status);
   tcase_add_test(tc, a_profile_it_cannot_honour_is_bad_input);
   suite_add_tcase(s, tc);

@@ -434,6 +434,7 @@ static void accept(const struct ctx *c, struct flow *f, const struct jct_opcode_
   if (!s->messages_completed || dur < s->msg_time_min_ns) s->msg_time_min_ns = dur;
   if (dur > s->msg_time_max_ns) s->msg_time_max_ns = dur;
   s->messages_completed++;
+  s->last_done_ns = c->ts_ns;
   s->message_bytes += f->asm_bytes;
   s->msg_time_sum_ns += dur;
   f->asm_open = false;

@@ -21,6 +21,15 @@ static bool carries_job(const jct_flow_t *f) {
          st->message_bytes > (uint64_t)JCT_INFER_CTS_MAX_BYTES * st->messages_completed;
 }
 
+/* Where a flow's part of the job ends: its last message's completion at the
+ * capture point, as a JCT ends with the last receive; re-sent copies of
+ * what was received already (a go-back past the last completion, as rxe's
+ * timer gives when an ACK came late) lengthen nothing. Its last data packet
+ * when no message completed. */
+static uint64_t flow_end(const jct_flow_t *f) {
+  return f->st.messages_completed ? f->st.last_done_ns : f->st.last_ns;
+}
+
 /* The flow from a to b to QP qp; NULL: none. */
 static const jct_flow_t *conn_flow(const jct_inspect_t *ins, const jct_addr_t *a,
                                    const jct_addr_t *b, uint32_t qp) {
@@ -49,7 +58,7 @@ int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
     const jct_flow_t *f = jct_inspect_flow(ins, i);
     if (!carries_job(f)) continue;
     if (f->st.first_ns < first) first = f->st.first_ns;
-    if (f->st.last_ns > last) last = f->st.last_ns;
+    if (flow_end(f) > last) last = flow_end(f);
   }
   out->job_ns = last > first ? last - first : 0;
   out->conn_ns = calloc(s->nconns ? s->nconns : 1, sizeof *out->conn_ns);
@@ -62,7 +71,7 @@ int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
     const jct_conn_t *k = &s->conns[c];
     const jct_flow_t *f =
         conn_flow(ins, &rep->rank_addr[k->src], &rep->rank_addr[k->dst], rep->conn_dest_qp[c]);
-    if (f && f->st.last_ns > f->st.first_ns) out->conn_ns[c] = f->st.last_ns - f->st.first_ns;
+    if (f && flow_end(f) > f->st.first_ns) out->conn_ns[c] = flow_end(f) - f->st.first_ns;
   }
   jct_inspect_free(ins);
   return 0;
