@@ -257,13 +257,40 @@ START_TEST(rewind_without_nak_is_timeout) {
   expect_losses(ins, 0, 1, 100);
   drop_msg_done();
   ck_assert_uint_eq(rec.n, 7);
-  expect_event(0, JCT_EV_TIMEOUT, 0, 10, 3, 0, 5000);
+  expect_event(0, JCT_EV_TIMEOUT, 0, 10, 3, 3750, 5000); /* heard nothing since the ACK */
   expect_event(1, JCT_EV_RECOVERED, 0, 13, 0, 1000, 6000);
   expect_event(2, JCT_EV_NAK, 1, 12, 0x60, 0, 6050);
   expect_event(3, JCT_EV_REWIND, 0, 12, 2, 0, 6100);
   expect_event(4, JCT_EV_HOLE_RESENT, 0, 12, 50, 100, 6100);
   expect_event(5, JCT_EV_RECOVERED, 0, 14, 0, 100, 6200);
-  expect_event(6, JCT_EV_TIMEOUT, 0, 14, 1, 0, 9000);
+  expect_event(6, JCT_EV_TIMEOUT, 0, 14, 1, 2800, 9000); /* since its packet at 6200 */
+  jct_inspect_free(ins);
+}
+END_TEST
+
+/* The flow's first packet lost before the capture point: the NAK names a
+ * PSN the capture never saw on it, and still pairs with it, so the
+ * go-back is the NAK's (rxe-lab-ring4-drop05pct.pcap, frames 15, 24, 31). */
+START_TEST(nak_before_the_first_psn) {
+  jct_inspect_t *ins = fresh(0);
+  add(ins, roce(A, B, 7, JCT_OP_RC_RDMA_WRITE_ONLY, 11, 64), 100);
+  add(ins, ack(B, A, 3, 10, 0x60), 200);
+  add(ins, roce(A, B, 7, JCT_OP_RC_RDMA_WRITE_ONLY, 10, 64), 300);
+  add(ins, roce(A, B, 7, JCT_OP_RC_RDMA_WRITE_ONLY, 11, 64), 400);
+  jct_inspect_finish(ins);
+  const jct_flow_t *f = jct_inspect_flow(ins, 0);
+  ck_assert_int_eq(f->peer, 1);
+  ck_assert_uint_eq(jct_inspect_flow(ins, 1)->st.nak_seq_err, 1);
+  ck_assert_uint_eq(f->st.rewinds, 1);
+  ck_assert_uint_eq(f->st.timeouts, 0);
+  jct_inspect_free(ins);
+  /* 200 PSNs before it is no window of rxe's: no pairing, a timeout. */
+  ins = fresh(0);
+  add(ins, roce(A, B, 7, JCT_OP_RC_RDMA_WRITE_ONLY, 300, 64), 100);
+  add(ins, ack(B, A, 3, 100, 0x60), 200);
+  add(ins, roce(A, B, 7, JCT_OP_RC_RDMA_WRITE_ONLY, 299, 64), 300);
+  jct_inspect_finish(ins);
+  ck_assert_uint_eq(jct_inspect_flow(ins, 0)->st.timeouts, 1);
   jct_inspect_free(ins);
 }
 END_TEST
@@ -291,7 +318,7 @@ START_TEST(psn_wraps) {
   ck_assert_uint_eq(f->st.timeouts, 1);
   ck_assert_uint_eq(f->st.psn_highest, 3);
   expect_event(1, JCT_EV_GAP, 0, 2, 1, 0, 50);
-  expect_event(2, JCT_EV_TIMEOUT, 0, 0xffffff, 5, 0, 60);
+  expect_event(2, JCT_EV_TIMEOUT, 0, 0xffffff, 5, 10, 60);
   jct_inspect_free(ins);
 }
 END_TEST
@@ -707,6 +734,7 @@ Suite *inspect_suite(void) {
   tcase_add_test(tc, write_messages_in_order);
   tcase_add_test(tc, gap_nak_go_back_n);
   tcase_add_test(tc, rewind_without_nak_is_timeout);
+  tcase_add_test(tc, nak_before_the_first_psn);
   tcase_add_test(tc, nak_codes);
   tcase_add_test(tc, bad_icrc_does_not_advance);
   tcase_add_test(tc, cnp_and_ecn);

@@ -89,7 +89,8 @@ int jct__iloss_rewind(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead,
     sc->faults[f->faults[pos]].again++;
     return 0;
   }
-  long k = fault_new(sc, fi, u, ts_ns, false);
+  /* Below the flow's first PSN seen: never seen, lost before the capture point. */
+  long k = fault_new(sc, fi, u, ts_ns, u < JCT__U_BASE);
   if (k < 0) return JCT_ENOMEM;
   sc->faults[k].recovered = true;
   sc->faults[k].timeout = timeout;

@@ -54,6 +54,7 @@
 #define MIN_MTU_BYTES 256u  /* IBA's smallest path MTU: bounds a READ's PSN span */
 #define DEFAULT_RATE_BPS 100000000000u
 #define HOLES_PER_SKIP 64u /* holes opened per gap or skip; a bigger one is a capture hole */
+#define NAK_BEFORE_FIRST_PSNS 128 /* a NAK pairs with a flow up to this far before its first PSN */
 
 struct flow {
   jct_flow_t pub; /* first: its key is at offset 0, as flowtab.h wants */
@@ -253,14 +254,19 @@ static long flow_of(jct_inspect_t *ins, const jct_packet_t *pkt) {
 
 /* Pair ACK flow fi with the unpaired data flow in the other direction
  * whose seen PSN range holds the acknowledged psn, if there is one. */
-static void try_pair(jct_inspect_t *ins, long fi, uint32_t psn) {
+static void try_pair(jct_inspect_t *ins, long fi, uint32_t psn, bool seq_err) {
   const jct_flow_key_t *k = &ins->flows[fi].pub.key;
   long head = pair_head(ins, &k->dst, &k->src, pair_hash(&k->dst, &k->src));
   for (long d = head; d >= 0; d = (long)ins->flows[d].pair_next1 - 1) {
     struct flow *df = &ins->flows[d];
     if (d == fi || df->pub.peer >= 0 || !df->data_seen) continue;
     const jct_flow_stats_t *s = &df->pub.st;
-    if (psn_ahead(psn, s->psn_first) <= psn_ahead(s->psn_highest, s->psn_first)) {
+    /* A NAK may name a PSN before the first the capture saw on the flow:
+     * its first packets were lost before the capture point (up to a
+     * window of them, rxe's 128). */
+    bool before_first = seq_err && jct_psn_diff(psn, s->psn_first) < 0 &&
+                        jct_psn_diff(s->psn_first, psn) <= NAK_BEFORE_FIRST_PSNS;
+    if (before_first || psn_ahead(psn, s->psn_first) <= psn_ahead(s->psn_highest, s->psn_first)) {
       df->pub.peer = fi;
       ins->flows[fi].pub.peer = d;
       return;
@@ -309,7 +315,7 @@ static int on_aeth(const struct ctx *c, struct flow *f) {
   default: /* reserved: neither */
     return 0;
   }
-  if (f->pub.peer < 0) try_pair(c->ins, c->fi, psn);
+  if (f->pub.peer < 0) try_pair(c->ins, c->fi, psn, seq_err);
   struct flow *df = f->pub.peer >= 0 ? &c->ins->flows[f->pub.peer] : NULL;
   if (df && (!nak || seq_err) && acked(c, df, psn, seq_err) < 0) return JCT_ENOMEM;
   if (!nak) return 0;
