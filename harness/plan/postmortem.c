@@ -231,22 +231,35 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
   return rc;
 }
 
+void jct__postmortem_timer_go_backs(jct_uroce_go_back_t *g, const uint64_t *idle_ns, uint32_t n,
+                                    uint8_t timeout) {
+  if (!timeout) return;
+  uint64_t timer_ns = (uint64_t)JCT_UROCE_TIMEOUT_UNIT_NS << timeout;
+  for (uint32_t i = 0; i < n; i++)
+    if (g[i].timer_ns && idle_ns[i] >= timer_ns) g[i].timer_ns = g[i].ahead_psns = 0;
+}
+
 int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
-                             uint32_t pmtu, jct_uroce_go_back_t **out, uint32_t *n) {
+                             uint32_t pmtu, jct_uroce_go_back_t **out, uint64_t **idle_ns,
+                             uint32_t *n) {
   *out = NULL;
+  *idle_ns = NULL;
   *n = 0;
   if (!rep->ngo_backs) return 0;
   uint32_t *msg = message_indices(s);
   jct_uroce_go_back_t *g = malloc(rep->ngo_backs * sizeof *g);
-  if (!msg || !g) {
+  uint64_t *idle = calloc(rep->ngo_backs, sizeof *idle);
+  if (!msg || !g || !idle) {
     free(msg);
     free(g);
+    free(idle);
     return JCT_ENOMEM;
   }
   for (uint32_t i = 0; i < rep->ngo_backs; i++) {
     const jct_infer_go_back_t *b = &rep->go_backs[i];
     if (b->op >= s->nops) continue;
     jct_infer_fault_t at = {.op = b->op, .offset_bytes = b->offset_bytes};
+    idle[*n] = b->idle_ns;
     g[(*n)++] = (jct_uroce_go_back_t){.conn = s->ops[b->op].conn,
                                       .msg = msg[b->op],
                                       .pkt = (uint32_t)packet_of(s, &at, scale, pmtu),
@@ -257,5 +270,6 @@ int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *
   }
   free(msg);
   *out = g;
+  *idle_ns = idle;
   return 0;
 }

@@ -32,13 +32,23 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
                           uint64_t *lost_packets, uint64_t *lost_retransmissions, char *err,
                           size_t errlen);
 
-/* The capture's go-backs after NAKs (rep->go_backs) as uroce's captured
- * go-backs (uroce.h): each at the same connection, message and packet of
- * path_mtu_bytes (s's sizes the capture's times scale), as deep in PSNs as
- * the capture's (a replay at another path MTU than the capture's re-sends
- * as many packets, not as many bytes). *out (malloc'd, the caller's; NULL
- * when *n is 0) in capture order. Errors: JCT_ENOMEM. */
+/* The capture's go-backs (rep->go_backs: after NAKs, and timer go-backs) as
+ * uroce's captured go-backs (uroce.h): each at the same connection, message
+ * and packet of path_mtu_bytes (s's sizes the capture's times scale), as
+ * deep in PSNs as the capture's (a replay at another path MTU than the
+ * capture's re-sends as many packets, not as many bytes). *out and *idle_ns
+ * (each timer go-back's idle time before it, 0 for the others; malloc'd,
+ * the caller's; NULL when *n is 0) in capture order. Errors: JCT_ENOMEM. */
 int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
-                             uint32_t path_mtu_bytes, jct_uroce_go_back_t **out, uint32_t *n);
+                             uint32_t path_mtu_bytes, jct_uroce_go_back_t **out,
+                             uint64_t **idle_ns, uint32_t *n);
+
+/* Leave to the QP's own timer each timer go-back it explains: one whose flow
+ * had heard nothing for at least 4.096 us x 2^timeout before it (the shipped
+ * capture's, 67.2 ms idle at timeout 14), which the replay's timer gives as
+ * the capture's did; the entry is made inert (timer_ns and ahead_psns 0).
+ * timeout 0 (no timer): none. */
+void jct__postmortem_timer_go_backs(jct_uroce_go_back_t *g, const uint64_t *idle_ns, uint32_t n,
+                                    uint8_t timeout);
 
 #endif

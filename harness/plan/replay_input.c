@@ -53,7 +53,8 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
         jct__postmortem_specs(in->schedule, &rep, scale, pmtu, verbs, in->fault_specs, &in->nfaults,
                               &in->lost_packets, &in->lost_retransmissions, err, errlen);
   if (!rc)
-    rc = jct__postmortem_go_backs(in->schedule, &rep, scale, pmtu, &in->go_backs, &in->ngo_backs);
+    rc = jct__postmortem_go_backs(in->schedule, &rep, scale, pmtu, &in->go_backs,
+                                  &in->go_back_idle_ns, &in->ngo_backs);
   jct_infer_report_free(&rep);
   return rc;
 }
@@ -104,6 +105,7 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
   int rc = jct__replay_profile_apply(in->schedule, user_set, in->captured_rate_bps, in->ngo_backs,
                                      in->no_cts, o, &in->replay_profile, err, errlen);
   o->go_backs = o->ngo_backs ? in->go_backs : NULL;
+  if (!rc) jct__postmortem_timer_go_backs(in->go_backs, in->go_back_idle_ns, o->ngo_backs, o->timeout);
   return rc;
 }
 
@@ -118,6 +120,8 @@ void jct__replay_input_free(jct__replay_input_t *in) {
     free(in->fault_specs[i]);
   in->nfaults = 0;
   free(in->go_backs);
+  free(in->go_back_idle_ns);
   in->go_backs = NULL;
+  in->go_back_idle_ns = NULL;
   in->ngo_backs = 0;
 }

@@ -22,7 +22,8 @@ typedef struct {
   uint32_t nfaults;
   uint64_t lost_packets; /* of the trace, that fault_specs replay */
   uint64_t lost_retransmissions; /* of them, re-sent copies (their 2nd, 3rd... transmission) */
-  jct_uroce_go_back_t *go_backs; /* a trace's go-backs after NAKs, each as deep (postmortem.h) */
+  jct_uroce_go_back_t *go_backs; /* a trace's go-backs, each as captured (postmortem.h) */
+  uint64_t *go_back_idle_ns;     /* ... each timer go-back's idle time before it */
   uint32_t ngo_backs;
   bool no_cts; /* a trace whose job sent no clear-to-sends (perftest): the replay sends none */
   bool have_capture;             /* a trace: capture holds what it showed (fidelity.h) */
