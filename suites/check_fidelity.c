@@ -233,7 +233,8 @@ START_TEST(lab_capture_timer_go_backs) {
   check_figure(jget(fid, "figures.job_ns"), 0.2, &job);
   check_figure(jget(fid, "figures.retransmitted_packets"), 0.2, &retx);
   ck_assert_msg(job && retx, "job %.3f, retransmitted %.3f of the capture's",
-                jnum(fid, "figures.job_ns.ratio"), jnum(fid, "figures.retransmitted_packets.ratio"));
+                jnum(fid, "figures.job_ns.ratio"),
+                jnum(fid, "figures.retransmitted_packets.ratio"));
   ck_assert_int_eq(jint(fid, "figures.timeouts.replayed"), 2);
   ck_assert_int_eq(jint(fid, "figures.naks.replayed"), 0);
   ck_assert(jbool(fid, "reproduced"));

@@ -174,9 +174,9 @@ START_TEST(lab_timer_go_backs) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
   char err[256];
-  ck_assert_int_eq(
-      jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", NULL, &s, &rep, err, sizeof err),
-      0);
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", NULL, &s, &rep,
+                             err, sizeof err),
+                   0);
   ck_assert_uint_eq(rep.nfaults, 0);
   ck_assert_uint_eq(rep.ngo_backs, 2);
   ck_assert_uint_eq(rep.timer_go_backs, 2);

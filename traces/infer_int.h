@@ -44,8 +44,8 @@ typedef struct {
   uint32_t flow;
   uint64_t u, ahead;
   bool timer;
-  uint64_t ts_ns;   /* when it showed */
-  uint64_t idle_ns; /* timer: how long the flow had heard nothing */
+  uint64_t ts_ns;          /* when it showed */
+  uint64_t idle_ns;        /* timer: how long the flow had heard nothing */
   uint64_t hole_to_nak_ns; /* its hole's, when the NAK came after the hole was seen; 0: not */
   uint32_t nak_ahead;      /* PSNs past the hole seen when the NAK came (0: not known) */
 } jct__igoback_t;

@@ -53,8 +53,9 @@
 #define PAIR_QP 0xffffffffu /* dest_qp of an address-pair key (QPNs are 24-bit) */
 #define MIN_MTU_BYTES 256u  /* IBA's smallest path MTU: bounds a READ's PSN span */
 #define DEFAULT_RATE_BPS 100000000000u
-#define HOLES_PER_SKIP 64u /* holes opened per gap or skip; a bigger one is a capture hole */
-#define NAK_BEFORE_FIRST_PSNS 128 /* a NAK pairs with a flow up to this far before its first PSN */
+#define HOLES_PER_SKIP 64u        /* holes opened per gap or skip; a bigger one is a capture hole */
+#define NAK_BEFORE_FIRST_PSNS 128 /* a NAK pairs with a flow up to this far before its first PSN   \
+                                   */
 
 struct flow {
   jct_flow_t pub; /* first: its key is at offset 0, as flowtab.h wants */

@@ -173,7 +173,7 @@ int jct__cmd_replay(int argc, char **argv) {
   if (!o->ninject && in.nfaults) { /* a postmortem: the trace's own losses */
     o->inject = (const char *const *)in.fault_specs;
     o->ninject = in.nfaults;
-  } else if (o->ninject) { /* the captured go-backs are the capture's only, not the user's faults' */
+  } else if (o->ninject) { /* the captured go-backs are the capture's, not the user's faults' */
     o->go_backs = NULL;
     o->ngo_backs = 0;
   } /* a lossless capture keeps its timer go-backs: its hosts', nothing lost */

@@ -40,8 +40,8 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
  * (each timer go-back's idle time before it, 0 for the others; malloc'd,
  * the caller's; NULL when *n is 0) in capture order. Errors: JCT_ENOMEM. */
 int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
-                             uint32_t path_mtu_bytes, jct_uroce_go_back_t **out,
-                             uint64_t **idle_ns, uint32_t *n);
+                             uint32_t path_mtu_bytes, jct_uroce_go_back_t **out, uint64_t **idle_ns,
+                             uint32_t *n);
 
 /* Leave to the QP's own timer each timer go-back it explains: one whose flow
  * had heard nothing for at least 4.096 us x 2^timeout before it (the shipped

@@ -105,7 +105,8 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
   int rc = jct__replay_profile_apply(in->schedule, user_set, in->captured_rate_bps, in->ngo_backs,
                                      in->no_cts, o, &in->replay_profile, err, errlen);
   o->go_backs = o->ngo_backs ? in->go_backs : NULL;
-  if (!rc) jct__postmortem_timer_go_backs(in->go_backs, in->go_back_idle_ns, o->ngo_backs, o->timeout);
+  if (!rc)
+    jct__postmortem_timer_go_backs(in->go_backs, in->go_back_idle_ns, o->ngo_backs, o->timeout);
   return rc;
 }
 

@@ -105,8 +105,9 @@ static void text_faults(FILE *o, const jct_infer_report_t *r, unsigned max_fault
     const jct_infer_go_back_t *g = &r->go_backs[i];
     if (!g->timer) continue;
     char t[24], d[24];
-    fprintf(o, "           op %u: offset %llu, %u PSNs re-sent, %s after its message's start (%s "
-               "after the flow last heard anything)\n",
+    fprintf(o,
+            "           op %u: offset %llu, %u PSNs re-sent, %s after its message's start (%s "
+            "after the flow last heard anything)\n",
             g->op, (unsigned long long)g->offset_bytes, g->ahead_psns,
             jct__fmt_ns(g->timer_ns, t, sizeof t), jct__fmt_ns(g->idle_ns, d, sizeof d));
     shown++;
@@ -151,11 +152,11 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
   for (uint32_t i = 0; gbs && i < r->ngo_backs; i++) {
     const jct_infer_go_back_t *g = &r->go_backs[i];
     json_array_append_new(
-        gbs, json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I}", "op", (json_int_t)g->op,
-                       "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
-                       (json_int_t)g->ahead_psns, "hole_to_nak_ns", (json_int_t)g->hole_to_nak_ns,
-                       "nak_ahead_psns", (json_int_t)g->nak_ahead_psns, "timer", g->timer,
-                       "timer_ns", (json_int_t)g->timer_ns, "idle_ns", (json_int_t)g->idle_ns));
+        gbs, json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I}", "op", (json_int_t)g->op, "offset_bytes",
+                       (json_int_t)g->offset_bytes, "ahead_psns", (json_int_t)g->ahead_psns,
+                       "hole_to_nak_ns", (json_int_t)g->hole_to_nak_ns, "nak_ahead_psns",
+                       (json_int_t)g->nak_ahead_psns, "timer", g->timer, "timer_ns",
+                       (json_int_t)g->timer_ns, "idle_ns", (json_int_t)g->idle_ns));
   }
 #define I(x) ((json_int_t)(x))
   json_t *capture =

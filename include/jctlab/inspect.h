@@ -94,8 +94,8 @@ typedef struct {
   uint64_t first_ns, last_ns;
   uint64_t messages[JCT_MSG__COUNT]; /* started (first transmissions) */
   uint64_t messages_completed;
-  uint64_t last_done_ns; /* when the last of them completed (valid when any did) */
-  uint64_t message_bytes;                                     /* payload of completed messages */
+  uint64_t last_done_ns;  /* when the last of them completed (valid when any did) */
+  uint64_t message_bytes; /* payload of completed messages */
   uint64_t msg_time_sum_ns, msg_time_min_ns, msg_time_max_ns; /* of completed ones */
   uint64_t acks;                                              /* AETH ACKs carried on this flow */
   uint64_t nak_seq_err, nak_rnr, nak_other;                   /* NAKs carried on this flow */

@@ -139,8 +139,7 @@ static long captured_go_back(const jct_uroce_qp_t *qp, uint32_t psn) {
   uint32_t msg = seq - qp->rep_seq;
   for (uint32_t i = 0; pkt >= 0 && i < qp->cfg.ngo_backs; i++)
     if (!qp->go_back_used[i] && qp->go_backs[i].ahead_psns && !qp->go_backs[i].timer_ns &&
-        qp->go_backs[i].msg == msg &&
-        qp->go_backs[i].pkt == (uint32_t)pkt)
+        qp->go_backs[i].msg == msg && qp->go_backs[i].pkt == (uint32_t)pkt)
       return (long)i;
   return -1;
 }

@@ -29,9 +29,9 @@
  *   has sent that far or may send nothing more (uroce_comp.c).
  * - A captured timer go-back (cfg.go_backs timer_ns) fires here when due;
  *   while one is pending the QP's own retransmit timer waits for it.
- * - Deadline: the retransmit timer, a captured timer go-back, or the end of a pause when something is
- *   waiting to be sent, or DCQCN's rate limiter's next slot when a request
- *   packet waits for it.
+ * - Deadline: the retransmit timer, a captured timer go-back, or the end
+ *   of a pause when something is waiting to be sent, or DCQCN's rate
+ *   limiter's next slot when a request packet waits for it.
  * - DCQCN (cfg.dcqcn): the responder is its notification point (ECN-CE
  *   into CNPs), the requester its reaction point (CNPs into rate cuts, a
  *   rate limiter); a CNP received goes to the reaction point, and is
