@@ -68,9 +68,7 @@ static void roce_frame(frame_t *fr, const char *src, uint32_t qp, uint32_t psn, 
  * of a PSN that was never lost its first copy's, so a rate is measured
  * over many PSNs, as a flow sends them. */
 static void set_psn(frame_t *fr, uint32_t psn) {
-  /* Not ck_assert: a passing ck_assert writes its place to Check's log
-   * (a write(2) each), and the statistics below call this 10^6 times. */
-  if (!jct_frame_roce(&fr->f)) ck_abort_msg("set_psn: not a RoCE frame");
+  assert_quiet(jct_frame_roce(&fr->f), "set_psn: not a RoCE frame"); /* 10^6 calls a test */
   uint8_t *p = fr->buf + fr->f.udp + 8 + 9;
   p[0] = (uint8_t)(psn >> 16);
   p[1] = (uint8_t)(psn >> 8);

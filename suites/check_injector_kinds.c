@@ -51,8 +51,10 @@ static void sample_delays(const char *spec, double *d) {
   uint8_t buf[64] = {0};
   for (size_t i = 0; i < NSAMP; i++) {
     uint64_t now = 1 + i * 10 * US, hold = 0;
-    ck_assert_int_eq(offer(inj, buf, sizeof buf, sizeof buf, now, &hold), JCT_HOLD);
-    ck_assert_uint_ge(hold, now);
+    jct_verdict_t v = offer(inj, buf, sizeof buf, sizeof buf, now, &hold);
+    assert_quiet(v == JCT_HOLD, "%s: frame %zu: verdict %d, not a hold", spec, i, (int)v);
+    assert_quiet(hold >= now, "%s: frame %zu held until %llu, before now %llu", spec, i,
+                 (unsigned long long)hold, (unsigned long long)now);
     d[i] = (double)(hold - now);
   }
   ck_assert_uint_eq(inj->stats.held, NSAMP);
@@ -231,7 +233,8 @@ START_TEST(reorder_gap) {
   for (uint64_t i = 0; i < NSAMP; i++) {
     jct_verdict_t v = offer(inj, buf, sizeof buf, sizeof buf, i * US, NULL);
     if (v == JCT_EXPEDITE) {
-      ck_assert_uint_ge(run, 2); /* never before gap-1 delayed ones */
+      /* never before gap-1 delayed ones */
+      assert_quiet(run >= 2, "frame %llu sent at once after %u delayed", (unsigned long long)i, run);
       at_once++;
       run = 0;
       runs++;
@@ -355,7 +358,7 @@ static size_t roce_frame_psn(uint8_t *buf, size_t cap, bool v6, bool vlan, uint8
   c.h.bth.psn = psn & JCT_PSN_MASK;
   c.payload_bytes = 256;
   size_t n = craft_roce(buf, cap, &c);
-  ck_assert_uint_gt(n, 0);
+  assert_quiet(n > 0, "a frame does not fit in %zu bytes", cap);
   return n;
 }
 
@@ -375,10 +378,10 @@ START_TEST(ecn_marks) {
     memcpy(buf, orig, len);
     jct_verdict_t v = offer(inj, buf, len, sizeof buf, i * US, NULL);
     if (v == JCT_PASS) {
-      ck_assert_mem_eq(buf, orig, len);
+      assert_quiet(!memcmp(buf, orig, len), "frame %zu passed, changed", i);
       continue;
     }
-    ck_assert_int_eq(v, JCT_MODIFIED);
+    assert_quiet(v == JCT_MODIFIED, "frame %zu: verdict %d", i, (int)v);
     marked++;
     if (marked > 50) continue;
     jct_packet_t pkt;
@@ -583,10 +586,13 @@ static unsigned dup_fates(const char *spec, uint32_t psn0, size_t n, bool revers
     size_t i = reverse ? n - 1 - k : k;
     size_t len = roce_frame_psn(buf, sizeof buf, false, false, 0, psn0 + (uint32_t)i);
     jct_verdict_t v = offer(inj, buf, len, sizeof buf, k * US, NULL);
-    ck_assert(v == JCT_PASS || v == JCT_DUPLICATE);
+    assert_quiet(v == JCT_PASS || v == JCT_DUPLICATE, "%s: PSN %zu: verdict %d", spec, i, (int)v);
     fate[i] = v == JCT_DUPLICATE;
     dups += fate[i];
-    if (fate[i]) ck_assert_int_eq(offer_copy(inj, buf, len, sizeof buf, k * US), JCT_PASS);
+    if (fate[i]) {
+      jct_verdict_t c = offer_copy(inj, buf, len, sizeof buf, k * US);
+      assert_quiet(c == JCT_PASS, "%s: the copy of PSN %zu: verdict %d", spec, i, (int)c);
+    }
   }
   ck_assert_uint_eq(inj->stats.duplicated, dups);
   ck_assert_uint_eq(inj->stats.seen, n + dups); /* the copies are frames it sees */

@@ -49,8 +49,9 @@ size_t craft_roce(uint8_t *buf, size_t cap, const craft_roce_t *c) {
     jct__put16(ip + 4, (uint16_t)udp_len);
     ip[6] = 17;
     ip[7] = 64;
-    ck_assert_int_eq(inet_pton(AF_INET6, c->src ? c->src : "2001:2::1", ip + 8), 1);
-    ck_assert_int_eq(inet_pton(AF_INET6, c->dst ? c->dst : "2001:2::2", ip + 24), 1);
+    const char *src = c->src ? c->src : "2001:2::1", *dst = c->dst ? c->dst : "2001:2::2";
+    assert_quiet(inet_pton(AF_INET6, src, ip + 8) == 1, "craft_roce: %s is not IPv6", src);
+    assert_quiet(inet_pton(AF_INET6, dst, ip + 24) == 1, "craft_roce: %s is not IPv6", dst);
   } else {
     ip[0] = 0x45;
     ip[1] = tos;
@@ -58,8 +59,9 @@ size_t craft_roce(uint8_t *buf, size_t cap, const craft_roce_t *c) {
     jct__put16(ip + 6, 0x4000); /* don't fragment, as rxe sends */
     ip[8] = 64;
     ip[9] = 17;
-    ck_assert_int_eq(inet_pton(AF_INET, c->src ? c->src : "198.18.0.1", ip + 12), 1);
-    ck_assert_int_eq(inet_pton(AF_INET, c->dst ? c->dst : "198.18.0.2", ip + 16), 1);
+    const char *src = c->src ? c->src : "198.18.0.1", *dst = c->dst ? c->dst : "198.18.0.2";
+    assert_quiet(inet_pton(AF_INET, src, ip + 12) == 1, "craft_roce: %s is not IPv4", src);
+    assert_quiet(inet_pton(AF_INET, dst, ip + 16) == 1, "craft_roce: %s is not IPv4", dst);
     jct__put16(ip + 10, ipv4_checksum(ip, 20));
   }
   uint8_t *udp = ip + ip_hdr;
@@ -120,7 +122,7 @@ struct craft_pcap {
 static void put_le32(FILE *f, uint32_t v) {
   uint8_t b[4];
   jct__putle32(b, v);
-  ck_assert_uint_eq(fwrite(b, 1, 4, f), 4);
+  assert_quiet(fwrite(b, 1, 4, f) == 4, "pcap: a short write");
 }
 
 craft_pcap_t *craft_pcap_open(const char *path, bool nanosecond, uint32_t linktype) {
@@ -145,7 +147,8 @@ void craft_pcap_add(craft_pcap_t *p, uint64_t ts_ns, const uint8_t *frame, size_
   put_le32(p->f, (uint32_t)(p->nanosecond ? frac : frac / 1000u));
   put_le32(p->f, (uint32_t)caplen);
   put_le32(p->f, (uint32_t)len);
-  ck_assert_uint_eq(fwrite(frame, 1, caplen, p->f), caplen);
+  assert_quiet(fwrite(frame, 1, caplen, p->f) == caplen, "pcap: a short write of a %zu-byte frame",
+               caplen);
 }
 
 void craft_pcap_close(craft_pcap_t *p) {
