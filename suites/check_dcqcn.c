@@ -8,7 +8,12 @@
  * sender starts at the line rate and DCQCN cuts each of them (without it
  * every rate stays the line rate), the senders' rates stay fair (Jain's
  * index over their mean rates in the second half >= 0.9) and the switch
- * sends fewer PFC XOFFs than without DCQCN. */
+ * sends fewer PFC XOFFs than without DCQCN. Last, the paper's fluid model
+ * (dcqcn_fluid.h), which bench/dcqcn-paper sets beside the emulation: it
+ * must do what the paper says of it (the sum of rates converges to C, the
+ * queue settles between Kmin and Kmax, the flows to C/N, a larger Pmax
+ * holds a shorter queue) and recover at R_AI per timer period when nothing
+ * is marked. */
 #include <arpa/inet.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +21,7 @@
 
 #include "common/wire.h"
 #include "jctlab/dcqcn.h"
+#include "jctlab/dcqcn_fluid.h"
 #include "jctlab/decode.h"
 #include "jctlab/error.h"
 #include "jctlab/uroce.h"
@@ -458,6 +464,156 @@ START_TEST(incast_series_with_and_without) {
 }
 END_TEST
 
+/* ---- the fluid model ---- */
+
+/* The paper's incast with flow i starting at i ms (so the flows meet the
+ * queue in different states and fairness is not given by symmetry),
+ * solved at 100 ns steps, 30 ms. */
+static void fluid_run(uint32_t flows, double pmax, jct_fluid_trace_t *tr) {
+  jct_fluid_cfg_t c;
+  jct_fluid_cfg_default(&c, flows);
+  c.pmax = pmax;
+  c.step_ns = 100;
+  c.duration_ns = 30000 * US;
+  c.sample_ns = 50 * US;
+  c.stagger_ns = 1000 * US;
+  char err[256] = "";
+  ck_assert_msg(jct_fluid_solve(&c, tr, err, sizeof err) == 0, "%s", err);
+  ck_assert_uint_eq(tr->samples, 601);
+}
+
+/* Over the trace's last 10 ms: the queue's median (samples sorted here)
+ * and each flow's mean rate. */
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double fluid_tail(const jct_fluid_trace_t *tr, double *mean_bps) {
+  size_t from = 0, n = tr->samples;
+  while (from < n && tr->t_ns[from] < tr->t_ns[n - 1] - 10000 * US)
+    from++;
+  double q[1024];
+  size_t k = 0;
+  for (uint32_t f = 0; f < tr->flows; f++)
+    mean_bps[f] = 0;
+  for (size_t i = from; i < n && k < 1024; i++, k++) {
+    q[k] = tr->queue_bytes[i];
+    for (uint32_t f = 0; f < tr->flows; f++)
+      mean_bps[f] += tr->rc_bps[i * tr->flows + f];
+  }
+  for (uint32_t f = 0; f < tr->flows; f++)
+    mean_bps[f] /= (double)k;
+  qsort(q, k, sizeof *q, cmp_d);
+  return k % 2 ? q[k / 2] : (q[k / 2 - 1] + q[k / 2]) / 2;
+}
+
+START_TEST(fluid_converges_to_fair_share) {
+  const double C = 40e9, KMIN = 5000, KMAX = 200000;
+  double qmed[3];
+  const uint32_t ns[3] = {2, 4, 8};
+  for (int j = 0; j < 3; j++) {
+    uint32_t n = ns[j];
+    jct_fluid_trace_t tr;
+    fluid_run(n, 0.01, &tr);
+    double mean[8], sum = 0;
+    qmed[j] = fluid_tail(&tr, mean);
+    for (uint32_t f = 0; f < n; f++) {
+      sum += mean[f];
+      ck_assert_msg(fabs(mean[f] / (C / n) - 1) < 0.08, "N=%u flow %u: %.4g bit/s against C/N %.4g",
+                    n, f, mean[f], C / n);
+    }
+    ck_assert_msg(fabs(sum / C - 1) < 0.02, "N=%u: the rates sum to %.4g, C %.4g", n, sum, C);
+    ck_assert_msg(qmed[j] > KMIN && qmed[j] <= KMAX, "N=%u: queue median %.0f outside (Kmin, Kmax]",
+                  n, qmed[j]);
+    /* Every sample: rates within (0, C], the queue never negative, and the
+     * incast's first burst built a queue past Kmax (the model has no PFC). */
+    double qmax = 0;
+    for (size_t i = 0; i < tr.samples; i++) {
+      ck_assert(tr.queue_bytes[i] >= 0);
+      if (tr.queue_bytes[i] > qmax) qmax = tr.queue_bytes[i];
+      for (uint32_t f = 0; f < n; f++)
+        ck_assert(tr.rc_bps[i * n + f] >= 0 && tr.rc_bps[i * n + f] <= C);
+    }
+    ck_assert_msg(qmax > KMAX, "N=%u: the queue peaked at %.0f", n, qmax);
+    jct_fluid_summary_t s;
+    ck_assert_int_eq(jct_fluid_summarize(&tr, 40000000000ull, &s), 0);
+    ck_assert_msg(s.converged && s.jain > 0.95, "N=%u: converged %d, Jain %.4f", n, s.converged,
+                  s.jain);
+    jct_fluid_trace_free(&tr);
+  }
+  /* More flows, a longer queue: each flow's share of the marks falls as
+   * 1/N, so p, and the queue, rise with N (the paper's fixed point). */
+  ck_assert_msg(qmed[0] < qmed[1] && qmed[1] < qmed[2], "queue medians %.0f, %.0f, %.0f", qmed[0],
+                qmed[1], qmed[2]);
+}
+END_TEST
+
+START_TEST(fluid_pmax_shortens_the_queue) {
+  jct_fluid_trace_t lo, hi;
+  double mean[4];
+  fluid_run(4, 0.01, &lo);
+  fluid_run(4, 0.10, &hi);
+  double qlo = fluid_tail(&lo, mean), qhi = fluid_tail(&hi, mean);
+  ck_assert_msg(qhi > 5000 && qhi < 0.5 * qlo, "Pmax 1%%: queue %.0f; 10%%: %.0f", qlo, qhi);
+  jct_fluid_trace_free(&lo);
+  jct_fluid_trace_free(&hi);
+}
+END_TEST
+
+/* 7 flows at once: the first burst marks every packet and cuts the rates
+ * deep; then the queue is empty (p = 0) and every RT rises at R_AI per
+ * timer period T (the timer's increase events, e = d = 1/(T RC')), RC
+ * following: 40 Mbit/s per 55 us. One flow alone never marks anything. */
+START_TEST(fluid_recovers_at_r_ai_per_period) {
+  jct_fluid_cfg_t c;
+  jct_fluid_cfg_default(&c, 7);
+  c.step_ns = 100;
+  c.duration_ns = 6000 * US;
+  char err[256] = "";
+  jct_fluid_trace_t tr;
+  ck_assert_msg(jct_fluid_solve(&c, &tr, err, sizeof err) == 0, "%s", err);
+  size_t i2 = 2000 * US / c.sample_ns, i6 = 6000 * US / c.sample_ns;
+  ck_assert(tr.queue_bytes[i2] == 0 && tr.queue_bytes[i6] == 0);
+  double slope = (tr.rc_bps[i6 * 7] - tr.rc_bps[i2 * 7]) / 4e-3; /* bit/s per s */
+  double want = (double)c.cc.rpg_ai_rate_bps / ((double)c.cc.rpg_time_reset_ns * 1e-9);
+  ck_assert_msg(fabs(slope / want - 1) < 0.03, "recovery %.4g bit/s/s, R_AI/T %.4g", slope, want);
+  ck_assert_msg(tr.rc_bps[i2 * 7] < 0.05 * 40e9, "cut to %.4g only", tr.rc_bps[i2 * 7]);
+  jct_fluid_trace_free(&tr);
+
+  jct_fluid_cfg_default(&c, 1);
+  c.step_ns = 100;
+  c.duration_ns = 2000 * US;
+  ck_assert_int_eq(jct_fluid_solve(&c, &tr, err, sizeof err), 0);
+  for (size_t i = 0; i < tr.samples; i++)
+    ck_assert(tr.queue_bytes[i] == 0 && tr.rc_bps[i] == 40e9);
+  jct_fluid_trace_free(&tr);
+}
+END_TEST
+
+START_TEST(fluid_cfg_checks) {
+  jct_fluid_cfg_t c;
+  jct_fluid_trace_t tr;
+  char err[256];
+  jct_fluid_cfg_default(&c, 7);
+  c.tau_star_ns = c.step_ns;
+  ck_assert_int_eq(jct_fluid_solve(&c, &tr, err, sizeof err), JCT_EINVAL);
+  ck_assert_msg(strstr(err, "tau_star"), "%s", err);
+  ck_assert_ptr_null(tr.t_ns);
+  jct_fluid_cfg_default(&c, 0);
+  ck_assert_int_eq(jct_fluid_cfg_check(&c, err, sizeof err), JCT_EINVAL);
+  ck_assert_msg(strstr(err, "flows"), "%s", err);
+  jct_fluid_cfg_default(&c, 7);
+  c.kmin_bytes = 300000;
+  ck_assert_int_eq(jct_fluid_cfg_check(&c, err, sizeof err), JCT_EINVAL);
+  ck_assert_msg(strstr(err, "kmin"), "%s", err);
+  jct_fluid_cfg_default(&c, 7);
+  c.cc.g = 0;
+  ck_assert_int_eq(jct_fluid_cfg_check(&c, err, sizeof err), JCT_EINVAL);
+  ck_assert_msg(strstr(err, " g "), "%s", err);
+}
+END_TEST
+
 Suite *dcqcn_suite(void) {
   Suite *s = suite_create("dcqcn");
   TCase *rp = tcase_create("rp");
@@ -482,5 +638,12 @@ Suite *dcqcn_suite(void) {
   tcase_add_test(in, incast_series_with_and_without);
   tcase_add_test(in, ecn_thresholds_reach_the_switch);
   suite_add_tcase(s, in);
+  TCase *fl = tcase_create("fluid");
+  tcase_set_timeout(fl, 30);
+  tcase_add_test(fl, fluid_converges_to_fair_share);
+  tcase_add_test(fl, fluid_pmax_shortens_the_queue);
+  tcase_add_test(fl, fluid_recovers_at_r_ai_per_period);
+  tcase_add_test(fl, fluid_cfg_checks);
+  suite_add_tcase(s, fl);
   return s;
 }
