@@ -18,9 +18,15 @@
  * Usage: dcqcn_fluid [--flows N] [--rate RATE] [--ecn-thresholds KMIN,KMAX,PMAX]
  *                    [--cc-profile paper|connectx] [--path-mtu N] [--tau-star TIME]
  *                    [--step TIME] [--duration TIME] [--series TIME] [--stagger TIME]
- *                    [--series-out FILE|-]
+ *                    [--series-out FILE|-] [--fixed-p P] [--queue-delay]
  *   defaults: 7 flows, 40gbit, 5KB,200KB,0.01, paper, 4096, 4us, 10ns, 20ms,
  *   50us, 0 (every flow starts at once, at C).
+ *   --queue-delay: the marks reach the RP after tau_star plus the marked
+ *   packet's wait in the queue (q/C: a switch that marks on enqueue, as
+ *   jctlab's), not tau_star alone (the paper's model).
+ *   --fixed-p P: the open loop, every packet marked with probability P
+ *   whatever the queue (the reaction point alone, as in the suite's check
+ *   of uroce's RP against the model).
  * Exit: 0, 1 the solver or the output failed, 2 bad usage (one line naming
  * the bad word, nothing written).
  */
@@ -60,12 +66,16 @@ static int parse(int argc, char **argv, jct_fluid_cfg_t *c, const char **out) {
       puts("usage: dcqcn_fluid [--flows N] [--rate RATE] [--ecn-thresholds KMIN,KMAX,PMAX]\n"
            "                   [--cc-profile paper|connectx] [--path-mtu N] [--tau-star TIME]\n"
            "                   [--step TIME] [--duration TIME] [--series TIME] [--stagger TIME]\n"
-           "                   [--series-out FILE|-]");
+           "                   [--series-out FILE|-] [--fixed-p P] [--queue-delay]");
       exit(0);
+    }
+    if (!strcmp(w, "--queue-delay")) {
+      c->queue_delay = true;
+      continue;
     }
     static const char *const valued[] = {"--flows", "--rate", "--ecn-thresholds", "--cc-profile",
                                          "--path-mtu", "--tau-star", "--step", "--duration",
-                                         "--series", "--stagger", "--series-out", NULL};
+                                         "--series", "--stagger", "--series-out", "--fixed-p", NULL};
     size_t k = 0;
     while (valued[k] && strcmp(valued[k], w))
       k++;
@@ -91,6 +101,9 @@ static int parse(int argc, char **argv, jct_fluid_cfg_t *c, const char **out) {
       if (jct__parse_path_mtu(v, &mtu))
         return usage("--path-mtu: '%s' is not 256, 512, 1024, 2048 or 4096", v);
       c->packet_bytes = mtu + 58;
+    } else if (!strcmp(w, "--fixed-p")) {
+      if (jct__parse_number(v, &c->fixed_p) || c->fixed_p < 0 || c->fixed_p > 1)
+        return usage("--fixed-p: '%s' is not a probability in [0, 1]", v);
     } else if (!strcmp(w, "--series-out")) {
       *out = v;
     } else {
@@ -146,10 +159,10 @@ int main(int argc, char **argv) {
   }
   FILE *o = out && !strcmp(out, "-") ? stderr : stdout;
   double fair = (double)c.line_rate_bps / c.flows;
-  fprintf(o, "dcqcn_fluid: %u flows, C %.3g bit/s, marking %llu/%llu bytes, pmax %g, tau_star %llu ns, "
+  fprintf(o, "dcqcn_fluid: %u flows, C %.3g bit/s, marking %llu/%llu bytes, pmax %g, tau_star %llu ns%s, "
           "%zu samples over %.3f ms\n", c.flows, (double)c.line_rate_bps,
           (unsigned long long)c.kmin_bytes, (unsigned long long)c.kmax_bytes, c.pmax,
-          (unsigned long long)c.tau_star_ns, tr.samples,
+          (unsigned long long)c.tau_star_ns, c.queue_delay ? " + q/C" : "", tr.samples,
           tr.samples ? (double)tr.t_ns[tr.samples - 1] / 1e6 : 0.0);
   if (s.converged)
     fprintf(o, "time to converge (sum >= 0.9 C after the first cut): %.3f ms\n", (double)s.converge_ns / 1e6);

@@ -591,6 +591,38 @@ START_TEST(fluid_recovers_at_r_ai_per_period) {
 }
 END_TEST
 
+/* The marked packet's own wait in the queue (queue_delay: a switch that
+ * marks on enqueue, as jctlab's) put into the loop's delay: at the paper's
+ * marking the model no longer settles near Kmax but cycles, the queue
+ * filling toward Kmax and draining to empty (bench/dcqcn-paper: what the
+ * emulation does). */
+START_TEST(fluid_queue_delay_cycles) {
+  double qmin[2], qmax[2], qmed[2], mean[7];
+  for (int v = 0; v < 2; v++) {
+    jct_fluid_cfg_t c;
+    jct_fluid_cfg_default(&c, 7);
+    c.tau_star_ns = 5691;
+    c.step_ns = 100;
+    c.duration_ns = 20000 * US;
+    c.queue_delay = v == 1;
+    char err[256] = "";
+    jct_fluid_trace_t tr;
+    ck_assert_msg(jct_fluid_solve(&c, &tr, err, sizeof err) == 0, "%s", err);
+    qmed[v] = fluid_tail(&tr, mean);
+    qmin[v] = 1e18, qmax[v] = 0;
+    for (size_t i = tr.samples - 200; i < tr.samples; i++) { /* the last 10 ms */
+      if (tr.queue_bytes[i] < qmin[v]) qmin[v] = tr.queue_bytes[i];
+      if (tr.queue_bytes[i] > qmax[v]) qmax[v] = tr.queue_bytes[i];
+    }
+    jct_fluid_trace_free(&tr);
+  }
+  ck_assert_msg(qmin[0] > 5000 && qmed[0] > 100000, "tau* alone: queue %.0f..%.0f, median %.0f",
+                qmin[0], qmax[0], qmed[0]);
+  ck_assert_msg(qmin[1] < 1000 && qmax[1] > 150000 && qmed[1] < 0.25 * qmed[0],
+                "with q/C: queue %.0f..%.0f, median %.0f", qmin[1], qmax[1], qmed[1]);
+}
+END_TEST
+
 START_TEST(fluid_cfg_checks) {
   jct_fluid_cfg_t c;
   jct_fluid_trace_t tr;
@@ -643,6 +675,7 @@ Suite *dcqcn_suite(void) {
   tcase_add_test(fl, fluid_converges_to_fair_share);
   tcase_add_test(fl, fluid_pmax_shortens_the_queue);
   tcase_add_test(fl, fluid_recovers_at_r_ai_per_period);
+  tcase_add_test(fl, fluid_queue_delay_cycles);
   tcase_add_test(fl, fluid_cfg_checks);
   suite_add_tcase(s, fl);
   return s;

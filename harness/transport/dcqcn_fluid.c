@@ -30,6 +30,7 @@ void jct_fluid_cfg_default(jct_fluid_cfg_t *cfg, uint32_t flows) {
   cfg->step_ns = 10;
   cfg->duration_ns = 20000000;
   cfg->sample_ns = 50000;
+  cfg->fixed_p = -1;
 }
 
 int jct_fluid_cfg_check(const jct_fluid_cfg_t *c, char *err, size_t errlen) {
@@ -49,6 +50,8 @@ int jct_fluid_cfg_check(const jct_fluid_cfg_t *c, char *err, size_t errlen) {
                      (unsigned long long)c->tau_star_ns, (unsigned long long)c->step_ns);
   if (c->duration_ns < c->step_ns || c->sample_ns < c->step_ns)
     return jct__errf(err, errlen, JCT_EINVAL, "fluid: duration and sample interval must be >= the step");
+  if (c->fixed_p > 1 || c->fixed_p != c->fixed_p)
+    return jct__errf(err, errlen, JCT_EINVAL, "fluid: fixed_p %g is above 1", c->fixed_p);
   if (!c->cc.min_time_between_cnps_ns)
     return jct__errf(err, errlen, JCT_EINVAL, "fluid: the CNP interval tau must be above 0");
   if (c->duration_ns / c->sample_ns > 100000000u)
@@ -127,25 +130,28 @@ int jct_fluid_solve(const jct_fluid_cfg_t *c, jct_fluid_trace_t *tr, char *err, 
   int rc = jct_fluid_cfg_check(c, err, errlen);
   if (rc) return rc;
   uint32_t n = c->flows;
-  size_t lag = (size_t)(c->tau_star_ns / c->step_ns); /* >= 1 */
-  size_t ring = lag + 1;
+  /* The ring holds tau_star, and with queue_delay the longest wait it
+   * looks back over (a longer one reads the oldest slot). */
+  size_t ring = (size_t)((c->tau_star_ns + (c->queue_delay ? JCT_FLUID_MAX_QUEUE_DELAY_NS : 0)) /
+                         c->step_ns) + 2;
   size_t samples = (size_t)(c->duration_ns / c->sample_ns) + 1;
   flow_t *fl = calloc(n, sizeof *fl);
   double *hq = calloc(ring, sizeof *hq), *hrc = calloc(ring * n, sizeof *hrc);
+  double *hseen = calloc(ring, sizeof *hseen);
   tr->t_ns = malloc(samples * sizeof *tr->t_ns);
   tr->queue_bytes = malloc(samples * sizeof *tr->queue_bytes);
   tr->rc_bps = malloc(samples * n * sizeof *tr->rc_bps);
-  if (!fl || !hq || !hrc || !tr->t_ns || !tr->queue_bytes || !tr->rc_bps) {
-    free(fl), free(hq), free(hrc);
+  if (!fl || !hq || !hrc || !hseen || !tr->t_ns || !tr->queue_bytes || !tr->rc_bps) {
+    free(fl), free(hq), free(hrc), free(hseen);
     jct_fluid_trace_free(tr);
     return jct__errf(err, errlen, JCT_ENOMEM, "fluid: no memory for %zu samples", samples);
   }
   tr->flows = n;
   double C = (double)c->line_rate_bps, lo = (double)c->cc.rpg_min_rate_bps;
   if (lo > C) lo = C;
-  double dt = (double)c->step_ns * 1e-9, q = 0;
+  double dt = (double)c->step_ns * 1e-9, q = 0, tau = (double)c->tau_star_ns;
   bool started[JCT_FLUID_MAX_FLOWS] = {0};
-  uint64_t steps = c->duration_ns / c->step_ns;
+  uint64_t steps = c->duration_ns / c->step_ns, j = 0; /* j: the step the RP hears of */
   size_t s = 0;
   for (uint64_t k = 0; k <= steps; k++) {
     uint64_t t_ns = k * c->step_ns;
@@ -154,10 +160,11 @@ int jct_fluid_solve(const jct_fluid_cfg_t *c, jct_fluid_trace_t *tr, char *err, 
         started[i] = true;
         fl[i] = (flow_t){C, C, 1};
       }
-    /* Now's state into the ring (slot k % ring); the lagged one is the
-     * slot written lag steps ago (zeros, the empty start, before). */
-    size_t now = k % ring, then = (k + 1) % ring;
+    /* Now's state into the ring, with when the RP hears of it: tau_star
+     * later, plus the wait q/C with queue_delay. */
+    size_t now = k % ring;
     hq[now] = q;
+    hseen[now] = (double)t_ns + tau + (c->queue_delay ? q * 8e9 / C : 0);
     for (uint32_t i = 0; i < n; i++)
       hrc[now * n + i] = started[i] ? fl[i].rc : 0;
     if (t_ns >= (uint64_t)s * c->sample_ns && s < samples) {
@@ -168,13 +175,21 @@ int jct_fluid_solve(const jct_fluid_cfg_t *c, jct_fluid_trace_t *tr, char *err, 
       s++;
     }
     if (k == steps) break;
-    double q_lag = k >= lag ? hq[then] : 0;
-    double p = mark_p(c, q_lag), lambda = p >= 1 ? INFINITY : -log1p(-p);
+    /* The lagged state: the latest step heard of by now (FIFO: the times
+     * heard of never go back, so j only moves on); none yet, the empty
+     * start (q 0, no flow sending). */
+    if (k - j >= ring) j = k - ring + 1;
+    while (j < k && hseen[(j + 1) % ring] <= (double)t_ns)
+      j++;
+    bool heard = hseen[j % ring] <= (double)t_ns;
+    size_t then = j % ring;
+    double q_lag = heard ? hq[then] : 0;
+    double p = c->fixed_p >= 0 ? c->fixed_p : mark_p(c, q_lag), lambda = p >= 1 ? INFINITY : -log1p(-p);
     double sum = 0;
     for (uint32_t i = 0; i < n; i++) {
       if (!started[i]) continue;
       flow_t d;
-      derive(c, p, lambda, &fl[i], k >= lag ? hrc[then * n + i] : 0, &d);
+      derive(c, p, lambda, &fl[i], heard ? hrc[then * n + i] : 0, &d);
       sum += fl[i].rc;
       fl[i].rc = clamp(fl[i].rc + d.rc * dt, lo, C);
       fl[i].rt = clamp(fl[i].rt + d.rt * dt, lo, C);
@@ -184,7 +199,7 @@ int jct_fluid_solve(const jct_fluid_cfg_t *c, jct_fluid_trace_t *tr, char *err, 
     if (q < 0) q = 0;
   }
   tr->samples = s;
-  free(fl), free(hq), free(hrc);
+  free(fl), free(hq), free(hrc), free(hseen);
   return 0;
 }
 

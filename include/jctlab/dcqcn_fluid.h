@@ -26,19 +26,24 @@
  * packets: where the emulation differs, that is why.
  *
  * Solved by forward Euler at a fixed step, with a ring of the last
- * tau_star of q and of each RC for the lagged terms. Each flow starts at
+ * tau_star of q and of each RC for the lagged terms. One extension, named
+ * (queue_delay): the lag may also hold the marked packet's own wait in the
+ * queue, q/C, which a switch that marks on enqueue puts into the loop;
+ * the paper's model has one fixed tau_star. Each flow starts at
  * RC = RT = C, alpha = 1 (flow i at i x stagger_ns; not sending before),
  * rates held within [rpg_min_rate, C].
  */
 #ifndef JCTLAB_DCQCN_FLUID_H
 #define JCTLAB_DCQCN_FLUID_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "jctlab/dcqcn.h"
 
 #define JCT_FLUID_MAX_FLOWS 64
+#define JCT_FLUID_MAX_QUEUE_DELAY_NS 2000000ull /* 2 ms */
 
 typedef struct {
   uint32_t flows;            /* N, 1..JCT_FLUID_MAX_FLOWS */
@@ -55,6 +60,13 @@ typedef struct {
   uint64_t duration_ns;      /* how long to solve, >= step_ns */
   uint64_t sample_ns;        /* the trace's interval, >= step_ns */
   uint64_t stagger_ns;       /* flow i starts at i x stagger_ns (0: all at once) */
+  /* The feedback delay: tau_star alone (the paper's, false) or tau_star
+   * plus the marked packet's wait in the queue, q/C at its marking (true:
+   * a switch that marks on enqueue, as jctlab's does, switch.h), looked
+   * back over at most JCT_FLUID_MAX_QUEUE_DELAY_NS. */
+  bool queue_delay;
+  double fixed_p;            /* in [0, 1]: the open loop, every packet marked with this
+                                probability whatever the queue; < 0 (the default): p(q) */
 } jct_fluid_cfg_t;
 
 /* The paper's incast: flows sharing a 40 Gbit/s bottleneck, its marking
