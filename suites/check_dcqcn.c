@@ -296,6 +296,7 @@ START_TEST(qp_pair_cnp_and_pacing) {
   ck_assert_int_eq(jct_uroce_rx_ecn(b, buf, n, 4791, 3, now), JCT_UROCE_RX_ACCEPTED);
   n = jct_uroce_next_packet(a, now, buf, sizeof buf);
   ck_assert_uint_gt(n, 4096);
+  uint64_t w = n + JCT_UROCE_WIRE_OVERHEAD_BYTES; /* the last request's frame */
   /* Not CE (ECT(0)): no CNP for this one. */
   ck_assert_int_eq(jct_uroce_rx_ecn(b, buf, n, 4791, 2, now), JCT_UROCE_RX_ACCEPTED);
   ck_assert_uint_eq(jct_uroce_stats(b)->rx_ce_pkts, 1);
@@ -312,21 +313,31 @@ START_TEST(qp_pair_cnp_and_pacing) {
   ck_assert(d.icrc_checked && d.icrc_ok);
   ck_assert_uint_eq(jct_uroce_stats(b)->tx_cnps, 1);
 
-  /* The requester cuts its rate and paces: one packet now, the next one
-   * its wire time at Rc later, which is its deadline. */
+  /* The requester cuts its rate and paces: the next packet goes the last
+   * one's wire time at Rc after it. That gap (about 665 us at 50 Mbit/s)
+   * is longer than the rate-increase timer (300 us), so the deadline is
+   * the timer's: fast recovery raises Rc to (Rt + Rc) / 2 and the slot
+   * comes nearer (re-timed at the new Rc, as HPCC's limiter does), the
+   * packet going at the new slot, before the old one. */
   ck_assert_int_eq(jct_uroce_rx(a, buf, n, 4791, now), JCT_UROCE_RX_ACCEPTED);
   ck_assert_uint_eq(jct_uroce_stats(a)->rx_cnps, 1);
   ck_assert_uint_eq(jct_uroce_stats(a)->rate_cuts, 1);
   uint64_t rc = jct_uroce_rate_bps(a);
   ck_assert_uint_eq(rc, (uint64_t)(LINE * (1 - 1023.0 / 2048)));
-  n = jct_uroce_next_packet(a, now, buf, sizeof buf);
-  ck_assert_uint_gt(n, 4096);
-  uint64_t gap = (uint64_t)((double)(n + JCT_UROCE_WIRE_OVERHEAD_BYTES) * 8e9 / (double)rc);
-  ck_assert_uint_eq(jct_uroce_next_packet(a, now + gap - 1, buf, sizeof buf), 0);
-  ck_assert_uint_eq(jct_uroce_next_deadline_ns(a), now + gap);
-  ck_assert_uint_gt(jct_uroce_next_packet(a, now + gap, buf, sizeof buf), 4096);
+  uint64_t gap = (uint64_t)((double)w * 8e9 / (double)rc), T = p.rpg_time_reset_ns;
+  ck_assert_uint_gt(gap, T);
+  ck_assert_uint_eq(jct_uroce_next_packet(a, now, buf, sizeof buf), 0);
+  ck_assert_uint_eq(jct_uroce_next_deadline_ns(a), now + T);
+  ck_assert_uint_eq(jct_uroce_next_packet(a, now + T, buf, sizeof buf), 0);
+  uint64_t rc2 = jct_uroce_rate_bps(a);
+  ck_assert_uint_eq(rc2, (LINE + rc + 1) / 2);
+  uint64_t gap2 = (uint64_t)((double)w * 8e9 / (double)rc2);
+  ck_assert(gap2 > T && gap2 < gap);
+  ck_assert_uint_eq(jct_uroce_next_deadline_ns(a), now + gap2);
+  ck_assert_uint_eq(jct_uroce_next_packet(a, now + gap2 - 1, buf, sizeof buf), 0);
+  ck_assert_uint_gt(jct_uroce_next_packet(a, now + gap2, buf, sizeof buf), 4096);
   /* The time below the line rate so far. */
-  ck_assert_uint_eq(jct_uroce_stats(a)->below_line_rate_ns, gap);
+  ck_assert_uint_eq(jct_uroce_stats(a)->below_line_rate_ns, gap2);
   jct_uroce_qp_destroy(a);
   jct_uroce_qp_destroy(b);
 }
