@@ -230,7 +230,17 @@ int jct_fluid_summarize(const jct_fluid_trace_t *tr, uint64_t line_rate_bps,
       sum += tr->rc_bps[i * f + j];
     if (sum < C) cut = i;
   }
-  for (size_t i = cut; i < n && h == n; i++) {
+  /* The first cut: the lowest sum within 1 ms of the first fall below C
+   * (the senders' CNPs come over some samples, not in one). */
+  size_t low = cut;
+  double low_sum = INFINITY;
+  for (size_t i = cut; i < n && tr->t_ns[i] <= tr->t_ns[cut] + 1000000; i++) {
+    double sum = 0;
+    for (uint32_t j = 0; j < f; j++)
+      sum += tr->rc_bps[i * f + j];
+    if (sum < low_sum) low_sum = sum, low = i;
+  }
+  for (size_t i = low; i < n && h == n; i++) {
     double sum = 0;
     for (uint32_t j = 0; j < f; j++)
       sum += tr->rc_bps[i * f + j];

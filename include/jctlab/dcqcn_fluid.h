@@ -93,8 +93,9 @@ int jct_fluid_solve(const jct_fluid_cfg_t *cfg, jct_fluid_trace_t *tr, char *err
 void jct_fluid_trace_free(jct_fluid_trace_t *tr);
 
 /* The figures bench/dcqcn-paper prints, with its definitions. Converged is
- * the first sample, after the rates' sum first fell below C (the first
- * cut), at which the sum is back to >= 0.9 C; the window is from then to
+ * the first sample, after the first cut (the lowest sum of the rates
+ * within 1 ms of its first fall below C), at which the sum is back to
+ * >= 0.9 C; the window is from then to
  * the end (the second half when never, or when fewer than 2 samples are
  * left). Percentiles interpolate linearly between sorted samples. */
 typedef struct {
