@@ -73,9 +73,10 @@ static int parse(int argc, char **argv, jct_fluid_cfg_t *c, const char **out) {
       c->queue_delay = true;
       continue;
     }
-    static const char *const valued[] = {"--flows", "--rate", "--ecn-thresholds", "--cc-profile",
-                                         "--path-mtu", "--tau-star", "--step", "--duration",
-                                         "--series", "--stagger", "--series-out", "--fixed-p", NULL};
+    static const char *const valued[] = {
+        "--flows", "--rate",     "--ecn-thresholds", "--cc-profile", "--path-mtu",   "--tau-star",
+        "--step",  "--duration", "--series",         "--stagger",    "--series-out", "--fixed-p",
+        NULL};
     size_t k = 0;
     while (valued[k] && strcmp(valued[k], w))
       k++;
@@ -108,11 +109,16 @@ static int parse(int argc, char **argv, jct_fluid_cfg_t *c, const char **out) {
       *out = v;
     } else {
       if (jct__parse_time_ns(v, &ns)) return usage("%s: '%s' is not a time (4us, 500ns)", w, v);
-      if (!strcmp(w, "--tau-star")) c->tau_star_ns = ns;
-      else if (!strcmp(w, "--step")) c->step_ns = ns;
-      else if (!strcmp(w, "--duration")) c->duration_ns = ns;
-      else if (!strcmp(w, "--series")) c->sample_ns = ns;
-      else c->stagger_ns = ns;
+      if (!strcmp(w, "--tau-star"))
+        c->tau_star_ns = ns;
+      else if (!strcmp(w, "--step"))
+        c->step_ns = ns;
+      else if (!strcmp(w, "--duration"))
+        c->duration_ns = ns;
+      else if (!strcmp(w, "--series"))
+        c->sample_ns = ns;
+      else
+        c->stagger_ns = ns;
     }
   }
   char err[256];
@@ -159,13 +165,17 @@ int main(int argc, char **argv) {
   }
   FILE *o = out && !strcmp(out, "-") ? stderr : stdout;
   double fair = (double)c.line_rate_bps / c.flows;
-  fprintf(o, "dcqcn_fluid: %u flows, C %.3g bit/s, marking %llu/%llu bytes, pmax %g, tau_star %llu ns%s, "
-          "%zu samples over %.3f ms\n", c.flows, (double)c.line_rate_bps,
-          (unsigned long long)c.kmin_bytes, (unsigned long long)c.kmax_bytes, c.pmax,
-          (unsigned long long)c.tau_star_ns, c.queue_delay ? " + q/C" : "", tr.samples,
-          tr.samples ? (double)tr.t_ns[tr.samples - 1] / 1e6 : 0.0);
+  fprintf(
+      o,
+      "dcqcn_fluid: %u flows, C %.3g bit/s, marking %llu/%llu bytes, pmax %g, tau_star %llu ns%s, "
+      "%zu samples over %.3f ms\n",
+      c.flows, (double)c.line_rate_bps, (unsigned long long)c.kmin_bytes,
+      (unsigned long long)c.kmax_bytes, c.pmax, (unsigned long long)c.tau_star_ns,
+      c.queue_delay ? " + q/C" : "", tr.samples,
+      tr.samples ? (double)tr.t_ns[tr.samples - 1] / 1e6 : 0.0);
   if (s.converged)
-    fprintf(o, "time to converge (sum >= 0.9 C after the first cut): %.3f ms\n", (double)s.converge_ns / 1e6);
+    fprintf(o, "time to converge (sum >= 0.9 C after the first cut): %.3f ms\n",
+            (double)s.converge_ns / 1e6);
   else
     fprintf(o, "time to converge: never (window: the second half)\n");
   fprintf(o, "queue (bytes) in the window: median %.0f, p10-p90 %.0f-%.0f, min-max %.0f-%.0f\n",
@@ -174,8 +184,8 @@ int main(int argc, char **argv) {
   for (uint32_t i = 0; i < c.flows; i++)
     fprintf(o, "flow %u mean rate: %.4g bit/s, %.3f of C/N\n", i, s.rate_mean_bps[i],
             s.rate_mean_bps[i] / fair);
-  fprintf(o, "sum of means: %.3f of C; Jain's index: %.4f\n", s.rate_sum_bps / (double)c.line_rate_bps,
-          s.jain);
+  fprintf(o, "sum of means: %.3f of C; Jain's index: %.4f\n",
+          s.rate_sum_bps / (double)c.line_rate_bps, s.jain);
   jct_fluid_trace_free(&tr);
   return 0;
 }

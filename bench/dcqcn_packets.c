@@ -144,7 +144,8 @@ int main(int argc, char **argv) {
     if (gap < ser) gap = ser;
     if (last_tx[who] >= 0 && last_tx[who] + gap > t + 0.5) {
       next[who] = last_tx[who] + gap;
-      if (rp[who].active && (double)rp[who].inc_next_ns < next[who]) next[who] = (double)rp[who].inc_next_ns;
+      if (rp[who].active && (double)rp[who].inc_next_ns < next[who])
+        next[who] = (double)rp[who].inc_next_ns;
       if (next[who] <= t) next[who] = t + 1;
       continue;
     }
@@ -153,8 +154,9 @@ int main(int argc, char **argv) {
     while (qh < qt && qend[qh % QCAP] <= arr)
       qh++;
     double q = (double)(qt - qh) * FRAME_BYTES;
-    double p = q <= (double)o.kmin ? 0 : q >= (double)o.kmax ? 1
-               : o.pmax * (q - (double)o.kmin) / (double)(o.kmax - o.kmin);
+    double p = q <= (double)o.kmin   ? 0
+               : q >= (double)o.kmax ? 1
+                                     : o.pmax * (q - (double)o.kmin) / (double)(o.kmax - o.kmin);
     double start = arr > busy_until ? arr : busy_until;
     busy_until = start + ser;
     if (qt - qh < QCAP) qend[qt++ % QCAP] = busy_until;

@@ -46,10 +46,12 @@ int jct_fluid_cfg_check(const jct_fluid_cfg_t *c, char *err, size_t errlen) {
   if (!c->packet_bytes) return jct__errf(err, errlen, JCT_EINVAL, "fluid: packet size is 0");
   if (!c->step_ns) return jct__errf(err, errlen, JCT_EINVAL, "fluid: the step is 0");
   if (c->tau_star_ns <= c->step_ns)
-    return jct__errf(err, errlen, JCT_EINVAL, "fluid: tau_star %llu ns is not above the step %llu ns",
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "fluid: tau_star %llu ns is not above the step %llu ns",
                      (unsigned long long)c->tau_star_ns, (unsigned long long)c->step_ns);
   if (c->duration_ns < c->step_ns || c->sample_ns < c->step_ns)
-    return jct__errf(err, errlen, JCT_EINVAL, "fluid: duration and sample interval must be >= the step");
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "fluid: duration and sample interval must be >= the step");
   if (c->fixed_p > 1 || c->fixed_p != c->fixed_p)
     return jct__errf(err, errlen, JCT_EINVAL, "fluid: fixed_p %g is above 1", c->fixed_p);
   if (!c->cc.min_time_between_cnps_ns)
@@ -104,9 +106,12 @@ static void derive(const jct_fluid_cfg_t *c, double p, double lambda, const flow
    * finite (p / (T lambda)) while d does not, so the product is formed
    * directly. */
   double x = T * lag_pps, dl, el;
-  if (isinf(lambda)) dl = 0;
-  else if (lambda * x < 1e-12) dl = lambda > 0 ? p / (T * lambda) : 1 / T;
-  else dl = lag_pps * p / expm1(lambda * x);
+  if (isinf(lambda))
+    dl = 0;
+  else if (lambda * x < 1e-12)
+    dl = lambda > 0 ? p / (T * lambda) : 1 / T;
+  else
+    dl = lag_pps * p / expm1(lambda * x);
   el = dl * survive(lambda, F * x);
   double gap = f->rt - f->rc;
   d->rc = -f->rc * f->alpha * a / (2 * tau) + gap * (bl + dl) / 2;
@@ -133,7 +138,8 @@ int jct_fluid_solve(const jct_fluid_cfg_t *c, jct_fluid_trace_t *tr, char *err, 
   /* The ring holds tau_star, and with queue_delay the longest wait it
    * looks back over (a longer one reads the oldest slot). */
   size_t ring = (size_t)((c->tau_star_ns + (c->queue_delay ? JCT_FLUID_MAX_QUEUE_DELAY_NS : 0)) /
-                         c->step_ns) + 2;
+                         c->step_ns) +
+                2;
   size_t samples = (size_t)(c->duration_ns / c->sample_ns) + 1;
   flow_t *fl = calloc(n, sizeof *fl);
   double *hq = calloc(ring, sizeof *hq), *hrc = calloc(ring * n, sizeof *hrc);
@@ -184,7 +190,8 @@ int jct_fluid_solve(const jct_fluid_cfg_t *c, jct_fluid_trace_t *tr, char *err, 
     bool heard = hseen[j % ring] <= (double)t_ns;
     size_t then = j % ring;
     double q_lag = heard ? hq[then] : 0;
-    double p = c->fixed_p >= 0 ? c->fixed_p : mark_p(c, q_lag), lambda = p >= 1 ? INFINITY : -log1p(-p);
+    double p = c->fixed_p >= 0 ? c->fixed_p : mark_p(c, q_lag),
+           lambda = p >= 1 ? INFINITY : -log1p(-p);
     double sum = 0;
     for (uint32_t i = 0; i < n; i++) {
       if (!started[i]) continue;

@@ -46,27 +46,27 @@
 #define JCT_FLUID_MAX_QUEUE_DELAY_NS 2000000ull /* 2 ms */
 
 typedef struct {
-  uint32_t flows;            /* N, 1..JCT_FLUID_MAX_FLOWS */
-  uint64_t line_rate_bps;    /* C: the bottleneck's, and each flow's start */
+  uint32_t flows;                  /* N, 1..JCT_FLUID_MAX_FLOWS */
+  uint64_t line_rate_bps;          /* C: the bottleneck's, and each flow's start */
   uint64_t kmin_bytes, kmax_bytes; /* marking, 0 < kmin <= kmax */
-  double pmax;               /* (0, 1] */
-  uint64_t tau_star_ns;      /* feedback delay, > step_ns */
-  uint32_t packet_bytes;     /* a frame on the wire: the unit of marking and of B */
+  double pmax;                     /* (0, 1] */
+  uint64_t tau_star_ns;            /* feedback delay, > step_ns */
+  uint32_t packet_bytes;           /* a frame on the wire: the unit of marking and of B */
   /* The RP's and NP's parameters: tau = min_time_between_cnps, tau' =
    * alpha_period, T = rpg_time_reset, B = rpg_byte_reset (0: no byte
    * counter), F = rpg_threshold, R_AI = rpg_ai_rate, g, rpg_min_rate. */
   jct_dcqcn_params_t cc;
-  uint64_t step_ns;          /* Euler step, > 0, well below tau_star */
-  uint64_t duration_ns;      /* how long to solve, >= step_ns */
-  uint64_t sample_ns;        /* the trace's interval, >= step_ns */
-  uint64_t stagger_ns;       /* flow i starts at i x stagger_ns (0: all at once) */
+  uint64_t step_ns;     /* Euler step, > 0, well below tau_star */
+  uint64_t duration_ns; /* how long to solve, >= step_ns */
+  uint64_t sample_ns;   /* the trace's interval, >= step_ns */
+  uint64_t stagger_ns;  /* flow i starts at i x stagger_ns (0: all at once) */
   /* The feedback delay: tau_star alone (the paper's, false) or tau_star
    * plus the marked packet's wait in the queue, q/C at its marking (true:
    * a switch that marks on enqueue, as jctlab's does, switch.h), looked
    * back over at most JCT_FLUID_MAX_QUEUE_DELAY_NS. */
   bool queue_delay;
-  double fixed_p;            /* in [0, 1]: the open loop, every packet marked with this
-                                probability whatever the queue; < 0 (the default): p(q) */
+  double fixed_p; /* in [0, 1]: the open loop, every packet marked with this
+                     probability whatever the queue; < 0 (the default): p(q) */
 } jct_fluid_cfg_t;
 
 /* The paper's incast: flows sharing a 40 Gbit/s bottleneck, its marking
@@ -81,9 +81,9 @@ int jct_fluid_cfg_check(const jct_fluid_cfg_t *cfg, char *err, size_t errlen);
 typedef struct {
   uint32_t flows;
   size_t samples;
-  uint64_t *t_ns;       /* [samples] */
-  double *queue_bytes;  /* [samples] */
-  double *rc_bps;       /* [samples * flows], sample-major: rc_bps[s * flows + i] */
+  uint64_t *t_ns;      /* [samples] */
+  double *queue_bytes; /* [samples] */
+  double *rc_bps;      /* [samples * flows], sample-major: rc_bps[s * flows + i] */
 } jct_fluid_trace_t;
 
 /* Solve cfg into *tr (which jct_fluid_trace_free releases). Returns 0,
@@ -99,14 +99,14 @@ void jct_fluid_trace_free(jct_fluid_trace_t *tr);
  * the end (the second half when never, or when fewer than 2 samples are
  * left). Percentiles interpolate linearly between sorted samples. */
 typedef struct {
-  int converged;               /* 1: converge_ns is meaningful */
+  int converged; /* 1: converge_ns is meaningful */
   uint64_t converge_ns;
   size_t window_from, window_samples;
   double queue_median_bytes, queue_p10_bytes, queue_p90_bytes;
   double queue_min_bytes, queue_max_bytes;
   double rate_mean_bps[JCT_FLUID_MAX_FLOWS]; /* each flow's mean over the window */
-  double rate_sum_bps;         /* the sum of those means */
-  double jain;                 /* Jain's index over the means */
+  double rate_sum_bps;                       /* the sum of those means */
+  double jain;                               /* Jain's index over the means */
 } jct_fluid_summary_t;
 
 /* Summarize tr against a bottleneck of line_rate_bps. JCT_EINVAL on an
