@@ -58,11 +58,13 @@ struct jct__uroce_req {
   uint32_t max_psn;    /* one past the highest PSN ever transmitted */
   uint32_t post_psn;   /* one past the last PSN of the last posted message */
   uint32_t noack_pkts; /* packets since the last AckReq */
-  /* DCQCN's reaction point and its rate limiter (qp->cc): the next request
-   * packet goes no earlier than next_tx_ns while the rate is below the
-   * line rate. */
+  /* DCQCN's reaction point and its rate limiter (qp->cc): while the rate
+   * is below the line rate, the next request packet goes no earlier than
+   * the last one (last_tx_bytes on the wire, at last_tx_ns) took at the
+   * current Rc (jct__uroce_req_slot_ns), so that a change of Rc re-times
+   * the packet it holds. */
   jct_dcqcn_rp_t rp;
-  uint64_t next_tx_ns;
+  uint64_t last_tx_ns, last_tx_bytes;
 };
 
 /* Completer (rxe's qp->comp). */
@@ -157,9 +159,16 @@ void jct__uroce_req_post(jct_uroce_qp_t *qp, const jct_uroce_wr_t *wr);
  * room). */
 bool jct__uroce_req_ready(const jct_uroce_qp_t *qp);
 /* Whether DCQCN's rate limiter holds the next request packet back at
- * now_ns (its reaction point's timers brought up to now_ns first); the
- * slot is qp->req.next_tx_ns. */
+ * now_ns (its reaction point's timers brought up to now_ns first) until
+ * jct__uroce_req_slot_ns. */
 bool jct__uroce_req_held(jct_uroce_qp_t *qp, uint64_t now_ns);
+/* The limiter's slot at the current Rc: the last request packet's time
+ * plus its wire time at Rc (0 before any). A later Rc moves it: the HPCC
+ * simulator's rate limiter (alibaba-edu/High-Precision-Congestion-Control,
+ * rdma-hw.cc, ChangeRate) re-times its next packet the same way, and
+ * without it a QP cut to a few Mbit/s would wait out that rate's gap (33
+ * ms for a 4 KiB frame at 1 Mbit/s) long after DCQCN raised Rc again. */
+uint64_t jct__uroce_req_slot_ns(const jct_uroce_qp_t *qp);
 /* Write the request packet at the next PSN (its ICRC room left unset) into
  * buf and return its length with the ICRC; 0 when none may go. */
 size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap);

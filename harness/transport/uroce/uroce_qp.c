@@ -289,9 +289,11 @@ uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
   if (paused(qp, qp->last_now_ns) && (jct__uroce_req_ready(qp) || jct__uroce_resp_pending(qp)) &&
       *qp->cfg.paused_until_ns < d)
     d = *qp->cfg.paused_until_ns;
-  if (qp->cc && qp->req.rp.active && qp->req.next_tx_ns > qp->last_now_ns &&
-      jct__uroce_req_ready(qp)) {
-    uint64_t slot = qp->req.next_tx_ns;
+  uint64_t slot = qp->cc && qp->req.rp.active ? jct__uroce_req_slot_ns(qp) : 0;
+  if (slot > qp->last_now_ns && jct__uroce_req_ready(qp)) {
+    /* A rate increase before the slot brings it nearer: wake for it. */
+    uint64_t inc = qp->req.rp.inc_next_ns;
+    if (inc > qp->last_now_ns && inc < slot) slot = inc;
     if (paused(qp, qp->last_now_ns) && *qp->cfg.paused_until_ns > slot)
       slot = *qp->cfg.paused_until_ns;
     if (slot < d) d = slot;
@@ -319,7 +321,7 @@ uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp) {
 void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns) {
   if (!qp->cc) return;
   jct_dcqcn_rp_reset(&qp->req.rp, now_ns);
-  qp->req.next_tx_ns = 0;
+  qp->req.last_tx_bytes = 0;
   qp->resp.np.sent = false;
   cc_sync(qp, now_ns);
 }

@@ -99,21 +99,25 @@ static uint64_t wire_bytes(const jct_uroce_qp_t *qp, size_t n) {
   return n + JCT_UROCE_WIRE_OVERHEAD_BYTES + (qp->cfg.local.family == 6 ? 20 : 0);
 }
 
-/* After a request packet of n bytes left: the byte counter, and the
- * limiter's next slot. */
+/* After a request packet of n bytes left: the byte counter, and what the
+ * limiter's next slot counts from. */
 static void cc_sent(jct_uroce_qp_t *qp, size_t n, uint64_t now_ns) {
   struct jct__uroce_req *r = &qp->req;
   uint64_t w = wire_bytes(qp, n);
   jct_dcqcn_rp_on_sent(&r->rp, w, now_ns);
-  if (!r->rp.active) return;
-  uint64_t gap = paced_ns(qp, w);
-  r->next_tx_ns = (r->next_tx_ns > now_ns ? r->next_tx_ns : now_ns) + gap;
+  r->last_tx_ns = now_ns;
+  r->last_tx_bytes = w;
+}
+
+uint64_t jct__uroce_req_slot_ns(const jct_uroce_qp_t *qp) {
+  const struct jct__uroce_req *r = &qp->req;
+  return r->last_tx_bytes ? r->last_tx_ns + paced_ns(qp, r->last_tx_bytes) : 0;
 }
 
 bool jct__uroce_req_held(jct_uroce_qp_t *qp, uint64_t now_ns) {
   if (!qp->cc) return false;
   jct_dcqcn_rp_advance(&qp->req.rp, now_ns);
-  return qp->req.rp.active && now_ns < qp->req.next_tx_ns;
+  return qp->req.rp.active && now_ns < jct__uroce_req_slot_ns(qp);
 }
 
 size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap) {
