@@ -192,6 +192,9 @@ static json_t *drops_json(const jct_replay_result_t *r) {
     if (strcmp(r->injectors[i].kind, "flap") == 0) link_down += r->injectors[i].stats.dropped;
   json_object_set_new(fab, "link_down", u64(link_down));
   json_object_set_new(fab, "pfc_xoff_received", u64(f->rx_pfc_xoff)); /* a storm's, at the switch */
+  /* The PFC watchdog: queues it declared in storm, and restored. */
+  json_object_set_new(fab, "pfc_watchdog_storms", u64(f->wd_storms));
+  json_object_set_new(fab, "pfc_watchdog_restores", u64(f->wd_restores));
   return json_pack("{s:o,s:o}", "injectors", inj, "fabric", fab);
 }
 
