@@ -91,6 +91,10 @@ int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote
  * each of a drop's losses, t_ns from the repetition's start on the host's
  * clock, goes to the fault log. */
 void jct__chain_host_result(jct__chain_t *c, size_t i, const jct_injector_stats_t *st);
+/* A frame a remote host's storm (injector i, pause) generated, t_ns from
+ * the repetition's start on the host's clock: its fault-log line, as a
+ * storm's from a namespace (sent false: the host's kernel refused it). */
+void jct__chain_host_frame(jct__chain_t *c, size_t i, uint64_t t_ns, size_t len, bool sent);
 void jct__chain_host_event(jct__chain_t *c, size_t i, const struct jct_kdrop_event *ev,
                            uint64_t t_ns);
 

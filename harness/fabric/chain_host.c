@@ -351,6 +351,17 @@ void jct__chain_collect(jct__chain_t *c) {
   }
 }
 
+/* A frame a host's injector generated: its fault-log line, t from the
+ * repetition's start. */
+static void log_frame(jct__chain_t *c, const jct_injector_t *inj, uint64_t t, size_t len,
+                      bool sent) {
+  fprintf(c->log,
+          "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
+          "\"kind\":\"%s\",\"action\":\"%s\",\"bytes\":%zu}\n",
+          c->rep, (unsigned long long)t, inj->host, inj->index, inj->ops->name,
+          sent ? "generate" : "send-failed", len);
+}
+
 /* A frame an injector at a host makes: sent from the host's interface,
  * it reaches the switch on that link as the host's own frames do. */
 void jct__chain_emit_from_host(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
@@ -360,12 +371,11 @@ void jct__chain_emit_from_host(jct_injector_t *inj, uint32_t port, const uint8_t
   int fd = c->host_fd[inj->index];
   bool sent = fd >= 0 && send(fd, frame, len, 0) == (ssize_t)len;
   if (!sent) inj->stats.dropped++; /* generated, but the host's kernel refused to send it */
-  if (c->log)
-    fprintf(c->log,
-            "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
-            "\"kind\":\"%s\",\"action\":\"%s\",\"bytes\":%zu}\n",
-            c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
-            inj->ops->name, sent ? "generate" : "send-failed", len);
+  if (c->log) log_frame(c, inj, now_ns - c->start_ns, len, sent);
+}
+
+void jct__chain_host_frame(jct__chain_t *c, size_t i, uint64_t t_ns, size_t len, bool sent) {
+  if (i < c->n && c->log) log_frame(c, c->inj[i], t_ns, len, sent);
 }
 
 uint64_t jct__chain_host_hold_ns(const jct__chain_t *c) {

@@ -260,7 +260,8 @@ static void map_counters(const jct_dev_counters_t *d, jct_transport_stats_t *t) 
 }
 
 /* The agents' host injectors after a repetition: counters into the
- * chain's injectors, drops into the fault log (agent_host.h's shape). */
+ * chain's injectors, drops and a storm's frames into the fault log
+ * (agent_host.h's shape). */
 static void host_results(verbs_t *v) {
   for (uint32_t r = 0; v->chain && r < v->o->schedule->nranks; r++) {
     size_t k, j;
@@ -287,6 +288,16 @@ static void host_results(verbs_t *v) {
           continue;
         jct__chain_host_event(v->chain, i, &ev, (uint64_t)json_integer_value(json_array_get(d, 0)));
       }
+      json_array_foreach(json_object_get(e, "frames"), j, d) {
+        json_int_t t = json_integer_value(json_array_get(d, 0)),
+                   len = json_integer_value(json_array_get(d, 1));
+        jct__chain_host_frame(v->chain, i, t > 0 ? (uint64_t)t : 0, len > 0 ? (size_t)len : 0,
+                              json_is_true(json_array_get(d, 2)));
+      }
+      json_int_t lost = json_integer_value(json_object_get(e, "frames_lost"));
+      if (lost > 0)
+        fprintf(stderr, "jctlab: injector #%zu at host:%u: %lld storm frames not logged\n", i + 1,
+                r, (long long)lost);
     }
   }
 }
