@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -386,8 +387,8 @@ START_TEST(storm_from_the_vm) {
                 "JCT grew %.1f ms for %.1f ms paused", (storm - base) / 1e6, paused / 1e6);
   /* The fault log: a generate line per frame, each faulted repetition's
    * 16 from 50 ms on, 51.2 ms apart on the agent's clock, each at the
-   * time it left (its timer late by tens of ms at worst), none
-   * sent-failed. */
+   * time it left (a TCG VM's timer on a loaded machine: seen 120 ms late),
+   * none sent-failed. */
   char *text = slurp(log, NULL);
   ck_assert_ptr_nonnull(text);
   ck_assert_uint_eq(log_lines(text, "pause", "generate", -1, "host:1", -1, NULL, 0), 3 * 16);
@@ -395,9 +396,9 @@ START_TEST(storm_from_the_vm) {
   for (int rep = 0; rep < 3; rep++) {
     double t[16];
     ck_assert_uint_eq(log_lines(text, "pause", "generate", rep, "host:1", -1, t, 16), 16);
-    ck_assert_msg(t[0] >= 50e6 && t[0] < 150e6, "repetition %d's first frame at %.1f ms", rep,
+    ck_assert_msg(t[0] >= 50e6 && t[0] < 350e6, "repetition %d's first frame at %.1f ms", rep,
                   t[0] / 1e6);
-    ck_assert_msg(fabs(t[15] - t[0] - 15 * 51.2e6) < 60e6, "repetition %d's frames span %.1f ms",
+    ck_assert_msg(fabs(t[15] - t[0] - 15 * 51.2e6) < 120e6, "repetition %d's frames span %.1f ms",
                   rep, (t[15] - t[0]) / 1e6);
   }
   free(text);
@@ -451,33 +452,71 @@ START_TEST(storm_from_the_vm) {
 }
 END_TEST
 
-/* SIGKILL in the middle of a lab run leaves nothing: every qemu dies
- * with jctlab (PR_SET_PDEATHSIG), the TAPs with its namespace, and the
- * consoles were never files. */
-START_TEST(sigkill_leaves_nothing) {
-  if (lab_skipped()) return;
+/* Killed in the middle of a lab run, jctlab leaves nothing: every qemu
+ * dies with it (PR_SET_PDEATHSIG on SIGKILL; on SIGTERM the run ends
+ * through its interrupt path and stops them), the TAPs go with its
+ * namespace, the consoles were never files (TMPDIR stays empty), and on
+ * SIGTERM it exits by itself. Killed 1.5 s into the repetitions (the VMs'
+ * agents up: JCT_LAB_VERBOSE's "up after" lines). */
+static void killed_mid_run(int sig) {
   int before = count_procs("qemu-system-x86_64");
+  char tmp[256];
+  craft_tmpname(tmp, sizeof tmp, ".d");
+  unlink(tmp);
+  ck_assert_int_eq(mkdir(tmp, 0700), 0);
   char *argv[] = {JCT_BINARY, "replay",  "--lab",  "2", "--synth",  "ring",     "--bytes", "64MiB",
                   "--rate",   "100mbit", "--reps", "3", "--inject", "drop p=0", NULL};
-  child_t c = spawn(argv, NULL);
+  setenv("JCT_LAB_VERBOSE", "1", 1);
+  child_t c = spawn(argv, &(spawn_opts_t){.tmpdir = tmp});
+  unsetenv("JCT_LAB_VERBOSE");
   int up = 0;
-  for (int k = 0; k < 300 && up < before + 2; k++) {
+  for (int k = 0; k < 1200 && up < 2; k++) { /* booted: both agents said hello */
     sleep_ms(100);
-    up = count_procs("qemu-system-x86_64");
+    char *e = slurp(c.err, NULL);
+    up = 0;
+    for (const char *p = e; p && (p = strstr(p, " up after ")); p++)
+      up++;
+    free(e);
   }
-  ck_assert_int_eq(up, before + 2);
-  sleep_ms(1000);
-  kill(c.pid, SIGKILL);
-  int ws;
-  waitpid(c.pid, &ws, 0);
-  result_t r = collect(&c, ws);
+  ck_assert_msg(up == 2, "the VMs did not come up");
+  ck_assert_int_eq(count_procs("qemu-system-x86_64"), before + 2);
+  sleep_ms(1500);
+  kill(c.pid, sig);
+  result_t r = finish(&c, 60);
+  if (sig == SIGTERM)
+    ck_assert_msg(r.signal == 0 && r.status > 0, "SIGTERM: exit %d, signal %d: %s", r.status,
+                  r.signal, r.err);
+  else
+    ck_assert_int_eq(r.signal, SIGKILL);
   result_free(&r);
-  int left = up;
+  int left = before + 2;
   for (int k = 0; k < 50 && left > before; k++) {
     sleep_ms(100);
     left = count_procs("qemu-system-x86_64");
   }
   ck_assert_int_eq(left, before);
+  DIR *d = opendir(tmp);
+  ck_assert_ptr_nonnull(d);
+  int files = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+      fprintf(stderr, "lab_replay: left behind in TMPDIR: %s\n", e->d_name);
+      files++;
+    }
+  closedir(d);
+  rmdir(tmp);
+  ck_assert_int_eq(files, 0);
+}
+
+START_TEST(sigkill_leaves_nothing) {
+  if (lab_skipped()) return;
+  killed_mid_run(SIGKILL);
+}
+END_TEST
+
+START_TEST(sigterm_leaves_nothing) {
+  if (lab_skipped()) return;
+  killed_mid_run(SIGTERM);
 }
 END_TEST
 
@@ -643,6 +682,7 @@ Suite *lab_replay_suite(void) {
   tcase_add_test(t, agents_over_tcp);
   tcase_add_test(t, scenario_on_the_lab);
   tcase_add_test(t, sigkill_leaves_nothing);
+  tcase_add_test(t, sigterm_leaves_nothing);
   tcase_add_test(t, vm_nics_honour_pfc);
   tcase_add_test(t, verbs_dilated);
   tcase_add_test(t, postmortem_on_the_lab);
