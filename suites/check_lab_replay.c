@@ -425,8 +425,7 @@ START_TEST(storm_from_the_vm) {
   long long wsent = jint(w, "drops.injectors.0.generated");
   ck_assert_int_ge(wsent, 3 * 5);
   ck_assert_int_le(wsent, 3 * 16);
-  ck_assert_uint_eq(log_lines(text, "pause", "generate", -1, "host:1", -1, NULL, 0),
-                    (size_t)wsent);
+  ck_assert_uint_eq(log_lines(text, "pause", "generate", -1, "host:1", -1, NULL, 0), (size_t)wsent);
   ck_assert_int_eq(jint(w, "drops.fabric.pfc_watchdog_storms"), 3);
   ck_assert_int_eq(jint(w, "drops.fabric.pfc_watchdog_restores"), 3);
   ck_assert_int_eq(jint(w, "drops.fabric.pfc_watchdog"), 0); /* forward drops nothing */
@@ -449,6 +448,57 @@ START_TEST(storm_from_the_vm) {
   free(text);
   unlink(log);
   json_decref(wdoc);
+}
+END_TEST
+
+/* A link flap at rank 1's VM (flap at=host:1 in the lab): its NIC's
+ * carrier off for 200 ms from 100 ms into each faulted repetition, from
+ * outside (qemu's set_link, as a pulled cable: the guest's eth0 stays up
+ * with its routes, so rxe's QPs live through it, where setting eth0 down
+ * would have them refused and in error). The link is down 200 ms a
+ * repetition (the injector's link_down_ns, the fault log's link-down and
+ * link-up lines for host:1), rxe sees each loss (its link_downed counter,
+ * none in the baseline), what the switch sends toward rank 1 meanwhile is
+ * lost (drops.fabric.link_down), and the senders recover by their
+ * retransmit timers (timeouts: seen 9 in 3 repetitions, no NAK, no QP
+ * past its retry count): the job completes, at least 200 ms later. */
+START_TEST(flap_from_the_vm) {
+  if (lab_skipped()) return;
+  char log[256];
+  craft_tmpname(log, sizeof log, ".log");
+  static const char *const inject[] = {"flap down=200ms every=10s at=100ms at=host:1", NULL};
+  json_t *doc, *c = host_case(inject, log, NULL, &doc);
+  double down = (double)jint(c, "drops.injectors.0.link_down_ns") / 3;
+  double base = (double)jint(c, "baseline.median_jct_ns"),
+         slow = (double)jint(c, "faulted.median_jct_ns");
+  printf("lab_replay: flap at rank 1's VM: link down %.1f ms a repetition, rxe link_downed %lld, "
+         "%lld frames lost toward it, %lld retransmit timeouts, %lld NAKs, retry_exceeded_err "
+         "%lld; JCT %.1f ms, baseline %.1f ms: +%.1f ms\n",
+         down / 1e6, (long long)jint(c, "device_counters.link_downed"),
+         (long long)jint(c, "drops.fabric.link_down"), (long long)jint(c, "transport.timeouts"),
+         (long long)jint(c, "transport.naks"),
+         (long long)jint(c, "device_counters.retry_exceeded_err"), slow / 1e6, base / 1e6,
+         (slow - base) / 1e6);
+  fflush(stdout);
+  ck_assert_msg(fabs(down - 200e6) < 10e6, "down %.1f ms a repetition", down / 1e6);
+  ck_assert_int_eq(jint(c, "device_counters.link_downed"), 3);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(jget(c, "baseline_device_counters"), "link_downed")), 0);
+  ck_assert_int_gt(jint(c, "drops.fabric.link_down"), 0);
+  ck_assert_int_ge(jint(c, "transport.timeouts"), 3);
+  ck_assert_int_eq(jint(c, "device_counters.retry_exceeded_err"), 0);
+  ck_assert_msg(slow - base >= 200e6, "the flap cost %.1f ms", (slow - base) / 1e6);
+  char *text = slurp(log, NULL);
+  ck_assert_ptr_nonnull(text);
+  double td[3] = {0}, tu[3] = {0};
+  ck_assert_uint_eq(log_lines(text, "flap", "link-down", -1, "host:1", -1, td, 3), 3);
+  ck_assert_uint_eq(log_lines(text, "flap", "link-up", -1, "host:1", -1, tu, 3), 3);
+  for (int k = 0; k < 3; k++)
+    ck_assert_msg(td[k] >= 100e6 && fabs(tu[k] - td[k] - 200e6) < 10e6,
+                  "down at %.1f ms, up at %.1f ms", td[k] / 1e6, tu[k] / 1e6);
+  free(text);
+  unlink(log);
+  json_decref(doc);
 }
 END_TEST
 
@@ -693,6 +743,7 @@ Suite *lab_replay_suite(void) {
   tcase_set_timeout(h, LIMIT_S + 60);
   tcase_add_test(h, host_drop_in_the_vm);
   tcase_add_test(h, storm_from_the_vm);
+  tcase_add_test(h, flap_from_the_vm);
   suite_add_tcase(s, h);
   return s;
 }

@@ -240,7 +240,8 @@ uint64_t jct__chain_next_deadline_ns(const jct__chain_t *c) {
   if (c->disabled) return d;
   for (size_t i = 0; i < c->n; i++) {
     const jct_injector_t *inj = c->inj[i];
-    if (!inj->ops->next_deadline_ns || (c->remote && inj->host >= 0)) continue;
+    if (!inj->ops->next_deadline_ns || (c->remote && inj->host >= 0 && !inj->ops->host_link))
+      continue;
     uint64_t x = inj->ops->next_deadline_ns(inj);
     if (x < d) d = x;
   }
@@ -264,7 +265,8 @@ void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
   if (c->disabled) return;
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
-    if (c->remote && inj->host >= 0) continue; /* its agent times it */
+    /* Its agent times it; a flap's carrier is set from here. */
+    if (c->remote && inj->host >= 0 && !inj->ops->host_link) continue;
     if (!(inj->ops->tick && inj->ops->next_deadline_ns &&
           inj->ops->next_deadline_ns(inj) <= now_ns))
       continue;

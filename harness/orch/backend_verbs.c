@@ -207,7 +207,7 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   uint32_t nhd = 0;
   for (size_t i = 0; v->chain && i < jct__chain_len(v->chain) && nhd < JCT_RUN_MAX_INJECTORS; i++) {
     const jct_injector_t *inj = jct__chain_get(v->chain, i);
-    if (inj->host >= 0)
+    if (inj->host >= 0 && !inj->ops->host_link) /* a flap is the VM's carrier, set from here */
       hd[nhd++] = (jct__agents_host_drop_t){.rank = (uint32_t)inj->host,
                                             .index = (uint32_t)i,
                                             .spec = inj->spec,
@@ -395,6 +395,12 @@ static void down(void *b) {
   free(v);
 }
 
+/* A flap at=host:R in the lab: VM R's carrier (lab.h). */
+static int set_vm_link(void *arg, uint32_t rank, bool up) {
+  verbs_t *v = arg;
+  return v->lab ? jct__lab_set_link(v->lab, rank, up) : JCT_EINVAL;
+}
+
 static int up(void **out, const jct__backend_env_t *env, char *err, size_t errlen) {
   *out = NULL;
   const jct_run_opts_t *o = env->o;
@@ -415,6 +421,7 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
     const char *ports[JCT_SWITCH_MAX_PORTS];
     jct_fabric_opts_t fo = *env->fabric;
     if (!(rc = lab_up(v, err, errlen))) {
+      if (v->chain) jct__chain_set_link_fn(v->chain, set_vm_link, v);
       for (uint32_t i = 0; i < o->schedule->nranks && i < JCT_SWITCH_MAX_PORTS; i++)
         ports[i] = jct__lab_port_ifname(v->lab, i);
       fo.port_ifnames = ports;

@@ -177,6 +177,10 @@ static json_t *drops_json(const jct_replay_result_t *r) {
                        "held", (json_int_t)st->held, "modified",
                        (json_int_t)(st->modified + st->expedited), "generated",
                        (json_int_t)st->generated, "duplicated", (json_int_t)st->duplicated));
+    /* A flap's: how long its link was down, what its host refused meanwhile. */
+    json_t *last = json_array_get(inj, json_array_size(inj) - 1);
+    json_object_set_new(last, "link_down_ns", u64(st->link_down_ns));
+    json_object_set_new(last, "refused", u64(st->refused));
   }
   const jct_switch_totals_t *f = &r->f.fabric;
   json_t *fab = json_pack(
