@@ -109,10 +109,12 @@ START_TEST(a_run_round_trip) {
   ck_assert_int_eq(jct__agents_run(r.a, 7, true), 0);
   uint64_t after = jct_now_ns();
   say(&r, 0,
-      "{\"msg\":\"done\",\"rep\":7,\"ops\":[[0,5,10,0],[1,0,0,2000]],\"counters\":"
+      "{\"msg\":\"done\",\"rep\":7,\"ops\":[[0,5,10,-1],[1,-1,-1,2000]],\"counters\":"
       "{\"rcvd_seq_err\":2}}\n");
+  /* Rank 1's op 1 started at its run's very start (its clear-to-send came
+   * first): 0 is a time, -1 what did not happen. */
   say(&r, 1,
-      "{\"msg\":\"done\",\"rep\":7,\"ops\":[[0,0,0,1000],[1,5,20,0]],\"counters\":"
+      "{\"msg\":\"done\",\"rep\":7,\"ops\":[[0,-1,-1,1000],[1,0,0,-1]],\"counters\":"
       "{\"rcvd_seq_err\":1,\"sent_pkts\":9}}\n");
   spin(&r);
   ck_assert(!jct__agents_waiting(r.a));
@@ -125,6 +127,9 @@ START_TEST(a_run_round_trip) {
    * sends are a few microseconds apart). */
   ck_assert_uint_ge(t[0].done_ns - t[0].start_ns, 990);
   ck_assert_uint_le(t[0].done_ns - t[0].start_ns, 990 + (after - before));
+  ck_assert_uint_ge(t[1].start_ns, before);
+  ck_assert_uint_le(t[1].start_ns, after);
+  ck_assert_uint_eq(t[0].ready_ns, t[0].start_ns - 5);
   jct_dev_counters_t c;
   jct__agents_counters(r.a, &c);
   ck_assert_uint_eq(jct_dev_counters_get(&c, "rcvd_seq_err"), 3);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -220,17 +221,20 @@ END_TEST
 /* A 2-VM ring of 256 KiB at 5 Mbit/s (a packet takes 6.7 ms, more than a
  * loaded machine's loop lateness; --timeout 18, 1.07 s, outlasts rxe's NIC
  * queue, lab_up), 3 repetitions a side, with the injectors of inject
- * (NULL-terminated) and a fault log when log is not NULL: its one case,
- * valid (the document in *doc, to be freed). */
-static json_t *host_case(const char *const *inject, const char *log, json_t **doc) {
+ * (NULL-terminated), a fault log when log is not NULL and the option opt
+ * when not NULL: its one case, valid (the document in *doc, to be
+ * freed). */
+static json_t *host_case(const char *const *inject, const char *log, const char *opt,
+                         json_t **doc) {
   char js[256];
   craft_tmpname(js, sizeof js, ".json");
   char *argv[32] = {JCT_BINARY, "replay", "--lab",  "2", "--synth",   "ring", "--bytes", "256KiB",
                     "--rate",   "5mbit",  "--reps", "3", "--timeout", "18",   "--json",  js};
   size_t n = 16;
-  for (; *inject && n < 28; inject++)
+  for (; *inject && n < 26; inject++)
     argv[n++] = "--inject", argv[n++] = (char *)*inject;
   if (log) argv[n++] = "--fault-log", argv[n++] = (char *)log;
+  if (opt) argv[n++] = (char *)opt;
   argv[n] = NULL;
   result_t r;
   *doc = run_retrying(argv, js, &r);
@@ -263,7 +267,7 @@ START_TEST(host_drop_in_the_vm) {
   craft_tmpname(log, sizeof log, ".log");
   static const char *const inject[] = {"drop pkt=0:3 qp-order=1 at=host:1", "delay 20ms at=host:1",
                                        NULL};
-  json_t *doc, *c = host_case(inject, log, &doc);
+  json_t *doc, *c = host_case(inject, log, NULL, &doc);
   printf("lab_replay: drop at host:1 in the VM: %lld dropped, rcvd_seq_err %lld, "
          "out_of_seq_request %lld, %lld timeouts\n",
          (long long)jint(c, "drops.injectors.0.dropped"),
@@ -301,25 +305,68 @@ START_TEST(host_drop_in_the_vm) {
 }
 END_TEST
 
+/* The fault log's lines of kind (NULL: any) and action in repetition rep
+ * (-1: any), at (NULL: any, else "host:1") or on port (-1: any); their
+ * t_ns, in order, into t[] (up to nt). Returns how many. */
+static size_t log_lines(const char *text, const char *kind, const char *action, int rep,
+                        const char *at, int port, double *t, size_t nt) {
+  size_t n = 0;
+  for (const char *p = text; p && *p;) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    json_error_t je;
+    json_t *l = json_loadb(p, len, 0, &je);
+    ck_assert_msg(l, "a fault-log line that is not JSON: %.*s", (int)len, p);
+    const char *k = json_string_value(json_object_get(l, "kind")),
+               *a = json_string_value(json_object_get(l, "action")),
+               *h = json_string_value(json_object_get(l, "at"));
+    json_t *pt = json_object_get(l, "port");
+    if ((!kind || (k && strcmp(k, kind) == 0)) && a && strcmp(a, action) == 0 &&
+        (rep < 0 || json_integer_value(json_object_get(l, "rep")) == rep) &&
+        (!at || (h && strcmp(h, at) == 0)) &&
+        (port < 0 || (json_is_integer(pt) && json_integer_value(pt) == port))) {
+      if (n < nt) t[n] = (double)json_integer_value(json_object_get(l, "t_ns"));
+      n++;
+    }
+    json_decref(l);
+    p = e ? e + 1 : NULL;
+  }
+  return n;
+}
+
 /* A PFC storm from rank 1's VM (pause at=host:1: its agent runs the storm
  * on its own clock and sends the 802.1Qbb frames from eth0 on an AF_PACKET
  * socket): quanta 1000 at 5 Mbit/s last 102.4 ms, link=5mbit refreshes
- * them every 51.2 ms for 300 ms (6 frames) from 50 ms, as the hostfault
- * suite's storm from a namespace. The switch receives every frame on rank
- * 1's port and keeps its egress toward rank 1 paused about 5 * 51.2 +
- * 102.4 = 358.4 ms a repetition; the job takes about that much longer than
- * the baseline. A shorter storm (128 ms) drowned in the lab's noise: the
- * medians of 3 repetitions moved by 100 ms on a loaded machine, and a
- * late timer in a TCG VM let a 51.2 ms pause lapse. --timeout 18 (1.07 s):
- * rxe's timers outlast the pause. */
+ * them every 51.2 ms for 800 ms (16 frames) from 50 ms, as the hostfault
+ * suite's storm from a namespace, 500 ms longer. The switch receives every
+ * frame on rank 1's port and keeps its egress toward rank 1 paused about
+ * 15 * 51.2 + 102.4 = 870.4 ms a repetition; the job takes about that much
+ * longer than the baseline. Each frame is a "generate" line in the fault
+ * log with "at":"host:1", as the same storm's from a namespace, t_ns on the
+ * agent's clock from the repetition's start. A shorter storm (128 ms)
+ * drowned in the lab's noise: the medians of 3 repetitions moved by 100 ms
+ * on a loaded machine, and a late timer in a TCG VM let a 51.2 ms pause
+ * lapse. --timeout 18 (1.07 s): rxe's timers outlast the pause (870 ms).
+ *
+ * Then the same storm with the switch's PFC watchdog on, action forward
+ * (SONiC's defaults: a queue paused 200 ms is in storm, restored 200 ms
+ * after the last pause frame): the watchdog fires once per faulted
+ * repetition on the egress toward rank 1 (port 1: a "pfc-watchdog" storm
+ * line and a restore line in the fault log, pfc_watchdog_storms 3), the
+ * queue forwards through the rest of the storm, and the job pays about the
+ * detection time instead of the whole storm: less than half the growth
+ * without the watchdog. The job then ends before the storm would, and the
+ * agent stops it: fewer frames. */
 START_TEST(storm_from_the_vm) {
   if (lab_skipped()) return;
+  char log[256];
+  craft_tmpname(log, sizeof log, ".log");
   static const char *const inject[] = {
-      "pause prio=3 quanta=1000 link=5mbit for=300ms at=50ms at=host:1", NULL};
-  json_t *doc, *c = host_case(inject, NULL, &doc);
+      "pause prio=3 quanta=1000 link=5mbit for=800ms at=50ms at=host:1", NULL};
+  json_t *doc, *c = host_case(inject, log, NULL, &doc);
   long long sent = jint(c, "drops.injectors.0.generated"),
             got = jint(c, "drops.fabric.pfc_xoff_received");
-  double paused = (double)jint(c, "paused_ns") / 3, expect = 5 * 51.2e6 + 102.4e6;
+  double paused = (double)jint(c, "paused_ns") / 3, expect = 15 * 51.2e6 + 102.4e6;
   double base = (double)jint(c, "baseline.median_jct_ns"),
          storm = (double)jint(c, "faulted.median_jct_ns");
   printf("lab_replay: storm from rank 1's VM: %lld PFC frames sent, %lld received by the switch, "
@@ -328,46 +375,198 @@ START_TEST(storm_from_the_vm) {
          sent, got, paused / 1e6, expect / 1e6, storm / 1e6, base / 1e6, (storm - base) / 1e6,
          (storm - base) / paused);
   fflush(stdout);
-  ck_assert_int_eq(sent, 3 * 6);
+  ck_assert_int_eq(sent, 3 * 16);
   ck_assert_int_eq(got, sent);
   ck_assert_int_eq(jint(c, "drops.fabric.pfc_watchdog"), 0);
+  ck_assert_int_eq(jint(c, "drops.fabric.pfc_watchdog_storms"), 0);
   /* The frames leave on the VM's timer, late by up to tens of ms in TCG
    * on a loaded machine: within 15%. */
   ck_assert_msg(fabs(paused - expect) <= 0.15 * expect, "paused %.1f ms a repetition, not %.1f",
                 paused / 1e6, expect / 1e6);
   ck_assert_msg((storm - base) >= 0.5 * paused && (storm - base) <= 1.5 * paused,
                 "JCT grew %.1f ms for %.1f ms paused", (storm - base) / 1e6, paused / 1e6);
+  /* The fault log: a generate line per frame, each faulted repetition's
+   * 16 from 50 ms on, 51.2 ms apart on the agent's clock, each at the
+   * time it left (a TCG VM's timer on a loaded machine: seen 120 ms late),
+   * none sent-failed. */
+  char *text = slurp(log, NULL);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_uint_eq(log_lines(text, "pause", "generate", -1, "host:1", -1, NULL, 0), 3 * 16);
+  ck_assert_uint_eq(log_lines(text, NULL, "send-failed", -1, NULL, -1, NULL, 0), 0);
+  for (int rep = 0; rep < 3; rep++) {
+    double t[16];
+    ck_assert_uint_eq(log_lines(text, "pause", "generate", rep, "host:1", -1, t, 16), 16);
+    ck_assert_msg(t[0] >= 50e6 && t[0] < 350e6, "repetition %d's first frame at %.1f ms", rep,
+                  t[0] / 1e6);
+    ck_assert_msg(fabs(t[15] - t[0] - 15 * 51.2e6) < 120e6, "repetition %d's frames span %.1f ms",
+                  rep, (t[15] - t[0]) / 1e6);
+  }
+  free(text);
+  unlink(log);
+  json_decref(doc);
+
+  json_t *wdoc, *w = host_case(inject, log, "--pfc-watchdog=forward", &wdoc);
+  double wbase = (double)jint(w, "baseline.median_jct_ns"),
+         wstorm = (double)jint(w, "faulted.median_jct_ns");
+  text = slurp(log, NULL);
+  ck_assert_ptr_nonnull(text);
+  double ts[3] = {0}, tr[3] = {0};
+  size_t storms = log_lines(text, "pfc-watchdog", "storm", -1, NULL, 1, ts, 3),
+         restores = log_lines(text, "pfc-watchdog", "restore", -1, NULL, 1, tr, 3);
+  printf("lab_replay: the same storm, PFC watchdog forward: %lld storms, %lld restores on port 1 "
+         "(first at %.1f and %.1f ms); JCT %.1f ms, baseline %.1f ms: +%.1f ms (without the "
+         "watchdog +%.1f ms)\n",
+         (long long)jint(w, "drops.fabric.pfc_watchdog_storms"),
+         (long long)jint(w, "drops.fabric.pfc_watchdog_restores"), ts[0] / 1e6, tr[0] / 1e6,
+         wstorm / 1e6, wbase / 1e6, (wstorm - wbase) / 1e6, (storm - base) / 1e6);
+  fflush(stdout);
+  /* The job ends before the storm would (the agent stops it then), but
+   * after the watchdog fired (5 frames in, from 50 to 254.8 ms). */
+  long long wsent = jint(w, "drops.injectors.0.generated");
+  ck_assert_int_ge(wsent, 3 * 5);
+  ck_assert_int_le(wsent, 3 * 16);
+  ck_assert_uint_eq(log_lines(text, "pause", "generate", -1, "host:1", -1, NULL, 0), (size_t)wsent);
+  ck_assert_int_eq(jint(w, "drops.fabric.pfc_watchdog_storms"), 3);
+  ck_assert_int_eq(jint(w, "drops.fabric.pfc_watchdog_restores"), 3);
+  ck_assert_int_eq(jint(w, "drops.fabric.pfc_watchdog"), 0); /* forward drops nothing */
+  ck_assert_uint_eq(storms, 3);
+  ck_assert_uint_eq(restores, 3);
+  ck_assert_uint_eq(log_lines(text, "pfc-watchdog", "storm", -1, NULL, -1, NULL, 0), 3);
+  /* In storm 200 ms after the first frame (50 ms from the agent's run,
+   * which reaches a loaded TCG VM up to hundreds of ms after the
+   * repetition's start), restored 200 ms after the last (768 ms after
+   * the first): 200 to 768 ms apart, the agent's timers late by tens of
+   * ms. */
+  for (int k = 0; k < 3; k++) {
+    ck_assert_msg(ts[k] >= 250e6, "storm declared at %.1f ms", ts[k] / 1e6);
+    ck_assert_msg(tr[k] - ts[k] >= 200e6 && tr[k] - ts[k] <= 768e6 + 60e6,
+                  "declared at %.1f ms, restored at %.1f ms", ts[k] / 1e6, tr[k] / 1e6);
+  }
+  ck_assert_msg(wstorm - wbase < 0.5 * (storm - base),
+                "with the watchdog the JCT grew %.1f ms, without %.1f ms", (wstorm - wbase) / 1e6,
+                (storm - base) / 1e6);
+  free(text);
+  unlink(log);
+  json_decref(wdoc);
+}
+END_TEST
+
+/* A link flap at rank 1's VM (flap at=host:1 in the lab): its NIC's
+ * carrier off for 200 ms from 100 ms into each faulted repetition, from
+ * outside (qemu's set_link, as a pulled cable: the guest's eth0 stays up
+ * with its routes, so rxe's QPs live through it, where setting eth0 down
+ * would have them refused and in error). The link is down 200 ms a
+ * repetition (the injector's link_down_ns, the fault log's link-down and
+ * link-up lines for host:1), rxe sees each loss (its link_downed counter,
+ * none in the baseline), what the switch sends toward rank 1 meanwhile is
+ * lost (drops.fabric.link_down), and the senders recover by their
+ * retransmit timers (timeouts: seen 9 in 3 repetitions, no NAK, no QP
+ * past its retry count): the job completes, at least 200 ms later. */
+START_TEST(flap_from_the_vm) {
+  if (lab_skipped()) return;
+  char log[256];
+  craft_tmpname(log, sizeof log, ".log");
+  static const char *const inject[] = {"flap down=200ms every=10s at=100ms at=host:1", NULL};
+  json_t *doc, *c = host_case(inject, log, NULL, &doc);
+  double down = (double)jint(c, "drops.injectors.0.link_down_ns") / 3;
+  double base = (double)jint(c, "baseline.median_jct_ns"),
+         slow = (double)jint(c, "faulted.median_jct_ns");
+  printf("lab_replay: flap at rank 1's VM: link down %.1f ms a repetition, rxe link_downed %lld, "
+         "%lld frames lost toward it, %lld retransmit timeouts, %lld NAKs, retry_exceeded_err "
+         "%lld; JCT %.1f ms, baseline %.1f ms: +%.1f ms\n",
+         down / 1e6, (long long)jint(c, "device_counters.link_downed"),
+         (long long)jint(c, "drops.fabric.link_down"), (long long)jint(c, "transport.timeouts"),
+         (long long)jint(c, "transport.naks"),
+         (long long)jint(c, "device_counters.retry_exceeded_err"), slow / 1e6, base / 1e6,
+         (slow - base) / 1e6);
+  fflush(stdout);
+  ck_assert_msg(fabs(down - 200e6) < 10e6, "down %.1f ms a repetition", down / 1e6);
+  ck_assert_int_eq(jint(c, "device_counters.link_downed"), 3);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(jget(c, "baseline_device_counters"), "link_downed")), 0);
+  ck_assert_int_gt(jint(c, "drops.fabric.link_down"), 0);
+  ck_assert_int_ge(jint(c, "transport.timeouts"), 3);
+  ck_assert_int_eq(jint(c, "device_counters.retry_exceeded_err"), 0);
+  ck_assert_msg(slow - base >= 200e6, "the flap cost %.1f ms", (slow - base) / 1e6);
+  char *text = slurp(log, NULL);
+  ck_assert_ptr_nonnull(text);
+  double td[3] = {0}, tu[3] = {0};
+  ck_assert_uint_eq(log_lines(text, "flap", "link-down", -1, "host:1", -1, td, 3), 3);
+  ck_assert_uint_eq(log_lines(text, "flap", "link-up", -1, "host:1", -1, tu, 3), 3);
+  for (int k = 0; k < 3; k++)
+    ck_assert_msg(td[k] >= 100e6 && fabs(tu[k] - td[k] - 200e6) < 10e6,
+                  "down at %.1f ms, up at %.1f ms", td[k] / 1e6, tu[k] / 1e6);
+  free(text);
+  unlink(log);
   json_decref(doc);
 }
 END_TEST
 
-/* SIGKILL in the middle of a lab run leaves nothing: every qemu dies
- * with jctlab (PR_SET_PDEATHSIG), the TAPs with its namespace, and the
- * consoles were never files. */
-START_TEST(sigkill_leaves_nothing) {
-  if (lab_skipped()) return;
+/* Killed in the middle of a lab run, jctlab leaves nothing: every qemu
+ * dies with it (PR_SET_PDEATHSIG on SIGKILL; on SIGTERM the run ends
+ * through its interrupt path and stops them), the TAPs go with its
+ * namespace, the consoles were never files (TMPDIR stays empty), and on
+ * SIGTERM it exits by itself. Killed 1.5 s into the repetitions (the VMs'
+ * agents up: JCT_LAB_VERBOSE's "up after" lines). */
+static void killed_mid_run(int sig) {
   int before = count_procs("qemu-system-x86_64");
+  char tmp[256];
+  craft_tmpname(tmp, sizeof tmp, ".d");
+  unlink(tmp);
+  ck_assert_int_eq(mkdir(tmp, 0700), 0);
   char *argv[] = {JCT_BINARY, "replay",  "--lab",  "2", "--synth",  "ring",     "--bytes", "64MiB",
                   "--rate",   "100mbit", "--reps", "3", "--inject", "drop p=0", NULL};
-  child_t c = spawn(argv, NULL);
+  setenv("JCT_LAB_VERBOSE", "1", 1);
+  child_t c = spawn(argv, &(spawn_opts_t){.tmpdir = tmp});
+  unsetenv("JCT_LAB_VERBOSE");
   int up = 0;
-  for (int k = 0; k < 300 && up < before + 2; k++) {
+  for (int k = 0; k < 1200 && up < 2; k++) { /* booted: both agents said hello */
     sleep_ms(100);
-    up = count_procs("qemu-system-x86_64");
+    char *e = slurp(c.err, NULL);
+    up = 0;
+    for (const char *p = e; p && (p = strstr(p, " up after ")); p++)
+      up++;
+    free(e);
   }
-  ck_assert_int_eq(up, before + 2);
-  sleep_ms(1000);
-  kill(c.pid, SIGKILL);
-  int ws;
-  waitpid(c.pid, &ws, 0);
-  result_t r = collect(&c, ws);
+  ck_assert_msg(up == 2, "the VMs did not come up");
+  ck_assert_int_eq(count_procs("qemu-system-x86_64"), before + 2);
+  sleep_ms(1500);
+  kill(c.pid, sig);
+  result_t r = finish(&c, 60);
+  if (sig == SIGTERM)
+    ck_assert_msg(r.signal == 0 && r.status > 0, "SIGTERM: exit %d, signal %d: %s", r.status,
+                  r.signal, r.err);
+  else
+    ck_assert_int_eq(r.signal, SIGKILL);
   result_free(&r);
-  int left = up;
+  int left = before + 2;
   for (int k = 0; k < 50 && left > before; k++) {
     sleep_ms(100);
     left = count_procs("qemu-system-x86_64");
   }
   ck_assert_int_eq(left, before);
+  DIR *d = opendir(tmp);
+  ck_assert_ptr_nonnull(d);
+  int files = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+      fprintf(stderr, "lab_replay: left behind in TMPDIR: %s\n", e->d_name);
+      files++;
+    }
+  closedir(d);
+  rmdir(tmp);
+  ck_assert_int_eq(files, 0);
+}
+
+START_TEST(sigkill_leaves_nothing) {
+  if (lab_skipped()) return;
+  killed_mid_run(SIGKILL);
+}
+END_TEST
+
+START_TEST(sigterm_leaves_nothing) {
+  if (lab_skipped()) return;
+  killed_mid_run(SIGTERM);
 }
 END_TEST
 
@@ -533,6 +732,7 @@ Suite *lab_replay_suite(void) {
   tcase_add_test(t, agents_over_tcp);
   tcase_add_test(t, scenario_on_the_lab);
   tcase_add_test(t, sigkill_leaves_nothing);
+  tcase_add_test(t, sigterm_leaves_nothing);
   tcase_add_test(t, vm_nics_honour_pfc);
   tcase_add_test(t, verbs_dilated);
   tcase_add_test(t, postmortem_on_the_lab);
@@ -543,6 +743,7 @@ Suite *lab_replay_suite(void) {
   tcase_set_timeout(h, LIMIT_S + 60);
   tcase_add_test(h, host_drop_in_the_vm);
   tcase_add_test(h, storm_from_the_vm);
+  tcase_add_test(h, flap_from_the_vm);
   suite_add_tcase(s, h);
   return s;
 }

@@ -569,9 +569,28 @@ START_TEST(pfc_received) {
 }
 END_TEST
 
+/* The watchdog's transitions, as its callback reports them. */
+typedef struct {
+  unsigned n;
+  uint32_t port[4];
+  int prio[4];
+  bool storm[4];
+  uint64_t t[4];
+} wd_seen_t;
+
+static void on_wd(jct_switch_t *sw, uint32_t port, int prio, bool storm, uint64_t now_ns,
+                  void *arg) {
+  (void)sw;
+  wd_seen_t *w = arg;
+  if (w->n < 4)
+    w->port[w->n] = port, w->prio[w->n] = prio, w->storm[w->n] = storm, w->t[w->n] = now_ns;
+  w->n++;
+}
+
 /* A pause storm on port 1 priority 3: PFC every 10 ms for 500 ms, frames
  * to port 1 every ms until 1 s. With the watchdog (SONiC defaults) the
- * storm is declared at 200 ms and restored 200 ms after the last pause. */
+ * storm is declared at 200 ms and restored 200 ms after the last pause;
+ * its callback hears both, for port 1's priority 3. */
 static void storm(jct_switch_wd_action_t action) {
   jct_switch_config_t c = pfc_cfg(2);
   c.xoff_bytes = 256 * 1024;
@@ -579,6 +598,8 @@ static void storm(jct_switch_wd_action_t action) {
   c.wd_enable = true;
   c.wd_action = action;
   jct_switch_t *sw = mksw(&c);
+  wd_seen_t w = {0};
+  ck_assert_int_eq(jct_switch_set_wd_cb(sw, on_wd, &w), 0);
   uint8_t m1[6], b[1500];
   host_mac(m1, 1);
   rec_t r = {0};
@@ -599,6 +620,18 @@ static void storm(jct_switch_wd_action_t action) {
   jct_switch_port_stats_t s1 = pst(sw, 1, 1100 * MS);
   ck_assert_uint_eq(s1.wd_storms, 1);
   ck_assert_uint_eq(s1.wd_restores, 1);
+  ck_assert_uint_eq(w.n, 2);
+  ck_assert(w.storm[0] && !w.storm[1]);
+  ck_assert_uint_eq(w.port[0], 1);
+  ck_assert_uint_eq(w.port[1], 1);
+  ck_assert_int_eq(w.prio[0], 3);
+  ck_assert_int_eq(w.prio[1], 3);
+  ck_assert_uint_eq(w.t[0], 200 * MS);
+  ck_assert_uint_eq(w.t[1], 700 * MS);
+  jct_switch_totals_t tot;
+  jct_switch_totals(sw, &tot);
+  ck_assert_uint_eq(tot.wd_storms, 1);
+  ck_assert_uint_eq(tot.wd_restores, 1);
   size_t data = 0;
   uint64_t first = UINT64_MAX;
   for (size_t i = 0; i < r.n; i++)

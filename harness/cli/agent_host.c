@@ -24,17 +24,25 @@
 #include "jctlab/kdrop.h"
 
 #define MAX_HOST_DROPS 16
+/* A storm's frames logged per repetition (link=40gbit sends 2,384 a
+ * second; 16,384 of them keep the done message near 400 KB, under the
+ * control channel's 4 MiB lines); past this they are counted in
+ * frames_lost instead. */
+#define MAX_STORM_FRAMES 16384
 
 typedef struct {
   uint32_t index; /* the orchestrator's injector index */
   jct_injector_t *inj;
   jct__hostdrop_t *prog; /* drop, delay: its program; pause: NULL */
+  json_t *frames;        /* pause: [[t_ns, bytes, sent], ...] this repetition */
+  uint64_t frames_lost;  /* pause: frames past MAX_STORM_FRAMES, not in frames */
 } host_drop_t;
 
 struct jct__agent_host {
   host_drop_t d[MAX_HOST_DROPS];
   uint32_t n;
-  uint64_t start_ns; /* the repetition's, CLOCK_MONOTONIC */
+  uint64_t start_ns;       /* the repetition's, CLOCK_MONOTONIC */
+  uint64_t clock_start_ns; /* the same on the agent's clock, the storms' */
   int ifindex;
   uint32_t fq_parent; /* where fq went (a delay's): tbf's class 1:1, or the root; 0: none */
   json_t *drops;      /* while draining */
@@ -87,6 +95,7 @@ void jct__agent_host_free(jct__agent_host_t *h) {
   for (uint32_t i = 0; i < h->n; i++) {
     jct__hostdrop_detach(h->d[i].prog, false);
     jct_injector_free(h->d[i].inj);
+    json_decref(h->d[i].frames);
   }
   free(h);
 }
@@ -162,15 +171,29 @@ int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char 
   return 0;
 }
 
-/* A storm frame, from this host's interface. */
+/* A storm frame, from this host's interface; kept for the done message,
+ * whose frames become the orchestrator's fault-log lines. Its time is
+ * when it left (the storm's timer fires late in a loaded TCG VM), not
+ * when it was due (now_ns). */
 static void emit(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
                  uint64_t now_ns) {
   (void)port, (void)now_ns;
   jct__agent_host_t *h = inj->data;
   char err[160];
-  if (send_frame(&h->pkt_fd, h->netdev, frame, len, err, sizeof err)) {
+  bool sent = send_frame(&h->pkt_fd, h->netdev, frame, len, err, sizeof err) == 0;
+  if (!sent) {
     inj->stats.dropped++; /* generated, but this kernel refused to send it */
     fprintf(stderr, "jctlab agent: %s\n", err);
+  }
+  for (uint32_t i = 0; i < h->n; i++) {
+    host_drop_t *d = &h->d[i];
+    if (d->inj != inj) continue;
+    uint64_t left = jct_now_ns();
+    json_int_t t = left > h->clock_start_ns ? (json_int_t)(left - h->clock_start_ns) : 0;
+    if (json_array_size(d->frames) < MAX_STORM_FRAMES)
+      json_array_append_new(d->frames, json_pack("[I,I,b]", t, (json_int_t)len, sent));
+    else
+      d->frames_lost++;
   }
 }
 
@@ -190,6 +213,7 @@ static void on_storm_timer(jct_timer_t *t, uint64_t now_ns) {
 int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns, uint64_t clock_ns) {
   if (!h) return 0;
   h->start_ns = now_ns;
+  h->clock_start_ns = clock_ns;
   jct_timer_stop(h->clock, &h->timer);
   h->storming = false;
   for (uint32_t i = 0; i < h->n; i++) {
@@ -197,6 +221,9 @@ int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns, u
     if (d->inj->ops->host_frames) { /* pause: restarts as on the switch */
       jct_injector_start(d->inj, clock_ns);
       d->inj->data = h;
+      json_decref(d->frames);
+      if (!(d->frames = json_array())) return JCT_ENOMEM;
+      d->frames_lost = 0;
       h->storming |= faulted;
       continue;
     }
@@ -236,12 +263,15 @@ json_t *jct__agent_host_done(jct__agent_host_t *h) {
     h->storming = false;
   }
   for (uint32_t i = 0; h && i < h->n; i++) {
-    if (!h->d[i].prog) { /* pause: what it generated and what left */
+    if (!h->d[i].prog) { /* pause: what it generated and what left, frame by frame */
       const jct_injector_stats_t *st = &h->d[i].inj->stats;
-      json_array_append_new(all,
-                            json_pack("{s:I,s:I,s:I,s:I,s:[]}", "index", (json_int_t)h->d[i].index,
-                                      "generated", (json_int_t)st->generated, "dropped",
-                                      (json_int_t)st->dropped, "seen", (json_int_t)0, "drops"));
+      json_t *frames = h->d[i].frames ? h->d[i].frames : json_array();
+      h->d[i].frames = NULL;
+      json_array_append_new(
+          all, json_pack("{s:I,s:I,s:I,s:I,s:[],s:o,s:I}", "index", (json_int_t)h->d[i].index,
+                         "generated", (json_int_t)st->generated, "dropped", (json_int_t)st->dropped,
+                         "seen", (json_int_t)0, "drops", "frames", frames, "frames_lost",
+                         (json_int_t)h->d[i].frames_lost));
       continue;
     }
     struct jct_kdrop_counters k = {0};

@@ -16,7 +16,9 @@
  * counters and drops ("host_drops": [{index, seen, dropped, held,
  * events_lost, drops: [[t_ns, qp, psn, opcode, retransmission, family,
  * "src", "dst"], ...]}], t_ns from the run message; a pause's: {index,
- * generated, dropped: frames this kernel refused}); a storm runs only in
+ * generated, dropped: frames this kernel refused, frames: [[t_ns, bytes,
+ * sent], ...] each frame it generated, t_ns from the run message on the
+ * agent's clock, frames_lost: those past the first 16,384}); a storm runs only in
  * a faulted repetition, from its run message. Freeing detaches everything (the
  * filter, and the clsact qdisc when it was made here).
  */

@@ -298,7 +298,13 @@ static bool run_done(agent_t *g) {
   return true;
 }
 
+/* t from the run's start; -1: it did not happen. 0 is a time: an op whose
+ * clear-to-send came before this agent's run message (the control
+ * channels of loaded TCG VMs are tens of ms apart) starts at the run's
+ * very start, and a 0 that meant "not reported" made such a repetition
+ * invalid ("op 0 was not reported sent and received"). */
 static json_int_t rel(uint64_t t, uint64_t base) {
+  if (!t) return -1;
   return t > base ? (json_int_t)(t - base) : 0;
 }
 
@@ -310,9 +316,9 @@ static void finish_run(agent_t *g) {
     bool src = c->src == g->a.rank, dst = c->dst == g->a.rank;
     if (!src && !dst) continue;
     json_array_append_new(ops, json_pack("[I,I,I,I]", (json_int_t)i,
-                                         src ? rel(t->ready_ns, g->run_ns) : 0,
-                                         src ? rel(t->start_ns, g->run_ns) : 0,
-                                         dst ? rel(t->done_ns, g->run_ns) : 0));
+                                         src ? rel(t->ready_ns, g->run_ns) : -1,
+                                         src ? rel(t->start_ns, g->run_ns) : -1,
+                                         dst ? rel(t->done_ns, g->run_ns) : -1));
   }
   jct_dev_counters_t after, moved;
   jct__rdma_counters(NULL, jct__verbs_device(g->verbs), jct__verbs_port(g->verbs), &g->rdma,

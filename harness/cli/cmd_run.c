@@ -308,6 +308,8 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
   json_object_set_new(json_object_get(root, "fabric"), "drops_by_reason", drops);
   json_object_set_new(json_object_get(root, "fabric"), "paused_ns",
                       json_integer((json_int_t)r->paused_ns));
+  json_object_set_new(json_object_get(root, "fabric"), "pfc_watchdog_storms",
+                      json_integer((json_int_t)f->wd_storms));
   json_t *injs = json_array();
   for (uint32_t i = 0; i < r->ninjectors; i++) {
     const jct_run_injector_t *in = &r->injectors[i];

@@ -134,6 +134,23 @@ static void free_sites(jct__chain_t *c) {
   c->sites = NULL;
 }
 
+/* The switch's PFC watchdog on a port the injectors name: a fault-log
+ * line, so that a storm and what the watchdog made of it read in one log
+ * (port in the injectors' numbering; its egress queue toward the link). */
+static void on_watchdog(jct_switch_t *sw, uint32_t port, int prio, bool storm, uint64_t now_ns,
+                        void *arg) {
+  jct__chain_t *c = arg;
+  for (uint32_t p = 0; c->log && p < c->nports; p++)
+    if (c->ports[p].sw == sw && c->ports[p].port == port) {
+      fprintf(c->log,
+              "{\"rep\":%u,\"t_ns\":%llu,\"port\":%u,\"dir\":\"out\",\"kind\":\"pfc-watchdog\","
+              "\"action\":\"%s\",\"prio\":%d}\n",
+              c->rep, (unsigned long long)(now_ns > c->start_ns ? now_ns - c->start_ns : 0), p,
+              storm ? "storm" : "restore", prio);
+      return;
+    }
+}
+
 int jct__chain_attach_ports(jct__chain_t *c, const jct__chain_port_t *ports, uint32_t nports,
                             FILE *log, struct jct__savefile *drops, int64_t realtime_offset_ns) {
   free_sites(c); /* of an earlier attach: c->nports is still its */
@@ -144,6 +161,10 @@ int jct__chain_attach_ports(jct__chain_t *c, const jct__chain_port_t *ports, uin
   c->nports = nports;
   if (!(c->ports = malloc((nports ? nports : 1) * sizeof *c->ports))) return JCT_ENOMEM;
   memcpy(c->ports, ports, nports * sizeof *ports);
+  for (uint32_t p = 0; log && p < nports; p++) {
+    int rc = jct_switch_set_wd_cb(ports[p].sw, on_watchdog, c);
+    if (rc) return rc;
+  }
   if (!c->n) return 0;
   c->sites = calloc(2 * (size_t)nports, sizeof *c->sites);
   if (!c->sites) return JCT_ENOMEM;
@@ -219,7 +240,8 @@ uint64_t jct__chain_next_deadline_ns(const jct__chain_t *c) {
   if (c->disabled) return d;
   for (size_t i = 0; i < c->n; i++) {
     const jct_injector_t *inj = c->inj[i];
-    if (!inj->ops->next_deadline_ns || (c->remote && inj->host >= 0)) continue;
+    if (!inj->ops->next_deadline_ns || (c->remote && inj->host >= 0 && !inj->ops->host_link))
+      continue;
     uint64_t x = inj->ops->next_deadline_ns(inj);
     if (x < d) d = x;
   }
@@ -243,7 +265,8 @@ void jct__chain_tick(jct__chain_t *c, uint64_t now_ns) {
   if (c->disabled) return;
   for (size_t i = 0; i < c->n; i++) {
     jct_injector_t *inj = c->inj[i];
-    if (c->remote && inj->host >= 0) continue; /* its agent times it */
+    /* Its agent times it; a flap's carrier is set from here. */
+    if (c->remote && inj->host >= 0 && !inj->ops->host_link) continue;
     if (!(inj->ops->tick && inj->ops->next_deadline_ns &&
           inj->ops->next_deadline_ns(inj) <= now_ns))
       continue;

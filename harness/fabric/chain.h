@@ -85,12 +85,24 @@ void jct__chain_start(jct__chain_t *c, uint64_t now_ns);
 int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote, char *err,
                             size_t errlen);
 
+/* In the lab, a flap at a host is its VM's carrier: fn(arg, rank, up)
+ * sets it (lab.h, jct__lab_set_link), returning 0 or a negative JCT_E*.
+ * Set before the fabric attaches the hosts: with it, flap at=host:R is
+ * accepted on remote hosts and the chain ticks it on the orchestrator's
+ * clock, as a namespace's. */
+typedef int (*jct__chain_link_fn)(void *arg, uint32_t rank, bool up);
+void jct__chain_set_link_fn(jct__chain_t *c, jct__chain_link_fn fn, void *arg);
+
 /* A remote host's injector after a repetition (an agent's tc-eBPF program,
  * or its pause storm, timed by the agent's own clock there): st becomes
  * injector i's stats, as jct__chain_collect does for a local one. Then
  * each of a drop's losses, t_ns from the repetition's start on the host's
  * clock, goes to the fault log. */
 void jct__chain_host_result(jct__chain_t *c, size_t i, const jct_injector_stats_t *st);
+/* A frame a remote host's storm (injector i, pause) generated, t_ns from
+ * the repetition's start on the host's clock: its fault-log line, as a
+ * storm's from a namespace (sent false: the host's kernel refused it). */
+void jct__chain_host_frame(jct__chain_t *c, size_t i, uint64_t t_ns, size_t len, bool sent);
 void jct__chain_host_event(jct__chain_t *c, size_t i, const struct jct_kdrop_event *ev,
                            uint64_t t_ns);
 

@@ -143,10 +143,49 @@ static uint64_t host_noroutes(const jct__chain_t *c, size_t rank) {
   return n;
 }
 
+/* A flap's transition: its down time, and its fault-log line (extra: more
+ * members, or ""). */
+static void link_changed(jct__chain_t *c, size_t i, bool up, uint64_t now_ns, const char *extra) {
+  jct_injector_t *inj = c->inj[i];
+  if (up) {
+    inj->stats.link_down_ns += now_ns > c->host_down_ns[i] ? now_ns - c->host_down_ns[i] : 0;
+    c->host_down_ns[i] = 0;
+    c->links_down--;
+  } else {
+    c->host_down_ns[i] = now_ns ? now_ns : 1;
+    c->links_down++;
+  }
+  if (c->log)
+    fprintf(c->log,
+            "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"injector\":%u,\"kind\":\"%s\","
+            "\"action\":\"%s\"%s}\n",
+            c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
+            inj->ops->name, up ? "link-up" : "link-down", extra);
+}
+
+/* A lab VM's flap: its carrier, through the lab (jct__chain_set_link_fn). */
+static int set_remote_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
+  if (!c->link_fn || up == !c->host_down_ns[i]) return 0;
+  int rc = c->link_fn(c->link_arg, (uint32_t)c->inj[i]->host, up);
+  if (rc < 0) {
+    fprintf(stderr, "jctlab: injector #%zu: cannot set host:%d's carrier %s\n", i + 1,
+            c->inj[i]->host, up ? "on" : "off");
+    return rc;
+  }
+  link_changed(c, i, up, now_ns, "");
+  return 0;
+}
+
+void jct__chain_set_link_fn(jct__chain_t *c, jct__chain_link_fn fn, void *arg) {
+  c->link_fn = fn;
+  c->link_arg = arg;
+}
+
 /* Set the flap's host interface up or down (RTM_NEWLINK, IFF_UP), keeping
  * its down time and what the host's kernel refused to send meanwhile. */
 static int set_host_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
   jct_injector_t *inj = c->inj[i];
+  if (c->remote) return set_remote_link(c, i, up, now_ns);
   if (!c->host_nl[i] || up == !c->host_down_ns[i]) return 0;
   size_t rank = (size_t)inj->host;
   char err[256];
@@ -173,38 +212,26 @@ static int set_host_link(jct__chain_t *c, size_t i, bool up, uint64_t now_ns) {
     fprintf(stderr, "jctlab: injector #%zu: %s\n", i + 1, err);
     return rc;
   }
-  if (up) {
-    inj->stats.link_down_ns += now_ns > c->host_down_ns[i] ? now_ns - c->host_down_ns[i] : 0;
+  if (up)
     inj->stats.refused += refused;
-    c->host_down_ns[i] = 0;
-    c->links_down--;
-  } else {
-    c->host_down_ns[i] = now_ns ? now_ns : 1;
+  else
     c->host_noroutes[i] = noroutes;
-    c->links_down++;
-  }
-  if (c->log) {
-    char extra[48] = "";
-    if (up) snprintf(extra, sizeof extra, ",\"refused\":%llu", (unsigned long long)refused);
-    fprintf(c->log,
-            "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"injector\":%u,\"kind\":\"%s\","
-            "\"action\":\"%s\"%s}\n",
-            c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
-            inj->ops->name, up ? "link-up" : "link-down", extra);
-  }
+  char extra[48] = "";
+  if (up) snprintf(extra, sizeof extra, ",\"refused\":%llu", (unsigned long long)refused);
+  link_changed(c, i, up, now_ns, extra);
   return 0;
 }
 
 /* Every host link a flap left down comes up (a repetition's end, a
  * baseline, the end of the run). */
 void jct__chain_hosts_links_up(jct__chain_t *c, uint64_t now_ns) {
-  for (size_t i = 0; c->host_nl && i < c->n; i++)
+  for (size_t i = 0; c->host_down_ns && i < c->n; i++)
     if (c->host_down_ns[i]) set_host_link(c, i, true, now_ns);
 }
 
 bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port) {
   if (!c || !c->links_down) return false; /* the switch's every frame asks */
-  for (size_t i = 0; c->host_nl && i < c->n; i++)
+  for (size_t i = 0; c->host_down_ns && i < c->n; i++)
     if (c->host_down_ns[i] && (uint32_t)c->inj[i]->host == port) {
       c->inj[i]->stats.dropped++;
       return true;
@@ -216,10 +243,19 @@ bool jct__chain_host_link_drop(jct__chain_t *c, uint32_t port) {
  * tc-eBPF program) or pause (its frames), on a rank that exists. */
 static int check_remote(const jct__chain_t *c, const jct_injector_t *inj, char *err,
                         size_t errlen) {
-  if (!inj->ops->kernel && !inj->ops->host_frames)
+  /* Not eth0 set down from inside: that takes its routes with it, rxe's
+   * next send is refused by the VM's kernel, and rxe puts a QP whose send
+   * was refused in the error state (seen with TC_ACT_SHOT), where a pulled
+   * cable only loses frames. The VM's carrier, from outside, keeps them. */
+  if (inj->ops->host_link && !c->link_fn)
     return jct__errf(err, errlen, JCT_EINVAL,
-                     "%s: in the lab's VMs a host runs drop and delay (its tc-eBPF program) and "
-                     "pause (its frames) only; run %s on the switch",
+                     "%s: flap at a host needs the host's carrier, which only the lab's VMs "
+                     "(qemu's set_link) give here",
+                     inj->spec);
+  if (!inj->ops->kernel && !inj->ops->host_frames && !inj->ops->host_link)
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: in the lab's VMs a host runs drop and delay (its tc-eBPF program), "
+                     "pause (its frames) and flap (its carrier) only; run %s on the switch",
                      inj->spec, inj->ops->name);
   if ((uint32_t)inj->host >= c->nports)
     return jct__errf(err, errlen, JCT_EINVAL, "%s: host:%d does not exist: the ranks are 0 to %u",
@@ -351,6 +387,17 @@ void jct__chain_collect(jct__chain_t *c) {
   }
 }
 
+/* A frame a host's injector generated: its fault-log line, t from the
+ * repetition's start. */
+static void log_frame(jct__chain_t *c, const jct_injector_t *inj, uint64_t t, size_t len,
+                      bool sent) {
+  fprintf(c->log,
+          "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
+          "\"kind\":\"%s\",\"action\":\"%s\",\"bytes\":%zu}\n",
+          c->rep, (unsigned long long)t, inj->host, inj->index, inj->ops->name,
+          sent ? "generate" : "send-failed", len);
+}
+
 /* A frame an injector at a host makes: sent from the host's interface,
  * it reaches the switch on that link as the host's own frames do. */
 void jct__chain_emit_from_host(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
@@ -360,12 +407,11 @@ void jct__chain_emit_from_host(jct_injector_t *inj, uint32_t port, const uint8_t
   int fd = c->host_fd[inj->index];
   bool sent = fd >= 0 && send(fd, frame, len, 0) == (ssize_t)len;
   if (!sent) inj->stats.dropped++; /* generated, but the host's kernel refused to send it */
-  if (c->log)
-    fprintf(c->log,
-            "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"dir\":\"out\",\"injector\":%u,"
-            "\"kind\":\"%s\",\"action\":\"%s\",\"bytes\":%zu}\n",
-            c->rep, (unsigned long long)(now_ns - c->start_ns), inj->host, inj->index,
-            inj->ops->name, sent ? "generate" : "send-failed", len);
+  if (c->log) log_frame(c, inj, now_ns - c->start_ns, len, sent);
+}
+
+void jct__chain_host_frame(jct__chain_t *c, size_t i, uint64_t t_ns, size_t len, bool sent) {
+  if (i < c->n && c->log) log_frame(c, c->inj[i], t_ns, len, sent);
 }
 
 uint64_t jct__chain_host_hold_ns(const jct__chain_t *c) {

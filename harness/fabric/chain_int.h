@@ -43,10 +43,12 @@ struct jct__chain {
   jct__hostdrop_t **host;
   int *host_fd;        /* per injector: the AF_PACKET socket its frames leave by (pause), or -1 */
   jct__nl_t **host_nl; /* per injector: netlink in its host's namespace (flap), or NULL */
-  uint64_t *host_down_ns;  /* per injector: when its host's link went down (flap), 0: up */
-  uint64_t *host_noroutes; /* per injector: its host's OutNoRoutes when the link went down */
-  bool remote;             /* the hosts' agents run the at=host injectors, timers and all */
-  uint32_t links_down;     /* how many of them are down */
+  uint64_t *host_down_ns;     /* per injector: when its host's link went down (flap), 0: up */
+  uint64_t *host_noroutes;    /* per injector: its host's OutNoRoutes when the link went down */
+  bool remote;                /* the hosts' agents run the at=host injectors, timers and all */
+  jct__chain_link_fn link_fn; /* remote: a flap's carrier (its VM's), or NULL */
+  void *link_arg;
+  uint32_t links_down; /* how many of them are down */
   const jct_topo_t *topo;
   uint64_t start_mono_ns;
   uint64_t last_ns; /* the latest tick's time */

@@ -624,6 +624,12 @@ void jct_fabric_totals(const jct_fabric_t *f, jct_switch_totals_t *out) {
   }
 }
 
+bool jct_fabric_wd_storming(const jct_fabric_t *f) {
+  jct_switch_totals_t t;
+  jct_fabric_totals(f, &t);
+  return t.wd_storms > t.wd_restores;
+}
+
 uint64_t jct_fabric_host_paused_ns(const jct_fabric_t *f, uint64_t now_ns) {
   uint64_t sum = 0;
   for (uint32_t r = 0; r < f->opts.nranks; r++) {

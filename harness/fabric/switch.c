@@ -339,6 +339,13 @@ int jct_switch_set_hook(jct_switch_t *sw, uint32_t port, jct_switch_stage_t stag
   return 0;
 }
 
+int jct_switch_set_wd_cb(jct_switch_t *sw, jct_switch_wd_cb cb, void *arg) {
+  if (!sw) return JCT_EINVAL;
+  sw->wd_cb = cb;
+  sw->wd_arg = cb ? arg : NULL;
+  return 0;
+}
+
 /* ---- counters and the accounting identities ---------------------------- */
 
 int jct_switch_port_stats(const jct_switch_t *sw, uint32_t port, uint64_t now_ns,
@@ -394,6 +401,8 @@ void jct_switch_totals(const jct_switch_t *sw, jct_switch_totals_t *o) {
     o->rx_pfc_xoff += s->rx_pfc_xoff;
     o->rx_pfc_xon += s->rx_pfc_xon;
     o->ecn_marked += s->ecn_marked;
+    o->wd_storms += s->wd_storms;
+    o->wd_restores += s->wd_restores;
   }
   o->pool_used_bytes = sw->pool_used;
   o->pool_bytes = sw->cfg.buffer_bytes;

@@ -87,6 +87,8 @@ struct jct_switch {
   uint64_t on_wire; /* ports with a nonempty wire list */
   uint64_t last_now_ns;
   uint64_t pool_used;
+  jct_switch_wd_cb wd_cb; /* the watchdog's transitions (NULL: none) */
+  void *wd_arg;
   /* storage */
   uint8_t *cells;
   uint32_t *cell_next;

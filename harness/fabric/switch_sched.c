@@ -210,18 +210,21 @@ static void watchdog_storm(jct_switch_t *sw, uint32_t p, int prio, uint64_t t) {
   pt->storm |= (uint8_t)(1u << prio);
   pt->storm_began_ns[prio] = t;
   pt->st.wd_storms++;
-  if (sw->cfg.wd_action != JCT_SW_WD_DROP) return;
-  while (pt->q[prio].head != NIL) {
-    uint32_t s = fifo_pop(sw, &pt->q[prio]);
-    pt->st.queued_frames--;
-    uncharge(sw, &sw->slots[s], t);
-    tx_drop(sw, p, s, JCT_SW_DROP_PFC_WATCHDOG);
-  }
+  if (sw->cfg.wd_action == JCT_SW_WD_DROP)
+    while (pt->q[prio].head != NIL) {
+      uint32_t s = fifo_pop(sw, &pt->q[prio]);
+      pt->st.queued_frames--;
+      uncharge(sw, &sw->slots[s], t);
+      tx_drop(sw, p, s, JCT_SW_DROP_PFC_WATCHDOG);
+    }
+  if (sw->wd_cb) sw->wd_cb(sw, p, prio, true, t, sw->wd_arg);
 }
 
-static void watchdog_restore(port_t *pt, int prio, uint64_t t) {
+static void watchdog_restore(jct_switch_t *sw, uint32_t p, int prio, uint64_t t) {
+  port_t *pt = &sw->port[p];
   pt->storm &= (uint8_t) ~(1u << prio);
   pt->st.wd_restores++;
+  if (sw->wd_cb) sw->wd_cb(sw, p, prio, false, t, sw->wd_arg);
   pt->pause_began_ns[prio] = t;
   if (pt->paused_until_ns[prio] > t) {
     pt->paused_ns[prio] -= pt->paused_until_ns[prio] - t;
@@ -238,7 +241,7 @@ static void port_event(jct_switch_t *sw, uint32_t p, uint64_t t) {
         if (jct__sw_max64(pt->last_pause_rx_ns[i], pt->storm_began_ns[i]) +
                 sw->cfg.wd_restoration_ns <=
             t)
-          watchdog_restore(pt, i, t);
+          watchdog_restore(sw, p, i, t);
       } else if (pt->paused_until_ns[i] > pt->pause_began_ns[i] &&
                  pt->paused_until_ns[i] >= pt->pause_began_ns[i] + sw->cfg.wd_detection_ns &&
                  pt->pause_began_ns[i] + sw->cfg.wd_detection_ns <= t) {

@@ -318,9 +318,11 @@ const char *jct__agents_hello(const jct__agents_t *a, uint32_t i) {
 
 /* Agent time t (ns from its run, real time) on the orchestrator's clock
  * (emulated time: divided by the dilation). */
+/* An agent's time (agents.h: from its run, -1 not reported) on the
+ * orchestrator's clock; 0: not reported. */
 static uint64_t place(const jct__agents_t *a, const agent_t *g, json_t *t) {
   json_int_t v = json_integer_value(t);
-  if (v <= 0) return 0;
+  if (!json_is_integer(t) || v < 0) return 0;
   return g->run_sent_ns + (a->tdf > 1 ? (uint64_t)((double)v / a->tdf) : (uint64_t)v);
 }
 

@@ -18,10 +18,12 @@
  *                                                           -> listening
  *   connect                                                 -> connected {qps}
  *   run {rep, faulted: whether the host_drops act}
- *                    -> done {rep, ops: [[op, ready_ns, start_ns, done_ns]..],
+ *                    -> done {rep, ops: [[op, ready_ns, start_ns, done_ns]..]
+ *                             (-1: not this rank's, or did not happen),
  *                             counters: {name: delta, ..},
  *                             host_drops: [{index, seen, dropped, held,
- *                                           generated, drops}..]}
+ *                                           generated, drops, and a
+ *                                           storm's frames}..]}
  *                                                           or failed {why}
  *   quit                                                    -> bye
  *   error {why} may come at any time: the agent cannot go on; with

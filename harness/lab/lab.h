@@ -14,6 +14,8 @@
  *     crosses jctlab's switch and its injectors;
  *   - its control channel is a virtio-serial port named "jctlab.ctl" whose
  *     host end is one end of a socketpair (jct__lab_control_fd());
+ *   - qemu's human monitor is another socketpair, for the NIC's carrier
+ *     (jct__lab_set_link());
  *   - its console (ttyS0) goes to a file in the lab's temporary directory,
  *     for error messages (jct__lab_console_tail()).
  * qemu runs with KVM where the cache's probe found it boots this kernel
@@ -59,6 +61,14 @@ const char *jct__lab_accel(const jct__lab_t *l);                   /* "kvm" or "
 void jct__lab_console_tail(const jct__lab_t *l, uint32_t i, char *buf, size_t len);
 /* VM i's qemu is still running. */
 bool jct__lab_alive(jct__lab_t *l, uint32_t i);
+
+/* VM i's NIC loses (up false) or regains its carrier, as a pulled and
+ * replugged cable: qemu's `set_link n0 off|on` through its human monitor
+ * (the guest's virtio-net sees link down, VIRTIO_NET_S_LINK_UP cleared;
+ * what either side sends meanwhile is lost). The interface stays up
+ * administratively, with its addresses and routes. Returns 0, JCT_EINVAL
+ * (no such VM) or JCT_EIO (the monitor took no command). */
+int jct__lab_set_link(jct__lab_t *l, uint32_t i, bool up);
 
 /* Stop every VM (SIGTERM, then SIGKILL after 2 s), reap them, close the
  * TAPs and channels, remove the temporary directory (kept when

@@ -207,7 +207,7 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   uint32_t nhd = 0;
   for (size_t i = 0; v->chain && i < jct__chain_len(v->chain) && nhd < JCT_RUN_MAX_INJECTORS; i++) {
     const jct_injector_t *inj = jct__chain_get(v->chain, i);
-    if (inj->host >= 0)
+    if (inj->host >= 0 && !inj->ops->host_link) /* a flap is the VM's carrier, set from here */
       hd[nhd++] = (jct__agents_host_drop_t){.rank = (uint32_t)inj->host,
                                             .index = (uint32_t)i,
                                             .spec = inj->spec,
@@ -260,7 +260,8 @@ static void map_counters(const jct_dev_counters_t *d, jct_transport_stats_t *t) 
 }
 
 /* The agents' host injectors after a repetition: counters into the
- * chain's injectors, drops into the fault log (agent_host.h's shape). */
+ * chain's injectors, drops and a storm's frames into the fault log
+ * (agent_host.h's shape). */
 static void host_results(verbs_t *v) {
   for (uint32_t r = 0; v->chain && r < v->o->schedule->nranks; r++) {
     size_t k, j;
@@ -287,6 +288,16 @@ static void host_results(verbs_t *v) {
           continue;
         jct__chain_host_event(v->chain, i, &ev, (uint64_t)json_integer_value(json_array_get(d, 0)));
       }
+      json_array_foreach(json_object_get(e, "frames"), j, d) {
+        json_int_t t = json_integer_value(json_array_get(d, 0)),
+                   len = json_integer_value(json_array_get(d, 1));
+        jct__chain_host_frame(v->chain, i, t > 0 ? (uint64_t)t : 0, len > 0 ? (size_t)len : 0,
+                              json_is_true(json_array_get(d, 2)));
+      }
+      json_int_t lost = json_integer_value(json_object_get(e, "frames_lost"));
+      if (lost > 0)
+        fprintf(stderr, "jctlab: injector #%zu at host:%u: %lld storm frames not logged\n", i + 1,
+                r, (long long)lost);
     }
   }
 }
@@ -384,6 +395,12 @@ static void down(void *b) {
   free(v);
 }
 
+/* A flap at=host:R in the lab: VM R's carrier (lab.h). */
+static int set_vm_link(void *arg, uint32_t rank, bool up) {
+  verbs_t *v = arg;
+  return v->lab ? jct__lab_set_link(v->lab, rank, up) : JCT_EINVAL;
+}
+
 static int up(void **out, const jct__backend_env_t *env, char *err, size_t errlen) {
   *out = NULL;
   const jct_run_opts_t *o = env->o;
@@ -404,6 +421,7 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
     const char *ports[JCT_SWITCH_MAX_PORTS];
     jct_fabric_opts_t fo = *env->fabric;
     if (!(rc = lab_up(v, err, errlen))) {
+      if (v->chain) jct__chain_set_link_fn(v->chain, set_vm_link, v);
       for (uint32_t i = 0; i < o->schedule->nranks && i < JCT_SWITCH_MAX_PORTS; i++)
         ports[i] = jct__lab_port_ifname(v->lab, i);
       fo.port_ifnames = ports;

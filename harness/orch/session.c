@@ -74,6 +74,11 @@ static bool failed_only(void *arg) {
   return failed(arg);
 }
 
+static bool restored_or_failed(void *arg) {
+  jct__session_t *s = arg;
+  return !jct_fabric_wd_storming(s->fab) || failed(s);
+}
+
 static double cpu_seconds(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -240,6 +245,13 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
    * or a baseline would receive a faulted repetition's late frames. */
   uint64_t hold_ns = faulted ? jct__chain_host_hold_ns(s->chain) : 0;
   if (hold_ns) jct__loop_run_until(&s->loop, failed_only, NULL, s, jct_now_ns() + hold_ns);
+  /* A queue the PFC watchdog declared in storm stays so until restoration
+   * (200 ms after the storm's last pause frame): the next repetition waits
+   * for it, or a baseline would start on a queue that drops (action drop)
+   * and the restore would count there. 2 s: the restoration's tenfold. */
+  if (faulted && s->fab && jct_fabric_wd_storming(s->fab))
+    jct__loop_run_until(&s->loop, restored_or_failed, NULL, s,
+                        jct_now_ns() + (uint64_t)(2e9 * jct_clock_tdf()));
   jct__chain_collect(s->chain); /* the host injectors' counters, from their kernels */
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */

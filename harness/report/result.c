@@ -177,6 +177,10 @@ static json_t *drops_json(const jct_replay_result_t *r) {
                        "held", (json_int_t)st->held, "modified",
                        (json_int_t)(st->modified + st->expedited), "generated",
                        (json_int_t)st->generated, "duplicated", (json_int_t)st->duplicated));
+    /* A flap's: how long its link was down, what its host refused meanwhile. */
+    json_t *last = json_array_get(inj, json_array_size(inj) - 1);
+    json_object_set_new(last, "link_down_ns", u64(st->link_down_ns));
+    json_object_set_new(last, "refused", u64(st->refused));
   }
   const jct_switch_totals_t *f = &r->f.fabric;
   json_t *fab = json_pack(
@@ -192,6 +196,9 @@ static json_t *drops_json(const jct_replay_result_t *r) {
     if (strcmp(r->injectors[i].kind, "flap") == 0) link_down += r->injectors[i].stats.dropped;
   json_object_set_new(fab, "link_down", u64(link_down));
   json_object_set_new(fab, "pfc_xoff_received", u64(f->rx_pfc_xoff)); /* a storm's, at the switch */
+  /* The PFC watchdog: queues it declared in storm, and restored. */
+  json_object_set_new(fab, "pfc_watchdog_storms", u64(f->wd_storms));
+  json_object_set_new(fab, "pfc_watchdog_restores", u64(f->wd_restores));
   return json_pack("{s:o,s:o}", "injectors", inj, "fabric", fab);
 }
 

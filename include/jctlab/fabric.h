@@ -191,6 +191,10 @@ void jct_fabric_start(jct_fabric_t *f, uint64_t now_ns);
 /* True when the switch holds no frame (queued or on the wire). */
 bool jct_fabric_idle(const jct_fabric_t *f);
 
+/* True while the PFC watchdog holds some egress queue in storm (until
+ * restoration, switch.h: 200 ms after its last pause frame). */
+bool jct_fabric_wd_storming(const jct_fabric_t *f);
+
 /* Stop reading, flush and close the capture, free the switch and tear the
  * topology down. The poll handles are closed through the loop: run it once
  * more (uv_run NOWAIT) before closing the loop. NULL is fine. */

@@ -303,6 +303,17 @@ typedef jct_switch_verdict_t (*jct_switch_hook_cb)(jct_switch_frame_t *f, uint64
 int jct_switch_set_hook(jct_switch_t *sw, uint32_t port, jct_switch_stage_t stage,
                         jct_switch_hook_cb cb, void *arg);
 
+/* The PFC watchdog's transitions: egress queue (port, prio) entered storm
+ * (storm true: paused continuously for wd_detection_ns; with action drop
+ * its queued frames were just discarded) or was restored (storm false:
+ * wd_restoration_ns without a pause frame for it), at now_ns. As SONiC's
+ * pfcwd logs "PFC Watchdog storm detected/restored" per queue. */
+typedef void (*jct_switch_wd_cb)(jct_switch_t *sw, uint32_t port, int prio, bool storm,
+                                 uint64_t now_ns, void *arg);
+
+/* Set (cb non-NULL) or clear the watchdog's callback. Errors: JCT_EINVAL. */
+int jct_switch_set_wd_cb(jct_switch_t *sw, jct_switch_wd_cb cb, void *arg);
+
 /* ---- Counters ------------------------------------------------------------ */
 
 typedef struct {
@@ -338,6 +349,7 @@ typedef struct {
   uint64_t drops[JCT_SW_DROP_NREASONS]; /* rx and tx drops by reason */
   uint64_t tx_pfc_xoff, tx_pfc_xon, rx_pfc_xoff, rx_pfc_xon, ecn_marked;
   uint64_t pool_used_bytes, pool_bytes;
+  uint64_t wd_storms, wd_restores; /* PFC watchdog: queues that entered storm, were restored */
 } jct_switch_totals_t;
 
 /* Port counters as of now_ns (paused_ns counts only time already elapsed).
