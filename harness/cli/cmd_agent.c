@@ -166,6 +166,18 @@ static void on_exec_timer(jct_timer_t *t, uint64_t now_ns) {
 
 static void do_setup(agent_t *g, json_t *m) {
   char err[512];
+  if (g->verbs) {
+    send_error(g, "error", "setup twice: this agent's connections are set up already");
+    return;
+  }
+  /* What a setup that failed left (the agent serves on after bad input):
+   * its schedule, its PFC responder, its host programs off the device. */
+  jct_schedule_free(g->sched);
+  g->sched = NULL;
+  jct__agent_pfc_free(g->pfc);
+  g->pfc = NULL;
+  jct__agent_host_free(g->host);
+  g->host = NULL;
   json_t *sj = json_object_get(m, "schedule");
   char *text = sj ? json_dumps(sj, JSON_COMPACT) : NULL;
   int rc = text ? jct_schedule_loads(&g->sched, text, strlen(text), err, sizeof err) : JCT_EINVAL;
