@@ -184,7 +184,8 @@ static bool paused(const jct_uroce_qp_t *qp, uint64_t now_ns) {
 
 size_t jct_uroce_next_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap) {
   qp->last_now_ns = now_ns;
-  if (!qp->error) jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
+  if (!qp->error && qp->comp.go_back_ahead)
+    jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
   if (qp->error || cap < jct_uroce_max_packet_bytes(qp) || paused(qp, now_ns)) return 0;
   size_t n = jct__uroce_resp_ack(qp, now_ns, buf, cap);
   if (!n) n = jct__uroce_req_packet(qp, now_ns, buf, cap);
@@ -231,7 +232,8 @@ jct_uroce_rx_t jct_uroce_rx_ecn(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t l
   if (qp->error) return JCT_UROCE_RX_IGNORED;
   if (h.bth.opcode == JCT_OP_RC_ACKNOWLEDGE) {
     jct_uroce_rx_t r = jct__uroce_comp_rx(qp, &h, now_ns);
-    if (!qp->error) jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
+    if (!qp->error && qp->comp.go_back_ahead)
+      jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
     return r;
   }
   if (h.bth.opcode == JCT_OP_CNP) {
