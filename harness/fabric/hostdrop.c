@@ -1,7 +1,11 @@
 /* The drop injector in a host's kernel (hostdrop.h): libbpf loads the
  * embedded program (hostdrop.bpf.c, compiled by the build) from memory,
- * bpf_tc_hook_create/bpf_tc_attach put it on the interface's egress, and
- * the maps are read and written with bpf_map_lookup_elem/update_elem.
+ * a tcx link (BPF_LINK_CREATE, BPF_TCX_EGRESS: Linux 6.6 and later) or,
+ * where the kernel has none, bpf_tc_hook_create/bpf_tc_attach put it on
+ * the interface's egress, and the maps are read and written with
+ * bpf_map_lookup_elem/update_elem. The tcx link is made with the raw
+ * bpf_link_create: the libbpf this builds against (Debian 12's 1.1) has no
+ * bpf_program__attach_tcx, and its linux/bpf.h (6.1) no BPF_TCX_EGRESS.
  * libbpf's own messages are kept quiet unless JCT_BPF_DEBUG is set in the
  * environment (the verifier's log, when a kernel refuses the program). */
 #include <errno.h>
@@ -9,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -24,16 +29,20 @@
 extern const unsigned char jct__hostdrop_bpf[];
 extern const size_t jct__hostdrop_bpf_len;
 
-#define FILTER_HANDLE 0x4a43 /* "JC" */
+/* linux/bpf.h's enum bpf_attach_type from 6.6 on (after BPF_LSM_CGROUP,
+ * 43: BPF_STRUCT_OPS, BPF_NETFILTER, BPF_TCX_INGRESS, BPF_TCX_EGRESS). */
+#define ATTACH_TCX_EGRESS 47
 
 struct jct__hostdrop {
   struct bpf_object *obj;
   struct ring_buffer *rb;
-  int cfg_fd, state_fd, flows_fd, losses_fd, targets_fd, positions_fd, prog_fd;
+  int cfg_fd, state_fd, flows_fd, losses_fd, targets_fd, positions_fd, lease_fd, prog_fd;
   int ifindex;
   uint32_t prio;
+  int link_fd;     /* the tcx link; -1: a cls_bpf filter (or nothing yet) */
   bool made_qdisc; /* clsact was created here: detach removes it */
   bool attached;
+  jct__hostdrop_lease_t *lease; /* the filter's lease, renewed while this process lives */
   jct__hostdrop_event_cb cb; /* while draining */
   void *cb_arg;
 };
@@ -55,6 +64,26 @@ static int map_fd(jct__hostdrop_t *h, const char *name) {
   return m ? bpf_map__fd(m) : -1;
 }
 
+/* A tcx link on ifindex's egress (appended: the chain's host injectors
+ * attach in its order), unless JCT_HOSTDROP_ATTACH=tc asks for the
+ * filter. 0, or the kernel's negative errno (EINVAL before 6.6). */
+static int attach_tcx(jct__hostdrop_t *h) {
+  const char *force = getenv("JCT_HOSTDROP_ATTACH");
+  if (force && !strcmp(force, "tc")) return -EOPNOTSUPP;
+  uint32_t zero = 0;
+  struct jct_kdrop_lease ls = {.until_ns = 0, .tcx = 1};
+  if (bpf_map_update_elem(h->lease_fd, &zero, &ls, BPF_ANY) < 0) return -errno;
+  int fd = bpf_link_create(h->prog_fd, h->ifindex, (enum bpf_attach_type)ATTACH_TCX_EGRESS, NULL);
+  if (fd < 0) {
+    int e = errno;
+    ls.tcx = 0;
+    (void)bpf_map_update_elem(h->lease_fd, &zero, &ls, BPF_ANY);
+    return -e;
+  }
+  h->link_fd = fd;
+  return 0;
+}
+
 int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, const char *label,
                          char *err, size_t errlen) {
   *out = NULL;
@@ -63,6 +92,7 @@ int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, cons
   if (!h) return JCT_ENOMEM;
   h->ifindex = ifindex;
   h->prio = prio;
+  h->link_fd = -1;
   char et[96];
   int rc;
   LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "jct_hostdrop");
@@ -87,10 +117,11 @@ int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, cons
   h->losses_fd = map_fd(h, "jct_losses");
   h->targets_fd = map_fd(h, "jct_targets");
   h->positions_fd = map_fd(h, "jct_positions");
+  h->lease_fd = map_fd(h, "jct_lease");
   struct bpf_program *prog = bpf_object__find_program_by_name(h->obj, "jct_hostdrop");
   int events_fd = map_fd(h, "jct_events");
   if (!prog || h->cfg_fd < 0 || h->state_fd < 0 || h->flows_fd < 0 || h->losses_fd < 0 ||
-      h->targets_fd < 0 || h->positions_fd < 0 || events_fd < 0) {
+      h->targets_fd < 0 || h->positions_fd < 0 || h->lease_fd < 0 || events_fd < 0) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: the tc-eBPF drop program lacks its maps", label);
     goto fail;
   }
@@ -99,6 +130,14 @@ int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, cons
                    jct__errno_text(errno, et, sizeof et));
     goto fail;
   }
+  h->prog_fd = bpf_program__fd(prog);
+  if (attach_tcx(h) == 0) {
+    h->attached = true;
+    *out = h;
+    return 0;
+  }
+  /* The filter's lease first: a filter never runs without one. */
+  if ((rc = jct__hostdrop_lease_start(&h->lease, h->lease_fd, err, errlen)) < 0) goto fail;
   LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
   rc = bpf_tc_hook_create(&hook);
   if (rc < 0 && rc != -EEXIST) {
@@ -107,8 +146,7 @@ int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, cons
     goto fail;
   }
   h->made_qdisc = rc == 0;
-  h->prog_fd = bpf_program__fd(prog);
-  LIBBPF_OPTS(bpf_tc_opts, to, .handle = FILTER_HANDLE, .priority = prio, .prog_fd = h->prog_fd);
+  LIBBPF_OPTS(bpf_tc_opts, to, .handle = JCT__HOSTDROP_HANDLE, .priority = prio, .prog_fd = h->prog_fd);
   if ((rc = bpf_tc_attach(&hook, &to)) < 0) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: cannot add the cls_bpf filter on egress: %s", label,
                    jct__errno_text(-rc, et, sizeof et));
@@ -203,8 +241,8 @@ int jct__hostdrop_test_run(jct__hostdrop_t *h, const uint8_t *frame, size_t len,
   if (bpf_prog_test_run_opts(h->prog_fd, &ro) < 0) return JCT_EIO;
   /* TC_ACT_STOLEN loses it; TC_ACT_UNSPEC lets the next filter see it.
    * Anything else (OK would end the hook's filters) is the program's bug. */
-  if (ro.retval != 4 && ro.retval != (uint32_t)-1) return JCT_EIO;
-  *dropped = ro.retval == 4;
+  if (ro.retval != 4 && ro.retval != 7 && ro.retval != (uint32_t)-1) return JCT_EIO;
+  *dropped = ro.retval == 4 || ro.retval == 7; /* STOLEN; REDIRECT (to nowhere) for tcx */
   return 0;
 }
 
@@ -222,9 +260,10 @@ int jct__hostdrop_test_tstamp(jct__hostdrop_t *h, const uint8_t *frame, size_t l
 
 void jct__hostdrop_detach(jct__hostdrop_t *h, bool gone_ns) {
   if (!h) return;
+  if (h->link_fd >= 0) close(h->link_fd); /* the kernel detaches the link */
   LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = h->ifindex, .attach_point = BPF_TC_EGRESS);
-  if (h->attached && !gone_ns) {
-    LIBBPF_OPTS(bpf_tc_opts, to, .handle = FILTER_HANDLE, .priority = h->prio);
+  if (h->attached && h->link_fd < 0 && !gone_ns) {
+    LIBBPF_OPTS(bpf_tc_opts, to, .handle = JCT__HOSTDROP_HANDLE, .priority = h->prio);
     (void)bpf_tc_detach(&hook, &to);
   }
   if (h->made_qdisc && !gone_ns) {
@@ -232,9 +271,14 @@ void jct__hostdrop_detach(jct__hostdrop_t *h, bool gone_ns) {
     hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
     (void)bpf_tc_hook_destroy(&hook);
   }
+  jct__hostdrop_lease_stop(h->lease); /* after the filter is gone: it never runs unleased */
   ring_buffer__free(h->rb);
   bpf_object__close(h->obj);
   free(h);
+}
+
+const char *jct__hostdrop_attach_kind(const jct__hostdrop_t *h) {
+  return h->link_fd >= 0 ? "tcx" : "tc";
 }
 
 /* ---- a qdisc kind's presence ------------------------------------------- */

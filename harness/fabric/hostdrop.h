@@ -2,10 +2,20 @@
  * include/jctlab/kdrop.h loaded with libbpf and attached to one
  * interface's egress, its maps written and read from here.
  *
- * Attaching creates the interface's clsact qdisc unless it has one already,
- * and adds one cls_bpf filter (direct-action) on its egress hook
- * (tc-bpf(8), libbpf's bpf_tc_hook_create and bpf_tc_attach). Detaching
- * removes that filter, and the clsact qdisc when attaching created it, so
+ * Attaching makes a tcx link on the egress hook (Linux 6.6 and later:
+ * kernel/bpf/tcx.c), which this process's descriptor owns: the kernel
+ * detaches it when the process ends however it ends, SIGKILL included, so
+ * nothing is left on a persistent interface (a real host's NIC, which the
+ * agent does not own). Where the kernel has no tcx (or
+ * JCT_HOSTDROP_ATTACH=tc, for tests), it creates the interface's clsact
+ * qdisc unless it has one already and adds one cls_bpf filter
+ * (direct-action, handle JCT__HOSTDROP_HANDLE) on its egress hook
+ * (tc-bpf(8), libbpf's bpf_tc_hook_create and bpf_tc_attach). Such a
+ * filter outlives a killed process; it holds a lease (kdrop.h's
+ * jct_kdrop_lease) that a thread of this process renews, and goes inert
+ * (passes every packet) within JCT__HOSTDROP_LEASE_NS of the process's
+ * death; jct__hostdrop_clear_stale removes it. Detaching closes the link,
+ * or removes the filter and the clsact qdisc when attaching created it, so
  * a persistent interface is left as it was found; the program and its maps
  * go when their last file descriptor closes. A namespace jctlab made takes
  * all of it with it when the process ends, SIGKILL included.
@@ -26,6 +36,13 @@
 
 typedef struct jct__hostdrop jct__hostdrop_t;
 
+#define JCT__HOSTDROP_HANDLE 0x4a43 /* "JC": the fallback filter's handle */
+/* The fallback filter's lease, renewed every third of it: 3 s, or
+ * JCT_HOSTDROP_LEASE_MS milliseconds from the environment (10 to 60000;
+ * for tests). A killed agent's filter passes everything after at most
+ * this long. */
+#define JCT__HOSTDROP_LEASE_NS 3000000000ull
+
 /* Load the program and put it on ifindex's egress as filter priority prio
  * (1 or more: a chain's host injectors run in its order), passing
  * everything (disabled) until configured. label names the host in errors ("rank 1's
@@ -34,6 +51,9 @@ typedef struct jct__hostdrop jct__hostdrop_t;
  * JCT_HOSTFAULT (JCT_EINVAL). */
 int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, const char *label,
                          char *err, size_t errlen);
+
+/* How h is attached: "tcx" (a link) or "tc" (the leased cls_bpf filter). */
+const char *jct__hostdrop_attach_kind(const jct__hostdrop_t *h);
 
 /* A repetition starts: cfg becomes the program's configuration, the state
  * restarts (counters zero, PRNG from rng, loss models in their first
@@ -68,6 +88,23 @@ int jct__hostdrop_test_tstamp(jct__hostdrop_t *h, const uint8_t *frame, size_t l
  * program. Call in the namespace attach was called in; when that namespace
  * is gone already, gone_ns true only frees. NULL is fine. */
 void jct__hostdrop_detach(jct__hostdrop_t *h, bool gone_ns);
+
+/* Remove every jctlab filter (handle JCT__HOSTDROP_HANDLE, kind bpf) from
+ * ifindex's egress (calling thread's namespace): what a killed process
+ * left; then the clsact qdisc, when no filter is left on either of its
+ * hooks (an empty clsact does nothing). For the one process that owns the
+ * interface (an agent, at its start): another's live filter goes too.
+ * Returns how many filters were removed, or JCT_EIO (err says why). */
+int jct__hostdrop_clear_stale(int ifindex, char *err, size_t errlen);
+
+/* The fallback filter's lease (hostdrop_lease.c): start writes the lease
+ * map (lease_fd) with a deadline JCT__HOSTDROP_LEASE_NS ahead and starts
+ * the thread that renews it; stop ends the thread and leaves the deadline
+ * to pass. Errors: JCT_EIO, JCT_ENOMEM, JCT_EINVAL (a bad
+ * JCT_HOSTDROP_LEASE_MS). NULL is fine for stop. */
+typedef struct jct__hostdrop_lease jct__hostdrop_lease_t;
+int jct__hostdrop_lease_start(jct__hostdrop_lease_t **out, int lease_fd, char *err, size_t errlen);
+void jct__hostdrop_lease_stop(jct__hostdrop_lease_t *l);
 
 /* Whether the kernel has a qdisc of this kind ("fq"): probed by adding it
  * as ifindex's root qdisc and deleting it again (calling thread's

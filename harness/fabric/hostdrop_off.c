@@ -54,3 +54,13 @@ int jct__hostdrop_test_tstamp(jct__hostdrop_t *h, const uint8_t *frame, size_t l
   (void)h, (void)frame, (void)len, (void)tstamp_ns;
   return JCT_EINVAL;
 }
+
+const char *jct__hostdrop_attach_kind(const jct__hostdrop_t *h) {
+  (void)h;
+  return "none";
+}
+
+int jct__hostdrop_clear_stale(int ifindex, char *err, size_t errlen) {
+  (void)ifindex, (void)err, (void)errlen;
+  return 0; /* this build attaches nothing */
+}

@@ -62,6 +62,24 @@ struct jct_kdrop_cfg {
   __u64 delay_ns;    /* JCT_KDROP_DELAY */
 };
 
+/* The lease map's one value, written by userspace (hostdrop.h). The
+ * program passes every packet, uncounted, once CLOCK_MONOTONIC reaches
+ * until_ns: on a kernel without tcx links (Linux < 6.6) the program hangs
+ * on a cls_bpf filter that outlives a killed agent, and the agent renews
+ * until_ns while it lives, so its filter goes inert within the lease.
+ * until_ns 0: no lease (a tcx link, which the kernel detaches when its
+ * last descriptor closes; a namespace's filter, which goes with it). tcx:
+ * the program runs from a tcx link (kernel/bpf/tcx.c), where a verdict
+ * other than TCX_PASS, TCX_DROP and TCX_REDIRECT means "next", so a lost
+ * packet is redirected to ifindex 0 instead of TC_ACT_STOLEN: the kernel
+ * frees it (skb_do_redirect: no such device) and tells the sender
+ * NET_XMIT_SUCCESS, as STOLEN does on a filter (TCX_DROP's NET_XMIT_DROP
+ * would put rxe's QP in the error state). */
+struct jct_kdrop_lease {
+  __u64 until_ns;
+  __u32 tcx, pad;
+};
+
 /* The counters and the loss models' state, one value (behind a
  * bpf_spin_lock in the program). Userspace writes it zeroed with the
  * seeded PRNG at each repetition's start and reads the counters back. */

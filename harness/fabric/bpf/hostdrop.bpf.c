@@ -1,6 +1,7 @@
 /* The drop injector in a host's kernel (include/jctlab/kdrop.h): a tc
  * classifier on the egress of the host's interface, in direct-action mode,
  * returning TC_ACT_STOLEN for a packet it loses and TC_ACT_UNSPEC otherwise
+ * (a redirect to nowhere from a tcx link: kdrop.h's jct_kdrop_lease)
  * (tc-bpf(8); the clsact qdisc's egress hook runs it for every packet the
  * interface sends, before the device's queue). STOLEN, not SHOT: the
  * kernel frees the packet and tells the sender NET_XMIT_SUCCESS
@@ -52,6 +53,13 @@ struct {
   __type(key, __u32);
   __type(value, struct jct_kdrop_value);
 } jct_state SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct jct_kdrop_lease);
+} jct_lease SEC(".maps");
 
 /* Per flow (draw.c's flow hash of the addresses and destination QP): the
  * highest PSN of its data packets (one at or before it is a
@@ -341,6 +349,8 @@ int jct_hostdrop(struct __sk_buff *skb) {
   int data = opcode != 0x11 && opcode != 0x12 && opcode != 0x81;
 
   __u64 now = bpf_ktime_get_ns();
+  const struct jct_kdrop_lease *ls = bpf_map_lookup_elem(&jct_lease, &zero);
+  if (ls && ls->until_ns && now >= ls->until_ns) return PASS; /* its agent is gone */
   __u64 t = now > c->start_ns ? now - c->start_ns : 0;
   if (t < c->at_ns || (c->until_ns && t >= c->until_ns)) return PASS;
 
@@ -452,6 +462,7 @@ int jct_hostdrop(struct __sk_buff *skb) {
   ev.family = family;
   if (bpf_ringbuf_output(&jct_events, &ev, sizeof ev, 0) < 0)
     __sync_fetch_and_add(&v->s.c.events_lost, 1);
+  if (ls && ls->tcx) return (int)bpf_redirect(0, 0); /* lost: kdrop.h's jct_kdrop_lease */
   return TC_ACT_STOLEN;
 }
 
