@@ -127,7 +127,18 @@ static int add_one(jct__agent_host_t *h, const json_t *e, int ifindex, const cha
                   : jct__errf(err, errlen, JCT_EINVAL, "%s: not a kind a host's kernel runs", spec);
   char label[160];
   snprintf(label, sizeof label, "%s (%s)", spec, netdev);
-  return jct__hostdrop_attach(&d->prog, ifindex, d->index + 1, label, err, errlen);
+  if ((rc = jct__hostdrop_attach(&d->prog, ifindex, d->index + 1, label, err, errlen)) < 0)
+    return rc;
+  /* The log says what a kill would leave (hostdrop.h). */
+  if (!strcmp(jct__hostdrop_attach_kind(d->prog), "tcx"))
+    fprintf(stderr, "jctlab agent: %s on %s's egress by a tcx link (gone with this agent)\n",
+            spec, netdev);
+  else
+    fprintf(stderr,
+            "jctlab agent: %s on %s's egress by a tc filter (no tcx in this kernel): "
+            "inert within its lease if this agent is killed\n",
+            spec, netdev);
+  return 0;
 }
 
 int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char *netdev,
@@ -279,8 +290,10 @@ json_t *jct__agent_host_done(jct__agent_host_t *h) {
     h->drops = json_array();
     jct__hostdrop_drain(h->d[i].prog, on_drop, h);
     json_array_append_new(all,
-                          json_pack("{s:I,s:I,s:I,s:I,s:I,s:o}", "index", (json_int_t)h->d[i].index,
-                                    "seen", (json_int_t)k.seen, "dropped", (json_int_t)k.dropped,
+                          json_pack("{s:I,s:s,s:I,s:I,s:I,s:I,s:o}", "index",
+                                    (json_int_t)h->d[i].index, "attach",
+                                    jct__hostdrop_attach_kind(h->d[i].prog), "seen",
+                                    (json_int_t)k.seen, "dropped", (json_int_t)k.dropped,
                                     "held", (json_int_t)k.held, "events_lost",
                                     (json_int_t)k.events_lost, "drops", h->drops));
     h->drops = NULL;

@@ -13,7 +13,7 @@
  * program's configuration and attaches the program. Each run message says
  * whether the repetition is faulted; the program restarts then (same
  * seed, window from now, zero counters), and the done message carries its
- * counters and drops ("host_drops": [{index, seen, dropped, held,
+ * counters and drops ("host_drops": [{index, attach: "tcx" or "tc" (hostdrop.h), seen, dropped, held,
  * events_lost, drops: [[t_ns, qp, psn, opcode, retransmission, family,
  * "src", "dst"], ...]}], t_ns from the run message; a pause's: {index,
  * generated, dropped: frames this kernel refused, frames: [[t_ns, bytes,

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@
 #include "jctlab/executor.h"
 #include "jctlab/schedule.h"
 #include "jctlab/topo.h"
+#include "harness/fabric/hostdrop.h"
 #include "harness/fabric/topo_link.h"
 #include "harness/base/units.h"
 #include "harness/transport/rdma_sysfs.h"
@@ -510,6 +512,20 @@ static int parse(int argc, char **argv, args_t *a) {
   return -1;
 }
 
+/* What a killed agent left on this host's device: its drop programs'
+ * fallback filters (hostdrop.h; a tcx link goes with its process). One
+ * agent serves a device, so every jctlab filter on it is a dead one's. */
+static void clear_stale(const char *netdev) {
+  int ifindex = (int)if_nametoindex(netdev);
+  char err[256];
+  int n = ifindex ? jct__hostdrop_clear_stale(ifindex, err, sizeof err) : 0;
+  if (n < 0)
+    fprintf(stderr, "jctlab agent: %s: %s\n", netdev, err);
+  else if (n > 0)
+    fprintf(stderr, "jctlab agent: removed %d tc filter%s a killed agent left on %s's egress\n", n,
+            n == 1 ? "" : "s", netdev);
+}
+
 int jct__cmd_agent(int argc, char **argv) {
   agent_t *g = calloc(1, sizeof *g);
   if (!g) return 1;
@@ -518,6 +534,7 @@ int jct__cmd_agent(int argc, char **argv) {
     free(g);
     return st;
   }
+  clear_stale(g->a.netdev); /* before waiting: a stale filter drops meanwhile */
   g->fd = g->a.listen ? accept_orchestrator(g->a.listen)
                       : open(g->a.control, O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (g->fd < 0) {
