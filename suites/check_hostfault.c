@@ -9,9 +9,10 @@
  *            sequence (go-back copies and ACKs in it), non-RoCE frames and
  *            baseline repetitions pass uncounted; pkt= positions and
  *            qp-order='s QP found as the switch finds them.
- *   cleanup: attach and detach on a veth leave it as found: no filter, and
- *            the clsact qdisc gone when jctlab made it, kept when it was
- *            there before.
+ *   cleanup: attach and detach on a veth leave it as found: a tcx link
+ *            gone; in the fallback, no filter, and the clsact qdisc gone
+ *            when jctlab made it, kept when it was there before.
+ *   killed:  a SIGKILLed `jctlab agent` leaves nothing (check_hostfault_kill.c).
  *   run:     `jctlab run` with at=host:RANK, ranks in namespaces: a
  *            targeted drop gives exactly one NAK and no timeout, as on the
  *            switch; drop p=1% at the host and on the switch give the same
@@ -356,8 +357,38 @@ static bool has_clsact(int ifindex) {
   return false;
 }
 
+/* tcx links on ifindex whose program is named jct_hostdrop (struct
+ * bpf_link_info's tcx.ifindex, the union's first word: Debian 12's
+ * linux/bpf.h predates it). */
+static int tcx_links(int ifindex) {
+  int n = 0;
+  uint32_t id = 0;
+  while (bpf_link_get_next_id(id, &id) == 0) {
+    int fd = bpf_link_get_fd_by_id(id);
+    if (fd < 0) continue;
+    struct bpf_link_info li;
+    uint32_t len = sizeof li, at;
+    memset(&li, 0, sizeof li);
+    if (bpf_obj_get_info_by_fd(fd, &li, &len) == 0) {
+      memcpy(&at, (const char *)&li + offsetof(struct bpf_link_info, raw_tracepoint), sizeof at);
+      int pfd = bpf_prog_get_fd_by_id(li.prog_id);
+      struct bpf_prog_info pi;
+      uint32_t plen = sizeof pi;
+      memset(&pi, 0, sizeof pi);
+      if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &plen) == 0 &&
+          !strcmp(pi.name, "jct_hostdrop") && (int)at == ifindex)
+        n++;
+      if (pfd >= 0) close(pfd);
+    }
+    close(fd);
+  }
+  return n;
+}
+
 /* A veth that outlives the program (a rank's eth0 in a topology the test
- * holds): left as found, with and without a clsact of its own before. */
+ * holds): left as found. By a tcx link (this kernel has them): no filter,
+ * no clsact, the link gone at detach. By the fallback filter
+ * (JCT_HOSTDROP_ATTACH=tc): with and without a clsact of its own before. */
 START_TEST(veth_left_as_found) {
   if (!isolate_or_skip("veth_left_as_found")) return;
   char err[512] = "";
@@ -365,12 +396,24 @@ START_TEST(veth_left_as_found) {
   ck_assert_msg(jct_topo_create(&t, 2, NULL, err, sizeof err) == 0, "%s", err);
   ck_assert_int_eq(jct_topo_enter_rank(t, 0, err, sizeof err), 0);
   int ifindex = jct_topo_rank_ifindex(t, 0);
+  unsetenv("JCT_HOSTDROP_ATTACH");
+  jct__hostdrop_t *x = NULL;
+  ck_assert_msg(jct__hostdrop_attach(&x, ifindex, 1, "rank 0's eth0", err, sizeof err) == 0, "%s",
+                err);
+  ck_assert_str_eq(jct__hostdrop_attach_kind(x), "tcx");
+  ck_assert_int_eq(tcx_links(ifindex), 1);
+  ck_assert(!has_filter(ifindex));
+  ck_assert(!has_clsact(ifindex));
+  jct__hostdrop_detach(x, false);
+  ck_assert_int_eq(tcx_links(ifindex), 0);
+  setenv("JCT_HOSTDROP_ATTACH", "tc", 1);
   for (int pre = 0; pre <= 1; pre++) {
     LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
     if (pre) ck_assert_int_eq(bpf_tc_hook_create(&hook), 0); /* someone's clsact */
     jct__hostdrop_t *h = NULL;
     ck_assert_msg(jct__hostdrop_attach(&h, ifindex, 1, "rank 0's eth0", err, sizeof err) == 0, "%s",
                   err);
+    ck_assert_str_eq(jct__hostdrop_attach_kind(h), "tc");
     ck_assert(has_filter(ifindex));
     jct__hostdrop_detach(h, false);
     ck_assert_msg(!has_filter(ifindex), "the filter is still there (clsact before: %d)", pre);
@@ -823,6 +866,8 @@ Suite *hostfault_suite(void) {
   tcase_set_timeout(c, 60);
   tcase_add_test(c, veth_left_as_found);
   suite_add_tcase(s, c);
+  TCase *kill = hostfault_kill_tcase(); /* check_hostfault_kill.c */
+  if (kill) suite_add_tcase(s, kill);
   TCase *r = tcase_create("run");
   tcase_set_timeout(r, 300);
   tcase_add_test(r, targeted_drop_host_as_switch);
