@@ -16,8 +16,10 @@
  *
  * A task that dies or stops answering makes the repetition fail with the
  * rank named: rank 0 polls the liveness of the tasks on its own host
- * (/proc/PID/stat), and a report that has not come by the repetition's
- * limit names the ranks it is missing. */
+ * (/proc/PID/stat), names a task it has not heard from (ALIVE, then its
+ * report) for JCT__RANK_SILENT_NS, wherever it runs, and a report that has
+ * not come by the repetition's limit names the ranks it is missing. A report that is not one (short,
+ * or of another schedule) fails it at once, naming the rank. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -55,6 +57,7 @@ typedef struct {
   /* The current repetition. */
   uint32_t index;
   bool *reported;
+  uint64_t *alive_ns; /* when each task was last heard from (rank_world.h's ALIVE) */
   jct_op_timing_t *timing; /* merged, absolute (rank 0's clock) */
   uint64_t next_liveness_ns;
   uv_timer_t wake;
@@ -71,9 +74,17 @@ static void fail(ranks_t *r, const char *why) {
   snprintf(r->why, sizeof r->why, "%s", why);
 }
 
+/* For suite rank: JCT_RANK_TEST_REMOTE=1 makes rank 0 treat every task as
+ * on another host (its /proc unseen), so only ALIVE tells it of a death. */
+static bool remote_for_test(void) {
+  const char *v = getenv("JCT_RANK_TEST_REMOTE");
+  return v && !strcmp(v, "1");
+}
+
 /* A task on this host that is gone or a zombie. */
 static bool dead(const ranks_t *r, uint32_t i) {
-  if (strcmp(r->w->host[i], my_host)) return false; /* another host: its report's limit tells */
+  if (strcmp(r->w->host[i], my_host) || remote_for_test())
+    return false; /* another host: its silence tells (silent()) */
   char path[48], stat[256];
   snprintf(path, sizeof path, "/proc/%d/stat", r->w->pid[i]);
   FILE *f = fopen(path, "r");
@@ -99,15 +110,45 @@ static uint32_t find_dead(ranks_t *r) {
   return 0;
 }
 
+/* The first worker that has not reported and was not heard from for
+ * JCT__RANK_SILENT_NS (dead on another host, or its host unreachable),
+ * named; 0 when none. */
+static uint32_t find_silent(ranks_t *r, uint64_t now) {
+  for (uint32_t i = 1; i < r->w->size; i++)
+    if (!r->reported[i] && now > r->alive_ns[i] + JCT__RANK_SILENT_NS) {
+      char why[220];
+      snprintf(why, sizeof why,
+               "rank %u (pid %d on %s) went silent: nothing from it for %.1f s during repetition "
+               "%u (it died, or its host is unreachable)",
+               i, r->w->pid[i], r->w->host[i], (double)(now - r->alive_ns[i]) / 1e9,
+               r->index + 1);
+      fail(r, why);
+      r->w->lost = true;
+      snprintf(r->w->lost_why, sizeof r->w->lost_why, "%s", why);
+      return i;
+    }
+  return 0;
+}
+
 static void on_done(ranks_t *r, uint32_t from, const char *buf, size_t len) {
   const jct_schedule_t *s = r->o->schedule;
   jct__rank_done_t d;
   size_t want = sizeof d + s->nops * sizeof(jct_op_timing_t) + s->nconns * sizeof(jct_conn_counts_t);
-  if (len < sizeof d) return;
+  char why[300];
+  if (len < sizeof d) { /* not a report: waiting on would only wait out the limit */
+    snprintf(why, sizeof why, "rank %u sent a malformed report (%zu bytes, a report has %zu)",
+             from, len, want);
+    fail(r, why);
+    return;
+  }
   memcpy(&d, buf, sizeof d);
+  d.why[sizeof d.why - 1] = '\0';
   if (d.index != r->index) return; /* a late report of a repetition given up */
+  if (!d.ok && len != want) { /* a worker that failed before it had timings (rank_worker.c) */
+    fail(r, d.why[0] ? d.why : "a rank failed without saying why");
+    return;
+  }
   if (len != want || d.nops != s->nops || d.nconns != s->nconns) {
-    char why[120];
     snprintf(why, sizeof why, "rank %u sent a report of another schedule", from);
     fail(r, why);
     return;
@@ -150,9 +191,18 @@ static void poll_world(ranks_t *r) {
     free(buf);
   }
   uint64_t now = jct_now_ns();
+  for (;;) { /* ALIVE: no payload */
+    void *buf = NULL;
+    size_t len = 0;
+    uint32_t from = 0;
+    int tag = 0;
+    if (jct__world_poll(JCT__WORLD_ANY, JCT__TAG_ALIVE, &buf, &len, &from, &tag) <= 0) break;
+    free(buf);
+    if (from < r->w->size) r->alive_ns[from] = now;
+  }
   if (now >= r->next_liveness_ns) {
     r->next_liveness_ns = now + LIVENESS_NS;
-    find_dead(r);
+    if (!find_dead(r)) find_silent(r, now);
   }
 }
 
@@ -197,6 +247,8 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
     return 0;
   }
   jct_fabric_start(r->fab, jct_now_ns());
+  for (uint32_t i = 0; i < r->w->size; i++)
+    r->alive_ns[i] = t0; /* the workers start at t0 */
   int rc = jct__rank_part_begin(&r->part, t0);
   if (rc) return rc;
   uv_timer_start(&r->wake, on_wake, WAKE_MS, WAKE_MS);
@@ -354,6 +406,7 @@ static void down(void *b) {
   free(r->wlosses);
   free(r->wconn);
   free(r->reported);
+  free(r->alive_ns);
   free(r->timing);
   if (r->wake_open) { /* freed once the loop has closed the timer */
     r->wake.data = r;
@@ -471,8 +524,9 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   r->wlosses = calloc(w->size, sizeof *r->wlosses);
   r->wconn = calloc((size_t)w->size * s->nconns + 1, sizeof *r->wconn);
   r->reported = calloc(w->size, sizeof *r->reported);
+  r->alive_ns = calloc(w->size, sizeof *r->alive_ns);
   r->timing = calloc(s->nops + 1, sizeof *r->timing);
-  if (!r->sq_psn || !r->wstats || !r->wpaused || !r->wlosses || !r->wconn || !r->reported ||
+  if (!r->sq_psn || !r->wstats || !r->wpaused || !r->wlosses || !r->wconn || !r->reported || !r->alive_ns ||
       !r->timing) {
     down(r);
     return JCT_ENOMEM;

@@ -32,6 +32,7 @@ typedef struct {
   uint32_t *sq_psn;
   jct__rank_run_t run;
   uint64_t deadline_ns;
+  uint64_t next_alive_ns;
   bool running, quit, broken;
 } worker_t;
 
@@ -137,6 +138,19 @@ static void on_run(worker_t *w, const char *buf, size_t len) {
   w->running = true;
 }
 
+/* For suite rank: JCT_RANK_TEST_BAD_REPORT=R makes rank R's first report
+ * a malformed one (7 bytes), as a worker of another build or a corrupted
+ * message would send; rank 0 must fail the repetition at once, naming R.
+ * Returns whether it sent that instead of the report. */
+static bool bad_report_for_test(worker_t *w) {
+  static bool sent;
+  const char *r = getenv("JCT_RANK_TEST_BAD_REPORT");
+  if (sent || !r || strtoul(r, NULL, 10) != w->rank) return false;
+  sent = true;
+  send_or_break(w, JCT__TAG_DONE, "garbage", 7);
+  return true;
+}
+
 /* This rank's report of the repetition: its counters so far and its ops'
  * timings on rank 0's clock. */
 static void finish(worker_t *w, const char *why) {
@@ -168,7 +182,7 @@ static void finish(worker_t *w, const char *why) {
   }
   jct__rank_part_end(&w->part);
   w->running = false;
-  send_or_break(w, JCT__TAG_DONE, buf, len);
+  if (!bad_report_for_test(w)) send_or_break(w, JCT__TAG_DONE, buf, len);
   free(buf);
 }
 
@@ -214,8 +228,17 @@ static void on_message(worker_t *w, int tag, const char *buf, size_t len) {
   }
 }
 
+/* During a repetition: ALIVE to rank 0 every JCT__RANK_ALIVE_NS (rank_world.h). */
+static void heartbeat(worker_t *w) {
+  uint64_t now = jct_now_ns();
+  if (!w->running || now < w->next_alive_ns) return;
+  w->next_alive_ns = now + JCT__RANK_ALIVE_NS;
+  send_or_break(w, JCT__TAG_ALIVE, NULL, 0);
+}
+
 static void on_poll(uv_timer_t *t) {
   worker_t *w = t->data;
+  heartbeat(w);
   if (w->running) return; /* during a repetition rank 0 sends nothing */
   void *buf = NULL;
   size_t len = 0;
