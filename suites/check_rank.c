@@ -348,28 +348,35 @@ static pid_t task_of(pid_t m, int rank) {
   return found;
 }
 
-START_TEST(dead_rank_named) {
-  if (!can_launch("dead_rank_named")) return;
-  char scen[256], js[256], tag[32];
-  scenario(scen, sizeof scen, 40, "uroce");
-  craft_tmpname(js, sizeof js, ".json");
+/* Launch the 40-repetition ring under mpirun (JCT_RANK_TEST tagging its
+ * tasks; extra: one more variable to pass, or NULL) and, once rank 2 runs
+ * its repetitions, send it sig; *victim its pid, *sent_at when. */
+static child_t launch_and_signal(const char *scen, const char *js, const char *extra, int sig,
+                                 pid_t *victim, double *sent_at) {
+  char tag[32];
   snprintf(tag, sizeof tag, "%d", (int)getpid());
   setenv("JCT_RANK_TEST", tag, 1);
   char *argv[] = {"mpirun", "-q", "--allow-run-as-root", "--oversubscribe", "-x", "JCT_RANK_TEST",
-                  "-np", "4", JCT_BINARY, "rank", scen, "--json", js, NULL};
+                  "-np", "4", JCT_BINARY, "rank", (char *)scen, "--json", (char *)js, NULL, NULL,
+                  NULL};
+  if (extra) { /* before -np */
+    memmove(&argv[8], &argv[6], 8 * sizeof *argv);
+    argv[6] = "-x";
+    argv[7] = (char *)extra;
+  }
   child_t c = spawn(argv, NULL);
   unsetenv("JCT_RANK_TEST");
-  /* Once the repetitions run (the tasks up, a second or two), kill rank 2. */
-  pid_t victim = 0;
-  for (int i = 0; i < 100 && !victim; i++) {
+  /* Once the repetitions run (the tasks up, a second or two), signal rank 2. */
+  pid_t v = 0;
+  for (int i = 0; i < 100 && !v; i++) {
     sleep_ms(50);
-    victim = task_of(getpid(), 2);
+    v = task_of(getpid(), 2);
   }
-  ck_assert_msg(victim > 0, "rank 2's task not found");
+  ck_assert_msg(v > 0, "rank 2's task not found");
   /* Its repetitions run once it has entered its namespace (rank 0's UP):
    * then a second and a half into them. */
   char mine[64] = "", its[64] = "", path[64];
-  snprintf(path, sizeof path, "/proc/%d/ns/net", (int)victim);
+  snprintf(path, sizeof path, "/proc/%d/ns/net", (int)v);
   ck_assert_int_gt(readlink("/proc/self/ns/net", mine, sizeof mine - 1), 0);
   for (int i = 0; i < 400 && (readlink(path, its, sizeof its - 1) <= 0 || !strcmp(its, mine));
        i++) {
@@ -378,18 +385,99 @@ START_TEST(dead_rank_named) {
   }
   ck_assert_msg(strcmp(its, mine), "rank 2 never entered its namespace");
   sleep_ms(1500);
-  kill(victim, SIGKILL);
-  result_t r = finish(&c, LIMIT_S);
+  kill(v, sig);
+  *sent_at = now_s();
+  *victim = v;
+  return c;
+}
+
+/* The job's end: within seconds of rank 2's death or silence (not the
+ * repetition's limit, 10 s and more), no task left, the document invalid
+ * with rank 2 named as `says`. */
+static void expect_named(child_t *c, double sent_at, pid_t victim, const char *js,
+                         const char *says, const char *what) {
+  result_t r = finish(c, LIMIT_S);
+  double took = now_s() - sent_at;
+  kill(victim, SIGKILL); /* a stopped task, should the job have left it */
+  printf("rank: rank 2 %s: mpirun ended %.1f s later, exit %d\n", what, took, r.status);
+  ck_assert_msg(took < 8, "the job ended %.1f s after rank 2 %s", took, what);
+  for (int i = 0; i < 4; i++)
+    ck_assert_msg(task_of(getpid(), i) == 0, "rank %d's task outlived the job", i);
   ck_assert_int_ne(r.status, 0);
   char name[64];
   snprintf(name, sizeof name, "rank 2 (pid %d", (int)victim);
-  ck_assert_msg(strstr(r.err, name) && strstr(r.err, "died"), "stderr: %s", r.err);
+  ck_assert_msg(strstr(r.err, name) && strstr(r.err, says), "stderr: %s", r.err);
   json_error_t je;
   json_t *doc = json_load_file(js, 0, &je);
   ck_assert_msg(doc, "no document: %s", r.err);
   const char *why = json_string_value(jget(doc, "cases.0.invalid_why"));
   ck_assert_str_eq(json_string_value(jget(doc, "cases.0.verdict")), "invalid");
-  ck_assert_msg(strstr(why, name) != NULL, "invalid_why: %s", why);
+  ck_assert_msg(strstr(why, name) && strstr(why, says), "invalid_why: %s", why);
+  json_decref(doc);
+  result_free(&r);
+}
+
+START_TEST(dead_rank_named) {
+  if (!can_launch("dead_rank_named")) return;
+  char scen[256], js[256];
+  scenario(scen, sizeof scen, 40, "uroce");
+  craft_tmpname(js, sizeof js, ".json");
+  pid_t victim;
+  double at;
+  child_t c = launch_and_signal(scen, js, NULL, SIGKILL, &victim, &at);
+  expect_named(&c, at, victim, js, "died", "killed");
+  unlink(js);
+  unlink(scen);
+}
+END_TEST
+
+/* A task that stops answering without dying (SIGSTOP: as a host that hangs
+ * or drops off the network, which no launcher notices), rank 0 seeing it
+ * as another host's (JCT_RANK_TEST_REMOTE=1: no /proc look): named by its
+ * silence (no ALIVE for 1.5 s), the job ended. */
+START_TEST(silent_rank_named) {
+  if (!can_launch("silent_rank_named")) return;
+  char scen[256], js[256];
+  scenario(scen, sizeof scen, 40, "uroce");
+  craft_tmpname(js, sizeof js, ".json");
+  setenv("JCT_RANK_TEST_REMOTE", "1", 1);
+  pid_t victim;
+  double at;
+  child_t c = launch_and_signal(scen, js, "JCT_RANK_TEST_REMOTE", SIGSTOP, &victim, &at);
+  unsetenv("JCT_RANK_TEST_REMOTE");
+  expect_named(&c, at, victim, js, "went silent", "stopped");
+  unlink(js);
+  unlink(scen);
+}
+END_TEST
+
+/* A worker's report that is not one (JCT_RANK_TEST_BAD_REPORT=2: rank 2's
+ * first report is 7 bytes of garbage) fails the repetition as soon as it
+ * comes, naming the rank, instead of waiting out the repetition's limit
+ * (10 s and more) for a report that will not come. */
+START_TEST(malformed_report_named) {
+  if (!can_launch("malformed_report_named")) return;
+  char scen[256], js[256];
+  scenario(scen, sizeof scen, 1, "uroce");
+  craft_tmpname(js, sizeof js, ".json");
+  setenv("JCT_RANK_TEST_BAD_REPORT", "2", 1);
+  char *argv[] = {"mpirun", "-q", "--allow-run-as-root", "--oversubscribe",
+                  "-x", "JCT_RANK_TEST_BAD_REPORT", "-np", "4", JCT_BINARY, "rank", scen,
+                  "--json", js, NULL};
+  double t0 = now_s();
+  result_t r = run_cmd(argv, NULL, LIMIT_S);
+  double took = now_s() - t0;
+  unsetenv("JCT_RANK_TEST_BAD_REPORT");
+  printf("rank: a malformed report: the job took %.1f s, exit %d\n", took, r.status);
+  ck_assert_msg(r.status != 0 && r.status != 2, "exit %d: %s", r.status, r.err);
+  json_error_t je;
+  json_t *doc = json_load_file(js, 0, &je);
+  ck_assert_msg(doc, "no document: %s", r.err);
+  const char *why = json_string_value(jget(doc, "cases.0.invalid_why"));
+  ck_assert_str_eq(json_string_value(jget(doc, "cases.0.verdict")), "invalid");
+  ck_assert_msg(why && strstr(why, "rank 2 sent a malformed report (7 bytes"), "invalid_why: %s",
+                why);
+  ck_assert_msg(took < 20, "the job took %.1f s: it waited out a repetition's limit", took);
   json_decref(doc);
   result_free(&r);
   unlink(js);
@@ -424,6 +512,8 @@ Suite *rank_suite(void) {
   tcase_add_test(l, mpirun_matches_run);
   tcase_add_test(l, bad_world_and_device);
   tcase_add_test(l, dead_rank_named);
+  tcase_add_test(l, silent_rank_named);
+  tcase_add_test(l, malformed_report_named);
   suite_add_tcase(s, l);
   /* Slurm's srun runs the same rank code as mpirun does (world_mpi.c, over
    * PMIx instead of Open MPI's own launcher): its 20 s go to slurmctld,
