@@ -347,43 +347,7 @@ static bool has_filter(int ifindex) {
   return bpf_tc_query(&hook, &o) == 0;
 }
 
-static bool has_clsact(int ifindex) {
-  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
-  int rc = bpf_tc_hook_create(&hook);
-  if (rc == -EEXIST) return true;
-  ck_assert_int_eq(rc, 0);
-  hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-  ck_assert_int_eq(bpf_tc_hook_destroy(&hook), 0);
-  return false;
-}
 
-/* tcx links on ifindex whose program is named jct_hostdrop (struct
- * bpf_link_info's tcx.ifindex, the union's first word: Debian 12's
- * linux/bpf.h predates it). */
-static int tcx_links(int ifindex) {
-  int n = 0;
-  uint32_t id = 0;
-  while (bpf_link_get_next_id(id, &id) == 0) {
-    int fd = bpf_link_get_fd_by_id(id);
-    if (fd < 0) continue;
-    struct bpf_link_info li;
-    uint32_t len = sizeof li, at;
-    memset(&li, 0, sizeof li);
-    if (bpf_obj_get_info_by_fd(fd, &li, &len) == 0) {
-      memcpy(&at, (const char *)&li + offsetof(struct bpf_link_info, raw_tracepoint), sizeof at);
-      int pfd = bpf_prog_get_fd_by_id(li.prog_id);
-      struct bpf_prog_info pi;
-      uint32_t plen = sizeof pi;
-      memset(&pi, 0, sizeof pi);
-      if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &plen) == 0 &&
-          !strcmp(pi.name, "jct_hostdrop") && (int)at == ifindex)
-        n++;
-      if (pfd >= 0) close(pfd);
-    }
-    close(fd);
-  }
-  return n;
-}
 
 /* A veth that outlives the program (a rank's eth0 in a topology the test
  * holds): left as found. By a tcx link (this kernel has them): no filter,
@@ -401,11 +365,12 @@ START_TEST(veth_left_as_found) {
   ck_assert_msg(jct__hostdrop_attach(&x, ifindex, 1, "rank 0's eth0", err, sizeof err) == 0, "%s",
                 err);
   ck_assert_str_eq(jct__hostdrop_attach_kind(x), "tcx");
-  ck_assert_int_eq(tcx_links(ifindex), 1);
+  uint32_t id = jct__hostdrop_prog_id(x);
+  ck_assert_int_eq(hostfault_tcx_links(ifindex, id), 1);
   ck_assert(!has_filter(ifindex));
-  ck_assert(!has_clsact(ifindex));
+  ck_assert(!hostfault_has_clsact(ifindex));
   jct__hostdrop_detach(x, false);
-  ck_assert_int_eq(tcx_links(ifindex), 0);
+  ck_assert_int_eq(hostfault_tcx_links(ifindex, id), 0);
   setenv("JCT_HOSTDROP_ATTACH", "tc", 1);
   for (int pre = 0; pre <= 1; pre++) {
     LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
@@ -417,7 +382,7 @@ START_TEST(veth_left_as_found) {
     ck_assert(has_filter(ifindex));
     jct__hostdrop_detach(h, false);
     ck_assert_msg(!has_filter(ifindex), "the filter is still there (clsact before: %d)", pre);
-    ck_assert_msg(has_clsact(ifindex) == (bool)pre, "clsact %s (before: %d)",
+    ck_assert_msg(hostfault_has_clsact(ifindex) == (bool)pre, "clsact %s (before: %d)",
                   pre ? "removed" : "left behind", pre);
     if (pre) {
       hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;

@@ -39,6 +39,38 @@
 #include "suites.h"
 #include "testkit.h"
 
+#ifdef JCT_HAVE_HOSTFAULT
+#define TCX_EGRESS 47 /* linux/bpf.h's BPF_TCX_EGRESS from 6.6 on (hostdrop.c) */
+
+/* The programs on ifindex's tcx egress in this namespace (BPF_PROG_QUERY
+ * resolves the ifindex in the caller's, as the attach did). */
+static uint32_t tcx_progs(int ifindex, uint32_t *ids, uint32_t cap) {
+  uint32_t n = cap;
+  if (bpf_prog_query(ifindex, (enum bpf_attach_type)TCX_EGRESS, 0, NULL, ids, &n) < 0) return 0;
+  return n;
+}
+
+/* Shared with check_hostfault.c (suites.h). */
+int hostfault_tcx_links(int ifindex, uint32_t prog_id) {
+  uint32_t ids[16];
+  uint32_t n = tcx_progs(ifindex, ids, 16);
+  int k = 0;
+  for (uint32_t i = 0; i < n; i++)
+    k += ids[i] == prog_id;
+  return k;
+}
+
+bool hostfault_has_clsact(int ifindex) {
+  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+  int rc = bpf_tc_hook_create(&hook);
+  if (rc == -EEXIST) return true;
+  ck_assert_int_eq(rc, 0);
+  hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+  ck_assert_int_eq(bpf_tc_hook_destroy(&hook), 0);
+  return false;
+}
+#endif
+
 #if defined(JCT_HAVE_HOSTFAULT) && defined(JCT_HAVE_VERBS)
 #define SPEC "drop p=100%"
 
@@ -51,59 +83,6 @@ static void lo_up(void) {
   ifr.ifr_flags |= IFF_UP;
   ck_assert_int_eq(ioctl(s, SIOCSIFFLAGS, &ifr), 0);
   close(s);
-}
-
-/* The first program named jct_hostdrop the kernel holds (this namespace's
- * agent is the only one that attaches here, but other processes on the
- * machine may hold theirs: the test counts them before). */
-static int prog_ids(uint32_t *ids, int cap) {
-  int n = 0;
-  uint32_t id = 0;
-  while (bpf_prog_get_next_id(id, &id) == 0) {
-    int fd = bpf_prog_get_fd_by_id(id);
-    if (fd < 0) continue;
-    struct bpf_prog_info info;
-    uint32_t len = sizeof info;
-    memset(&info, 0, sizeof info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "jct_hostdrop") &&
-        n < cap)
-      ids[n++] = id;
-    close(fd);
-  }
-  return n;
-}
-
-/* Links whose program is named jct_hostdrop on lo (this namespace's: an
- * ifindex is per namespace, so only links whose device is gone or is lo
- * count; a tcx link's info names its ifindex). */
-static int links_on(int ifindex) {
-  int n = 0;
-  uint32_t id = 0;
-  while (bpf_link_get_next_id(id, &id) == 0) {
-    int fd = bpf_link_get_fd_by_id(id);
-    if (fd < 0) continue;
-    struct bpf_link_info li;
-    uint32_t len = sizeof li;
-    memset(&li, 0, sizeof li);
-    if (bpf_obj_get_info_by_fd(fd, &li, &len) == 0) {
-      int pfd = bpf_prog_get_fd_by_id(li.prog_id);
-      struct bpf_prog_info pi;
-      uint32_t plen = sizeof pi;
-      memset(&pi, 0, sizeof pi);
-      /* struct bpf_link_info's tcx {ifindex, attach_type} follows its
-       * common part; Debian 12's linux/bpf.h predates it: read the raw
-       * union's first word. */
-      uint32_t link_ifindex;
-      memcpy(&link_ifindex, (const char *)&li + offsetof(struct bpf_link_info, raw_tracepoint),
-             sizeof link_ifindex);
-      if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &plen) == 0 &&
-          !strcmp(pi.name, "jct_hostdrop") && (int)link_ifindex == ifindex)
-        n++;
-      if (pfd >= 0) close(pfd);
-    }
-    close(fd);
-  }
-  return n;
 }
 
 /* Turn the program with this id on: every RoCEv2 packet lost (every=1). */
@@ -167,15 +146,6 @@ static bool has_our_filter(int ifindex) {
   return bpf_tc_query(&hook, &o) == 0;
 }
 
-static bool has_clsact(int ifindex) {
-  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
-  int rc = bpf_tc_hook_create(&hook);
-  if (rc == -EEXIST) return true;
-  ck_assert_int_eq(rc, 0);
-  hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-  ck_assert_int_eq(bpf_tc_hook_destroy(&hook), 0);
-  return false;
-}
 
 /* A `jctlab agent` serving lo, and the test's end of its control channel. */
 typedef struct {
@@ -245,19 +215,22 @@ static void agent_setup(agent_t *a) {
   await(a->fd, "\"msg\":\"");
 }
 
-/* The agent's program, attached (its id), after setup. */
-static uint32_t attached_prog(const uint32_t *before, int nbefore) {
-  uint32_t ids[64];
+/* The agent's program on lo's egress (its id): a tcx link's, or the
+ * fallback filter's; 0 until there is one. */
+static uint32_t prog_on(int ifindex) {
+  uint32_t ids[16];
+  if (tcx_progs(ifindex, ids, 16) > 0) return ids[0];
+  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+  LIBBPF_OPTS(bpf_tc_opts, o, .handle = JCT__HOSTDROP_HANDLE, .priority = 1);
+  return bpf_tc_query(&hook, &o) == 0 ? o.prog_id : 0;
+}
+
+static uint32_t attached_prog(int ifindex) {
   for (double t0 = now_s(); now_s() - t0 < 5; sleep_ms(20)) {
-    int n = prog_ids(ids, 64);
-    for (int i = 0; i < n; i++) {
-      bool old = false;
-      for (int j = 0; j < nbefore; j++)
-        old |= ids[i] == before[j];
-      if (!old) return ids[i];
-    }
+    uint32_t id = prog_on(ifindex);
+    if (id) return id;
   }
-  ck_abort_msg("the agent's program never appeared");
+  ck_abort_msg("the agent's program never appeared on lo");
   return 0;
 }
 
@@ -290,23 +263,21 @@ START_TEST(killed_agent_leaves_nothing) {
   lo_up();
   int lo = (int)if_nametoindex("lo");
   int port = 45000 + (int)(getpid() % 2000);
-  uint32_t before[64];
-  int nbefore = prog_ids(before, 64);
 
   /* tcx: the kernel detaches the link with the killed agent. */
   unsetenv("JCT_HOSTDROP_ATTACH");
   agent_t a = agent_start(port);
   agent_setup(&a);
-  uint32_t id = attached_prog(before, nbefore);
-  ck_assert_int_eq(links_on(lo), 1);
+  uint32_t id = attached_prog(lo);
+  ck_assert_int_eq(hostfault_tcx_links(lo, id), 1);
   ck_assert(!has_our_filter(lo));
   enable_prog(id);
   ck_assert_msg(!datagram_passes(), "tcx: the program on lo did not drop");
   kill_agent(&a);
   ck_assert_msg(prog_gone(id, 2), "tcx: the program outlived its killed agent");
-  ck_assert_int_eq(links_on(lo), 0);
+  ck_assert_int_eq(hostfault_tcx_links(lo, id), 0);
   ck_assert(!has_our_filter(lo));
-  ck_assert(!has_clsact(lo));
+  ck_assert(!hostfault_has_clsact(lo));
   ck_assert_msg(datagram_passes(), "tcx: lo drops after the agent was killed");
 
   /* The fallback filter: inert after its lease, removed by the next agent. */
@@ -314,8 +285,8 @@ START_TEST(killed_agent_leaves_nothing) {
   setenv("JCT_HOSTDROP_LEASE_MS", "400", 1);
   a = agent_start(port + 1);
   agent_setup(&a);
-  id = attached_prog(before, nbefore);
-  ck_assert_int_eq(links_on(lo), 0);
+  id = attached_prog(lo);
+  ck_assert_int_eq(hostfault_tcx_links(lo, id), 0);
   ck_assert(has_our_filter(lo));
   enable_prog(id);
   sleep_ms(600); /* past one lease: the agent renews it */
@@ -332,7 +303,7 @@ START_TEST(killed_agent_leaves_nothing) {
   a = agent_start(port + 2);
   await(a.fd, "\"msg\":\"hello\"");
   ck_assert_msg(!has_our_filter(lo), "the next agent left the stale filter");
-  ck_assert_msg(!has_clsact(lo), "the next agent left the clsact qdisc the stale filter sat on");
+  ck_assert_msg(!hostfault_has_clsact(lo), "the next agent left the clsact qdisc the stale filter sat on");
   ck_assert_msg(prog_gone(id, 2), "the stale filter's program outlived its removal");
   ck_assert_int_eq(write(a.fd, "{\"msg\":\"quit\"}\n", 15), 15);
   result_t r = finish(&a.c, 10);

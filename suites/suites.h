@@ -3,6 +3,8 @@
 #define JCT_SUITES_H
 
 #include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 Suite *roce_suite(void);
 Suite *decode_suite(void);
@@ -26,6 +28,10 @@ Suite *injector_kinds_suite(void);
 Suite *inject_suite(void);
 Suite *hostfault_suite(void);
 TCase *hostfault_kill_tcase(void); /* hostfault's "killed" case; NULL when not built */
+/* check_hostfault_kill.c, built with JCT_HOSTFAULT: tcx links of program
+ * prog_id (named jct_hostdrop) on ifindex; whether ifindex has a clsact qdisc. */
+int hostfault_tcx_links(int ifindex, uint32_t prog_id);
+bool hostfault_has_clsact(int ifindex);
 Suite *rank_suite(void);
 Suite *report_suite(void);
 Suite *sweep_suite(void);

@@ -277,6 +277,13 @@ void jct__hostdrop_detach(jct__hostdrop_t *h, bool gone_ns) {
   free(h);
 }
 
+uint32_t jct__hostdrop_prog_id(const jct__hostdrop_t *h) {
+  struct bpf_prog_info info;
+  uint32_t len = sizeof info;
+  memset(&info, 0, sizeof info);
+  return bpf_obj_get_info_by_fd(h->prog_fd, &info, &len) == 0 ? info.id : 0;
+}
+
 const char *jct__hostdrop_attach_kind(const jct__hostdrop_t *h) {
   return h->link_fd >= 0 ? "tcx" : "tc";
 }

@@ -54,6 +54,8 @@ int jct__hostdrop_attach(jct__hostdrop_t **out, int ifindex, uint32_t prio, cons
 
 /* How h is attached: "tcx" (a link) or "tc" (the leased cls_bpf filter). */
 const char *jct__hostdrop_attach_kind(const jct__hostdrop_t *h);
+/* The kernel's id of h's program (bpf_prog_info's id), for tests; 0: unknown. */
+uint32_t jct__hostdrop_prog_id(const jct__hostdrop_t *h);
 
 /* A repetition starts: cfg becomes the program's configuration, the state
  * restarts (counters zero, PRNG from rng, loss models in their first

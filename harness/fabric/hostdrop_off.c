@@ -60,6 +60,11 @@ const char *jct__hostdrop_attach_kind(const jct__hostdrop_t *h) {
   return "none";
 }
 
+uint32_t jct__hostdrop_prog_id(const jct__hostdrop_t *h) {
+  (void)h;
+  return 0;
+}
+
 int jct__hostdrop_clear_stale(int ifindex, char *err, size_t errlen) {
   (void)ifindex, (void)err, (void)errlen;
   return 0; /* this build attaches nothing */
