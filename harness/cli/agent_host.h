@@ -20,7 +20,9 @@
  * sent], ...] each frame it generated, t_ns from the run message on the
  * agent's clock, frames_lost: those past the first 16,384}); a storm runs only in
  * a faulted repetition, from its run message. Freeing detaches everything (the
- * filter, and the clsact qdisc when it was made here).
+ * tcx link; or the filter, and the clsact qdisc when it was made here). A
+ * killed agent leaves no link, and a filter only inert (hostdrop.h's lease)
+ * until the next agent starts; its storm's socket and timer go with it.
  */
 #ifndef JCT_AGENT_HOST_H
 #define JCT_AGENT_HOST_H
