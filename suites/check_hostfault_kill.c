@@ -4,8 +4,12 @@
  * egress; the test turns the program on through its configuration map
  * (every packet to UDP 4791 lost) and sees a datagram lost, then SIGKILLs
  * the agent.
- *   tcx:      at once no link, no program and no tc filter of jctlab's
- *             are left, and the datagram passes.
+ *   tcx:      a lost frame sent from a packet socket is taken whole by
+ *             send() (NET_XMIT_SUCCESS, as on a wire: TC_ACT_SHOT's
+ *             ENOBUFS is what rxe takes for a local error) and does not
+ *             leave; after the kill, at once, no link, no program and no
+ *             tc filter of jctlab's are left, and the datagram and the
+ *             frame pass.
  *   fallback: (JCT_HOSTDROP_ATTACH=tc, a 400 ms lease) the filter stays,
  *             still dropping right after the kill, passes everything once
  *             the lease is past, and the next agent to start removes it
@@ -14,6 +18,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -33,6 +39,7 @@
 #include "harness/fabric/hostdrop.h"
 #include "jctlab/injector.h"
 #include "jctlab/kdrop.h"
+#include "jctlab/roce.h"
 #include "jctlab/schedule.h"
 #include "jctlab/topo.h"
 #include "schedule/schedule_json.h"
@@ -138,6 +145,41 @@ static bool datagram_passes(void) {
   close(rx);
   close(tx);
   return passed;
+}
+
+/* A RoCEv2 frame sent on lo from a packet socket (not bypassing the
+ * qdiscs, so the egress hook runs): whether send() took it whole, as it
+ * does for NET_XMIT_SUCCESS, where the program's loss is the wire's (a
+ * NET_XMIT_DROP, TC_ACT_SHOT's, makes it fail with ENOBUFS: the error rxe
+ * takes for a local one), and whether it left (seen by a second socket on
+ * lo, which sees only what got past the hook). */
+static void raw_frame(int ifindex, bool *accepted, bool *left) {
+  craft_roce_t c = {.payload_bytes = 64};
+  c.h.bth.opcode = JCT_OP_RC_RDMA_WRITE_MIDDLE;
+  c.h.bth.dest_qp = 0x11;
+  c.h.bth.psn = 7;
+  uint8_t frame[256], got[512];
+  size_t n = craft_roce(frame, sizeof frame, &c);
+  ck_assert_uint_gt(n, 0);
+  struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_ifindex = ifindex,
+                            .sll_protocol = htons(ETH_P_ALL)};
+  int tx = socket(AF_PACKET, SOCK_RAW, 0), rx = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+  ck_assert_int_ge(tx, 0);
+  ck_assert_int_ge(rx, 0);
+  ck_assert_int_eq(bind(rx, (struct sockaddr *)&sll, sizeof sll), 0);
+  sll.sll_protocol = 0;
+  ck_assert_int_eq(bind(tx, (struct sockaddr *)&sll, sizeof sll), 0);
+  *accepted = send(tx, frame, n, 0) == (ssize_t)n;
+  *left = false;
+  for (double t0 = now_s(); !*left && now_s() - t0 < 0.3;) {
+    ssize_t k = recv(rx, got, sizeof got, MSG_DONTWAIT);
+    if (k == (ssize_t)n && !memcmp(got, frame, n))
+      *left = true;
+    else if (k < 0)
+      sleep_ms(10);
+  }
+  close(tx);
+  close(rx);
 }
 
 static bool has_our_filter(int ifindex) {
@@ -273,12 +315,19 @@ START_TEST(killed_agent_leaves_nothing) {
   ck_assert(!has_our_filter(lo));
   enable_prog(id);
   ck_assert_msg(!datagram_passes(), "tcx: the program on lo did not drop");
+  bool accepted, left;
+  raw_frame(lo, &accepted, &left);
+  ck_assert_msg(accepted && !left, "tcx: a lost frame was %s and %s", accepted ? "sent" : "refused",
+                left ? "left" : "lost");
   kill_agent(&a);
   ck_assert_msg(prog_gone(id, 2), "tcx: the program outlived its killed agent");
   ck_assert_int_eq(hostfault_tcx_links(lo, id), 0);
   ck_assert(!has_our_filter(lo));
   ck_assert(!hostfault_has_clsact(lo));
   ck_assert_msg(datagram_passes(), "tcx: lo drops after the agent was killed");
+  raw_frame(lo, &accepted, &left);
+  ck_assert_msg(accepted && left, "tcx: after the kill a frame was %s and %s",
+                accepted ? "sent" : "refused", left ? "left" : "lost");
 
   /* The fallback filter: inert after its lease, removed by the next agent. */
   setenv("JCT_HOSTDROP_ATTACH", "tc", 1);
