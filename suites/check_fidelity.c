@@ -15,7 +15,9 @@
  *   - the lab's lossless rxe ring reproduces with its timer go-backs
  *     (nothing lost, rxe's timer went back twice) replayed as captured;
  *   - a profile the replay cannot honour, and a bad tolerance, are bad
- *     input (exit 2, naming the figure). */
+ *     input (exit 2, naming the figure);
+ *   - the replay's losses are timed as the capture's, hole to retransmission
+ *     on the switch's wire (loss_watch.h, with crafted frames). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "craft.h"
+#include "harness/orch/loss_watch.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -61,6 +64,51 @@ static void check_figure(json_t *fig, double tol, bool *within) {
   *within = fabs(r - cap) <= tol * cap;
   ck_assert(jbool(fig, "within") == *within);
 }
+
+/* Crafted frames on the watch: a hole at PSN 2, filled 500 µs after it
+ * showed; another at PSN 9 filled 2 ms later, in the next repetition; the
+ * baseline's repetition, lossless, times nothing. */
+static void watch_send(jct__loss_watch_t *w, uint32_t psn, uint64_t t_ns) {
+  uint8_t buf[256];
+  craft_roce_t c = {.h.bth = {.opcode = 0x04, .dest_qp = 0x11, .psn = psn}, .payload_bytes = 64};
+  size_t len = craft_roce(buf, sizeof buf, &c);
+  ck_assert_uint_gt(len, 0);
+  jct__loss_watch_frame(buf, len, t_ns, w);
+}
+
+START_TEST(loss_watch_times_each_hole) {
+  jct__loss_watch_t *w;
+  ck_assert_int_eq(jct__loss_watch_new(&w), 0);
+  uint64_t med, n;
+  watch_send(w, 0, 1000); /* outside a repetition: not watched */
+  ck_assert_int_eq(jct__loss_watch_begin(w, false), 0);
+  for (uint32_t p = 0; p < 8; p++)
+    watch_send(w, p, 1000 * (p + 1));
+  jct__loss_watch_end(w);
+  ck_assert(!jct__loss_watch_median(w, false, &med, &n));
+  ck_assert_uint_eq(n, 0);
+  ck_assert_int_eq(jct__loss_watch_begin(w, true), 0);
+  watch_send(w, 0, 10000);
+  watch_send(w, 1, 11000);
+  watch_send(w, 3, 12000); /* the hole at 2 shows */
+  watch_send(w, 4, 13000);
+  watch_send(w, 2, 512000); /* go-back: 2, 3, 4 again */
+  watch_send(w, 3, 513000);
+  watch_send(w, 4, 514000);
+  jct__loss_watch_end(w);
+  ck_assert_int_eq(jct__loss_watch_begin(w, true), 0); /* PSNs run on across repetitions */
+  watch_send(w, 8, 600000);
+  watch_send(w, 10, 601000); /* the hole at 9 */
+  watch_send(w, 9, 2601000);
+  jct__loss_watch_end(w);
+  ck_assert(jct__loss_watch_median(w, true, &med, &n));
+  ck_assert_uint_eq(n, 2);
+  ck_assert_uint_eq(med, 500000); /* lower middle of 500 µs and 2 ms */
+  jct__loss_watch_reset(w); /* after the warm-up */
+  ck_assert(!jct__loss_watch_median(w, true, &med, &n));
+  jct__loss_watch_free(w);
+}
+END_TEST
 
 START_TEST(profile_drives_the_replay) {
   json_t *ins = inspect_json(SHIPPED);
@@ -121,6 +169,15 @@ START_TEST(profile_drives_the_replay) {
                 jnum(fid, "figures.naks.ratio"));
   ck_assert_int_eq(jint(fid, "figures.timeouts.replayed"), jint(fid, "figures.timeouts.captured"));
   ck_assert_int_eq(status, 0);
+  /* Its losses timed on the switch's wire as the capture's: each waits for
+   * the responder's NAK and the requester's reaction to it at least. */
+  ck_assert_int_eq(jint(fid, "figures.loss_recovery_ns.captured"),
+                   jint(ins, "profile.loss_recovery_ns.value"));
+  int64_t lr = jint(fid, "figures.loss_recovery_ns.replayed");
+  ck_assert_int_ge(lr, jint(doc, "fabric.nak_delay_ns") + jint(doc, "fabric.nak_react_ns"));
+  ck_assert_double_eq_tol(jnum(fid, "figures.loss_recovery_ns.ratio"),
+                          (double)lr / (double)jint(fid, "figures.loss_recovery_ns.captured"),
+                          1e-9);
   /* Two connections, WRITE and SEND: each flow's time at the capture point. */
   ck_assert_uint_eq(json_array_size(jget(fid, "connections")), 2);
   ck_assert_int_gt(jint(fid, "connections.0.captured_ns"), 0);
@@ -333,6 +390,7 @@ Suite *fidelity_suite(void) {
   Suite *s = suite_create("fidelity");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, loss_watch_times_each_hole);
   tcase_add_test(tc, profile_drives_the_replay);
   tcase_add_test(tc, options_override_the_profile);
   tcase_add_test(tc, lossless_capture_replays);

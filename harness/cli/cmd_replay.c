@@ -219,6 +219,7 @@ int jct__cmd_replay(int argc, char **argv) {
     jct__case_t *c = &cases[i];
     c->opts = *o;
     c->opts.inject = (const char *const *)pts[i].specs;
+    c->opts.watch_losses = postmortem || lossless; /* the fidelity's loss recovery */
     if (pts[i].value_text)
       snprintf(names[i], sizeof names[i], "%s=%s", key, pts[i].value_text);
     else if (postmortem)

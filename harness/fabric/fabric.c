@@ -118,6 +118,7 @@ static void emit_host(jct_fabric_t *f, uint32_t rank, const uint8_t *frame, size
     jct_clock_flight(f->clock, 1);
   }
   f->hs.frames_out++;
+  if (f->opts.tap) f->opts.tap(frame, len, depart_ns, f->opts.tap_arg);
   if (f->dump && (!f->opts.pcap_one_port || f->opts.pcap_port == rank)) {
     struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
     jct__capture_dump(f->dump, &h, depart_ns, f->realtime_offset_ns, f->opts.pcap_snaplen, frame);

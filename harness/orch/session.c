@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "links.h"
 #include "loop.h"
+#include "loss_watch.h"
 #include "session.h"
 
 #define DRAIN_NS 2000000000u
@@ -51,6 +52,7 @@ struct jct__session {
   double cpu0;
   uint64_t wall0;
   uint64_t skipped0; /* the clock's skipped_ns when health restarted */
+  jct__loss_watch_t *watch; /* o->watch_losses: the losses on the switch's wire; else NULL */
 };
 
 /* Counter structs are plain uint64_t fields: difference them word by word. */
@@ -215,6 +217,7 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   uint64_t budget_ns = s->o->wall_budget_ns ? s->o->wall_budget_ns : JCT_RUN_WALL_BUDGET_NS;
   s->loop.wall_deadline_ns = jct_wall_ns() + budget_ns;
   s->loop.wall_passed = false;
+  if (s->watch) (void)jct__loss_watch_begin(s->watch, faulted); /* a failure withholds the figure */
   int rc = s->ops->rep(s->b, index, limit_ns, rep);
   s->loop.wall_deadline_ns = 0;
   if (rc) {
@@ -252,6 +255,7 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   if (faulted && s->fab && jct_fabric_wd_storming(s->fab))
     jct__loop_run_until(&s->loop, restored_or_failed, NULL, s,
                         jct_now_ns() + (uint64_t)(2e9 * jct_clock_tdf()));
+  if (s->watch) jct__loss_watch_end(s->watch); /* its drain's retransmissions in */
   jct__chain_collect(s->chain); /* the host injectors' counters, from their kernels */
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
@@ -294,6 +298,7 @@ int jct__session_warmup(jct__session_t *s, char *why, size_t len) {
   }
   /* The loop's lateness and CPU time are the measured repetitions'. */
   if (s->o->warmup) restart_health(s);
+  if (s->watch) jct__loss_watch_reset(s->watch);
   return 0;
 }
 
@@ -373,6 +378,7 @@ void jct__session_free(jct__session_t *s) {
   if (!s) return;
   if (s->b) s->ops->down(s->b);
   jct__chain_free(s->chain);
+  jct__loss_watch_free(s->watch);
   free(s->conn_before);
   if (s->fault_log) fclose(s->fault_log);
   jct__loop_close(&s->loop);
@@ -446,6 +452,10 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
     jct__session_free(s);
     return rc;
   }
+  if (o->watch_losses && (rc = jct__loss_watch_new(&s->watch))) {
+    jct__session_free(s);
+    return rc;
+  }
   if (o->fault_log && !(s->fault_log = fopen(o->fault_log, "w"))) {
     rc = jct__errf(err, errlen, JCT_EIO, "%s: %s", o->fault_log, strerror(errno));
     jct__session_free(s);
@@ -472,6 +482,8 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
                           .pcap_files = o->pcap_files,
                           .pcap_drops = o->pcap_drops,
                           .fault_log = s->fault_log,
+                          .tap = s->watch ? jct__loss_watch_frame : NULL,
+                          .tap_arg = s->watch,
                           .chain = s->chain,
                           .clos = o->clos};
   jct__backend_env_t env = {.loop = &s->loop, .o = o, .fabric = &fo};
@@ -490,6 +502,11 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   restart_health(s);
   *out = s;
   return 0;
+}
+
+bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, uint64_t *n) {
+  *median_ns = *n = 0;
+  return s->watch && jct__loss_watch_median(s->watch, faulted, median_ns, n);
 }
 
 jct_fabric_t *jct__session_fabric(jct__session_t *s) {

@@ -77,6 +77,11 @@ bool jct__session_counts_per_qp(const jct__session_t *s);
 /* The injectors' identities (spec, kind, seed; stats zero). */
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max);
 
+/* With o->watch_losses: the measured repetitions' losses of one side and
+ * their median hole → retransmission on the switch's wire (loss_watch.h);
+ * false with 0 and 0 when none was timed, or the session does not watch. */
+bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, uint64_t *n);
+
 /* The session's fabric (NULL: none, as with agents). */
 jct_fabric_t *jct__session_fabric(jct__session_t *s);
 void jct__rep_clear(jct_rep_t *rep); /* frees the timing, conn and links */

@@ -70,12 +70,22 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
          wire_to ? median_u64(wire_to, r->reps) : 0, false, tolerance);
   free(wire_to);
 #undef REP_MEDIAN
-  json_object_set_new(figs, "loss_recovery_ns",
-                      json_pack("{s:o, s:n, s:n, s:b, s:n}", "captured",
-                                cap->loss_recovery_ns
-                                    ? json_integer((json_int_t)cap->loss_recovery_ns)
-                                    : json_null(),
-                                "replayed", "ratio", "decides", false, "within"));
+  /* Both timed alike: hole to retransmission, on the capture's wire and on
+   * the frames the replay's switch sent (replay.h). */
+  bool have_cap = cap->loss_recovery_ns > 0, have_rep = side->losses_recovered > 0;
+  json_object_set_new(
+      figs, "loss_recovery_ns",
+      json_pack("{s:o, s:o, s:o, s:b, s:o}", "captured",
+                have_cap ? json_integer((json_int_t)cap->loss_recovery_ns) : json_null(),
+                "replayed", have_rep ? json_integer((json_int_t)side->loss_recovery_ns) : json_null(),
+                "ratio", ratio((double)cap->loss_recovery_ns, (double)side->loss_recovery_ns,
+                               have_cap && have_rep),
+                "decides", false, "within",
+                have_cap && have_rep
+                    ? json_boolean(fabs((double)side->loss_recovery_ns -
+                                        (double)cap->loss_recovery_ns) <=
+                                   tolerance * (double)cap->loss_recovery_ns)
+                    : json_null()));
   const jct_schedule_t *s = o->schedule;
   for (uint32_t c = 0; c < s->nconns && c < cap->nconns; c++) {
     const jct_qp_figures_t *q = side->qps ? &side->qps[c] : NULL;

@@ -11,9 +11,11 @@
  * (PSN sequence error) and timeouts per repetition (uroce counts them;
  * over verbs the device's counters, null where it has none); per
  * connection, the time from its first post to its last completion
- * (8 × bytes / bw_bps) against its flow's first to last data packet. The
- * capture's median loss-recovery latency (hole → retransmission, profile.h)
- * is shown; no transport times it on the replay's side yet (null).
+ * (8 × bytes / bw_bps) against its flow's first to last data packet; the
+ * median loss-recovery latency (hole → retransmission), the capture's
+ * (profile.h) against the one timed alike on the frames the replay's
+ * switch sent (replay.h's loss_recovery_ns, over the side's repetitions;
+ * null when none was recovered).
  *
  * Reproduced: the job time and the retransmitted packets each within the
  * tolerance t: |replayed − captured| ≤ t × captured. Every other figure

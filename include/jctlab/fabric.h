@@ -92,6 +92,12 @@ typedef struct {
   uint32_t pcap_files;      /* with it, at most this many files, a ring (0: no limit), as -W */
   const char *pcap_drops;   /* NULL, or where to write the frames injectors dropped */
   FILE *fault_log;          /* NULL, or where injectors' actions go, one JSON line each */
+  /* NULL, or called with every frame the switch sends toward a host (what
+   * pcap_out holds without pcap_one_port), at its departure in emulated ns,
+   * for a look at the wire in memory (a postmortem's per-loss recovery
+   * times). It must not keep frame. */
+  void (*tap)(const uint8_t *frame, size_t len, uint64_t depart_ns, void *arg);
+  void *tap_arg;
   struct jct__chain *chain; /* NULL, or the injectors, put on the switch's hooks */
   /* The ranks' hosts are VMs whose agents run the chain's at=host:RANK
    * injectors themselves (the lab: drop as the tc-eBPF program in the VM's

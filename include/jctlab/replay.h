@@ -93,6 +93,12 @@ typedef struct {
   double ecmp_imbalance;
   jct_qp_figures_t *qps; /* schedule->nconns, by connection (run.h); NULL when the replay
                             is invalid; owned by the result */
+  /* With o->watch_losses: the side's losses whose retransmission crossed
+   * the switch (losses_recovered, over its repetitions) and the median of
+   * their hole → retransmission times (lower middle), timed on the frames
+   * the switch sent toward the hosts as `jctlab inspect` times a capture
+   * (inspect.h, "hole_resent"); 0 and 0 when none was, or unwatched. */
+  uint64_t loss_recovery_ns, losses_recovered;
 } jct_replay_side_t;
 
 typedef struct {

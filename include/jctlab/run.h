@@ -108,6 +108,11 @@ typedef struct {
                           -W; the files' names and the rules in fabric.h */
   const char *pcap_drops;    /* NULL, or a capture of the frames injectors dropped */
   const char *fault_log;     /* NULL, or every injector action as a JSON line */
+  /* Time each loss on the switch's wire, from its hole to the retransmission
+   * that fills it, as `jctlab inspect` times a capture's (replay.h's
+   * loss_recovery_ns); a postmortem replay sets it. Costs a decode and an
+   * inspector's bookkeeping per frame; not with agents (no switch). */
+  bool watch_losses;
   const char *const *inject; /* injector specs (injector.h), in chain order */
   uint32_t ninject;
   uint64_t seed; /* the run's seed: injectors without seed= derive theirs from it */

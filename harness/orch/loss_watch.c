@@ -1,0 +1,99 @@
+/* A postmortem replay's losses on the switch's wire (loss_watch.h). */
+#include <pcap/dlt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jctlab/decode.h"
+#include "jctlab/error.h"
+#include "jctlab/inspect.h"
+#include "loss_watch.h"
+
+typedef struct {
+  uint64_t *ns;
+  size_t n, cap;
+  bool lost; /* a sample or a repetition could not be kept */
+} samples_t;
+
+struct jct__loss_watch {
+  jct_inspect_t *ins; /* the repetition's; NULL between them */
+  samples_t side[2];  /* baseline, faulted */
+  samples_t *cur;
+  uint64_t frame_no;
+};
+
+static void keep(samples_t *s, uint64_t ns) {
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    uint64_t *v = realloc(s->ns, cap * sizeof *v);
+    if (!v) {
+      s->lost = true;
+      return;
+    }
+    s->ns = v, s->cap = cap;
+  }
+  s->ns[s->n++] = ns;
+}
+
+static void on_event(const jct_event_t *ev, void *arg) {
+  jct__loss_watch_t *w = arg;
+  if (ev->type == JCT_EV_HOLE_RESENT && w->cur) keep(w->cur, ev->dur_ns);
+}
+
+int jct__loss_watch_new(jct__loss_watch_t **out) {
+  return (*out = calloc(1, sizeof **out)) ? 0 : JCT_ENOMEM;
+}
+
+int jct__loss_watch_begin(jct__loss_watch_t *w, bool faulted) {
+  jct__loss_watch_end(w);
+  w->cur = &w->side[faulted];
+  jct_inspect_opts_t io = {.on_event = on_event, .arg = w};
+  if (jct_inspect_new(&w->ins, &io)) {
+    w->ins = NULL;
+    w->cur->lost = true;
+    w->cur = NULL;
+    return JCT_ENOMEM;
+  }
+  return 0;
+}
+
+void jct__loss_watch_end(jct__loss_watch_t *w) {
+  jct_inspect_free(w->ins);
+  w->ins = NULL;
+  w->cur = NULL;
+}
+
+void jct__loss_watch_frame(const uint8_t *frame, size_t len, uint64_t t_ns, void *arg) {
+  jct__loss_watch_t *w = arg;
+  if (!w->ins) return;
+  jct_packet_t pkt;
+  if (jct_decode(DLT_EN10MB, frame, len, len, &pkt) != JCT_PKT_ROCE) return;
+  if (jct_inspect_add(w->ins, &pkt, t_ns, ++w->frame_no, (uint32_t)len)) w->cur->lost = true;
+}
+
+void jct__loss_watch_reset(jct__loss_watch_t *w) {
+  for (int i = 0; i < 2; i++)
+    w->side[i].n = 0, w->side[i].lost = false;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median_ns,
+                            uint64_t *n) {
+  samples_t *s = &w->side[faulted];
+  *median_ns = 0, *n = s->n;
+  if (!s->n || s->lost) return false;
+  qsort(s->ns, s->n, sizeof *s->ns, cmp_u64);
+  *median_ns = s->ns[(s->n - 1) / 2];
+  return true;
+}
+
+void jct__loss_watch_free(jct__loss_watch_t *w) {
+  if (!w) return;
+  jct__loss_watch_end(w);
+  free(w->side[0].ns);
+  free(w->side[1].ns);
+  free(w);
+}
