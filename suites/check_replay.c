@@ -24,7 +24,6 @@
 
 #include "craft.h"
 #include "harness/plan/postmortem.h"
-#include "harness/plan/replay_profile.h"
 #include "jctlab/error.h"
 #include "jctlab/infer.h"
 #include "jctlab/injector.h"
@@ -370,52 +369,6 @@ START_TEST(postmortem_specs_beside_lab_cts) {
   for (uint32_t i = 0; i < n; i++)
     free(specs[i]);
   jct_infer_report_free(&rep);
-  jct_schedule_free(s);
-}
-END_TEST
-
-/* The link rate a lab capture's replay takes: on uroce the busiest link's
- * sustained rate (what the slow VMs made of it), on verbs its back-to-back
- * rate (the link's own: rxe in the lab's VMs sets the hosts' pace itself),
- * and with it on verbs the capture's retransmit timer, 2^14, which the
- * lab's captures were made with (traces/README.md): the sustained rate's
- * floor of two AckReq windows would make it 2^16. */
-START_TEST(verbs_replay_takes_the_link_rate) {
-  jct_schedule_t *s;
-  jct_infer_report_t rep;
-  char err[512] = "";
-  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", NULL, &s, &rep,
-                             err, sizeof err),
-                   0);
-  jct_infer_report_free(&rep);
-  ck_assert_ptr_nonnull(s->profile);
-  const jct_profile_link_t *busiest = NULL;
-  for (uint32_t i = 0; i < s->profile->nlinks; i++)
-    if (!busiest || s->profile->links[i].rate_bps.n > busiest->rate_bps.n)
-      busiest = &s->profile->links[i];
-  ck_assert_ptr_nonnull(busiest);
-  /* The VMs carried far less than their links ran at. */
-  ck_assert_uint_lt(2 * busiest->rate_bps.mean, busiest->rate_bps.value);
-  uint64_t rate[2];
-  uint8_t timeout[2];
-  for (int verbs = 0; verbs < 2; verbs++) {
-    jct_run_opts_t o = {.transport = verbs ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE,
-                        .rate_bps = 100000000,
-                        .timeout = 20,
-                        .retry_cnt = 7};
-    json_t *used = NULL;
-    ck_assert_msg(jct__replay_profile_apply(s, 0, 0, 0, false, &o, &used, err, sizeof err) == 0,
-                  "%s", err);
-    rate[verbs] = o.rate_bps;
-    timeout[verbs] = o.timeout;
-    const char *from = json_string_value(jget(used, "rate_bps.from"));
-    ck_assert_ptr_nonnull(strstr(from, verbs ? "back-to-back rate" : "sustained rate"));
-    json_decref(used);
-  }
-  ck_assert_uint_eq(rate[0], busiest->rate_bps.mean);
-  ck_assert_uint_eq(rate[1], busiest->rate_bps.value);
-  ck_assert_uint_eq(timeout[1], 14);
-  ck_assert_uint_gt(timeout[0], 14);
   jct_schedule_free(s);
 }
 END_TEST
@@ -788,7 +741,6 @@ Suite *replay_suite(void) {
   TCase *unit = tcase_create("postmortem_specs");
   tcase_add_test(unit, postmortem_specs_of_the_trace);
   tcase_add_test(unit, postmortem_specs_beside_lab_cts);
-  tcase_add_test(unit, verbs_replay_takes_the_link_rate);
   suite_add_tcase(s, unit);
   TCase *tc = tcase_create("end_to_end");
   tcase_set_timeout(tc, 600);

@@ -82,11 +82,7 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
                        (unsigned long long)m);
   }
   const jct_profile_link_t *l = busiest(p);
-  bool verbs = o->transport == JCT_TRANSPORT_VERBS;
-  uint64_t cap_rate = captured_rate_bps  ? captured_rate_bps
-                      : l && verbs       ? l->rate_bps.value
-                      : l                ? l->rate_bps.mean
-                                         : 0;
+  uint64_t cap_rate = captured_rate_bps ? captured_rate_bps : l ? l->rate_bps.mean : 0;
   if (!(user_set & JCT__SET_RATE) && cap_rate) {
     jct_run_opts_t t = *o;
     t.rate_bps = cap_rate;
@@ -104,15 +100,11 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   }
   used_t u = {.doc = json_object(), .user_set = user_set};
   if (!u.doc) return JCT_ENOMEM;
-  char from[224];
+  char from[160];
   uint64_t v;
 
   if (captured_rate_bps)
     snprintf(from, sizeof from, "--captured-rate");
-  else if (verbs)
-    snprintf(from, sizeof from,
-             "back-to-back rate of %s > %s (the mode; rxe's hosts set their own pace)",
-             l ? l->src : "", l ? l->dst : "");
   else
     snprintf(from, sizeof from, "sustained rate of %s > %s", l ? l->src : "", l ? l->dst : "");
   v = o->rate_bps;

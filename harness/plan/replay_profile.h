@@ -7,13 +7,7 @@
  * - rate_bps: the sustained rate (profile.h, links[].rate_bps.mean) of
  *   the link with the most back-to-back samples. Not the mode: a soft-RoCE
  *   VM sends bursts at its host's speed between long pauses, and the job's
- *   time follows what the link carried, not how fast a burst went. On
- *   verbs, the mode (links[].rate_bps.value: the link's own rate, how fast
- *   a burst went): there rxe's hosts set their pace themselves again, and
- *   a link slowed to their pace would count it twice (the lab's captures:
- *   links of 100 Mbit/s that carried 18-65 Mbit/s) and, through the
- *   timeout floor below and rxe's queue (backend_verbs.c), give rxe a
- *   longer retransmit timer than it had (2^16 for the captures' 2^14).
+ *   time follows what the link carried, not how fast a burst went.
  * - the link delay is not taken from a capture: a slow host's turnaround is
  *   not distance (it would delay every packet, not only loss recovery).
  * - path_mtu_bytes: the path MTU.
