@@ -134,6 +134,19 @@ START_TEST(a_run_round_trip) {
   jct__agents_counters(r.a, &c);
   ck_assert_uint_eq(jct_dev_counters_get(&c, "rcvd_seq_err"), 3);
   ck_assert_uint_eq(jct_dev_counters_get(&c, "sent_pkts"), 9);
+  /* Rank 1's agent read its run 50 us late: op 0, posted by rank 0 at 50
+   * us, is received at 1 us of rank 1's run. Its times move later by the
+   * least lag that has op 0 received after its post, all by the same. */
+  ck_assert_int_eq(jct__agents_run(r.a, 9, false), 0);
+  say(&r, 0, "{\"msg\":\"done\",\"rep\":9,\"ops\":[[0,50000,50000,-1],[1,-1,-1,70000]]}\n");
+  say(&r, 1, "{\"msg\":\"done\",\"rep\":9,\"ops\":[[0,-1,-1,1000],[1,3000,3000,-1]]}\n");
+  spin(&r);
+  ck_assert_int_eq(jct__agents_timing(r.a, t, 4), 0);
+  ck_assert_uint_ge(t[0].done_ns, t[0].start_ns);
+  ck_assert_uint_le(t[0].done_ns - t[0].start_ns, after - before);
+  ck_assert_uint_eq(t[1].start_ns - t[0].done_ns, 2000);
+  ck_assert_uint_eq(t[1].ready_ns, t[1].start_ns);
+  ck_assert_uint_ge(t[1].done_ns, t[1].start_ns);
   /* An op outside the schedule is refused. */
   ck_assert_int_eq(jct__agents_run(r.a, 8, false), 0);
   say(&r, 0, "{\"msg\":\"done\",\"rep\":8,\"ops\":[[99,1,1,1]]}\n");

@@ -309,6 +309,70 @@ START_TEST(postmortem_specs_of_the_trace) {
 }
 END_TEST
 
+/* The lab's 2-rank ring capture on verbs: inference takes the verbs
+ * transport's clear-to-sends (64-byte WRITE ONLY WITH IMMEDIATE on the
+ * reverse connection's QP) for a connection of 64-byte messages from rank
+ * 0 to rank 1, beside the data connection between the same ranks. Its
+ * packets never reach the postmortem's injector (where= leaves out
+ * 108-byte datagrams), so it does not make the data connection's losses
+ * untargetable: each spec is the first QP rank 0's data goes to. A
+ * connection of other messages in its place would be (refused). */
+START_TEST(postmortem_specs_beside_lab_cts) {
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  char err[512] = "";
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", NULL, &s, &rep,
+                             err, sizeof err),
+                   0);
+  uint32_t cts = s->nconns;
+  for (uint32_t c = 0; c < s->nconns && cts == s->nconns; c++) {
+    bool all64 = s->conns[c].src == 0 && s->conns[c].dst == 1;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nops; i++) {
+      if (s->ops[i].conn != c) continue;
+      all64 &= s->ops[i].bytes == 64;
+      n++;
+    }
+    if (all64 && n) cts = c;
+  }
+  ck_assert_msg(cts < s->nconns, "no connection of 64-byte messages from rank 0 to rank 1");
+  uint64_t want = 0;
+  for (uint32_t i = 0; i < rep.nfaults; i++)
+    want += 1 + rep.faults[i].again;
+  char *specs[JCT_POSTMORTEM_MAX_SPECS];
+  uint32_t n = 0;
+  uint64_t lost, lost_retx;
+  ck_assert_msg(jct__postmortem_specs(s, &rep, 1, 4096, true, specs, &n, &lost, &lost_retx, err,
+                                      sizeof err) == 0,
+                "%s", err);
+  ck_assert_uint_eq(lost, want);
+  ck_assert_uint_ge(n, 1);
+  for (uint32_t i = 0; i < n; i++) {
+    ck_assert_msg(strstr(specs[i], " qp-order=0 ") && !strstr(specs[i], "qp=0x"), "%s", specs[i]);
+    jct_injector_t *inj;
+    ck_assert_msg(jct_injector_new(&inj, specs[i], 1, i, err, sizeof err) == 0, "%s", err);
+    jct_injector_free(inj);
+    free(specs[i]);
+  }
+  /* One message of another size: the injector would see the connection. */
+  for (uint32_t i = 0; i < s->nops; i++)
+    if (s->ops[i].conn == cts) {
+      s->ops[i].bytes = 4096;
+      break;
+    }
+  n = 0;
+  ck_assert_int_eq(
+      jct__postmortem_specs(s, &rep, 1, 4096, true, specs, &n, &lost, &lost_retx, err, sizeof err),
+      JCT_EINVAL);
+  ck_assert_msg(strstr(err, "two connections from rank 0 to rank 1 that may start at once"), "%s",
+                err);
+  for (uint32_t i = 0; i < n; i++)
+    free(specs[i]);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+}
+END_TEST
+
 static void write_text(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
@@ -676,6 +740,7 @@ Suite *replay_suite(void) {
   Suite *s = suite_create("replay");
   TCase *unit = tcase_create("postmortem_specs");
   tcase_add_test(unit, postmortem_specs_of_the_trace);
+  tcase_add_test(unit, postmortem_specs_beside_lab_cts);
   suite_add_tcase(s, unit);
   TCase *tc = tcase_create("end_to_end");
   tcase_set_timeout(tc, 600);

@@ -326,8 +326,54 @@ static uint64_t place(const jct__agents_t *a, const agent_t *g, json_t *t) {
   return g->run_sent_ns + (a->tdf > 1 ? (uint64_t)((double)v / a->tdf) : (uint64_t)v);
 }
 
+/* Each agent's times start when it received run, which the orchestrator
+ * takes for when it sent it: an agent that read its run late (a loaded TCG
+ * VM reads its virtio-serial port tens of ms late) has every time placed
+ * too early by that lag, and an op's receipt can come out before its post
+ * at another agent (seen: 42 ms before), which moves the JCT's end and
+ * makes completion times negative. An op is never received before it was
+ * posted, so each agent's lag is at least what makes every receipt follow
+ * its post: the least such lags (a difference-constraint system, relaxed
+ * as Bellman-Ford does, n rounds) are added to each agent's times.
+ * src[op], dst[op]: the agents that reported its post and its receipt. */
+static int add_least_lags(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops,
+                          const uint32_t *src, const uint32_t *dst) {
+  uint64_t *lag = calloc(a->n ? a->n : 1, sizeof *lag);
+  if (!lag) return JCT_ENOMEM;
+  bool moved = true;
+  for (uint32_t round = 0; round < a->n && moved; round++) {
+    moved = false;
+    for (uint32_t i = 0; i < nops; i++) {
+      if (!t[i].start_ns || !t[i].done_ns || src[i] >= a->n || dst[i] >= a->n) continue;
+      uint64_t posted = t[i].start_ns + lag[src[i]], received = t[i].done_ns + lag[dst[i]];
+      if (received < posted) {
+        lag[dst[i]] += posted - received;
+        moved = true;
+      }
+    }
+  }
+  for (uint32_t i = 0; i < nops; i++) {
+    if (src[i] < a->n) {
+      if (t[i].ready_ns) t[i].ready_ns += lag[src[i]];
+      if (t[i].start_ns) t[i].start_ns += lag[src[i]];
+    }
+    if (dst[i] < a->n && t[i].done_ns) t[i].done_ns += lag[dst[i]];
+  }
+  free(lag);
+  return 0;
+}
+
 int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops) {
   memset(t, 0, nops * sizeof *t);
+  uint32_t *src = malloc((nops ? nops : 1) * sizeof *src),
+           *dst = malloc((nops ? nops : 1) * sizeof *dst);
+  if (!src || !dst) {
+    free(src);
+    free(dst);
+    return JCT_ENOMEM;
+  }
+  for (uint32_t i = 0; i < nops; i++)
+    src[i] = dst[i] = UINT32_MAX;
   for (uint32_t i = 0; i < a->n; i++) {
     const agent_t *g = &a->a[i];
     json_t *ops = json_object_get(g->done, "ops");
@@ -335,16 +381,29 @@ int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops
     json_t *op;
     json_array_foreach(ops, k, op) {
       json_int_t id = json_integer_value(json_array_get(op, 0));
-      if (!json_is_array(op) || json_array_size(op) != 4 || id < 0 || id >= nops) return JCT_EINVAL;
+      if (!json_is_array(op) || json_array_size(op) != 4 || id < 0 || id >= nops) {
+        free(src);
+        free(dst);
+        return JCT_EINVAL;
+      }
       uint64_t ready = place(a, g, json_array_get(op, 1)),
                start = place(a, g, json_array_get(op, 2)),
                done = place(a, g, json_array_get(op, 3));
       if (ready) t[id].ready_ns = ready;
-      if (start) t[id].start_ns = start;
-      if (done) t[id].done_ns = done;
+      if (start) {
+        t[id].start_ns = start;
+        src[id] = i;
+      }
+      if (done) {
+        t[id].done_ns = done;
+        dst[id] = i;
+      }
     }
   }
-  return 0;
+  int rc = add_least_lags(a, t, nops, src, dst);
+  free(src);
+  free(dst);
+  return rc;
 }
 
 void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum) {

@@ -33,8 +33,9 @@
  * jct__agents_waiting() is false or jct__agents_failed() is set. Times in a
  * done message are the agent's, from when it received run; the
  * orchestrator places them on its own clock at the moment it sent run to
- * that agent, so control-channel latency never counts in JCT (it is the
- * same few microseconds for every repetition anyway).
+ * that agent, moved later by the least lag that puts every op's receipt
+ * after its post at the other agent (a loaded TCG VM reads its run tens of
+ * ms late; without the lag its times came out that much too early).
  */
 #ifndef JCT_AGENTS_H
 #define JCT_AGENTS_H
@@ -98,9 +99,10 @@ int jct__agents_failed(const jct__agents_t *a, char *err, size_t errlen);
 const char *jct__agents_hello(const jct__agents_t *a, uint32_t i);
 
 /* After a run: every op's timing on the orchestrator's clock (ns,
- * CLOCK_MONOTONIC; 0 where no agent reported it), for nops ops, and the
- * device counters summed over agents. Returns JCT_EINVAL when an agent
- * named an op outside the schedule. */
+ * CLOCK_MONOTONIC; 0 where no agent reported it), for nops ops, each
+ * agent's times moved later by the least lag that has no op received
+ * before it was posted (above). Returns JCT_EINVAL when an agent named an
+ * op outside the schedule, JCT_ENOMEM. */
 int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops);
 void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum);
 /* Agent i's device counters from its last done message (what each moved). */

@@ -98,6 +98,11 @@ typedef uint64_t (*jct__backend_losses_t)(const void *b);
 /* Stop the ranks, tear down what up built, free b. */
 typedef void (*jct__backend_down_t)(void *b);
 
+/* The JCT_TSTAT_* figures b's stats count when that depends on how b was
+ * brought up (verbs: the lab's switch counts the re-sent packets that no
+ * RDMA device does; agents on hosts have no switch of jctlab's). */
+typedef uint32_t (*jct__backend_counted_t)(const void *b);
+
 struct jct__backend_ops {
   const char *name; /* "uroce", "verbs" */
   uint32_t counted; /* the JCT_TSTAT_* figures its stats count (run.h) */
@@ -108,6 +113,7 @@ struct jct__backend_ops {
   jct__backend_quiet_t quiet;
   jct__backend_stats_t stats;
   jct__backend_conn_counts_t conn_counts; /* may be NULL (above) */
+  jct__backend_counted_t counted_of;      /* may be NULL: `counted` holds */
   jct__backend_losses_t harness_losses;
   jct__backend_down_t down;
 };

@@ -370,9 +370,19 @@ static bool quiet(const void *b) {
   return true;
 }
 
+/* In the lab the switch counts the request packets sent again, on its
+ * way out to the VMs (fabric.h, count_resent), as a capture of it would
+ * show them: rxe counts none. */
+static uint32_t counted_of(const void *b) {
+  return ((const verbs_t *)b)->fab ? COUNTED | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES
+                                   : COUNTED;
+}
+
 static void stats(const void *b, jct_transport_stats_t *total) {
-  *total = ((const verbs_t *)b)->total;
-  total->counted = COUNTED;
+  const verbs_t *v = b;
+  *total = v->total;
+  total->counted = counted_of(b);
+  if (v->fab) jct_fabric_resent(v->fab, &total->retx_packets, &total->retx_bytes);
 }
 
 /* The agents' sockets are theirs: what they lose is the device's to count. */
@@ -426,6 +436,7 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
         ports[i] = jct__lab_port_ifname(v->lab, i);
       fo.port_ifnames = ports;
       fo.remote_hosts = true; /* the VMs' agents run the injectors at=host */
+      fo.count_resent = true; /* rxe counts no re-sent packets: the switch does */
       rc = jct_fabric_new(&v->fab, &v->loop->uv, &v->loop->clock, &fo, err, errlen);
     }
   }
@@ -447,6 +458,7 @@ const struct jct__backend_ops jct__backend_verbs = {
     .quiet = quiet,
     .stats = stats,
     .conn_counts = NULL, /* rxe counts per port, not per QP */
+    .counted_of = counted_of,
     .harness_losses = harness_losses,
     .down = down,
 };

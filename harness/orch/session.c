@@ -179,7 +179,7 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   rep->faulted = faulted;
   rep->ok = true;
   rep->bin_ns = s->bin_ns;
-  rep->transport.counted = s->ops->counted;
+  rep->transport.counted = jct__session_counted(s);
   if (s->broken) {
     fail_rep(s, rep, "an earlier repetition failed");
     return 0;
@@ -341,7 +341,7 @@ bool jct__session_loop_bound(const jct__session_health_t *h, double packet_time_
 }
 
 uint32_t jct__session_counted(const jct__session_t *s) {
-  return s->ops->counted;
+  return s->ops->counted_of ? s->ops->counted_of(s->b) : s->ops->counted;
 }
 
 bool jct__session_counts_per_qp(const jct__session_t *s) {

@@ -36,7 +36,13 @@
  * on one of its ops (the schedule's program order: perftest's SEND test
  * starts after its WRITE test ends). Two connections between the same two
  * ranks in the same direction that may start at once cannot be told apart
- * on the wire: refused.
+ * on the wire: refused. A connection whose every message is 64 bytes is
+ * left out of that count: its packets are the clause's 108-byte datagrams,
+ * which never reach the injector (the lab's own captures hold such
+ * connections: the verbs transport's clear-to-sends, WRITE ONLY WITH
+ * IMMEDIATE of 64 bytes on the reverse connection's QP, which inference
+ * takes for a job's connection of 64-byte messages; in a 2-rank ring one
+ * runs beside the data connection between the same ranks).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,6 +58,7 @@
 
 #define MAX_PKTS_PER_SPEC 64 /* drop.c's list */
 #define PKT_CHARS 32         /* ",M:K@T" at most */
+#define CTS_BYTES 64         /* the verbs transport's clear-to-send (verbs.h) */
 
 /* The message index of each op on its connection. */
 static uint32_t *message_indices(const jct_schedule_t *s) {
@@ -92,6 +99,20 @@ static bool depends_on_conn(const jct_schedule_t *s, uint32_t from, uint32_t c, 
   return false;
 }
 
+/* Whether connection c sends only 64-byte messages (verbs.h's
+ * clear-to-send size): on verbs each is one WRITE ONLY WITH IMMEDIATE in
+ * a 108-byte UDP datagram, which add_spec's where= leaves out, so the
+ * injector never sees the connection. */
+static bool cts_sized(const jct_schedule_t *s, uint32_t c) {
+  bool any = false;
+  for (uint32_t i = 0; i < s->nops; i++) {
+    if (s->ops[i].conn != c) continue;
+    if (s->ops[i].bytes != CTS_BYTES) return false;
+    any = true;
+  }
+  return any;
+}
+
 /* On verbs: conn's place among the connections with its ends (how many
  * of them the job starts before it), into *order. Errors: JCT_EINVAL when
  * one of them may start at the same time (err says which), JCT_ENOMEM. */
@@ -103,7 +124,8 @@ static int conn_order(const jct_schedule_t *s, uint32_t conn, uint32_t *order, c
   uint32_t *stack = NULL;
   int rc = 0;
   for (uint32_t o = 0; o < s->nconns && rc == 0; o++) {
-    if (o == conn || s->conns[o].src != c->src || s->conns[o].dst != c->dst) continue;
+    if (o == conn || s->conns[o].src != c->src || s->conns[o].dst != c->dst || cts_sized(s, o))
+      continue;
     if (!seen &&
         (!(seen = malloc(s->nops * sizeof *seen)) || !(stack = malloc(s->nops * sizeof *stack)))) {
       rc = JCT_ENOMEM;
