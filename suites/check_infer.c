@@ -194,6 +194,49 @@ START_TEST(lab_timer_go_backs) {
 }
 END_TEST
 
+/* The lab's ring of 4 (traces/README.md): its first drop is PSN 9983832,
+ * the only packet of a 64-byte message and its flow's first (198.18.0.4 ->
+ * .3, QP 0x11), never seen at the capture point: the NAK of frame 24 names
+ * it, frame 31 re-sends it. An RC requester sends in PSN order, so that
+ * message is its connection's first op, sent before its PSN successor
+ * (frame 15), not last on its connection as when it was timed by its
+ * retransmission. */
+START_TEST(lost_first_message_keeps_psn_order) {
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  char err[256];
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", NULL, &s,
+                             &rep, err, sizeof err),
+                   0);
+  const jct_infer_fault_t *f = NULL;
+  for (uint32_t i = 0; i < rep.nfaults; i++)
+    if (rep.faults[i].psn == 9983832) f = &rep.faults[i];
+  ck_assert_ptr_nonnull(f);
+  ck_assert(f->before_capture);
+  ck_assert_uint_eq(f->offset_bytes, 0);
+  const jct_op_t *lost = &s->ops[f->op];
+  ck_assert_uint_eq(lost->bytes, 64);
+  uint32_t on_conn = 0, first = UINT32_MAX, next = UINT32_MAX;
+  for (uint32_t i = 0; i < s->nops; i++) {
+    if (s->ops[i].conn != lost->conn) continue;
+    on_conn++;
+    if (first == UINT32_MAX)
+      first = i;
+    else if (next == UINT32_MAX)
+      next = i;
+  }
+  ck_assert_uint_ge(on_conn, 2);
+  ck_assert_uint_eq(first, f->op);
+  ck_assert_int_le(lost->step, s->ops[next].step);
+  /* Its deps are what its successor's were in the capture: nothing the
+   * rank received after the successor went. */
+  for (uint32_t k = 0; k < lost->ndeps; k++)
+    ck_assert_uint_lt(lost->deps[k], next);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+}
+END_TEST
+
 /* A TCP segment: Ethernet, IPv4 (protocol 6), 20 bytes of TCP header. */
 static size_t tcp_frame(uint8_t *f) {
   static const uint8_t hdr[] = {
@@ -505,6 +548,7 @@ Suite *infer_suite(void) {
   tcase_add_test(core, crafted_capture_control_dep_and_loss);
   tcase_add_test(core, crafted_pause_is_program_order);
   tcase_add_test(core, lab_timer_go_backs);
+  tcase_add_test(core, lost_first_message_keeps_psn_order);
   tcase_add_test(core, overlapping_sends_stay_independent);
   tcase_add_test(core, patterns_of_synth);
   suite_add_tcase(s, core);

@@ -9,7 +9,8 @@
  * (they come before the packet's PSN), then the packet, then the rest. A
  * message is one distinct FIRST (or ONLY) PSN per flow, whether seen in its
  * first transmission or, when that was lost, in a retransmission; it starts
- * at its first transmission (for a lost one, when the gap showed). LAST
+ * at its first transmission (for a lost one, when the gap showed, or just
+ * before its PSN successor when that went earlier: send_order()). LAST
  * packets, first transmission or not, close the message holding them.
  * What was lost is worked out in infer_loss.c.
  * CM MADs (QP 1) never reach the inspector: they are control traffic.
@@ -222,6 +223,25 @@ static int frame(jct__iscan_t *sc, jct_inspect_t *ins, scan_ctx_t *c, const jct_
   return rc;
 }
 
+/* An RC requester sends its messages in PSN order (IBA 9.5; rxe_req.c
+ * takes its send queue in order and gives each packet the next PSN): a
+ * message whose first transmission the capture never saw (lost before the
+ * capture point, known only from a NAK or its retransmission) was sent
+ * before its PSN successor, not when its loss showed. Each flow's messages
+ * (f->msgs, by unwrapped PSN: serial-number order from the flow's first
+ * PSN, RFC 1982) get starts that never decrease: such a message starts
+ * 1 ns before its successor. */
+static void send_order(jct__iscan_t *sc) {
+  for (size_t fi = 0; fi < sc->nflows; fi++) {
+    const jct__iflow_t *f = &sc->flows[fi];
+    for (size_t k = f->nmsgs; k-- > 1;) {
+      jct__imsg_t *m = &sc->msgs[f->msgs[k - 1]];
+      uint64_t next = sc->msgs[f->msgs[k]].start_ns;
+      if (m->start_ns >= next) m->start_ns = next ? next - 1 : 0;
+    }
+  }
+}
+
 int jct__infer_scan(jct_trace_t *t, const char *path, jct__iscan_t *sc, char *err, size_t errlen) {
   int rc;
   scan_ctx_t c = {.sc = sc};
@@ -244,6 +264,7 @@ int jct__infer_scan(jct_trace_t *t, const char *path, jct__iscan_t *sc, char *er
     }
   }
   if (rc >= 0) {
+    send_order(sc);
     jct_inspect_finish(ins);
     const jct_totals_t *tot = jct_inspect_totals(ins);
     sc->messages = tot->messages;
