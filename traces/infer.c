@@ -71,10 +71,21 @@ static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op
   return 0;
 }
 
+/* Whether a first transmission lost on flow fi lies in [u, u + ahead):
+ * what a go-back to u re-sent. */
+static bool recovers_loss(const jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead) {
+  const jct__iflow_t *f = &sc->flows[fi];
+  for (size_t k = 0; k < f->nfaults; k++) {
+    uint64_t v = sc->faults[f->faults[k]].u;
+    if (v >= u && v < u + (ahead ? ahead : 1)) return true;
+  }
+  return false;
+}
+
 /* Go-backs in ops' messages, by the ops' final ids; a timer go-back's time
- * from its message's start. A timer go-back no later than that start (into
- * a message whose first transmission the capture did not see) gives no
- * time to replay it by and is left out. */
+ * from rxe's reference (infer_timer.c), and how long before its message's
+ * start that reference was. A timer go-back with no time from it is left
+ * out: nothing to replay it by. */
 static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op_of_msg,
                     jct_infer_report_t *rep) {
   rep->go_backs = malloc((sc->ngobacks ? sc->ngobacks : 1) * sizeof *rep->go_backs);
@@ -84,7 +95,7 @@ static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *
     long mi = jct__iscan_msg_at(sc, &sc->flows[g->flow], g->u);
     if (mi < 0 || cls[mi] != JCT__CLS_OP) continue;
     const jct__imsg_t *m = &sc->msgs[mi];
-    if (g->timer && g->ts_ns <= m->start_ns) continue;
+    if (g->timer && !g->timer_ns) continue;
     rep->go_backs[rep->ngo_backs++] =
         (jct_infer_go_back_t){.op = op_of_msg[mi],
                               .offset_bytes = (g->u - m->first_u) * m->first_payload,
@@ -92,8 +103,12 @@ static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *
                               .hole_to_nak_ns = g->hole_to_nak_ns,
                               .nak_ahead_psns = g->nak_ahead,
                               .timer = g->timer,
-                              .timer_ns = g->timer ? g->ts_ns - m->start_ns : 0,
-                              .idle_ns = g->timer ? g->idle_ns : 0};
+                              .timer_ns = g->timer ? g->timer_ns : 0,
+                              .timer_lead_ns = g->timer && m->start_ns > g->ref_ns
+                                                   ? m->start_ns - g->ref_ns
+                                                   : 0,
+                              .idle_ns = g->timer ? g->idle_ns : 0,
+                              .recovers_loss = recovers_loss(sc, g->flow, g->u, g->ahead)};
     if (g->timer) rep->timer_go_backs++;
   }
   return 0;
@@ -253,6 +268,7 @@ static void fill_counts(const jct__iscan_t *sc, jct_infer_report_t *rep) {
   rep->messages = sc->messages;
   rep->messages_completed = sc->messages_completed;
   rep->retransmitted_packets = sc->retransmitted_packets;
+  rep->timer_est_ns = sc->timer_est_ns;
   rep->frames_backwards = sc->frames_backwards;
 }
 

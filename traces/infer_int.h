@@ -13,6 +13,12 @@
 #define JCT__NEVER UINT64_MAX    /* done_ns of a message never completed */
 #define JCT__U_BASE (1ull << 32) /* a flow's first PSN, unwrapped: never goes below 0 */
 
+/* What the timer saw since it was started (infer_timer.c): an ACK of
+ * unwrapped PSN u after which PSNs were outstanding (JCT__TEV_ACK) or none
+ * were (JCT__TEV_QUIET), or, in a quiet stretch, a send of a new PSN (which
+ * ends it: JCT__TEV_SEND) or of one already acknowledged (JCT__TEV_RESEND). */
+enum { JCT__TEV_ACK, JCT__TEV_QUIET, JCT__TEV_SEND, JCT__TEV_RESEND };
+
 /* One message, first transmissions. PSNs are unwrapped to 64 bits per flow
  * so that they sort. */
 typedef struct {
@@ -46,6 +52,12 @@ typedef struct {
   bool timer;
   uint64_t ts_ns;          /* when it showed */
   uint64_t idle_ns;        /* timer: how long the flow had heard nothing */
+  /* timer: rxe's reference (infer_timer.c): the send that started the
+   * timer (ref_ns, then the resolved reference) and what came after it
+   * (sc->qsends[qs_first ..+ nqs]): ACKs before its packet, sends after
+   * quiet stretches; timer_ns: from the resolved reference to the go-back. */
+  uint64_t ref_ns, timer_ns;
+  uint32_t qs_first, nqs;
   uint64_t hole_to_nak_ns; /* its hole's, when the NAK came after the hole was seen; 0: not */
   uint32_t nak_ahead;      /* PSNs past the hole seen when the NAK came (0: not known) */
 } jct__igoback_t;
@@ -64,7 +76,19 @@ typedef struct {
   uint32_t *faults; /* fault indices, by u */
   size_t nfaults, capfaults;
   bool has_imm_msg; /* carries a message with immediate data */
+  /* rxe's retransmit timer as the capture shows it (infer_timer.c). */
+  uint64_t tmr_arm_ns;   /* the send that armed it (it was not pending) */
+  uint64_t tmr_ack_ns;   /* the last ACK after which data was outstanding (re-armed it) */
+  bool tmr_fired;        /* a timer go-back since: the next send arms it */
+  bool tmr_quiet;        /* every PSN sent is acknowledged (by the last ACK seen) */
+  struct jct__itmr_ev *tev; /* since the arming: ACKs and sends after quiet stretches */
+  size_t ntev, captev;
 } jct__iflow_t;
+
+struct jct__itmr_ev {
+  uint64_t ts_ns, u;
+  uint8_t kind;
+};
 
 typedef struct {
   jct__imsg_t *msgs;
@@ -75,6 +99,9 @@ typedef struct {
   size_t ngobacks, capgobacks;
   jct__iflow_t *flows;
   size_t nflows, capflows;
+  struct jct__itmr_ev *qsends; /* what the timer go-backs' timers saw (jct__igoback_t qs_first) */
+  size_t nqsends, capqsends;
+  uint64_t timer_est_ns; /* the retransmit timer the go-backs show (infer_timer.c); 0: none */
   /* counts for the report */
   uint64_t frames, roce_packets, pfc_frames, malformed_frames;
   uint64_t control_tcp, control_cm, control_other;
@@ -150,5 +177,15 @@ int jct__iloss_retx_skip(jct__iscan_t *sc, uint32_t fi, uint64_t from_u, uint64_
                          uint64_t ts_ns);
 int jct__iloss_rewind(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead, bool timeout,
                       uint64_t ts_ns);
+
+/* rxe's retransmit timer (infer_timer.c), per data flow fi: a data
+ * packet sent at ts_ns (fresh: a PSN past the highest before); an ACK (nak: a NAK) of psn seen at ts_ns; a timer
+ * go-back just recorded (sc->gobacks' last) takes the flow's reference.
+ * Errors: JCT_ENOMEM. After the scan, jct__itimer_resolve() estimates the
+ * timer and times each timer go-back from its reference. */
+int jct__itimer_data(jct__iscan_t *sc, uint32_t fi, bool fresh, uint64_t ts_ns);
+int jct__itimer_ack(jct__iscan_t *sc, uint32_t fi, uint32_t psn, bool nak, uint64_t ts_ns);
+int jct__itimer_go_back(jct__iscan_t *sc, uint32_t fi);
+int jct__itimer_resolve(jct__iscan_t *sc);
 
 #endif

@@ -157,6 +157,7 @@ static int on_flow_event(jct__iscan_t *sc, const jct_event_t *ev) {
                                                    .timer = ev->type == JCT_EV_TIMEOUT,
                                                    .ts_ns = ev->ts_ns,
                                                    .idle_ns = ev->dur_ns};
+    if (ev->type == JCT_EV_TIMEOUT && jct__itimer_go_back(sc, fi)) return JCT_ENOMEM;
     return jct__iloss_rewind(sc, fi, u, ev->value, ev->type == JCT_EV_TIMEOUT, ev->ts_ns);
   case JCT_EV_HOLE_RESENT: /* the go-back just recorded: its hole's NAK latency */
     if (sc->ngobacks && sc->gobacks[sc->ngobacks - 1].flow == fi &&
@@ -193,6 +194,26 @@ static bool control(jct__iscan_t *sc, const jct_packet_t *pkt) {
   return false;
 }
 
+/* What rxe's retransmit timer sees of the packet (infer_timer.c): a send
+ * of its flow, after the frame's events (a timer go-back takes the
+ * reference before its first packet starts the timer again), or an ACK or
+ * NAK of the data flow it answers. */
+static int timer_packet(jct__iscan_t *sc, jct_inspect_t *ins, uint32_t fi, const jct_packet_t *pkt,
+                        uint64_t ts_ns) {
+  const struct jct_opcode_info *op = pkt->op;
+  if (!op || (pkt->icrc_checked && !pkt->icrc_ok)) return 0;
+  if (op->kind == JCT_OPK_ACK) {
+    long peer = jct_inspect_flow(ins, fi)->peer;
+    uint8_t syn = pkt->roce.aeth.syndrome;
+    enum jct_aeth_type t = jct_aeth_type(syn);
+    if (peer < 0 || (size_t)peer >= sc->nflows || (t != JCT_AETH_ACK && t != JCT_AETH_NAK))
+      return 0;
+    return jct__itimer_ack(sc, (uint32_t)peer, pkt->roce.bth.psn, t == JCT_AETH_NAK, ts_ns);
+  }
+  if (jct__msg_kind(op->kind) < 0 || !sc->flows[fi].seen) return 0;
+  return jct__itimer_data(sc, fi, !sc->flows[fi].last_retx, ts_ns);
+}
+
 static int frame(jct__iscan_t *sc, jct_inspect_t *ins, scan_ctx_t *c, const jct_packet_t *pkt,
                  const jct_record_t *rec) {
   sc->frames++;
@@ -220,6 +241,7 @@ static int frame(jct__iscan_t *sc, jct_inspect_t *ins, scan_ctx_t *c, const jct_
   if (!rc) rc = on_packet(sc, (uint32_t)fi, pkt, rec->ts_ns);
   for (size_t i = 0; i < c->nev && !rc; i++)
     if (c->ev[i].type != JCT_EV_GAP) rc = on_flow_event(sc, &c->ev[i]);
+  if (!rc) rc = timer_packet(sc, ins, (uint32_t)fi, pkt, rec->ts_ns);
   return rc;
 }
 
@@ -263,6 +285,8 @@ int jct__infer_scan(jct_trace_t *t, const char *path, jct__iscan_t *sc, char *er
       break;
     }
   }
+  if (rc >= 0 && (rc = jct__itimer_resolve(sc)) < 0)
+    jct__errf(err, errlen, rc, "%s: out of memory", path);
   if (rc >= 0) {
     send_order(sc);
     jct_inspect_finish(ins);
@@ -282,7 +306,9 @@ void jct__iscan_free(jct__iscan_t *sc) {
   for (size_t i = 0; i < sc->nflows; i++) {
     free(sc->flows[i].msgs);
     free(sc->flows[i].faults);
+    free(sc->flows[i].tev);
   }
+  free(sc->qsends);
   free(sc->flows);
   free(sc->msgs);
   free(sc->faults);

@@ -98,18 +98,24 @@ static void text_faults(FILE *o, const jct_infer_report_t *r, unsigned max_fault
   if (r->faults_on_flow_control)
     fprintf(o, "           and %u loss%s of flow-control messages, which a replay regenerates\n",
             r->faults_on_flow_control, r->faults_on_flow_control == 1 ? "" : "es");
-  fprintf(o, "Go-backs   %u after NAKs, %u with no NAK (timer)\n", r->ngo_backs - r->timer_go_backs,
+  fprintf(o, "Go-backs   %u after NAKs, %u with no NAK (timer)", r->ngo_backs - r->timer_go_backs,
           r->timer_go_backs);
+  if (r->timer_est_ns) {
+    char t[24];
+    fprintf(o, "; their retransmit timer %s", jct__fmt_ns(r->timer_est_ns, t, sizeof t));
+  }
+  fputc('\n', o);
   unsigned shown = 0;
   for (uint32_t i = 0; i < r->ngo_backs && shown < max_faults; i++) {
     const jct_infer_go_back_t *g = &r->go_backs[i];
     if (!g->timer) continue;
     char t[24], d[24];
     fprintf(o,
-            "           op %u: offset %llu, %u PSNs re-sent, %s after its message's start (%s "
-            "after the flow last heard anything)\n",
+            "           op %u: offset %llu, %u PSNs re-sent, %s after the timer's start (%s "
+            "after the flow last heard anything)%s\n",
             g->op, (unsigned long long)g->offset_bytes, g->ahead_psns,
-            jct__fmt_ns(g->timer_ns, t, sizeof t), jct__fmt_ns(g->idle_ns, d, sizeof d));
+            jct__fmt_ns(g->timer_ns, t, sizeof t), jct__fmt_ns(g->idle_ns, d, sizeof d),
+            g->recovers_loss ? ", recovering a loss" : ", nothing lost (the hosts')");
     shown++;
   }
 }
@@ -152,11 +158,13 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
   for (uint32_t i = 0; gbs && i < r->ngo_backs; i++) {
     const jct_infer_go_back_t *g = &r->go_backs[i];
     json_array_append_new(
-        gbs, json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I}", "op", (json_int_t)g->op, "offset_bytes",
-                       (json_int_t)g->offset_bytes, "ahead_psns", (json_int_t)g->ahead_psns,
-                       "hole_to_nak_ns", (json_int_t)g->hole_to_nak_ns, "nak_ahead_psns",
-                       (json_int_t)g->nak_ahead_psns, "timer", g->timer, "timer_ns",
-                       (json_int_t)g->timer_ns, "idle_ns", (json_int_t)g->idle_ns));
+        gbs, json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I,s:I,s:b}", "op", (json_int_t)g->op,
+                       "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
+                       (json_int_t)g->ahead_psns, "hole_to_nak_ns", (json_int_t)g->hole_to_nak_ns,
+                       "nak_ahead_psns", (json_int_t)g->nak_ahead_psns, "timer", g->timer,
+                       "timer_ns", (json_int_t)g->timer_ns, "timer_lead_ns",
+                       (json_int_t)g->timer_lead_ns, "idle_ns", (json_int_t)g->idle_ns,
+                       "recovers_loss", g->recovers_loss));
   }
 #define I(x) ((json_int_t)(x))
   json_t *capture =
@@ -174,12 +182,14 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
       "ops_incomplete", I(r->ops_incomplete), "ops_queued", I(r->ops_queued), "frames_backwards",
       I(r->frames_backwards), "skewed_messages", I(r->skewed_messages), "turnaround_ns",
       I(r->turnaround_ns), "gap_median_ns", I(r->gap_median_ns), "gap_max_ns", I(r->gap_max_ns));
-  return json_pack("{s:i,s:s,s:o*,s:{s:I,s:I,s:I,s:I,s:o*},s:{s:s,s:s,s:I,s:I},s:o*,s:o*,s:I,s:o*}",
+  return json_pack("{s:i,s:s,s:o*,s:{s:I,s:I,s:I,s:I,s:o*},s:{s:s,s:s,s:I,s:I},s:o*,s:o*,s:I,s:o*,"
+                   "s:I}",
                    "jctlab_infer", 1, "trace", trace, "capture", capture, "schedule", "ranks",
                    I(r->ranks), "connections", I(r->connections), "ops", I(r->ops), "total_bytes",
                    I(r->total_bytes), "rank_addresses", addrs, "pattern", "name", r->pattern,
                    "evidence", r->evidence, "bytes_estimate", I(r->bytes_estimate), "repetitions",
                    I(r->repetitions), "confidence", conf, "faults", faults,
-                   "faults_on_flow_control", I(r->faults_on_flow_control), "go_backs", gbs);
+                   "faults_on_flow_control", I(r->faults_on_flow_control), "go_backs", gbs,
+                   "timer_estimate_ns", I(r->timer_est_ns));
 #undef I
 }

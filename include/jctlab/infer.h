@@ -87,9 +87,15 @@ typedef struct {
  * retransmit timer, which it starts with a send while it is not running and
  * restarts on ACKs (rxe_req.c, rxe_comp.c), fired before the ACK of that
  * packet reached the requester's completer (an ACK slow or lost past the
- * capture point, or a packet lost there). Its time is taken from the start
- * of the message holding the packet (its FIRST packet's first transmission,
- * the send that most likely started the timer). */
+ * capture point, or a packet lost there). Its time is taken from rxe's
+ * reference, as the capture shows it: the later of the send that started
+ * the timer (one sent while it was not pending: the flow's first, the
+ * first after a timer go-back, or the first after the flow had been quiet,
+ * everything acknowledged, for longer than the timer) and the last ACK
+ * after which PSNs were outstanding (the completer restarts the timer then;
+ * a NAK does not: it sends the requester back, nothing is outstanding on
+ * the completer's way out). rxe_comp.c COMPST_EXIT, rxe_req.c update_state;
+ * traces/infer_timer.c. */
 typedef struct {
   uint32_t op;             /* the op whose message holds the packet it went back to */
   uint64_t offset_bytes;   /* that packet's payload offset in the message */
@@ -99,9 +105,15 @@ typedef struct {
   uint32_t nak_ahead_psns; /* PSNs past the hole the capture had seen when the NAK came (the
                               responder's lag, in packets); 0 as hole_to_nak_ns */
   bool timer;              /* no NAK before it: the retransmit timer's */
-  uint64_t timer_ns;       /* timer: from the message's start to the go-back (> 0) */
+  uint64_t timer_ns;       /* timer: from rxe's reference (above) to the go-back (> 0): the QP's
+                              timer plus the host's lag */
+  uint64_t timer_lead_ns;  /* timer: how long before the start of the message it went back into
+                              that reference was (0: at or after it) */
   uint64_t idle_ns;        /* timer: how long the flow had heard nothing before it (its own data
                               packets, ACK/NAKs for it) */
+  bool recovers_loss;      /* a first transmission or retransmission lost in what it re-sent
+                              (faults of its flow from its packet to the highest PSN sent): the
+                              faults' effect, not the hosts' (a late ACK) */
 } jct_infer_go_back_t;
 
 typedef struct {
@@ -145,6 +157,8 @@ typedef struct {
   jct_infer_go_back_t *go_backs;   /* of ops' messages */
   uint32_t ngo_backs;
   uint32_t timer_go_backs; /* of them, with timer set */
+  uint64_t timer_est_ns;   /* the retransmit timer they show: 4.096 us x 2^n at or below the median
+                              of their shortest possible timer_ns; 0: no timer go-back */
 } jct_infer_report_t;
 
 /* Infer the schedule recorded in the capture at trace_path ("-": standard
