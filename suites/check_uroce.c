@@ -626,6 +626,50 @@ START_TEST(captured_timer_go_back) {
 }
 END_TEST
 
+/* A captured timer go-back runs as rxe's timer did (uroce.h): started
+ * timer_lead_ns before its message's first send; restarted by an ACK acted
+ * on while PSNs are outstanding (the first message's, with the second
+ * outstanding); one that recovers a loss only in a faulted repetition. */
+START_TEST(captured_timer_reference) {
+  wire_t w;
+  jct_uroce_go_back_t gb = {
+      .msg = 0, .pkt = 0, .ahead_psns = 32, .timer_ns = 2000000, .timer_lead_ns = 500000};
+  wire_init_captured(&w, 1000, 8, false, 0, 0, &gb, 1);
+  post(&w, 0, 1, 128 * 1024, true, 5);
+  wire_run(&w, UINT64_MAX);
+  ck_assert_uint_eq(w.ntimeouts[0], 1);
+  ck_assert_uint_eq(w.timeout_ns[0][0], w.first_data_ns[0] + 1500000);
+  wire_free(&w);
+
+  gb = (jct_uroce_go_back_t){.msg = 1, .pkt = 0, .ahead_psns = 32, .timer_ns = 2000000};
+  wire_init_captured(&w, 1000, 8, false, 0, 0, &gb, 1);
+  post(&w, 0, 1, 128 * 1024, true, 5);
+  post(&w, 0, 1, 128 * 1024, true, 6);
+  wire_run(&w, UINT64_MAX);
+  ck_assert_uint_eq(w.ndone[0], 2);
+  ck_assert_uint_eq(jct_uroce_stats(w.qp[0])->go_back_timer, 1);
+  ck_assert_uint_eq(w.ntimeouts[0], 1);
+  /* the first message completes at its ACK, 32 packets after the second
+   * message's first send: the timer runs from there */
+  ck_assert_uint_gt(w.done[0][0].time_ns, w.first_data_ns[0] + 32 * w.ser_ns);
+  ck_assert_uint_eq(w.timeout_ns[0][0], w.done[0][0].time_ns + 2000000);
+  wire_free(&w);
+
+  for (int faulted = 0; faulted < 2; faulted++) {
+    gb = (jct_uroce_go_back_t){
+        .msg = 0, .pkt = 0, .ahead_psns = 32, .timer_ns = 2000000, .recovers_loss = true};
+    wire_init_captured(&w, 1000, 8, false, 0, 0, &gb, 1);
+    jct_uroce_rep_start(w.qp[0], faulted);
+    post(&w, 0, 1, 128 * 1024, true, 5);
+    wire_run(&w, UINT64_MAX);
+    assert_one_message(&w, 128 * 1024, 5);
+    ck_assert_uint_eq(jct_uroce_stats(w.qp[0])->go_back_timer, (uint64_t)faulted);
+    ck_assert_uint_eq(jct_uroce_stats(w.qp[0])->retx_pkts, faulted ? 32u : 0u);
+    wire_free(&w);
+  }
+}
+END_TEST
+
 START_TEST(drop_last) {
   wire_t w;
   wire_init(&w, 1000, 10, false);
@@ -901,6 +945,7 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, captured_go_back_depth);
   tcase_add_test(core, captured_nak_lag);
   tcase_add_test(core, captured_timer_go_back);
+  tcase_add_test(core, captured_timer_reference);
   tcase_add_test(core, drop_ack);
   tcase_add_test(core, retry_exceeded);
   tcase_add_test(core, pause_holds_sending);

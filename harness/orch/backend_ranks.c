@@ -237,7 +237,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   r->index = index;
   memset(r->reported, 0, r->w->size * sizeof *r->reported);
   memset(r->timing, 0, s->nops * sizeof *r->timing);
-  jct__rank_run_t run = {.index = index, .limit_ns = limit_ns};
+  jct__rank_run_t run = {.index = index, .faulted = rep->faulted, .limit_ns = limit_ns};
   uint64_t t0 = 0;
   if (send_all(r, JCT__TAG_RUN, &run, sizeof run) || jct__world_barrier() ||
       ((t0 = jct_now_ns() + START_LEAD_NS), jct__world_bcast(&t0, sizeof t0))) {
@@ -249,7 +249,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   jct_fabric_start(r->fab, jct_now_ns());
   for (uint32_t i = 0; i < r->w->size; i++)
     r->alive_ns[i] = t0; /* the workers start at t0 */
-  int rc = jct__rank_part_begin(&r->part, t0);
+  int rc = jct__rank_part_begin(&r->part, t0, rep->faulted);
   if (rc) return rc;
   uv_timer_start(&r->wake, on_wake, WAKE_MS, WAKE_MS);
   bool done = jct__loop_run_until(r->loop, all_done, turn, r, t0 + limit_ns);

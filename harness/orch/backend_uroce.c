@@ -109,7 +109,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   /* Each repetition from the line rate, as QPs idle long enough to have
    * recovered: a repetition does not inherit the previous one's cuts, so
    * that baseline and faulted repetitions, interleaved, compare alike. */
-  jct__ranks_rep_start(u->ranks);
+  jct__ranks_rep_start(u->ranks, rep->faulted);
   int rc = jct_exec_start(u->exec, start);
   jct__ranks_kick(u->ranks);
   /* The switch and the ranks are all this process's: while the repetition

@@ -17,14 +17,14 @@ static void on_start(jct_timer_t *t, uint64_t now_ns) {
   jct__rank_part_turn(p);
 }
 
-int jct__rank_part_begin(jct__rank_part_t *p, uint64_t t0_ns) {
+int jct__rank_part_begin(jct__rank_part_t *p, uint64_t t0_ns, bool faulted) {
   jct_exec_hooks_t hooks = jct__ranks_hooks(p->ranks);
   int rc = jct_exec_new(&p->exec, p->s, 0, &hooks);
   if (rc) return rc;
   p->rc = 0;
   jct__ranks_attach(p->ranks, p->exec);
   /* Each repetition from the line rate, as the uroce backend's. */
-  jct__ranks_rep_start(p->ranks);
+  jct__ranks_rep_start(p->ranks, faulted);
   p->start_timer.data = p->exec_timer.data = p;
   jct_timer_start(&p->loop->clock, &p->start_timer, t0_ns, on_start);
   return 0;

@@ -129,7 +129,7 @@ static void on_run(worker_t *w, const char *buf, size_t len) {
   uint64_t local = (uint64_t)((int64_t)t0 + w->clock.offset_ns);
   w->deadline_ns = local + w->run.limit_ns;
   memset(&w->loop.clock.lateness, 0, sizeof w->loop.clock.lateness); /* the repetition's */
-  if (jct__rank_part_begin(&w->part, local)) {
+  if (jct__rank_part_begin(&w->part, local, w->run.faulted != 0)) {
     jct__rank_done_t d = {.index = w->run.index, .ok = 0};
     snprintf(d.why, sizeof d.why, "rank %u: out of memory", w->rank);
     send_or_break(w, JCT__TAG_DONE, &d, sizeof d);

@@ -88,6 +88,7 @@ typedef struct {
 
 typedef struct {
   uint32_t index;
+  uint32_t faulted; /* the repetition has the faults (captured timer go-backs, uroce.h) */
   uint64_t limit_ns;
 } jct__rank_run_t;
 
@@ -139,9 +140,9 @@ typedef struct {
   int rc; /* a failed start or timer: the executor's error */
 } jct__rank_part_t;
 
-/* Begin a repetition: the executor made, its start armed at t0_ns (this
- * task's clock). Errors: JCT_ENOMEM. */
-int jct__rank_part_begin(jct__rank_part_t *p, uint64_t t0_ns);
+/* Begin a repetition (faulted: with the faults): the executor made, its
+ * start armed at t0_ns (this task's clock). Errors: JCT_ENOMEM. */
+int jct__rank_part_begin(jct__rank_part_t *p, uint64_t t0_ns, bool faulted);
 /* After each loop turn: the executor's next deadline armed. */
 void jct__rank_part_turn(jct__rank_part_t *p);
 /* This rank's part is over: every op it sends started and acknowledged,

@@ -114,12 +114,19 @@ typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
  * responder: nak_react_ns and nak_delay_ns hold then. conn is the schedule's connection (the ranks
  * pick each QP's entries by it).
  * A timer go-back (timer_ns > 0, the requester's; infer.h's timer
- * go-backs): timer_ns after the requester first sent the msg-th message's
- * first packet, it goes back as its retransmit timer would (counted as a
- * timeout, retry counter untouched), to the oldest unacknowledged PSN, at
- * most packet pkt: until then the ACKs of packet pkt and later do not reach
- * it (dropped and counted, rx_acks_held: the capture's requester had not
- * acted on them) and its own timer waits. It re-sends what it has sent
+ * go-backs) runs as rxe's retransmit timer did in the capture: started
+ * when the requester first sends the msg-th message's first packet, as if
+ * timer_lead_ns earlier (the capture's timer had started that long before
+ * the message), restarted timer_ns ahead each time the completer acts on
+ * an ACK while PSNs are outstanding (rxe_comp.c COMPST_EXIT; not on a NAK,
+ * which sends the requester back), it goes back when it runs out as the
+ * retransmit timer would (counted as a timeout, retry counter untouched),
+ * to the oldest unacknowledged PSN, at most packet pkt: until then the
+ * ACKs of packet pkt and later do not reach it (dropped and counted,
+ * rx_acks_held: the capture's requester had not acted on them) and its own
+ * timer waits. One with recovers_loss (it re-sent a captured loss: the
+ * faults' effect) runs only in faulted repetitions (jct_uroce_rep_start);
+ * the others (nothing lost: the hosts' late ACKs) in every repetition. It re-sends what it has sent
  * from there (go-back-N), its ACKs still held until it has re-sent
  * ahead_psns PSNs (the capture's depth) or all it had sent. One is pending
  * at a time per QP; a later one armed while one is pending is not used. */
@@ -128,7 +135,9 @@ typedef struct {
   uint32_t ahead_psns;
   uint64_t hole_to_nak_ns;
   uint32_t nak_ahead_psns;
-  uint64_t timer_ns;
+  uint64_t timer_ns;      /* from the timer's start (or restart) to the go-back */
+  uint64_t timer_lead_ns; /* how long before the message's first send the timer started */
+  bool recovers_loss;     /* faulted repetitions only */
 } jct_uroce_go_back_t;
 
 typedef struct {
@@ -270,8 +279,10 @@ uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp);
  * congestion control. */
 void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* A repetition starts: messages posted from now on count from 0 for the
- * captured go-backs (cfg.go_backs), which are all unused again. */
-void jct_uroce_rep_start(jct_uroce_qp_t *qp);
+ * captured go-backs (cfg.go_backs), which are all unused again; faulted:
+ * the repetition has the faults (a baseline has not: its captured timer
+ * go-backs that recover a loss stay unused). */
+void jct_uroce_rep_start(jct_uroce_qp_t *qp, bool faulted);
 /* The requester's current rate (DCQCN's Rc), or line_rate_bps (0 without
  * congestion control). */
 uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp);

@@ -606,12 +606,12 @@ int jct__ranks_failed(const jct__ranks_t *R, char *err, size_t errlen) {
   return R->failed;
 }
 
-void jct__ranks_rep_start(jct__ranks_t *R) {
+void jct__ranks_rep_start(jct__ranks_t *R, bool faulted) {
   uint64_t now = jct_now_ns();
   for (uint32_t e = 0; e < 2 * R->s->nconns; e++) {
     if (!R->eps[e].qp) continue; /* another process's end (jctlab rank) */
     jct_uroce_cc_reset(R->eps[e].qp, now);
-    jct_uroce_rep_start(R->eps[e].qp);
+    jct_uroce_rep_start(R->eps[e].qp, faulted);
   }
 }
 

@@ -112,8 +112,9 @@ uint64_t jct__ranks_nic_paused_ns(const jct__ranks_t *r);
 
 /* A repetition starts: every QP's congestion control back to the line
  * rate (uroce.h's jct_uroce_cc_reset), its messages counted afresh for
- * the captured go-backs (jct_uroce_rep_start). */
-void jct__ranks_rep_start(jct__ranks_t *r);
+ * the captured go-backs (jct_uroce_rep_start; faulted: the repetition has
+ * the faults). */
+void jct__ranks_rep_start(jct__ranks_t *r, bool faulted);
 
 /* Counters summed over every QP. */
 void jct__ranks_stats(const jct__ranks_t *r, jct_uroce_stats_t *sum);

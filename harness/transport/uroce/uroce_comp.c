@@ -37,7 +37,11 @@
  *   the NAK), which no constant reproduces: in the shipped capture a go-back
  *   re-sends 5 PSNs at one loss and 116 at another.
  * - A captured timer go-back (cfg.go_backs timer_ns, a postmortem's; the
- *   requester arms it): until it is due, an ACK of its packet or later
+ *   requester arms it): an ACK acted on while PSNs are outstanding
+ *   restarts it, timer_ns ahead (rxe restarts its timer on the completer's
+ *   way out, COMPST_EXIT; a NAK does not: it sends the requester back to
+ *   the NAKed PSN, so nothing is outstanding then). Until it is due, an
+ *   ACK of its packet or later
  *   retires only the PSNs before that packet, and the rest of it is dropped
  *   (rx_acks_held), as if it had not reached the requester: the capture's
  *   rxe went back with no NAK, its ACK not acted on (an ACK slow or lost
@@ -172,6 +176,8 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       acknowledge(qp, jct_psn_add(psn, 1), now_ns);
       qp->comp.started_retry = false;
     }
+    if (qp->comp.timer_due_ns != UINT64_MAX && qp->comp.una_psn != qp->req.max_psn)
+      qp->comp.timer_due_ns = now_ns + qp->comp.timer_ns; /* rxe: COMPST_EXIT's mod_timer */
     return JCT_UROCE_RX_ACCEPTED;
   }
   if (type == JCT_AETH_NAK && jct_aeth_value(syn) == JCT_NAK_PSN_SEQ_ERR) {

@@ -86,6 +86,7 @@ struct jct__uroce_comp {
    * requester: due then (UINT64_MAX: none pending), back to at most
    * timer_psn; ACKs of timer_psn and later are held back until it fires. */
   uint64_t timer_due_ns;
+  uint64_t timer_ns; /* its timer: restarted this far ahead when an ACK is acted on */
   uint32_t timer_psn;
   uint32_t timer_ahead; /* the capture's depth: ... and after it, until the requester has re-sent
                            this many PSNs (timer_hold, up to timer_end) */
@@ -131,6 +132,7 @@ struct jct_uroce_qp {
   jct_uroce_go_back_t *go_backs;
   bool *go_back_used;
   uint32_t rep_seq;       /* requester: the repetition's first message */
+  bool rep_faulted;       /* the repetition has the faults (jct_uroce_rep_start) */
   uint64_t rep_msgs_recv; /* responder: messages received before the repetition */
   uint8_t *scratch; /* IP + UDP header room, then the UDP payload, for the ICRC */
   size_t scratch_bytes;

@@ -328,8 +328,9 @@ void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns) {
   cc_sync(qp, now_ns);
 }
 
-void jct_uroce_rep_start(jct_uroce_qp_t *qp) {
+void jct_uroce_rep_start(jct_uroce_qp_t *qp, bool faulted) {
   qp->rep_seq = qp->sq.tail_seq;
+  qp->rep_faulted = faulted;
   qp->rep_msgs_recv = qp->stats.msgs_recv;
   qp->comp.timer_due_ns = UINT64_MAX;
   qp->comp.timer_hold = false;

@@ -29,8 +29,10 @@
  *   idle). Every request packet sent counts in the byte counter.
  * - A captured timer go-back (cfg.go_backs timer_ns, a postmortem's) is
  *   armed when the first transmission of its message's first packet goes,
- *   as rxe's timer starts with a send; the completer holds its ACKs back
- *   and fires it (uroce_comp.c).
+ *   as rxe's timer starts with a send (timer_lead_ns earlier when the
+ *   capture's had started before the message); the completer restarts it,
+ *   holds its ACKs back and fires it (uroce_comp.c). One that recovers a
+ *   loss is armed in faulted repetitions only.
  * - The QP file does not call here while the rank is paused (PFC). Timers
  *   keep running: a pause longer than the retransmit timeout costs
  *   retries, as it does on a NIC (rxe itself never sees PFC: its packets
@@ -65,8 +67,10 @@ static void arm_timer_go_back(jct_uroce_qp_t *qp, uint32_t seq, uint64_t now_ns)
   for (uint32_t i = 0; i < qp->cfg.ngo_backs; i++) {
     const jct_uroce_go_back_t *g = &qp->go_backs[i];
     if (qp->go_back_used[i] || !g->timer_ns || g->msg != msg || g->pkt >= w->npkts) continue;
+    if (g->recovers_loss && !qp->rep_faulted) continue; /* the faults' effect: not a baseline's */
     qp->go_back_used[i] = true;
-    qp->comp.timer_due_ns = now_ns + g->timer_ns;
+    qp->comp.timer_ns = g->timer_ns;
+    qp->comp.timer_due_ns = now_ns + (g->timer_lead_ns < g->timer_ns ? g->timer_ns - g->timer_lead_ns : 0);
     qp->comp.timer_psn = jct_psn_add(w->first_psn, g->pkt);
     qp->comp.timer_ahead = g->ahead_psns;
     return;
