@@ -168,8 +168,13 @@ END_TEST
 /* The lab's lossless ring (traces/README.md): rxe went back twice with no
  * NAK and nothing lost. Both are timer go-backs, no loss: frame 54 re-sends
  * the whole of rank 0's message (PSN 5050142, 32 packets) 73.0 ms after
- * its first transmission (frame 16), frame 189 rank 1's from PSN 10879000,
- * 64 PSNs, 165 ms after frame 13 (tshark reads the same times). */
+ * its first transmission (frame 16), which started the timer; frame 189
+ * rank 1's from PSN 10879000, 64 PSNs, 165 ms after frame 13 (tshark reads
+ * the same times): the ACK of its first 32 PSNs (frame 118, 32.3 ms before)
+ * was not acted on, since rxe went back to its first PSN, so frame 13's
+ * send is the timer's start. Then the timers of the other lab captures,
+ * from rxe's reference (infer_timer.c): all from one timer of 4.096 us x
+ * 2^14 (the QP timeout asked for), plus the VMs' lag. */
 START_TEST(lab_timer_go_backs) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
@@ -189,6 +194,47 @@ START_TEST(lab_timer_go_backs) {
   ck_assert_uint_eq(b->ahead_psns, 64);
   ck_assert_uint_eq(b->timer_ns / 1000000, 165); /* 0.474668 - 0.309666 s */
   ck_assert_uint_ne(s->ops[a->op].conn, s->ops[b->op].conn);
+  ck_assert(!a->recovers_loss && !b->recovers_loss);
+  ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+
+  /* ring2-drop1pct: frame 374 goes back to PSN 7918847 79.1 ms after the
+   * last ACK acted on with PSNs outstanding (frame 206, 0.373661 s), not
+   * 114 ms after its message's start, nor 23.0 ms after the NAK of that
+   * PSN (frame 322), which does not restart rxe's timer. It re-sends the
+   * PSN lost before the capture point: it recovers a loss. */
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", NULL, &s, &rep,
+                             err, sizeof err),
+                   0);
+  ck_assert_uint_eq(rep.timer_go_backs, 1);
+  for (uint32_t i = 0; i < rep.ngo_backs; i++) {
+    const jct_infer_go_back_t *g = &rep.go_backs[i];
+    if (!g->timer) continue;
+    ck_assert_uint_eq(g->timer_ns / 100000, 791); /* 0.452777 - 0.373661 s */
+    ck_assert_uint_eq(g->timer_lead_ns, 0); /* the ACK came after its message's start */
+    ck_assert(g->recovers_loss);
+  }
+  ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+
+  /* ring4: five timer go-backs, nothing lost in them, each 6-27 ms past
+   * the 67.1 ms timer; the last (frame 1122, 5.325 s) from the send that
+   * ended a quiet stretch after the timer had run out (5.252 s), not from
+   * the duplicate ACKs 3 ms before it (frames 1119-1121), not acted on. */
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", NULL, &s,
+                             &rep, err, sizeof err),
+                   0);
+  ck_assert_uint_eq(rep.timer_go_backs, 5);
+  ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
+  for (uint32_t i = 0; i < rep.ngo_backs; i++) {
+    const jct_infer_go_back_t *g = &rep.go_backs[i];
+    if (!g->timer) continue;
+    ck_assert_uint_ge(g->timer_ns, 4096ull << 14);
+    ck_assert_uint_le(g->timer_ns, (4096ull << 14) + 27000000);
+    ck_assert(!g->recovers_loss);
+  }
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
 }

@@ -26,7 +26,7 @@
  * taken as processed when it passes, and PSNs as outstanding when the
  * flow's highest PSN sent is past the ACK's.
  *
- * The timer itself comes from the go-backs: the median of their shortest
+ * The timer itself comes from the go-backs: the lower median of their shortest
  * possible times (from the last send that ended a quiet stretch, when
  * later than the reference), rounded down to 4.096 us x 2^n (IBA 9.7.6.1.3:
  * the VMs' lag only adds to it). */
@@ -139,7 +139,7 @@ int jct__itimer_resolve(jct__iscan_t *sc) {
   uint64_t t = 0;
   if (n) {
     qsort(lo, n, sizeof *lo, cmp_u64);
-    uint64_t med = lo[n / 2];
+    uint64_t med = lo[(n - 1) / 2]; /* the lower median: lag only adds */
     for (t = TIMER_UNIT_NS; t * 2 <= med && t < (TIMER_UNIT_NS << 31); t *= 2) {
     }
   }
