@@ -13,8 +13,11 @@
  * - ops: one per message, first transmissions only (a retransmission is
  *   the fault, not the job). Bytes: the RETH's DMA length of an RDMA WRITE,
  *   else the payload the message carried. Start: the first transmission of
- *   its first packet; done: its last packet accepted in PSN order at the
- *   capture point;
+ *   its first packet; when the capture never saw that (lost before the
+ *   capture point, its PSN known only from a NAK or a retransmission), 1 ns
+ *   before its PSN successor's start, as an RC requester sends in PSN
+ *   order (serial-number order from the flow's first PSN); done: its last
+ *   packet accepted in PSN order at the capture point;
  * - deps, by happens-before: a send on rank r depends, per connection into
  *   r, on the most recent message r had completely received before the send
  *   started and that no earlier send on the same connection already
