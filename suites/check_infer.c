@@ -212,7 +212,7 @@ START_TEST(lab_timer_go_backs) {
     const jct_infer_go_back_t *g = &rep.go_backs[i];
     if (!g->timer) continue;
     ck_assert_uint_eq(g->timer_ns / 100000, 791); /* 0.452777 - 0.373661 s */
-    ck_assert_uint_eq(g->timer_lead_ns, 0); /* the ACK came after its message's start */
+    ck_assert_uint_eq(g->timer_lead_ns, 0);       /* the ACK came after its message's start */
     ck_assert(g->recovers_loss);
   }
   ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
@@ -223,8 +223,8 @@ START_TEST(lab_timer_go_backs) {
    * the 67.1 ms timer; the last (frame 1122, 5.325 s) from the send that
    * ended a quiet stretch after the timer had run out (5.252 s), not from
    * the duplicate ACKs 3 ms before it (frames 1119-1121), not acted on. */
-  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", NULL, &s,
-                             &rep, err, sizeof err),
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", NULL, &s, &rep,
+                             err, sizeof err),
                    0);
   ck_assert_uint_eq(rep.timer_go_backs, 5);
   ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
@@ -251,8 +251,8 @@ START_TEST(lost_first_message_keeps_psn_order) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
   char err[256];
-  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", NULL, &s,
-                             &rep, err, sizeof err),
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", NULL, &s, &rep,
+                             err, sizeof err),
                    0);
   const jct_infer_fault_t *f = NULL;
   for (uint32_t i = 0; i < rep.nfaults; i++)

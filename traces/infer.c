@@ -96,19 +96,17 @@ static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *
     if (mi < 0 || cls[mi] != JCT__CLS_OP) continue;
     const jct__imsg_t *m = &sc->msgs[mi];
     if (g->timer && !g->timer_ns) continue;
-    rep->go_backs[rep->ngo_backs++] =
-        (jct_infer_go_back_t){.op = op_of_msg[mi],
-                              .offset_bytes = (g->u - m->first_u) * m->first_payload,
-                              .ahead_psns = g->ahead > UINT32_MAX ? UINT32_MAX : (uint32_t)g->ahead,
-                              .hole_to_nak_ns = g->hole_to_nak_ns,
-                              .nak_ahead_psns = g->nak_ahead,
-                              .timer = g->timer,
-                              .timer_ns = g->timer ? g->timer_ns : 0,
-                              .timer_lead_ns = g->timer && m->start_ns > g->ref_ns
-                                                   ? m->start_ns - g->ref_ns
-                                                   : 0,
-                              .idle_ns = g->timer ? g->idle_ns : 0,
-                              .recovers_loss = recovers_loss(sc, g->flow, g->u, g->ahead)};
+    rep->go_backs[rep->ngo_backs++] = (jct_infer_go_back_t){
+        .op = op_of_msg[mi],
+        .offset_bytes = (g->u - m->first_u) * m->first_payload,
+        .ahead_psns = g->ahead > UINT32_MAX ? UINT32_MAX : (uint32_t)g->ahead,
+        .hole_to_nak_ns = g->hole_to_nak_ns,
+        .nak_ahead_psns = g->nak_ahead,
+        .timer = g->timer,
+        .timer_ns = g->timer ? g->timer_ns : 0,
+        .timer_lead_ns = g->timer && m->start_ns > g->ref_ns ? m->start_ns - g->ref_ns : 0,
+        .idle_ns = g->timer ? g->idle_ns : 0,
+        .recovers_loss = recovers_loss(sc, g->flow, g->u, g->ahead)};
     if (g->timer) rep->timer_go_backs++;
   }
   return 0;

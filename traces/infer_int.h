@@ -77,10 +77,9 @@ typedef struct {
   size_t nfaults, capfaults;
   bool has_imm_msg; /* carries a message with immediate data */
   /* rxe's retransmit timer as the capture shows it (infer_timer.c). */
-  uint64_t tmr_arm_ns;   /* the send that armed it (it was not pending) */
-  uint64_t tmr_ack_ns;   /* the last ACK after which data was outstanding (re-armed it) */
-  bool tmr_fired;        /* a timer go-back since: the next send arms it */
-  bool tmr_quiet;        /* every PSN sent is acknowledged (by the last ACK seen) */
+  uint64_t tmr_arm_ns;      /* the send that started it (it was not pending); 0: none yet */
+  bool tmr_fired;           /* a timer go-back since: the next send arms it */
+  bool tmr_quiet;           /* every PSN sent is acknowledged (by the last ACK seen) */
   struct jct__itmr_ev *tev; /* since the arming: ACKs and sends after quiet stretches */
   size_t ntev, captev;
 } jct__iflow_t;
@@ -179,10 +178,10 @@ int jct__iloss_rewind(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead,
                       uint64_t ts_ns);
 
 /* rxe's retransmit timer (infer_timer.c), per data flow fi: a data
- * packet sent at ts_ns (fresh: a PSN past the highest before); an ACK (nak: a NAK) of psn seen at ts_ns; a timer
- * go-back just recorded (sc->gobacks' last) takes the flow's reference.
- * Errors: JCT_ENOMEM. After the scan, jct__itimer_resolve() estimates the
- * timer and times each timer go-back from its reference. */
+ * packet sent at ts_ns (fresh: a PSN past the highest before); an ACK (nak: a NAK) of psn seen at
+ * ts_ns; a timer go-back just recorded (sc->gobacks' last) takes the flow's reference. Errors:
+ * JCT_ENOMEM. After the scan, jct__itimer_resolve() estimates the timer and times each timer
+ * go-back from its reference. */
 int jct__itimer_data(jct__iscan_t *sc, uint32_t fi, bool fresh, uint64_t ts_ns);
 int jct__itimer_ack(jct__iscan_t *sc, uint32_t fi, uint32_t psn, bool nak, uint64_t ts_ns);
 int jct__itimer_go_back(jct__iscan_t *sc, uint32_t fi);

@@ -54,7 +54,7 @@ static int tev_add(jct__iflow_t *f, uint64_t ts_ns, uint64_t u, uint8_t kind) {
 int jct__itimer_data(jct__iscan_t *sc, uint32_t fi, bool fresh, uint64_t ts_ns) {
   jct__iflow_t *f = &sc->flows[fi];
   bool quiet = f->tmr_quiet;
-  if (fresh) f->tmr_quiet = false; /* outstanding again; a re-sent PSN already ACKed is not */
+  if (fresh) f->tmr_quiet = false;      /* outstanding again; a re-sent PSN already ACKed is not */
   if (!f->tmr_arm_ns || f->tmr_fired) { /* not pending: this send starts it */
     f->tmr_arm_ns = ts_ns ? ts_ns : 1;
     f->tmr_fired = false;

@@ -160,8 +160,8 @@ typedef struct {
   jct_infer_go_back_t *go_backs;   /* of ops' messages */
   uint32_t ngo_backs;
   uint32_t timer_go_backs; /* of them, with timer set */
-  uint64_t timer_est_ns;   /* the retransmit timer they show: 4.096 us x 2^n at or below the lower median
-                              of their shortest possible timer_ns; 0: no timer go-back */
+  uint64_t timer_est_ns;   /* the retransmit timer they show: 4.096 us x 2^n at or below the lower
+                              median of their shortest possible timer_ns; 0: no timer go-back */
 } jct_infer_report_t;
 
 /* Infer the schedule recorded in the capture at trace_path ("-": standard

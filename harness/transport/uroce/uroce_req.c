@@ -70,7 +70,8 @@ static void arm_timer_go_back(jct_uroce_qp_t *qp, uint32_t seq, uint64_t now_ns)
     if (g->recovers_loss && !qp->rep_faulted) continue; /* the faults' effect: not a baseline's */
     qp->go_back_used[i] = true;
     qp->comp.timer_ns = g->timer_ns;
-    qp->comp.timer_due_ns = now_ns + (g->timer_lead_ns < g->timer_ns ? g->timer_ns - g->timer_lead_ns : 0);
+    qp->comp.timer_due_ns =
+        now_ns + (g->timer_lead_ns < g->timer_ns ? g->timer_ns - g->timer_lead_ns : 0);
     qp->comp.timer_psn = jct_psn_add(w->first_psn, g->pkt);
     qp->comp.timer_ahead = g->ahead_psns;
     return;
