@@ -309,13 +309,21 @@ END_TEST
  * timeout to recover a message nothing followed. And ring2-drop1pct: its
  * one timer go-back recovers a loss, so it is the fault's effect: in the
  * faulted repetition, not in the baseline. One repetition a side, F = 16. */
-START_TEST(lab_captures_order_and_timer) {
-  const char *cap = JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap";
+/* `jctlab replay` of a shipped lab capture, one repetition a side, F = 16. */
+static json_t *replay_lab_once(const char *name) {
+  char cap[256];
+  snprintf(cap, sizeof cap, "%s/traces/%s", JCT_SOURCE_DIR, name);
   const char *args[] = {"replay", cap, "--reps", "1", "--tdf", "16", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
-  ck_assert_msg(doc && (status == 0 || status == 4), "exit %d: %s", status, err);
+  ck_assert_msg(doc && (status == 0 || status == 4), "%s: exit %d: %s", name, status, err);
+  free(err);
+  return doc;
+}
+
+START_TEST(lab_captures_order_and_timer) {
+  json_t *doc = replay_lab_once("rxe-lab-ring4-drop05pct.pcap");
   json_t *fid = jget(doc, "cases.0.fidelity");
   ck_assert_str_eq(json_string_value(jget(fid, "side")), "faulted");
   ck_assert_int_eq(jint(fid, "figures.naks.captured"), 2);
@@ -324,18 +332,13 @@ START_TEST(lab_captures_order_and_timer) {
   ck_assert_int_eq(jint(fid, "figures.timeouts.replayed"), 5);
   ck_assert_int_eq(jint(doc, "cases.0.baseline_transport.timeouts"), 5);
   json_decref(doc);
-  free(err);
 
-  cap = JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap";
-  const char *args2[] = {"replay", cap, "--reps", "1", "--tdf", "16", NULL};
-  doc = jctlab_json_retry(args2, &status, &err);
-  ck_assert_msg(doc && (status == 0 || status == 4), "exit %d: %s", status, err);
+  doc = replay_lab_once("rxe-lab-ring2-drop1pct.pcap");
   ck_assert_int_eq(jint(doc, "cases.0.fidelity.figures.timeouts.captured"), 1);
   ck_assert_int_eq(jint(doc, "cases.0.transport.timeouts"), 1);
   ck_assert_int_eq(jint(doc, "cases.0.baseline_transport.timeouts"), 0);
   ck_assert_int_eq(jint(doc, "cases.0.baseline_transport.retransmitted_packets"), 0);
   json_decref(doc);
-  free(err);
 }
 END_TEST
 
