@@ -36,7 +36,10 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
  * uroce's captured go-backs (uroce.h): each at the same connection, message
  * and packet of path_mtu_bytes (s's sizes the capture's times scale), as
  * deep in PSNs as the capture's (a replay at another path MTU than the
- * capture's re-sends as many packets, not as many bytes). *out and *idle_ns
+ * capture's re-sends as many packets, not as many bytes); a timer go-back
+ * with its timer_ns, timer_lead_ns (rxe's reference, infer.h) and
+ * recovers_loss (then the faulted repetitions' only, never a baseline's).
+ * *out and *idle_ns
  * (each timer go-back's idle time before it, 0 for the others; malloc'd,
  * the caller's; NULL when *n is 0) in capture order. Errors: JCT_ENOMEM. */
 int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
