@@ -13,7 +13,7 @@
  * - a NAK sends the requester back to the NAKed PSN (req.psn = comp.psn),
  *   so the completer's exit after it finds nothing outstanding and leaves
  *   the timer as it was: a NAK does not restart it. (The capture agrees:
- *   rxe-lab-ring2-drop1pct.pcap's timer go-back, frame 374, comes 79.0 ms
+ *   rxe-lab-ring2-drop1pct.pcap's timer go-back, frame 374, comes 79.1 ms
  *   after the last ACK, frame 206, and 23.0 ms after the NAK, frame 322);
  * - when it fires with PSNs outstanding, the completer sends the requester
  *   back to the oldest unacknowledged PSN (comp.timeout_retry ->
@@ -22,14 +22,18 @@
  * started the timer and the last ACK after which PSNs were outstanding,
  * unless the flow went quiet (everything acknowledged) for longer than the
  * timer in between: the timer ran out then, and the send that ended the
- * quiet stretch started it again. Seen at the capture point, an ACK is
- * taken as processed when it passes, and PSNs as outstanding when the
- * flow's highest PSN sent is past the ACK's.
+ * quiet stretch started it again. Seen at the capture point, PSNs are
+ * outstanding when the flow's highest PSN sent is past the ACK's, and an
+ * ACK was acted on before the go-back unless it acknowledged the packet
+ * the go-back went back to or later (rxe would not have gone back there)
+ * or it came less than a timer before the go-back (a restart then would
+ * have put the firing after it: the host's lag delays a timer, nothing
+ * hastens it); a slow VM's completer leaves ACKs unprocessed that long.
  *
- * The timer itself comes from the go-backs: the lower median of their shortest
- * possible times (from the last send that ended a quiet stretch, when
- * later than the reference), rounded down to 4.096 us x 2^n (IBA 9.7.6.1.3:
- * the VMs' lag only adds to it). */
+ * The timer itself comes from the go-backs: the lower median of their
+ * shortest possible times (from the latest ACK or send that may have
+ * restarted it), rounded down to 4.096 us x 2^n (IBA 9.7.6.1.3: the VMs'
+ * lag only adds to it). */
 #include <stdlib.h>
 #include <string.h>
 
