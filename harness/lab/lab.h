@@ -2,8 +2,8 @@
  * booting Debian's own kernel (which has rdma_rxe) with the host's root
  * filesystem shared read-only over 9p under a tmpfs overlay, so that the
  * same jctlab binary runs inside as the rank's agent (DESIGN.md, decision
- * 7; scripts/lab-kernel builds the kernel and initramfs, scripts/lab-init
- * is the VM's /init).
+ * 7; scripts/lab-kernel builds the kernel, uncompressed too for qemu's
+ * PVH entry, and the initramfs, scripts/lab-init is the VM's /init).
  *
  * VM i, for rank i:
  *   - its NIC (virtio-net, MAC jct_rank_mac(i), topo.h) is backed by a TAP
