@@ -33,6 +33,17 @@
 int jct__rdma_check(const char *root, const jct_rdma_opts_t *want, const char *dev, uint32_t port,
                     uint32_t addr_be, char *err, size_t errlen);
 
+/* By hand (`jctlab rank`, no rdma_cm): the source GID index the QPs of
+ * dev's port (1..) use. With want->gid_index, that entry, which must hold
+ * a GID (not the empty one) of type RoCE v2; without, the first entry
+ * holding a RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d, IBA vol. 1
+ * annex A17.4.5.1), as rdma_cm would bind an IPv4 address. The GID's
+ * text (as sysfs writes it) into gid_text[gid_len]. Returns 0 or
+ * JCT_EINVAL with err naming gid_index and the bad entry, one line. */
+int jct__rdma_pick_gid(const char *root, const jct_rdma_opts_t *want, const char *dev,
+                       uint32_t port, uint32_t *index, char *gid_text, size_t gid_len, char *err,
+                       size_t errlen);
+
 /* The port's counters now: every file of hw_counters/, and each of
  * want's counters that is not there from counters/ (want NULL: none).
  * Returns how many were read (0: none there). */
