@@ -222,6 +222,14 @@ uint32_t jct__rdma_counters(const char *root, const char *dev, uint32_t port,
   return out->n;
 }
 
+uint32_t jct__rdma_counters_lifespan_ms(const char *root, const char *dev, uint32_t port) {
+  char p[600], line[64];
+  unsigned long ms = 0;
+  snprintf(p, sizeof p, "%s/%s/ports/%u/hw_counters/lifespan", ROOT(root), dev, port ? port : 1);
+  if (!read_line(p, line, sizeof line) || sscanf(line, "%lu", &ms) != 1 || ms > 60000) return 0;
+  return (uint32_t)ms;
+}
+
 void jct__rdma_counters_delta(const jct_dev_counters_t *before, const jct_dev_counters_t *after,
                               jct_dev_counters_t *out) {
   memset(out, 0, sizeof *out);

@@ -50,6 +50,13 @@ int jct__rdma_pick_gid(const char *root, const jct_rdma_opts_t *want, const char
 uint32_t jct__rdma_counters(const char *root, const char *dev, uint32_t port,
                             const jct_rdma_opts_t *want, jct_dev_counters_t *out);
 
+/* The port's hw_counters/lifespan (ms): ib_core serves hw_counters from a
+ * copy it refreshes only when older than that (drivers/infiniband/core/
+ * sysfs.c, update_hw_stats; rxe and mlx5: RDMA_HW_STATS_DEFAULT_LIFESPAN,
+ * 10 ms), shared by every reader of the port: a read may give the port's
+ * counts as they were up to lifespan earlier. 0 when the file is absent. */
+uint32_t jct__rdma_counters_lifespan_ms(const char *root, const char *dev, uint32_t port);
+
 /* after - before, counter by counter, for every counter of after (one
  * that went back, as a device reset does: 0). */
 void jct__rdma_counters_delta(const jct_dev_counters_t *before, const jct_dev_counters_t *after,
