@@ -531,8 +531,6 @@ static int send_up(ranks_t *r, const jct__ranks_opts_t *ro, char *err, size_t er
   return rc;
 }
 
-/* Every task's QP ends' bootstrap (allgather), then rank 0's own ends, then
- * every worker's READY. */
 /* verbs: rank 0's device and QPs, connected with every task's over MPI
  * (rank_verbs.c). *why_wins: a failure that is a worker's (its READY's
  * reason is the one to give). */
@@ -562,6 +560,8 @@ static int bootstrap_verbs(ranks_t *r, bool *why_wins, char *err, size_t errlen)
 #endif
 }
 
+/* uroce: every task's QP ends' bootstrap (allgather), then rank 0's own
+ * ends. */
 static int bootstrap_uroce(ranks_t *r, jct__ranks_opts_t *ro, bool *why_wins, char *err,
                            size_t errlen) {
   const jct_schedule_t *s = r->o->schedule;
@@ -593,6 +593,7 @@ static int bootstrap_uroce(ranks_t *r, jct__ranks_opts_t *ro, bool *why_wins, ch
   return rc;
 }
 
+/* The transport's bootstrap, then every worker's READY. */
 static int bootstrap(ranks_t *r, jct__ranks_opts_t *ro, char *err, size_t errlen) {
   bool worker_why_wins = false;
   int rc = r->verbs ? bootstrap_verbs(r, &worker_why_wins, err, errlen)

@@ -26,8 +26,8 @@ static int open_mine(jct__verbs_t **v, uv_loop_t *loop, const jct_schedule_t *s,
   const char *dev = jct__verbs_device(*v);
   uint32_t port = jct__verbs_port(*v), gid_index = 0;
   char gid[64];
-  if ((rc = jct__rdma_pick_gid(NULL, &u->rdma, dev, port, &gid_index, gid, sizeof gid, err,
-                               errlen)))
+  if ((rc =
+           jct__rdma_pick_gid(NULL, &u->rdma, dev, port, &gid_index, gid, sizeof gid, err, errlen)))
     return rc;
   /* The counters named: each one the device has (device, port and GID
    * were chosen above, not bound by an address). */

@@ -148,7 +148,7 @@ static int nonblock(int fd) {
 }
 
 int jct__verbs_new(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
-                  const jct__verbs_opts_t *o, char *err, size_t errlen) {
+                   const jct__verbs_opts_t *o, char *err, size_t errlen) {
   jct__verbs_t *v;
   int rc = jct__verbs_alloc(&v, loop, s, rank, o);
   if (rc) return rc;

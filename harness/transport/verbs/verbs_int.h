@@ -17,7 +17,7 @@
 
 typedef struct {
   uint32_t id;
-  bool is_src; /* this rank sends the data (else it receives) */
+  bool is_src;           /* this rank sends the data (else it receives) */
   struct rdma_cm_id *cm; /* rdma_cm's (verbs_cm.c); NULL by hand */
   struct ibv_qp *qp;     /* the connection's QP, either way */
   bool qp_made, established;

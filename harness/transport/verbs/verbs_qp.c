@@ -110,14 +110,12 @@ int jct__verbs_make_qps(jct__verbs_t *v, uint32_t gid_index, jct__verbs_end_t *e
     struct ibv_qp_attr init = {.qp_state = IBV_QPS_INIT,
                                .pkey_index = 0,
                                .port_num = (uint8_t)v->port_num,
-                               .qp_access_flags =
-                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE};
+                               .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE};
     if (ibv_modify_qp(k->qp, &init,
                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
       return jct__errf(err, errlen, JCT_EIO, "connection %u: ibv_modify_qp to INIT: %s", c,
                        strerror(errno));
-    if (jct__verbs_post_recvs(v, k))
-      return jct__errf(err, errlen, JCT_EIO, "%s", v->why);
+    if (jct__verbs_post_recvs(v, k)) return jct__errf(err, errlen, JCT_EIO, "%s", v->why);
     jct__verbs_end_t *e = &ends[2 * c + (k->is_src ? 0 : 1)];
     e->qpn = k->qp->qp_num;
     e->addr = k->is_src ? (uintptr_t)v->cts_buf : (uintptr_t)v->data_buf;
@@ -147,8 +145,8 @@ static int to_rtr_rts(jct__verbs_t *v, jct__verbs_conn_t *k, const jct__verbs_en
                                                 .traffic_class = v->o.tos}}};
   memcpy(rtr.ah_attr.grh.dgid.raw, peer->gid, sizeof peer->gid);
   if (ibv_modify_qp(k->qp, &rtr,
-                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
+                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
     /* The kernel resolves the peer's MAC from its GID through the source
      * GID's netdev (ib_resolve_eth_dmac): no route means a GID index this
      * host cannot use to reach the peer, a setting, not a failure. */
