@@ -5,10 +5,10 @@
  *     --transport verbs --gid-index 1 --json OUT
  * where rxe loops both tasks' QPs back on the one device, connected by
  * hand from ends exchanged over MPI (rank_verbs.c), and then the refusals:
- *   - the document: command rank, launched by mpirun, 2 tasks on verbs,
- *     both ranks' ops timed (each op started and done, senders of both
- *     ranks), the named counters per rank (sent_pkts moved on both), the
- *     device the two share counted once in the sum;
+ *   - the document, valid (the tasks' loops pace no packet): command rank, launched by mpirun, 2
+ * tasks on verbs, both ranks' ops timed (each op started and done, senders of both ranks), the
+ * named counters per rank (sent_pkts moved on both), the device the two share counted once in the
+ * sum;
  *   - --gid-index 7 (an empty entry) and 0 (rxe's link-local GID, which
  *     reaches no peer here): exit 2, one line naming gid_index;
  *   - -np 3 for a job of 2 ranks: exit 2, the world's size named;
@@ -144,6 +144,11 @@ START_TEST(mpirun_verbs_on_rxe) {
                 json_string_value(jget(doc, "launch.placement")));
   ck_assert_int_le(jint(doc, "launch.clock_error_max_ns"), 5000000); /* one host, one clock */
   json_t *c = jget(doc, "cases.0");
+  /* Valid although two tasks on one emulated CPU keep late loops (p99
+   * 2.4 ms against a 0.33 ms packet at the scenario's rate): no loop of
+   * theirs paces a packet, the NIC does. */
+  ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "%s",
+                json_string_value(json_object_get(c, "invalid_why")));
   ck_assert_uint_eq(json_array_size(jget(c, "baseline.jct_ns")), 3);
   for (size_t i = 0; i < 3; i++)
     ck_assert_int_gt(json_integer_value(json_array_get(jget(c, "baseline.jct_ns"), i)), 0);
@@ -196,7 +201,8 @@ START_TEST(mpirun_verbs_on_rxe) {
   err_of(out, "inject", err, sizeof err);
   ck_assert_msg(exit_of(out, "inject") == 2, "inject: exit %d\n%s", exit_of(out, "inject"), err);
   ck_assert_msg(strstr(err, "inject 'drop p=0.01': on verbs under the launcher there is no jctlab "
-                            "switch"), "%s", err);
+                            "switch"),
+                "%s", err);
   ck_assert_uint_eq(count_lines(err), 1);
   result_free(&r);
   unlink(inj);
