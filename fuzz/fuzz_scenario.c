@@ -39,7 +39,8 @@ static void broken(const char *what, const char *detail) {
 static void check_case(const jct__scenario_t *s, const jct__scenario_case_t *c) {
   if (!c->name || !c->name[0]) broken("a case without a name", NULL);
   if (c->ninject > JCT_RUN_MAX_INJECTORS) broken("more than 16 specs", c->name);
-  if (!c->ninject && !c->trace_faults) broken("a case with nothing to inject", c->name);
+  if (!c->ninject && !c->trace_faults && s->run.transport != JCT_TRANSPORT_VERBS)
+    broken("a case with nothing to inject (allowed on verbs only)", c->name);
   if (c->trace_faults && s->source != JCT_SCEN_TRACE)
     broken("trace faults without a trace", c->name);
   if (c->budget.max_degradation > 0 && c->budget.max_jct_ns > 0) broken("two budgets", c->name);

@@ -449,6 +449,45 @@ START_TEST(rdma_check_fake_sysfs) {
 }
 END_TEST
 
+/* By hand (`jctlab rank --transport verbs`): the GID index given is
+ * taken when its entry holds a RoCE v2 GID, whatever its address; without
+ * one, the first RoCE v2 GID of an IPv4 address (rxe0's 1, not its
+ * link-local 0 nor the RoCE v1 2); mlx5_0 has none: refused. */
+static void pick(const jct_rdma_opts_t *w, const char *dev, int want_index, const char *want) {
+  char err[512] = "", text[128] = "";
+  uint32_t idx = 777;
+  int rc = jct__rdma_pick_gid(fake_root, w, dev, 1, &idx, text, sizeof text, err, sizeof err);
+  if (want_index >= 0) {
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_uint_eq(idx, (uint32_t)want_index);
+    ck_assert_str_eq(text, want);
+    return;
+  }
+  ck_assert_int_eq(rc, JCT_EINVAL);
+  ck_assert_uint_eq(idx, 777);
+  ck_assert_msg(strstr(err, want), "'%s' does not say '%s'", err, want);
+  ck_assert_ptr_null(strchr(err, '\n'));
+}
+
+START_TEST(rdma_pick_gid_fake_sysfs) {
+  fake_sysfs();
+  jct_rdma_opts_t w = {0};
+  pick(&w, "rxe0", 1, "0000:0000:0000:0000:0000:ffff:c612:0001");
+  pick(&w, "mlx5_0", -1, "gid_index: mlx5_0 port 1 has no RoCE v2 GID of an IPv4 address");
+  w.has_gid_index = true;
+  w.gid_index = 0; /* a choice now: the link-local GID is RoCE v2 too */
+  pick(&w, "rxe0", 0, "fe80:0000:0000:0000:5054:00ff:fe12:3401");
+  w.gid_index = 2;
+  pick(&w, "rxe0", -1, "gid_index 2: 0000:0000:0000:0000:0000:ffff:c612:0001 on rxe0 port 1 is "
+                       "a IB/RoCE v1 GID, not RoCE v2");
+  w.gid_index = 3;
+  pick(&w, "rxe0", -1, "gid_index 3: no GID there on rxe0 port 1 (empty entry)");
+  w.gid_index = 9;
+  pick(&w, "rxe0", -1, "gid_index 9: rxe0 port 1 has no GID entry 9");
+  fake_sysfs_gone();
+}
+END_TEST
+
 /* Counters before and after a repetition: every hw_counter and the named
  * port counters, their deltas (a counter that went back: 0), and the
  * named ones picked in the scenario's order. */
@@ -513,6 +552,7 @@ Suite *agents_suite(void) {
   TCase *d = tcase_create("sysfs");
   tcase_add_test(d, rdma_check_fake_sysfs);
   tcase_add_test(d, rdma_counters_fake_sysfs);
+  tcase_add_test(d, rdma_pick_gid_fake_sysfs);
   tcase_add_test(d, rdma_names_form);
   suite_add_tcase(s, d);
   return s;

@@ -61,6 +61,7 @@ int main(void) {
   srunner_add_suite(sr, fidelity_suite());
   srunner_add_suite(sr, capture_suite());
   srunner_add_suite(sr, lab_replay_suite());
+  srunner_add_suite(sr, lab_rank_suite());
   srunner_add_suite(sr, agents_suite());
   srunner_add_suite(sr, hostile_suite());
   srunner_add_suite(sr, wire_suite());

@@ -43,6 +43,7 @@ Suite *real_rates_suite(void);
 Suite *fidelity_suite(void);
 Suite *capture_suite(void);
 Suite *lab_replay_suite(void);
+Suite *lab_rank_suite(void);
 Suite *agents_suite(void);
 Suite *hostile_suite(void);
 Suite *wire_suite(void);

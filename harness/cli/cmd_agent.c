@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "harness/transport/verbs/agent_nic.h"
+#include "agent_exec.h"
 #include "agent_host.h"
 #include "harness/lab/agents.h"
 #include "commands.h"
@@ -552,6 +553,14 @@ int jct__cmd_agent(int argc, char **argv) {
     close(g->fd);
     free(g);
     return 1;
+  }
+  /* `jctlab lab-exec`: this VM runs a program in the agent's place. */
+  char exec_path[1024];
+  if (g->a.control && jct__agent_exec_wanted(exec_path, sizeof exec_path)) {
+    const char *control = g->a.control; /* argv's */
+    close(g->fd);
+    free(g);
+    return jct__agent_exec(control, exec_path);
   }
   uv_loop_init(&g->loop);
   jct_clock_init(&g->clock, &g->loop);

@@ -36,15 +36,19 @@ static const char usage_text[] =
     "the bootstrap (QPNs, PSNs, addresses), each repetition's start (a barrier) and\n"
     "the op timings and counters go over MPI. Clocks are aligned to rank 0's by MPI\n"
     "ping-pong; the result's \"launch\" gives each rank's offset and error bound.\n"
-    "Ranks share one host (transport uroce, each in its namespace: root needed).\n"
+    "uroce: ranks share one host, each in its namespace (root needed). verbs: each\n"
+    "task opens its host's RDMA device (scenario keys device, port, gid_index,\n"
+    "traffic_class, counters) and connects its QPs by hand from ends exchanged over\n"
+    "MPI; no switch, so injectors, captures and fault logs are refused.\n"
     "\n"
     "exit status: as jctlab run SCENARIO.yaml (2 also: N is not the job's ranks,\n"
-    "transport verbs without an RDMA device).\n";
+    "transport verbs without an RDMA device or with a setting a host cannot honour).\n";
 
 typedef struct {
   uint32_t rank, size;
   jct__rank_world_t w;
-  bool went; /* the workers were told to serve */
+  bool went;  /* the workers were told to serve */
+  bool verbs; /* the cases run on verbs */
 } rank_cmd_t;
 
 /* The first RDMA device of /sys/class/infiniband; false when none. */
@@ -58,6 +62,34 @@ static bool have_rdma_device(void) {
   return found;
 }
 
+/* What a case on verbs asks that the launcher cannot do there: one line,
+ * 2; -1 when nothing. The ranks' traffic crosses the hosts' own fabric,
+ * where jctlab has no switch: its injectors (at=switch), captures and
+ * fault log have nowhere to act; injectors from the hosts (at=host:R)
+ * run in the lab's agents only (not done under the launcher). */
+static int refuse_on_verbs(const char *path, const jct_run_opts_t *o) {
+  if (o->transport != JCT_TRANSPORT_VERBS) return -1;
+  if (o->ninject) {
+    bool host = strstr(o->inject[0], "at=host:") != NULL;
+    fprintf(stderr,
+            "jctlab rank: %s: inject '%s': %s\n", path, o->inject[0],
+            host ? "faults from the hosts (at=host:R) are not done under the launcher on verbs: "
+                   "run them in the lab (jctlab run --lab N)"
+                 : "on verbs under the launcher there is no jctlab switch for it to act at (the "
+                   "ranks' traffic crosses your fabric): use jctlab wire between a host and its "
+                   "switch, or the lab");
+    return 2;
+  }
+  const char *what = o->pcap_out ? "pcap_out" : o->pcap_in ? "pcap_in" : o->fault_log ? "fault_log"
+                     : o->clos ? "fabric" : NULL;
+  if (what) {
+    fprintf(stderr, "jctlab rank: %s: %s: on verbs under the launcher there is no jctlab switch "
+                    "(the ranks' traffic crosses your fabric)\n", path, what);
+    return 2;
+  }
+  return -1;
+}
+
 static int tell_workers(rank_cmd_t *c, int32_t status) {
   c->went = true;
   return jct__world_bcast(&status, sizeof status) ? 1 : -1;
@@ -68,13 +100,14 @@ static int ready(void *ctx, const char *path, uint32_t lab, const jct_run_opts_t
   rank_cmd_t *c = ctx;
   const jct_schedule_t *s = cases[0].schedule;
   int st = -1;
+  c->verbs = cases[0].transport == JCT_TRANSPORT_VERBS;
   if (c->size != s->nranks) {
     fprintf(stderr,
             "jctlab rank: %s: the MPI world has %u tasks but the job has %u ranks: launch it "
             "with -n %u\n",
             path, c->size, s->nranks, s->nranks);
     st = 2;
-  } else if (geteuid() != 0) {
+  } else if (cases[0].transport != JCT_TRANSPORT_VERBS && geteuid() != 0) {
     /* The tasks enter rank 0's namespaces, and rank 0 cannot make a user
      * namespace once MPI has started its threads (unshare(2)). */
     fprintf(stderr, "jctlab rank: ranks on one host need root: each task enters the network "
@@ -85,14 +118,20 @@ static int ready(void *ctx, const char *path, uint32_t lab, const jct_run_opts_t
                     "not the launcher's\n", path, lab);
     st = 2;
   } else if (cases[0].transport == JCT_TRANSPORT_VERBS) {
-    if (!have_rdma_device())
+#ifdef JCT_HAVE_VERBS
+    if (!have_rdma_device()) {
       fprintf(stderr, "jctlab rank: %s: transport verbs, but rank 0 has no RDMA device "
                       "(/sys/class/infiniband is empty)\n", path);
-    else
-      fprintf(stderr, "jctlab rank: %s: transport verbs is not supported by the launcher yet: "
-                      "use `jctlab agent --listen` and `jctlab run --agents`\n", path);
+      st = 2;
+    }
+#else
+    fprintf(stderr, "jctlab rank: %s: transport verbs: not supported in this build: it needs "
+                    "rdma-core (CMake option JCT_VERBS)\n", path);
     st = 2;
+#endif
   }
+  for (uint32_t i = 0; st < 0 && i < ncases; i++)
+    st = refuse_on_verbs(path, &cases[i]);
   for (uint32_t i = 0; st < 0 && i < ncases; i++) {
     jct_run_dilation_t d;
     jct_run_dilation(&cases[i], &d);
@@ -124,14 +163,17 @@ static void on_doc(void *ctx, json_t *doc) {
   json_object_set_new(
       doc, "launch",
       json_pack("{s:s,s:I,s:s,s:s,s:I,s:o}", "launcher", jct__world_launcher(), "tasks",
-                (json_int_t)c->size, "placement", "one host, one network namespace per rank",
+                (json_int_t)c->size, "placement",
+                c->verbs ? "each task its host's RDMA device, QPs connected by hand over MPI"
+                         : "one host, one network namespace per rank",
                 "clock_alignment",
                 "MPI ping-pong against rank 0, the smallest of 32 round trips; error <= RTT/2",
                 "clock_error_max_ns", (json_int_t)max_err, "ranks", ranks));
   fprintf(stderr,
-          "jctlab rank: %u ranks launched by %s on one host; clocks aligned to rank 0 by MPI "
+          "jctlab rank: %u ranks launched by %s %s; clocks aligned to rank 0 by MPI "
           "ping-pong within %.1f us (worst: rank %u)\n",
-          c->size, jct__world_launcher(), (double)max_err / 1e3, worst);
+          c->size, jct__world_launcher(), c->verbs ? "on verbs" : "on one host",
+          (double)max_err / 1e3, worst);
 }
 
 /* Who every task is, and its clock against rank 0's. */

@@ -39,6 +39,8 @@ static const char usage_text[] =
     "  --report DIR   report.html and report.md with plots\n"
     "  --per-qp       the per-QP table for any number of connections (default: up to 16)\n"
     "  --reps K       repetitions per side, instead of the file's\n"
+    "  --transport T, --device D, --device-port N, --gid-index N, --traffic-class N,\n"
+    "  --counters LIST   instead of the file's (jctlab run's words)\n"
     "  --seed N       the seed, instead of the file's\n"
     "  --fault-log F  every injector action as a JSON line (per case: F-caseK.ext)\n"
     "  --pcap-out F   what crossed the switch, as a capture (per case: F-caseK.ext)\n"
@@ -67,6 +69,9 @@ typedef struct {
   bool have_reps, have_seed;
   const char *fault_log, *pcap_out, *pcap_port;
   jct_run_opts_t cap; /* -s, -C, -W (and pcap_out, for their checks) */
+  jct_rdma_opts_t rdma; /* --device, --gid-index ...: over the file's */
+  jct_transport_t transport;
+  bool have_transport;
   const jct__scenario_hooks_t *h;
 } args_t;
 
@@ -80,8 +85,13 @@ static int own(void *self, const char *w, const char *v) {
   args_t *a = self;
   const jct__scenario_hooks_t *h = a->h;
   int got = jct__capture_opt_parse(&a->cap, w, v, h->prog); /* -s, -C, -W */
+  if (!got) got = jct__rdma_opt_parse(&a->rdma, h->prog, w, v);
   if (got) return got;
-  if (!strcmp(w, "--reps")) {
+  if (!strcmp(w, "--transport")) {
+    if (jct__transport_parse(v, &a->transport))
+      return bad("--transport: '%s' is not uroce or verbs", v);
+    a->have_transport = true;
+  } else if (!strcmp(w, "--reps")) {
     if (jct__parse_count(v, JCT_RUN_MAX_REPS, &a->reps) || !a->reps)
       return bad("--reps: '%s' is not 1 to %u", v, JCT_RUN_MAX_REPS);
     a->have_reps = true;
@@ -134,6 +144,19 @@ static const char **case_specs(const jct__scenario_case_t *c, const jct__replay_
   return specs;
 }
 
+/* The command line's RDMA settings over the file's: each one given wins;
+ * --counters replaces the file's list. */
+static void merge_rdma(jct_rdma_opts_t *file, const jct_rdma_opts_t *cl) {
+  if (cl->device[0]) memcpy(file->device, cl->device, sizeof file->device);
+  if (cl->port) file->port = cl->port;
+  if (cl->has_gid_index) file->has_gid_index = true, file->gid_index = cl->gid_index;
+  if (cl->has_traffic_class) file->has_traffic_class = true, file->traffic_class = cl->traffic_class;
+  if (cl->ncounters) {
+    file->ncounters = cl->ncounters;
+    memcpy(file->counters, cl->counters, sizeof file->counters);
+  }
+}
+
 int jct__cmd_run_scenario(int argc, char **argv) {
   const jct__scenario_hooks_t h = {.prog = "run"};
   return jct__scenario_cmd(argc, argv, &h);
@@ -161,6 +184,8 @@ int jct__scenario_cmd(int argc, char **argv, const jct__scenario_hooks_t *h) {
     fprintf(stderr, "jctlab %s: %s\n", prog, err);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
+  if (a.have_transport) sc->run.transport = a.transport;
+  merge_rdma(&sc->run.rdma, &a.rdma);
   if (sc->run.transport == JCT_TRANSPORT_VERBS && !sc->run.lab_ranks && !h->world) {
     fprintf(stderr, "jctlab run: %s: transport verbs needs 'lab: N' (soft-RoCE VMs)\n", path);
     jct__scenario_free(sc);

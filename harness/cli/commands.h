@@ -144,6 +144,14 @@ int jct__cmd_replay(int argc, char **argv);
 /* `jctlab wire IF_A IF_B`: the switch and its injectors between two
  * interfaces, a bump in the wire (cmd_wire.c). */
 int jct__cmd_wire(int argc, char **argv);
+/* The verbs RDMA settings' options into r (run_args.c): --device NAME,
+ * --device-port N, --gid-index N, --traffic-class N, --counters LIST.
+ * Returns 1 taken, 0 not one of them, 2 bad (said on stderr). */
+int jct__rdma_opt_parse(jct_rdma_opts_t *r, const char *prog, const char *w, const char *v);
+
+/* `jctlab lab-exec PATH`: one lab VM runs PATH (cmd_lab_exec.c). */
+int jct__cmd_lab_exec(int argc, char **argv);
+
 /* `jctlab agent`: a verbs rank driven over a control channel (cmd_agent.c). */
 int jct__cmd_agent(int argc, char **argv);
 /* `jctlab run SCENARIO.yaml` (cmd_scenario.c); jct__cmd_run hands over to it

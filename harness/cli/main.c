@@ -24,6 +24,7 @@ static const struct {
     {"wire", jct__cmd_wire, "jctlab's switch and injectors between two interfaces (bump in the wire)"},
     {"agent", jct__cmd_agent, "a rank on the verbs transport (jctlab starts it in its lab VMs)"},
     {"rank", jct__cmd_rank, "one rank per MPI task (mpirun, srun): a scenario launched by MPI"},
+    {"lab-exec", jct__cmd_lab_exec, "one soft-RoCE lab VM runs a program (rxe0 up) in place of an agent"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

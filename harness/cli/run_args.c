@@ -104,6 +104,35 @@ const char jct__run_args_help[] =
 
 #define bad jct__cmd_bad
 
+/* The verbs RDMA settings' options (commands.h). */
+int jct__rdma_opt_parse(jct_rdma_opts_t *r, const char *prog, const char *w, const char *v) {
+  char e[256];
+  if (!strcmp(w, "--device")) {
+    if (jct__rdma_set_device(r, v, e, sizeof e)) return bad(prog, "%s: %s", w, e);
+  } else if (!strcmp(w, "--counters")) {
+    if (jct__rdma_add_counters(r, v, e, sizeof e)) return bad(prog, "%s: %s", w, e);
+  } else if (!strcmp(w, "--device-port") || !strcmp(w, "--gid-index") ||
+             !strcmp(w, "--traffic-class")) {
+    uint64_t n, max = w[2] == 'd' ? 254 : w[2] == 'g' ? 4095 : 255;
+    if (jct__parse_count(v, max, &n) || (w[2] == 'd' && !n))
+      return bad(prog, "%s: '%s' is not %u to %llu", w, v, w[2] == 'd' ? 1u : 0u,
+                 (unsigned long long)max);
+    if (w[2] == 'd') {
+      r->port = (uint8_t)n;
+    } else if (w[2] == 'g') {
+      r->gid_index = (uint16_t)n;
+      r->has_gid_index = true;
+    } else {
+      r->traffic_class = (uint8_t)n;
+      r->has_traffic_class = true;
+    }
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+
 int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const char *prog) {
   const char *w = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
   jct_run_opts_t *r = &a->run;
@@ -191,25 +220,8 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--qps-per-connection")) {
     if (jct__parse_count(v, JCT_SCHEDULE_MAX_QPS_PER_CONN, &a->qps_per_conn) || !a->qps_per_conn)
       return bad(prog, "%s: '%s' is not 1 to %u", w, v, JCT_SCHEDULE_MAX_QPS_PER_CONN);
-  } else if (!strcmp(w, "--device")) {
-    if (jct__rdma_set_device(&r->rdma, v, e, sizeof e)) return bad(prog, "%s: %s", w, e);
-  } else if (!strcmp(w, "--counters")) {
-    if (jct__rdma_add_counters(&r->rdma, v, e, sizeof e)) return bad(prog, "%s: %s", w, e);
-  } else if (!strcmp(w, "--device-port") || !strcmp(w, "--gid-index") ||
-             !strcmp(w, "--traffic-class")) {
-    uint64_t n, max = w[2] == 'd' ? 254 : w[2] == 'g' ? 4095 : 255;
-    if (jct__parse_count(v, max, &n) || (w[2] == 'd' && !n))
-      return bad(prog, "%s: '%s' is not %u to %llu", w, v, w[2] == 'd' ? 1u : 0u,
-                 (unsigned long long)max);
-    if (w[2] == 'd') {
-      r->rdma.port = (uint8_t)n;
-    } else if (w[2] == 'g') {
-      r->rdma.gid_index = (uint16_t)n;
-      r->rdma.has_gid_index = true;
-    } else {
-      r->rdma.traffic_class = (uint8_t)n;
-      r->rdma.has_traffic_class = true;
-    }
+  } else if ((got = jct__rdma_opt_parse(&r->rdma, prog, w, v))) {
+    return got;
   } else if (!strcmp(w, "--placement")) {
     if (jct_placement_parse(&a->clos.placement, v, e, sizeof e))
       return bad(prog, "--placement: %s", e);

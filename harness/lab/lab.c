@@ -173,7 +173,7 @@ static int start_vm(jct__lab_t *l, uint32_t i, const jct__lab_opts_t *o, const c
   fcntl(v->mon_fd, F_SETFL, fcntl(v->mon_fd, F_GETFL) | O_NONBLOCK);
   uint8_t mac[6];
   jct_rank_mac(i, mac);
-  char kernel[PATH_MAX], initrd[PATH_MAX], append[PATH_MAX + 256], mem[16], nic[96];
+  char kernel[PATH_MAX], initrd[PATH_MAX], append[2 * PATH_MAX + 256], mem[16], nic[96];
   kernel_path(dir, kernel, sizeof kernel);
   snprintf(initrd, sizeof initrd, "%s/initrd.img", dir);
   /* no_timer_check: the kernel's check that the IO-APIC's timer interrupt
@@ -188,9 +188,9 @@ static int start_vm(jct__lab_t *l, uint32_t i, const jct__lab_opts_t *o, const c
    * is tested where it is built. */
   snprintf(append, sizeof append,
            "console=ttyS0 quiet panic=-1 no_timer_check cryptomgr.notests jctlab.agent=%s "
-           "jctlab.rank=%u "
-           "jctlab.nranks=%u jctlab.mtu=%u",
-           agent, i, l->n, o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT);
+           "jctlab.rank=%u jctlab.nranks=%u jctlab.mtu=%u%s%s",
+           agent, i, l->n < 2 ? 2 : l->n, o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT,
+           o->exec_path ? " jctlab.exec=" : "", o->exec_path ? o->exec_path : "");
   /* The console in memory, never a file: nothing to remove, even when
    * jctlab is killed. */
   char name[32];
@@ -269,7 +269,8 @@ int jct__lab_up(jct__lab_t **out, const jct__lab_opts_t *o, char *err, size_t er
   char why[256];
   if (!jct__lab_available(why, sizeof why))
     return jct__errf(err, errlen, JCT_EIO, "the lab: %s", why);
-  if (o->nranks < 2) return jct__errf(err, errlen, JCT_EINVAL, "the lab needs 2 ranks or more");
+  if (o->nranks < (o->exec_path ? 1u : 2u))
+    return jct__errf(err, errlen, JCT_EINVAL, "the lab needs 2 ranks or more");
   jct__lab_t *l = calloc(1, sizeof *l + o->nranks * sizeof(vm_t));
   if (!l) return JCT_ENOMEM;
   l->n = o->nranks;

@@ -38,6 +38,11 @@ typedef struct {
   uint32_t mtu;           /* the NICs' IP MTU; 0: 9000 (rxe's active MTU is then 4096) */
   const char *cache_dir;  /* NULL: $JCT_LAB_CACHE, else JCT_LAB_CACHE_DEFAULT */
   const char *agent_path; /* NULL: this program (/proc/self/exe) */
+  /* Non-NULL: the VMs' agents run this program of the host's root in
+   * their place, once their VM is a rank's host (jctlab.exec=PATH on the
+   * kernel command line; cli/agent_exec.h): its output and then the line
+   * "jctlab-exec: exit N" come on the control channel. One VM is enough. */
+  const char *exec_path;
 } jct__lab_opts_t;
 
 typedef struct jct_lab jct__lab_t;
@@ -47,7 +52,7 @@ typedef struct jct_lab jct__lab_t;
  * --with-lab"). */
 int jct__lab_available(char *why, size_t len);
 
-/* Create the TAPs and start one VM per rank; returns once all are started,
+/* Create the TAPs and start one VM per rank (at least 2; 1 with exec_path); returns once all are started,
  * before they boot (the agents' hellos say when they are up). Errors:
  * JCT_EINVAL (the host's own namespace, bad options), JCT_EIO (no cache,
  * no qemu, a TAP or a process that cannot be made: err says which). On

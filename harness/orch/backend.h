@@ -123,6 +123,22 @@ extern const struct jct__backend_ops jct__backend_verbs;
 /* `jctlab rank`'s rank 0 (backend_ranks.c, rank_world.h): built with MPI
  * only (JCT_HAVE_MPI). */
 extern const struct jct__backend_ops jct__backend_ranks;
+extern const struct jct__backend_ops jct__backend_ranks_verbs; /* its tasks on verbs */
+
+/* The device counters as the transport's: what rxe counts that uroce does
+ * too (rxe's names, drivers/infiniband/sw/rxe/rxe_hw_counters.h). rxe's
+ * completer counts every restart of the send stream in
+ * completer_retry_err, a NAK-sequence-error's (also in rcvd_seq_err) as
+ * well as a retransmit timer's: timeouts are the difference. Measured: 14
+ * drops of first transmissions gave rcvd_seq_err 13 and
+ * completer_retry_err 14, the 14th loss a message's last packet. rxe
+ * counts neither the data packets it sends apart from its ACKs nor those
+ * it sends again, and has no congestion control (no CNPs); the agents do
+ * not add up their NICs' pauses: those figures are absent. */
+#define JCT__VERBS_COUNTED                                                                                    \
+  (JCT_TSTAT_ALL & ~(uint32_t)(JCT_TSTAT_DATA_PACKETS | JCT_TSTAT_RETX_PACKETS |                   \
+                               JCT_TSTAT_RETX_BYTES | JCT_TSTAT_CNPS | JCT_TSTAT_NIC_PAUSED))
+void jct__verbs_tstats(const jct_dev_counters_t *d, jct_transport_stats_t *t);
 
 /* Mark rep failed, why (cut to rep->why's size) saying how. */
 static inline void jct__rep_fail(jct_rep_t *rep, const char *why) {

@@ -19,7 +19,13 @@
  * (/proc/PID/stat), names a task it has not heard from (ALIVE, then its
  * report) for JCT__RANK_SILENT_NS, wherever it runs, and a report that has
  * not come by the repetition's limit names the ranks it is missing. A report that is not one (short,
- * or of another schedule) fails it at once, naming the rank. */
+ * or of another schedule) fails it at once, naming the rank.
+ *
+ * On verbs (jct__backend_ranks_verbs) there is no switch and no
+ * namespace: every task, rank 0 too, opens its own RDMA device and
+ * connects its QPs by hand over MPI (rank_verbs.c), the traffic crosses
+ * the hosts' own fabric, and each task reads its device's counters around
+ * every repetition (rdma_sysfs.h) and reports them with its timings. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -35,6 +41,9 @@
 #include "backend.h"
 #include "rank_world.h"
 #include "uroce_opts.h"
+#ifdef JCT_HAVE_VERBS
+#include "harness/transport/rdma_sysfs.h"
+#endif
 
 #define START_LEAD_NS 5000000u  /* t0 this far after the barrier: every task arms it */
 #define WAKE_MS 1               /* rank 0's loop wakes this often to read reports */
@@ -45,7 +54,8 @@ typedef struct {
   jct__loop_t *loop;
   const jct_run_opts_t *o;
   jct__rank_world_t *w;
-  jct_fabric_t *fab;
+  jct_fabric_t *fab; /* uroce's switch; NULL on verbs */
+  bool verbs;
   jct__rank_part_t part;
   jct_dcqcn_params_t dcqcn;
   uint32_t *sq_psn;
@@ -54,6 +64,12 @@ typedef struct {
   jct_uroce_stats_t *wstats;
   uint64_t *wpaused, *wlosses;
   jct_conn_counts_t *wconn; /* size * nconns */
+  /* verbs: each task's device counters moved in the repetition (rank 0's
+   * read here), its device and port; rank 0's before it; the total */
+  jct_dev_counters_t *wdev, dev0;
+  char (*wdevice)[64];
+  uint32_t *wport;
+  jct_transport_stats_t vtotal;
   /* The current repetition. */
   uint32_t index;
   bool *reported;
@@ -162,6 +178,10 @@ static void on_done(ranks_t *r, uint32_t from, const char *buf, size_t len) {
   r->wstats[from] = d.stats;
   r->wpaused[from] = d.nic_paused_ns;
   r->wlosses[from] = d.harness_losses;
+  r->wdev[from] = d.dev;
+  memcpy(r->wdevice[from], d.device, sizeof d.device);
+  r->wdevice[from][sizeof d.device - 1] = 0;
+  r->wport[from] = d.port;
   const jct_op_timing_t *t = (const jct_op_timing_t *)(buf + sizeof d);
   memcpy(&r->wconn[(size_t)from * s->nconns], t + s->nops, s->nconns * sizeof(jct_conn_counts_t));
   for (uint32_t i = 0; i < s->nops; i++) {
@@ -214,7 +234,7 @@ static void turn(void *arg) {
 
 static bool all_done(void *arg) {
   ranks_t *r = arg;
-  if (r->failed || jct__ranks_failed(r->part.ranks, NULL, 0)) return true;
+  if (r->failed || jct__rank_part_failed(&r->part, NULL, 0)) return true;
   if (!jct__rank_part_done(&r->part)) return false;
   for (uint32_t i = 1; i < r->w->size; i++)
     if (!r->reported[i]) return false;
@@ -229,6 +249,36 @@ static int send_all(ranks_t *r, int tag, const void *buf, size_t len) {
   for (uint32_t i = 1; i < r->w->size; i++)
     if (jct__world_send(i, tag, buf, len)) return JCT_EIO;
   return 0;
+}
+
+/* verbs: rank 0's device counters after the repetition, and every rank's
+ * into rep: per rank the ones the scenario names (dev_rank), summed over
+ * devices in dev, a device that ranks share (one host's rxe0 for two
+ * tasks) counted once. */
+static void verbs_counters(ranks_t *r, jct_rep_t *rep) {
+#ifdef JCT_HAVE_VERBS
+  jct_dev_counters_t after;
+  jct__rank_verbs_counters(r->part.verbs, &r->o->rdma, true, &after, r->wdevice[0], &r->wport[0]);
+  jct__rdma_counters_delta(&r->dev0, &after, &r->wdev[0]);
+  uint32_t n = r->w->size;
+  memset(&rep->dev, 0, sizeof rep->dev);
+  for (uint32_t i = 0; i < n; i++) {
+    bool seen = false;
+    for (uint32_t k = 0; k < i && !seen; k++)
+      seen = !strcmp(r->w->host[k], r->w->host[i]) && !strcmp(r->wdevice[k], r->wdevice[i]) &&
+             r->wport[k] == r->wport[i];
+    for (uint32_t c = 0; !seen && c < r->wdev[i].n; c++)
+      jct_dev_counters_add(&rep->dev, r->wdev[i].c[c].name, r->wdev[i].c[c].value);
+  }
+  if ((rep->dev_rank = calloc(n, sizeof *rep->dev_rank)))
+    for (uint32_t i = 0; i < n; i++)
+      jct__rdma_counters_pick(&r->wdev[i], &r->o->rdma, &rep->dev_rank[i]);
+  jct_transport_stats_t moved;
+  jct__verbs_tstats(&rep->dev, &moved);
+  jct_transport_stats_add(&r->vtotal, &moved);
+#else
+  (void)r, (void)rep;
+#endif
 }
 
 static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
@@ -246,9 +296,14 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
     snprintf(r->w->lost_why, sizeof r->w->lost_why, "%s", rep->why);
     return 0;
   }
-  jct_fabric_start(r->fab, jct_now_ns());
+  if (r->fab) jct_fabric_start(r->fab, jct_now_ns());
   for (uint32_t i = 0; i < r->w->size; i++)
     r->alive_ns[i] = t0; /* the workers start at t0 */
+#ifdef JCT_HAVE_VERBS
+  if (r->verbs)
+    jct__rank_verbs_counters(r->part.verbs, &r->o->rdma, false, &r->dev0, r->wdevice[0],
+                             &r->wport[0]);
+#endif
   int rc = jct__rank_part_begin(&r->part, t0, rep->faulted);
   if (rc) return rc;
   uv_timer_start(&r->wake, on_wake, WAKE_MS, WAKE_MS);
@@ -256,7 +311,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   uv_timer_stop(&r->wake);
   poll_world(r);
   char why[320];
-  if (jct__ranks_failed(r->part.ranks, why, sizeof why)) {
+  if (jct__rank_part_failed(&r->part, why, sizeof why)) {
     char full[340];
     snprintf(full, sizeof full, "rank 0: %s", why);
     jct__rep_fail(rep, full);
@@ -294,6 +349,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
     o->done_ns = t->done_ns > t0 ? t->done_ns - t0 : 0;
   }
   rep->jct_ns = all && rep->ok && last > first ? last - first : 0;
+  if (r->verbs) verbs_counters(r, rep);
   return 0;
 }
 
@@ -303,17 +359,22 @@ static jct_fabric_t *fabric(const void *b) {
 
 static int failed(void *b, char *why, size_t len) {
   ranks_t *r = b;
-  if (r->part.ranks && jct__ranks_failed(r->part.ranks, why, len)) return JCT_EIO;
+  if (jct__rank_part_failed(&r->part, why, len)) return JCT_EIO;
   if (r->failed && why) snprintf(why, len, "%s", r->why);
   return r->failed;
 }
 
 static bool quiet(const void *b) {
-  return jct__ranks_quiet(((const ranks_t *)b)->part.ranks);
+  return jct__rank_part_quiet(&((const ranks_t *)b)->part);
 }
 
 static void stats(const void *b, jct_transport_stats_t *t) {
   const ranks_t *r = b;
+  if (r->verbs) {
+    *t = r->vtotal;
+    t->counted = JCT__VERBS_COUNTED;
+    return;
+  }
   jct_uroce_stats_t sum;
   jct__ranks_stats(r->part.ranks, &sum);
   uint64_t paused = jct__ranks_nic_paused_ns(r->part.ranks);
@@ -399,7 +460,13 @@ static void down(void *b) {
   ranks_t *r = b;
   workers_down(r);
   jct__ranks_free(r->part.ranks);
+#ifdef JCT_HAVE_VERBS
+  jct__rank_verbs_free(r->part.verbs);
+#endif
   jct_fabric_free(r->fab);
+  free(r->wdev);
+  free(r->wdevice);
+  free(r->wport);
   free(r->sq_psn);
   free(r->wstats);
   free(r->wpaused);
@@ -433,7 +500,14 @@ static int send_up(ranks_t *r, const jct__ranks_opts_t *ro, char *err, size_t er
                       .dcqcn = r->dcqcn,
                       .psn_seed = r->o->seed ^ 0x6a09e667f3bcc908ull,
                       .nconns = r->o->schedule->nconns,
-                      .sched_len = (uint32_t)tlen};
+                      .sched_len = (uint32_t)tlen,
+                      .transport = r->verbs ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE,
+                      .timeout = r->o->timeout,
+                      .retry_cnt = r->o->retry_cnt,
+                      .tos = r->o->rdma.has_traffic_class ? r->o->rdma.traffic_class
+                                                          : JCT_RDMA_DEFAULT_TRAFFIC_CLASS,
+                      .max_mtu_bytes = r->o->path_mtu_bytes,
+                      .rdma = r->o->rdma};
   u.ro.dcqcn = NULL;
   u.ro.sq_psn = NULL;
   char *buf = malloc(sizeof u + tlen);
@@ -442,9 +516,9 @@ static int send_up(ranks_t *r, const jct__ranks_opts_t *ro, char *err, size_t er
     return JCT_ENOMEM;
   }
   int rc = 0;
-  const jct_topo_t *topo = jct_fabric_topo(r->fab);
+  const jct_topo_t *topo = r->fab ? jct_fabric_topo(r->fab) : NULL;
   for (uint32_t i = 1; i < r->w->size && !rc; i++) {
-    u.nsfd = jct_topo_rank_nsfd(topo, i);
+    u.nsfd = topo ? jct_topo_rank_nsfd(topo, i) : -1;
     memcpy(buf, &u, sizeof u);
     memcpy(buf + sizeof u, text, tlen);
     if (jct__world_send(i, JCT__TAG_UP, buf, sizeof u + tlen))
@@ -457,10 +531,41 @@ static int send_up(ranks_t *r, const jct__ranks_opts_t *ro, char *err, size_t er
   return rc;
 }
 
-/* Every task's QP ends' bootstrap (allgather), then rank 0's own ends, then
- * every worker's READY. */
-static int bootstrap(ranks_t *r, jct__ranks_opts_t *ro, char *err, size_t errlen) {
+/* verbs: rank 0's device and QPs, connected with every task's over MPI
+ * (rank_verbs.c). *why_wins: a failure that is a worker's (its READY's
+ * reason is the one to give). */
+static int bootstrap_verbs(ranks_t *r, bool *why_wins, char *err, size_t errlen) {
+#ifdef JCT_HAVE_VERBS
+  jct__rank_up_t u = {.nconns = r->o->schedule->nconns,
+                      .timeout = r->o->timeout,
+                      .retry_cnt = r->o->retry_cnt,
+                      .tos = r->o->rdma.has_traffic_class ? r->o->rdma.traffic_class
+                                                          : JCT_RDMA_DEFAULT_TRAFFIC_CLASS,
+                      .max_mtu_bytes = r->o->path_mtu_bytes,
+                      .rdma = r->o->rdma};
+  bool mpi_failed = false;
+  char why[300];
+  int rc = jct__rank_verbs_up(&r->part.verbs, &r->loop->uv, r->o->schedule, 0, r->w->size, &u,
+                              r->o->seed ^ 0x6a09e667f3bcc908ull, 0, &mpi_failed, why, sizeof why);
+  r->part = (jct__rank_part_t){
+      .loop = r->loop, .s = r->o->schedule, .rank = 0, .verbs = r->part.verbs};
+  if (rc && strstr(why, "announced no QP ends")) {
+    *why_wins = true;
+    return jct__errf(err, errlen, rc, "%s", why);
+  }
+  return rc ? jct__errf(err, errlen, rc, "rank 0: %s", why) : 0;
+#else
+  (void)r, (void)why_wins;
+  return jct__errf(err, errlen, JCT_EINVAL, "transport verbs: not supported in this build");
+#endif
+}
+
+/* uroce: every task's QP ends' bootstrap (allgather), then rank 0's own
+ * ends. */
+static int bootstrap_uroce(ranks_t *r, jct__ranks_opts_t *ro, bool *why_wins, char *err,
+                           size_t errlen) {
   const jct_schedule_t *s = r->o->schedule;
+  int rc;
   size_t per = 2 * (size_t)s->nconns;
   jct__rank_end_t *mine = calloc(per ? per : 1, sizeof *mine);
   jct__rank_end_t *all = calloc(r->w->size * (per ? per : 1), sizeof *all);
@@ -470,11 +575,11 @@ static int bootstrap(ranks_t *r, jct__ranks_opts_t *ro, char *err, size_t errlen
   }
   jct__rank_own_ends(s, 0, r->o->seed ^ 0x6a09e667f3bcc908ull, mine);
   bool gathered = !jct__world_allgather(mine, all, per * sizeof *all);
-  int rc = !gathered ? jct__errf(err, errlen, JCT_EIO, "MPI: the ranks' bootstrap failed")
+  rc = !gathered ? jct__errf(err, errlen, JCT_EIO, "MPI: the ranks' bootstrap failed")
                      : jct__rank_merge_ends(s, all, r->sq_psn, err, errlen);
   /* A merge that failed because a worker's setup did: that worker's own
    * reason (its READY) is the one to give. */
-  bool worker_why_wins = gathered && rc;
+  *why_wins = gathered && rc;
   free(mine);
   free(all);
   if (!rc) {
@@ -485,6 +590,14 @@ static int bootstrap(ranks_t *r, jct__ranks_opts_t *ro, char *err, size_t errlen
     rc = jct__ranks_new(&r->part.ranks, &r->loop->uv, &r->loop->clock, jct_fabric_topo(r->fab), s,
                         ro, err, errlen);
   }
+  return rc;
+}
+
+/* The transport's bootstrap, then every worker's READY. */
+static int bootstrap(ranks_t *r, jct__ranks_opts_t *ro, char *err, size_t errlen) {
+  bool worker_why_wins = false;
+  int rc = r->verbs ? bootstrap_verbs(r, &worker_why_wins, err, errlen)
+                    : bootstrap_uroce(r, ro, &worker_why_wins, err, errlen);
   for (uint32_t i = 1; i < r->w->size; i++) {
     void *buf = NULL;
     size_t len = 0;
@@ -526,8 +639,12 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   r->reported = calloc(w->size, sizeof *r->reported);
   r->alive_ns = calloc(w->size, sizeof *r->alive_ns);
   r->timing = calloc(s->nops + 1, sizeof *r->timing);
-  if (!r->sq_psn || !r->wstats || !r->wpaused || !r->wlosses || !r->wconn || !r->reported || !r->alive_ns ||
-      !r->timing) {
+  r->verbs = o->transport == JCT_TRANSPORT_VERBS;
+  r->wdev = calloc(w->size, sizeof *r->wdev);
+  r->wdevice = calloc(w->size, sizeof *r->wdevice);
+  r->wport = calloc(w->size, sizeof *r->wport);
+  if (!r->sq_psn || !r->wstats || !r->wpaused || !r->wlosses || !r->wconn || !r->reported ||
+      !r->alive_ns || !r->timing || !r->wdev || !r->wdevice || !r->wport) {
     down(r);
     return JCT_ENOMEM;
   }
@@ -536,7 +653,8 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   jct__ranks_opts_t ro;
   jct__uroce_ranks_opts(o, &r->dcqcn, &ro);
   int rc;
-  if ((rc = jct_fabric_new(&r->fab, &r->loop->uv, &r->loop->clock, env->fabric, err, errlen)) ||
+  if ((!r->verbs &&
+       (rc = jct_fabric_new(&r->fab, &r->loop->uv, &r->loop->clock, env->fabric, err, errlen))) ||
       (rc = send_up(r, &ro, err, errlen)) || (rc = bootstrap(r, &ro, err, errlen))) {
     down(r);
     return rc;
@@ -555,6 +673,21 @@ const struct jct__backend_ops jct__backend_ranks = {
     .quiet = quiet,
     .stats = stats,
     .conn_counts = conn_counts,
+    .harness_losses = harness_losses,
+    .down = down,
+};
+
+/* The same tasks on verbs: the devices count per port, not per QP. */
+const struct jct__backend_ops jct__backend_ranks_verbs = {
+    .name = "verbs",
+    .counted = JCT__VERBS_COUNTED,
+    .up = up,
+    .fabric = fabric,
+    .rep = run_rep,
+    .failed = failed,
+    .quiet = quiet,
+    .stats = stats,
+    .conn_counts = NULL,
     .harness_losses = harness_losses,
     .down = down,
 };

@@ -234,31 +234,6 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   return 0;
 }
 
-/* The device counters as the transport's: what rxe counts that uroce does
- * too (rxe's names, drivers/infiniband/sw/rxe/rxe_hw_counters.h). rxe's
- * completer counts every restart of the send stream in
- * completer_retry_err, a NAK-sequence-error's (also in rcvd_seq_err) as
- * well as a retransmit timer's: timeouts are the difference. Measured: 14
- * drops of first transmissions gave rcvd_seq_err 13 and
- * completer_retry_err 14, the 14th loss a message's last packet. rxe
- * counts neither the data packets it sends apart from its ACKs nor those
- * it sends again, and has no congestion control (no CNPs); the agents do
- * not add up their NICs' pauses: those figures are absent. */
-#define COUNTED                                                                                    \
-  (JCT_TSTAT_ALL & ~(uint32_t)(JCT_TSTAT_DATA_PACKETS | JCT_TSTAT_RETX_PACKETS |                   \
-                               JCT_TSTAT_RETX_BYTES | JCT_TSTAT_CNPS | JCT_TSTAT_NIC_PAUSED))
-static void map_counters(const jct_dev_counters_t *d, jct_transport_stats_t *t) {
-  memset(t, 0, sizeof *t);
-  t->packets = jct_dev_counters_get(d, "sent_pkts");
-  t->rx_packets = jct_dev_counters_get(d, "rcvd_pkts");
-  t->naks = jct_dev_counters_get(d, "rcvd_seq_err");
-  t->out_of_seq_packets = jct_dev_counters_get(d, "out_of_seq_request");
-  t->dup_packets = jct_dev_counters_get(d, "duplicate_request");
-  t->go_back_n = jct_dev_counters_get(d, "completer_retry_err");
-  t->timeouts = t->go_back_n > t->naks ? t->go_back_n - t->naks : 0;
-  t->counted = COUNTED;
-}
-
 /* The agents' host injectors after a repetition: counters into the
  * chain's injectors, drops and a storm's frames into the fault log
  * (agent_host.h's shape). */
@@ -355,7 +330,7 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
       jct__rdma_counters_pick(&rep->dev_rank[r], &v->o->rdma, &rep->dev_rank[r]);
     }
   jct_transport_stats_t moved;
-  map_counters(&rep->dev, &moved);
+  jct__verbs_tstats(&rep->dev, &moved);
   jct_transport_stats_add(&v->total, &moved);
   return 0;
 }
@@ -374,8 +349,8 @@ static bool quiet(const void *b) {
  * way out to the VMs (fabric.h, count_resent), as a capture of it would
  * show them: rxe counts none. */
 static uint32_t counted_of(const void *b) {
-  return ((const verbs_t *)b)->fab ? COUNTED | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES
-                                   : COUNTED;
+  return ((const verbs_t *)b)->fab ? JCT__VERBS_COUNTED | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES
+                                   : JCT__VERBS_COUNTED;
 }
 
 static void stats(const void *b, jct_transport_stats_t *total) {
@@ -450,7 +425,7 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
 
 const struct jct__backend_ops jct__backend_verbs = {
     .name = "verbs",
-    .counted = COUNTED,
+    .counted = JCT__VERBS_COUNTED,
     .up = up,
     .fabric = fabric,
     .rep = run_rep,

@@ -3,28 +3,71 @@
 
 #include "jctlab/error.h"
 #include "rank_world.h"
+#ifdef JCT_HAVE_VERBS
+#include "harness/transport/verbs/verbs.h"
+#endif
+
+/* The part's transport: uroce's ranks, or verbs' QPs (built with rdma-core). */
+static jct_exec_hooks_t hooks_of(jct__rank_part_t *p) {
+#ifdef JCT_HAVE_VERBS
+  if (p->verbs) return jct__verbs_hooks(p->verbs);
+#endif
+  return jct__ranks_hooks(p->ranks);
+}
+
+static void attach(jct__rank_part_t *p, jct_exec_t *e) {
+#ifdef JCT_HAVE_VERBS
+  if (p->verbs) {
+    jct__verbs_attach(p->verbs, e);
+    return;
+  }
+#endif
+  if (p->ranks) jct__ranks_attach(p->ranks, e);
+}
+
+/* uroce's ranks wait for a kick to send; verbs posts at once. */
+static void kick(jct__rank_part_t *p) {
+  if (p->ranks) jct__ranks_kick(p->ranks);
+}
+
+bool jct__rank_part_failed(const jct__rank_part_t *p, char *why, size_t len) {
+#ifdef JCT_HAVE_VERBS
+  if (p->verbs) return jct__verbs_failed(p->verbs, why, len) != 0;
+#endif
+  return p->ranks && jct__ranks_failed(p->ranks, why, len);
+}
+
+bool jct__rank_part_quiet(const jct__rank_part_t *p) {
+#ifdef JCT_HAVE_VERBS
+  if (p->verbs) return jct__verbs_outstanding(p->verbs) == 0;
+#endif
+  return !p->ranks || jct__ranks_quiet(p->ranks);
+}
 
 static void on_exec_timer(jct_timer_t *t, uint64_t now_ns) {
   jct__rank_part_t *p = t->data;
-  if (p->exec && jct_exec_on_timer(p->exec, now_ns) == 0) jct__ranks_kick(p->ranks);
+  if (p->exec && jct_exec_on_timer(p->exec, now_ns) == 0) kick(p);
 }
 
 static void on_start(jct_timer_t *t, uint64_t now_ns) {
   jct__rank_part_t *p = t->data;
   if (!p->exec) return;
+  /* verbs: what peers sent before t0 on this clock was kept (verbs.h) and
+   * is delivered now, as the agents do before they start. */
+  if (!p->ranks) attach(p, p->exec);
   p->rc = jct_exec_start(p->exec, now_ns);
-  jct__ranks_kick(p->ranks);
+  kick(p);
   jct__rank_part_turn(p);
 }
 
 int jct__rank_part_begin(jct__rank_part_t *p, uint64_t t0_ns, bool faulted) {
-  jct_exec_hooks_t hooks = jct__ranks_hooks(p->ranks);
+  jct_exec_hooks_t hooks = hooks_of(p);
   int rc = jct_exec_new(&p->exec, p->s, 0, &hooks);
   if (rc) return rc;
   p->rc = 0;
-  jct__ranks_attach(p->ranks, p->exec);
+  if (p->ranks) attach(p, p->exec);
   /* Each repetition from the line rate, as the uroce backend's. */
-  jct__ranks_rep_start(p->ranks, faulted);
+  if (p->ranks) jct__ranks_rep_start(p->ranks, faulted);
   p->start_timer.data = p->exec_timer.data = p;
   jct_timer_start(&p->loop->clock, &p->start_timer, t0_ns, on_start);
   return 0;
@@ -41,7 +84,7 @@ void jct__rank_part_turn(jct__rank_part_t *p) {
 }
 
 bool jct__rank_part_done(const jct__rank_part_t *p) {
-  if (p->rc || jct__ranks_failed(p->ranks, NULL, 0)) return true;
+  if (p->rc || jct__rank_part_failed(p, NULL, 0)) return true;
   if (!p->exec || jct_timer_active(&p->start_timer)) return false;
   for (uint32_t i = 0; i < p->s->nops; i++) {
     const jct_conn_t *c = &p->s->conns[p->s->ops[i].conn];
@@ -49,7 +92,7 @@ bool jct__rank_part_done(const jct__rank_part_t *p) {
     if (c->dst == p->rank && !t->done_ns) return false;
     if (c->src == p->rank && !t->start_ns) return false;
   }
-  return jct__ranks_quiet(p->ranks);
+  return jct__rank_part_quiet(p);
 }
 
 static uint64_t shift(uint64_t t, int64_t offset_ns) {
@@ -71,7 +114,7 @@ void jct__rank_part_timing(const jct__rank_part_t *p, int64_t offset_ns, jct_op_
 void jct__rank_part_end(jct__rank_part_t *p) {
   jct_timer_stop(&p->loop->clock, &p->start_timer);
   jct_timer_stop(&p->loop->clock, &p->exec_timer);
-  if (p->ranks) jct__ranks_attach(p->ranks, NULL);
+  attach(p, NULL);
   jct_exec_free(p->exec);
   p->exec = NULL;
 }

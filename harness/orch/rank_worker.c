@@ -15,6 +15,9 @@
 #include "common/errf.h"
 #include "jctlab/error.h"
 #include "rank_world.h"
+#ifdef JCT_HAVE_VERBS
+#include "harness/transport/rdma_sysfs.h"
+#endif
 
 #define POLL_MS 1
 /* Spin for timers due this soon (clock.h): less than rank 0's session, as
@@ -31,6 +34,8 @@ typedef struct {
   jct_dcqcn_params_t dcqcn;
   uint32_t *sq_psn;
   jct__rank_run_t run;
+  jct_rdma_opts_t want;   /* verbs: the counters named */
+  jct_dev_counters_t dev; /* verbs: its device's counters at the repetition's start */
   uint64_t deadline_ns;
   uint64_t next_alive_ns;
   bool running, quit, broken;
@@ -44,6 +49,10 @@ static void down(worker_t *w) {
   if (w->part.exec) jct__rank_part_end(&w->part);
   jct__ranks_free(w->part.ranks);
   w->part.ranks = NULL;
+#ifdef JCT_HAVE_VERBS
+  jct__rank_verbs_free(w->part.verbs);
+#endif
+  w->part.verbs = NULL;
   jct_schedule_free(w->s);
   w->s = NULL;
   free(w->sq_psn);
@@ -69,6 +78,32 @@ static int enter(const jct__rank_up_t *u, uint32_t rank, char *err, size_t errle
   return 0;
 }
 
+/* verbs: this task's device and QPs, connected by hand (rank_verbs.c). */
+static void verbs_up(worker_t *w, const jct__rank_up_t *u, jct__rank_ready_t *r) {
+  w->want = u->rdma;
+#ifdef JCT_HAVE_VERBS
+  bool mpi_failed = false;
+  char why[sizeof r->why];
+  int rc = jct__rank_verbs_up(&w->part.verbs, &w->loop.uv, w->s, w->rank, w->size, u,
+                              u->psn_seed, r->rc, &mpi_failed, why, sizeof why);
+  if (rc && !r->rc) {
+    r->rc = rc;
+    snprintf(r->why, sizeof r->why, "rank %u: %.200s", w->rank, why);
+  }
+  if (mpi_failed) {
+    w->broken = w->quit = true;
+    return;
+  }
+#else /* unreachable: rank 0 of such a build refuses verbs before UP */
+  (void)r;
+  w->broken = w->quit = true;
+  return;
+#endif
+  w->part = (jct__rank_part_t){
+      .loop = &w->loop, .s = w->s, .rank = w->rank, .verbs = w->part.verbs};
+  send_or_break(w, JCT__TAG_READY, r, sizeof *r);
+}
+
 static void on_up(worker_t *w, const char *buf, size_t len) {
   jct__rank_ready_t r = {0};
   jct__rank_up_t u;
@@ -82,12 +117,17 @@ static void on_up(worker_t *w, const char *buf, size_t len) {
     w->broken = w->quit = true;
     return;
   }
-  r.rc = enter(&u, w->rank, r.why, sizeof r.why);
+  bool verbs = u.transport == JCT_TRANSPORT_VERBS;
+  if (!verbs) r.rc = enter(&u, w->rank, r.why, sizeof r.why);
   if (!r.rc)
     r.rc = jct_schedule_loads(&w->s, buf + sizeof u, u.sched_len, r.why, sizeof r.why);
   if (!r.rc && w->s->nconns != u.nconns)
     r.rc = jct__errf(r.why, sizeof r.why, JCT_EINVAL, "rank %u: the schedule has %u connections, not %u",
                      w->rank, w->s->nconns, u.nconns);
+  if (verbs) {
+    verbs_up(w, &u, &r);
+    return;
+  }
   size_t per = 2 * (size_t)u.nconns;
   jct__rank_end_t *mine = calloc(per ? per : 1, sizeof *mine);
   jct__rank_end_t *all = calloc(w->size * (per ? per : 1), sizeof *all);
@@ -115,7 +155,7 @@ static void on_up(worker_t *w, const char *buf, size_t len) {
 }
 
 static void on_run(worker_t *w, const char *buf, size_t len) {
-  if (len < sizeof w->run || !w->part.ranks) {
+  if (len < sizeof w->run || (!w->part.ranks && !w->part.verbs)) {
     w->broken = w->quit = true;
     return;
   }
@@ -129,6 +169,11 @@ static void on_run(worker_t *w, const char *buf, size_t len) {
   uint64_t local = (uint64_t)((int64_t)t0 + w->clock.offset_ns);
   w->deadline_ns = local + w->run.limit_ns;
   memset(&w->loop.clock.lateness, 0, sizeof w->loop.clock.lateness); /* the repetition's */
+#ifdef JCT_HAVE_VERBS
+  char dev[64];
+  uint32_t port;
+  if (w->part.verbs) jct__rank_verbs_counters(w->part.verbs, &w->want, false, &w->dev, dev, &port);
+#endif
   if (jct__rank_part_begin(&w->part, local, w->run.faulted != 0)) {
     jct__rank_done_t d = {.index = w->run.index, .ok = 0};
     snprintf(d.why, sizeof d.why, "rank %u: out of memory", w->rank);
@@ -171,15 +216,24 @@ static void finish(worker_t *w, const char *why) {
   d->nconns = s->nconns;
   d->ok = !why;
   if (why) snprintf(d->why, sizeof d->why, "%s", why);
-  jct__ranks_stats(w->part.ranks, &d->stats);
-  d->nic_paused_ns = jct__ranks_nic_paused_ns(w->part.ranks);
-  d->harness_losses = jct__ranks_harness_losses(w->part.ranks);
   d->lateness = w->loop.clock.lateness;
   jct__rank_part_timing(&w->part, w->clock.offset_ns, t);
-  for (uint32_t c = 0; c < s->nconns; c++) {
-    cc[c].retx_packets = jct__ranks_conn_retx(w->part.ranks, c);
-    jct__ranks_conn_cc(w->part.ranks, c, &cc[c].rate_cuts, &cc[c].below_line_rate_ns);
+  if (w->part.ranks) {
+    jct__ranks_stats(w->part.ranks, &d->stats);
+    d->nic_paused_ns = jct__ranks_nic_paused_ns(w->part.ranks);
+    d->harness_losses = jct__ranks_harness_losses(w->part.ranks);
+    for (uint32_t c = 0; c < s->nconns; c++) {
+      cc[c].retx_packets = jct__ranks_conn_retx(w->part.ranks, c);
+      jct__ranks_conn_cc(w->part.ranks, c, &cc[c].rate_cuts, &cc[c].below_line_rate_ns);
+    }
   }
+#ifdef JCT_HAVE_VERBS
+  if (w->part.verbs) {
+    jct_dev_counters_t after;
+    jct__rank_verbs_counters(w->part.verbs, &w->want, true, &after, d->device, &d->port);
+    jct__rdma_counters_delta(&w->dev, &after, &d->dev);
+  }
+#endif
   jct__rank_part_end(&w->part);
   w->running = false;
   if (!bad_report_for_test(w)) send_or_break(w, JCT__TAG_DONE, buf, len);
@@ -190,7 +244,7 @@ static void check_run(worker_t *w) {
   if (!w->running) return;
   jct__rank_part_turn(&w->part);
   char why[300];
-  if (jct__ranks_failed(w->part.ranks, why, sizeof why) || w->part.rc) {
+  if (jct__rank_part_failed(&w->part, why, sizeof why) || w->part.rc) {
     if (w->part.rc) snprintf(why, sizeof why, "its first sends failed");
     char full[320];
     snprintf(full, sizeof full, "rank %u: %s", w->rank, why);

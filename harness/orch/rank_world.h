@@ -36,6 +36,7 @@
 #include "harness/transport/uroce/ranks.h"
 #include "jctlab/dcqcn.h"
 #include "jctlab/executor.h"
+#include "jctlab/rdma.h"
 #include "jctlab/run.h"
 #include "jctlab/uroce.h"
 
@@ -68,6 +69,11 @@ typedef struct {
 /* UP's payload; the schedule's JSON text follows it (sched_len bytes). */
 typedef struct {
   int32_t pid, nsfd;
+  int32_t transport; /* JCT_TRANSPORT_UROCE (nsfd, ro, dcqcn) or JCT_TRANSPORT_VERBS (below) */
+  /* verbs: the QPs' settings (verbs.h) and the device's (rdma.h) */
+  uint8_t timeout, retry_cnt, tos;
+  uint32_t max_mtu_bytes;
+  jct_rdma_opts_t rdma;
   jct__ranks_opts_t ro; /* its pointers cleared: dcqcn below, sq_psn bootstrapped */
   int32_t has_dcqcn;
   jct_dcqcn_params_t dcqcn;
@@ -104,6 +110,12 @@ typedef struct {
    * it to its own, so a run is loop-bound when any rank's loop set the
    * pace, not only rank 0's. */
   jct_lateness_t lateness;
+  /* verbs: what its device's counters moved over the repetition
+   * (rdma_sysfs.h: every hw_counter, and the named ones), and which
+   * device and port it is (ranks sharing one count it once) */
+  jct_dev_counters_t dev;
+  char device[64];
+  uint32_t port;
   uint32_t nops, nconns;
 } jct__rank_done_t;
 
@@ -118,6 +130,29 @@ void jct__rank_own_ends(const jct_schedule_t *s, uint32_t rank, uint64_t seed,
  * end's QPN or address is not the one uroce's ranks use. */
 int jct__rank_merge_ends(const jct_schedule_t *s, const jct__rank_end_t *all, uint32_t *sq_psn,
                          char *err, size_t errlen);
+
+/* verbs (rank_verbs.c; built with rdma-core only): collective, every task
+ * calls it after UP, whatever happened before (rc_in nonzero: this task
+ * announces no QP ends and fails). Opens u's device and port, picks the
+ * GID index (u->rdma.gid_index, else the first RoCE v2 IPv4 one:
+ * rdma_sysfs.h), checks the counters named, makes this rank's QPs with
+ * the PSNs jct__rank_own_ends draws from seed, allgathers every end
+ * (jct__verbs_end_t: QPN, PSN, GID, buffer and rkey, MTU) and moves its
+ * QPs to RTR and RTS against their peers'. *mpi_failed: the allgather
+ * failed (the world is broken). Errors: JCT_EINVAL (a setting this host
+ * cannot honour: err names it, exit 2), JCT_EIO, JCT_ENOMEM. */
+struct jct_verbs;
+int jct__rank_verbs_up(struct jct_verbs **out, uv_loop_t *loop, const jct_schedule_t *s,
+                       uint32_t rank, uint32_t size, const jct__rank_up_t *u, uint64_t seed,
+                       int rc_in, bool *mpi_failed, char *err, size_t errlen);
+/* The device's counters now, as rdma_sysfs.h reads them (want: the named
+ * ones from counters/ too), and its name (64 bytes) and port. settle:
+ * after a repetition, first wait out the port's counter lifespan
+ * (rdma_sysfs.h: a read may be that old), so the counts hold all of it. */
+void jct__rank_verbs_counters(const struct jct_verbs *v, const jct_rdma_opts_t *want, bool settle,
+                              jct_dev_counters_t *out, char *device, uint32_t *port);
+/* Free (NULL is fine). */
+void jct__rank_verbs_free(struct jct_verbs *v);
 
 /* A worker task (rank of size): serve rank 0 until QUIT. clock: this
  * task's against rank 0's (jct__world_align). Returns the exit status (0;
@@ -134,7 +169,8 @@ typedef struct {
   jct__loop_t *loop;
   const jct_schedule_t *s;
   uint32_t rank;
-  jct__ranks_t *ranks;
+  jct__ranks_t *ranks;     /* uroce; or */
+  struct jct_verbs *verbs; /* verbs (rank_verbs.c) */
   jct_exec_t *exec;
   jct_timer_t start_timer, exec_timer;
   int rc; /* a failed start or timer: the executor's error */
@@ -151,6 +187,11 @@ bool jct__rank_part_done(const jct__rank_part_t *p);
 /* This rank's ops' timings, minus offset_ns (onto rank 0's clock): its
  * sends' ready and start, its receives' done; the rest left alone. */
 void jct__rank_part_timing(const jct__rank_part_t *p, int64_t offset_ns, jct_op_timing_t *out);
+/* A QP of the part failed (why: which; may be NULL). */
+bool jct__rank_part_failed(const jct__rank_part_t *p, char *why, size_t len);
+/* Nothing of the part in flight (uroce: its queues; verbs: its sends'
+ * completions). */
+bool jct__rank_part_quiet(const jct__rank_part_t *p);
 /* End the repetition (the executor freed). */
 void jct__rank_part_end(jct__rank_part_t *p);
 

@@ -314,6 +314,7 @@ void jct__session_health(jct__session_t *s, jct__session_health_t *h) {
   h->skipped_ns = s->loop.clock.skipped_ns - s->skipped0;
   jct_fabric_harness_stats_t hs = {0};
   if (s->fab) jct_fabric_harness_stats(s->fab, &hs);
+  h->paces = s->fab != NULL;
   uint64_t fab = hs.inject_failures + hs.pcap_drops + hs.truncated;
   h->harness_losses = fab + s->ops->harness_losses(s->b);
   if (h->harness_losses)
@@ -327,7 +328,7 @@ void jct__session_health(jct__session_t *s, jct__session_health_t *h) {
 
 bool jct__session_loop_bound(const jct__session_health_t *h, double packet_time_ns, char *why,
                              size_t len) {
-  if ((double)h->lateness_p99_ns <= packet_time_ns) return false;
+  if (!h->paces || (double)h->lateness_p99_ns <= packet_time_ns) return false;
   /* Both in emulated time: under dilation F, wall lateness / F against the
    * emulated packet time (clock.h). */
   double f = h->tdf;
@@ -397,7 +398,7 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   s->ops = backends[o->transport];
   if (o->world) {
 #ifdef JCT_HAVE_MPI
-    s->ops = &jct__backend_ranks;
+    s->ops = o->transport == JCT_TRANSPORT_VERBS ? &jct__backend_ranks_verbs : &jct__backend_ranks;
 #else
     free(s);
     return jct__errf(err, errlen, JCT_EINVAL, "jctlab rank: not supported in this build (no MPI)");

@@ -56,11 +56,16 @@ typedef struct {
   uint64_t skipped_ns; /* idle time the clock skipped (clock.h) */
   uint64_t wall_ns;    /* wall time since health restarted */
   double tdf;          /* the clock's time dilation (clock.h) */
+  /* The session's loops pace packets: a jctlab switch (and uroce's ranks)
+   * runs on them. Without one (verbs on hosts' own fabric: --agents,
+   * `jctlab rank`) the NICs pace the traffic and a late loop only delays
+   * the executors' gaps: its lateness is reported, never a verdict. */
+  bool paces;
   char harness_why[200];
 } jct__session_health_t;
 void jct__session_health(jct__session_t *s, jct__session_health_t *h);
 
-/* True when the loop, not the emulated link, set the pace: h's p99
+/* True when the loop, not the emulated link, set the pace (h->paces): h's p99
  * lateness exceeds one packet's serialization time (packet_time_ns). Such
  * a run or replay is invalid; why says so, with the figures. */
 bool jct__session_loop_bound(const jct__session_health_t *h, double packet_time_ns, char *why,

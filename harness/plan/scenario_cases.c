@@ -21,6 +21,7 @@ typedef struct {
   const yaml_node_t *spec_node[JCT_RUN_MAX_INJECTORS];
   uint32_t nspecs;
   bool trace_faults;
+  bool none; /* inject: [] on verbs: the fabric's own faults, nothing injected */
   jct__budget_t budget;
   bool pfc, ecn;
   jct_cc_t cc;
@@ -44,7 +45,7 @@ static char *default_name(const case_in_t *in, char *const *specs) {
     len += strlen(specs[i]) + 2;
   char *name = malloc(len);
   if (!name) return NULL;
-  strcpy(name, in->trace_faults ? "trace faults" : "");
+  strcpy(name, in->trace_faults ? "trace faults" : in->none ? "nothing injected" : "");
   for (uint32_t i = 0; i < in->nspecs; i++) {
     if (*name) strcat(name, i ? "; " : " + ");
     strcat(name, specs[i]);
@@ -176,6 +177,13 @@ static int parse_inject(const jct__sc_ctx_t *c, yaml_node_t *v, case_in_t *in) {
     if (!*in->specs[in->nspecs]) return jct__sc_at(c, item, "inject: an empty spec");
     in->spec_node[in->nspecs++] = item;
   }
+  /* On verbs the ranks' traffic may cross a fabric jctlab has no switch
+   * in (`jctlab rank`, --agents): a case may inject nothing and measure
+   * the fabric as it is, its faulted repetitions a second baseline. */
+  if (!in->nspecs && c->s->run.transport == JCT_TRANSPORT_VERBS) {
+    in->none = true;
+    return 0;
+  }
   if (!in->nspecs) return jct__sc_at(c, v, "inject: an empty list");
   return 0;
 }
@@ -256,7 +264,7 @@ int jct__sc_parse_case(const jct__sc_ctx_t *c, yaml_node_t *n, uint32_t index) {
     }
     if (rc) return rc;
   }
-  if (!in.nspecs && !in.trace_faults)
+  if (!in.nspecs && !in.trace_faults && !in.none)
     return jct__sc_at(c, n, "case %s: nothing to inject: give inject: [SPEC, ...]%s",
                       label(&in, lb), s->source == JCT_SCEN_TRACE ? " or faults: trace" : "");
 

@@ -87,6 +87,59 @@ static int check_gid(const char *pdir, const jct_rdma_opts_t *w, uint32_t addr_b
   return 0;
 }
 
+#define GID_TABLE_MAX 256 /* rxe: 32 entries; mlx5: 255 */
+
+/* Entry i of the port's GID table: false when there is none; its type
+ * ("RoCE v2"; "" when the kernel gives none) into type. */
+static bool gid_entry(const char *pdir, uint32_t i, uint8_t gid[16], char *text, size_t tlen,
+                      char *type, size_t typelen) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/gids/%u", pdir, i);
+  if (!read_line(path, text, tlen) || !parse_gid(text, gid)) return false;
+  snprintf(path, sizeof path, "%s/gid_attrs/types/%u", pdir, i);
+  if (!read_line(path, type, typelen)) type[0] = 0;
+  return true;
+}
+
+int jct__rdma_pick_gid(const char *root, const jct_rdma_opts_t *w, const char *dev, uint32_t port,
+                       uint32_t *index, char *gid_text, size_t gid_len, char *err,
+                       size_t errlen) {
+  char pdir[400], text[128], type[64];
+  uint8_t gid[16];
+  static const uint8_t zero[16], v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+  snprintf(pdir, sizeof pdir, "%s/%s/ports/%u", ROOT(root), dev, port ? port : 1);
+  if (w->has_gid_index) {
+    uint32_t i = w->gid_index;
+    if (!gid_entry(pdir, i, gid, text, sizeof text, type, sizeof type))
+      return jct__errf(err, errlen, JCT_EINVAL, "gid_index %u: %s port %u has no GID entry %u", i,
+                       dev, port ? port : 1, i);
+    if (!memcmp(gid, zero, 16))
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "gid_index %u: no GID there on %s port %u (empty entry)", i, dev,
+                       port ? port : 1);
+    if (type[0] && strcmp(type, "RoCE v2"))
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "gid_index %u: %s on %s port %u is a %s GID, not RoCE v2 (jctlab's wire "
+                       "format)",
+                       i, text, dev, port ? port : 1, type);
+    *index = i;
+    snprintf(gid_text, gid_len, "%s", text);
+    return 0;
+  }
+  for (uint32_t i = 0; i < GID_TABLE_MAX; i++) {
+    if (!gid_entry(pdir, i, gid, text, sizeof text, type, sizeof type)) break;
+    if (!memcmp(gid, v4mapped, 12) && !strcmp(type, "RoCE v2")) {
+      *index = i;
+      snprintf(gid_text, gid_len, "%s", text);
+      return 0;
+    }
+  }
+  return jct__errf(err, errlen, JCT_EINVAL,
+                   "gid_index: %s port %u has no RoCE v2 GID of an IPv4 address: give one "
+                   "(scenario key gid_index, --gid-index)",
+                   dev, port ? port : 1);
+}
+
 int jct__rdma_check(const char *root, const jct_rdma_opts_t *w, const char *dev, uint32_t port,
                     uint32_t addr_be, char *err, size_t errlen) {
   char path[600], there[256];
@@ -167,6 +220,14 @@ uint32_t jct__rdma_counters(const char *root, const char *dev, uint32_t port,
       jct_dev_counters_add(out, name, x);
   }
   return out->n;
+}
+
+uint32_t jct__rdma_counters_lifespan_ms(const char *root, const char *dev, uint32_t port) {
+  char p[600], line[64];
+  unsigned long ms = 0;
+  snprintf(p, sizeof p, "%s/%s/ports/%u/hw_counters/lifespan", ROOT(root), dev, port ? port : 1);
+  if (!read_line(p, line, sizeof line) || sscanf(line, "%lu", &ms) != 1 || ms > 60000) return 0;
+  return (uint32_t)ms;
 }
 
 void jct__rdma_counters_delta(const jct_dev_counters_t *before, const jct_dev_counters_t *after,

@@ -33,11 +33,29 @@
 int jct__rdma_check(const char *root, const jct_rdma_opts_t *want, const char *dev, uint32_t port,
                     uint32_t addr_be, char *err, size_t errlen);
 
+/* By hand (`jctlab rank`, no rdma_cm): the source GID index the QPs of
+ * dev's port (1..) use. With want->gid_index, that entry, which must hold
+ * a GID (not the empty one) of type RoCE v2; without, the first entry
+ * holding a RoCE v2 GID of an IPv4 address (::ffff:a.b.c.d, IBA vol. 1
+ * annex A17.4.5.1), as rdma_cm would bind an IPv4 address. The GID's
+ * text (as sysfs writes it) into gid_text[gid_len]. Returns 0 or
+ * JCT_EINVAL with err naming gid_index and the bad entry, one line. */
+int jct__rdma_pick_gid(const char *root, const jct_rdma_opts_t *want, const char *dev,
+                       uint32_t port, uint32_t *index, char *gid_text, size_t gid_len, char *err,
+                       size_t errlen);
+
 /* The port's counters now: every file of hw_counters/, and each of
  * want's counters that is not there from counters/ (want NULL: none).
  * Returns how many were read (0: none there). */
 uint32_t jct__rdma_counters(const char *root, const char *dev, uint32_t port,
                             const jct_rdma_opts_t *want, jct_dev_counters_t *out);
+
+/* The port's hw_counters/lifespan (ms): ib_core serves hw_counters from a
+ * copy it refreshes only when older than that (drivers/infiniband/core/
+ * sysfs.c, update_hw_stats; rxe and mlx5: RDMA_HW_STATS_DEFAULT_LIFESPAN,
+ * 10 ms), shared by every reader of the port: a read may give the port's
+ * counts as they were up to lifespan earlier. 0 when the file is absent. */
+uint32_t jct__rdma_counters_lifespan_ms(const char *root, const char *dev, uint32_t port);
 
 /* after - before, counter by counter, for every counter of after (one
  * that went back, as a device reset does: 0). */

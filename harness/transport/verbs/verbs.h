@@ -13,7 +13,7 @@
  * WRs posted for the immediates (IB spec vol. 1, 9.4.3: a WRITE with
  * immediate consumes a receive WR).
  *
- * Connections are made with rdma_cm (RDMA_PS_TCP, port JCT_AGENT_PORT):
+ * Connections are made with rdma_cm (jct__verbs_new, verbs_cm.c; RDMA_PS_TCP, port JCT_AGENT_PORT):
  * every rank listens on its address (opts.addrs_be; in the lab
  * jct_rank_ipv4(rank), topo.h); the
  * source of each connection connects to its destination. The connect's
@@ -24,6 +24,15 @@
  * (rdma_conn_param.retry_count), IP TOS (RDMA_OPTION_ID_TOS; DSCP 26 is
  * TOS 104); RNR retry 7 (infinite). The path MTU is the device's active
  * MTU, which rxe derives from its netdev's MTU (MTU 9000: 4096).
+ *
+ * Or by hand (jct__verbs_open, verbs_qp.c; `jctlab rank`): the device
+ * and port opened by name, one QP per connection end made and moved to
+ * INIT, each end's bootstrap (jct__verbs_end_t) exchanged elsewhere (over
+ * MPI), then every QP moved to RTR and RTS with ibv_modify_qp (IBA vol. 1
+ * 10.3 / 11.2.4: path MTU, destination QPN, receive PSN, the address
+ * vector's GRH with the peer's GID, our GID index and the traffic class;
+ * then timeout, retry count, RNR retry 7 and the send PSN): the GID index
+ * is a choice, as perftest's -x and NCCL_IB_GID_INDEX make it.
  *
  * Every descriptor (the cm event channel, the completion channel) is
  * nonblocking and watched by uv_poll: nothing here ever blocks the loop.
@@ -60,11 +69,42 @@ typedef struct {
 
 typedef struct jct_verbs jct__verbs_t;
 
-/* Listen on this rank's address and make the PD, CQ and buffers on the
+/* rdma_cm: listen on this rank's address and make the PD, CQ and buffers on the
  * device it is bound to. Errors: JCT_EIO (no RDMA device on that address,
  * a verbs call failed: err says which), JCT_ENOMEM. */
 int jct__verbs_new(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
                   const jct__verbs_opts_t *o, char *err, size_t errlen);
+
+/* One QP end's bootstrap by hand: what its peer needs of it. */
+typedef struct {
+  uint32_t qpn, psn; /* its QP number; the first PSN it sends (its peer's rq_psn) */
+  uint64_t addr;     /* the buffer its peer writes: a source end's CTS buffer, a
+                        destination end's data buffer */
+  uint32_t rkey;
+  uint32_t mtu_bytes; /* its port's active MTU (ibv_query_port), 256..4096 */
+  uint8_t gid[16];    /* its GID, at gid_index of its port's table */
+  uint32_t gid_index;
+  uint32_t announced; /* 1: filled by its rank; 0: another rank's end */
+} jct__verbs_end_t;
+
+/* By hand: open device (its name; "": the first of ibv_get_device_list)
+ * and port (1..; 0: 1), make the PD, CQ and buffers. Errors: JCT_EINVAL
+ * (no such device or port, or the port is not active: err names it),
+ * JCT_EIO, JCT_ENOMEM. */
+int jct__verbs_open(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
+                    const jct__verbs_opts_t *o, const char *device, uint32_t port, char *err,
+                    size_t errlen);
+/* By hand: one RC QP per end of this rank's connections, moved to INIT
+ * (receive WRs posted), and its bootstrap into ends[2c + (dst ? 1 : 0)]:
+ * its psn as given there, everything else filled (GID from gid_index,
+ * ibv_query_gid). Errors: JCT_EIO (err says which call). */
+int jct__verbs_make_qps(jct__verbs_t *v, uint32_t gid_index, jct__verbs_end_t *ends, char *err,
+                        size_t errlen);
+/* By hand: every QP of this rank to RTR then RTS against its peer's end
+ * (all[2 * nconns], every end announced), path MTU the smaller active MTU
+ * of the two ends and max_mtu_bytes (0: no limit). Errors: JCT_EIO. */
+int jct__verbs_connect_ends(jct__verbs_t *v, const jct__verbs_end_t *all, uint32_t max_mtu_bytes,
+                            char *err, size_t errlen);
 
 /* Connect every connection this rank is the source of (asynchronously). */
 int jct__verbs_connect(jct__verbs_t *v);
