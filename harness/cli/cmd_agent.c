@@ -246,7 +246,10 @@ static void do_setup(agent_t *g, json_t *m) {
   if ((rc = jct__agent_host_new(&g->host, json_object_get(m, "host_drops"), g->a.netdev,
                                 !g->a.no_net && rate, &g->clock, err, sizeof err))) {
     free(addrs);
-    send_error(g, "error", err);
+    if (rc == JCT_EINVAL) /* a spec this host cannot honour (delay without fq): the user's */
+      send_bad_input(g, err);
+    else
+      send_error(g, "error", err);
     return;
   }
   jct__verbs_opts_t vo = {.timeout = (uint8_t)json_integer_value(json_object_get(m, "timeout")),

@@ -85,6 +85,15 @@ void jct__chain_start(jct__chain_t *c, uint64_t now_ns);
 int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote, char *err,
                             size_t errlen);
 
+/* No switch at all (agents on real hosts, --agents): every injector is at
+ * a remote host, whose agent runs it (as remote above); nranks hosts;
+ * log (may be NULL) gets their drops and frames (jct__chain_host_event,
+ * jct__chain_host_frame). Errors: JCT_EINVAL, err naming the spec, for an
+ * injector not at a host (there is no switch for it), or one a remote
+ * host does not run. */
+int jct__chain_attach_remote(jct__chain_t *c, uint32_t nranks, FILE *log, char *err,
+                             size_t errlen);
+
 /* In the lab, a flap at a host is its VM's carrier: fn(arg, rank, up)
  * sets it (lab.h, jct__lab_set_link), returning 0 or a negative JCT_E*.
  * Set before the fabric attaches the hosts: with it, flap at=host:R is

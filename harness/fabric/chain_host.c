@@ -254,8 +254,8 @@ static int check_remote(const jct__chain_t *c, const jct_injector_t *inj, char *
                      inj->spec);
   if (!inj->ops->kernel && !inj->ops->host_frames && !inj->ops->host_link)
     return jct__errf(err, errlen, JCT_EINVAL,
-                     "%s: in the lab's VMs a host runs drop and delay (its tc-eBPF program), "
-                     "pause (its frames) and flap (its carrier) only; run %s on the switch",
+                     "%s: a host's agent runs drop and delay (its tc-eBPF program), pause (its "
+                     "frames) and flap only; run %s on the switch",
                      inj->spec, inj->ops->name);
   if ((uint32_t)inj->host >= c->nports)
     return jct__errf(err, errlen, JCT_EINVAL, "%s: host:%d does not exist: the ranks are 0 to %u",
@@ -299,6 +299,17 @@ int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote
     }
   }
   return 0;
+}
+
+int jct__chain_attach_remote(jct__chain_t *c, uint32_t nranks, FILE *log, char *err,
+                             size_t errlen) {
+  c->log = log;
+  c->nports = nranks;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->inj[i]->host < 0)
+      return jct__errf(err, errlen, JCT_EINVAL, "%s: not at a host (at=host:RANK), and this run "
+                       "has no switch", c->inj[i]->spec);
+  return jct__chain_attach_hosts(c, NULL, true, err, errlen);
 }
 
 static int detach_host(void *arg) {
