@@ -19,6 +19,10 @@
 #include <uv.h>
 
 #include "harness/lab/agents.h"
+#ifdef JCT_HAVE_VERBS
+#include "harness/cli/agent_host.h"
+#include "harness/cli/agent_link.h"
+#endif
 #include "schedule/schedule_json.h"
 #include "harness/transport/rdma_sysfs.h"
 #include "jctlab/clock.h"
@@ -558,6 +562,15 @@ static void fake_agent(int ls, int rank, const char *want_spec, int drops) {
       bool faulted = json_is_true(json_object_get(m, "faulted"));
       json_t *d;
       json_array_foreach(json_object_get(setup, "host_drops"), i, d) {
+        if (!strncmp(json_string_value(json_object_get(d, "spec")), "flap", 4)) {
+          json_array_append_new(
+              hds, json_pack("{s:O,s:i,s:i,s:I,s:[],s:[[i,b],[i,b]]}", "index",
+                             json_object_get(d, "index"), "seen", 0, "dropped", 0, "link_down_ns",
+                             (json_int_t)(faulted ? 50000000 : 0), "drops", "links", 1000000, 0,
+                             51000000, 1));
+          if (!faulted) json_array_clear(json_object_get(json_array_get(hds, i), "links"));
+          continue;
+        }
         json_t *ev = json_array();
         for (int k = 0; faulted && k < drops; k++)
           json_array_append_new(ev, json_pack("[i,i,i,i,b,i,s,s]", 500000 + k, 0x12, 100 + k, 10, 0,
@@ -700,19 +713,14 @@ START_TEST(agents_refuse_switch_injectors) {
 }
 END_TEST
 
-/* A real agent (jctlab agent --listen) in a namespace of the test's own,
- * asked over TCP for delay at=host:1 on its netdev (lo here): this kernel
- * has no fq qdisc, so the agent answers bad input naming fq (the
- * orchestrator's exit 2), attaches nothing, and serves on. Needs root
- * (the program, the namespace); says so and passes otherwise. */
-START_TEST(agent_delay_without_fq) {
-#if !defined(JCT_HAVE_VERBS) || !defined(JCT_HAVE_HOSTFAULT)
-  return;
-#endif
+#ifdef JCT_HAVE_VERBS
+/* Isolate this (forked) test in a network namespace of its own, lo up;
+ * false (the test then passes, saying so) without root or fork mode. */
+static bool own_netns(const char *test) {
   const char *fork_env = getenv("CK_FORK");
   if ((fork_env && strcmp(fork_env, "no") == 0) || geteuid() != 0) {
-    printf("agents: agent_delay_without_fq skipped: needs root and Check's fork mode\n");
-    return;
+    printf("agents: %s skipped: needs root and Check's fork mode\n", test);
+    return false;
   }
   char err[256] = "";
   ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "%s", err);
@@ -721,6 +729,21 @@ START_TEST(agent_delay_without_fq) {
   ck_assert_int_ge(jct__link_up(nl, 0, 1, "lo", err, sizeof err), 0);
   ck_assert_msg(jct__nl_flush(nl, err, sizeof err) >= 0, "lo up: %s", err);
   jct__nl_close(nl);
+  return true;
+}
+#endif
+
+#if defined(JCT_HAVE_VERBS) && defined(JCT_HAVE_HOSTFAULT)
+/* A real agent (jctlab agent --listen) in a namespace of the test's own,
+ * asked over TCP for what its host cannot do, answers bad input (the
+ * orchestrator's exit 2), leaves nothing and serves on: delay at=host:1 on
+ * its netdev (lo here) where this kernel has no fq qdisc, naming fq; a
+ * flap on lo, which its control connection arrives on, naming lo (the
+ * link stays up). Needs root (the program, the namespace); says so and
+ * passes otherwise. */
+START_TEST(agent_refuses_host_faults) {
+  if (!own_netns("agent_refuses_host_faults")) return;
+  char err[256] = "";
   char *argv[] = {JCT_BINARY, "agent",    "--listen", "127.0.0.1:7472", "--rank",    "1",
                   "--nranks", "2",        "--no-net", "--netdev",       "lo",        "--addr",
                   "127.0.0.1", NULL};
@@ -752,6 +775,21 @@ START_TEST(agent_delay_without_fq) {
   free(text);
   json_decref(sj);
   agent_says2(fd, line, "needs the fq qdisc", "\"bad_input\":true");
+  /* A flap on lo, which the control connection (127.0.0.1) arrives on. */
+  const char *flap = "flap down=50ms every=1s at=host:1";
+  jct_injector_t *fi;
+  ck_assert_int_eq(jct_injector_new(&fi, flap, 1, 0, err, sizeof err), 0);
+  sj = jct__schedule_json(sch);
+  text = json_dumps(sj, JSON_COMPACT);
+  snprintf(line, sizeof line,
+           "{\"msg\":\"setup\",\"rank\":1,\"schedule\":%s,\"host_drops\":[{\"index\":0,"
+           "\"spec\":\"%s\",\"run_seed\":1,\"seed\":%llu}]}\n",
+           text, flap, (unsigned long long)fi->seed);
+  free(text);
+  json_decref(sj);
+  agent_says2(fd, line, "lo carries this agent's control connection", "\"bad_input\":true");
+  ck_assert(jct__agent_link_is_up("lo"));
+  jct_injector_free(fi);
   ck_assert_int_eq(write(fd, "{\"msg\":\"dance\"}\n", 16), 16);
   agent_says(fd, NULL, "unknown message"); /* still serving */
   agent_says(fd, "{\"msg\":\"quit\"}\n", "bye");
@@ -763,6 +801,142 @@ START_TEST(agent_delay_without_fq) {
   jct_schedule_free(sch);
 }
 END_TEST
+#endif
+
+
+/* --agents with flap at=host:1: the spec goes to rank 1's agent, which
+ * sets its own link; its down time becomes the injector's link_down_ns and
+ * its transitions the fault log's link-down and link-up lines. */
+START_TEST(flap_via_agents) {
+#ifndef JCT_HAVE_VERBS
+  return;
+#endif
+  const char *spec = "flap down=50ms every=10s at=1ms at=host:1";
+  char list[64], log[256];
+  pid_t pid[2];
+  fake_agents(spec, 0, list, sizeof list, pid);
+  craft_tmpname(log, sizeof log, ".log");
+  const char *args[] = {"run", "--transport", "verbs", "--agents", list, "--synth", "ring",
+                        "--ranks", "2", "--bytes", "64KiB", "--reps", "2", "--inject", spec,
+                        "--fault-log", log, NULL};
+  int status;
+  char *err = NULL;
+  json_t *run = jctlab_json(args, &status, &err);
+  reap(pid);
+  ck_assert_msg(status == 0 && run, "exit %d: %s", status, err);
+  free(err);
+  ck_assert_int_eq(jint(run, "injectors.0.link_down_ns"), 2 * 50000000);
+  char *text = slurp(log, NULL);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_uint_eq(count_lines(text), 2 * 2);
+  char *down = strstr(text, "\"action\":\"link-down\""), *up = strstr(text, "\"action\":\"link-up\"");
+  ck_assert(down && up && up > down);
+  ck_assert_ptr_nonnull(strstr(text, "\"at\":\"host:1\",\"injector\":0,\"kind\":\"flap\""));
+  free(text);
+  unlink(log);
+  json_decref(run);
+}
+END_TEST
+
+/* The agent's own flap (agent_host.h) on lo in a namespace of the test's:
+ * down for 50 ms every 200 ms from the repetition's start, for 300 ms: two
+ * periods, 100 ms down, four transitions at 0, 50, 200 and 250 ms on the
+ * agent's clock; the link up at the end; a baseline repetition leaves it
+ * alone. */
+#ifdef JCT_HAVE_VERBS /* the agent's own code */
+START_TEST(agent_flaps_its_link) {
+  if (!own_netns("agent_flaps_its_link")) return;
+  const char *spec = "flap down=50ms every=200ms at=host:1";
+  char err[256] = "";
+  jct_injector_t *inj;
+  ck_assert_int_eq(jct_injector_new(&inj, spec, 1, 0, err, sizeof err), 0);
+  json_t *list = json_pack("[{s:i,s:s,s:i,s:I}]", "index", 0, "spec", spec, "run_seed", 1, "seed",
+                           (json_int_t)inj->seed);
+  uv_loop_t loop;
+  jct_clock_t clock;
+  uv_loop_init(&loop);
+  jct_clock_init(&clock, &loop);
+  jct__agent_host_t *h;
+  ck_assert_msg(jct__agent_host_new(&h, list, "lo", NULL, false, &clock, err, sizeof err) == 0,
+                "%s", err);
+  for (int faulted = 1; faulted >= 0; faulted--) {
+    uint64_t t0 = jct_now_ns();
+    ck_assert_int_eq(jct__agent_host_start(h, faulted, t0, t0), 0);
+    bool saw_down = false;
+    while (jct_now_ns() < t0 + 300000000) {
+      uv_run(&loop, UV_RUN_NOWAIT);
+      saw_down |= !jct__agent_link_is_up("lo");
+      sleep_ms(1);
+    }
+    json_t *done = jct__agent_host_done(h), *e = json_array_get(done, 0);
+    ck_assert(jct__agent_link_is_up("lo"));
+    ck_assert(saw_down == (bool)faulted);
+    json_t *links = json_object_get(e, "links");
+    double down_ms = (double)json_integer_value(json_object_get(e, "link_down_ns")) / 1e6;
+    printf("agents: agent's flap (faulted %d): link down %.1f ms, %zu transitions\n", faulted,
+           down_ms, json_array_size(links));
+    if (faulted) {
+      ck_assert_uint_eq(json_array_size(links), 4);
+      ck_assert_msg(down_ms >= 98 && down_ms <= 115, "down %.1f ms", down_ms);
+      const double at[] = {0, 50, 200, 250};
+      for (size_t k = 0; k < 4; k++) {
+        json_t *l = json_array_get(links, k);
+        double t = (double)json_integer_value(json_array_get(l, 0)) / 1e6;
+        ck_assert_msg(t >= at[k] && t <= at[k] + 10, "transition %zu at %.1f ms", k, t);
+        ck_assert(json_is_true(json_array_get(l, 1)) == (k % 2 == 1));
+      }
+    } else {
+      ck_assert_uint_eq(json_array_size(links), 0);
+      ck_assert_int_eq(json_integer_value(json_object_get(e, "link_down_ns")), 0);
+    }
+    json_decref(done);
+  }
+  jct__agent_host_free(h);
+  jct_clock_close(&clock, NULL);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  uv_loop_close(&loop);
+  json_decref(list);
+  jct_injector_free(inj);
+}
+END_TEST
+
+/* An agent killed with its link down (SIGKILL: no cleanup of its own):
+ * its guard sets the link up again; freed normally, it is up at once. */
+START_TEST(killed_agent_leaves_link_up) {
+  if (!own_netns("killed_agent_leaves_link_up")) return;
+  char err[256] = "";
+  jct__agent_link_t *l;
+  ck_assert_int_eq(jct__agent_link_new(&l, "lo", err, sizeof err), 0);
+  ck_assert_int_eq(jct__agent_link_set(l, false, err, sizeof err), 0);
+  ck_assert(!jct__agent_link_is_up("lo"));
+  jct__agent_link_free(l);
+  ck_assert(jct__agent_link_is_up("lo"));
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  pid_t agent = fork();
+  if (agent == 0) { /* the agent: the link down mid-flap, then killed */
+    close(p[0]);
+    if (jct__agent_link_new(&l, "lo", err, sizeof err) || jct__agent_link_set(l, false, err, sizeof err))
+      _exit(1);
+    if (write(p[1], "d", 1) != 1) _exit(1);
+    for (;;)
+      pause();
+  }
+  close(p[1]);
+  char b;
+  ck_assert_int_eq(read(p[0], &b, 1), 1);
+  close(p[0]);
+  ck_assert(!jct__agent_link_is_up("lo"));
+  kill(agent, SIGKILL);
+  waitpid(agent, NULL, 0);
+  double t0 = now_s();
+  while (!jct__agent_link_is_up("lo") && now_s() - t0 < 5)
+    sleep_ms(5);
+  printf("agents: killed agent's link up again after %.1f ms\n", (now_s() - t0) * 1e3);
+  ck_assert(jct__agent_link_is_up("lo"));
+}
+END_TEST
+#endif
 
 Suite *agents_suite(void) {
   Suite *s = suite_create("agents");
@@ -782,7 +956,14 @@ Suite *agents_suite(void) {
   tcase_add_test(h, host_injector_via_agents);
   tcase_add_test(h, idle_host_target_invalid);
   tcase_add_test(h, agents_refuse_switch_injectors);
-  tcase_add_test(h, agent_delay_without_fq);
+#if defined(JCT_HAVE_VERBS) && defined(JCT_HAVE_HOSTFAULT)
+  tcase_add_test(h, agent_refuses_host_faults);
+#endif
+  tcase_add_test(h, flap_via_agents);
+#ifdef JCT_HAVE_VERBS
+  tcase_add_test(h, agent_flaps_its_link);
+  tcase_add_test(h, killed_agent_leaves_link_up);
+#endif
   suite_add_tcase(s, h);
   return s;
 }

@@ -77,7 +77,8 @@ void jct__chain_start(jct__chain_t *c, uint64_t now_ns);
  * remote (topo NULL): the hosts are the lab's VMs, whose agents run drop,
  * delay and pause there and hand their counters back
  * (jct__chain_host_result); the chain does not tick them; flap is refused
- * there. topo NULL and not remote (jctlab wire)
+ * there unless the lab's carrier (jct__chain_set_link_fn) or the agents'
+ * own netlink (jct__chain_attach_remote) sets the link. topo NULL and not remote (jctlab wire)
  * refuses them. Errors:
  * JCT_EINVAL (no such rank, no hosts, a kind the host's kernel cannot run:
  * delay without fq), JCT_EIO (the kernel refused the program or filter).
@@ -114,6 +115,10 @@ void jct__chain_host_result(jct__chain_t *c, size_t i, const jct_injector_stats_
 void jct__chain_host_frame(jct__chain_t *c, size_t i, uint64_t t_ns, size_t len, bool sent);
 void jct__chain_host_event(jct__chain_t *c, size_t i, const struct jct_kdrop_event *ev,
                            uint64_t t_ns);
+/* A remote host's flap (injector i) set its link up or down, t_ns from the
+ * repetition's start on the host's clock: its fault-log line (link-up,
+ * link-down), as a namespace's flap. */
+void jct__chain_host_link(jct__chain_t *c, size_t i, uint64_t t_ns, bool up);
 
 /* Take the kernel programs off the ranks' interfaces (before the topology
  * goes). Idempotent; jct__chain_free does it too. */

@@ -247,7 +247,7 @@ static int check_remote(const jct__chain_t *c, const jct_injector_t *inj, char *
    * next send is refused by the VM's kernel, and rxe puts a QP whose send
    * was refused in the error state (seen with TC_ACT_SHOT), where a pulled
    * cable only loses frames. The VM's carrier, from outside, keeps them. */
-  if (inj->ops->host_link && !c->link_fn)
+  if (inj->ops->host_link && !c->link_fn && !c->agents_link)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "%s: flap at a host needs the host's carrier, which only the lab's VMs "
                      "(qemu's set_link) give here",
@@ -305,6 +305,7 @@ int jct__chain_attach_remote(jct__chain_t *c, uint32_t nranks, FILE *log, char *
                              size_t errlen) {
   c->log = log;
   c->nports = nranks;
+  c->agents_link = true;
   for (size_t i = 0; i < c->n; i++)
     if (c->inj[i]->host < 0)
       return jct__errf(err, errlen, JCT_EINVAL, "%s: not at a host (at=host:RANK), and this run "
@@ -379,6 +380,16 @@ static void host_stats(jct_injector_t *inj, const struct jct_kdrop_counters *k) 
 
 void jct__chain_host_result(jct__chain_t *c, size_t i, const jct_injector_stats_t *st) {
   if (i < c->n) c->inj[i]->stats = *st;
+}
+
+void jct__chain_host_link(jct__chain_t *c, size_t i, uint64_t t_ns, bool up) {
+  if (i >= c->n || !c->log) return;
+  const jct_injector_t *inj = c->inj[i];
+  fprintf(c->log,
+          "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"injector\":%u,\"kind\":\"%s\","
+          "\"action\":\"%s\"}\n",
+          c->rep, (unsigned long long)t_ns, inj->host, inj->index, inj->ops->name,
+          up ? "link-up" : "link-down");
 }
 
 void jct__chain_host_event(jct__chain_t *c, size_t i, const struct jct_kdrop_event *ev,

@@ -207,7 +207,9 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   uint32_t nhd = 0;
   for (size_t i = 0; v->chain && i < jct__chain_len(v->chain) && nhd < JCT_RUN_MAX_INJECTORS; i++) {
     const jct_injector_t *inj = jct__chain_get(v->chain, i);
-    if (inj->host >= 0 && !inj->ops->host_link) /* a flap is the VM's carrier, set from here */
+    /* In the lab a flap is the VM's carrier, set from here; on real hosts
+     * the agent sets its own netdev's link. */
+    if (inj->host >= 0 && (!inj->ops->host_link || !v->lab))
       hd[nhd++] = (jct__agents_host_drop_t){.rank = (uint32_t)inj->host,
                                             .index = (uint32_t)i,
                                             .spec = inj->spec,
@@ -272,7 +274,8 @@ static void host_results(verbs_t *v) {
           .seen = (uint64_t)json_integer_value(json_object_get(e, "seen")),
           .dropped = (uint64_t)json_integer_value(json_object_get(e, "dropped")),
           .held = (uint64_t)json_integer_value(json_object_get(e, "held")),
-          .generated = (uint64_t)json_integer_value(json_object_get(e, "generated"))};
+          .generated = (uint64_t)json_integer_value(json_object_get(e, "generated")),
+          .link_down_ns = (uint64_t)json_integer_value(json_object_get(e, "link_down_ns"))};
       st.matched = st.seen;
       jct__chain_host_result(v->chain, i, &st);
       json_array_foreach(json_object_get(e, "drops"), j, d) {
@@ -293,6 +296,11 @@ static void host_results(verbs_t *v) {
                    len = json_integer_value(json_array_get(d, 1));
         jct__chain_host_frame(v->chain, i, t > 0 ? (uint64_t)t : 0, len > 0 ? (size_t)len : 0,
                               json_is_true(json_array_get(d, 2)));
+      }
+      json_array_foreach(json_object_get(e, "links"), j, d) {
+        json_int_t t = json_integer_value(json_array_get(d, 0));
+        jct__chain_host_link(v->chain, i, t > 0 ? (uint64_t)t : 0,
+                             json_is_true(json_array_get(d, 1)));
       }
       json_int_t lost = json_integer_value(json_object_get(e, "frames_lost"));
       if (lost > 0)
