@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <libmnl/libmnl.h>
+#include <linux/netlink.h>
 #include <net/if.h>
 #include <linux/rtnetlink.h>
 #include <signal.h>
@@ -48,8 +49,10 @@ static int set_link(int ifindex, const char *netdev, bool up, char *err, size_t 
 }
 
 /* The guard: wait for the agent's end of the pipe to close, then the
- * link up. Runs in the forked child; never returns. */
-static void guard(int fd, int ifindex, const char *netdev) {
+ * link up. Runs in the forked child of a process that may have threads
+ * (the lease's, hostdrop.h), so it allocates nothing: msg, the request,
+ * was made before the fork. Never returns. */
+static void guard(int fd, const void *msg, size_t len) {
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
@@ -63,10 +66,29 @@ static void guard(int fd, int ifindex, const char *netdev) {
   do
     r = read(fd, &b, 1);
   while (r < 0 && errno == EINTR);
-  char err[200];
-  if (set_link(ifindex, netdev, true, err, sizeof err))
-    fprintf(stderr, "jctlab agent: guard: cannot set %s up again: %s\n", netdev, err);
+  struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+  int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  char ack[512];
+  if (nl < 0 || sendto(nl, msg, len, 0, (struct sockaddr *)&kernel, sizeof kernel) != (ssize_t)len ||
+      recv(nl, ack, sizeof ack, 0) < 0) {
+    static const char say[] = "jctlab agent: guard: cannot set the flapped link up again\n";
+    if (write(2, say, sizeof say - 1) < 0) _exit(1);
+  }
   _exit(0);
+}
+
+/* RTM_NEWLINK setting ifindex up, with an ACK asked, into buf. */
+static size_t up_request(char *buf, int ifindex) {
+  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+  nlh->nlmsg_type = RTM_NEWLINK;
+  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+  nlh->nlmsg_seq = 1;
+  struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+  ifi->ifi_family = AF_UNSPEC;
+  ifi->ifi_index = ifindex;
+  ifi->ifi_flags = IFF_UP;
+  ifi->ifi_change = IFF_UP;
+  return nlh->nlmsg_len;
 }
 
 int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, size_t errlen) {
@@ -82,11 +104,13 @@ int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, 
     free(l);
     return jct__errf(err, errlen, JCT_EIO, "flap: pipe: %s", strerror(errno));
   }
+  char msg[MNL_SOCKET_BUFFER_SIZE < 256 ? MNL_SOCKET_BUFFER_SIZE : 256];
+  size_t len = up_request(msg, ifindex);
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     close(p[1]);
-    guard(p[0], ifindex, l->netdev);
+    guard(p[0], msg, len);
   }
   close(p[0]);
   if (pid < 0) {
