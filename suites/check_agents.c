@@ -513,7 +513,6 @@ START_TEST(rdma_names_form) {
 }
 END_TEST
 
-
 /* ---- injectors at=host with --agents (no switch) -------------------------- */
 
 /* A fake agent for rank, serving one orchestrator on the listening socket
@@ -543,13 +542,16 @@ static void fake_agent(int ls, int rank, const char *want_spec, int drops) {
       const char *spec = json_string_value(json_object_get(json_array_get(hd, 0), "spec"));
       bool ok = want_spec ? json_array_size(hd) == 1 && spec && !strcmp(spec, want_spec)
                           : json_array_size(hd) == 0;
-      if (!ok) fprintf(out, "{\"msg\":\"error\",\"why\":\"fake: host_drops not as expected\"}\n");
-      else fprintf(out, "{\"msg\":\"listening\",\"dev\":\"fake0\"}\n");
+      if (!ok)
+        fprintf(out, "{\"msg\":\"error\",\"why\":\"fake: host_drops not as expected\"}\n");
+      else
+        fprintf(out, "{\"msg\":\"listening\",\"dev\":\"fake0\"}\n");
       setup = json_incref(m);
     } else if (!strcmp(msg, "connect")) {
       fprintf(out, "{\"msg\":\"connected\",\"qps\":2}\n");
     } else if (!strcmp(msg, "run")) {
-      json_t *sched = json_object_get(setup, "schedule"), *conns = json_object_get(sched, "connections");
+      json_t *sched = json_object_get(setup, "schedule"),
+             *conns = json_object_get(sched, "connections");
       json_t *ops = json_array(), *hds = json_array(), *op;
       size_t i;
       json_array_foreach(json_object_get(sched, "ops"), i, op) {
@@ -563,11 +565,10 @@ static void fake_agent(int ls, int rank, const char *want_spec, int drops) {
       json_t *d;
       json_array_foreach(json_object_get(setup, "host_drops"), i, d) {
         if (!strncmp(json_string_value(json_object_get(d, "spec")), "flap", 4)) {
-          json_array_append_new(
-              hds, json_pack("{s:O,s:i,s:i,s:I,s:[],s:[[i,b],[i,b]]}", "index",
-                             json_object_get(d, "index"), "seen", 0, "dropped", 0, "link_down_ns",
-                             (json_int_t)(faulted ? 50000000 : 0), "drops", "links", 1000000, 0,
-                             51000000, 1));
+          json_array_append_new(hds, json_pack("{s:O,s:i,s:i,s:I,s:[],s:[[i,b],[i,b]]}", "index",
+                                               json_object_get(d, "index"), "seen", 0, "dropped", 0,
+                                               "link_down_ns", (json_int_t)(faulted ? 50000000 : 0),
+                                               "drops", "links", 1000000, 0, 51000000, 1));
           if (!faulted) json_array_clear(json_object_get(json_array_get(hds, i), "links"));
           continue;
         }
@@ -575,14 +576,14 @@ static void fake_agent(int ls, int rank, const char *want_spec, int drops) {
         for (int k = 0; faulted && k < drops; k++)
           json_array_append_new(ev, json_pack("[i,i,i,i,b,i,s,s]", 500000 + k, 0x12, 100 + k, 10, 0,
                                               4, "198.18.0.2", "198.18.0.1"));
-        json_array_append_new(
-            hds, json_pack("{s:O,s:i,s:i,s:i,s:i,s:o}", "index", json_object_get(d, "index"), "seen",
-                           faulted ? 40 : 0, "dropped", faulted ? drops : 0, "held", 0,
-                           "events_lost", 0, "drops", ev));
+        json_array_append_new(hds, json_pack("{s:O,s:i,s:i,s:i,s:i,s:o}", "index",
+                                             json_object_get(d, "index"), "seen", faulted ? 40 : 0,
+                                             "dropped", faulted ? drops : 0, "held", 0,
+                                             "events_lost", 0, "drops", ev));
       }
-      json_t *done = json_pack("{s:s,s:O,s:o,s:{s:i},s:o}", "msg", "done", "rep",
-                               json_object_get(m, "rep"), "ops", ops, "counters", "rcvd_seq_err",
-                               faulted ? drops : 0, "host_drops", hds);
+      json_t *done =
+          json_pack("{s:s,s:O,s:o,s:{s:i},s:o}", "msg", "done", "rep", json_object_get(m, "rep"),
+                    "ops", ops, "counters", "rcvd_seq_err", faulted ? drops : 0, "host_drops", hds);
       char *t = json_dumps(done, JSON_COMPACT);
       fprintf(out, "%s\n", t);
       free(t);
@@ -638,9 +639,9 @@ START_TEST(host_injector_via_agents) {
   pid_t pid[2];
   fake_agents(spec, 2, list, sizeof list, pid);
   craft_tmpname(log, sizeof log, ".log");
-  const char *args[] = {"run", "--transport", "verbs", "--agents", list, "--synth", "ring",
-                        "--ranks", "2", "--bytes", "64KiB", "--reps", "3", "--inject", spec,
-                        "--fault-log", log, NULL};
+  const char *args[] = {"run",  "--transport", "verbs", "--agents",    list,    "--synth",
+                        "ring", "--ranks",     "2",     "--bytes",     "64KiB", "--reps",
+                        "3",    "--inject",    spec,    "--fault-log", log,     NULL};
   int status;
   char *err = NULL;
   json_t *run = jctlab_json(args, &status, &err);
@@ -678,9 +679,9 @@ START_TEST(idle_host_target_invalid) {
   char list[64];
   pid_t pid[2];
   fake_agents(spec, 0, list, sizeof list, pid);
-  char *argv[] = {JCT_BINARY, "run", "--transport", "verbs", "--agents", list, "--synth", "ring",
-                  "--ranks", "2", "--bytes", "64KiB", "--reps", "1", "--inject", (char *)spec,
-                  NULL};
+  char *argv[] = {JCT_BINARY, "run",  "--transport", "verbs",      "--agents", list,
+                  "--synth",  "ring", "--ranks",     "2",          "--bytes",  "64KiB",
+                  "--reps",   "1",    "--inject",    (char *)spec, NULL};
   result_t r = run_cmd(argv, NULL, 60);
   reap(pid);
   ck_assert_msg(r.status != 0, "exit 0: %s", r.out);
@@ -705,9 +706,15 @@ START_TEST(agents_refuse_switch_injectors) {
       {"drop p=1% at=host:2", "host:2 does not exist"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    char *argv[] = {JCT_BINARY, "run", "--transport", "verbs", "--agents",
-                    "127.0.0.1:1,127.0.0.1:1", "--synth", "ring", "--ranks", "2", "--bytes",
-                    "64KiB", "--reps", "1", "--inject", (char *)cases[i].spec, NULL};
+    char *argv[] = {JCT_BINARY,    "run",
+                    "--transport", "verbs",
+                    "--agents",    "127.0.0.1:1,127.0.0.1:1",
+                    "--synth",     "ring",
+                    "--ranks",     "2",
+                    "--bytes",     "64KiB",
+                    "--reps",      "1",
+                    "--inject",    (char *)cases[i].spec,
+                    NULL};
     expect_bad_input(argv, cases[i].says, NULL);
   }
 }
@@ -744,8 +751,8 @@ static bool own_netns(const char *test) {
 START_TEST(agent_refuses_host_faults) {
   if (!own_netns("agent_refuses_host_faults")) return;
   char err[256] = "";
-  char *argv[] = {JCT_BINARY, "agent",    "--listen", "127.0.0.1:7472", "--rank",    "1",
-                  "--nranks", "2",        "--no-net", "--netdev",       "lo",        "--addr",
+  char *argv[] = {JCT_BINARY,  "agent", "--listen", "127.0.0.1:7472", "--rank", "1",
+                  "--nranks",  "2",     "--no-net", "--netdev",       "lo",     "--addr",
                   "127.0.0.1", NULL};
   child_t c = spawn(argv, NULL);
   int fd = -1;
@@ -803,7 +810,6 @@ START_TEST(agent_refuses_host_faults) {
 END_TEST
 #endif
 
-
 /* --agents with flap at=host:1: the spec goes to rank 1's agent, which
  * sets its own link; its down time becomes the injector's link_down_ns and
  * its transitions the fault log's link-down and link-up lines. */
@@ -816,9 +822,9 @@ START_TEST(flap_via_agents) {
   pid_t pid[2];
   fake_agents(spec, 0, list, sizeof list, pid);
   craft_tmpname(log, sizeof log, ".log");
-  const char *args[] = {"run", "--transport", "verbs", "--agents", list, "--synth", "ring",
-                        "--ranks", "2", "--bytes", "64KiB", "--reps", "2", "--inject", spec,
-                        "--fault-log", log, NULL};
+  const char *args[] = {"run",  "--transport", "verbs", "--agents",    list,    "--synth",
+                        "ring", "--ranks",     "2",     "--bytes",     "64KiB", "--reps",
+                        "2",    "--inject",    spec,    "--fault-log", log,     NULL};
   int status;
   char *err = NULL;
   json_t *run = jctlab_json(args, &status, &err);
@@ -829,7 +835,8 @@ START_TEST(flap_via_agents) {
   char *text = slurp(log, NULL);
   ck_assert_ptr_nonnull(text);
   ck_assert_uint_eq(count_lines(text), 2 * 2);
-  char *down = strstr(text, "\"action\":\"link-down\""), *up = strstr(text, "\"action\":\"link-up\"");
+  char *down = strstr(text, "\"action\":\"link-down\""),
+       *up = strstr(text, "\"action\":\"link-up\"");
   ck_assert(down && up && up > down);
   ck_assert_ptr_nonnull(strstr(text, "\"at\":\"host:1\",\"injector\":0,\"kind\":\"flap\""));
   free(text);
@@ -930,7 +937,8 @@ START_TEST(killed_agent_leaves_link_up) {
   pid_t agent = fork();
   if (agent == 0) { /* the agent: the link down mid-flap, then killed */
     close(p[0]);
-    if (jct__agent_link_new(&l, "lo", err, sizeof err) || jct__agent_link_set(l, false, err, sizeof err))
+    if (jct__agent_link_new(&l, "lo", err, sizeof err) ||
+        jct__agent_link_set(l, false, err, sizeof err))
       _exit(1);
     if (write(p[1], "d", 1) != 1) _exit(1);
     for (;;)

@@ -127,7 +127,7 @@ static int add_one(jct__agent_host_t *h, const json_t *e, int ifindex, const cha
                      spec, (unsigned long long)d->inj->seed,
                      (unsigned long long)json_integer_value(seed));
   if (d->inj->ops->host_frames) return 0; /* pause: frames, no program */
-  if (d->inj->ops->host_link) { /* flap: the netdev's link, from here */
+  if (d->inj->ops->host_link) {           /* flap: the netdev's link, from here */
     if (control_if && !strcmp(control_if, netdev))
       return jct__errf(err, errlen, JCT_EINVAL,
                        "%s: %s carries this agent's control connection, which a flap would "

@@ -69,7 +69,8 @@ static void guard(int fd, const void *msg, size_t len) {
   struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
   int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   char ack[512];
-  if (nl < 0 || sendto(nl, msg, len, 0, (struct sockaddr *)&kernel, sizeof kernel) != (ssize_t)len ||
+  if (nl < 0 ||
+      sendto(nl, msg, len, 0, (struct sockaddr *)&kernel, sizeof kernel) != (ssize_t)len ||
       recv(nl, ack, sizeof ack, 0) < 0) {
     static const char say[] = "jctlab agent: guard: cannot set the flapped link up again\n";
     if (write(2, say, sizeof say - 1) < 0) _exit(1);
@@ -94,7 +95,8 @@ static size_t up_request(char *buf, int ifindex) {
 int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, size_t errlen) {
   *out = NULL;
   int ifindex = (int)if_nametoindex(netdev);
-  if (!ifindex) return jct__errf(err, errlen, JCT_EINVAL, "flap: no network device %s here", netdev);
+  if (!ifindex)
+    return jct__errf(err, errlen, JCT_EINVAL, "flap: no network device %s here", netdev);
   jct__agent_link_t *l = calloc(1, sizeof *l);
   if (!l) return JCT_ENOMEM;
   snprintf(l->netdev, sizeof l->netdev, "%s", netdev);
@@ -141,8 +143,7 @@ bool jct__agent_link_is_up(const char *netdev) {
 void jct__agent_link_free(jct__agent_link_t *l) {
   if (!l) return;
   char err[200];
-  if (jct__agent_link_set(l, true, err, sizeof err))
-    fprintf(stderr, "jctlab agent: %s\n", err);
+  if (jct__agent_link_set(l, true, err, sizeof err)) fprintf(stderr, "jctlab agent: %s\n", err);
   close(l->pipe_w); /* the guard sets it up once more, and goes */
   while (waitpid(l->guard, NULL, 0) < 0 && errno == EINTR)
     ;

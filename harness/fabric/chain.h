@@ -92,8 +92,7 @@ int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote
  * jct__chain_host_frame). Errors: JCT_EINVAL, err naming the spec, for an
  * injector not at a host (there is no switch for it), or one a remote
  * host does not run. */
-int jct__chain_attach_remote(jct__chain_t *c, uint32_t nranks, FILE *log, char *err,
-                             size_t errlen);
+int jct__chain_attach_remote(jct__chain_t *c, uint32_t nranks, FILE *log, char *err, size_t errlen);
 
 /* In the lab, a flap at a host is its VM's carrier: fn(arg, rank, up)
  * sets it (lab.h, jct__lab_set_link), returning 0 or a negative JCT_E*.

@@ -308,8 +308,9 @@ int jct__chain_attach_remote(jct__chain_t *c, uint32_t nranks, FILE *log, char *
   c->agents_link = true;
   for (size_t i = 0; i < c->n; i++)
     if (c->inj[i]->host < 0)
-      return jct__errf(err, errlen, JCT_EINVAL, "%s: not at a host (at=host:RANK), and this run "
-                       "has no switch", c->inj[i]->spec);
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: not at a host (at=host:RANK), and this run has no switch",
+                       c->inj[i]->spec);
   return jct__chain_attach_hosts(c, NULL, true, err, errlen);
 }
 

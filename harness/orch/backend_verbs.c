@@ -314,7 +314,8 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   verbs_t *v = b;
   const jct_schedule_t *sch = v->o->schedule;
   if (v->fab) jct_fabric_start(v->fab, jct_now_ns());
-  else if (v->chain) jct__chain_start(v->chain, jct_now_ns()); /* --agents: the fault log's rep */
+  else if (v->chain)
+    jct__chain_start(v->chain, jct_now_ns()); /* --agents: the fault log's rep */
   uint64_t sent = jct_now_ns();
   char why[768];
   if (jct__agents_run(v->agents, ++v->runs, jct__chain_enabled(v->chain))) {
@@ -428,11 +429,12 @@ static int agents_chain(const jct__backend_env_t *env, char *err, size_t errlen)
   for (size_t i = 0; c && i < jct__chain_len(c); i++) {
     const jct_injector_t *inj = jct__chain_get(c, i);
     if (inj->host < 0)
-      return jct__errf(err, errlen, JCT_EINVAL,
-                       "injector #%zu '%s': with --agents the ranks' traffic crosses your fabric, where "
-                       "jctlab has no switch for it to run on: place it at a rank's host "
-                       "(at=host:RANK), or put jctlab in the wire (jctlab wire)",
-                       i + 1, inj->spec);
+      return jct__errf(
+          err, errlen, JCT_EINVAL,
+          "injector #%zu '%s': with --agents the ranks' traffic crosses your fabric, where "
+          "jctlab has no switch for it to run on: place it at a rank's host "
+          "(at=host:RANK), or put jctlab in the wire (jctlab wire)",
+          i + 1, inj->spec);
   }
   return c ? jct__chain_attach_remote(c, env->o->schedule->nranks, env->fabric->fault_log, err,
                                       errlen)
