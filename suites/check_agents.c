@@ -13,15 +13,26 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include "harness/lab/agents.h"
+#ifdef JCT_HAVE_VERBS
+#include "harness/cli/agent_host.h"
+#include "harness/cli/agent_link.h"
+#endif
 #include "schedule/schedule_json.h"
 #include "harness/transport/rdma_sysfs.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
+#include "jctlab/injector.h"
+#include "jctlab/topo.h"
+#include "harness/base/netlink.h"
+#include "harness/fabric/topo_link.h"
 #include "jctlab/schedule.h"
+#include "craft.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -541,6 +552,453 @@ START_TEST(rdma_names_form) {
 }
 END_TEST
 
+/* ---- injectors at=host with --agents (no switch) -------------------------- */
+
+/* A fake agent for rank, serving one orchestrator on the listening socket
+ * ls (a child process): hello, setup, connect, run, quit as agents.h says.
+ * Its setup must carry exactly want_spec in host_drops (NULL: none), or
+ * it answers an error; in a faulted repetition each of its host injectors
+ * reports `drops` drops of PSN 100+k on QP 0x12 (a baseline's none), as a
+ * real agent's tc-eBPF program would. Ops take 1 ms and 3 ms. */
+static void fake_agent(int ls, int rank, const char *want_spec, int drops) {
+  int fd = accept(ls, NULL, NULL);
+  FILE *in = fd >= 0 ? fdopen(fd, "r") : NULL, *out = fd >= 0 ? fdopen(dup(fd), "w") : NULL;
+  if (!in || !out) _exit(1);
+  fprintf(out,
+          "{\"msg\":\"hello\",\"rank\":%d,\"kernel\":\"fake\",\"dev\":\"fake0\",\"netdev\":\"lo\","
+          "\"addr\":\"198.18.0.%d\"}\n",
+          rank, rank + 1);
+  fflush(out);
+  json_t *setup = NULL;
+  char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, in) > 0) {
+    json_t *m = json_loads(line, 0, NULL);
+    const char *msg = json_string_value(json_object_get(m, "msg"));
+    if (!msg) _exit(1);
+    if (!strcmp(msg, "setup")) {
+      json_t *hd = json_object_get(m, "host_drops");
+      const char *spec = json_string_value(json_object_get(json_array_get(hd, 0), "spec"));
+      bool ok = want_spec ? json_array_size(hd) == 1 && spec && !strcmp(spec, want_spec)
+                          : json_array_size(hd) == 0;
+      if (!ok)
+        fprintf(out, "{\"msg\":\"error\",\"why\":\"fake: host_drops not as expected\"}\n");
+      else
+        fprintf(out, "{\"msg\":\"listening\",\"dev\":\"fake0\"}\n");
+      setup = json_incref(m);
+    } else if (!strcmp(msg, "connect")) {
+      fprintf(out, "{\"msg\":\"connected\",\"qps\":2}\n");
+    } else if (!strcmp(msg, "run")) {
+      json_t *sched = json_object_get(setup, "schedule"),
+             *conns = json_object_get(sched, "connections");
+      json_t *ops = json_array(), *hds = json_array(), *op;
+      size_t i;
+      json_array_foreach(json_object_get(sched, "ops"), i, op) {
+        json_t *c = json_array_get(conns, (size_t)json_integer_value(json_object_get(op, "conn")));
+        if (json_integer_value(json_object_get(c, "src")) == rank)
+          json_array_append_new(ops, json_pack("[I,i,i,i]", (json_int_t)i, 0, 1000000, -1));
+        else if (json_integer_value(json_object_get(c, "dst")) == rank)
+          json_array_append_new(ops, json_pack("[I,i,i,i]", (json_int_t)i, -1, -1, 3000000));
+      }
+      bool faulted = json_is_true(json_object_get(m, "faulted"));
+      json_t *d;
+      json_array_foreach(json_object_get(setup, "host_drops"), i, d) {
+        if (!strncmp(json_string_value(json_object_get(d, "spec")), "flap", 4)) {
+          json_array_append_new(hds, json_pack("{s:O,s:i,s:i,s:I,s:[],s:[[i,b],[i,b]]}", "index",
+                                               json_object_get(d, "index"), "seen", 0, "dropped", 0,
+                                               "link_down_ns", (json_int_t)(faulted ? 50000000 : 0),
+                                               "drops", "links", 1000000, 0, 51000000, 1));
+          if (!faulted) json_array_clear(json_object_get(json_array_get(hds, i), "links"));
+          continue;
+        }
+        json_t *ev = json_array();
+        for (int k = 0; faulted && k < drops; k++)
+          json_array_append_new(ev, json_pack("[i,i,i,i,b,i,s,s]", 500000 + k, 0x12, 100 + k, 10, 0,
+                                              4, "198.18.0.2", "198.18.0.1"));
+        json_array_append_new(hds, json_pack("{s:O,s:i,s:i,s:i,s:i,s:o}", "index",
+                                             json_object_get(d, "index"), "seen", faulted ? 40 : 0,
+                                             "dropped", faulted ? drops : 0, "held", 0,
+                                             "events_lost", 0, "drops", ev));
+      }
+      json_t *done =
+          json_pack("{s:s,s:O,s:o,s:{s:i},s:o}", "msg", "done", "rep", json_object_get(m, "rep"),
+                    "ops", ops, "counters", "rcvd_seq_err", faulted ? drops : 0, "host_drops", hds);
+      char *t = json_dumps(done, JSON_COMPACT);
+      fprintf(out, "%s\n", t);
+      free(t);
+      json_decref(done);
+    } else if (!strcmp(msg, "quit")) {
+      fprintf(out, "{\"msg\":\"bye\"}\n");
+      fflush(out);
+      _exit(0);
+    }
+    fflush(out);
+    json_decref(m);
+  }
+  _exit(0);
+}
+
+/* Two fake agents on 127.0.0.1 (rank 1 with the host injector): their
+ * ports as --agents' list, their pids for the end. */
+static void fake_agents(const char *spec, int drops, char *list, size_t len, pid_t pid[2]) {
+  int port[2];
+  for (int r = 0; r < 2; r++) {
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    socklen_t sl = sizeof sa;
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(ls, 1), 0);
+    ck_assert_int_eq(getsockname(ls, (struct sockaddr *)&sa, &sl), 0);
+    port[r] = ntohs(sa.sin_port);
+    if ((pid[r] = fork()) == 0) fake_agent(ls, r, r == 1 ? spec : NULL, drops);
+    ck_assert_int_gt(pid[r], 0);
+    close(ls);
+  }
+  snprintf(list, len, "127.0.0.1:%d,127.0.0.1:%d", port[0], port[1]);
+}
+
+static void reap(pid_t pid[2]) {
+  for (int r = 0; r < 2; r++) {
+    kill(pid[r], SIGKILL);
+    waitpid(pid[r], NULL, 0);
+  }
+}
+
+/* --agents with drop at=host:1: the spec goes to rank 1's agent alone,
+ * each repetition says whether it is faulted, and what the agent counted
+ * and dropped comes back as the injector's counters and the fault log's
+ * lines (at host:1), only in faulted repetitions; no switch anywhere. */
+START_TEST(host_injector_via_agents) {
+#ifndef JCT_HAVE_VERBS
+  return;
+#endif
+  const char *spec = "drop psn=100,101 qp=0x12 at=host:1";
+  char list[64], log[256];
+  pid_t pid[2];
+  fake_agents(spec, 2, list, sizeof list, pid);
+  craft_tmpname(log, sizeof log, ".log");
+  const char *args[] = {"run",  "--transport", "verbs", "--agents",    list,    "--synth",
+                        "ring", "--ranks",     "2",     "--bytes",     "64KiB", "--reps",
+                        "3",    "--inject",    spec,    "--fault-log", log,     NULL};
+  int status;
+  char *err = NULL;
+  json_t *run = jctlab_json(args, &status, &err);
+  reap(pid);
+  ck_assert_msg(status == 0 && run, "exit %d: %s", status, err);
+  free(err);
+  ck_assert_int_eq(jint(run, "injectors.0.dropped"), 2 * 3);
+  ck_assert_int_eq(jint(run, "injectors.0.seen"), 40 * 3);
+  char *text = slurp(log, NULL);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_uint_eq(count_lines(text), 2 * 3);
+  const char *p = text;
+  for (int k = 0; k < 6; k++, p = strchr(p, '\n') + 1) {
+    json_t *l = json_loadb(p, strcspn(p, "\n"), 0, NULL);
+    ck_assert_msg(l, "fault-log line %d: %.200s", k, p);
+    ck_assert_str_eq(json_string_value(json_object_get(l, "at")), "host:1");
+    ck_assert_str_eq(json_string_value(json_object_get(l, "action")), "drop");
+    ck_assert_int_eq(json_integer_value(json_object_get(l, "psn")), 100 + k % 2);
+    json_decref(l);
+  }
+  free(text);
+  unlink(log);
+  json_decref(run);
+}
+END_TEST
+
+/* A targeted drop the host's agent never applied (its program saw none of
+ * its targets): the faulted repetitions are invalid, the injector named,
+ * as on the switch. */
+START_TEST(idle_host_target_invalid) {
+#ifndef JCT_HAVE_VERBS
+  return;
+#endif
+  const char *spec = "drop psn=100 qp=0x12 at=host:1";
+  char list[64];
+  pid_t pid[2];
+  fake_agents(spec, 0, list, sizeof list, pid);
+  char *argv[] = {JCT_BINARY, "run",  "--transport", "verbs",      "--agents", list,
+                  "--synth",  "ring", "--ranks",     "2",          "--bytes",  "64KiB",
+                  "--reps",   "1",    "--inject",    (char *)spec, NULL};
+  result_t r = run_cmd(argv, NULL, 60);
+  reap(pid);
+  ck_assert_msg(r.status != 0, "exit 0: %s", r.out);
+  ck_assert_msg(strstr(r.out, "acted on nothing") || strstr(r.err, "acted on nothing"),
+                "exit %d: %s%s", r.status, r.out, r.err);
+  result_free(&r);
+}
+END_TEST
+
+/* What --agents refuses before dialling anyone: an injector at the switch
+ * (there is none), a kind no host runs; each exit 2, one line naming it. */
+START_TEST(agents_refuse_switch_injectors) {
+#ifndef JCT_HAVE_VERBS
+  return;
+#endif
+  static const struct {
+    const char *spec, *says;
+  } cases[] = {
+      {"drop p=1%", "'drop p=1%': with --agents"},
+      {"delay 10us port=1", "at=host:RANK"},
+      {"ecn p=1% at=host:1", "ecn cannot run at a host"},
+      {"drop p=1% at=host:2", "host:2 does not exist"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *argv[] = {JCT_BINARY,    "run",
+                    "--transport", "verbs",
+                    "--agents",    "127.0.0.1:1,127.0.0.1:1",
+                    "--synth",     "ring",
+                    "--ranks",     "2",
+                    "--bytes",     "64KiB",
+                    "--reps",      "1",
+                    "--inject",    (char *)cases[i].spec,
+                    NULL};
+    expect_bad_input(argv, cases[i].says, NULL);
+  }
+}
+END_TEST
+
+#ifdef JCT_HAVE_VERBS
+/* Isolate this (forked) test in a network namespace of its own, lo up;
+ * false (the test then passes, saying so) without root or fork mode. */
+static bool own_netns(const char *test) {
+  const char *fork_env = getenv("CK_FORK");
+  if ((fork_env && strcmp(fork_env, "no") == 0) || geteuid() != 0) {
+    printf("agents: %s skipped: needs root and Check's fork mode\n", test);
+    return false;
+  }
+  char err[256] = "";
+  ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "%s", err);
+  jct__nl_t *nl;
+  ck_assert_int_eq(jct__nl_open(&nl, err, sizeof err), 0);
+  ck_assert_int_ge(jct__link_up(nl, 0, 1, "lo", err, sizeof err), 0);
+  ck_assert_msg(jct__nl_flush(nl, err, sizeof err) >= 0, "lo up: %s", err);
+  jct__nl_close(nl);
+  return true;
+}
+#endif
+
+#if defined(JCT_HAVE_VERBS) && defined(JCT_HAVE_HOSTFAULT)
+/* A real agent (jctlab agent --listen) in a namespace of the test's own,
+ * asked over TCP for what its host cannot do, answers bad input (the
+ * orchestrator's exit 2), leaves nothing and serves on: delay at=host:1 on
+ * its netdev (lo here) where this kernel has no fq qdisc, naming fq; a
+ * flap on lo, which its control connection arrives on, naming lo (the
+ * link stays up). Needs root (the program, the namespace); says so and
+ * passes otherwise. */
+START_TEST(agent_refuses_host_faults) {
+  if (!own_netns("agent_refuses_host_faults")) return;
+  char err[256] = "";
+  char *argv[] = {JCT_BINARY,  "agent", "--listen", "127.0.0.1:7472", "--rank", "1",
+                  "--nranks",  "2",     "--no-net", "--netdev",       "lo",     "--addr",
+                  "127.0.0.1", NULL};
+  child_t c = spawn(argv, NULL);
+  int fd = -1;
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(7472)};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  for (int k = 0; k < 100; k++) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) break;
+    close(fd);
+    fd = -1;
+    sleep_ms(20);
+  }
+  ck_assert_int_ge(fd, 0);
+  agent_says(fd, NULL, "\"msg\":\"hello\",\"rank\":1");
+  const char *spec = "delay 10us at=host:1";
+  jct_injector_t *inj;
+  ck_assert_int_eq(jct_injector_new(&inj, spec, 1, 0, err, sizeof err), 0);
+  jct_schedule_t *sch;
+  ck_assert_int_eq(jct_schedule_synth(&sch, "ring", 2, 65536, 1, err, sizeof err), 0);
+  json_t *sj = jct__schedule_json(sch);
+  char *text = json_dumps(sj, JSON_COMPACT);
+  char line[8192];
+  snprintf(line, sizeof line,
+           "{\"msg\":\"setup\",\"rank\":1,\"schedule\":%s,\"host_drops\":[{\"index\":0,"
+           "\"spec\":\"%s\",\"run_seed\":1,\"seed\":%llu}]}\n",
+           text, spec, (unsigned long long)inj->seed);
+  free(text);
+  json_decref(sj);
+  agent_says2(fd, line, "needs the fq qdisc", "\"bad_input\":true");
+  /* A flap on lo, which the control connection (127.0.0.1) arrives on. */
+  const char *flap = "flap down=50ms every=1s at=host:1";
+  jct_injector_t *fi;
+  ck_assert_int_eq(jct_injector_new(&fi, flap, 1, 0, err, sizeof err), 0);
+  sj = jct__schedule_json(sch);
+  text = json_dumps(sj, JSON_COMPACT);
+  snprintf(line, sizeof line,
+           "{\"msg\":\"setup\",\"rank\":1,\"schedule\":%s,\"host_drops\":[{\"index\":0,"
+           "\"spec\":\"%s\",\"run_seed\":1,\"seed\":%llu}]}\n",
+           text, flap, (unsigned long long)fi->seed);
+  free(text);
+  json_decref(sj);
+  agent_says2(fd, line, "lo carries this agent's control connection", "\"bad_input\":true");
+  ck_assert(jct__agent_link_is_up("lo"));
+  jct_injector_free(fi);
+  ck_assert_int_eq(write(fd, "{\"msg\":\"dance\"}\n", 16), 16);
+  agent_says(fd, NULL, "unknown message"); /* still serving */
+  agent_says(fd, "{\"msg\":\"quit\"}\n", "bye");
+  result_t r = finish(&c, 10);
+  ck_assert_int_eq(r.status, 0);
+  result_free(&r);
+  close(fd);
+  jct_injector_free(inj);
+  jct_schedule_free(sch);
+}
+END_TEST
+#endif
+
+/* --agents with flap at=host:1: the spec goes to rank 1's agent, which
+ * sets its own link; its down time becomes the injector's link_down_ns and
+ * its transitions the fault log's link-down and link-up lines. */
+START_TEST(flap_via_agents) {
+#ifndef JCT_HAVE_VERBS
+  return;
+#endif
+  const char *spec = "flap down=50ms every=10s at=1ms at=host:1";
+  char list[64], log[256];
+  pid_t pid[2];
+  fake_agents(spec, 0, list, sizeof list, pid);
+  craft_tmpname(log, sizeof log, ".log");
+  const char *args[] = {"run",  "--transport", "verbs", "--agents",    list,    "--synth",
+                        "ring", "--ranks",     "2",     "--bytes",     "64KiB", "--reps",
+                        "2",    "--inject",    spec,    "--fault-log", log,     NULL};
+  int status;
+  char *err = NULL;
+  json_t *run = jctlab_json(args, &status, &err);
+  reap(pid);
+  ck_assert_msg(status == 0 && run, "exit %d: %s", status, err);
+  free(err);
+  ck_assert_int_eq(jint(run, "injectors.0.link_down_ns"), 2 * 50000000);
+  char *text = slurp(log, NULL);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_uint_eq(count_lines(text), 2 * 2);
+  char *down = strstr(text, "\"action\":\"link-down\""),
+       *up = strstr(text, "\"action\":\"link-up\"");
+  ck_assert(down && up && up > down);
+  ck_assert_ptr_nonnull(strstr(text, "\"at\":\"host:1\",\"injector\":0,\"kind\":\"flap\""));
+  free(text);
+  unlink(log);
+  json_decref(run);
+}
+END_TEST
+
+/* The agent's own flap (agent_host.h) on lo in a namespace of the test's:
+ * down for 50 ms every 200 ms from the repetition's start, for 300 ms: two
+ * periods, 100 ms down, four transitions at 0, 50, 200 and 250 ms on the
+ * agent's clock; the link up at the end; a baseline repetition leaves it
+ * alone. */
+#ifdef JCT_HAVE_VERBS /* the agent's own code */
+static void stop_loop(uv_timer_t *t) {
+  *(bool *)t->data = true;
+  uv_stop(t->loop);
+}
+
+START_TEST(agent_flaps_its_link) {
+  if (!own_netns("agent_flaps_its_link")) return;
+  const char *spec = "flap down=50ms every=200ms at=host:1";
+  char err[256] = "";
+  jct_injector_t *inj;
+  ck_assert_int_eq(jct_injector_new(&inj, spec, 1, 0, err, sizeof err), 0);
+  json_t *list = json_pack("[{s:i,s:s,s:i,s:I}]", "index", 0, "spec", spec, "run_seed", 1, "seed",
+                           (json_int_t)inj->seed);
+  uv_loop_t loop;
+  jct_clock_t clock;
+  uv_loop_init(&loop);
+  jct_clock_init(&clock, &loop);
+  jct__agent_host_t *h;
+  ck_assert_msg(jct__agent_host_new(&h, list, "lo", NULL, false, &clock, err, sizeof err) == 0,
+                "%s", err);
+  for (int faulted = 1; faulted >= 0; faulted--) {
+    uint64_t t0 = jct_now_ns();
+    ck_assert_int_eq(jct__agent_host_start(h, faulted, t0, t0), 0);
+    bool saw_down = false;
+    uv_timer_t end; /* the loop sleeps until a transition or the end, as the agent's */
+    bool ended = false;
+    uv_timer_init(&loop, &end);
+    end.data = &ended;
+    uv_update_time(&loop);
+    uv_timer_start(&end, stop_loop, (t0 + 300000000 - jct_now_ns()) / 1000000, 0);
+    while (!ended) {
+      uv_run(&loop, UV_RUN_ONCE);
+      saw_down |= !jct__agent_link_is_up("lo");
+    }
+    uv_timer_stop(&end);
+    uv_close((uv_handle_t *)&end, NULL);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    json_t *done = jct__agent_host_done(h), *e = json_array_get(done, 0);
+    ck_assert(jct__agent_link_is_up("lo"));
+    ck_assert(saw_down == (bool)faulted);
+    json_t *links = json_object_get(e, "links");
+    double down_ms = (double)json_integer_value(json_object_get(e, "link_down_ns")) / 1e6;
+    printf("agents: agent's flap (faulted %d): link down %.1f ms, %zu transitions\n", faulted,
+           down_ms, json_array_size(links));
+    if (faulted) {
+      ck_assert_uint_eq(json_array_size(links), 4);
+      /* Each transition as late as the loop's wake-up on a loaded machine. */
+      ck_assert_msg(down_ms >= 90 && down_ms <= 130, "down %.1f ms", down_ms);
+      const double at[] = {0, 50, 200, 250};
+      for (size_t k = 0; k < 4; k++) {
+        json_t *l = json_array_get(links, k);
+        double t = (double)json_integer_value(json_array_get(l, 0)) / 1e6;
+        ck_assert_msg(t >= at[k] && t <= at[k] + 30, "transition %zu at %.1f ms", k, t);
+        ck_assert(json_is_true(json_array_get(l, 1)) == (k % 2 == 1));
+      }
+    } else {
+      ck_assert_uint_eq(json_array_size(links), 0);
+      ck_assert_int_eq(json_integer_value(json_object_get(e, "link_down_ns")), 0);
+    }
+    json_decref(done);
+  }
+  jct__agent_host_free(h);
+  jct_clock_close(&clock, NULL);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  uv_loop_close(&loop);
+  json_decref(list);
+  jct_injector_free(inj);
+}
+END_TEST
+
+/* An agent killed with its link down (SIGKILL: no cleanup of its own):
+ * its guard sets the link up again; freed normally, it is up at once. */
+START_TEST(killed_agent_leaves_link_up) {
+  if (!own_netns("killed_agent_leaves_link_up")) return;
+  char err[256] = "";
+  jct__agent_link_t *l;
+  ck_assert_int_eq(jct__agent_link_new(&l, "lo", err, sizeof err), 0);
+  ck_assert_int_eq(jct__agent_link_set(l, false, err, sizeof err), 0);
+  ck_assert(!jct__agent_link_is_up("lo"));
+  jct__agent_link_free(l);
+  ck_assert(jct__agent_link_is_up("lo"));
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  pid_t agent = fork();
+  if (agent == 0) { /* the agent: the link down mid-flap, then killed */
+    close(p[0]);
+    if (jct__agent_link_new(&l, "lo", err, sizeof err) ||
+        jct__agent_link_set(l, false, err, sizeof err))
+      _exit(1);
+    if (write(p[1], "d", 1) != 1) _exit(1);
+    for (;;)
+      pause();
+  }
+  close(p[1]);
+  char b;
+  ck_assert_int_eq(read(p[0], &b, 1), 1);
+  close(p[0]);
+  ck_assert(!jct__agent_link_is_up("lo"));
+  kill(agent, SIGKILL);
+  waitpid(agent, NULL, 0);
+  double t0 = now_s();
+  while (!jct__agent_link_is_up("lo") && now_s() - t0 < 5)
+    sleep_ms(5);
+  printf("agents: killed agent's link up again after %.1f ms\n", (now_s() - t0) * 1e3);
+  ck_assert(jct__agent_link_is_up("lo"));
+}
+END_TEST
+#endif
+
 Suite *agents_suite(void) {
   Suite *s = suite_create("agents");
   TCase *t = tcase_create("protocol");
@@ -555,5 +1013,19 @@ Suite *agents_suite(void) {
   tcase_add_test(d, rdma_pick_gid_fake_sysfs);
   tcase_add_test(d, rdma_names_form);
   suite_add_tcase(s, d);
+  TCase *h = tcase_create("hosts");
+  tcase_set_timeout(h, 120);
+  tcase_add_test(h, host_injector_via_agents);
+  tcase_add_test(h, idle_host_target_invalid);
+  tcase_add_test(h, agents_refuse_switch_injectors);
+#if defined(JCT_HAVE_VERBS) && defined(JCT_HAVE_HOSTFAULT)
+  tcase_add_test(h, agent_refuses_host_faults);
+#endif
+  tcase_add_test(h, flap_via_agents);
+#ifdef JCT_HAVE_VERBS
+  tcase_add_test(h, agent_flaps_its_link);
+  tcase_add_test(h, killed_agent_leaves_link_up);
+#endif
+  suite_add_tcase(s, h);
   return s;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "agent_host.h"
+#include "agent_link.h"
 #include "common/errf.h"
 #include "common/rng.h"
 #include "harness/base/netlink.h"
@@ -36,6 +37,9 @@ typedef struct {
   jct__hostdrop_t *prog; /* drop, delay: its program; pause: NULL */
   json_t *frames;        /* pause: [[t_ns, bytes, sent], ...] this repetition */
   uint64_t frames_lost;  /* pause: frames past MAX_STORM_FRAMES, not in frames */
+  jct__agent_link_t *link; /* flap: the netdev's link, and its guard */
+  json_t *links;           /* flap: [[t_ns, up], ...] this repetition */
+  uint64_t down_since_ns;  /* flap: when the link went down (agent's clock), 0: up */
 } host_drop_t;
 
 struct jct__agent_host {
@@ -93,6 +97,8 @@ void jct__agent_host_free(jct__agent_host_t *h) {
       set_qdisc(h->ifindex, h->fq_parent, "pfifo", false, ignored, sizeof ignored);
   }
   for (uint32_t i = 0; i < h->n; i++) {
+    jct__agent_link_free(h->d[i].link); /* up again, its guard gone */
+    json_decref(h->d[i].links);
     jct__hostdrop_detach(h->d[i].prog, false);
     jct_injector_free(h->d[i].inj);
     json_decref(h->d[i].frames);
@@ -101,7 +107,7 @@ void jct__agent_host_free(jct__agent_host_t *h) {
 }
 
 static int add_one(jct__agent_host_t *h, const json_t *e, int ifindex, const char *netdev,
-                   char *err, size_t errlen) {
+                   const char *control_if, char *err, size_t errlen) {
   const char *spec = json_string_value(json_object_get(e, "spec"));
   json_t *idx = json_object_get(e, "index"), *rs = json_object_get(e, "run_seed"),
          *seed = json_object_get(e, "seed");
@@ -121,6 +127,15 @@ static int add_one(jct__agent_host_t *h, const json_t *e, int ifindex, const cha
                      spec, (unsigned long long)d->inj->seed,
                      (unsigned long long)json_integer_value(seed));
   if (d->inj->ops->host_frames) return 0; /* pause: frames, no program */
+  if (d->inj->ops->host_link) {           /* flap: the netdev's link, from here */
+    if (control_if && !strcmp(control_if, netdev))
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: %s carries this agent's control connection, which a flap would "
+                       "cut: give the agent its RoCE netdev (--netdev) and reach it over "
+                       "another interface",
+                       spec, netdev);
+    return jct__agent_link_new(&d->link, netdev, err, errlen);
+  }
   struct jct_kdrop_cfg cfg;
   if (!d->inj->ops->kernel || (rc = d->inj->ops->kernel(d->inj, &cfg, err, errlen)) < 0)
     return rc < 0 ? rc
@@ -142,7 +157,8 @@ static int add_one(jct__agent_host_t *h, const json_t *e, int ifindex, const cha
 }
 
 int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char *netdev,
-                        bool shaped, jct_clock_t *clock, char *err, size_t errlen) {
+                        const char *control_if, bool shaped, jct_clock_t *clock, char *err,
+                        size_t errlen) {
   *out = NULL;
   if (!json_is_array(list) || json_array_size(list) == 0) return 0;
   int ifindex = (int)if_nametoindex(netdev);
@@ -159,7 +175,7 @@ int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char 
   const json_t *e;
   bool delay = false;
   json_array_foreach(list, k, e) {
-    int rc = add_one(h, e, ifindex, netdev, err, errlen);
+    int rc = add_one(h, e, ifindex, netdev, control_if, err, errlen);
     if (rc) {
       jct__agent_host_free(h);
       return rc;
@@ -208,13 +224,38 @@ static void emit(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_
   }
 }
 
+/* A flap's link set up or down at now_ns (the agent's clock), the change
+ * kept for the done message. */
+static void set_link(jct__agent_host_t *h, host_drop_t *d, bool up, uint64_t now_ns) {
+  if (up == !d->down_since_ns) return;
+  char err[200];
+  if (jct__agent_link_set(d->link, up, err, sizeof err)) {
+    fprintf(stderr, "jctlab agent: %s\n", err);
+    return;
+  }
+  if (up) {
+    d->inj->stats.link_down_ns += now_ns - d->down_since_ns;
+    d->down_since_ns = 0;
+  } else {
+    d->down_since_ns = now_ns ? now_ns : 1;
+  }
+  json_int_t t = now_ns > h->clock_start_ns ? (json_int_t)(now_ns - h->clock_start_ns) : 0;
+  json_array_append_new(d->links, json_pack("[I,b]", t, up));
+}
+
 static void on_storm_timer(jct_timer_t *t, uint64_t now_ns) {
   jct__agent_host_t *h = t->data;
   uint64_t next = UINT64_MAX;
   for (uint32_t i = 0; i < h->n; i++) {
     jct_injector_t *inj = h->d[i].inj;
-    if (!inj->ops->host_frames) continue;
-    if (inj->ops->next_deadline_ns(inj) <= now_ns) jct_injector_tick(inj, now_ns, emit);
+    if (!inj->ops->host_frames && !inj->ops->host_link) continue;
+    if (inj->ops->host_link && inj->ops->next_deadline_ns(inj) <= now_ns) {
+      uint8_t none[1] = {0}; /* the state due now (flap.c) */
+      jct_frame_t f = {.data = none, .len = 0, .out = true};
+      set_link(h, &h->d[i], inj->ops->process(inj, &f, now_ns) != JCT_DROP, now_ns);
+    } else if (inj->ops->next_deadline_ns(inj) <= now_ns) {
+      jct_injector_tick(inj, now_ns, emit);
+    }
     uint64_t d = inj->ops->next_deadline_ns(inj);
     if (d < next) next = d;
   }
@@ -229,6 +270,14 @@ int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns, u
   h->storming = false;
   for (uint32_t i = 0; i < h->n; i++) {
     host_drop_t *d = &h->d[i];
+    if (d->inj->ops->host_link) { /* flap: restarts as on the switch, the link up */
+      set_link(h, d, true, clock_ns);
+      jct_injector_start(d->inj, clock_ns);
+      json_decref(d->links);
+      if (!(d->links = json_array())) return JCT_ENOMEM;
+      h->storming |= faulted;
+      continue;
+    }
     if (d->inj->ops->host_frames) { /* pause: restarts as on the switch */
       jct_injector_start(d->inj, clock_ns);
       d->inj->data = h;
@@ -274,6 +323,18 @@ json_t *jct__agent_host_done(jct__agent_host_t *h) {
     h->storming = false;
   }
   for (uint32_t i = 0; h && i < h->n; i++) {
+    if (h->d[i].link) { /* flap: up again; how long it was down, and when */
+      host_drop_t *d = &h->d[i];
+      set_link(h, d, true, jct_now_ns());
+      json_t *links = d->links ? d->links : json_array();
+      d->links = NULL;
+      json_array_append_new(
+          all, json_pack("{s:I,s:I,s:I,s:I,s:[],s:o}", "index", (json_int_t)d->index, "seen",
+                         (json_int_t)0, "dropped", (json_int_t)0, "link_down_ns",
+                         (json_int_t)d->inj->stats.link_down_ns, "drops", "links", links));
+      d->inj->stats.link_down_ns = 0;
+      continue;
+    }
     if (!h->d[i].prog) { /* pause: what it generated and what left, frame by frame */
       const jct_injector_stats_t *st = &h->d[i].inj->stats;
       json_t *frames = h->d[i].frames ? h->d[i].frames : json_array();

@@ -36,14 +36,22 @@
 
 typedef struct jct__agent_host jct__agent_host_t;
 
-/* Attach the programs list names on netdev; with a delay among them, put
+/* A flap (on real hosts, --agents) sets netdev down and up itself over
+ * netlink, timed on the agent's clock like a storm, behind a guard that
+ * sets it up when the agent dies (agent_link.h); its done entry is {index,
+ * link_down_ns, links: [[t_ns, up], ...]}, and it is refused (JCT_EINVAL)
+ * when netdev is control_if, the interface the agent's control connection
+ * arrives on (NULL: not a network connection, a lab VM's serial port).
+ *
+ * Attach the programs list names on netdev; with a delay among them, put
  * the fq qdisc under the agent's shaper (shaped: its tbf 1:, class 1:1) or
  * as the root, restored (pfifo there, or the default root) when freed. list NULL or empty: *out
  * NULL, 0. Errors: JCT_EINVAL (a spec that does not parse, another seed, a missing device, no fq
  * for a delay), JCT_EIO (the kernel refused the program), JCT_ENOMEM; err says which injector and
  * why; nothing stays attached. */
 int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char *netdev,
-                        bool shaped, jct_clock_t *clock, char *err, size_t errlen);
+                        const char *control_if, bool shaped, jct_clock_t *clock, char *err,
+                        size_t errlen);
 
 /* A repetition starts now (CLOCK_MONOTONIC now_ns, the programs' clock;
  * clock_ns, the agent's clock's, the storms'); faulted false: a baseline,

@@ -31,6 +31,7 @@
 #include "harness/transport/verbs/agent_nic.h"
 #include "agent_exec.h"
 #include "agent_host.h"
+#include "agent_link.h"
 #include "harness/lab/agents.h"
 #include "commands.h"
 #include "common/errf.h"
@@ -244,10 +245,16 @@ static void do_setup(agent_t *g, json_t *m) {
     return;
   }
   /* Injectors at this host: their programs on the device rxe sends by. */
+  char control_if[IF_NAMESIZE];
+  bool on_if = jct__agent_link_socket_if(g->fd, control_if, sizeof control_if);
   if ((rc = jct__agent_host_new(&g->host, json_object_get(m, "host_drops"), g->a.netdev,
-                                !g->a.no_net && rate, &g->clock, err, sizeof err))) {
+                                on_if ? control_if : NULL, !g->a.no_net && rate, &g->clock, err,
+                                sizeof err))) {
     free(addrs);
-    send_error(g, "error", err);
+    if (rc == JCT_EINVAL) /* a spec this host cannot honour (delay without fq): the user's */
+      send_bad_input(g, err);
+    else
+      send_error(g, "error", err);
     return;
   }
   jct__verbs_opts_t vo = {.timeout = (uint8_t)json_integer_value(json_object_get(m, "timeout")),

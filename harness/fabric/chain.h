@@ -77,13 +77,22 @@ void jct__chain_start(jct__chain_t *c, uint64_t now_ns);
  * remote (topo NULL): the hosts are the lab's VMs, whose agents run drop,
  * delay and pause there and hand their counters back
  * (jct__chain_host_result); the chain does not tick them; flap is refused
- * there. topo NULL and not remote (jctlab wire)
+ * there unless the lab's carrier (jct__chain_set_link_fn) or the agents'
+ * own netlink (jct__chain_attach_remote) sets the link. topo NULL and not remote (jctlab wire)
  * refuses them. Errors:
  * JCT_EINVAL (no such rank, no hosts, a kind the host's kernel cannot run:
  * delay without fq), JCT_EIO (the kernel refused the program or filter).
  * What was attached before a failure stays until detach. */
 int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote, char *err,
                             size_t errlen);
+
+/* No switch at all (agents on real hosts, --agents): every injector is at
+ * a remote host, whose agent runs it (as remote above); nranks hosts;
+ * log (may be NULL) gets their drops and frames (jct__chain_host_event,
+ * jct__chain_host_frame). Errors: JCT_EINVAL, err naming the spec, for an
+ * injector not at a host (there is no switch for it), or one a remote
+ * host does not run. */
+int jct__chain_attach_remote(jct__chain_t *c, uint32_t nranks, FILE *log, char *err, size_t errlen);
 
 /* In the lab, a flap at a host is its VM's carrier: fn(arg, rank, up)
  * sets it (lab.h, jct__lab_set_link), returning 0 or a negative JCT_E*.
@@ -105,6 +114,10 @@ void jct__chain_host_result(jct__chain_t *c, size_t i, const jct_injector_stats_
 void jct__chain_host_frame(jct__chain_t *c, size_t i, uint64_t t_ns, size_t len, bool sent);
 void jct__chain_host_event(jct__chain_t *c, size_t i, const struct jct_kdrop_event *ev,
                            uint64_t t_ns);
+/* A remote host's flap (injector i) set its link up or down, t_ns from the
+ * repetition's start on the host's clock: its fault-log line (link-up,
+ * link-down), as a namespace's flap. */
+void jct__chain_host_link(jct__chain_t *c, size_t i, uint64_t t_ns, bool up);
 
 /* Take the kernel programs off the ranks' interfaces (before the topology
  * goes). Idempotent; jct__chain_free does it too. */

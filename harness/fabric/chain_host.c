@@ -247,15 +247,15 @@ static int check_remote(const jct__chain_t *c, const jct_injector_t *inj, char *
    * next send is refused by the VM's kernel, and rxe puts a QP whose send
    * was refused in the error state (seen with TC_ACT_SHOT), where a pulled
    * cable only loses frames. The VM's carrier, from outside, keeps them. */
-  if (inj->ops->host_link && !c->link_fn)
+  if (inj->ops->host_link && !c->link_fn && !c->agents_link)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "%s: flap at a host needs the host's carrier, which only the lab's VMs "
                      "(qemu's set_link) give here",
                      inj->spec);
   if (!inj->ops->kernel && !inj->ops->host_frames && !inj->ops->host_link)
     return jct__errf(err, errlen, JCT_EINVAL,
-                     "%s: in the lab's VMs a host runs drop and delay (its tc-eBPF program), "
-                     "pause (its frames) and flap (its carrier) only; run %s on the switch",
+                     "%s: a host's agent runs drop and delay (its tc-eBPF program), pause (its "
+                     "frames) and flap only; run %s on the switch",
                      inj->spec, inj->ops->name);
   if ((uint32_t)inj->host >= c->nports)
     return jct__errf(err, errlen, JCT_EINVAL, "%s: host:%d does not exist: the ranks are 0 to %u",
@@ -299,6 +299,19 @@ int jct__chain_attach_hosts(jct__chain_t *c, const jct_topo_t *topo, bool remote
     }
   }
   return 0;
+}
+
+int jct__chain_attach_remote(jct__chain_t *c, uint32_t nranks, FILE *log, char *err,
+                             size_t errlen) {
+  c->log = log;
+  c->nports = nranks;
+  c->agents_link = true;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->inj[i]->host < 0)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: not at a host (at=host:RANK), and this run has no switch",
+                       c->inj[i]->spec);
+  return jct__chain_attach_hosts(c, NULL, true, err, errlen);
 }
 
 static int detach_host(void *arg) {
@@ -368,6 +381,16 @@ static void host_stats(jct_injector_t *inj, const struct jct_kdrop_counters *k) 
 
 void jct__chain_host_result(jct__chain_t *c, size_t i, const jct_injector_stats_t *st) {
   if (i < c->n) c->inj[i]->stats = *st;
+}
+
+void jct__chain_host_link(jct__chain_t *c, size_t i, uint64_t t_ns, bool up) {
+  if (i >= c->n || !c->log) return;
+  const jct_injector_t *inj = c->inj[i];
+  fprintf(c->log,
+          "{\"rep\":%u,\"t_ns\":%llu,\"at\":\"host:%d\",\"injector\":%u,\"kind\":\"%s\","
+          "\"action\":\"%s\"}\n",
+          c->rep, (unsigned long long)t_ns, inj->host, inj->index, inj->ops->name,
+          up ? "link-up" : "link-down");
 }
 
 void jct__chain_host_event(jct__chain_t *c, size_t i, const struct jct_kdrop_event *ev,

@@ -48,6 +48,7 @@ struct jct__chain {
   bool remote;                /* the hosts' agents run the at=host injectors, timers and all */
   jct__chain_link_fn link_fn; /* remote: a flap's carrier (its VM's), or NULL */
   void *link_arg;
+  bool agents_link;    /* remote: a flap's link is its agent's own (--agents) */
   uint32_t links_down; /* how many of them are down */
   const jct_topo_t *topo;
   uint64_t start_mono_ns;

@@ -207,7 +207,9 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   uint32_t nhd = 0;
   for (size_t i = 0; v->chain && i < jct__chain_len(v->chain) && nhd < JCT_RUN_MAX_INJECTORS; i++) {
     const jct_injector_t *inj = jct__chain_get(v->chain, i);
-    if (inj->host >= 0 && !inj->ops->host_link) /* a flap is the VM's carrier, set from here */
+    /* In the lab a flap is the VM's carrier, set from here; on real hosts
+     * the agent sets its own netdev's link. */
+    if (inj->host >= 0 && (!inj->ops->host_link || !v->lab))
       hd[nhd++] = (jct__agents_host_drop_t){.rank = (uint32_t)inj->host,
                                             .index = (uint32_t)i,
                                             .spec = inj->spec,
@@ -247,7 +249,8 @@ static void host_results(verbs_t *v) {
           .seen = (uint64_t)json_integer_value(json_object_get(e, "seen")),
           .dropped = (uint64_t)json_integer_value(json_object_get(e, "dropped")),
           .held = (uint64_t)json_integer_value(json_object_get(e, "held")),
-          .generated = (uint64_t)json_integer_value(json_object_get(e, "generated"))};
+          .generated = (uint64_t)json_integer_value(json_object_get(e, "generated")),
+          .link_down_ns = (uint64_t)json_integer_value(json_object_get(e, "link_down_ns"))};
       st.matched = st.seen;
       jct__chain_host_result(v->chain, i, &st);
       json_array_foreach(json_object_get(e, "drops"), j, d) {
@@ -269,6 +272,11 @@ static void host_results(verbs_t *v) {
         jct__chain_host_frame(v->chain, i, t > 0 ? (uint64_t)t : 0, len > 0 ? (size_t)len : 0,
                               json_is_true(json_array_get(d, 2)));
       }
+      json_array_foreach(json_object_get(e, "links"), j, d) {
+        json_int_t t = json_integer_value(json_array_get(d, 0));
+        jct__chain_host_link(v->chain, i, t > 0 ? (uint64_t)t : 0,
+                             json_is_true(json_array_get(d, 1)));
+      }
       json_int_t lost = json_integer_value(json_object_get(e, "frames_lost"));
       if (lost > 0)
         fprintf(stderr, "jctlab: injector #%zu at host:%u: %lld storm frames not logged\n", i + 1,
@@ -281,6 +289,8 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   verbs_t *v = b;
   const jct_schedule_t *sch = v->o->schedule;
   if (v->fab) jct_fabric_start(v->fab, jct_now_ns());
+  else if (v->chain)
+    jct__chain_start(v->chain, jct_now_ns()); /* --agents: the fault log's rep */
   uint64_t sent = jct_now_ns();
   char why[768];
   if (jct__agents_run(v->agents, ++v->runs, jct__chain_enabled(v->chain))) {
@@ -386,21 +396,39 @@ static int set_vm_link(void *arg, uint32_t rank, bool up) {
   return v->lab ? jct__lab_set_link(v->lab, rank, up) : JCT_EINVAL;
 }
 
+/* --agents: every injector at a host (at=host:RANK), which that rank's
+ * agent runs; one at the switch has nowhere to run. The chain then logs
+ * the agents' drops and frames to the fault log, with no switch. */
+static int agents_chain(const jct__backend_env_t *env, char *err, size_t errlen) {
+  jct__chain_t *c = env->fabric->chain;
+  for (size_t i = 0; c && i < jct__chain_len(c); i++) {
+    const jct_injector_t *inj = jct__chain_get(c, i);
+    if (inj->host < 0)
+      return jct__errf(
+          err, errlen, JCT_EINVAL,
+          "injector #%zu '%s': with --agents the ranks' traffic crosses your fabric, where "
+          "jctlab has no switch for it to run on: place it at a rank's host "
+          "(at=host:RANK), or put jctlab in the wire (jctlab wire)",
+          i + 1, inj->spec);
+  }
+  return c ? jct__chain_attach_remote(c, env->o->schedule->nranks, env->fabric->fault_log, err,
+                                      errlen)
+           : 0;
+}
+
 static int up(void **out, const jct__backend_env_t *env, char *err, size_t errlen) {
   *out = NULL;
   const jct_run_opts_t *o = env->o;
   /* Agents on hosts: their traffic crosses the hosts' own fabric, not a
-   * jctlab switch, so there is no fabric here and nothing to inject. */
-  if (o->agents && o->ninject)
-    return jct__errf(err, errlen, JCT_EINVAL,
-                     "--agents: the ranks' traffic crosses your fabric, not jctlab's switch, "
-                     "so injectors cannot act on it (run them on the lab, --lab N)");
+   * jctlab switch, so there is no fabric here: an injector runs at a host,
+   * in that rank's agent, or nowhere. Checked before any agent is dialled. */
+  int rc = 0;
+  if (o->agents && (rc = agents_chain(env, err, errlen))) return rc;
   verbs_t *v = calloc(1, sizeof *v);
   if (!v) return JCT_ENOMEM;
   v->loop = env->loop;
   v->o = o;
   v->chain = env->fabric->chain;
-  int rc = 0;
   if (!o->agents) {
     /* The ranks are VMs; the switch's ports are their TAPs. */
     const char *ports[JCT_SWITCH_MAX_PORTS];

@@ -1,0 +1,171 @@
+/* A flap's link at an agent's own host, and its guard (agent_link.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <net/if.h>
+#include <linux/rtnetlink.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent_link.h"
+#include "common/errf.h"
+#include "harness/base/netlink.h"
+#include "jctlab/error.h"
+
+struct jct__agent_link {
+  char netdev[IFNAMSIZ];
+  int ifindex;
+  int pipe_w; /* the guard's pipe: closed, the guard sets the link up */
+  pid_t guard;
+};
+
+static int set_link(int ifindex, const char *netdev, bool up, char *err, size_t errlen) {
+  jct__nl_t *nl;
+  int rc = jct__nl_open(&nl, err, errlen);
+  if (rc) return rc;
+  struct nlmsghdr *nlh;
+  rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "flap: set %s %s", netdev,
+                     up ? "up" : "down");
+  if (rc == 0) {
+    struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+    ifi->ifi_family = AF_UNSPEC;
+    ifi->ifi_index = ifindex;
+    ifi->ifi_flags = up ? IFF_UP : 0;
+    ifi->ifi_change = IFF_UP;
+    rc = jct__nl_flush(nl, err, errlen);
+  }
+  jct__nl_close(nl);
+  return rc < 0 ? JCT_EIO : 0;
+}
+
+/* The guard: wait for the agent's end of the pipe to close, then the
+ * link up. Runs in the forked child of a process that may have threads
+ * (the lease's, hostdrop.h), so it allocates nothing: msg, the request,
+ * was made before the fork. Never returns. */
+static void guard(int fd, const void *msg, size_t len) {
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  if (fd != 3) {
+    dup2(fd, 3);
+    fd = 3;
+  }
+  syscall(SYS_close_range, 4u, ~0u, 0u); /* the agent's control socket among them */
+  char b;
+  ssize_t r;
+  do
+    r = read(fd, &b, 1);
+  while (r < 0 && errno == EINTR);
+  struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+  int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  char ack[512];
+  if (nl < 0 ||
+      sendto(nl, msg, len, 0, (struct sockaddr *)&kernel, sizeof kernel) != (ssize_t)len ||
+      recv(nl, ack, sizeof ack, 0) < 0) {
+    static const char say[] = "jctlab agent: guard: cannot set the flapped link up again\n";
+    if (write(2, say, sizeof say - 1) < 0) _exit(1);
+  }
+  _exit(0);
+}
+
+/* RTM_NEWLINK setting ifindex up, with an ACK asked, into buf. */
+static size_t up_request(char *buf, int ifindex) {
+  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+  nlh->nlmsg_type = RTM_NEWLINK;
+  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+  nlh->nlmsg_seq = 1;
+  struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+  ifi->ifi_family = AF_UNSPEC;
+  ifi->ifi_index = ifindex;
+  ifi->ifi_flags = IFF_UP;
+  ifi->ifi_change = IFF_UP;
+  return nlh->nlmsg_len;
+}
+
+int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, size_t errlen) {
+  *out = NULL;
+  int ifindex = (int)if_nametoindex(netdev);
+  if (!ifindex)
+    return jct__errf(err, errlen, JCT_EINVAL, "flap: no network device %s here", netdev);
+  jct__agent_link_t *l = calloc(1, sizeof *l);
+  if (!l) return JCT_ENOMEM;
+  snprintf(l->netdev, sizeof l->netdev, "%s", netdev);
+  l->ifindex = ifindex;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC)) {
+    free(l);
+    return jct__errf(err, errlen, JCT_EIO, "flap: pipe: %s", strerror(errno));
+  }
+  char msg[MNL_SOCKET_BUFFER_SIZE < 256 ? MNL_SOCKET_BUFFER_SIZE : 256];
+  size_t len = up_request(msg, ifindex);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[1]);
+    guard(p[0], msg, len);
+  }
+  close(p[0]);
+  if (pid < 0) {
+    close(p[1]);
+    free(l);
+    return jct__errf(err, errlen, JCT_EIO, "flap: fork: %s", strerror(errno));
+  }
+  l->pipe_w = p[1];
+  l->guard = pid;
+  *out = l;
+  return 0;
+}
+
+int jct__agent_link_set(jct__agent_link_t *l, bool up, char *err, size_t errlen) {
+  return set_link(l->ifindex, l->netdev, up, err, errlen);
+}
+
+bool jct__agent_link_is_up(const char *netdev) {
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", netdev);
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  bool up = s >= 0 && ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP);
+  if (s >= 0) close(s);
+  return up;
+}
+
+void jct__agent_link_free(jct__agent_link_t *l) {
+  if (!l) return;
+  char err[200];
+  if (jct__agent_link_set(l, true, err, sizeof err)) fprintf(stderr, "jctlab agent: %s\n", err);
+  close(l->pipe_w); /* the guard sets it up once more, and goes */
+  while (waitpid(l->guard, NULL, 0) < 0 && errno == EINTR)
+    ;
+  free(l);
+}
+
+bool jct__agent_link_socket_if(int fd, char *ifname, size_t len) {
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  struct ifaddrs *all, *a;
+  if (getsockname(fd, (struct sockaddr *)&ss, &sl) || getifaddrs(&all)) return false;
+  bool found = false;
+  for (a = all; a && !found; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != ss.ss_family) continue;
+    if (ss.ss_family == AF_INET)
+      found = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr ==
+              ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
+    else if (ss.ss_family == AF_INET6)
+      found = !memcmp(&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr,
+                      &((struct sockaddr_in6 *)&ss)->sin6_addr, sizeof(struct in6_addr));
+    if (found) snprintf(ifname, len, "%s", a->ifa_name);
+  }
+  freeifaddrs(all);
+  return found;
+}
