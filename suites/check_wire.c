@@ -147,6 +147,12 @@ static unsigned udp_across(const jct_topo_t *t, size_t from, unsigned n) {
   int rx =
       jct_topo_socket(t, to, AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, err, sizeof err);
   ck_assert_msg(tx >= 0 && rx >= 0, "sockets: %s", err);
+  /* Room for every datagram: a busy machine keeps this thread off the CPU
+   * while the wire forwards a burst, and a default receive buffer (some
+   * 200 KB, about 1.2 KB of it per small datagram) would drop past the
+   * wire, where nothing it counts can tell. Root: past rmem_max. */
+  int rcvbuf = 8 << 20;
+  ck_assert_int_eq(setsockopt(rx, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf), 0);
   struct sockaddr_storage ss;
   socklen_t sl = jct_rank_sockaddr(to, AF_INET, UDP_PORT, &ss);
   ck_assert_int_eq(bind(rx, (struct sockaddr *)&ss, sl), 0);
