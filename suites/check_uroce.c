@@ -670,6 +670,42 @@ START_TEST(captured_timer_reference) {
 }
 END_TEST
 
+/* A repetition never sees the previous one's go-backs or completions
+ * (jct_uroce_rep_start): a faulted repetition's captured timer go-back is
+ * still pending when its job ends (the message received, its ACKs held);
+ * the next repetition (a baseline) completes only its own message, and
+ * nothing of the old one is re-sent or timed out. */
+START_TEST(rep_start_retires_previous) {
+  wire_t w;
+  jct_uroce_go_back_t gb = {
+      .msg = 0, .pkt = 0, .ahead_psns = 32, .timer_ns = 50000000, .recovers_loss = true};
+  wire_init_captured(&w, 1000, 8, false, 0, 0, &gb, 1);
+  jct_uroce_rep_start(w.qp[0], true);
+  jct_uroce_rep_start(w.qp[1], true);
+  post(&w, 0, 1, 128 * 1024, true, 5);
+  wire_run(&w, 1000000); /* the job ends: received, the go-back due at 50 ms */
+  ck_assert_uint_eq(w.nrecv[1], 1);
+  ck_assert_uint_eq(w.ndone[0], 0);
+  ck_assert_uint_ge(jct_uroce_stats(w.qp[0])->rx_acks_held, 1);
+  jct_uroce_rep_start(w.qp[0], false);
+  jct_uroce_rep_start(w.qp[1], false);
+  post(&w, 0, 2, 128 * 1024, true, 6);
+  wire_run(&w, UINT64_MAX);
+  ck_assert_uint_eq(w.nrecv[1], 2);
+  ck_assert_uint_eq(w.recv[1][1].imm, 6);
+  ck_assert_uint_eq(w.ndone[0], 1);
+  ck_assert_uint_eq(w.done[0][0].wr_id, 2);
+  ck_assert_int_eq(w.done[0][0].status, JCT_UROCE_WC_SUCCESS);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w.qp[0]);
+  ck_assert_uint_eq(a->timeouts, 0);
+  ck_assert_uint_eq(a->go_back_n, 0);
+  ck_assert_uint_eq(a->retx_pkts, 0);
+  ck_assert_uint_eq(jct_uroce_stats(w.qp[1])->dup_pkts, 0);
+  ck_assert_uint_eq(jct_uroce_next_deadline_ns(w.qp[0]), UINT64_MAX);
+  wire_free(&w);
+}
+END_TEST
+
 START_TEST(drop_last) {
   wire_t w;
   wire_init(&w, 1000, 10, false);
@@ -946,6 +982,7 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, captured_nak_lag);
   tcase_add_test(core, captured_timer_go_back);
   tcase_add_test(core, captured_timer_reference);
+  tcase_add_test(core, rep_start_retires_previous);
   tcase_add_test(core, drop_ack);
   tcase_add_test(core, retry_exceeded);
   tcase_add_test(core, pause_holds_sending);

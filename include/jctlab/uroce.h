@@ -281,7 +281,13 @@ void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* A repetition starts: messages posted from now on count from 0 for the
  * captured go-backs (cfg.go_backs), which are all unused again; faulted:
  * the repetition has the faults (a baseline has not: its captured timer
- * go-backs that recover a loss stay unused). */
+ * go-backs that recover a loss stay unused). The previous repetition's
+ * job has ended (every message received): the messages its requester
+ * still holds unacknowledged (a captured timer go-back due after the
+ * job's end, a last ACK lost) are retired without completions and their
+ * timers stopped, so that a repetition never sees the previous one's
+ * go-backs or completions; not when one was never sent (a failed
+ * repetition). */
 void jct_uroce_rep_start(jct_uroce_qp_t *qp, bool faulted);
 /* The requester's current rate (DCQCN's Rc), or line_rate_bps (0 without
  * congestion control). */

@@ -328,7 +328,28 @@ void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns) {
   cc_sync(qp, now_ns);
 }
 
+/* The previous repetition's job ended with every message received, so
+ * what its requester still holds is acknowledgement state only: a
+ * captured timer go-back due after the job's end (its ACKs held), or a
+ * last ACK lost whose timer the drain did not wait out. Left there, a
+ * go-back or the next repetition's first cumulative ACK would complete
+ * the old messages in the new repetition. They are retired here without
+ * completions, and every timer and go-back of theirs is stopped. A
+ * message not yet sent once (post_psn past max_psn) was not received:
+ * that repetition failed, and it is left alone. */
+static void retire_previous(jct_uroce_qp_t *qp) {
+  if (qp->error || qp->req.post_psn != qp->req.max_psn) return;
+  qp->sq.head_seq = qp->req.cur_seq = qp->sq.tail_seq;
+  qp->comp.una_psn = qp->req.next_psn = qp->req.max_psn;
+  qp->comp.retry_left = qp->cfg.retry_cnt;
+  qp->comp.started_retry = qp->comp.nak_ignored = false;
+  qp->comp.go_back_due_ns = UINT64_MAX;
+  qp->comp.go_back_ahead = 0;
+  qp->retrans_deadline_ns = UINT64_MAX;
+}
+
 void jct_uroce_rep_start(jct_uroce_qp_t *qp, bool faulted) {
+  retire_previous(qp);
   qp->rep_seq = qp->sq.tail_seq;
   qp->rep_faulted = faulted;
   qp->rep_msgs_recv = qp->stats.msgs_recv;
