@@ -102,6 +102,7 @@ static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *
         .ahead_psns = g->ahead > UINT32_MAX ? UINT32_MAX : (uint32_t)g->ahead,
         .hole_to_nak_ns = g->hole_to_nak_ns,
         .nak_ahead_psns = g->nak_ahead,
+        .nak_to_resend_ns = g->nak_to_resend_ns,
         .timer = g->timer,
         .timer_ns = g->timer ? g->timer_ns : 0,
         .timer_lead_ns = g->timer && m->start_ns > g->ref_ns ? m->start_ns - g->ref_ns : 0,
