@@ -164,8 +164,8 @@ static int on_flow_event(jct__iscan_t *sc, const jct_event_t *ev) {
     jct__igoback_t *g = &sc->gobacks[sc->ngobacks - 1];
     if (g->flow != fi || g->u != u || !ev->value) return 0;
     if (!g->timer) g->nak_to_resend_ns = ev->value;
-    if (ev->dur_ns > ev->value) g->hole_to_nak_ns = ev->dur_ns - ev->value,
-                                g->nak_ahead = ev->nak_ahead_psns;
+    if (ev->dur_ns > ev->value)
+      g->hole_to_nak_ns = ev->dur_ns - ev->value, g->nak_ahead = ev->nak_ahead_psns;
     return 0;
   }
   case JCT_EV_MSG_DONE: {
