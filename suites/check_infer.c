@@ -226,6 +226,11 @@ START_TEST(lab_timer_go_backs) {
     ck_assert(g->recovers_loss);
   }
   ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
+  /* The profile's timeout is that timer (profile.h), not idle time's. */
+  ck_assert_ptr_nonnull(s->profile);
+  ck_assert_int_eq(s->profile->timeout_exp, 14);
+  ck_assert_uint_eq(s->profile->timeout_ns.value, 4096ull << 14);
+  ck_assert_uint_eq(s->profile->timeout_timer_go_backs, 1);
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
 
@@ -238,6 +243,8 @@ START_TEST(lab_timer_go_backs) {
                    0);
   ck_assert_uint_eq(rep.timer_go_backs, 5);
   ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
+  ck_assert_int_eq(s->profile->timeout_exp, 14);
+  ck_assert_uint_eq(s->profile->timeout_timer_go_backs, 5);
   for (uint32_t i = 0; i < rep.ngo_backs; i++) {
     const jct_infer_go_back_t *g = &rep.go_backs[i];
     if (!g->timer) continue;

@@ -252,6 +252,13 @@ static void attach_profile(jct__iscan_t *sc, jct_schedule_t *s, const jct_infer_
       if (strcmp(a, l->dst) == 0) l->dst_rank = (int32_t)r;
     }
   }
+  /* The timer go-backs' timer, where there are any (profile.h). */
+  if (p && rep->timer_est_ns && rep->timer_go_backs) {
+    p->timeout_exp = jct_profile_timeout_exp(rep->timer_est_ns);
+    p->timeout_ns.set = p->timeout_exp >= 0;
+    p->timeout_ns.value = jct_profile_timeout_ns(p->timeout_exp);
+    p->timeout_timer_go_backs = rep->timer_go_backs;
+  }
   s->profile = p;
 }
 
