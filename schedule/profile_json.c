@@ -97,6 +97,7 @@ json_t *jct__profile_json(const jct_profile_t *p) {
   put(&c, o, "go_back_after_nak_psns", figure(&c, &p->go_back_after_nak_psns));
   put(&c, o, "timeout_ns", figure(&c, &p->timeout_ns));
   put(&c, o, "timeout_exp", p->timeout_exp >= 0 ? json_integer(p->timeout_exp) : json_null());
+  put(&c, o, "timeout_timer_go_backs", json_integer(p->timeout_timer_go_backs));
   put(&c, o, "packets_per_ack", figure(&c, &p->packets_per_ack));
   if (c.failed) {
     json_decref(o);
@@ -212,6 +213,11 @@ static int load_timeout(json_t *v, jct_profile_t *p, char *err, size_t errlen) {
       (rc = get_num(v, "timeout_exp", 0, EXP_MAX, &have, &e, "", err, errlen)))
     return rc;
   p->timeout_exp = have ? (int32_t)e : -1;
+  bool have_tg;
+  uint64_t tg;
+  if ((rc = get_num(v, "timeout_timer_go_backs", 0, UINT32_MAX, &have_tg, &tg, "", err, errlen)))
+    return rc;
+  p->timeout_timer_go_backs = have_tg ? (uint32_t)tg : 0;
   uint64_t from_exp = have ? jct_profile_timeout_ns((int32_t)e) : 0;
   if (have && !p->timeout_ns.set) {
     p->timeout_ns.set = true;

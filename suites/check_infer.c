@@ -133,6 +133,15 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
   ck_assert_uint_eq(rep.go_backs[0].ahead_psns, 17);
   ck_assert_uint_eq(rep.go_backs[0].nak_ahead_psns, 15);
   ck_assert_uint_eq(rep.go_backs[0].hole_to_nak_ns, 7731000);
+  ck_assert_uint_eq(rep.go_backs[0].nak_to_resend_ns, 6397000); /* its NAK to frame 71 */
+  /* The SEND test's last three NAKs, answered with nothing in flight
+   * (frames 2767, 2823, 2849): 44.6, 49.0 and 84.1 ms after them. */
+  ck_assert_uint_ge(rep.ngo_backs, 3);
+  const jct_infer_go_back_t *last = &rep.go_backs[rep.ngo_backs - 3];
+  ck_assert_uint_eq(s->ops[last[0].op].conn, 1);
+  ck_assert_uint_eq(last[0].nak_to_resend_ns, 44569000);
+  ck_assert_uint_eq(last[1].nak_to_resend_ns, 48950000);
+  ck_assert_uint_eq(last[2].nak_to_resend_ns, 84068000);
   uint32_t k = 0;
   while (k < rep.ngo_backs && s->ops[rep.go_backs[k].op].conn != 1)
     k++;
@@ -148,6 +157,7 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
     ck_assert_uint_le(g->ahead_psns, 129); /* rxe's window, and the NAKed PSN */
     ck_assert(g->timer == (g->timer_ns > 0));
     if (!g->timer) continue;
+    ck_assert_uint_eq(g->nak_to_resend_ns, 0); /* no NAK named it */
     /* The one timeout: a lost retransmission re-sent by the 2^14 timer,
      * 67.2 ms after the flow last heard anything, 129 PSNs deep. */
     timers++;
@@ -216,6 +226,11 @@ START_TEST(lab_timer_go_backs) {
     ck_assert(g->recovers_loss);
   }
   ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
+  /* The profile's timeout is that timer (profile.h), not idle time's. */
+  ck_assert_ptr_nonnull(s->profile);
+  ck_assert_int_eq(s->profile->timeout_exp, 14);
+  ck_assert_uint_eq(s->profile->timeout_ns.value, 4096ull << 14);
+  ck_assert_uint_eq(s->profile->timeout_timer_go_backs, 1);
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
 
@@ -228,6 +243,8 @@ START_TEST(lab_timer_go_backs) {
                    0);
   ck_assert_uint_eq(rep.timer_go_backs, 5);
   ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
+  ck_assert_int_eq(s->profile->timeout_exp, 14);
+  ck_assert_uint_eq(s->profile->timeout_timer_go_backs, 5);
   for (uint32_t i = 0; i < rep.ngo_backs; i++) {
     const jct_infer_go_back_t *g = &rep.go_backs[i];
     if (!g->timer) continue;

@@ -59,6 +59,8 @@ struct wire {
   uint32_t ackreq_psn[2][64];
   uint64_t naks_seen[2];        /* NAKs delivered to this side */
   uint32_t hi_at_nak[2];        /* hi_data_psn of this side when its first NAK arrived */
+  uint64_t first_nak_ns[2];     /* ... and when */
+  uint64_t resent_ns;           /* drop_then_time_resend: when the dropped PSN went again */
   uint64_t last_progress_ns[2]; /* last ACK delivered to this side that moved hi_acked */
   uint64_t timeout_ns[2][16];
   uint64_t progress_at_timeout[2][16]; /* last_progress_ns when that timeout fired */
@@ -254,7 +256,7 @@ static void deliver(wire_t *w, struct flight *f) {
   if (!jct_roce_parse(f->buf, f->len - JCT_ICRC_BYTES, &h)) return;
   if (h.bth.opcode != JCT_OP_RC_ACKNOWLEDGE) return;
   if (jct_aeth_type(h.aeth.syndrome) == JCT_AETH_NAK) {
-    if (!w->naks_seen[to]) w->hi_at_nak[to] = w->hi_data_psn[to];
+    if (!w->naks_seen[to]) w->hi_at_nak[to] = w->hi_data_psn[to], w->first_nak_ns[to] = w->now;
     w->naks_seen[to]++;
   } else if (psn_diff(h.bth.psn, w->hi_acked[to]) > 0) {
     w->hi_acked[to] = h.bth.psn;
@@ -576,6 +578,52 @@ START_TEST(captured_go_back_depth) {
 }
 END_TEST
 
+/* Drops PSN arg once from A and notes when A sends it again. */
+static verdict_t drop_then_time_resend(wire_t *w, int from, const struct jct_roce_hdrs *h) {
+  if (from != 0 || h->bth.opcode == JCT_OP_RC_ACKNOWLEDGE || h->bth.psn != w->arg) return PASS;
+  if (w->fired++) {
+    if (!w->resent_ns) w->resent_ns = w->now;
+    return PASS;
+  }
+  return DROP;
+}
+
+/* A captured go-back with its NAK → go-back time (nak_to_resend_ns): the
+ * loss is at the message's 4th-last packet, so when the NAK comes the
+ * requester may send nothing more, short of the capture's depth. It goes
+ * back the captured time after the NAK, not at once; the depth is the
+ * same (what it had sent). */
+static uint64_t held_go_back(wire_t *w, uint64_t react_ns) {
+  jct_uroce_go_back_t gb = {
+      .conn = 0, .msg = 0, .pkt = 1020, .ahead_psns = 200, .nak_to_resend_ns = react_ns};
+  wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
+  w->filter = drop_then_time_resend;
+  w->arg = 1000 + 1020;
+  post(w, 0, 1, 4 * MIB, true, 9);
+  wire_run(w, UINT64_MAX);
+  assert_one_message(w, 4 * MIB, 9);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+  ck_assert_uint_eq(a->go_back_captured, 1);
+  ck_assert_uint_eq(a->retx_pkts, 4);
+  ck_assert_uint_eq(a->timeouts, 0);
+  ck_assert_uint_eq(w->naks_seen[0], 1);
+  ck_assert_uint_ge(w->resent_ns, w->first_nak_ns[0]);
+  ck_assert_uint_gt(w->resent_ns, 0);
+  return w->resent_ns - w->first_nak_ns[0];
+}
+
+START_TEST(captured_go_back_held) {
+  wire_t w;
+  uint64_t prompt = held_go_back(&w, 0);
+  wire_free(&w);
+  ck_assert_uint_lt(prompt, 10000); /* at once: the next transmit pull */
+  uint64_t held = held_go_back(&w, 5000000);
+  ck_assert_uint_ge(held, 5000000);
+  ck_assert_uint_lt(held, 5000000 + 10000);
+  wire_free(&w);
+}
+END_TEST
+
 START_TEST(captured_nak_lag) {
   wire_t w;
   const jct_uroce_stats_t *a = captured_loss(&w, 0, 30, 100);
@@ -667,6 +715,42 @@ START_TEST(captured_timer_reference) {
     ck_assert_uint_eq(jct_uroce_stats(w.qp[0])->retx_pkts, faulted ? 32u : 0u);
     wire_free(&w);
   }
+}
+END_TEST
+
+/* A repetition never sees the previous one's go-backs or completions
+ * (jct_uroce_rep_start): a faulted repetition's captured timer go-back is
+ * still pending when its job ends (the message received, its ACKs held);
+ * the next repetition (a baseline) completes only its own message, and
+ * nothing of the old one is re-sent or timed out. */
+START_TEST(rep_start_retires_previous) {
+  wire_t w;
+  jct_uroce_go_back_t gb = {
+      .msg = 0, .pkt = 0, .ahead_psns = 32, .timer_ns = 50000000, .recovers_loss = true};
+  wire_init_captured(&w, 1000, 8, false, 0, 0, &gb, 1);
+  jct_uroce_rep_start(w.qp[0], true);
+  jct_uroce_rep_start(w.qp[1], true);
+  post(&w, 0, 1, 128 * 1024, true, 5);
+  wire_run(&w, 1000000); /* the job ends: received, the go-back due at 50 ms */
+  ck_assert_uint_eq(w.nrecv[1], 1);
+  ck_assert_uint_eq(w.ndone[0], 0);
+  ck_assert_uint_ge(jct_uroce_stats(w.qp[0])->rx_acks_held, 1);
+  jct_uroce_rep_start(w.qp[0], false);
+  jct_uroce_rep_start(w.qp[1], false);
+  post(&w, 0, 2, 128 * 1024, true, 6);
+  wire_run(&w, UINT64_MAX);
+  ck_assert_uint_eq(w.nrecv[1], 2);
+  ck_assert_uint_eq(w.recv[1][1].imm, 6);
+  ck_assert_uint_eq(w.ndone[0], 1);
+  ck_assert_uint_eq(w.done[0][0].wr_id, 2);
+  ck_assert_int_eq(w.done[0][0].status, JCT_UROCE_WC_SUCCESS);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w.qp[0]);
+  ck_assert_uint_eq(a->timeouts, 0);
+  ck_assert_uint_eq(a->go_back_n, 0);
+  ck_assert_uint_eq(a->retx_pkts, 0);
+  ck_assert_uint_eq(jct_uroce_stats(w.qp[1])->dup_pkts, 0);
+  ck_assert_uint_eq(jct_uroce_next_deadline_ns(w.qp[0]), UINT64_MAX);
+  wire_free(&w);
 }
 END_TEST
 
@@ -944,8 +1028,10 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, slow_host_turnaround);
   tcase_add_test(core, captured_go_back_depth);
   tcase_add_test(core, captured_nak_lag);
+  tcase_add_test(core, captured_go_back_held);
   tcase_add_test(core, captured_timer_go_back);
   tcase_add_test(core, captured_timer_reference);
+  tcase_add_test(core, rep_start_retires_previous);
   tcase_add_test(core, drop_ack);
   tcase_add_test(core, retry_exceeded);
   tcase_add_test(core, pause_holds_sending);

@@ -102,6 +102,7 @@ static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *
         .ahead_psns = g->ahead > UINT32_MAX ? UINT32_MAX : (uint32_t)g->ahead,
         .hole_to_nak_ns = g->hole_to_nak_ns,
         .nak_ahead_psns = g->nak_ahead,
+        .nak_to_resend_ns = g->nak_to_resend_ns,
         .timer = g->timer,
         .timer_ns = g->timer ? g->timer_ns : 0,
         .timer_lead_ns = g->timer && m->start_ns > g->ref_ns ? m->start_ns - g->ref_ns : 0,
@@ -250,6 +251,13 @@ static void attach_profile(jct__iscan_t *sc, jct_schedule_t *s, const jct_infer_
       if (strcmp(a, l->src) == 0) l->src_rank = (int32_t)r;
       if (strcmp(a, l->dst) == 0) l->dst_rank = (int32_t)r;
     }
+  }
+  /* The timer go-backs' timer, where there are any (profile.h). */
+  if (p && rep->timer_est_ns && rep->timer_go_backs) {
+    p->timeout_exp = jct_profile_timeout_exp(rep->timer_est_ns);
+    p->timeout_ns.set = p->timeout_exp >= 0;
+    p->timeout_ns.value = jct_profile_timeout_ns(p->timeout_exp);
+    p->timeout_timer_go_backs = rep->timer_go_backs;
   }
   s->profile = p;
 }

@@ -60,6 +60,7 @@ typedef struct {
   uint32_t qs_first, nqs;
   uint64_t hole_to_nak_ns; /* its hole's, when the NAK came after the hole was seen; 0: not */
   uint32_t nak_ahead;      /* PSNs past the hole seen when the NAK came (0: not known) */
+  uint64_t nak_to_resend_ns; /* the NAK that named its hole to its retransmission; 0: none */
 } jct__igoback_t;
 
 typedef struct {

@@ -159,12 +159,15 @@ static int on_flow_event(jct__iscan_t *sc, const jct_event_t *ev) {
                                                    .idle_ns = ev->dur_ns};
     if (ev->type == JCT_EV_TIMEOUT && jct__itimer_go_back(sc, fi)) return JCT_ENOMEM;
     return jct__iloss_rewind(sc, fi, u, ev->value, ev->type == JCT_EV_TIMEOUT, ev->ts_ns);
-  case JCT_EV_HOLE_RESENT: /* the go-back just recorded: its hole's NAK latency */
-    if (sc->ngobacks && sc->gobacks[sc->ngobacks - 1].flow == fi &&
-        sc->gobacks[sc->ngobacks - 1].u == u && ev->value && ev->dur_ns > ev->value)
-      sc->gobacks[sc->ngobacks - 1].hole_to_nak_ns = ev->dur_ns - ev->value,
-                                 sc->gobacks[sc->ngobacks - 1].nak_ahead = ev->nak_ahead_psns;
+  case JCT_EV_HOLE_RESENT: { /* the go-back just recorded: its hole's NAK latencies */
+    if (!sc->ngobacks) return 0;
+    jct__igoback_t *g = &sc->gobacks[sc->ngobacks - 1];
+    if (g->flow != fi || g->u != u || !ev->value) return 0;
+    if (!g->timer) g->nak_to_resend_ns = ev->value;
+    if (ev->dur_ns > ev->value)
+      g->hole_to_nak_ns = ev->dur_ns - ev->value, g->nak_ahead = ev->nak_ahead_psns;
     return 0;
+  }
   case JCT_EV_MSG_DONE: {
     uint64_t start = ev->ts_ns - ev->dur_ns;
     long mi = msg_first(sc, fi, u, start, JCT_MSG_SEND);

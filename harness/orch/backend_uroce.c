@@ -87,6 +87,12 @@ static bool exec_done_or_failed(void *arg) {
   return jct_exec_done(u->exec) || jct__ranks_failed(u->ranks, NULL, 0);
 }
 
+static bool drained_or_failed(void *arg) {
+  uroce_t *u = arg;
+  return (jct__ranks_quiet(u->ranks) && jct_fabric_idle(u->fab)) ||
+         jct__ranks_failed(u->ranks, NULL, 0);
+}
+
 static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   uroce_t *u = b;
   const jct_schedule_t *sch = u->o->schedule;
@@ -118,6 +124,14 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   jct_clock_set_skip(&u->loop->clock, u->o->no_skip ? 0 : JCT_CLOCK_SKIP_MIN_NS);
   bool done =
       rc == 0 && jct__loop_run_until(u->loop, exec_done_or_failed, turn, u, start + limit_ns);
+  /* The job is done: its QPs drain here, the clock still skipping, so that
+   * a timer due after the job's end (a captured timer go-back, a lost last
+   * ACK's retransmission) runs in emulated time, as in the capture, and is
+   * this repetition's, whatever the dilation; the session's drain (2 s of
+   * wall time, 62.5 ms emulated at --tdf 32) then finds them quiet. JCT
+   * is the last receive's, unchanged by it. */
+  if (done && !jct__ranks_failed(u->ranks, NULL, 0))
+    (void)jct__loop_run_until(u->loop, drained_or_failed, NULL, u, start + limit_ns);
   jct_clock_set_skip(&u->loop->clock, 0);
   char why[256];
   if (jct__ranks_failed(u->ranks, why, sizeof why)) {

@@ -288,6 +288,7 @@ int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *
                                       .ahead_psns = b->ahead_psns,
                                       .hole_to_nak_ns = b->hole_to_nak_ns,
                                       .nak_ahead_psns = b->nak_ahead_psns,
+                                      .nak_to_resend_ns = b->nak_to_resend_ns,
                                       .timer_ns = b->timer_ns,
                                       .timer_lead_ns = b->timer_lead_ns,
                                       .recovers_loss = b->recovers_loss};

@@ -182,7 +182,12 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   while (exp >= 0 && exp < 31 && jct_profile_timeout_ns(exp) <= window_ns)
     exp++; /* the shortest that would not */
   char why[200];
-  if (timer)
+  if (timer && p->timeout_timer_go_backs)
+    snprintf(why, sizeof why,
+             "the retransmit timer of the capture's %u timer go-backs (from rxe's reference), "
+             "4.096 us x 2^timeout",
+             p->timeout_timer_go_backs);
+  else if (timer)
     snprintf(why, sizeof why, "the retransmit timeout, 4.096 us x 2^timeout");
   else
     snprintf(why, sizeof why,

@@ -158,13 +158,13 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
   for (uint32_t i = 0; gbs && i < r->ngo_backs; i++) {
     const jct_infer_go_back_t *g = &r->go_backs[i];
     json_array_append_new(
-        gbs,
-        json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I,s:I,s:b}", "op", (json_int_t)g->op,
-                  "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
-                  (json_int_t)g->ahead_psns, "hole_to_nak_ns", (json_int_t)g->hole_to_nak_ns,
-                  "nak_ahead_psns", (json_int_t)g->nak_ahead_psns, "timer", g->timer, "timer_ns",
-                  (json_int_t)g->timer_ns, "timer_lead_ns", (json_int_t)g->timer_lead_ns, "idle_ns",
-                  (json_int_t)g->idle_ns, "recovers_loss", g->recovers_loss));
+        gbs, json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I,s:I,s:b}", "op", (json_int_t)g->op,
+                       "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
+                       (json_int_t)g->ahead_psns, "hole_to_nak_ns", (json_int_t)g->hole_to_nak_ns,
+                       "nak_ahead_psns", (json_int_t)g->nak_ahead_psns, "nak_to_resend_ns",
+                       (json_int_t)g->nak_to_resend_ns, "timer", g->timer, "timer_ns",
+                       (json_int_t)g->timer_ns, "timer_lead_ns", (json_int_t)g->timer_lead_ns,
+                       "idle_ns", (json_int_t)g->idle_ns, "recovers_loss", g->recovers_loss));
   }
 #define I(x) ((json_int_t)(x))
   json_t *capture =

@@ -107,6 +107,9 @@ typedef struct {
                               (a loss after the capture point) */
   uint32_t nak_ahead_psns; /* PSNs past the hole the capture had seen when the NAK came (the
                               responder's lag, in packets); 0 as hole_to_nak_ns */
+  uint64_t nak_to_resend_ns; /* from the NAK that named the hole to its retransmission (the
+                                requester's reaction: rxe's completer task acting on the NAK);
+                                0: no NAK named it (a timer go-back) */
   bool timer;              /* no NAK before it: the retransmit timer's */
   uint64_t timer_ns;       /* timer: from rxe's reference (above) to the go-back (> 0): the QP's
                               timer plus the host's lag */

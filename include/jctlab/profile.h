@@ -49,7 +49,12 @@
  *   them is about where it last started; a sample is the timer plus the
  *   time the sender took to act on it); value: 4.096 µs × 2^timeout_exp,
  *   the nearest (in log scale) to their median, as IBA encodes the QP's
- *   Local ACK Timeout.
+ *   Local ACK Timeout. A schedule inferred from a capture with timer
+ *   go-backs (infer.h) has instead the timer they show, timed from rxe's
+ *   reference (infer.h timer_est_ns), and timeout_timer_go_backs says from
+ *   how many: idle time also holds the sender's lag, and read 2^15 or 2^16
+ *   in the lab captures where every timer go-back says 2^14. `jctlab
+ *   inspect` (no inference) gives the idle-time figure.
  * - packets_per_ack: ACK coalescing, the PSNs each ACK acknowledged that
  *   the previous ACK (or NAK) on its flow had not.
  * Compute gaps are not here: they are each op's gap_ns in the schedule.
@@ -86,6 +91,7 @@ typedef struct {
   jct_figure_t go_back_psns, go_back_after_nak_psns;
   jct_figure_t timeout_ns;
   int32_t timeout_exp; /* -1 unknown */
+  uint32_t timeout_timer_go_backs; /* timeout_ns/_exp from this many timer go-backs; 0: idle time */
   jct_figure_t packets_per_ack;
   jct_profile_link_t *links; /* links with back-to-back packets, first-sampled order */
   uint32_t nlinks;

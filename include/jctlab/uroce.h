@@ -99,8 +99,11 @@ typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
  * this QP sends in a repetition (jct_uroce_rep_start()), the requester
  * goes back once it has sent ahead_psns PSNs from the NAKed one on (the
  * packets its go-back re-sends: the captured highest PSN less the NAKed
- * one, plus one), or at once when it may send nothing more (nothing
- * posted, or its window full). Linux rxe, under load, hands the NAK to its
+ * one, plus one), or when it may send nothing more (nothing posted, or
+ * its window full), then no earlier than nak_to_resend_ns after the NAK
+ * (the capture's NAK → go-back: rxe's completer task, with nothing left
+ * for its requester to send, still took that long to act on the NAK; 0:
+ * at once). Linux rxe, under load, hands the NAK to its
  * completer task while its requester task sends on, and a packet it has
  * handed to the kernel (up to RXE_INFLIGHT_SKBS_PER_QP_HIGH, 64, per QP)
  * still goes out after the NAK (rxe_comp.c, rxe_req.c): how far it got is
@@ -135,6 +138,7 @@ typedef struct {
   uint32_t ahead_psns;
   uint64_t hole_to_nak_ns;
   uint32_t nak_ahead_psns;
+  uint64_t nak_to_resend_ns; /* the requester's: from the NAK to its go-back (0: at once) */
   uint64_t timer_ns;      /* from the timer's start (or restart) to the go-back */
   uint64_t timer_lead_ns; /* how long before the message's first send the timer started */
   bool recovers_loss;     /* faulted repetitions only */
@@ -281,7 +285,13 @@ void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* A repetition starts: messages posted from now on count from 0 for the
  * captured go-backs (cfg.go_backs), which are all unused again; faulted:
  * the repetition has the faults (a baseline has not: its captured timer
- * go-backs that recover a loss stay unused). */
+ * go-backs that recover a loss stay unused). The previous repetition's
+ * job has ended (every message received): the messages its requester
+ * still holds unacknowledged (a captured timer go-back due after the
+ * job's end, a last ACK lost) are retired without completions and their
+ * timers stopped, so that a repetition never sees the previous one's
+ * go-backs or completions; not when one was never sent (a failed
+ * repetition). */
 void jct_uroce_rep_start(jct_uroce_qp_t *qp, bool faulted);
 /* The requester's current rate (DCQCN's Rc), or line_rate_bps (0 without
  * congestion control). */

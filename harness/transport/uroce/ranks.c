@@ -481,7 +481,7 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
     if (src)
       g.hole_to_nak_ns = g.nak_ahead_psns = 0; /* the requester's part */
     else
-      g.ahead_psns = 0; /* the responder's */
+      g.ahead_psns = 0, g.nak_to_resend_ns = 0; /* the responder's */
     gb[cfg.ngo_backs++] = g;
   }
   cfg.go_backs = gb;

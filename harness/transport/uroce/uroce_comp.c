@@ -35,7 +35,11 @@
  *   depth is its hosts' timing (how many packets its requester task had
  *   handed to the kernel, and sent on, before its completer task acted on
  *   the NAK), which no constant reproduces: in the shipped capture a go-back
- *   re-sends 5 PSNs at one loss and 116 at another.
+ *   re-sends 5 PSNs at one loss and 116 at another. When it may send
+ *   nothing more before that depth, it goes back no earlier than the
+ *   capture's NAK → go-back time (nak_to_resend_ns) after the NAK: with
+ *   nothing in flight, the shipped capture's rxe still took 45-84 ms to
+ *   act on its last NAKs, where going back at once took microseconds.
  * - A captured timer go-back (cfg.go_backs timer_ns, a postmortem's; the
  *   requester arms it): an ACK acted on while PSNs are outstanding
  *   restarts it, timer_ns ahead (rxe restarts its timer on the completer's
@@ -122,6 +126,7 @@ static void acknowledge(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
 static void go_back_n(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   qp->comp.go_back_due_ns = UINT64_MAX; /* this one replaces any pending */
   qp->comp.go_back_ahead = 0;
+  qp->comp.go_back_hold_ns = 0;
   qp->comp.nak_ignored = false;
   set_next_psn(qp, psn);
   qp->stats.go_back_n++;
@@ -201,6 +206,8 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       qp->comp.started_retry = true;
       qp->comp.go_back_psn = psn;
       qp->comp.go_back_ahead = qp->go_backs[g].ahead_psns;
+      uint64_t react = qp->go_backs[g].nak_to_resend_ns;
+      qp->comp.go_back_hold_ns = react ? now_ns + react : 0;
     } else if (!qp->cfg.nak_react_ns) {
       go_back_n(qp, psn, now_ns);
     } else { /* a slow host: the go-back starts later, new packets go out meanwhile */
@@ -239,6 +246,7 @@ void jct__uroce_comp_go_back_deep(jct_uroce_qp_t *qp, bool ready, uint64_t now_n
   if (!qp->comp.go_back_ahead) return;
   uint32_t psn = qp->comp.go_back_psn;
   if (ready && jct_psn_diff(qp->req.max_psn, psn) < (int32_t)qp->comp.go_back_ahead) return;
+  if (!ready && now_ns < qp->comp.go_back_hold_ns) return; /* the capture's reaction */
   if (jct_psn_diff(psn, qp->comp.una_psn) < 0) psn = qp->comp.una_psn;
   go_back_n(qp, psn, now_ns);
 }

@@ -80,6 +80,9 @@ struct jct__uroce_comp {
    * ahead_psns PSNs from go_back_psn on were sent, or when the requester may
    * send nothing more (go_back_ahead 0: none pending). */
   uint32_t go_back_ahead;
+  /* ... and, when it may send nothing more, not before then (the NAK's
+   * time plus the capture's nak_to_resend_ns; 0: at once). */
+  uint64_t go_back_hold_ns;
   bool nak_ignored; /* a NAK of ignored_psn was ignored since the last go-back */
   uint32_t ignored_psn;
   /* A captured timer go-back (cfg.go_backs timer_ns), armed by the

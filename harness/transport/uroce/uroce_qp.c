@@ -26,12 +26,14 @@
  *   nothing more is sent or owed, and the completer flushes the send queue.
  * - A NAK's go-back at a captured depth (cfg.go_backs) is started here,
  *   before each transmit pull and after each ACK/NAK, once the requester
- *   has sent that far or may send nothing more (uroce_comp.c).
+ *   has sent that far or may send nothing more (uroce_comp.c), and on
+ *   the timer when it was held for the capture's NAK → go-back time.
  * - A captured timer go-back (cfg.go_backs timer_ns) fires here when due;
  *   while one is pending the QP's own retransmit timer waits for it.
- * - Deadline: the retransmit timer, a captured timer go-back, or the end
- *   of a pause when something is waiting to be sent, or DCQCN's rate
- *   limiter's next slot when a request packet waits for it.
+ * - Deadline: the retransmit timer, a captured timer go-back, the end of
+ *   a captured go-back's hold, or the end of a pause when something is
+ *   waiting to be sent, or DCQCN's rate limiter's next slot when a request
+ *   packet waits for it.
  * - DCQCN (cfg.dcqcn): the responder is its notification point (ECN-CE
  *   into CNPs), the requester its reaction point (CNPs into rate cuts, a
  *   rate limiter); a CNP received goes to the reaction point, and is
@@ -272,6 +274,7 @@ void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns) {
   if (qp->error) return;
   jct__uroce_comp_go_back_due(qp, now_ns);
   jct__uroce_comp_timer_go_back(qp, now_ns);
+  if (qp->comp.go_back_ahead) jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
   if (now_ns < qp->retrans_deadline_ns) return;
   qp->retrans_deadline_ns = UINT64_MAX;
   if (qp->comp.timer_due_ns != UINT64_MAX) { /* the captured timer stands for this one */
@@ -286,6 +289,9 @@ uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
   uint64_t d = qp->retrans_deadline_ns;
   if (qp->comp.go_back_due_ns < d) d = qp->comp.go_back_due_ns;
   if (qp->comp.timer_due_ns < d) d = qp->comp.timer_due_ns;
+  if (qp->comp.go_back_ahead && qp->comp.go_back_hold_ns > qp->last_now_ns &&
+      qp->comp.go_back_hold_ns < d)
+    d = qp->comp.go_back_hold_ns; /* a captured go-back held for its reaction */
   uint64_t nak = jct__uroce_resp_nak_due_ns(qp, qp->last_now_ns);
   if (nak < d) d = nak;
   if (paused(qp, qp->last_now_ns) && (jct__uroce_req_ready(qp) || jct__uroce_resp_pending(qp)) &&
@@ -328,7 +334,29 @@ void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns) {
   cc_sync(qp, now_ns);
 }
 
+/* The previous repetition's job ended with every message received, so
+ * what its requester still holds is acknowledgement state only: a
+ * captured timer go-back due after the job's end (its ACKs held), or a
+ * last ACK lost whose timer the drain did not wait out. Left there, a
+ * go-back or the next repetition's first cumulative ACK would complete
+ * the old messages in the new repetition. They are retired here without
+ * completions, and every timer and go-back of theirs is stopped. A
+ * message not yet sent once (post_psn past max_psn) was not received:
+ * that repetition failed, and it is left alone. */
+static void retire_previous(jct_uroce_qp_t *qp) {
+  if (qp->error || qp->req.post_psn != qp->req.max_psn) return;
+  qp->sq.head_seq = qp->req.cur_seq = qp->sq.tail_seq;
+  qp->comp.una_psn = qp->req.next_psn = qp->req.max_psn;
+  qp->comp.retry_left = qp->cfg.retry_cnt;
+  qp->comp.started_retry = qp->comp.nak_ignored = false;
+  qp->comp.go_back_due_ns = UINT64_MAX;
+  qp->comp.go_back_ahead = 0;
+  qp->comp.go_back_hold_ns = 0;
+  qp->retrans_deadline_ns = UINT64_MAX;
+}
+
 void jct_uroce_rep_start(jct_uroce_qp_t *qp, bool faulted) {
+  retire_previous(qp);
   qp->rep_seq = qp->sq.tail_seq;
   qp->rep_faulted = faulted;
   qp->rep_msgs_recv = qp->stats.msgs_recv;
