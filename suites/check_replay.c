@@ -368,8 +368,8 @@ START_TEST(postmortem_specs_lab_cts) {
   ck_assert_int_eq(
       jct__postmortem_specs(s, &rep, 1, 4096, true, specs, &n, &lost, &lost_retx, err, sizeof err),
       JCT_EINVAL);
-  ck_assert_msg(strstr(err, "a clear-to-send of one of two connections from rank 2 to rank 3"), "%s",
-                err);
+  ck_assert_msg(strstr(err, "a clear-to-send of one of two connections from rank 2 to rank 3"),
+                "%s", err);
   for (uint32_t i = 0; i < n; i++)
     free(specs[i]);
   n = 0;

@@ -191,8 +191,8 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
   const jct_conn_t *c = &s->conns[conn];
   uint32_t order = 0;
   int rc;
-  if (verbs && (rc = cts ? cts_alone(s, conn, err, errlen)
-                         : conn_order(s, conn, &order, err, errlen)))
+  if (verbs &&
+      (rc = cts ? cts_alone(s, conn, err, errlen) : conn_order(s, conn, &order, err, errlen)))
     return rc;
   size_t len = strlen(list) + 220;
   char *spec = malloc(len);

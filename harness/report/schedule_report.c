@@ -165,17 +165,17 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
   for (uint32_t i = 0; faults && i < r->nfaults; i++) {
     const jct_infer_fault_t *f = &r->faults[i];
     json_array_append_new(
-        faults, json_pack("{s:I,s:b,s:I,s:I,s:b,s:b,s:b,s:b,s:I}", "op", (json_int_t)f->op,
-                          "cts", f->cts, "psn", (json_int_t)f->psn, "offset_bytes",
-                          (json_int_t)f->offset_bytes, "tail", f->tail, "timeout", f->timeout,
-                          "before_capture", f->before_capture, "retransmission",
-                          f->retransmission, "again", (json_int_t)f->again));
+        faults,
+        json_pack("{s:I,s:b,s:I,s:I,s:b,s:b,s:b,s:b,s:I}", "op", (json_int_t)f->op, "cts", f->cts,
+                  "psn", (json_int_t)f->psn, "offset_bytes", (json_int_t)f->offset_bytes, "tail",
+                  f->tail, "timeout", f->timeout, "before_capture", f->before_capture,
+                  "retransmission", f->retransmission, "again", (json_int_t)f->again));
   }
   for (uint32_t i = 0; gbs && i < r->ngo_backs; i++) {
     const jct_infer_go_back_t *g = &r->go_backs[i];
     json_array_append_new(
-        gbs, json_pack("{s:I,s:b,s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I,s:I,s:b}", "op",
-                       (json_int_t)g->op, "cts", g->cts, "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
+        gbs, json_pack("{s:I,s:b,s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I,s:I,s:b}", "op", (json_int_t)g->op,
+                       "cts", g->cts, "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
                        (json_int_t)g->ahead_psns, "hole_to_nak_ns", (json_int_t)g->hole_to_nak_ns,
                        "nak_ahead_psns", (json_int_t)g->nak_ahead_psns, "nak_to_resend_ns",
                        (json_int_t)g->nak_to_resend_ns, "timer", g->timer, "timer_ns",
