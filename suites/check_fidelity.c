@@ -303,10 +303,12 @@ START_TEST(lab_capture_timer_go_backs) {
 END_TEST
 
 /* The lab's ring of 4 (traces/README.md): its first loss is its flow's
- * first PSN, a 64-byte message placed in PSN order (infer.h), so the next
- * message draws the NAK as in the capture: the replay has the capture's 2
- * NAKs and 5 timeouts (5 timer go-backs, nothing lost in them), no sixth
- * timeout to recover a message nothing followed. And ring2-drop1pct: its
+ * first PSN, the first clear-to-send of connection 2 -> 3 (infer.h), which
+ * the replay drops as its own (uroce's clear-to-send to QP 0x104, once in
+ * the faulted repetition), the next one drawing the NAK as in the capture:
+ * the replay has the capture's 2 NAKs and 5 timeouts (5 timer go-backs,
+ * nothing lost in them), no sixth timeout to recover a message nothing
+ * followed. And ring2-drop1pct: its
  * one timer go-back recovers a loss, so it is the fault's effect: in the
  * faulted repetition, not in the baseline. One repetition a side, F = 16. */
 /* `jctlab replay` of a shipped lab capture, one repetition a side, F = 16. */
@@ -331,6 +333,10 @@ START_TEST(lab_captures_order_and_timer) {
   ck_assert_int_eq(jint(fid, "figures.timeouts.captured"), 5);
   ck_assert_int_eq(jint(fid, "figures.timeouts.replayed"), 5);
   ck_assert_int_eq(jint(doc, "cases.0.baseline_transport.timeouts"), 5);
+  ck_assert_str_eq(json_string_value(jget(doc, "cases.0.drops.injectors.0.spec")),
+                   "drop qp=0x104 pkt=0:0");
+  ck_assert_int_eq(jint(doc, "cases.0.drops.injectors.0.dropped"), 1);
+  ck_assert_int_eq(jint(doc, "cases.0.drops.injectors.1.dropped"), 1);
   json_decref(doc);
 
   doc = replay_lab_once("rxe-lab-ring2-drop1pct.pcap");

@@ -40,9 +40,19 @@ static int by_final(const void *a, const void *b, void *arg) {
   return i < j ? -1 : i > j;
 }
 
-/* Losses of ops, by their final ids; those of left-out messages counted. */
+/* The op a message stands for: its own (op_of_msg), or for a
+ * clear-to-send the op whose message it announced (cts_op); UINT32_MAX:
+ * none (a READ request, a clear-to-send of no connection's). */
+static uint32_t op_for(const uint8_t *cls, const uint32_t *op_of_msg, const uint32_t *cts_op,
+                       long mi) {
+  if (cls[mi] == JCT__CLS_OP) return op_of_msg[mi];
+  return cls[mi] == JCT__CLS_CTS ? cts_op[mi] : UINT32_MAX;
+}
+
+/* Losses of ops and of their clear-to-sends, by the ops' final ids; those
+ * of other left-out messages counted. */
 static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op_of_msg,
-                  jct_infer_report_t *rep) {
+                  const uint32_t *cts_op, jct_infer_report_t *rep) {
   rep->faults = malloc((sc->nfaults ? sc->nfaults : 1) * sizeof *rep->faults);
   if (!rep->faults) return JCT_ENOMEM;
   for (size_t f = 0; f < sc->nflows; f++) {
@@ -52,16 +62,20 @@ static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op
       long mi = jct__iscan_msg_at(sc, fl, x->u);
       if (mi < 0) continue; /* before the first message seen */
       const jct__imsg_t *m = &sc->msgs[mi];
-      if (cls[mi] != JCT__CLS_OP) {
+      uint32_t op = op_for(cls, op_of_msg, cts_op, mi);
+      if (op == UINT32_MAX) {
         rep->faults_on_flow_control++;
         continue;
       }
+      bool cts = cls[mi] == JCT__CLS_CTS;
+      rep->cts_faults += cts;
       uint64_t k_pkt = x->u - m->first_u;
       rep->faults[rep->nfaults++] =
-          (jct_infer_fault_t){.op = op_of_msg[mi],
+          (jct_infer_fault_t){.op = op,
+                              .cts = cts,
                               .psn = jct_psn_add(fl->psn0, (uint32_t)(x->u - JCT__U_BASE)),
-                              .offset_bytes = k_pkt * m->first_payload,
-                              .tail = m->last_seen && x->u == m->last_u,
+                              .offset_bytes = cts ? 0 : k_pkt * m->first_payload,
+                              .tail = cts || (m->last_seen && x->u == m->last_u),
                               .timeout = x->timeout,
                               .before_capture = x->before_capture,
                               .retransmission = x->retransmission,
@@ -82,23 +96,27 @@ static bool recovers_loss(const jct__iscan_t *sc, uint32_t fi, uint64_t u, uint6
   return false;
 }
 
-/* Go-backs in ops' messages, by the ops' final ids; a timer go-back's time
+/* Go-backs in ops' messages and their clear-to-sends, by the ops' final
+ * ids; a timer go-back's time
  * from rxe's reference (infer_timer.c), and how long before its message's
  * start that reference was. A timer go-back with no time from it is left
  * out: nothing to replay it by. */
 static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op_of_msg,
-                    jct_infer_report_t *rep) {
+                    const uint32_t *cts_op, jct_infer_report_t *rep) {
   rep->go_backs = malloc((sc->ngobacks ? sc->ngobacks : 1) * sizeof *rep->go_backs);
   if (!rep->go_backs) return JCT_ENOMEM;
   for (size_t i = 0; i < sc->ngobacks; i++) {
     const jct__igoback_t *g = &sc->gobacks[i];
     long mi = jct__iscan_msg_at(sc, &sc->flows[g->flow], g->u);
-    if (mi < 0 || cls[mi] != JCT__CLS_OP) continue;
+    uint32_t op = mi < 0 ? UINT32_MAX : op_for(cls, op_of_msg, cts_op, mi);
+    if (op == UINT32_MAX) continue;
     const jct__imsg_t *m = &sc->msgs[mi];
     if (g->timer && !g->timer_ns) continue;
+    bool cts = cls[mi] == JCT__CLS_CTS;
     rep->go_backs[rep->ngo_backs++] = (jct_infer_go_back_t){
-        .op = op_of_msg[mi],
-        .offset_bytes = (g->u - m->first_u) * m->first_payload,
+        .op = op,
+        .cts = cts,
+        .offset_bytes = cts ? 0 : (g->u - m->first_u) * m->first_payload,
         .ahead_psns = g->ahead > UINT32_MAX ? UINT32_MAX : (uint32_t)g->ahead,
         .hole_to_nak_ns = g->hole_to_nak_ns,
         .nak_ahead_psns = g->nak_ahead,
@@ -121,6 +139,7 @@ static int cmp_u32(const void *a, const void *b) {
 static int fault_cmp(const void *a, const void *b) {
   const jct_infer_fault_t *x = a, *y = b;
   if (x->op != y->op) return x->op < y->op ? -1 : 1;
+  if (x->cts != y->cts) return x->cts ? -1 : 1; /* the clear-to-send went first */
   return x->offset_bytes < y->offset_bytes ? -1 : x->offset_bytes > y->offset_bytes;
 }
 
@@ -136,7 +155,10 @@ static int plan(const jct__iscan_t *sc, const uint8_t *cls, const jct__iconn_t *
   uint32_t *order = malloc((nops ? nops : 1) * sizeof *order);
   uint32_t *final = malloc((nops ? nops : 1) * sizeof *final);
   uint32_t *op_of_msg = malloc((sc->nmsgs ? sc->nmsgs : 1) * sizeof *op_of_msg);
-  if (!ops || !first || !cnt || !order || !final || !op_of_msg) goto out;
+  uint32_t *cts_op = malloc((sc->nmsgs ? sc->nmsgs : 1) * sizeof *cts_op);
+  uint32_t *conn_of_flow = malloc((sc->nflows ? sc->nflows : 1) * sizeof *conn_of_flow);
+  if (!ops || !first || !cnt || !order || !final || !op_of_msg || !cts_op || !conn_of_flow)
+    goto out;
   uint32_t n = 0;
   for (uint32_t c = 0; c < nc; c++) {
     const jct__iflow_t *f = &sc->flows[ic[c].flow];
@@ -191,7 +213,21 @@ static int plan(const jct__iscan_t *sc, const uint8_t *cls, const jct__iconn_t *
     qsort(d->deps, d->ndeps, sizeof *d->deps, cmp_u32);
     op_of_msg[src->msg] = i;
   }
-  if ((rc = faults(sc, cls, op_of_msg, rep)) || (rc = go_backs(sc, cls, op_of_msg, rep))) goto out;
+  /* The K-th clear-to-send of a connection's flow announced its K-th op. */
+  jct__infer_cts_conns(sc, cls, ic, nc, rep, conn_of_flow);
+  for (size_t i = 0; i < sc->nmsgs; i++)
+    cts_op[i] = UINT32_MAX;
+  for (size_t f = 0; f < sc->nflows; f++) {
+    uint32_t c = conn_of_flow[f], k = 0;
+    if (c == UINT32_MAX) continue;
+    for (size_t j = 0; j < sc->flows[f].nmsgs && k < cnt[c]; j++) {
+      uint32_t mi = sc->flows[f].msgs[j];
+      if (cls[mi] == JCT__CLS_CTS) cts_op[mi] = op_of_msg[ops[first[c] + k++].msg];
+    }
+  }
+  if ((rc = faults(sc, cls, op_of_msg, cts_op, rep)) ||
+      (rc = go_backs(sc, cls, op_of_msg, cts_op, rep)))
+    goto out;
   qsort(rep->faults, rep->nfaults, sizeof *rep->faults, fault_cmp);
   rep->ops = nops;
 out:
@@ -203,6 +239,8 @@ out:
   free(order);
   free(final);
   free(op_of_msg);
+  free(cts_op);
+  free(conn_of_flow);
   return rc;
 }
 

@@ -6,8 +6,12 @@
  * connections between the same two ranks, in destination QP order; the
  * connections are then numbered by channel, source and destination, as
  * jct_schedule_synth() numbers a generated collective's. Flow control is
- * a small RDMA WRITE without immediate data against a direction that
- * carries immediate data (NCCL's clear-to-send, jctlab's executor.h).
+ * a small RDMA WRITE without immediate data, or with the verbs transport's
+ * clear-to-send immediate (JCT_INFER_CTS_IMM), against a direction that
+ * carries other immediate data (NCCL's clear-to-send, jctlab's
+ * executor.h); each flow of them belongs to the data connection on the
+ * same QP pair (the data flow's ACKs travel on it: the flows are each
+ * other's peers, inspect.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +36,16 @@ uint64_t jct__imsg_bytes(const jct__imsg_t *m) {
   return b ? b : 1;
 }
 
+/* Whether m may be a clear-to-send by its own bytes: a WRITE of at most
+ * cts_max bytes, without immediate data or with the verbs transport's. */
+static bool cts_shaped(const jct__imsg_t *m, uint32_t cts_max) {
+  return m->kind == JCT_MSG_WRITE && (!m->has_imm || m->imm == JCT_INFER_CTS_IMM) &&
+         jct__imsg_bytes(m) <= cts_max;
+}
+
 /* Which messages are ops: flow control is a small WRITE without immediate
- * data going against a direction that carries immediate data. */
+ * data (or the verbs CTS's) going against a direction that carries other
+ * immediate data. */
 int jct__infer_classify(const jct__iscan_t *sc, uint32_t cts_max, uint8_t *cls,
                         jct_infer_report_t *rep) {
   bool *rev_imm = calloc(sc->nflows ? sc->nflows : 1, sizeof *rev_imm);
@@ -48,8 +60,7 @@ int jct__infer_classify(const jct__iscan_t *sc, uint32_t cts_max, uint8_t *cls,
     if (m->kind == JCT_MSG_READ_REQ || m->kind == JCT_MSG_ATOMIC) {
       cls[i] = JCT__CLS_NOT_SEND;
       rep->not_sends++;
-    } else if (m->kind == JCT_MSG_WRITE && !m->has_imm && jct__imsg_bytes(m) <= cts_max &&
-               rev_imm[m->flow]) {
+    } else if (cts_shaped(m, cts_max) && rev_imm[m->flow]) {
       cls[i] = JCT__CLS_CTS;
       rep->flow_control++;
     } else {
@@ -72,9 +83,10 @@ static int conn_by_channel(const void *a, const void *b) {
   return conn_by_pair(a, b);
 }
 
+/* a's rank, UINT32_MAX when a is none's. */
 static uint32_t rank_of(const jct_infer_report_t *rep, const jct_addr_t *a) {
   const jct_addr_t *p = bsearch(a, rep->rank_addr, rep->ranks, sizeof *a, addr_qcmp);
-  return (uint32_t)(p - rep->rank_addr);
+  return p ? (uint32_t)(p - rep->rank_addr) : UINT32_MAX;
 }
 
 /* Ranks (sorted addresses) and connections (flows with ops). */
@@ -127,4 +139,24 @@ int jct__infer_ranks_conns(const jct__iscan_t *sc, const uint8_t *cls, jct_infer
   *conns_out = cs;
   *nconns_out = nc;
   return 0;
+}
+
+void jct__infer_cts_conns(const jct__iscan_t *sc, const uint8_t *cls, const jct__iconn_t *ic,
+                          uint32_t nc, const jct_infer_report_t *rep, uint32_t *conn_of_flow) {
+  for (size_t f = 0; f < sc->nflows; f++)
+    conn_of_flow[f] = UINT32_MAX;
+  for (size_t i = 0; i < sc->nmsgs; i++) {
+    uint32_t f = sc->msgs[i].flow;
+    if (cls[i] != JCT__CLS_CTS || conn_of_flow[f] != UINT32_MAX) continue;
+    const jct__iflow_t *fl = &sc->flows[f];
+    uint32_t src = rank_of(rep, &fl->key.dst), dst = rank_of(rep, &fl->key.src);
+    uint32_t pair = UINT32_MAX, only = UINT32_MAX, between = 0;
+    for (uint32_t c = 0; c < nc; c++) {
+      if (ic[c].src != src || ic[c].dst != dst) continue;
+      between++;
+      only = c;
+      if (fl->peer >= 0 && (size_t)fl->peer == ic[c].flow) pair = c;
+    }
+    conn_of_flow[f] = pair != UINT32_MAX ? pair : between == 1 ? only : UINT32_MAX;
+  }
 }

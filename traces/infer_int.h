@@ -76,7 +76,8 @@ typedef struct {
   size_t nmsgs, capmsgs;
   uint32_t *faults; /* fault indices, by u */
   size_t nfaults, capfaults;
-  bool has_imm_msg; /* carries a message with immediate data */
+  bool has_imm_msg; /* carries a message with immediate data other than a clear-to-send's */
+  long peer;        /* the flow carrying its ACKs (inspect.h), -1: none */
   /* rxe's retransmit timer as the capture shows it (infer_timer.c). */
   uint64_t tmr_arm_ns;      /* the send that started it (it was not pending); 0: none yet */
   bool tmr_fired;           /* a timer go-back since: the next send arms it */
@@ -127,6 +128,13 @@ int jct__infer_classify(const jct__iscan_t *sc, uint32_t cts_max, uint8_t *cls,
  * in final order. Errors: JCT_ENOMEM. */
 int jct__infer_ranks_conns(const jct__iscan_t *sc, const uint8_t *cls, jct_infer_report_t *rep,
                            jct__iconn_t **conns_out, uint32_t *nconns_out);
+
+/* For each flow, the connection (index into ic) whose clear-to-sends
+ * it carries, UINT32_MAX for none (infer.h): the connection on the same
+ * QP pair (the flow is its peer), else the only connection from the
+ * flow's destination to its source. conn_of_flow: sc->nflows entries. */
+void jct__infer_cts_conns(const jct__iscan_t *sc, const uint8_t *cls, const jct__iconn_t *ic,
+                          uint32_t nc, const jct_infer_report_t *rep, uint32_t *conn_of_flow);
 
 /* One op while the schedule is made (infer.c, infer_deps.c). */
 typedef struct {

@@ -133,7 +133,10 @@ static int on_packet(jct__iscan_t *sc, uint32_t fi, const jct_packet_t *pkt, uin
   if (op->pos & JCT_POS_LAST) {
     m->last_u = u;
     m->last_seen = true;
-    if (op->ext & JCT_EXT_IMMDT) m->has_imm = f->has_imm_msg = true, m->imm = pkt->roce.immdt;
+    if (op->ext & JCT_EXT_IMMDT) {
+      m->has_imm = true, m->imm = pkt->roce.immdt;
+      if (m->imm != JCT_INFER_CTS_IMM) f->has_imm_msg = true;
+    }
   }
   return 0;
 }
@@ -299,6 +302,8 @@ int jct__infer_scan(jct_trace_t *t, const char *path, jct__iscan_t *sc, char *er
     sc->retransmitted_packets = tot->retransmitted_packets;
     if ((rc = jct_inspect_profile(ins, &sc->profile)) < 0)
       jct__errf(err, errlen, rc, "%s: out of memory", path);
+    for (size_t fi = 0; fi < sc->nflows; fi++)
+      sc->flows[fi].peer = jct_inspect_flow(ins, fi)->peer;
   }
   jct_inspect_free(ins);
   free(c.ev);

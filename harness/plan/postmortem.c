@@ -22,6 +22,16 @@
  * than the capture's, or --scale below 1) merge: each transmission of it
  * is dropped once.
  *
+ * A lost clear-to-send (infer.h's cts faults: the one that announced the
+ * K-th message of connection c) is the K-th message the connection's
+ * destination end sends back to its source end's QP, one packet: on the
+ * emulated fabric
+ *   drop qp=0x100+2c pkt=K:0
+ * (ranks.h: the source end's QP, which receives only the connection's
+ * clear-to-sends and ACKs). A replay without clear-to-sends (cts_slots 0,
+ * a job of a capture that had none) never sends it: the injector acts on
+ * nothing and the case is invalid, as for any target that acts on nothing.
+ *
  * On the verbs transport the device picks its QP numbers, so a connection
  * is named by its ends and its place among the connections between them:
  * the injector takes the K-th QP that rank src's data to rank dst goes to
@@ -41,8 +51,16 @@
  * which never reach the injector (the lab's own captures hold such
  * connections: the verbs transport's clear-to-sends, WRITE ONLY WITH
  * IMMEDIATE of 64 bytes on the reverse connection's QP, which inference
- * takes for a job's connection of 64-byte messages; in a 2-rank ring one
- * runs beside the data connection between the same ranks).
+ * took for a job's connection of 64-byte messages before it read them as
+ * flow control; a schedule saved then still has them).
+ * A lost clear-to-send on verbs is found the same way, on the way back:
+ *   drop pkt=K:0 qp-order=0 where="src host B and dst host A and
+ *                                 udp[8] == 0x0b and udp[4:2] == 108"
+ * (only clear-to-sends pass: the 108-byte WRITE ONLY WITH IMMEDIATEs from
+ * rank dst to rank src, to the QPs of the connections from src to dst).
+ * A receiver announces its first buffers on all its connections at once
+ * (executor.h), so two connections from src to dst cannot be told apart
+ * by when their clear-to-sends start: refused.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -146,9 +164,26 @@ static int conn_order(const jct_schedule_t *s, uint32_t conn, uint32_t *order, c
   return rc;
 }
 
-/* Append the spec dropping the packets in list to specs[*n]. */
+/* On verbs: whether conn is the only connection from its source to its
+ * destination with ops, so that its clear-to-sends are the only ones on
+ * their way back. Errors: JCT_EINVAL (err says which). */
+static int cts_alone(const jct_schedule_t *s, uint32_t conn, char *err, size_t errlen) {
+  const jct_conn_t *c = &s->conns[conn];
+  for (uint32_t o = 0; o < s->nconns; o++)
+    if (o != conn && s->conns[o].src == c->src && s->conns[o].dst == c->dst &&
+        first_op(s, o) < s->nops)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "the trace lost a clear-to-send of one of two connections from rank %u to "
+                       "rank %u: on verbs their clear-to-sends start at once and cannot be told "
+                       "apart (give --inject instead)",
+                       c->src, c->dst);
+  return 0;
+}
+
+/* Append the spec dropping the packets in list to specs[*n]: of conn's
+ * messages, or (cts) of its clear-to-sends. */
 static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t conn, bool verbs,
-                    const char *list, char *err, size_t errlen) {
+                    bool cts, const char *list, char *err, size_t errlen) {
   if (*n == JCT_POSTMORTEM_MAX_SPECS)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "the trace lost packets on more than %u connections: give --inject instead",
@@ -156,7 +191,9 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
   const jct_conn_t *c = &s->conns[conn];
   uint32_t order = 0;
   int rc;
-  if (verbs && (rc = conn_order(s, conn, &order, err, errlen))) return rc;
+  if (verbs &&
+      (rc = cts ? cts_alone(s, conn, err, errlen) : conn_order(s, conn, &order, err, errlen)))
+    return rc;
   size_t len = strlen(list) + 220;
   char *spec = malloc(len);
   if (!spec) return JCT_ENOMEM;
@@ -165,10 +202,18 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
     jct_addr_t sa = jct_rank_ipv4(c->src), da = jct_rank_ipv4(c->dst);
     jct_addr_str(&sa, a, sizeof a);
     jct_addr_str(&da, b, sizeof b);
-    snprintf(spec, len,
-             "drop pkt=%s qp-order=%u where=\"src host %s and dst host %s and not (udp[8] == "
-             "0x0b and udp[4:2] == 108)\"",
-             list, order, a, b);
+    if (cts)
+      snprintf(spec, len,
+               "drop pkt=%s qp-order=0 where=\"src host %s and dst host %s and udp[8] == 0x0b "
+               "and udp[4:2] == 108\"",
+               list, b, a);
+    else
+      snprintf(spec, len,
+               "drop pkt=%s qp-order=%u where=\"src host %s and dst host %s and not (udp[8] == "
+               "0x0b and udp[4:2] == 108)\"",
+               list, order, a, b);
+  } else if (cts) {
+    snprintf(spec, len, "drop qp=0x%x pkt=%s", jct__uroce_qpn(conn, false), list);
   } else {
     snprintf(spec, len, "drop qp=0x%x pkt=%s", jct__uroce_qpn(conn, true), list);
   }
@@ -176,9 +221,11 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
   return 0;
 }
 
-/* The replay's packet index of fault f (sizes already scaled). */
+/* The replay's packet index of fault f (sizes already scaled); a
+ * clear-to-send is one packet. */
 static uint64_t packet_of(const jct_schedule_t *s, const jct_infer_fault_t *f, double scale,
                           uint32_t pmtu) {
+  if (f->cts) return 0;
   uint64_t bytes = s->ops[f->op].bytes;
   uint64_t off = (uint64_t)((double)f->offset_bytes * scale);
   if (off >= bytes) off = bytes - 1;
@@ -202,7 +249,7 @@ static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uin
   for (uint32_t j = 0; j < i; j++) {
     uint32_t a, b;
     transmissions(&rep->faults[j], &a, &b);
-    if (rep->faults[j].op == f->op && t >= a && t <= b &&
+    if (rep->faults[j].op == f->op && rep->faults[j].cts == f->cts && t >= a && t <= b &&
         packet_of(s, &rep->faults[j], scale, pmtu) == packet_of(s, f, scale, pmtu))
       return true;
   }
@@ -219,19 +266,21 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
   uint32_t *msg = message_indices(s);
   char *list = malloc(MAX_PKTS_PER_SPEC * PKT_CHARS + 1);
   int rc = msg && list ? 0 : JCT_ENOMEM;
-  for (uint32_t c = 0; c < s->nconns && rc == 0; c++) {
+  for (uint32_t cc = 0; cc < 2 * s->nconns && rc == 0; cc++) {
+    uint32_t c = cc / 2; /* each connection's messages, then its clear-to-sends */
+    bool cts = cc % 2;
     size_t used = 0;
     uint32_t n = 0;
     list[0] = 0;
     for (uint32_t i = 0; i < rep->nfaults && rc == 0; i++) {
       const jct_infer_fault_t *f = &rep->faults[i];
-      if (f->op >= s->nops || s->ops[f->op].conn != c) continue;
+      if (f->op >= s->nops || s->ops[f->op].conn != c || f->cts != cts) continue;
       uint64_t pkt = packet_of(s, f, scale, pmtu);
       uint32_t first, last;
       transmissions(f, &first, &last);
       /* One packet's transmissions in one spec (drop.c counts them there). */
       if (n && n + (last - first + 1) > MAX_PKTS_PER_SPEC) {
-        rc = add_spec(specs, nspecs, s, c, verbs, list, err, errlen);
+        rc = add_spec(specs, nspecs, s, c, verbs, cts, list, err, errlen);
         used = n = 0;
         list[0] = 0;
       }
@@ -246,7 +295,7 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
         n++;
       }
     }
-    if (n && rc == 0) rc = add_spec(specs, nspecs, s, c, verbs, list, err, errlen);
+    if (n && rc == 0) rc = add_spec(specs, nspecs, s, c, verbs, cts, list, err, errlen);
   }
   free(msg);
   free(list);
@@ -280,9 +329,10 @@ int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *
   for (uint32_t i = 0; i < rep->ngo_backs; i++) {
     const jct_infer_go_back_t *b = &rep->go_backs[i];
     if (b->op >= s->nops) continue;
-    jct_infer_fault_t at = {.op = b->op, .offset_bytes = b->offset_bytes};
+    jct_infer_fault_t at = {.op = b->op, .offset_bytes = b->offset_bytes, .cts = b->cts};
     idle[*n] = b->idle_ns;
     g[(*n)++] = (jct_uroce_go_back_t){.conn = s->ops[b->op].conn,
+                                      .cts = b->cts,
                                       .msg = msg[b->op],
                                       .pkt = (uint32_t)packet_of(s, &at, scale, pmtu),
                                       .ahead_psns = b->ahead_psns,

@@ -69,7 +69,17 @@ static void text_confidence(FILE *o, const jct_infer_report_t *r) {
                                                     : ": no sign of clock skew");
 }
 
-static void text_faults(FILE *o, const jct_infer_report_t *r, unsigned max_faults) {
+/* Op's place among its connection's ops (the schedule's order is each
+ * connection's send order). */
+static uint32_t position(const jct_schedule_t *s, uint32_t op) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < op && i < s->nops; i++)
+    k += s->ops[i].conn == s->ops[op].conn;
+  return k;
+}
+
+static void text_faults(FILE *o, const jct_schedule_t *s, const jct_infer_report_t *r,
+                        unsigned max_faults) {
   uint32_t tail = 0, timeout = 0, again = 0, before = 0, retx = 0;
   for (uint32_t i = 0; i < r->nfaults; i++) {
     const jct_infer_fault_t *f = &r->faults[i];
@@ -87,8 +97,13 @@ static void text_faults(FILE *o, const jct_infer_report_t *r, unsigned max_fault
           again, (unsigned long long)r->retransmitted_packets);
   for (uint32_t i = 0; i < r->nfaults && i < max_faults; i++) {
     const jct_infer_fault_t *f = &r->faults[i];
-    fprintf(o, "           op %u: offset %llu, psn %u%s: %s, recovered by %s%s\n", f->op,
-            (unsigned long long)f->offset_bytes, f->psn, f->tail ? " (last packet)" : "",
+    if (f->cts && f->op < s->nops)
+      fprintf(o, "           op %u's clear-to-send (connection %u's, position %u), psn %u", f->op,
+              s->ops[f->op].conn, position(s, f->op), f->psn);
+    else
+      fprintf(o, "           op %u: offset %llu, psn %u%s", f->op,
+              (unsigned long long)f->offset_bytes, f->psn, f->tail ? " (last packet)" : "");
+    fprintf(o, ": %s, recovered by %s%s\n",
             f->retransmission   ? "a retransmission lost"
             : f->before_capture ? "lost before the capture point"
                                 : "lost after the capture point",
@@ -96,7 +111,7 @@ static void text_faults(FILE *o, const jct_infer_report_t *r, unsigned max_fault
   }
   if (r->nfaults > max_faults) fprintf(o, "           ... (%u more)\n", r->nfaults - max_faults);
   if (r->faults_on_flow_control)
-    fprintf(o, "           and %u loss%s of flow-control messages, which a replay regenerates\n",
+    fprintf(o, "           and %u loss%s of flow-control messages that announce no op\n",
             r->faults_on_flow_control, r->faults_on_flow_control == 1 ? "" : "es");
   fprintf(o, "Go-backs   %u after NAKs, %u with no NAK (timer)", r->ngo_backs - r->timer_go_backs,
           r->timer_go_backs);
@@ -138,7 +153,7 @@ int jct__infer_report_text(FILE *o, const char *trace, const jct_schedule_t *s,
           (unsigned long long)r->flow_control, (unsigned long long)r->not_sends);
   text_schedule(o, s, r);
   text_confidence(o, r);
-  text_faults(o, r, max_faults);
+  text_faults(o, s, r, max_faults);
   return ferror(o) ? JCT_EIO : 0;
 }
 
@@ -150,16 +165,17 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
   for (uint32_t i = 0; faults && i < r->nfaults; i++) {
     const jct_infer_fault_t *f = &r->faults[i];
     json_array_append_new(
-        faults, json_pack("{s:I,s:I,s:I,s:b,s:b,s:b,s:b,s:I}", "op", (json_int_t)f->op, "psn",
-                          (json_int_t)f->psn, "offset_bytes", (json_int_t)f->offset_bytes, "tail",
-                          f->tail, "timeout", f->timeout, "before_capture", f->before_capture,
-                          "retransmission", f->retransmission, "again", (json_int_t)f->again));
+        faults,
+        json_pack("{s:I,s:b,s:I,s:I,s:b,s:b,s:b,s:b,s:I}", "op", (json_int_t)f->op, "cts", f->cts,
+                  "psn", (json_int_t)f->psn, "offset_bytes", (json_int_t)f->offset_bytes, "tail",
+                  f->tail, "timeout", f->timeout, "before_capture", f->before_capture,
+                  "retransmission", f->retransmission, "again", (json_int_t)f->again));
   }
   for (uint32_t i = 0; gbs && i < r->ngo_backs; i++) {
     const jct_infer_go_back_t *g = &r->go_backs[i];
     json_array_append_new(
-        gbs, json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I,s:I,s:b}", "op", (json_int_t)g->op,
-                       "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
+        gbs, json_pack("{s:I,s:b,s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I,s:I,s:b}", "op", (json_int_t)g->op,
+                       "cts", g->cts, "offset_bytes", (json_int_t)g->offset_bytes, "ahead_psns",
                        (json_int_t)g->ahead_psns, "hole_to_nak_ns", (json_int_t)g->hole_to_nak_ns,
                        "nak_ahead_psns", (json_int_t)g->nak_ahead_psns, "nak_to_resend_ns",
                        (json_int_t)g->nak_to_resend_ns, "timer", g->timer, "timer_ns",

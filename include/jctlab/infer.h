@@ -37,10 +37,18 @@
  *   rank's earlier sends when that came later (the send may have been
  *   queued behind them: a stall is not compute).
  * Flow control is recognised and left out, since an executor regenerates
- * it: an RDMA WRITE of at most cts_max_bytes without immediate data, going
- * against a direction that carries messages with immediate data (NCCL's and
- * jctlab's clear-to-send). READ requests and atomics are not sends and are
- * counted apart. Control traffic is ignored and counted: frames that are
+ * it: an RDMA WRITE of at most cts_max_bytes without immediate data, or
+ * with the immediate JCT_INFER_CTS_IMM, going against a direction that
+ * carries messages with other immediate data (NCCL's and uroce's
+ * clear-to-send, a WRITE without immediate; the verbs transport's, a WRITE
+ * WITH IMMEDIATE 0xffffffff, which no op id takes). Each clear-to-send
+ * belongs to the data connection it precedes: the one on the same QP pair
+ * (its flow carries that connection's ACKs, inspect.h's peer), else the
+ * only connection from its destination to its source; its position among
+ * the clear-to-sends of its flow is the position of the message it
+ * announces on that connection (a receiver announces its buffers in
+ * order, one per message: executor.h). READ requests and atomics are not
+ * sends and are counted apart. Control traffic is ignored and counted: frames that are
  * not RoCE (the TCP bootstrap, ARP, neighbour discovery) and CM MADs
  * (RoCE packets to QP 1, the GSI).
  *
@@ -66,14 +74,24 @@
 #include "jctlab/schedule.h"
 
 #define JCT_INFER_CTS_MAX_BYTES 64 /* NCCL's clear-to-send */
+/* The immediate of the verbs transport's clear-to-send (harness/transport/
+ * verbs/verbs.h, JCT_VERBS_CTS_IMM): a 64-byte RDMA WRITE ONLY WITH
+ * IMMEDIATE carrying it is flow control, not an op. */
+#define JCT_INFER_CTS_IMM 0xffffffffu
 
 typedef struct {
   uint32_t cts_max_bytes; /* flow-control WRITEs are at most this; 0: 64 */
   bool keep_turnaround;   /* gap_ns as measured, the network's share included */
 } jct_infer_opts_t;
 
+/* A loss: a packet of an op's message, or (cts) the clear-to-send that
+ * announced the op's message: the op's position among its connection's
+ * ops is the clear-to-send's among the connection's clear-to-sends, which
+ * travel on the connection's QPs the other way (from its destination's QP
+ * to its source's); offset_bytes 0, tail set. */
 typedef struct {
-  uint32_t op;           /* the op (schedule index) whose message lost it */
+  uint32_t op;           /* the op (schedule index) whose message lost it, or whose message
+                            the lost clear-to-send announced (cts) */
   uint32_t psn;          /* the lost packet's PSN */
   uint64_t offset_bytes; /* where the packet's payload starts in the message */
   bool tail;             /* the message's last packet (only a timeout recovers it) */
@@ -81,6 +99,7 @@ typedef struct {
   bool before_capture;   /* never seen at the capture point (a PSN gap) */
   bool retransmission;   /* its first transmission got through; a retransmission was lost */
   uint32_t again;        /* its retransmissions lost too, after the first loss */
+  bool cts;              /* a clear-to-send lost, not a packet of the op's message */
 } jct_infer_fault_t;
 
 /* A go-back, in capture order: the requester's restart at a packet and how
@@ -120,6 +139,8 @@ typedef struct {
   bool recovers_loss;      /* a first transmission or retransmission lost in what it re-sent
                               (faults of its flow from its packet to the highest PSN sent): the
                               faults' effect, not the hosts' (a late ACK) */
+  bool cts;                /* a go-back of the connection's clear-to-sends (its destination's
+                              requester), to the one that announced op's message (offset 0) */
 } jct_infer_go_back_t;
 
 typedef struct {
@@ -159,8 +180,10 @@ typedef struct {
   /* Losses. */
   jct_infer_fault_t *faults;
   uint32_t nfaults;
-  uint32_t faults_on_flow_control; /* losses of left-out messages, not in faults */
-  jct_infer_go_back_t *go_backs;   /* of ops' messages */
+  uint32_t faults_on_flow_control; /* losses of left-out messages that announce no op's
+                                      message (more clear-to-sends than ops), not in faults */
+  uint32_t cts_faults;             /* of faults, clear-to-sends lost (cts) */
+  jct_infer_go_back_t *go_backs;   /* of ops' messages and their clear-to-sends */
   uint32_t ngo_backs;
   uint32_t timer_go_backs; /* of them, with timer set */
   uint64_t timer_est_ns;   /* the retransmit timer they show: 4.096 us x 2^n at or below the lower

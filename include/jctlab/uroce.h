@@ -115,7 +115,10 @@ typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
  * had received before it meets the gap). An entry with ahead_psns 0 is
  * none for the requester, one with hole_to_nak_ns 0 none for the
  * responder: nak_react_ns and nak_delay_ns hold then. conn is the schedule's connection (the ranks
- * pick each QP's entries by it).
+ * pick each QP's entries by it); cts: a go-back of the connection's
+ * clear-to-sends, whose requester is the connection's destination end
+ * and whose responder its source end (msg: the clear-to-send's place among
+ * them, pkt 0).
  * A timer go-back (timer_ns > 0, the requester's; infer.h's timer
  * go-backs) runs as rxe's retransmit timer did in the capture: started
  * when the requester first sends the msg-th message's first packet, as if
@@ -142,6 +145,7 @@ typedef struct {
   uint64_t timer_ns;      /* from the timer's start (or restart) to the go-back */
   uint64_t timer_lead_ns; /* how long before the message's first send the timer started */
   bool recovers_loss;     /* faulted repetitions only */
+  bool cts;               /* of the clear-to-sends: the ends swap roles */
 } jct_uroce_go_back_t;
 
 typedef struct {

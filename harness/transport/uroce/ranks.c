@@ -472,16 +472,19 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
   cfg.cb = on_qp_event;
   cfg.data = ep;
   /* The connection's captured go-backs: their depths to its sending end,
-   * their NAK latencies to its receiving end. */
+   * their NAK latencies to its receiving end (for its clear-to-sends' the
+   * other way round). */
   jct_uroce_go_back_t *gb = NULL;
   for (uint32_t i = 0; i < R->opts.ngo_backs; i++) {
     if (R->opts.go_backs[i].conn != c) continue;
     if (!gb && !(gb = malloc(R->opts.ngo_backs * sizeof *gb))) return JCT_ENOMEM;
     jct_uroce_go_back_t g = R->opts.go_backs[i];
-    if (src)
+    if (src != g.cts)
       g.hole_to_nak_ns = g.nak_ahead_psns = 0; /* the requester's part */
     else
-      g.ahead_psns = 0, g.nak_to_resend_ns = 0; /* the responder's */
+      /* the responder's: a timer go-back is none of its (its own
+       * requester sends the other stream) */
+      g.ahead_psns = 0, g.nak_to_resend_ns = 0, g.timer_ns = 0;
     gb[cfg.ngo_backs++] = g;
   }
   cfg.go_backs = gb;
