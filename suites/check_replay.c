@@ -397,8 +397,9 @@ START_TEST(verbs_takes_the_captured_timer) {
     jct__run_args_init(&a, 0);
     a.run.transport = verbs ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
     jct__replay_input_t in;
-    ck_assert_msg(jct__replay_input_load(&in, &a, JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap",
-                                         1, err, sizeof err) == 0,
+    ck_assert_msg(jct__replay_input_load(&in, &a,
+                                         JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", 1,
+                                         err, sizeof err) == 0,
                   "%s", err);
     ck_assert_int_eq(in.schedule->profile->timeout_exp, 14);
     jct_run_opts_t o = a.run;
@@ -432,7 +433,8 @@ START_TEST(verbs_takes_the_captured_timer) {
       o.rate_bps = 10000000;
       ck_assert_int_eq(jct__replay_input_fabric(&in, JCT__SET_RATE, &o, err, sizeof err), 0);
       ck_assert_uint_eq(o.timeout, 16);
-      from = json_string_value(json_object_get(json_object_get(in.replay_profile, "timeout"), "from"));
+      from =
+          json_string_value(json_object_get(json_object_get(in.replay_profile, "timeout"), "from"));
       ck_assert_msg(from && strstr(from, "NIC queue of 64 packets"), "%s", from);
     }
     jct__replay_input_free(&in);
