@@ -24,6 +24,8 @@
 
 #include "craft.h"
 #include "harness/plan/postmortem.h"
+#include "harness/plan/replay_input.h"
+#include "harness/plan/run_args.h"
 #include "jctlab/error.h"
 #include "jctlab/infer.h"
 #include "jctlab/injector.h"
@@ -380,6 +382,63 @@ START_TEST(postmortem_specs_lab_cts) {
     free(specs[i]);
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
+}
+END_TEST
+
+/* The replay's retransmit timer from ring2-drop1pct's profile (2^14, its
+ * timer go-back's from rxe's reference): on verbs rxe runs it as the
+ * capture's rxe did; on uroce, which paces every packet at the sustained
+ * rate (38.7 Mbit/s), two AckReq intervals of 4 KiB packets take 110 ms,
+ * longer than 2^14's 67.1 ms, so it takes 2^15. Each source line says so. */
+START_TEST(verbs_takes_the_captured_timer) {
+  char err[512] = "";
+  for (int verbs = 0; verbs < 2; verbs++) {
+    jct__run_args_t a;
+    jct__run_args_init(&a, 0);
+    a.run.transport = verbs ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
+    jct__replay_input_t in;
+    ck_assert_msg(jct__replay_input_load(&in, &a,
+                                         JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", 1,
+                                         err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_int_eq(in.schedule->profile->timeout_exp, 14);
+    jct_run_opts_t o = a.run;
+    ck_assert_msg(jct__replay_input_fabric(&in, 0, &o, err, sizeof err) == 0, "%s", err);
+    /* The sustained rate, whose 128 packets take longer than 2^14. */
+    ck_assert_uint_gt(o.rate_bps, 30000000);
+    ck_assert_uint_lt(o.rate_bps, 45000000);
+    ck_assert_uint_eq(o.path_mtu_bytes, 4096);
+    ck_assert_uint_eq(o.timeout, verbs ? 14 : 15);
+    ck_assert(o.timeout_captured == (verbs != 0));
+    json_t *t = json_object_get(in.replay_profile, "timeout");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "source")), "capture");
+    ck_assert_int_eq(json_integer_value(json_object_get(t, "value")), verbs ? 14 : 15);
+    const char *from = json_string_value(json_object_get(t, "from"));
+    ck_assert_ptr_nonnull(from);
+    ck_assert_msg(strstr(from, "timer go-backs") &&
+                      strstr(from, verbs ? "on verbs as captured" : "shorter than two AckReq"),
+                  "%s", from);
+    /* The user's --timeout is the user's, on verbs too. */
+    o = a.run;
+    o.timeout = 18;
+    ck_assert_int_eq(jct__replay_input_fabric(&in, JCT__SET_TIMEOUT, &o, err, sizeof err), 0);
+    ck_assert_uint_eq(o.timeout, 18);
+    ck_assert(!o.timeout_captured);
+    t = json_object_get(in.replay_profile, "timeout");
+    ck_assert_str_eq(json_string_value(json_object_get(t, "source")), "user");
+    /* On verbs at a rate where rxe's NIC queue of 64 packets outlasts
+     * 2^14 (10 Mbit/s: 214 ms), the shortest timer it does not: 2^16. */
+    if (verbs) {
+      o = a.run;
+      o.rate_bps = 10000000;
+      ck_assert_int_eq(jct__replay_input_fabric(&in, JCT__SET_RATE, &o, err, sizeof err), 0);
+      ck_assert_uint_eq(o.timeout, 16);
+      from =
+          json_string_value(json_object_get(json_object_get(in.replay_profile, "timeout"), "from"));
+      ck_assert_msg(from && strstr(from, "NIC queue of 64 packets"), "%s", from);
+    }
+    jct__replay_input_free(&in);
+  }
 }
 END_TEST
 
@@ -751,6 +810,7 @@ Suite *replay_suite(void) {
   TCase *unit = tcase_create("postmortem_specs");
   tcase_add_test(unit, postmortem_specs_of_the_trace);
   tcase_add_test(unit, postmortem_specs_lab_cts);
+  tcase_add_test(unit, verbs_takes_the_captured_timer);
   suite_add_tcase(s, unit);
   TCase *tc = tcase_create("end_to_end");
   tcase_set_timeout(tc, 600);

@@ -12,7 +12,9 @@
 #include "replay_profile.h"
 #include "run_args.h"
 
-#define JCT__ACKREQ_PKTS 64 /* rxe asks for an ACK every 64 packets (RXE_MAX_PKT_PER_ACK) */
+/* rxe asks for an ACK every 64 packets (RXE_MAX_PKT_PER_ACK) and hands its
+ * NIC at most 64 per QP (RXE_INFLIGHT_SKBS_PER_QP_HIGH) */
+#define JCT__ACKREQ_PKTS 64
 
 static const jct_profile_link_t *busiest(const jct_profile_t *p) {
   const jct_profile_link_t *best = NULL;
@@ -171,32 +173,47 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
          "the median NAK -> retransmission latency less the NIC queue's drain");
   o->nak_react_ns = v;
 
-  /* A timer shorter than two AckReq intervals take on the link cannot be a
-   * QP's (it would fire on every window): the capture's go-backs with no
-   * NAK came from something else (a VM's clock, a stall), and the replay
-   * keeps its default rather than die of spurious timeouts. */
+  /* uroce: a timer shorter than two AckReq intervals take at the rate
+   * fires on every window (replay_profile.h): the shortest exponent that
+   * does not. verbs: rxe runs its own timer (qp attr timeout), the
+   * capture's, unless its NIC queue (one AckReq interval of packets)
+   * outlasts it at this rate: the shortest exponent that it does not. */
+  bool verbs = o->transport == JCT_TRANSPORT_VERBS;
   uint64_t window_ns =
       o->rate_bps ? (uint64_t)(2.0 * JCT__ACKREQ_PKTS * pkt_bits * 1e9 / (double)o->rate_bps) : 0;
+  uint64_t floor_ns = verbs ? window_ns / 2 : window_ns;
   int32_t exp = p->timeout_exp;
-  bool timer = exp >= 0 && jct_profile_timeout_ns(exp) > window_ns;
-  while (exp >= 0 && exp < 31 && jct_profile_timeout_ns(exp) <= window_ns)
+  bool timer = exp >= 0 && jct_profile_timeout_ns(exp) > floor_ns;
+  while (exp >= 0 && exp < 31 && jct_profile_timeout_ns(exp) <= floor_ns)
     exp++; /* the shortest that would not */
-  char why[200];
-  if (timer && p->timeout_timer_go_backs)
-    snprintf(why, sizeof why,
+  char why[400], src[120] = "the retransmit timeout, 4.096 us x 2^timeout";
+  if (p->timeout_timer_go_backs)
+    snprintf(src, sizeof src,
              "the retransmit timer of the capture's %u timer go-backs (from rxe's reference), "
              "4.096 us x 2^timeout",
              p->timeout_timer_go_backs);
+  if (timer && verbs && jct_profile_timeout_ns(exp) <= window_ns)
+    snprintf(why, sizeof why,
+             "%s; on verbs as captured: rxe runs it as the capture's rxe did (uroce would take the "
+             "shortest longer than two AckReq intervals at this rate)",
+             src);
   else if (timer)
-    snprintf(why, sizeof why, "the retransmit timeout, 4.096 us x 2^timeout");
+    snprintf(why, sizeof why, "%s", src);
+  else if (verbs)
+    snprintf(why, sizeof why,
+             "%s: the capture's 2^%d is shorter than rxe's NIC queue of %u packets takes at "
+             "this rate (its timer would fire on packets still queued, which the captured rxe's "
+             "faster link never held): the shortest that is not",
+             src, p->timeout_exp, JCT__ACKREQ_PKTS);
   else
     snprintf(why, sizeof why,
-             "the capture's go-backs with no NAK say 2^%d, shorter than two AckReq intervals at "
-             "this rate (no QP timer: it would fire on every window); the shortest that is not",
-             p->timeout_exp);
+             "%s: the capture's 2^%d is shorter than two AckReq intervals at this rate (uroce "
+             "paces every window at it: its timer would fire on each); the shortest that is not",
+             src, p->timeout_exp);
   v = o->timeout;
   figure(&u, "timeout", JCT__SET_TIMEOUT, exp >= 0, (uint64_t)exp, &v, why);
   o->timeout = (uint8_t)v;
+  o->timeout_captured = verbs && exp >= 0 && !(user_set & JCT__SET_TIMEOUT);
 
   v = o->retry_cnt;
   figure(&u, "retry_cnt", JCT__SET_RETRY, false, 0, &v, NULL);

@@ -28,11 +28,25 @@
  * - nak_react_ns: the median NAK → retransmission latency less the time
  *   the NIC queue takes to drain at the rate (the resend waits behind it):
  *   the requester's turnaround.
- * - timeout: the retransmit timeout's exponent, when it is longer than two
- *   AckReq intervals (128 packets) take at the rate; a shorter one cannot
- *   be a QP's timer (it would fire on every window; soft-RoCE VMs show such
- *   go-backs without a NAK), so the replay takes the shortest exponent
- *   that is longer, and says why.
+ * - timeout: the retransmit timeout's exponent (profile.h: the timer
+ *   go-backs' timer from rxe's reference where the capture has any).
+ *   On uroce only when it is longer than two AckReq intervals (128
+ *   packets, rxe's RXE_MAX_PKT_PER_ACK twice) take at the replay's rate,
+ *   else the shortest exponent that is: uroce paces every packet at that
+ *   rate, the sustained one (the captured VMs' mean, below the link rate
+ *   at which their bursts went), and its timer, restarted only by an ACK,
+ *   would run out while one AckReq interval waits behind another on the
+ *   emulated link, on every window, where the captured rxe's did not.
+ *   On verbs the timer is rxe's own in the lab's VMs (qp attr timeout,
+ *   rxe_qp.c): the same rxe that made the capture, given the capture's
+ *   exponent, times out as it did (its spurious go-backs too, late ACKs
+ *   from a busy VM), so the replay takes the captured exponent, unless
+ *   rxe's NIC queue (64 packets) takes longer than it at the replay's
+ *   rate: rxe would time out on packets still in its own NIC, which the
+ *   captured rxe, its link faster than the sustained rate, never held;
+ *   then the shortest exponent the queue does not outlast.
+ *   o->timeout_captured tells the lab's check of that queue (run.h). The
+ *   source line says which figure, and why.
  * The retry count is never seen in a capture: it stays the default (7).
  */
 #ifndef JCT_REPLAY_PROFILE_H

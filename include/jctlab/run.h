@@ -76,6 +76,9 @@ typedef struct {
   uint32_t cts_slots;        /* uroce: clear-to-send buffers per connection (executor.h): 0
                                 NCCL's 8, JCT_EXEC_NO_CTS none (a capture of a job without) */
   uint8_t timeout;           /* QP local ACK timeout exponent (NCCL: 20) */
+  bool timeout_captured;     /* verbs: timeout is a capture's rxe timer (replay_profile.h),
+                                which the lab refuses only when rxe's NIC queue outlasts it,
+                                not half of it as a timer the user gave */
   uint8_t retry_cnt;         /* (NCCL: 7) */
   bool pfc;                  /* PFC on the data priority */
   bool ecn;                  /* ECN marking on the data priority (thresholds in fabric.h) */
