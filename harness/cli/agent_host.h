@@ -44,8 +44,9 @@ typedef struct jct__agent_host jct__agent_host_t;
  * arrives on (NULL: not a network connection, a lab VM's serial port).
  *
  * Attach the programs list names on netdev; with a delay among them, put
- * the fq qdisc under the agent's shaper (shaped: its tbf 1:, class 1:1) or
- * as the root, restored (pfifo there, or the default root) when freed. list NULL or empty: *out
+ * jctlab's fq qdisc under the agent's shaper (shaped: its tbf 1:, class
+ * 1:1) or as the root, the root as it was before kept and put back when
+ * freed or, if the agent dies, by its guard (agent_qdisc.h). list NULL or empty: *out
  * NULL, 0. Errors: JCT_EINVAL (a spec that does not parse, another seed, a missing device, no fq
  * for a delay), JCT_EIO (the kernel refused the program), JCT_ENOMEM; err says which injector and
  * why; nothing stays attached. */
