@@ -93,8 +93,7 @@ static double kill_and_wait(pid_t pid, const char *want, const char *what) {
 
 START_TEST(guard_restores_root_qdisc) {
   const char *fork_env = getenv("CK_FORK");
-  if ((fork_env && !strcmp(fork_env, "no")) || geteuid() != 0 ||
-      system("tc -V >/dev/null 2>&1")) {
+  if ((fork_env && !strcmp(fork_env, "no")) || geteuid() != 0 || system("tc -V >/dev/null 2>&1")) {
     printf("agents: guard_restores_root_qdisc skipped: needs root, Check's fork mode and tc(8)\n");
     return;
   }

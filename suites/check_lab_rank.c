@@ -106,7 +106,8 @@ static const char fq_script[] =
     "  $J agent --listen 127.0.0.1:$1 --rank 0 --nranks 2 --no-net --netdev eth0 \\\n"
     "    --addr 198.18.0.1 2>>/root/agent.err &\n"
     "  A=$!\n"
-    "  for i in $(seq 100); do { exec 3<>/dev/tcp/127.0.0.1/$1; } 2>/dev/null && break; sleep 0.1; done\n"
+    "  for i in $(seq 100); do { exec 3<>/dev/tcp/127.0.0.1/$1; } 2>/dev/null && break; sleep 0.1; "
+    "done\n"
     "  read -r -t 20 line <&3; cat $SETUP >&3; read -r -t 30 line <&3\n"
     "  FQ=$(show | grep -c 'qdisc fq fc7: root')\n"
     "}\n"
@@ -127,7 +128,8 @@ static const char fq_script[] =
     "echo \"== fq stale left $(show | grep -c 'qdisc fq fc7:') guard $G\"\n"
     "start 7605; echo '{\"msg\":\"quit\"}' >&3; wait $A\n"
     "echo \"== fq next back $(back \"$B\")\"\n"
-    "echo \"== fq removed $(grep -c 'removed the fq qdisc a killed agent left on eth0' /root/agent.err)\"\n"
+    "echo \"== fq removed $(grep -c 'removed the fq qdisc a killed agent left on eth0' "
+    "/root/agent.err)\"\n"
     "sed 's/^/== fq err: /' /root/agent.err\n";
 
 /* The setup line giving rank 0's agent `delay 1ms at=host:0` (its seed
@@ -174,8 +176,7 @@ static void check_fq(const char *out) {
   ck_assert_msg(!strcmp(fq_line(out, "tbf back", b, sizeof b), "yes"),
                 "a tbf root: not made again:\n%s", out);
   ck_assert_str_eq(fq_line(out, "stale", b, sizeof b), "fq 1");
-  ck_assert_msg(!strncmp(fq_line(out, "stale left", b, sizeof b), "1 guard ", 8) &&
-                    atoi(b + 8) > 0,
+  ck_assert_msg(!strncmp(fq_line(out, "stale left", b, sizeof b), "1 guard ", 8) && atoi(b + 8) > 0,
                 "agent and guard killed: %s\n%s", b, out);
   ck_assert_msg(!strcmp(fq_line(out, "next back", b, sizeof b), "yes"),
                 "the next agent left the stale fq:\n%s", out);

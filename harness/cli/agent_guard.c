@@ -112,7 +112,8 @@ static int start(char *err, size_t errlen) {
   g.pipe_w = -1;
   g.pid = 0;
   int p[2];
-  if (pipe2(p, O_CLOEXEC)) return jct__errf(err, errlen, JCT_EIO, "guard: pipe: %s", strerror(errno));
+  if (pipe2(p, O_CLOEXEC))
+    return jct__errf(err, errlen, JCT_EIO, "guard: pipe: %s", strerror(errno));
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {

@@ -68,8 +68,8 @@ int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, 
   char msg[JCT__GUARD_REQ_MAX], label[JCT__GUARD_LABEL_MAX];
   size_t len = up_request(msg, ifindex);
   snprintf(label, sizeof label, "set the flapped link %s up again", netdev);
-  int rc = jct__agent_guard_keep(jct__guard_key(JCT__GUARD_LINK, ifindex), msg, len, label, err,
-                                 errlen);
+  int rc =
+      jct__agent_guard_keep(jct__guard_key(JCT__GUARD_LINK, ifindex), msg, len, label, err, errlen);
   if (rc) {
     free(l);
     return rc;

@@ -48,7 +48,8 @@ static int on_qdisc(const struct nlmsghdr *nlh, void *arg) {
   if (tcm->tcm_parent != TC_H_ROOT) return MNL_CB_OK;
   d->root = true;
   d->root_handle = tcm->tcm_handle;
-  snprintf(d->root_kind, sizeof d->root_kind, "%s", tb[TCA_KIND] ? mnl_attr_get_str(tb[TCA_KIND]) : "");
+  snprintf(d->root_kind, sizeof d->root_kind, "%s",
+           tb[TCA_KIND] ? mnl_attr_get_str(tb[TCA_KIND]) : "");
   const struct nlattr *o = tb[TCA_OPTIONS];
   d->root_opts_len = 0;
   if (o && MNL_ALIGN(o->nla_len) <= OPTS_MAX) {
@@ -157,8 +158,7 @@ static size_t put_back_request(char *buf, const dump_t *d, uint32_t parent) {
 
 /* Send the requests in req (put_back_request's) and wait for their
  * ACKs; the first refused is in err. */
-static int send_request(const char *req, size_t len, const char *label, char *err,
-                        size_t errlen) {
+static int send_request(const char *req, size_t len, const char *label, char *err, size_t errlen) {
   jct__nl_t *nl;
   int rc = jct__nl_open(&nl, err, errlen);
   if (rc) return rc;
@@ -239,10 +239,13 @@ int jct__agent_qdisc_clear_stale(const char *netdev, char *err, size_t errlen) {
   int rc = read_dev(&d, netdev, err, errlen);
   if (rc || !d.fq) return rc;
   char req[JCT__GUARD_REQ_MAX], label[JCT__GUARD_LABEL_MAX];
-  if (d.fq_parent == TC_H_ROOT) d.root_handle = 0; /* the default back */
-  /* Under a class of anything but a tbf: removed, the class's kind puts
-   * its default there; under a tbf, the tbf made again over a bfifo. */
-  else if (strcmp(d.root_kind, "tbf")) d.root = false;
+  /* At the root: the default back. Under a tbf's class: removed, the tbf
+   * made again over a bfifo. Under another's class: removed, and the
+   * class's kind puts its own default there. */
+  if (d.fq_parent == TC_H_ROOT)
+    d.root_handle = 0;
+  else if (strcmp(d.root_kind, "tbf"))
+    d.root = false;
   size_t len = put_back_request(req, &d, d.fq_parent);
   snprintf(label, sizeof label, "%s: remove a stale jctlab fq", netdev);
   rc = send_request(req, len, label, err, errlen);
