@@ -10,7 +10,8 @@
  *   - a tbf 1: root (rate, burst, limit) replaced at the root: made again;
  *   - the same tbf with the stand-in under 1:1 (the shaper's case): the
  *     tbf's change puts a fresh bfifo child back.
- * A clean restore has the guard forget: a root changed after it stays.
+ * A clean restore has the guard forget: a root changed after it stays. A
+ * guard killed itself makes the next hand-over fail, not kill the agent.
  * And an agent finding a stale jctlab fq (its guard dead too) removes it,
  * at the root or under the tbf. Needs root, Check's fork mode and tc(8). */
 #include <linux/pkt_sched.h>
@@ -143,6 +144,17 @@ START_TEST(guard_restores_root_qdisc) {
   jct__agent_guard_stop();
   ck_assert_int_eq(kill(guard, 0), -1); /* waited for */
   ck_assert_str_eq(show(mid, sizeof mid), before);
+
+  /* A guard killed itself: the agent's next hand-over fails, and the
+   * agent lives on (no SIGPIPE). */
+  ck_assert_msg(jct__agent_qdisc_save(&q, "lo", TC_H_ROOT, JCT__GUARD_FQ, err, sizeof err) == 0,
+                "%s", err);
+  guard = jct__agent_guard_pid();
+  kill(guard, SIGKILL);
+  waitpid(guard, NULL, 0);
+  ck_assert_int_eq(jct__agent_qdisc_restore(&q, err, sizeof err), 0); /* nothing changed */
+  ck_assert_int_ne(jct__agent_qdisc_save(&q, "lo", TC_H_ROOT, JCT__GUARD_FQ, err, sizeof err), 0);
+  ck_assert_msg(strstr(err, "guard: send"), "%s", err);
 
   /* Stale: a jctlab fq no guard will undo, at the root, then under a tbf. */
   ck_assert_int_eq(jct__agent_qdisc_clear_stale("lo", err, sizeof err), 0);

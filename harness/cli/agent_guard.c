@@ -1,6 +1,5 @@
 /* The agent's guard process (agent_guard.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/netlink.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -15,16 +14,13 @@
 #include "common/errf.h"
 #include "jctlab/error.h"
 
-/* One record on the pipe, always whole: below PIPE_BUF (4096), so one
- * write() of it is atomic. len 0: forget key. */
+/* One record on the socket, always whole. len 0: forget key. */
 typedef struct {
   uint64_t key;
   uint32_t len;
   char label[JCT__GUARD_LABEL_MAX];
   char req[JCT__GUARD_REQ_MAX];
 } record_t;
-
-_Static_assert(sizeof(record_t) <= 4096, "a record must fit one atomic pipe write");
 
 /* This process's guard; owner tells a fork's inherited copy from its own. */
 static struct {
@@ -111,9 +107,11 @@ static int start(char *err, size_t errlen) {
   if (g.pipe_w >= 0) close(g.pipe_w); /* a fork's copy of its parent's: the parent's guard */
   g.pipe_w = -1;
   g.pid = 0;
+  /* A socket pair, not a pipe: a guard killed itself makes a send fail
+   * (MSG_NOSIGNAL), where a pipe's write would raise SIGPIPE in the agent. */
   int p[2];
-  if (pipe2(p, O_CLOEXEC))
-    return jct__errf(err, errlen, JCT_EIO, "guard: pipe: %s", strerror(errno));
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p))
+    return jct__errf(err, errlen, JCT_EIO, "guard: socketpair: %s", strerror(errno));
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
@@ -134,10 +132,10 @@ static int start(char *err, size_t errlen) {
 static int send_record(const record_t *r, char *err, size_t errlen) {
   ssize_t w;
   do
-    w = write(g.pipe_w, r, sizeof *r);
+    w = send(g.pipe_w, r, sizeof *r, MSG_NOSIGNAL);
   while (w < 0 && errno == EINTR);
   if (w != (ssize_t)sizeof *r)
-    return jct__errf(err, errlen, JCT_EIO, "guard: write: %s",
+    return jct__errf(err, errlen, JCT_EIO, "guard: send: %s",
                      w < 0 ? strerror(errno) : "short write");
   return 0;
 }

@@ -3,13 +3,13 @@
  * fault that changes the host (a flap's link down, agent_link.h; a
  * delay's fq qdisc, agent_qdisc.h).
  *
- * The guard is forked on first use. It holds the read end of a pipe whose
- * write end only the agent holds (O_CLOEXEC; a process forked from the
- * agent starts a guard of its own). Through the pipe the agent hands it
+ * The guard is forked on first use. It holds one end of a socket pair
+ * whose other end only the agent holds (O_CLOEXEC; a process forked from
+ * the agent starts a guard of its own). Through it the agent hands it
  * undo requests, each a complete rtnetlink request with NLM_F_ACK that the
  * agent built beforehand, under a key: the guard keeps the latest per key
  * (at most JCT__GUARD_KEYS) and forgets a key when told. When the agent
- * exits or is killed (SIGKILL included) the kernel closes the write end;
+ * exits or is killed (SIGKILL included) the kernel closes its end;
  * the guard reads end-of-file, sends what it holds, the last kept first
  * (undone in the reverse order of doing), says on stderr which the kernel
  * refused, and exits.
@@ -19,7 +19,8 @@
  * into its stack. It ignores SIGINT, SIGTERM and SIGHUP (a terminal's
  * Ctrl-C reaches the agent's whole process group) and keeps no other
  * descriptor of the agent's (its control connection closes with it). A
- * guard killed itself undoes nothing: the next agent clears what it can
+ * guard killed itself undoes nothing (and the agent's next hand-over
+ * fails, JCT_EIO, without a SIGPIPE): the next agent clears what it can
  * recognise (jctlab's fq, agent_qdisc.h; jctlab's filters, hostdrop.h).
  */
 #ifndef JCT_AGENT_GUARD_H
