@@ -22,7 +22,8 @@
  * a faulted repetition, from its run message. Freeing detaches everything (the
  * tcx link; or the filter, and the clsact qdisc when it was made here). A
  * killed agent leaves no link, and a filter only inert (hostdrop.h's lease)
- * until the next agent starts; its storm's socket and timer go with it.
+ * until the next agent starts; its storm's socket and timer go with it, and
+ * its guard puts back the qdisc a delay's fq replaced (agent_qdisc.h).
  */
 #ifndef JCT_AGENT_HOST_H
 #define JCT_AGENT_HOST_H
