@@ -1027,5 +1027,7 @@ Suite *agents_suite(void) {
   tcase_add_test(h, killed_agent_leaves_link_up);
 #endif
   suite_add_tcase(s, h);
+  TCase *g = agents_guard_tcase(); /* check_agents_guard.c */
+  if (g) suite_add_tcase(s, g);
   return s;
 }

@@ -15,6 +15,13 @@
  *   - a case with a drop: exit 2, no switch for it to act at;
  *   - `srun -n 2 --mpi=pmix` under slurmctld and slurmd started in the VM
  *     (scripts/slurm-local): the same document, launched by srun;
+ *   - a host delay's fq (the VM's kernel has fq, this machine's has not):
+ *     `jctlab agent --listen --no-net --netdev eth0` given `delay 1ms
+ *     at=host:0` over its control connection puts jctlab's fq (fc7:) at
+ *     eth0's root; `tc qdisc show dev eth0` reads as before it once the
+ *     agent is SIGKILLed (its guard), after a clean quit, with a tbf root
+ *     of the host's (made again), and when agent and guard were both
+ *     killed, after the next agent starts (it removes the stale fq);
  *   - nothing left behind: no qemu.
  * One boot (50-80 s under TCG here, with the lock free). Skipped, saying why, where the lab
  * cannot run (no qemu or kernel image) or Open MPI is missing. */
@@ -27,6 +34,8 @@
 
 #include "craft.h"
 #include "harness/lab/lab.h"
+#include "jctlab/schedule.h"
+#include "schedule/schedule_json.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -84,8 +93,96 @@ static const char script_text[] =
     "else\n"
     "  echo '== srun exit -2'; sed 's/^/== srun err: /' /root/slurm.err\n"
     "fi\n"
+    "bash %s %s %s 2>&1\n"
     "echo '== json good'; cat /root/good.json; echo; echo '== end'\n"
     "echo '== json srun'; cat /root/srun.json; echo; echo '== end'\n";
+
+/* The fq case (bash, for /dev/tcp): `fq_script JCTLAB SETUP`, SETUP the
+ * setup line that gives the agent a delay at its host. "== fq ..." lines. */
+static const char fq_script[] =
+    "J=$1 SETUP=$2\n"
+    "show() { tc qdisc show dev eth0; }\n"
+    "start() { # an agent on eth0 given the delay: its pid in A, its fq seen in FQ\n"
+    "  $J agent --listen 127.0.0.1:$1 --rank 0 --nranks 2 --no-net --netdev eth0 \\\n"
+    "    --addr 198.18.0.1 2>>/root/agent.err &\n"
+    "  A=$!\n"
+    "  for i in $(seq 100); do { exec 3<>/dev/tcp/127.0.0.1/$1; } 2>/dev/null && break; sleep 0.1; "
+    "done\n"
+    "  read -r -t 20 line <&3; cat $SETUP >&3; read -r -t 30 line <&3\n"
+    "  FQ=$(show | grep -c 'qdisc fq fc7: root')\n"
+    "}\n"
+    "back() { # the qdiscs as $1 within 5 s\n"
+    "  for i in $(seq 100); do [ \"$(show)\" = \"$1\" ] && break; sleep 0.05; done\n"
+    "  [ \"$(show)\" = \"$1\" ] && echo yes || { echo no; show | sed 's/^/== fq now: /'; }\n"
+    "}\n"
+    "B=$(show); echo \"$B\" | sed 's/^/== fq before: /'\n"
+    "start 7601; echo \"== fq kill fq $FQ\"; kill -9 $A; wait $A\n"
+    "echo \"== fq kill back $(back \"$B\")\"\n"
+    "start 7602; echo \"== fq quit fq $FQ\"; echo '{\"msg\":\"quit\"}' >&3; wait $A\n"
+    "echo \"== fq quit exit $? back $(back \"$B\")\"\n"
+    "tc qdisc replace dev eth0 root handle 1: tbf rate 100mbit burst 64kb limit 1mb; T=$(show)\n"
+    "start 7603; echo \"== fq tbf fq $FQ\"; kill -9 $A; wait $A\n"
+    "echo \"== fq tbf back $(back \"$T\")\"\n"
+    "tc qdisc del dev eth0 root\n"
+    "start 7604; echo \"== fq stale fq $FQ\"; G=$(pgrep -P $A); kill -9 $G $A; wait $A\n"
+    "echo \"== fq stale left $(show | grep -c 'qdisc fq fc7:') guard $G\"\n"
+    "start 7605; echo '{\"msg\":\"quit\"}' >&3; wait $A\n"
+    "echo \"== fq next back $(back \"$B\")\"\n"
+    "echo \"== fq removed $(grep -c 'removed the fq qdisc a killed agent left on eth0' "
+    "/root/agent.err)\"\n"
+    "sed 's/^/== fq err: /' /root/agent.err\n";
+
+/* The setup line giving rank 0's agent `delay 1ms at=host:0` (its seed
+ * named, so the agent's is the same), into path. */
+static void write_fq_setup(const char *path) {
+  char e[256] = "";
+  jct_schedule_t *sch;
+  ck_assert_int_eq(jct_schedule_synth(&sch, "ring", 2, 65536, 1, e, sizeof e), 0);
+  json_t *m = json_pack("{s:s,s:i,s:o,s:[{s:s,s:i,s:i,s:i}]}", "msg", "setup", "rank", 0,
+                        "schedule", jct__schedule_json(sch), "host_drops", "spec",
+                        "delay 1ms seed=5 at=host:0", "index", 0, "run_seed", 1, "seed", 5);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(json_dumpf(m, f, JSON_COMPACT), 0);
+  fputc('\n', f);
+  fclose(f);
+  json_decref(m);
+  jct_schedule_free(sch);
+}
+
+/* "== fq KEY " in out: the rest of its line, into buf. */
+static const char *fq_line(const char *out, const char *key, char *buf, size_t len) {
+  char k[64];
+  snprintf(k, sizeof k, "== fq %s ", key);
+  const char *p = strstr(out, k);
+  ck_assert_msg(p, "no '%s' line from the fq case:\n%s", k, out);
+  p += strlen(k);
+  snprintf(buf, len, "%.*s", (int)strcspn(p, "\n"), p);
+  return buf;
+}
+
+/* A host delay's fq undone however its agent ends (the script's lines). */
+static void check_fq(const char *out) {
+  char b[256];
+  ck_assert_msg(strstr(out, "== fq before: qdisc ") && !strstr(out, "== fq before: qdisc fq fc7:"),
+                "%s", out);
+  ck_assert_str_eq(fq_line(out, "kill", b, sizeof b), "fq 1");
+  ck_assert_msg(!strcmp(fq_line(out, "kill back", b, sizeof b), "yes"),
+                "SIGKILL: the qdiscs are not as before the agent:\n%s", out);
+  ck_assert_str_eq(fq_line(out, "quit", b, sizeof b), "fq 1");
+  ck_assert_msg(!strcmp(fq_line(out, "quit exit", b, sizeof b), "0 back yes"),
+                "quit: not as before:\n%s", out);
+  ck_assert_str_eq(fq_line(out, "tbf", b, sizeof b), "fq 1");
+  ck_assert_msg(!strcmp(fq_line(out, "tbf back", b, sizeof b), "yes"),
+                "a tbf root: not made again:\n%s", out);
+  ck_assert_str_eq(fq_line(out, "stale", b, sizeof b), "fq 1");
+  ck_assert_msg(!strncmp(fq_line(out, "stale left", b, sizeof b), "1 guard ", 8) && atoi(b + 8) > 0,
+                "agent and guard killed: %s\n%s", b, out);
+  ck_assert_msg(!strcmp(fq_line(out, "next back", b, sizeof b), "yes"),
+                "the next agent left the stale fq:\n%s", out);
+  ck_assert_str_eq(fq_line(out, "removed", b, sizeof b), "1");
+  ck_assert_msg(!strstr(out, "guard: the kernel refused"), "%s", out);
+}
 
 /* The document between "== json NAME" and "== end" in out. */
 static json_t *doc_of(const char *out, const char *name) {
@@ -157,7 +254,10 @@ START_TEST(mpirun_verbs_on_rxe) {
     printf("lab_rank: SKIPPED: %s\n", why[0] ? why : "no mpirun (scripts/setup-deps)");
     return;
   }
-  char scen[256], script[256], inj[256];
+  char scen[256], script[256], inj[256], fq[256], setup[256];
+  craft_tmpname(fq, sizeof fq, ".sh");
+  craft_tmpname(setup, sizeof setup, ".json");
+  write_fq_setup(setup);
   craft_tmpname(scen, sizeof scen, ".yaml");
   craft_tmpname(inj, sizeof inj, ".yaml");
   craft_tmpname(script, sizeof script, ".sh");
@@ -169,9 +269,12 @@ START_TEST(mpirun_verbs_on_rxe) {
   fputs(inject_text, f);
   fclose(f);
   ck_assert_ptr_nonnull(f = fopen(script, "w"));
-  fprintf(f, script_text, JCT_BINARY, scen, inj, JCT_SOURCE_DIR);
+  fprintf(f, script_text, JCT_BINARY, scen, inj, JCT_SOURCE_DIR, fq, JCT_BINARY, setup);
   fclose(f);
   ck_assert_int_eq(chmod(script, 0755), 0);
+  ck_assert_ptr_nonnull(f = fopen(fq, "w"));
+  fputs(fq_script, f);
+  fclose(f);
   int qemu_before = count_qemu();
   char *argv[] = {JCT_BINARY, "lab-exec", "--limit", "500", script, NULL};
   result_t r = run_cmd(argv, NULL, LIMIT_S);
@@ -247,7 +350,10 @@ START_TEST(mpirun_verbs_on_rxe) {
                 json_string_value(json_object_get(c, "invalid_why")));
   by_rank(c, "faulted", sent);
   json_decref(doc);
+  check_fq(out);
   result_free(&r);
+  unlink(fq);
+  unlink(setup);
   unlink(inj);
   unlink(scen);
   unlink(script);

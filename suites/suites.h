@@ -28,6 +28,8 @@ Suite *injector_kinds_suite(void);
 Suite *inject_suite(void);
 Suite *hostfault_suite(void);
 TCase *hostfault_kill_tcase(void); /* hostfault's "killed" case; NULL when not built */
+TCase *
+agents_guard_tcase(void); /* agents' "guard" case (check_agents_guard.c); NULL without verbs */
 /* check_hostfault_kill.c, built with JCT_HOSTFAULT: tcx links of program
  * prog_id (named jct_hostdrop) on ifindex; whether ifindex has a clsact qdisc. */
 int hostfault_tcx_links(int ifindex, uint32_t prog_id);

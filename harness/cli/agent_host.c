@@ -15,6 +15,7 @@
 
 #include "agent_host.h"
 #include "agent_link.h"
+#include "agent_qdisc.h"
 #include "common/errf.h"
 #include "common/rng.h"
 #include "harness/base/netlink.h"
@@ -48,7 +49,7 @@ struct jct__agent_host {
   uint64_t start_ns;       /* the repetition's, CLOCK_MONOTONIC */
   uint64_t clock_start_ns; /* the same on the agent's clock, the storms' */
   int ifindex;
-  uint32_t fq_parent; /* where fq went (a delay's): tbf's class 1:1, or the root; 0: none */
+  jct__agent_qdisc_t fq_saved; /* a delay's: the root before its fq (key 0: none) */
   json_t *drops;      /* while draining */
   /* pause: its storm timed here, on the agent's clock, its frames sent
    * from the interface on a packet socket. */
@@ -62,40 +63,51 @@ struct jct__agent_host {
 static int send_frame(int *fd, const char *netdev, const uint8_t *frame, size_t len, char *err,
                       size_t errlen);
 
-/* Put kind (fq; pfifo to restore) at parent on ifindex, replacing what is
- * there (RTM_NEWQDISC, tc-fq(8)); delete: remove the root qdisc instead. */
-static int set_qdisc(int ifindex, uint32_t parent, const char *kind, bool delete, char *err,
-                     size_t errlen) {
+/* Put jctlab's fq (its handle, agent_qdisc.h) at parent on ifindex,
+ * replacing what is there (RTM_NEWQDISC, tc-fq(8)). */
+static int set_fq(int ifindex, uint32_t parent, char *err, size_t errlen) {
   jct__nl_t *nl;
   int rc = jct__nl_open(&nl, err, errlen);
   if (rc) return rc;
   struct nlmsghdr *nlh;
-  rc = jct__nl_begin(nl, &nlh, delete ? RTM_DELQDISC : RTM_NEWQDISC,
-                     delete ? 0 : NLM_F_CREATE | NLM_F_REPLACE, err, errlen, "%s qdisc %s",
-                     delete ? "delete" : "add", kind);
+  rc = jct__nl_begin(nl, &nlh, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, err, errlen,
+                     "add qdisc fq");
   if (rc == 0) {
     struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof *tcm);
     tcm->tcm_family = AF_UNSPEC;
     tcm->tcm_ifindex = ifindex;
     tcm->tcm_parent = parent;
-    if (!delete) mnl_attr_put_strz(nlh, TCA_KIND, kind);
+    tcm->tcm_handle = JCT__AGENT_FQ_HANDLE;
+    mnl_attr_put_strz(nlh, TCA_KIND, "fq");
     rc = jct__nl_flush(nl, err, errlen);
   }
   jct__nl_close(nl);
   return rc;
 }
 
+/* Before a delay's fq: the root as it is (the shaper's tbf, or what the
+ * host had), kept by the agent's guard; then fq, under the shaper's tbf
+ * (its class 1:1) or as the root. A kernel without fq: JCT_EINVAL. */
+static int fq_for_delay(jct__agent_host_t *h, bool shaped, char *err, size_t errlen) {
+  uint32_t parent = shaped ? TC_H_MAKE(1u << 16, 1) : TC_H_ROOT;
+  int rc = jct__agent_qdisc_save(&h->fq_saved, h->netdev, parent, JCT__GUARD_FQ, err, errlen);
+  if (rc) return rc;
+  char why[200];
+  if (set_fq(h->ifindex, parent, why, sizeof why))
+    return jct__errf(err, errlen, JCT_EINVAL,
+                     "delay at a host needs the fq qdisc for earliest-departure-time, which this "
+                     "kernel refused on %s (%s)",
+                     h->netdev, why);
+  return 0;
+}
+
 void jct__agent_host_free(jct__agent_host_t *h) {
   if (!h) return;
   jct_timer_stop(h->clock, &h->timer);
   if (h->pkt_fd >= 0) close(h->pkt_fd);
-  if (h->fq_parent) { /* the interface's queue as the agent's shaper left it */
-    char ignored[160];
-    if (h->fq_parent == TC_H_ROOT)
-      set_qdisc(h->ifindex, TC_H_ROOT, "fq", true, ignored, sizeof ignored);
-    else
-      set_qdisc(h->ifindex, h->fq_parent, "pfifo", false, ignored, sizeof ignored);
-  }
+  char err[256]; /* the root as before the delay's fq, and the guard told so */
+  if (jct__agent_qdisc_restore(&h->fq_saved, err, sizeof err))
+    fprintf(stderr, "jctlab agent: %s\n", err);
   for (uint32_t i = 0; i < h->n; i++) {
     jct__agent_link_free(h->d[i].link); /* up again, its guard gone */
     json_decref(h->d[i].links);
@@ -182,18 +194,11 @@ int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char 
     }
     delay |= strcmp(h->d[h->n - 1].inj->ops->name, "delay") == 0;
   }
-  /* A delay's stamps need fq to honour them: under the shaper's tbf (its
-   * class 1:1), or as the root. */
-  uint32_t parent = shaped ? TC_H_MAKE(1u << 16, 1) : TC_H_ROOT;
-  char why[200];
-  if (delay && set_qdisc(ifindex, parent, "fq", false, why, sizeof why)) {
+  int rc = delay ? fq_for_delay(h, shaped, err, errlen) : 0; /* a delay's stamps need fq */
+  if (rc) {
     jct__agent_host_free(h);
-    return jct__errf(err, errlen, JCT_EINVAL,
-                     "delay at a host needs the fq qdisc for earliest-departure-time, which this "
-                     "kernel refused on %s (%s)",
-                     netdev, why);
+    return rc;
   }
-  if (delay) h->fq_parent = parent;
   *out = h;
   return 0;
 }

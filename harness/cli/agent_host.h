@@ -22,7 +22,8 @@
  * a faulted repetition, from its run message. Freeing detaches everything (the
  * tcx link; or the filter, and the clsact qdisc when it was made here). A
  * killed agent leaves no link, and a filter only inert (hostdrop.h's lease)
- * until the next agent starts; its storm's socket and timer go with it.
+ * until the next agent starts; its storm's socket and timer go with it, and
+ * its guard puts back the qdisc a delay's fq replaced (agent_qdisc.h).
  */
 #ifndef JCT_AGENT_HOST_H
 #define JCT_AGENT_HOST_H
@@ -44,8 +45,9 @@ typedef struct jct__agent_host jct__agent_host_t;
  * arrives on (NULL: not a network connection, a lab VM's serial port).
  *
  * Attach the programs list names on netdev; with a delay among them, put
- * the fq qdisc under the agent's shaper (shaped: its tbf 1:, class 1:1) or
- * as the root, restored (pfifo there, or the default root) when freed. list NULL or empty: *out
+ * jctlab's fq qdisc under the agent's shaper (shaped: its tbf 1:, class
+ * 1:1) or as the root, the root as it was before kept and put back when
+ * freed or, if the agent dies, by its guard (agent_qdisc.h). list NULL or empty: *out
  * NULL, 0. Errors: JCT_EINVAL (a spec that does not parse, another seed, a missing device, no fq
  * for a delay), JCT_EIO (the kernel refused the program), JCT_ENOMEM; err says which injector and
  * why; nothing stays attached. */

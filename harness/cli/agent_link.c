@@ -1,22 +1,18 @@
 /* A flap's link at an agent's own host, and its guard (agent_link.h). */
-#include <errno.h>
-#include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <net/if.h>
 #include <linux/rtnetlink.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent_guard.h"
 #include "agent_link.h"
 #include "common/errf.h"
 #include "harness/base/netlink.h"
@@ -24,9 +20,7 @@
 
 struct jct__agent_link {
   char netdev[IFNAMSIZ];
-  int ifindex;
-  int pipe_w; /* the guard's pipe: closed, the guard sets the link up */
-  pid_t guard;
+  int ifindex; /* the agent's guard sets it up if the agent dies (agent_guard.h) */
 };
 
 static int set_link(int ifindex, const char *netdev, bool up, char *err, size_t errlen) {
@@ -46,36 +40,6 @@ static int set_link(int ifindex, const char *netdev, bool up, char *err, size_t 
   }
   jct__nl_close(nl);
   return rc < 0 ? JCT_EIO : 0;
-}
-
-/* The guard: wait for the agent's end of the pipe to close, then the
- * link up. Runs in the forked child of a process that may have threads
- * (the lease's, hostdrop.h), so it allocates nothing: msg, the request,
- * was made before the fork. Never returns. */
-static void guard(int fd, const void *msg, size_t len) {
-  signal(SIGINT, SIG_IGN);
-  signal(SIGTERM, SIG_IGN);
-  signal(SIGHUP, SIG_IGN);
-  if (fd != 3) {
-    dup2(fd, 3);
-    fd = 3;
-  }
-  syscall(SYS_close_range, 4u, ~0u, 0u); /* the agent's control socket among them */
-  char b;
-  ssize_t r;
-  do
-    r = read(fd, &b, 1);
-  while (r < 0 && errno == EINTR);
-  struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-  int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-  char ack[512];
-  if (nl < 0 ||
-      sendto(nl, msg, len, 0, (struct sockaddr *)&kernel, sizeof kernel) != (ssize_t)len ||
-      recv(nl, ack, sizeof ack, 0) < 0) {
-    static const char say[] = "jctlab agent: guard: cannot set the flapped link up again\n";
-    if (write(2, say, sizeof say - 1) < 0) _exit(1);
-  }
-  _exit(0);
 }
 
 /* RTM_NEWLINK setting ifindex up, with an ACK asked, into buf. */
@@ -101,27 +65,15 @@ int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, 
   if (!l) return JCT_ENOMEM;
   snprintf(l->netdev, sizeof l->netdev, "%s", netdev);
   l->ifindex = ifindex;
-  int p[2];
-  if (pipe2(p, O_CLOEXEC)) {
-    free(l);
-    return jct__errf(err, errlen, JCT_EIO, "flap: pipe: %s", strerror(errno));
-  }
-  char msg[MNL_SOCKET_BUFFER_SIZE < 256 ? MNL_SOCKET_BUFFER_SIZE : 256];
+  char msg[JCT__GUARD_REQ_MAX], label[JCT__GUARD_LABEL_MAX];
   size_t len = up_request(msg, ifindex);
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(p[1]);
-    guard(p[0], msg, len);
-  }
-  close(p[0]);
-  if (pid < 0) {
-    close(p[1]);
+  snprintf(label, sizeof label, "set the flapped link %s up again", netdev);
+  int rc =
+      jct__agent_guard_keep(jct__guard_key(JCT__GUARD_LINK, ifindex), msg, len, label, err, errlen);
+  if (rc) {
     free(l);
-    return jct__errf(err, errlen, JCT_EIO, "flap: fork: %s", strerror(errno));
+    return rc;
   }
-  l->pipe_w = p[1];
-  l->guard = pid;
   *out = l;
   return 0;
 }
@@ -144,9 +96,7 @@ void jct__agent_link_free(jct__agent_link_t *l) {
   if (!l) return;
   char err[200];
   if (jct__agent_link_set(l, true, err, sizeof err)) fprintf(stderr, "jctlab agent: %s\n", err);
-  close(l->pipe_w); /* the guard sets it up once more, and goes */
-  while (waitpid(l->guard, NULL, 0) < 0 && errno == EINTR)
-    ;
+  jct__agent_guard_forget(jct__guard_key(JCT__GUARD_LINK, l->ifindex));
   free(l);
 }
 

@@ -4,13 +4,9 @@
  * `flap down=T every=T at=host:RANK` on real hosts (--agents).
  *
  * A link an agent took down must not stay down when the agent dies, however
- * it dies (SIGKILL included): making one forks a small guard process that
- * holds the read end of a pipe whose write end only the agent holds. When
- * the agent exits or is killed the kernel closes that end; the guard reads
- * end-of-file, sets the link up and exits. The guard ignores SIGINT,
- * SIGTERM and SIGHUP (a terminal's Ctrl-C reaches the agent's whole process
- * group) and keeps no other descriptor of the agent's (its control
- * connection closes with the agent). What setting a link down takes with
+ * it dies (SIGKILL included): making one hands the agent's guard
+ * (agent_guard.h, one process per agent) the request that sets it up, and
+ * freeing it has the guard forget it. What setting a link down takes with
  * it stays the kernel's: IPv4 prefix routes come back with the link, routes
  * added by hand through it do not, neighbours are learnt again.
  */
@@ -22,8 +18,9 @@
 
 typedef struct jct__agent_link jct__agent_link_t;
 
-/* netdev, found, and its guard started. Errors: JCT_EINVAL (no such
- * device), JCT_EIO (no pipe or fork), JCT_ENOMEM; err says which. */
+/* netdev, found, and the guard told to set it up if the agent dies.
+ * Errors: JCT_EINVAL (no such device), JCT_EIO (no guard: pipe, fork),
+ * JCT_ENOMEM; err says which. */
 int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, size_t errlen);
 
 /* Set the link up or down now. Returns 0 or JCT_EIO (err: the kernel's
@@ -38,7 +35,7 @@ bool jct__agent_link_is_up(const char *netdev);
  * IP socket or no interface holds the address. */
 bool jct__agent_link_socket_if(int fd, char *ifname, size_t len);
 
-/* The link up, the guard told to go and waited for. NULL is fine. */
+/* The link up, and the guard told to forget it. NULL is fine. */
 void jct__agent_link_free(jct__agent_link_t *l);
 
 #endif

@@ -31,7 +31,9 @@
 #include "harness/transport/verbs/agent_nic.h"
 #include "agent_exec.h"
 #include "agent_host.h"
+#include "agent_guard.h"
 #include "agent_link.h"
+#include "agent_qdisc.h"
 #include "harness/lab/agents.h"
 #include "commands.h"
 #include "common/errf.h"
@@ -521,8 +523,9 @@ static int parse(int argc, char **argv, args_t *a) {
 }
 
 /* What a killed agent left on this host's device: its drop programs'
- * fallback filters (hostdrop.h; a tcx link goes with its process). One
- * agent serves a device, so every jctlab filter on it is a dead one's. */
+ * fallback filters (hostdrop.h; a tcx link goes with its process), and
+ * its fq when its guard died too (agent_qdisc.h). One agent serves a
+ * device, so every jctlab filter or fq on it is a dead one's. */
 static void clear_stale(const char *netdev) {
   int ifindex = (int)if_nametoindex(netdev);
   char err[256];
@@ -532,6 +535,11 @@ static void clear_stale(const char *netdev) {
   else if (n > 0)
     fprintf(stderr, "jctlab agent: removed %d tc filter%s a killed agent left on %s's egress\n", n,
             n == 1 ? "" : "s", netdev);
+  if (!ifindex) return;
+  if ((n = jct__agent_qdisc_clear_stale(netdev, err, sizeof err)) < 0)
+    fprintf(stderr, "jctlab agent: %s\n", err);
+  else if (n > 0)
+    fprintf(stderr, "jctlab agent: removed the fq qdisc a killed agent left on %s\n", netdev);
 }
 
 int jct__cmd_agent(int argc, char **argv) {
@@ -592,6 +600,7 @@ int jct__cmd_agent(int argc, char **argv) {
   jct__verbs_free(g->verbs);
   jct__agent_pfc_free(g->pfc);
   jct__agent_host_free(g->host); /* the filters off the device, as found */
+  jct__agent_guard_stop();       /* holding nothing now */
   jct_schedule_free(g->sched);
   uv_close((uv_handle_t *)&g->poll, NULL);
   jct_clock_close(&g->clock, NULL);
