@@ -20,8 +20,8 @@
 
 #include "harness/lab/agents.h"
 #ifdef JCT_HAVE_VERBS
-#include "harness/cli/agent_host.h"
-#include "harness/cli/agent_link.h"
+#include "harness/lab/agent_host.h"
+#include "harness/lab/agent_link.h"
 #endif
 #include "schedule/schedule_json.h"
 #include "harness/transport/rdma_sysfs.h"

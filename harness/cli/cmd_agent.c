@@ -30,8 +30,8 @@
 
 #include "harness/transport/verbs/agent_nic.h"
 #include "agent_exec.h"
-#include "agent_host.h"
-#include "agent_link.h"
+#include "harness/lab/agent_host.h"
+#include "harness/lab/agent_link.h"
 #include "harness/lab/agents.h"
 #include "commands.h"
 #include "common/errf.h"
