@@ -611,8 +611,13 @@ static int bootstrap_verbs(ranks_t *r, bool *why_wins, char *err, size_t errlen)
   if (rc) return jct__errf(err, errlen, rc, "rank 0: %s", why);
   /* Rank 0's own injectors at its host, before any traffic. */
   json_t *mine = r->chain ? jct__host_faults_of(r->chain, 0, r->o->seed) : NULL;
-  rc = jct__agent_host_new(&r->part.host, mine, netdev, NULL, false, &r->loop->clock, why,
-                           sizeof why);
+  if (json_array_size(mine) && !netdev[0])
+    rc = jct__errf(why, sizeof why, JCT_EINVAL,
+                   "at=host: its RDMA device's GID names no network device (gid_attrs/ndevs) "
+                   "for its injectors to act on");
+  else
+    rc = jct__agent_host_new(&r->part.host, mine, netdev, NULL, false, &r->loop->clock, why,
+                             sizeof why);
   json_decref(mine);
   return rc ? jct__errf(err, errlen, rc, "rank 0: %s", why) : 0;
 #else

@@ -87,6 +87,11 @@ static int enter(const jct__rank_up_t *u, uint32_t rank, char *err, size_t errle
 static int host_up(worker_t *w, const char *host, size_t host_len, const char *netdev,
                    jct__rank_ready_t *r) {
   if (!host_len) return 0;
+  if (!netdev[0])
+    return jct__errf(r->why, sizeof r->why, JCT_EINVAL,
+                     "rank %u: at=host: its RDMA device's GID names no network device "
+                     "(gid_attrs/ndevs) for its injectors to act on",
+                     w->rank);
 #ifdef JCT_HAVE_VERBS
   json_error_t je;
   json_t *list = json_loadb(host, host_len, 0, &je);

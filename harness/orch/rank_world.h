@@ -150,7 +150,7 @@ int jct__rank_merge_ends(const jct_schedule_t *s, const jct__rank_end_t *all, ui
  * QPs to RTR and RTS against their peers'. *mpi_failed: the allgather
  * failed (the world is broken). netdev[netdev_len]: the network device of
  * the GID the QPs use (rdma_sysfs.h), where the rank's injectors at its
- * host act. Errors: JCT_EINVAL (a setting this host
+ * host act ("" when sysfs names none). Errors: JCT_EINVAL (a setting this host
  * cannot honour: err names it, exit 2), JCT_EIO, JCT_ENOMEM. */
 struct jct_verbs;
 int jct__rank_verbs_up(struct jct_verbs **out, uv_loop_t *loop, const jct_schedule_t *s,
