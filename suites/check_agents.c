@@ -20,8 +20,8 @@
 
 #include "harness/lab/agents.h"
 #ifdef JCT_HAVE_VERBS
-#include "harness/cli/agent_host.h"
-#include "harness/cli/agent_link.h"
+#include "harness/lab/agent_host.h"
+#include "harness/lab/agent_link.h"
 #endif
 #include "schedule/schedule_json.h"
 #include "harness/transport/rdma_sysfs.h"
@@ -396,6 +396,7 @@ static void fake_sysfs(void) {
   put("rxe0/ports/1/gids/2", "0000:0000:0000:0000:0000:ffff:c612:0001\n");
   put("rxe0/ports/1/gid_attrs/types/2", "IB/RoCE v1\n");
   put("rxe0/ports/1/gids/3", "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  put("rxe0/ports/1/gid_attrs/ndevs/1", "eth0\n");
   put("rxe0/ports/1/hw_counters/rcvd_seq_err", "10\n");
   put("rxe0/ports/1/hw_counters/sent_pkts", "1000\n");
   put("rxe0/ports/1/hw_counters/completer_retry_err", "5\n");
@@ -495,6 +496,13 @@ START_TEST(rdma_pick_gid_fake_sysfs) {
   pick(&w, "rxe0", -1, "gid_index 3: no GID there on rxe0 port 1 (empty entry)");
   w.gid_index = 9;
   pick(&w, "rxe0", -1, "gid_index 9: rxe0 port 1 has no GID entry 9");
+  /* The GID's netdev, where `jctlab rank`'s injectors at the host act. */
+  char nd[32] = "", err[300] = "";
+  ck_assert_int_eq(jct__rdma_gid_netdev(fake_root, "rxe0", 1, 1, nd, sizeof nd, err, sizeof err), 0);
+  ck_assert_str_eq(nd, "eth0");
+  ck_assert_int_eq(jct__rdma_gid_netdev(fake_root, "rxe0", 1, 3, nd, sizeof nd, err, sizeof err),
+                   JCT_EINVAL);
+  ck_assert_msg(strstr(err, "rxe0 port 1 GID 3 has no network device"), "%s", err);
   fake_sysfs_gone();
 }
 END_TEST

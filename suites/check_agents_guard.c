@@ -1,5 +1,5 @@
 /* agents' "guard" case (issue 14: nothing is left behind when an agent
- * dies): the agent's guard (harness/cli/agent_guard.h) puts back the root
+ * dies): the agent's guard (harness/lab/agent_guard.h) puts back the root
  * qdisc a delay's fq replaced (agent_qdisc.h), here on lo in a namespace
  * of the test's. This machine's kernel has no fq: a pfifo with jctlab's
  * fq handle (fc7:) stands in for it, placed as agent_host.c places fq (at
@@ -27,8 +27,8 @@
 
 #ifdef JCT_HAVE_VERBS
 #include "harness/base/netlink.h"
-#include "harness/cli/agent_guard.h"
-#include "harness/cli/agent_qdisc.h"
+#include "harness/lab/agent_guard.h"
+#include "harness/lab/agent_qdisc.h"
 #include "harness/fabric/topo_link.h"
 #include "jctlab/topo.h"
 

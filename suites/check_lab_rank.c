@@ -12,7 +12,13 @@
  *   - --gid-index 7 (an empty entry) and 0 (rxe's link-local GID, which
  *     reaches no peer here): exit 2, one line naming gid_index;
  *   - -np 3 for a job of 2 ranks: exit 2, the world's size named;
- *   - a case with a drop: exit 2, no switch for it to act at;
+ *   - a case with a drop at the switch: exit 2, no switch for it to act at;
+ *   - injectors at host:1 (rank 1's task, on rxe0's netdev eth0, with the
+ *     agent's code): a PFC storm sends its frames from eth0 in faulted
+ *     repetitions only, counted in the document and logged at host:1 with
+ *     their repetition; a targeted drop sees nothing here (rxe loops both
+ *     tasks' packets back inside the device, past eth0's egress) and makes
+ *     its case invalid, acted on nothing (exit 3);
  *   - `srun -n 2 --mpi=pmix` under slurmctld and slurmd started in the VM
  *     (scripts/slurm-local): the same document, launched by srun;
  *   - a host delay's fq (the VM's kernel has fq, this machine's has not):
@@ -24,7 +30,28 @@
  *     killed, after the next agent starts (it removes the stale fq);
  *   - nothing left behind: no qemu.
  * One boot (50-80 s under TCG here, with the lock free). Skipped, saying why, where the lab
- * cannot run (no qemu or kernel image) or Open MPI is missing. */
+ * cannot run (no qemu or kernel image) or Open MPI is missing.
+ *
+ * Two VMs (`jctlab lab-exec --vms 2`: rank 0's host jctlab-vm0 at
+ * 198.18.0.1 and rank 1's jctlab-vm1 at 198.18.0.2, each its own rxe0, one
+ * L2 segment), one Slurm over both (scripts/slurm-local conf/start:
+ * slurmctld and slurmd in VM 0, slurmd in VM 1, the configuration from the
+ * host's root), and `srun -N 2 --ntasks-per-node=1 --mpi=pmix jctlab rank
+ * SCEN`, so that rank 1's traffic crosses a real netdev, rxe to rxe between
+ * two kernels:
+ *   - a clean case: valid, launched by srun, the two tasks on the two
+ *     hosts, both ranks' ops timed, their clocks' offset and error bound
+ *     reported;
+ *   - drop pkt=0:5 qp-order=1 at=host:1 (the 6th packet of rank 1's data,
+ *     its second QP to send: the first carries its clear-to-send to rank
+ *     0; in its tc-eBPF program on eth0's egress): exactly one rcvd_seq_err
+ *     on rank 1 (the sender: rxe's NAK-sequence-error count) in each
+ *     faulted repetition and none in the baselines, one drop a repetition
+ *     in the document and one fault-log line each, at host:1;
+ *   - drop psn=5 qp=0xfffff0 at=host:1 (a QP that is not there): the case
+ *     is invalid, acted on nothing (exit 3);
+ *   - drop p=0.01 (at the switch, which there is none of): exit 2, one line.
+ * One two-VM boot (TCG: 2-4 min here with the lock free). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,13 +87,32 @@ static const char inject_text[] = "synth: {algorithm: ring, ranks: 2, bytes: 64K
                                   "cases:\n"
                                   "  - inject: [drop p=0.01]\n";
 
+/* The 2-rank ring the host faults run on, 2 repetitions a side. */
+#define RING2_REPS2 \
+    "synth: {algorithm: ring, ranks: 2, bytes: 256KiB}\n" \
+    "rate: 100mbit\n"                                    \
+    "reps: 2\n"                                          \
+    "transport: verbs\n"                                 \
+    "timeout: 16\n"                                      \
+    "seed: 7\n"
+
+/* Injectors at rank 1's host, a case each (the idle one last: an invalid
+ * case ends the run's later ones). */
+static const char hosts_text[] =
+    "name: lab-rank-hosts\n" RING2_REPS2
+    "cases:\n"
+    "  - name: storm\n"
+    "    inject: [pause prio=3 quanta=1000 link=100mbit for=20ms at=host:1]\n"
+    "  - name: idle\n"
+    "    inject: [drop pkt=0:5 qp-order=0 at=host:1]\n";
+
 /* The VM's program: each launch's exit status and stderr's first lines,
  * then the good run's document, between markers. */
 static const char script_text[] =
     "#!/bin/sh\n"
     "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root\n"
     "ip link set lo up; hostname jctlab-vm0\n"
-    "J=%s G=%s B=%s SRC=%s\n"
+    "J=%s G=%s B=%s SRC=%s H=%s\n"
     "run() {\n"
     "  name=$1 np=$2 scen=$3; shift 3\n"
     "  mpirun --allow-run-as-root --oversubscribe -q -np $np $J rank $scen \"$@\" \\\n"
@@ -79,6 +125,7 @@ static const char script_text[] =
     "run linklocal 2 $G --transport verbs --gid-index 0\n"
     "run world 3 $G --transport verbs\n"
     "run inject 2 $B --transport verbs\n"
+    "run hosts 2 $H --gid-index 1 --json /root/hosts.json --fault-log /root/hosts.jsonl\n"
     /* Slurm: slurmctld and slurmd in the VM (scripts/slurm-local), whose
      * slurmd wants a cgroup v2 tree and, without systemd, to make it
      * itself (cgroup.conf IgnoreSystemd). */
@@ -95,7 +142,10 @@ static const char script_text[] =
     "fi\n"
     "bash %s %s %s 2>&1\n"
     "echo '== json good'; cat /root/good.json; echo; echo '== end'\n"
-    "echo '== json srun'; cat /root/srun.json; echo; echo '== end'\n";
+    "echo '== json srun'; cat /root/srun.json; echo; echo '== end'\n"
+    "echo '== json hosts'; cat /root/hosts.json; echo; echo '== end'\n"
+    "echo '== json hostlog'; echo '['; sed '$!s/$/,/' /root/hosts-case1.jsonl; echo ']';\n"
+    "  echo '== end'\n";
 
 /* The fq case (bash, for /dev/tcp): `fq_script JCTLAB SETUP`, SETUP the
  * setup line that gives the agent a delay at its host. "== fq ..." lines. */
@@ -248,16 +298,53 @@ static void err_of(const char *out, const char *name, char *buf, size_t len) {
   }
 }
 
+/* The injectors at host:1: the storm's frames in faulted repetitions only,
+ * the idle targeted drop's case invalid. */
+static void check_hosts(const char *out) {
+  char err[1024];
+  err_of(out, "hosts", err, sizeof err);
+  ck_assert_msg(exit_of(out, "hosts") == 3, "hosts: exit %d\n%s", exit_of(out, "hosts"), err);
+  json_t *doc = doc_of(out, "hosts");
+  json_t *storm = jget(doc, "cases.0"), *idle = jget(doc, "cases.1");
+  ck_assert_msg(json_is_null(json_object_get(storm, "invalid_why")), "%s",
+                json_string_value(json_object_get(storm, "invalid_why")));
+  json_int_t generated = jint(storm, "drops.injectors.0.generated");
+  /* 20 ms at two frames per 5.12 ms pause time, in each of 2 faulted
+   * repetitions: some frames each (the VM's timer is late under TCG). */
+  ck_assert_int_ge(generated, 2);
+  const char *why = json_string_value(json_object_get(idle, "invalid_why"));
+  ck_assert_msg(why && strstr(why, "acted on nothing") && strstr(why, "at=host:1"), "%s",
+                why ? why : "(valid)");
+  /* The storm's fault log: one line per frame, at host:1, from faulted
+   * repetitions only (baselines and faulted ones alternate; the log names
+   * each line's repetition, and the document's faulted count is its). */
+  json_t *log = doc_of(out, "hostlog");
+  ck_assert_int_eq((json_int_t)json_array_size(log), generated);
+  for (size_t i = 0; i < json_array_size(log); i++) {
+    json_t *e = json_array_get(log, i);
+    ck_assert_str_eq(json_string_value(jget(e, "at")), "host:1");
+    ck_assert_str_eq(json_string_value(jget(e, "kind")), "pause");
+    ck_assert_str_eq(json_string_value(jget(e, "action")), "generate");
+  }
+  json_decref(log);
+  json_decref(doc);
+}
+
 START_TEST(mpirun_verbs_on_rxe) {
   char why[256] = "";
   if (!jct__lab_available(why, sizeof why) || system("command -v mpirun >/dev/null 2>&1")) {
     printf("lab_rank: SKIPPED: %s\n", why[0] ? why : "no mpirun (scripts/setup-deps)");
     return;
   }
-  char scen[256], script[256], inj[256], fq[256], setup[256];
+  char scen[256], script[256], inj[256], hosts[256], fq[256], setup[256];
   craft_tmpname(fq, sizeof fq, ".sh");
   craft_tmpname(setup, sizeof setup, ".json");
   write_fq_setup(setup);
+  craft_tmpname(hosts, sizeof hosts, ".yaml");
+  FILE *hf = fopen(hosts, "w");
+  ck_assert_ptr_nonnull(hf);
+  fputs(hosts_text, hf);
+  fclose(hf);
   craft_tmpname(scen, sizeof scen, ".yaml");
   craft_tmpname(inj, sizeof inj, ".yaml");
   craft_tmpname(script, sizeof script, ".sh");
@@ -269,7 +356,7 @@ START_TEST(mpirun_verbs_on_rxe) {
   fputs(inject_text, f);
   fclose(f);
   ck_assert_ptr_nonnull(f = fopen(script, "w"));
-  fprintf(f, script_text, JCT_BINARY, scen, inj, JCT_SOURCE_DIR, fq, JCT_BINARY, setup);
+  fprintf(f, script_text, JCT_BINARY, scen, inj, JCT_SOURCE_DIR, hosts, fq, JCT_BINARY, setup);
   fclose(f);
   ck_assert_int_eq(chmod(script, 0755), 0);
   ck_assert_ptr_nonnull(f = fopen(fq, "w"));
@@ -335,10 +422,11 @@ START_TEST(mpirun_verbs_on_rxe) {
   ck_assert_msg(strstr(err, "the MPI world has 3 tasks but the job has 2 ranks"), "%s", err);
   err_of(out, "inject", err, sizeof err);
   ck_assert_msg(exit_of(out, "inject") == 2, "inject: exit %d\n%s", exit_of(out, "inject"), err);
-  ck_assert_msg(strstr(err, "inject 'drop p=0.01': on verbs under the launcher there is no jctlab "
-                            "switch"),
+  ck_assert_msg(strstr(err, "inject drop p=0.01: not at a host (at=host:RANK), and this run has "
+                            "no switch"),
                 "%s", err);
   ck_assert_uint_eq(count_lines(err), 1);
+  check_hosts(out);
   /* srun -n 2 under Slurm's own daemons, through PMIx: the same job. */
   err_of(out, "srun", err, sizeof err);
   ck_assert_msg(exit_of(out, "srun") == 0, "srun: exit %d\n%s", exit_of(out, "srun"), err);
@@ -355,8 +443,190 @@ START_TEST(mpirun_verbs_on_rxe) {
   unlink(fq);
   unlink(setup);
   unlink(inj);
+  unlink(hosts);
   unlink(scen);
   unlink(script);
+  ck_assert_int_eq(count_qemu(), qemu_before);
+}
+END_TEST
+
+/* Both VMs run it: VM 1 starts its slurmd and waits to be stopped; VM 0
+ * starts slurmctld and its slurmd, waits for both nodes, and launches. */
+static const char two_script[] =
+    "#!/bin/sh\n"
+    "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root\n"
+    "J=%s SRC=%s CONF=%s G=%s D=%s I=%s B=%s\n"
+    "ip link set lo up\n"
+    "if ip -4 addr show dev eth0 | grep -q ' 198.18.0.2/'; then me=jctlab-vm1; else "
+    "me=jctlab-vm0; fi\n"
+    "hostname $me\n"
+    "mount -t cgroup2 none /sys/fs/cgroup && mkdir -p /sys/fs/cgroup/system.slice &&\n"
+    "  echo '+cpu +memory +pids' >/sys/fs/cgroup/cgroup.subtree_control\n"
+    "if ! $SRC/scripts/slurm-local start $CONF $me 2>/root/start.err; then\n"
+    "  echo \"== start exit 1\"; sed 's/^/== start err: /' /root/start.err\n"
+    "fi\n"
+    "if [ $me = jctlab-vm1 ]; then echo '== vm1 slurmd started'; exec sleep 100000; fi\n"
+    "export SLURM_CONF=$CONF OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp \\\n"
+    "  OMPI_MCA_btl_tcp_if_include=eth0 OMPI_MCA_oob_tcp_if_include=eth0\n"
+    "if ! $SRC/scripts/slurm-local wait $CONF 2 2>/root/wait.err; then\n"
+    "  echo '== wait exit 1'; sed 's/^/== wait err: /' /root/wait.err\n"
+    "fi\n"
+    "run() {\n"
+    "  name=$1 scen=$2; shift 2\n"
+    "  timeout 300 srun -N 2 --ntasks-per-node=1 --mpi=pmix $J rank $scen --gid-index 1 \"$@\" \\\n"
+    "    >/root/$name.out 2>/root/$name.err\n"
+    "  echo \"== $name exit $?\"\n"
+    "  grep -v '^$' /root/$name.err | sed \"s/^/== $name err: /\" | head -5\n"
+    "}\n"
+    "run good $G --json /root/good.json\n"
+    "run drop $D --json /root/drop.json --fault-log /root/drop.jsonl\n"
+    "run idle $I --json /root/idle.json\n"
+    "run switch $B\n"
+    "$SRC/scripts/slurm-local stop $CONF\n"
+    "for n in good drop idle; do echo \"== json $n\"; cat /root/$n.json; echo; echo '== end'; done\n"
+    "echo '== json droplog'; echo '['; sed '$!s/$/,/' /root/drop.jsonl; echo ']'; echo '== end'\n";
+
+/* The 2-rank ring of the two VMs, with inject as its one case's. */
+static void two_scenario(char *path, size_t len, const char *inject) {
+  craft_tmpname(path, len, ".yaml");
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f,
+          "name: lab-rank-two-vms\n" RING2_REPS2
+          "counters: [rcvd_seq_err, out_of_seq_request, sent_pkts]\n"
+          "cases:\n"
+          "  - name: one\n"
+          "    inject: [%s]\n",
+          inject);
+  fclose(f);
+}
+
+/* rank's named counter in a document's case c, side. */
+static json_int_t rank_counter(json_t *c, const char *side, size_t rank, const char *name) {
+  char path[64];
+  snprintf(path, sizeof path, "device_counters_by_rank.%s", side);
+  json_t *by = jget(c, path);
+  ck_assert_uint_eq(json_array_size(by), 2);
+  json_t *e = json_array_get(by, rank);
+  ck_assert_int_eq(jint(e, "rank"), (json_int_t)rank);
+  return jint(jget(e, "counters"), name);
+}
+
+START_TEST(srun_two_vms) {
+  char why[256] = "";
+  if (!jct__lab_available(why, sizeof why) || system("command -v srun >/dev/null 2>&1")) {
+    printf("lab_rank: SKIPPED: %s\n", why[0] ? why : "no srun (scripts/setup-deps)");
+    return;
+  }
+  char good[256], drop[256], idle[256], sw[256], script[256], dir[256], cmd[768];
+  two_scenario(good, sizeof good, "");
+  two_scenario(drop, sizeof drop, "drop pkt=0:5 qp-order=1 at=host:1");
+  two_scenario(idle, sizeof idle, "drop psn=5 qp=0xfffff0 at=host:1");
+  two_scenario(sw, sizeof sw, "drop p=0.01");
+  craft_tmpname(dir, sizeof dir, ".slurm");
+  unlink(dir); /* a name only: slurm-local makes the folder */
+  snprintf(cmd, sizeof cmd,
+           "%s/scripts/slurm-local conf %s 2 jctlab-vm0=198.18.0.1,jctlab-vm1=198.18.0.2 "
+           ">/dev/null",
+           JCT_SOURCE_DIR, dir);
+  ck_assert_int_eq(system(cmd), 0);
+  char conf[300];
+  snprintf(conf, sizeof conf, "%s/slurm.conf", dir);
+  craft_tmpname(script, sizeof script, ".sh");
+  FILE *f = fopen(script, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, two_script, JCT_BINARY, JCT_SOURCE_DIR, conf, good, drop, idle, sw);
+  fclose(f);
+  ck_assert_int_eq(chmod(script, 0755), 0);
+  int qemu_before = count_qemu();
+  char *argv[] = {JCT_BINARY, "lab-exec", "--vms", "2", "--limit", "900", script, NULL};
+  result_t r = run_cmd(argv, NULL, LIMIT_S + 300);
+  ck_assert_msg(r.status == 0, "lab-exec --vms 2: exit %d\n%s\n%s", r.status, r.out, r.err);
+  const char *out = r.out;
+  char err[1024];
+  ck_assert_msg(!strstr(out, "== start exit") && !strstr(out, "== wait exit"), "%s", out);
+  /* The clean case: two hosts, one Slurm job, both ranks timed. */
+  err_of(out, "good", err, sizeof err);
+  ck_assert_msg(exit_of(out, "good") == 0, "good: exit %d\n%s", exit_of(out, "good"), out);
+  json_t *doc = doc_of(out, "good");
+  ck_assert_str_eq(json_string_value(jget(doc, "launch.launcher")), "srun");
+  ck_assert_int_eq(jint(doc, "launch.tasks"), 2);
+  ck_assert_str_eq(json_string_value(jget(doc, "launch.ranks.0.host")), "jctlab-vm0");
+  ck_assert_str_eq(json_string_value(jget(doc, "launch.ranks.1.host")), "jctlab-vm1");
+  /* Two kernels, two clocks: rank 1's offset measured within a bound
+   * half the MPI round trip over the VMs' segment (TCG: well under 50 ms). */
+  json_int_t e1 = jint(doc, "launch.ranks.1.clock_error_ns");
+  ck_assert_int_gt(e1, 0);
+  ck_assert_int_lt(e1, 50000000);
+  ck_assert_int_eq(jint(doc, "launch.clock_error_max_ns"), e1);
+  printf("lab_rank: two VMs: rank 1's clock offset %lld ns, error bound %lld ns\n",
+         (long long)jint(doc, "launch.ranks.1.clock_offset_ns"), (long long)e1);
+  fflush(stdout);
+  json_t *c = jget(doc, "cases.0");
+  ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "%s",
+                json_string_value(json_object_get(c, "invalid_why")));
+  json_t *ops = jget(c, "timeline.baseline.ops");
+  ck_assert_uint_eq(json_array_size(ops), 4);
+  bool sender[2] = {false, false};
+  for (size_t i = 0; i < 4; i++) {
+    json_t *op = json_array_get(ops, i);
+    sender[jint(op, "rank")] = true;
+    ck_assert_int_gt(jint(op, "done_ns"), jint(op, "start_ns"));
+  }
+  ck_assert(sender[0] && sender[1]);
+  for (size_t rank = 0; rank < 2; rank++) /* 2 repetitions of 2 x 128 KiB each */
+    ck_assert_int_ge(rank_counter(c, "baseline", rank, "sent_pkts"), 2 * 2 * 32);
+  json_decref(doc);
+  /* The targeted drop at host:1: one NAK-sequence-error on the sender a
+   * faulted repetition, none in the baselines, one fault-log line each. */
+  err_of(out, "drop", err, sizeof err);
+  ck_assert_msg(exit_of(out, "drop") == 0, "drop: exit %d\n%s", exit_of(out, "drop"), err);
+  doc = doc_of(out, "drop");
+  c = jget(doc, "cases.0");
+  ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "%s",
+                json_string_value(json_object_get(c, "invalid_why")));
+  ck_assert_int_eq(jint(c, "drops.injectors.0.dropped"), 2);
+  ck_assert_int_eq(rank_counter(c, "faulted", 1, "rcvd_seq_err"), 2);
+  ck_assert_int_eq(rank_counter(c, "baseline", 1, "rcvd_seq_err"), 0);
+  ck_assert_int_eq(rank_counter(c, "faulted", 0, "rcvd_seq_err"), 0);
+  ck_assert_int_ge(rank_counter(c, "faulted", 0, "out_of_seq_request"), 2);
+  printf("lab_rank: two VMs, drop at host:1: JCT baseline %lld, %lld ns; faulted %lld, %lld ns; "
+         "rank 0's out_of_seq_request %lld\n",
+         (long long)jint(c, "baseline.jct_ns.0"), (long long)jint(c, "baseline.jct_ns.1"),
+         (long long)jint(c, "faulted.jct_ns.0"), (long long)jint(c, "faulted.jct_ns.1"),
+         (long long)rank_counter(c, "faulted", 0, "out_of_seq_request"));
+  fflush(stdout);
+  json_decref(doc);
+  json_t *log = doc_of(out, "droplog");
+  ck_assert_uint_eq(json_array_size(log), 2);
+  for (size_t i = 0; i < 2; i++) {
+    json_t *e = json_array_get(log, i);
+    ck_assert_str_eq(json_string_value(jget(e, "at")), "host:1");
+    ck_assert_str_eq(json_string_value(jget(e, "action")), "drop");
+    ck_assert_str_eq(json_string_value(jget(e, "src")), "198.18.0.2");
+    ck_assert_str_eq(json_string_value(jget(e, "dst")), "198.18.0.1");
+    ck_assert(json_is_false(jget(e, "retransmission")));
+  }
+  json_decref(log);
+  /* Aimed at nothing: invalid. */
+  err_of(out, "idle", err, sizeof err);
+  ck_assert_msg(exit_of(out, "idle") == 3, "idle: exit %d\n%s", exit_of(out, "idle"), err);
+  doc = doc_of(out, "idle");
+  const char *iw = json_string_value(json_object_get(jget(doc, "cases.0"), "invalid_why"));
+  ck_assert_msg(iw && strstr(iw, "acted on nothing"), "%s", iw ? iw : "(valid)");
+  json_decref(doc);
+  /* At the switch: refused before any traffic, one line. */
+  err_of(out, "switch", err, sizeof err);
+  ck_assert_msg(exit_of(out, "switch") == 2, "switch: exit %d\n%s", exit_of(out, "switch"), err);
+  ck_assert_msg(strstr(err, "drop p=0.01: not at a host"), "%s", err);
+  unsigned mine = 0; /* jctlab's lines; srun adds its own ("srun: error: ... exit code 2") */
+  for (const char *p = err; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    mine += strncmp(p, "srun: ", 6) != 0;
+  ck_assert_msg(mine == 1, "%s", err);
+  result_free(&r);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  unlink(good), unlink(drop), unlink(idle), unlink(sw), unlink(script);
   ck_assert_int_eq(count_qemu(), qemu_before);
 }
 END_TEST
@@ -370,5 +640,10 @@ Suite *lab_rank_suite(void) {
   tcase_set_tags(t, "sanitizer-skip");
   tcase_add_test(t, mpirun_verbs_on_rxe);
   suite_add_tcase(s, t);
+  TCase *two = tcase_create("two_vms");
+  tcase_set_timeout(two, LIMIT_S + 400);
+  tcase_set_tags(two, "sanitizer-skip");
+  tcase_add_test(two, srun_two_vms);
+  suite_add_tcase(s, two);
   return s;
 }

@@ -9,8 +9,15 @@
  *            one clock, so the true offset is 0);
  *   srun:    the same under slurmctld + slurmd started for the test
  *            (scripts/slurm-local, PMIx), torn down after;
- *   bad:     a world of 3 tasks for 4 ranks, and transport verbs without an
- *            RDMA device: one line, exit 2;
+ *   hosts:   the injectors at the hosts on verbs (host_faults.h): each rank
+ *            gets its own (index, spec, run seed, the seed a host draws
+ *            again), one at the switch, at a rank the job lacks or of a kind
+ *            no host runs is refused naming the spec, and a host's report
+ *            becomes its injector's counters and fault-log lines, from that
+ *            rank only;
+ *   bad:     a world of 3 tasks for 4 ranks, transport verbs without an
+ *            RDMA device, and on verbs a drop at the switch (refused before
+ *            the device is looked for): one line, exit 2;
  *   dead:    rank 2 killed mid-run: the document says the run is invalid
  *            and names rank 2.
  * Launching needs mpirun (and srun, slurmctld, slurmd) from setup-deps and
@@ -26,7 +33,9 @@
 #include <unistd.h>
 
 #include "craft.h"
+#include "harness/orch/host_faults.h"
 #include "harness/orch/rank_world.h"
+#include "jctlab/injector.h"
 #include "jctlab/error.h"
 #include "jctlab/schedule.h"
 #include "suites.h"
@@ -46,17 +55,23 @@ static const char ring4[] = "name: rank-ring4\n"
                             "cases:\n"
                             "  - name: loss\n"
                             "    inject:\n"
-                            "      - drop p=1e-3\n";
+                            "      - %s\n";
 
-/* tdf: 0, or the reference's time dilation (below). */
-static void scenario_tdf(char *path, size_t len, unsigned reps, const char *transport,
-                         unsigned tdf) {
+/* tdf: 0, or the reference's time dilation (below); inject: the case's
+ * one injector. */
+static void scenario_inject(char *path, size_t len, unsigned reps, const char *transport,
+                            unsigned tdf, const char *inject) {
   craft_tmpname(path, len, ".yaml");
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
-  fprintf(f, ring4, reps, transport);
+  fprintf(f, ring4, reps, transport, inject);
   if (tdf) fprintf(f, "tdf: %u\n", tdf);
   fclose(f);
+}
+
+static void scenario_tdf(char *path, size_t len, unsigned reps, const char *transport,
+                         unsigned tdf) {
+  scenario_inject(path, len, reps, transport, tdf, "drop p=1e-3");
 }
 
 static void scenario(char *path, size_t len, unsigned reps, const char *transport) {
@@ -242,6 +257,112 @@ START_TEST(ends_merge) {
 }
 END_TEST
 
+/* Every kind a host runs, at ranks 0 and 1 of a 2-rank job. */
+static const char *const host_specs[] = {
+    "drop psn=5 qp=0x103 at=host:1", "delay 5ms at=host:0",
+    "pause prio=3 quanta=1000 link=5mbit for=300ms at=host:1",
+    "flap down=100ms every=10s at=host:0", "drop p=1% at=host:1"};
+
+START_TEST(host_faults_split) {
+  char err[400] = "";
+  ck_assert_msg(jct__host_faults_check(host_specs, 5, 7, 2, err, sizeof err) == 0, "%s", err);
+  jct__chain_t *c = NULL;
+  ck_assert_int_eq(jct__chain_new(&c, host_specs, 5, 7, err, sizeof err), 0);
+  static const size_t want1[] = {0, 2, 4}, want0[] = {1, 3};
+  for (uint32_t rank = 0; rank < 3; rank++) {
+    json_t *l = jct__host_faults_of(c, rank, 7);
+    const size_t *want = rank == 0 ? want0 : want1;
+    size_t n = rank == 0 ? 2 : rank == 1 ? 3 : 0;
+    ck_assert_uint_eq(json_array_size(l), n);
+    for (size_t k = 0; k < n; k++) {
+      json_t *e = json_array_get(l, k);
+      size_t i = (size_t)json_integer_value(json_object_get(e, "index"));
+      ck_assert_uint_eq(i, want[k]);
+      ck_assert_str_eq(json_string_value(json_object_get(e, "spec")), host_specs[i]);
+      ck_assert_int_eq(json_integer_value(json_object_get(e, "run_seed")), 7);
+      /* The seed the host draws again from spec, run seed and index
+       * (agent_host.h checks it) is the orchestrator's. */
+      jct_injector_t *inj = NULL;
+      ck_assert_int_eq(jct_injector_new(&inj, host_specs[i], 7, (uint32_t)i, err, sizeof err), 0);
+      ck_assert_uint_eq((uint64_t)json_integer_value(json_object_get(e, "seed")), inj->seed);
+      ck_assert_uint_eq(inj->seed, jct__chain_get(c, i)->seed);
+      jct_injector_free(inj);
+    }
+    json_decref(l);
+  }
+  jct__chain_free(c);
+  /* Refused, one line naming the spec. */
+  static const struct {
+    const char *spec, *word;
+  } bad[] = {{"drop p=0.01", "not at a host"},
+             {"drop p=0.01 at=host:2", "drop p=0.01 at=host:2"},
+             {"ecn p=0.05 at=host:1", "ecn p=0.05 at=host:1"},
+             {"corrupt p=0.0001 at=host:0", "corrupt p=0.0001 at=host:0"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *two[] = {host_specs[0], bad[i].spec};
+    err[0] = 0;
+    ck_assert_int_eq(jct__host_faults_check(two, 2, 7, 2, err, sizeof err), JCT_EINVAL);
+    ck_assert_msg(strstr(err, bad[i].spec) && strstr(err, bad[i].word), "%s: %s", bad[i].spec,
+                  err);
+    ck_assert_ptr_null(strchr(err, '\n'));
+  }
+}
+END_TEST
+
+/* A host's report of a repetition becomes its injector's counters and
+ * fault-log lines; the same report from another rank is not its. */
+START_TEST(host_faults_results) {
+  char err[400] = "";
+  jct__chain_t *c = NULL;
+  ck_assert_int_eq(jct__chain_new(&c, host_specs, 5, 7, err, sizeof err), 0);
+  FILE *log = tmpfile();
+  ck_assert_ptr_nonnull(log);
+  ck_assert_msg(jct__chain_attach_remote(c, 2, log, err, sizeof err) == 0, "%s", err);
+  jct__chain_set_rep(c, 3);
+  jct__chain_start(c, 1000);
+  json_t *done = json_loads(
+      "[{\"index\":0,\"attach\":\"tcx\",\"seen\":40,\"dropped\":1,\"held\":0,"
+      "\"events_lost\":0,\"drops\":[[2500,259,5,10,false,4,\"198.18.0.2\",\"198.18.0.1\"]]},"
+      "{\"index\":2,\"generated\":2,\"dropped\":0,\"seen\":0,\"drops\":[],"
+      "\"frames\":[[100,64,true],[200,64,true]],\"frames_lost\":0}]",
+      0, NULL);
+  ck_assert_ptr_nonnull(done);
+  jct__host_faults_results(c, 0, done); /* rank 0 runs neither */
+  ck_assert_uint_eq(jct__chain_get(c, 0)->stats.dropped, 0);
+  ck_assert_uint_eq(jct__chain_get(c, 2)->stats.generated, 0);
+  jct__host_faults_results(c, 1, done);
+  ck_assert_uint_eq(jct__chain_get(c, 0)->stats.dropped, 1);
+  ck_assert_uint_eq(jct__chain_get(c, 0)->stats.seen, 40);
+  ck_assert_uint_eq(jct__chain_get(c, 2)->stats.generated, 2);
+  fflush(log);
+  rewind(log);
+  char line[512];
+  unsigned drops = 0, frames = 0;
+  while (fgets(line, sizeof line, log)) {
+    json_t *j = json_loads(line, 0, NULL);
+    ck_assert_msg(j, "not JSON: %s", line);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "rep")), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "at")), "host:1");
+    const char *action = json_string_value(json_object_get(j, "action"));
+    if (!strcmp(action, "drop")) {
+      drops++;
+      ck_assert_int_eq(json_integer_value(json_object_get(j, "psn")), 5);
+      ck_assert_int_eq(json_integer_value(json_object_get(j, "qp")), 259);
+      ck_assert_int_eq(json_integer_value(json_object_get(j, "t_ns")), 2500);
+    } else {
+      ck_assert_str_eq(action, "generate");
+      frames++;
+    }
+    json_decref(j);
+  }
+  ck_assert_uint_eq(drops, 1);
+  ck_assert_uint_eq(frames, 2);
+  json_decref(done);
+  jct__chain_free(c);
+  fclose(log);
+}
+END_TEST
+
 START_TEST(mpirun_matches_run) {
   if (!can_launch("mpirun_matches_run")) return;
   char scen[256];
@@ -292,10 +413,10 @@ START_TEST(srun_matches_run) {
 }
 END_TEST
 
-static void expect_launch_refused(unsigned np, const char *transport, const char *w1,
-                                  const char *w2) {
+static void expect_launch_refused(unsigned np, const char *transport, const char *inject,
+                                  const char *w1, const char *w2) {
   char scen[256], n[8];
-  scenario(scen, sizeof scen, 1, transport);
+  scenario_inject(scen, sizeof scen, 1, transport, 0, inject);
   snprintf(n, sizeof n, "%u", np);
   char *argv[] = {"mpirun", "-q", "--allow-run-as-root", "--oversubscribe", "-np", n,
                   JCT_BINARY, "rank", scen, NULL};
@@ -310,13 +431,20 @@ static void expect_launch_refused(unsigned np, const char *transport, const char
 
 START_TEST(bad_world_and_device) {
   if (!can_launch("bad_world_and_device")) return;
-  expect_launch_refused(3, "uroce", "3 tasks", "4 ranks");
+  expect_launch_refused(3, "uroce", "drop p=1e-3", "3 tasks", "4 ranks");
+  /* On verbs there is no switch: an injector at it is refused, naming it,
+   * before the device is looked for (so here too, with none). */
+  expect_launch_refused(4, "verbs", "drop p=1e-3", "drop p=1e-3: not at a host", "at=host:RANK");
+  expect_launch_refused(4, "verbs", "ecn p=0.05 at=host:1", "ecn p=0.05 at=host:1",
+                        "cannot run at a host");
   DIR *d = opendir("/sys/class/infiniband");
   bool rdma = false;
   for (struct dirent *e; d && (e = readdir(d));)
     rdma = rdma || e->d_name[0] != '.';
   if (d) closedir(d);
-  if (!rdma) expect_launch_refused(4, "verbs", "no RDMA device", "/sys/class/infiniband");
+  if (!rdma)
+    expect_launch_refused(4, "verbs", "drop psn=5 qp=0x103 at=host:1", "no RDMA device",
+                          "/sys/class/infiniband");
 }
 END_TEST
 
@@ -506,6 +634,8 @@ Suite *rank_suite(void) {
 #else
   TCase *u = tcase_create("ends");
   tcase_add_test(u, ends_merge);
+  tcase_add_test(u, host_faults_split);
+  tcase_add_test(u, host_faults_results);
   suite_add_tcase(s, u);
   TCase *l = tcase_create("launch");
   tcase_set_timeout(l, 150);

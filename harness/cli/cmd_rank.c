@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "harness/lab/world.h"
+#include "harness/orch/host_faults.h"
 #include "harness/orch/rank_world.h"
 
 static const char usage_text[] =
@@ -39,7 +40,9 @@ static const char usage_text[] =
     "uroce: ranks share one host, each in its namespace (root needed). verbs: each\n"
     "task opens its host's RDMA device (scenario keys device, port, gid_index,\n"
     "traffic_class, counters) and connects its QPs by hand from ends exchanged over\n"
-    "MPI; no switch, so injectors, captures and fault logs are refused.\n"
+    "MPI; no switch: injectors run at the hosts only (at=host:R: task R runs them on\n"
+    "its device's netdev, faulted repetitions only; drop, delay (needs fq), pause,\n"
+    "flap), their counters and fault log gathered at rank 0; captures are refused.\n"
     "\n"
     "exit status: as jctlab run SCENARIO.yaml (2 also: N is not the job's ranks,\n"
     "transport verbs without an RDMA device or with a setting a host cannot honour).\n";
@@ -65,23 +68,21 @@ static bool have_rdma_device(void) {
 /* What a case on verbs asks that the launcher cannot do there: one line,
  * 2; -1 when nothing. The ranks' traffic crosses the hosts' own fabric,
  * where jctlab has no switch: its injectors (at=switch), captures and
- * fault log have nowhere to act; injectors from the hosts (at=host:R)
- * run in the lab's agents only (not done under the launcher). */
+ * fabric have nowhere to act. Injectors from the hosts (at=host:R) run in
+ * task R, on its RDMA device's netdev (host_faults.h), their lines in the
+ * fault log. Checked before the device is: the spec is the user's either way. */
 static int refuse_on_verbs(const char *path, const jct_run_opts_t *o) {
   if (o->transport != JCT_TRANSPORT_VERBS) return -1;
-  if (o->ninject) {
-    bool host = strstr(o->inject[0], "at=host:") != NULL;
-    fprintf(stderr,
-            "jctlab rank: %s: inject '%s': %s\n", path, o->inject[0],
-            host ? "faults from the hosts (at=host:R) are not done under the launcher on verbs: "
-                   "run them in the lab (jctlab run --lab N)"
-                 : "on verbs under the launcher there is no jctlab switch for it to act at (the "
-                   "ranks' traffic crosses your fabric): use jctlab wire between a host and its "
-                   "switch, or the lab");
+  char err[400];
+  if (jct__host_faults_check(o->inject, o->ninject, o->seed, o->schedule->nranks, err,
+                             sizeof err)) {
+    fprintf(stderr, "jctlab rank: %s: inject %s%s\n", path, err,
+            strstr(err, "no switch") ? ": under the launcher on verbs the ranks' traffic crosses "
+                                       "your fabric; use at=host:RANK, jctlab wire, or the lab"
+                                     : "");
     return 2;
   }
-  const char *what = o->pcap_out ? "pcap_out" : o->pcap_in ? "pcap_in" : o->fault_log ? "fault_log"
-                     : o->clos ? "fabric" : NULL;
+  const char *what = o->pcap_out ? "pcap_out" : o->pcap_in ? "pcap_in" : o->clos ? "fabric" : NULL;
   if (what) {
     fprintf(stderr, "jctlab rank: %s: %s: on verbs under the launcher there is no jctlab switch "
                     "(the ranks' traffic crosses your fabric)\n", path, what);
@@ -117,7 +118,10 @@ static int ready(void *ctx, const char *path, uint32_t lab, const jct_run_opts_t
     fprintf(stderr, "jctlab rank: %s: 'lab: %u' boots soft-RoCE VMs: that is `jctlab run`'s, "
                     "not the launcher's\n", path, lab);
     st = 2;
-  } else if (cases[0].transport == JCT_TRANSPORT_VERBS) {
+  }
+  for (uint32_t i = 0; st < 0 && i < ncases; i++)
+    st = refuse_on_verbs(path, &cases[i]);
+  if (st < 0 && cases[0].transport == JCT_TRANSPORT_VERBS) {
 #ifdef JCT_HAVE_VERBS
     if (!have_rdma_device()) {
       fprintf(stderr, "jctlab rank: %s: transport verbs, but rank 0 has no RDMA device "
@@ -130,8 +134,6 @@ static int ready(void *ctx, const char *path, uint32_t lab, const jct_run_opts_t
     st = 2;
 #endif
   }
-  for (uint32_t i = 0; st < 0 && i < ncases; i++)
-    st = refuse_on_verbs(path, &cases[i]);
   for (uint32_t i = 0; st < 0 && i < ncases; i++) {
     jct_run_dilation_t d;
     jct_run_dilation(&cases[i], &d);

@@ -13,7 +13,7 @@
  *          gave (run.h's jct_rdma_opts_t; each absent when not given),
  *          addrs: every rank's data address, from the hellos,
  *          host_drops: the injectors at=host:RANK of this rank (drop,
- *          delay, pause), as harness/cli/agent_host.h reads them (absent:
+ *          delay, pause), as harness/lab/agent_host.h reads them (absent:
  *          none)}
  *                                                           -> listening
  *   connect                                                 -> connected {qps}

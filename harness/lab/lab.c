@@ -2,8 +2,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <net/if.h> /* before linux/if.h, which then leaves its names alone */
 #include <linux/if.h>
 #include <linux/if_tun.h>
+#include <linux/rtnetlink.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libmnl/libmnl.h>
+
 #include "common/errf.h"
+#include "harness/base/netlink.h"
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
 #include "lab.h"
@@ -114,6 +119,47 @@ static int make_tap(vm_t *v, uint32_t i, uint32_t mtu, char *err, size_t errlen)
   if (ioctl(v->tap_fd, TUNSETIFF, &ifr) < 0)
     return jct__errf(err, errlen, JCT_EIO, "cannot create TAP %s: %s", v->ifname, strerror(errno));
   return jct__topo_port_iface(v->ifname, mtu, err, errlen);
+}
+
+/* The TAPs on one bridge, BRIDGE, up (RTM_NEWLINK: a "bridge" link, then
+ * each TAP's IFLA_MASTER, as `ip link add jlbr type bridge; ip link set jlX
+ * master jlbr` do). STP stays off, so the ports forward at once. */
+#define BRIDGE "jlbr"
+static int bridge_taps(const jct__lab_t *l, char *err, size_t errlen) {
+  jct__nl_t *nl;
+  int rc = jct__nl_open(&nl, err, errlen);
+  if (rc) return rc;
+  struct nlmsghdr *nlh;
+  if (!(rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, err, errlen,
+                           "add bridge %s", BRIDGE))) {
+    struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+    ifi->ifi_family = AF_UNSPEC;
+    mnl_attr_put_strz(nlh, IFLA_IFNAME, BRIDGE);
+    struct nlattr *info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+    mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "bridge");
+    mnl_attr_nest_end(nlh, info);
+    rc = jct__nl_flush(nl, err, errlen);
+  }
+  int br = rc ? 0 : (int)if_nametoindex(BRIDGE);
+  if (!rc && !br) rc = jct__errf(err, errlen, JCT_EIO, "bridge %s: made, then not found", BRIDGE);
+  for (uint32_t i = 0; !rc && i <= l->n; i++) { /* each TAP its port, then the bridge up */
+    const char *name = i < l->n ? l->vm[i].ifname : BRIDGE;
+    if ((rc = jct__nl_begin(nl, &nlh, RTM_NEWLINK, 0, err, errlen, "%s %s", name,
+                            i < l->n ? "master " BRIDGE : "up")))
+      break;
+    struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof *ifi);
+    ifi->ifi_family = AF_UNSPEC;
+    ifi->ifi_index = i < l->n ? (int)if_nametoindex(name) : br;
+    if (i < l->n) {
+      mnl_attr_put_u32(nlh, IFLA_MASTER, (uint32_t)br);
+    } else {
+      ifi->ifi_flags = IFF_UP;
+      ifi->ifi_change = IFF_UP;
+    }
+    rc = jct__nl_flush(nl, err, errlen);
+  }
+  jct__nl_close(nl);
+  return rc;
 }
 
 /* The child: the TAP as fd 3, the control channel as fd 4, the console as
@@ -285,6 +331,7 @@ int jct__lab_up(jct__lab_t **out, const jct__lab_opts_t *o, char *err, size_t er
   int rc = 0;
   for (uint32_t i = 0; i < l->n && !rc; i++)
     rc = make_tap(&l->vm[i], i, o->mtu ? o->mtu : JCT_TOPO_MTU_DEFAULT, err, errlen);
+  if (!rc && o->bridge) rc = bridge_taps(l, err, errlen);
   for (uint32_t i = 0; i < l->n && !rc; i++)
     rc = start_vm(l, i, o, agent, err, errlen);
   if (rc) {

@@ -43,6 +43,10 @@ typedef struct {
    * kernel command line; cli/agent_exec.h): its output and then the line
    * "jctlab-exec: exit N" come on the control channel. One VM is enough. */
   const char *exec_path;
+  /* The VMs' NICs on one L2 segment by themselves: their TAPs on a bridge
+   * "jlbr" in the same namespace (gone with it), where no switch is to
+   * open them (`jctlab lab-exec --vms 2`: rank 0's host and rank 1's). */
+  bool bridge;
 } jct__lab_opts_t;
 
 typedef struct jct_lab jct__lab_t;

@@ -25,7 +25,14 @@
  * namespace: every task, rank 0 too, opens its own RDMA device and
  * connects its QPs by hand over MPI (rank_verbs.c), the traffic crosses
  * the hosts' own fabric, and each task reads its device's counters around
- * every repetition (rdma_sysfs.h) and reports them with its timings. */
+ * every repetition (rdma_sysfs.h) and reports them with its timings.
+ * Injectors run at the hosts only (at=host:RANK; one at the switch has
+ * nowhere to act, refused before any task is set up): each task runs its
+ * rank's on the netdev of its RDMA device's GID with the agent's code
+ * (harness/lab/agent_host.h), told them in UP, restarting them with each
+ * repetition, acting in faulted ones only; its report carries what they
+ * did, which rank 0 puts into its chain's counters and fault log
+ * (host_faults.h), as jctlab run --agents does with its agents'. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -39,9 +46,11 @@
 #include "jctlab/topo.h"
 #include "schedule/schedule_json.h"
 #include "backend.h"
+#include "host_faults.h"
 #include "rank_world.h"
 #include "uroce_opts.h"
 #ifdef JCT_HAVE_VERBS
+#include "harness/lab/agent_host.h"
 #include "harness/transport/rdma_sysfs.h"
 #endif
 
@@ -56,6 +65,8 @@ typedef struct {
   jct__rank_world_t *w;
   jct_fabric_t *fab; /* uroce's switch; NULL on verbs */
   bool verbs;
+  jct__chain_t *chain; /* verbs: the run's injectors, every one at a host */
+  json_t **whost;      /* verbs: what each task's host injectors did, this repetition */
   jct__rank_part_t part;
   jct_dcqcn_params_t dcqcn;
   uint32_t *sq_psn;
@@ -150,6 +161,7 @@ static void on_done(ranks_t *r, uint32_t from, const char *buf, size_t len) {
   const jct_schedule_t *s = r->o->schedule;
   jct__rank_done_t d;
   size_t want = sizeof d + s->nops * sizeof(jct_op_timing_t) + s->nconns * sizeof(jct_conn_counts_t);
+  size_t fixed = want;
   char why[300];
   if (len < sizeof d) { /* not a report: waiting on would only wait out the limit */
     snprintf(why, sizeof why, "rank %u sent a malformed report (%zu bytes, a report has %zu)",
@@ -160,6 +172,7 @@ static void on_done(ranks_t *r, uint32_t from, const char *buf, size_t len) {
   memcpy(&d, buf, sizeof d);
   d.why[sizeof d.why - 1] = '\0';
   if (d.index != r->index) return; /* a late report of a repetition given up */
+  want += d.host_len;
   if (!d.ok && len != want) { /* a worker that failed before it had timings (rank_worker.c) */
     fail(r, d.why[0] ? d.why : "a rank failed without saying why");
     return;
@@ -182,6 +195,13 @@ static void on_done(ranks_t *r, uint32_t from, const char *buf, size_t len) {
   memcpy(r->wdevice[from], d.device, sizeof d.device);
   r->wdevice[from][sizeof d.device - 1] = 0;
   r->wport[from] = d.port;
+  if (d.host_len) {
+    json_decref(r->whost[from]);
+    if (!(r->whost[from] = json_loadb(buf + fixed, d.host_len, 0, NULL))) {
+      snprintf(why, sizeof why, "rank %u sent its host's injectors' counters unreadable", from);
+      fail(r, why);
+    }
+  }
   const jct_op_timing_t *t = (const jct_op_timing_t *)(buf + sizeof d);
   memcpy(&r->wconn[(size_t)from * s->nconns], t + s->nops, s->nconns * sizeof(jct_conn_counts_t));
   for (uint32_t i = 0; i < s->nops; i++) {
@@ -297,6 +317,12 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
     return 0;
   }
   if (r->fab) jct_fabric_start(r->fab, jct_now_ns());
+  else if (r->chain)
+    jct__chain_start(r->chain, jct_now_ns()); /* the fault log's repetition */
+  for (uint32_t i = 0; i < r->w->size; i++) {
+    json_decref(r->whost[i]);
+    r->whost[i] = NULL;
+  }
   for (uint32_t i = 0; i < r->w->size; i++)
     r->alive_ns[i] = t0; /* the workers start at t0 */
 #ifdef JCT_HAVE_VERBS
@@ -305,6 +331,10 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
                              &r->wport[0]);
 #endif
   int rc = jct__rank_part_begin(&r->part, t0, rep->faulted);
+  if (rc == JCT_EIO) {
+    jct__rep_fail(rep, "rank 0: its host's kernel would not restart its injectors' programs");
+    return 0;
+  }
   if (rc) return rc;
   uv_timer_start(&r->wake, on_wake, WAKE_MS, WAKE_MS);
   bool done = jct__loop_run_until(r->loop, all_done, turn, r, t0 + limit_ns);
@@ -336,6 +366,9 @@ static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   }
   jct__rank_part_timing(&r->part, 0, r->timing);
   jct__rank_part_end(&r->part);
+  r->whost[0] = jct__rank_part_host_done(&r->part);
+  for (uint32_t i = 0; r->chain && i < r->w->size; i++) /* counters and fault log */
+    jct__host_faults_results(r->chain, i, r->whost[i]);
   uint64_t first = UINT64_MAX, last = 0;
   bool all = true;
   for (uint32_t i = 0; i < s->nops; i++) {
@@ -461,8 +494,12 @@ static void down(void *b) {
   workers_down(r);
   jct__ranks_free(r->part.ranks);
 #ifdef JCT_HAVE_VERBS
+  jct__agent_host_free(r->part.host); /* its programs off, its link up, its guard gone */
   jct__rank_verbs_free(r->part.verbs);
 #endif
+  for (uint32_t i = 0; r->whost && i < r->w->size; i++)
+    json_decref(r->whost[i]);
+  free(r->whost);
   jct_fabric_free(r->fab);
   free(r->wdev);
   free(r->wdevice);
@@ -494,6 +531,16 @@ static int send_up(ranks_t *r, const jct__ranks_opts_t *ro, char *err, size_t er
   }
   json_decref(j);
   size_t tlen = strlen(text);
+  /* verbs: each rank's injectors at its host, after the schedule */
+  char *host[JCT_SWITCH_MAX_PORTS] = {0};
+  size_t hlen[JCT_SWITCH_MAX_PORTS] = {0}, hmax = 0;
+  for (uint32_t i = 1; r->chain && i < r->w->size && i < JCT_SWITCH_MAX_PORTS; i++) {
+    json_t *l = jct__host_faults_of(r->chain, i, r->o->seed);
+    if (l && json_array_size(l)) host[i] = json_dumps(l, JSON_COMPACT);
+    json_decref(l);
+    hlen[i] = host[i] ? strlen(host[i]) : 0;
+    if (hlen[i] > hmax) hmax = hlen[i];
+  }
   jct__rank_up_t u = {.pid = (int32_t)getpid(),
                       .ro = *ro,
                       .has_dcqcn = ro->dcqcn != NULL,
@@ -510,24 +557,31 @@ static int send_up(ranks_t *r, const jct__ranks_opts_t *ro, char *err, size_t er
                       .rdma = r->o->rdma};
   u.ro.dcqcn = NULL;
   u.ro.sq_psn = NULL;
-  char *buf = malloc(sizeof u + tlen);
+  char *buf = malloc(sizeof u + tlen + hmax);
   if (!buf) {
     free(text);
+    for (uint32_t i = 0; i < JCT_SWITCH_MAX_PORTS; i++)
+      free(host[i]);
     return JCT_ENOMEM;
   }
   int rc = 0;
   const jct_topo_t *topo = r->fab ? jct_fabric_topo(r->fab) : NULL;
   for (uint32_t i = 1; i < r->w->size && !rc; i++) {
     u.nsfd = topo ? jct_topo_rank_nsfd(topo, i) : -1;
+    size_t hl = i < JCT_SWITCH_MAX_PORTS ? hlen[i] : 0;
+    u.host_len = (uint32_t)hl;
     memcpy(buf, &u, sizeof u);
     memcpy(buf + sizeof u, text, tlen);
-    if (jct__world_send(i, JCT__TAG_UP, buf, sizeof u + tlen))
+    if (hl) memcpy(buf + sizeof u + tlen, host[i], hl);
+    if (jct__world_send(i, JCT__TAG_UP, buf, sizeof u + tlen + hl))
       rc = jct__errf(err, errlen, JCT_EIO, "MPI: cannot reach rank %u", i);
     else
       r->sent_up = i + 1;
   }
   free(buf);
   free(text);
+  for (uint32_t i = 0; i < JCT_SWITCH_MAX_PORTS; i++)
+    free(host[i]);
   return rc;
 }
 
@@ -544,15 +598,27 @@ static int bootstrap_verbs(ranks_t *r, bool *why_wins, char *err, size_t errlen)
                       .max_mtu_bytes = r->o->path_mtu_bytes,
                       .rdma = r->o->rdma};
   bool mpi_failed = false;
-  char why[300];
+  char why[300], netdev[64] = "";
   int rc = jct__rank_verbs_up(&r->part.verbs, &r->loop->uv, r->o->schedule, 0, r->w->size, &u,
-                              r->o->seed ^ 0x6a09e667f3bcc908ull, 0, &mpi_failed, why, sizeof why);
+                              r->o->seed ^ 0x6a09e667f3bcc908ull, 0, &mpi_failed, netdev,
+                              sizeof netdev, why, sizeof why);
   r->part = (jct__rank_part_t){
       .loop = r->loop, .s = r->o->schedule, .rank = 0, .verbs = r->part.verbs};
   if (rc && strstr(why, "announced no QP ends")) {
     *why_wins = true;
     return jct__errf(err, errlen, rc, "%s", why);
   }
+  if (rc) return jct__errf(err, errlen, rc, "rank 0: %s", why);
+  /* Rank 0's own injectors at its host, before any traffic. */
+  json_t *mine = r->chain ? jct__host_faults_of(r->chain, 0, r->o->seed) : NULL;
+  if (json_array_size(mine) && !netdev[0])
+    rc = jct__errf(why, sizeof why, JCT_EINVAL,
+                   "at=host: its RDMA device's GID names no network device (gid_attrs/ndevs) "
+                   "for its injectors to act on");
+  else
+    rc = jct__agent_host_new(&r->part.host, mine, netdev, NULL, false, &r->loop->clock, why,
+                             sizeof why);
+  json_decref(mine);
   return rc ? jct__errf(err, errlen, rc, "rank 0: %s", why) : 0;
 #else
   (void)r, (void)why_wins;
@@ -643,7 +709,9 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   r->wdev = calloc(w->size, sizeof *r->wdev);
   r->wdevice = calloc(w->size, sizeof *r->wdevice);
   r->wport = calloc(w->size, sizeof *r->wport);
-  if (!r->sq_psn || !r->wstats || !r->wpaused || !r->wlosses || !r->wconn || !r->reported ||
+  r->whost = calloc(w->size, sizeof *r->whost);
+  if (!r->whost ||
+      !r->sq_psn || !r->wstats || !r->wpaused || !r->wlosses || !r->wconn || !r->reported ||
       !r->alive_ns || !r->timing || !r->wdev || !r->wdevice || !r->wport) {
     down(r);
     return JCT_ENOMEM;
@@ -653,6 +721,13 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   jct__ranks_opts_t ro;
   jct__uroce_ranks_opts(o, &r->dcqcn, &ro);
   int rc;
+  /* verbs: no switch; every injector runs at a rank's host, or nowhere
+   * (checked before any task is set up), its lines in the fault log. */
+  if (r->verbs && (r->chain = env->fabric->chain) &&
+      (rc = jct__chain_attach_remote(r->chain, s->nranks, env->fabric->fault_log, err, errlen))) {
+    down(r);
+    return rc;
+  }
   if ((!r->verbs &&
        (rc = jct_fabric_new(&r->fab, &r->loop->uv, &r->loop->clock, env->fabric, err, errlen))) ||
       (rc = send_up(r, &ro, err, errlen)) || (rc = bootstrap(r, &ro, err, errlen))) {

@@ -13,16 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <arpa/inet.h>
 
 #include "common/errf.h"
 #include "harness/fabric/chain.h"
-#include "jctlab/kdrop.h"
 #include "harness/lab/agents.h"
 #include "harness/lab/lab.h"
 #include "harness/transport/rdma_sysfs.h"
 #include "jctlab/error.h"
 #include "backend.h"
+#include "host_faults.h"
 
 #define LAB_MAX_RANKS 16             /* 512 MiB each: what a 24 GiB, 2-core machine runs */
 #define HELLO_KVM_NS 90000000000ull  /* boot to hello, with KVM */
@@ -241,51 +240,10 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
 
 /* The agents' host injectors after a repetition: counters into the
  * chain's injectors, drops and a storm's frames into the fault log
- * (agent_host.h's shape). */
+ * (host_faults.h). */
 static void host_results(verbs_t *v) {
-  for (uint32_t r = 0; v->chain && r < v->o->schedule->nranks; r++) {
-    size_t k, j;
-    const json_t *e, *d;
-    json_array_foreach(jct__agents_host_drops(v->agents, r), k, e) {
-      size_t i = (size_t)json_integer_value(json_object_get(e, "index"));
-      jct_injector_stats_t st = {
-          .seen = (uint64_t)json_integer_value(json_object_get(e, "seen")),
-          .dropped = (uint64_t)json_integer_value(json_object_get(e, "dropped")),
-          .held = (uint64_t)json_integer_value(json_object_get(e, "held")),
-          .generated = (uint64_t)json_integer_value(json_object_get(e, "generated")),
-          .link_down_ns = (uint64_t)json_integer_value(json_object_get(e, "link_down_ns"))};
-      st.matched = st.seen;
-      jct__chain_host_result(v->chain, i, &st);
-      json_array_foreach(json_object_get(e, "drops"), j, d) {
-        struct jct_kdrop_event ev = {.qp = (uint32_t)json_integer_value(json_array_get(d, 1)),
-                                     .psn = (uint32_t)json_integer_value(json_array_get(d, 2)),
-                                     .opcode = (uint8_t)json_integer_value(json_array_get(d, 3)),
-                                     .retransmission = json_is_true(json_array_get(d, 4)),
-                                     .family = (uint8_t)json_integer_value(json_array_get(d, 5))};
-        int af = ev.family == 6 ? AF_INET6 : AF_INET;
-        const char *src = json_string_value(json_array_get(d, 6)),
-                   *dst = json_string_value(json_array_get(d, 7));
-        if (!src || !dst || inet_pton(af, src, ev.src) != 1 || inet_pton(af, dst, ev.dst) != 1)
-          continue;
-        jct__chain_host_event(v->chain, i, &ev, (uint64_t)json_integer_value(json_array_get(d, 0)));
-      }
-      json_array_foreach(json_object_get(e, "frames"), j, d) {
-        json_int_t t = json_integer_value(json_array_get(d, 0)),
-                   len = json_integer_value(json_array_get(d, 1));
-        jct__chain_host_frame(v->chain, i, t > 0 ? (uint64_t)t : 0, len > 0 ? (size_t)len : 0,
-                              json_is_true(json_array_get(d, 2)));
-      }
-      json_array_foreach(json_object_get(e, "links"), j, d) {
-        json_int_t t = json_integer_value(json_array_get(d, 0));
-        jct__chain_host_link(v->chain, i, t > 0 ? (uint64_t)t : 0,
-                             json_is_true(json_array_get(d, 1)));
-      }
-      json_int_t lost = json_integer_value(json_object_get(e, "frames_lost"));
-      if (lost > 0)
-        fprintf(stderr, "jctlab: injector #%zu at host:%u: %lld storm frames not logged\n", i + 1,
-                r, (long long)lost);
-    }
-  }
+  for (uint32_t r = 0; v->chain && r < v->o->schedule->nranks; r++)
+    jct__host_faults_results(v->chain, r, jct__agents_host_drops(v->agents, r));
 }
 
 static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {

@@ -1,9 +1,11 @@
 /* One rank's part of a repetition, in its own task (rank_world.h). */
 #include <stdlib.h>
+#include <time.h>
 
 #include "jctlab/error.h"
 #include "rank_world.h"
 #ifdef JCT_HAVE_VERBS
+#include "harness/lab/agent_host.h"
 #include "harness/transport/verbs/verbs.h"
 #endif
 
@@ -68,6 +70,19 @@ int jct__rank_part_begin(jct__rank_part_t *p, uint64_t t0_ns, bool faulted) {
   if (p->ranks) attach(p, p->exec);
   /* Each repetition from the line rate, as the uroce backend's. */
   if (p->ranks) jct__ranks_rep_start(p->ranks, faulted);
+#ifdef JCT_HAVE_VERBS
+  if (p->host) { /* as an agent's run message restarts them (cmd_agent.c) */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* the programs' clock (bpf_ktime_get_ns) */
+    if (jct__agent_host_start(p->host, faulted,
+                              (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                              jct_now_ns())) {
+      jct_exec_free(p->exec);
+      p->exec = NULL;
+      return JCT_EIO;
+    }
+  }
+#endif
   p->start_timer.data = p->exec_timer.data = p;
   jct_timer_start(&p->loop->clock, &p->start_timer, t0_ns, on_start);
   return 0;
@@ -117,4 +132,12 @@ void jct__rank_part_end(jct__rank_part_t *p) {
   attach(p, NULL);
   jct_exec_free(p->exec);
   p->exec = NULL;
+}
+
+json_t *jct__rank_part_host_done(jct__rank_part_t *p) {
+#ifdef JCT_HAVE_VERBS
+  if (p->host) return jct__agent_host_done(p->host);
+#endif
+  (void)p;
+  return NULL;
 }

@@ -18,8 +18,8 @@
 
 /* This task's device, its GID index and QPs, its ends filled. */
 static int open_mine(jct__verbs_t **v, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
-                     const jct__rank_up_t *u, uint64_t seed, jct__verbs_end_t *mine, char *err,
-                     size_t errlen) {
+                     const jct__rank_up_t *u, uint64_t seed, jct__verbs_end_t *mine,
+                     char *netdev, size_t netdev_len, char *err, size_t errlen) {
   jct__verbs_opts_t vo = {.timeout = u->timeout, .retry_cnt = u->retry_cnt, .tos = u->tos};
   int rc = jct__verbs_open(v, loop, s, rank, &vo, u->rdma.device, u->rdma.port, err, errlen);
   if (rc) return rc;
@@ -29,6 +29,12 @@ static int open_mine(jct__verbs_t **v, uv_loop_t *loop, const jct_schedule_t *s,
   if ((rc =
            jct__rdma_pick_gid(NULL, &u->rdma, dev, port, &gid_index, gid, sizeof gid, err, errlen)))
     return rc;
+  /* Where this rank's injectors at its host act (agent_host.h); none
+   * (empty) is only wrong when there are some (their setup says so). */
+  char ignored[8];
+  if (jct__rdma_gid_netdev(NULL, dev, port, gid_index, netdev, netdev_len, ignored,
+                           sizeof ignored))
+    netdev[0] = 0;
   /* The counters named: each one the device has (device, port and GID
    * were chosen above, not bound by an address). */
   jct_rdma_opts_t counters = {.ncounters = u->rdma.ncounters};
@@ -45,7 +51,8 @@ static int open_mine(jct__verbs_t **v, uv_loop_t *loop, const jct_schedule_t *s,
 
 int jct__rank_verbs_up(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
                        uint32_t size, const jct__rank_up_t *u, uint64_t seed, int rc_in,
-                       bool *mpi_failed, char *err, size_t errlen) {
+                       bool *mpi_failed, char *netdev, size_t netdev_len, char *err,
+                       size_t errlen) {
   *out = NULL;
   *mpi_failed = false;
   size_t per = 2 * (size_t)u->nconns;
@@ -56,7 +63,7 @@ int jct__rank_verbs_up(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t
     jct__world_abort(1);
   }
   jct__verbs_t *v = NULL;
-  int rc = rc_in ? rc_in : open_mine(&v, loop, s, rank, u, seed, mine, err, errlen);
+  int rc = rc_in ? rc_in : open_mine(&v, loop, s, rank, u, seed, mine, netdev, netdev_len, err, errlen);
   if (rc) memset(mine, 0, per * sizeof *mine); /* announce nothing */
   if (jct__world_allgather(mine, all, per * sizeof *all)) {
     *mpi_failed = true;

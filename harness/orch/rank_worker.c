@@ -16,6 +16,7 @@
 #include "jctlab/error.h"
 #include "rank_world.h"
 #ifdef JCT_HAVE_VERBS
+#include "harness/lab/agent_host.h"
 #include "harness/transport/rdma_sysfs.h"
 #endif
 
@@ -50,8 +51,10 @@ static void down(worker_t *w) {
   jct__ranks_free(w->part.ranks);
   w->part.ranks = NULL;
 #ifdef JCT_HAVE_VERBS
+  jct__agent_host_free(w->part.host); /* its programs off, its link up, its guard gone */
   jct__rank_verbs_free(w->part.verbs);
 #endif
+  w->part.host = NULL;
   w->part.verbs = NULL;
   jct_schedule_free(w->s);
   w->s = NULL;
@@ -78,14 +81,46 @@ static int enter(const jct__rank_up_t *u, uint32_t rank, char *err, size_t errle
   return 0;
 }
 
-/* verbs: this task's device and QPs, connected by hand (rank_verbs.c). */
-static void verbs_up(worker_t *w, const jct__rank_up_t *u, jct__rank_ready_t *r) {
+/* verbs: the injectors at this rank's host (host, host_len: UP's list)
+ * on netdev, before any traffic: a spec this host cannot honour (delay
+ * without fq) is the READY's error, JCT_EINVAL. */
+static int host_up(worker_t *w, const char *host, size_t host_len, const char *netdev,
+                   jct__rank_ready_t *r) {
+  if (!host_len) return 0;
+  if (!netdev[0])
+    return jct__errf(r->why, sizeof r->why, JCT_EINVAL,
+                     "rank %u: at=host: its RDMA device's GID names no network device "
+                     "(gid_attrs/ndevs) for its injectors to act on",
+                     w->rank);
+#ifdef JCT_HAVE_VERBS
+  json_error_t je;
+  json_t *list = json_loadb(host, host_len, 0, &je);
+  if (!list)
+    return jct__errf(r->why, sizeof r->why, JCT_EIO, "rank %u: its host's injectors: %s", w->rank,
+                     je.text);
+  char why[sizeof r->why - 16];
+  int rc = jct__agent_host_new(&w->part.host, list, netdev, NULL, false, &w->loop.clock, why,
+                               sizeof why);
+  json_decref(list);
+  if (rc) snprintf(r->why, sizeof r->why, "rank %u: %s", w->rank, why);
+  return rc;
+#else
+  (void)w, (void)host, (void)netdev;
+  return jct__errf(r->why, sizeof r->why, JCT_EINVAL, "injectors at a host: not in this build");
+#endif
+}
+
+/* verbs: this task's device and QPs, connected by hand (rank_verbs.c),
+ * and its injectors at its host. */
+static void verbs_up(worker_t *w, const jct__rank_up_t *u, const char *host, jct__rank_ready_t *r) {
   w->want = u->rdma;
+  char netdev[64] = "";
 #ifdef JCT_HAVE_VERBS
   bool mpi_failed = false;
   char why[sizeof r->why];
   int rc = jct__rank_verbs_up(&w->part.verbs, &w->loop.uv, w->s, w->rank, w->size, u,
-                              u->psn_seed, r->rc, &mpi_failed, why, sizeof why);
+                              u->psn_seed, r->rc, &mpi_failed, netdev, sizeof netdev, why,
+                              sizeof why);
   if (rc && !r->rc) {
     r->rc = rc;
     snprintf(r->why, sizeof r->why, "rank %u: %.200s", w->rank, why);
@@ -95,12 +130,13 @@ static void verbs_up(worker_t *w, const jct__rank_up_t *u, jct__rank_ready_t *r)
     return;
   }
 #else /* unreachable: rank 0 of such a build refuses verbs before UP */
-  (void)r;
+  (void)r, (void)host;
   w->broken = w->quit = true;
   return;
 #endif
   w->part = (jct__rank_part_t){
       .loop = &w->loop, .s = w->s, .rank = w->rank, .verbs = w->part.verbs};
+  if (!r->rc) r->rc = host_up(w, host, u->host_len, netdev, r);
   send_or_break(w, JCT__TAG_READY, r, sizeof *r);
 }
 
@@ -113,7 +149,7 @@ static void on_up(worker_t *w, const char *buf, size_t len) {
     return;
   }
   memcpy(&u, buf, sizeof u);
-  if (sizeof u + u.sched_len > len) {
+  if (sizeof u + (size_t)u.sched_len + u.host_len > len) {
     w->broken = w->quit = true;
     return;
   }
@@ -125,7 +161,7 @@ static void on_up(worker_t *w, const char *buf, size_t len) {
     r.rc = jct__errf(r.why, sizeof r.why, JCT_EINVAL, "rank %u: the schedule has %u connections, not %u",
                      w->rank, w->s->nconns, u.nconns);
   if (verbs) {
-    verbs_up(w, &u, &r);
+    verbs_up(w, &u, buf + sizeof u + u.sched_len, &r);
     return;
   }
   size_t per = 2 * (size_t)u.nconns;
@@ -174,9 +210,12 @@ static void on_run(worker_t *w, const char *buf, size_t len) {
   uint32_t port;
   if (w->part.verbs) jct__rank_verbs_counters(w->part.verbs, &w->want, false, &w->dev, dev, &port);
 #endif
-  if (jct__rank_part_begin(&w->part, local, w->run.faulted != 0)) {
+  int rc = jct__rank_part_begin(&w->part, local, w->run.faulted != 0);
+  if (rc) {
     jct__rank_done_t d = {.index = w->run.index, .ok = 0};
-    snprintf(d.why, sizeof d.why, "rank %u: out of memory", w->rank);
+    snprintf(d.why, sizeof d.why, "rank %u: %s", w->rank,
+             rc == JCT_EIO ? "its host's kernel would not restart its injectors' programs"
+                           : "out of memory");
     send_or_break(w, JCT__TAG_DONE, &d, sizeof d);
     return;
   }
@@ -200,10 +239,15 @@ static bool bad_report_for_test(worker_t *w) {
  * timings on rank 0's clock. */
 static void finish(worker_t *w, const char *why) {
   const jct_schedule_t *s = w->s;
+  /* What its host's injectors did (a storm stops here). */
+  json_t *hj = jct__rank_part_host_done(&w->part);
+  char *host = hj ? json_dumps(hj, JSON_COMPACT) : NULL;
+  json_decref(hj);
+  size_t host_len = host ? strlen(host) : 0;
   size_t len = sizeof(jct__rank_done_t) + s->nops * sizeof(jct_op_timing_t) +
-               s->nconns * sizeof(jct_conn_counts_t);
+               s->nconns * sizeof(jct_conn_counts_t) + host_len;
   char *buf = calloc(1, len);
-  if (!buf) {
+  if (!buf || (hj && !host)) {
     fprintf(stderr, "jctlab rank: rank %u: out of memory\n", w->rank);
     jct__world_abort(1);
     return;
@@ -217,6 +261,9 @@ static void finish(worker_t *w, const char *why) {
   d->ok = !why;
   if (why) snprintf(d->why, sizeof d->why, "%s", why);
   d->lateness = w->loop.clock.lateness;
+  d->host_len = (uint32_t)host_len;
+  if (host_len) memcpy((char *)(cc + s->nconns), host, host_len);
+  free(host);
   jct__rank_part_timing(&w->part, w->clock.offset_ns, t);
   if (w->part.ranks) {
     jct__ranks_stats(w->part.ranks, &d->stats);

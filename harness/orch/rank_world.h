@@ -16,9 +16,11 @@
  *       schedule as JSON}; then every task: an allgather of each QP end's
  *       bootstrap (QPN, initial PSN, IPv4 address; jct__rank_end_t), then
  *       worker -> READY {rc, why};
- *   RUN {index, limit_ns}; then every task: a barrier, and rank 0's start
- *       time broadcast (its clock); worker -> DONE {index, ok, why,
- *       counters, its ops' timings on rank 0's clock}, and ALIVE {} every
+ *   RUN {index, faulted, limit_ns}; then every task: a barrier, and rank
+ *       0's start time broadcast (its clock); each task's injectors at its
+ *       host (verbs) restart then, acting only when faulted; worker -> DONE
+ *       {index, ok, why, counters, its ops' timings on rank 0's clock, what
+ *       its host's injectors did}, and ALIVE {} every
  *       JCT__RANK_ALIVE_NS until then, so that rank 0 names a task on
  *       another host that died (no launcher ended the job) or lost its
  *       network within JCT__RANK_SILENT_NS, not at the repetition's limit;
@@ -28,6 +30,7 @@
 #ifndef JCT_ORCH_RANK_WORLD_H
 #define JCT_ORCH_RANK_WORLD_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -66,7 +69,9 @@ typedef struct {
   char lost_why[256];
 } jct__rank_world_t;
 
-/* UP's payload; the schedule's JSON text follows it (sched_len bytes). */
+/* UP's payload; the schedule's JSON text follows it (sched_len bytes),
+ * then (verbs) the rank's injectors at its host (host_len bytes: the list
+ * of harness/lab/agent_host.h as JSON text, from host_faults.h; 0: none). */
 typedef struct {
   int32_t pid, nsfd;
   int32_t transport; /* JCT_TRANSPORT_UROCE (nsfd, ro, dcqcn) or JCT_TRANSPORT_VERBS (below) */
@@ -80,6 +85,7 @@ typedef struct {
   uint64_t psn_seed; /* each task draws its QP ends' PSNs from this and its rank */
   uint32_t nconns; /* the schedule's: the allgather's size, whatever happens */
   uint32_t sched_len;
+  uint32_t host_len;
 } jct__rank_up_t;
 
 /* One QP end's bootstrap, as each task announces its own (0 elsewhere). */
@@ -99,7 +105,9 @@ typedef struct {
 } jct__rank_run_t;
 
 /* DONE's payload; nops jct_op_timing_t (absolute, rank 0's clock; 0 where
- * not this rank's) and nconns jct_conn_counts_t (cumulative) follow. */
+ * not this rank's) and nconns jct_conn_counts_t (cumulative) follow, then
+ * host_len bytes: what the rank's injectors at its host did in the
+ * repetition (agent_host.h's done list as JSON text; 0: none). */
 typedef struct {
   uint32_t index;
   int32_t ok;
@@ -117,6 +125,7 @@ typedef struct {
   char device[64];
   uint32_t port;
   uint32_t nops, nconns;
+  uint32_t host_len;
 } jct__rank_done_t;
 
 /* Each task's own QP ends' bootstrap, into ends[2 * nconns]: the QPN uroce
@@ -139,12 +148,15 @@ int jct__rank_merge_ends(const jct_schedule_t *s, const jct__rank_end_t *all, ui
  * the PSNs jct__rank_own_ends draws from seed, allgathers every end
  * (jct__verbs_end_t: QPN, PSN, GID, buffer and rkey, MTU) and moves its
  * QPs to RTR and RTS against their peers'. *mpi_failed: the allgather
- * failed (the world is broken). Errors: JCT_EINVAL (a setting this host
+ * failed (the world is broken). netdev[netdev_len]: the network device of
+ * the GID the QPs use (rdma_sysfs.h), where the rank's injectors at its
+ * host act ("" when sysfs names none). Errors: JCT_EINVAL (a setting this host
  * cannot honour: err names it, exit 2), JCT_EIO, JCT_ENOMEM. */
 struct jct_verbs;
 int jct__rank_verbs_up(struct jct_verbs **out, uv_loop_t *loop, const jct_schedule_t *s,
                        uint32_t rank, uint32_t size, const jct__rank_up_t *u, uint64_t seed,
-                       int rc_in, bool *mpi_failed, char *err, size_t errlen);
+                       int rc_in, bool *mpi_failed, char *netdev, size_t netdev_len, char *err,
+                       size_t errlen);
 /* The device's counters now, as rdma_sysfs.h reads them (want: the named
  * ones from counters/ too), and its name (64 bytes) and port. settle:
  * after a repetition, first wait out the port's counter lifespan
@@ -171,13 +183,18 @@ typedef struct {
   uint32_t rank;
   jct__ranks_t *ranks;     /* uroce; or */
   struct jct_verbs *verbs; /* verbs (rank_verbs.c) */
+  /* verbs: the rank's injectors at its host (harness/lab/agent_host.h),
+   * restarted by each begin; NULL: none */
+  struct jct__agent_host *host;
   jct_exec_t *exec;
   jct_timer_t start_timer, exec_timer;
   int rc; /* a failed start or timer: the executor's error */
 } jct__rank_part_t;
 
 /* Begin a repetition (faulted: with the faults): the executor made, its
- * start armed at t0_ns (this task's clock). Errors: JCT_ENOMEM. */
+ * start armed at t0_ns (this task's clock), the injectors at the host
+ * restarted now (acting only when faulted). Errors: JCT_ENOMEM, JCT_EIO
+ * (the host's kernel would not restart its program). */
 int jct__rank_part_begin(jct__rank_part_t *p, uint64_t t0_ns, bool faulted);
 /* After each loop turn: the executor's next deadline armed. */
 void jct__rank_part_turn(jct__rank_part_t *p);
@@ -194,5 +211,8 @@ bool jct__rank_part_failed(const jct__rank_part_t *p, char *why, size_t len);
 bool jct__rank_part_quiet(const jct__rank_part_t *p);
 /* End the repetition (the executor freed). */
 void jct__rank_part_end(jct__rank_part_t *p);
+/* What the injectors at the host did in the repetition (agent_host.h's
+ * done list; a storm stops): a new reference, NULL when the part has none. */
+json_t *jct__rank_part_host_done(jct__rank_part_t *p);
 
 #endif

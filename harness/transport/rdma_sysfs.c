@@ -140,6 +140,17 @@ int jct__rdma_pick_gid(const char *root, const jct_rdma_opts_t *w, const char *d
                    dev, port ? port : 1);
 }
 
+int jct__rdma_gid_netdev(const char *root, const char *dev, uint32_t port, uint32_t index,
+                         char *netdev, size_t len, char *err, size_t errlen) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/%s/ports/%u/gid_attrs/ndevs/%u", ROOT(root), dev,
+           port ? port : 1, index);
+  if (!read_line(path, netdev, len) || !netdev[0])
+    return jct__errf(err, errlen, JCT_EINVAL, "%s port %u GID %u has no network device (%s)", dev,
+                     port ? port : 1, index, path);
+  return 0;
+}
+
 int jct__rdma_check(const char *root, const jct_rdma_opts_t *w, const char *dev, uint32_t port,
                     uint32_t addr_be, char *err, size_t errlen) {
   char path[600], there[256];

@@ -44,6 +44,13 @@ int jct__rdma_pick_gid(const char *root, const jct_rdma_opts_t *want, const char
                        uint32_t port, uint32_t *index, char *gid_text, size_t gid_len, char *err,
                        size_t errlen);
 
+/* The network device whose traffic GID entry index of dev's port (1..)
+ * goes out by (gid_attrs/ndevs/INDEX: rxe's netdev, a RoCE NIC's own
+ * interface), into netdev[len]: where the host's injectors of `jctlab
+ * rank` act. Returns 0 or JCT_EINVAL (err: the entry has no netdev). */
+int jct__rdma_gid_netdev(const char *root, const char *dev, uint32_t port, uint32_t index,
+                         char *netdev, size_t len, char *err, size_t errlen);
+
 /* The port's counters now: every file of hw_counters/, and each of
  * want's counters that is not there from counters/ (want NULL: none).
  * Returns how many were read (0: none there). */

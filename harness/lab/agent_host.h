@@ -1,4 +1,6 @@
-/* An agent's injectors at its own host (internal to `jctlab agent`): the
+/* An agent's injectors at its own host (internal to the harness: `jctlab
+ * agent` runs them, and each task of `jctlab rank --transport verbs` its
+ * own rank's, harness/orch/rank_world.h): the
  * drop and delay injectors a run placed at=host:RANK on this rank, run as
  * the tc-eBPF program (include/jctlab/kdrop.h, harness/fabric/hostdrop.h)
  * on the egress of the agent's network device, where rxe's RoCEv2 packets

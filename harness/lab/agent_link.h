@@ -1,4 +1,5 @@
-/* A flap's link at an agent's own host (internal to `jctlab agent`): the
+/* A flap's link at an agent's own host (internal to the harness: `jctlab agent`'s,
+ * and `jctlab rank`'s tasks'): the
  * agent's RoCE netdev set down and up over netlink (RTM_NEWLINK, IFF_UP
  * cleared and set, as `ip link set IF down|up` does), the host's side of
  * `flap down=T every=T at=host:RANK` on real hosts (--agents).

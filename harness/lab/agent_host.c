@@ -55,7 +55,7 @@ struct jct__agent_host {
    * from the interface on a packet socket. */
   jct_clock_t *clock;
   jct_timer_t timer;
-  const char *netdev;
+  char netdev[IF_NAMESIZE]; /* a copy: the caller's may not outlive h */
   int pkt_fd; /* -1 until the first frame */
   bool storming;
 };
@@ -180,7 +180,7 @@ int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char 
   if (!h) return JCT_ENOMEM;
   h->ifindex = ifindex;
   h->clock = clock;
-  h->netdev = netdev;
+  snprintf(h->netdev, sizeof h->netdev, "%s", netdev);
   h->pkt_fd = -1;
   h->timer.data = h;
   size_t k;
