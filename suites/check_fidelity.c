@@ -230,14 +230,9 @@ START_TEST(uroce_session_watches_only_when_asked) {
   ck_assert_msg(rc == 0, "jct_ns_isolate: %s", err);
   jct_schedule_t *sch;
   ck_assert_int_eq(jct_schedule_synth(&sch, "ring", 2, 65536, 1, err, sizeof err), 0);
-  jct_run_opts_t o = {.schedule = sch,
-                      .transport = JCT_TRANSPORT_UROCE,
-                      .reps = 1,
-                      .rate_bps = 100000000,
-                      .prop_delay_ns = 1000,
-                      .timeout = 14,
-                      .retry_cnt = 7,
-                      .tdf = 1};
+  jct_run_opts_t o = {
+      .schedule = sch, .transport = JCT_TRANSPORT_UROCE, .reps = 1, .rate_bps = 100000000};
+  o.prop_delay_ns = 1000, o.timeout = 14, o.retry_cnt = 7, o.tdf = 1;
   for (int watch = 0; watch < 2; watch++) {
     o.watch_losses = watch;
     jct__session_t *s;
