@@ -54,9 +54,11 @@ typedef struct {
                                       included, and tap: the watch below), ports not chosen:
                                       the backend picks them */
   /* With ops->resent_on_wire: the session's watch on the switch's wire,
-   * fed by fabric->tap, outliving the backend; its re-sent packets
-   * (jct__loss_watch_resent) are the ones the devices do not count. NULL
-   * otherwise. */
+   * fed by fabric->tap; its re-sent packets (jct__loss_watch_resent) are
+   * the ones the devices do not count. It outlives the backend when the
+   * backend built a fabric; without one (agents on hosts) the session
+   * frees it once up returns, so the backend keeps it only with its
+   * fabric. NULL otherwise. */
   const jct__loss_watch_t *watch;
 } jct__backend_env_t;
 

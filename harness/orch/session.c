@@ -263,10 +263,10 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   if (faulted && s->fab && jct_fabric_wd_storming(s->fab))
     jct__loop_run_until(&s->loop, restored_or_failed, NULL, s,
                         jct_now_ns() + (uint64_t)(2e9 * jct_clock_tdf()));
-  /* Its drain's retransmissions in. */
-  if (s->watch && (rc = jct__loss_watch_end(s->watch)) && s->ops->resent_on_wire) {
+  int watched = s->watch ? jct__loss_watch_end(s->watch) : 0; /* its drain's retransmissions in */
+  if (watched && s->ops->resent_on_wire) {
     free(links_before);
-    return rc;
+    return watched;
   }
   jct__chain_collect(s->chain); /* the host injectors' counters, from their kernels */
   /* The counters include what happened while the fabric drained, so the
@@ -507,6 +507,10 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
     return rc;
   }
   s->fab = s->ops->fabric(s->b);
+  if (!s->fab && !o->watch_losses) { /* no switch, no wire: nothing to watch (backend.h) */
+    jct__loss_watch_free(s->watch);
+    s->watch = NULL;
+  }
   if (s->fab) {
     /* Let the links come up; what the loop did until then is no lateness
      * of a repetition. */
