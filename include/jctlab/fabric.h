@@ -95,7 +95,7 @@ typedef struct {
   /* NULL, or called with every frame the switch sends toward a host (what
    * pcap_out holds without pcap_one_port), at its departure in emulated ns,
    * for a look at the wire in memory: `jctlab inspect`'s analysis of it,
-   * the replay's re-sent packets where the devices count none (rxe) and a
+   * a run's re-sent packets where the devices count none (rxe) and a
    * postmortem's per-loss recovery times (harness/orch/loss_watch.h).
    * It must not keep frame. NULL costs the frame nothing. */
   void (*tap)(const uint8_t *frame, size_t len, uint64_t depart_ns, void *arg);
