@@ -25,9 +25,6 @@
 #include <uv.h>
 
 #include "harness/fabric/chain.h"
-#include "harness/fabric/resent.h"
-#include "jctlab/decode.h"
-#include "jctlab/inspect.h"
 #include "craft.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
@@ -277,80 +274,12 @@ START_TEST(longer_than_snaplen_is_a_harness_loss) {
 }
 END_TEST
 
-/* The re-sent packets the lab's switch counts for rxe (resent.h), as
- * `jctlab inspect` counts a capture's: over the shipped capture's frames,
- * the same number; and on crafted frames, only data packets not above
- * their flow's highest PSN (another QP, another source, an ACK and a PSN
- * wrapping past 2^24 - 1 are none). */
-static void resent_add(jct__resent_t *r, const char *src, uint8_t opcode, uint32_t qp,
-                       uint32_t psn) {
-  uint8_t buf[256];
-  craft_roce_t c = {.src = src, .payload_bytes = opcode == 0x11 ? 0 : 64};
-  c.h.bth.opcode = opcode;
-  c.h.bth.dest_qp = qp;
-  c.h.bth.psn = psn;
-  size_t n = craft_roce(buf, sizeof buf, &c);
-  ck_assert_uint_gt(n, 0);
-  jct__resent_frame(r, buf, n);
-}
-
-START_TEST(resent_as_inspect_counts) {
-  static jct__resent_t r;
-  memset(&r, 0, sizeof r);
-  char errbuf[PCAP_ERRBUF_SIZE];
-  pcap_t *pc = pcap_open_offline_with_tstamp_precision(
-      JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap", PCAP_TSTAMP_PRECISION_NANO, errbuf);
-  ck_assert_msg(pc != NULL, "%s", errbuf);
-  jct_inspect_opts_t o = {0};
-  jct_inspect_t *ins = NULL;
-  ck_assert_int_eq(jct_inspect_new(&ins, &o), 0);
-  int linktype = pcap_datalink(pc);
-  struct pcap_pkthdr *h;
-  const u_char *data;
-  uint64_t n = 0;
-  while (pcap_next_ex(pc, &h, &data) == 1) {
-    jct_packet_t p;
-    jct_decode(linktype, data, h->caplen, h->len, &p);
-    uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
-    ck_assert_int_eq(jct_inspect_add(ins, &p, ts, ++n, h->len), 0);
-    jct__resent_frame(&r, data, h->caplen);
-  }
-  pcap_close(pc);
-  jct_inspect_finish(ins);
-  uint64_t want = jct_inspect_totals(ins)->retransmitted_packets;
-  jct_inspect_free(ins);
-  ck_assert_uint_gt(want, 0);
-  ck_assert_uint_eq(r.packets, want);
-  ck_assert_uint_eq(r.untracked, 0);
-
-  memset(&r, 0, sizeof r);
-  const uint8_t write_mid = 0x07, ack = 0x11;
-  for (uint32_t psn = 1; psn <= 4; psn++)
-    resent_add(&r, "198.18.0.1", write_mid, 0x11, psn);
-  resent_add(&r, "198.18.0.1", write_mid, 0x12, 1); /* another QP: its first */
-  resent_add(&r, "198.18.0.2", write_mid, 0x11, 2); /* another source */
-  resent_add(&r, "198.18.0.1", ack, 0x11, 1);       /* an ACK */
-  ck_assert_uint_eq(r.packets, 0);
-  resent_add(&r, "198.18.0.1", write_mid, 0x11, 3); /* a go-back from 3 */
-  resent_add(&r, "198.18.0.1", write_mid, 0x11, 4);
-  resent_add(&r, "198.18.0.1", write_mid, 0x11, 5);
-  ck_assert_uint_eq(r.packets, 2);
-  ck_assert_uint_eq(r.bytes, 2 * (12 + 64 + 4)); /* BTH, payload, ICRC */
-  resent_add(&r, "198.18.0.1", write_mid, 0x13, 0xffffff);
-  resent_add(&r, "198.18.0.1", write_mid, 0x13, 0); /* wraps: after 2^24 - 1 */
-  ck_assert_uint_eq(r.packets, 2);
-  resent_add(&r, "198.18.0.1", write_mid, 0x13, 0xffffff);
-  ck_assert_uint_eq(r.packets, 3);
-}
-END_TEST
-
 Suite *fabric_suite(void) {
   Suite *s = suite_create("fabric");
   TCase *core = tcase_create("core");
   tcase_set_timeout(core, 20);
   tcase_add_test(core, pcap_in_pairs_with_pcap_out);
   tcase_add_test(core, pcap_snaplen_cuts);
-  tcase_add_test(core, resent_as_inspect_counts);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, pcap_in_unwritable);

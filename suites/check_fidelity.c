@@ -17,9 +17,14 @@
  *   - a profile the replay cannot honour, and a bad tolerance, are bad
  *     input (exit 2, naming the figure);
  *   - the replay's losses are timed as the capture's, hole to retransmission
- *     on the switch's wire (loss_watch.h, with crafted frames). */
+ *     on the switch's wire (loss_watch.h, with crafted frames);
+ *   - the re-sent packets the same watch counts (rxe's in the lab, which
+ *     counts none) are inspect's retransmitted packets: the shipped
+ *     capture's frames on the watch give inspect's count of them (971);
+ *     a uroce session, which counts its own, watches only when asked. */
 #include <jansson.h>
 #include <math.h>
+#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +32,10 @@
 
 #include "craft.h"
 #include "harness/orch/loss_watch.h"
+#include "harness/orch/session.h"
+#include "jctlab/topo.h"
+#include "jctlab/decode.h"
+#include "jctlab/inspect.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -107,6 +116,131 @@ START_TEST(loss_watch_times_each_hole) {
   jct__loss_watch_reset(w);       /* after the warm-up */
   ck_assert(!jct__loss_watch_median(w, true, &med, &n));
   jct__loss_watch_free(w);
+}
+END_TEST
+
+/* The re-sent packets on the watch, as `jctlab inspect` counts a
+ * capture's retransmitted packets: over the shipped capture's frames, the
+ * number its own analysis of them gives, each with its UDP payload (BTH
+ * to ICRC: the payload inspect counts and 16 to 39 bytes of headers); on
+ * crafted frames, only data packets not above their flow's highest PSN,
+ * added up over repetitions (another QP, another source, an ACK, a copy
+ * with a bad ICRC, which the receiver drops, and a PSN wrapping past
+ * 2^24 - 1 are none; a frame outside a repetition is not watched). */
+static void resent_send(jct__loss_watch_t *w, const char *src, uint8_t opcode, uint32_t qp,
+                        uint32_t psn, bool bad_icrc) {
+  uint8_t buf[256];
+  craft_roce_t c = {.src = src, .payload_bytes = opcode == 0x11 ? 0 : 64, .bad_icrc = bad_icrc};
+  c.h.bth.opcode = opcode;
+  c.h.bth.dest_qp = qp;
+  c.h.bth.psn = psn;
+  size_t n = craft_roce(buf, sizeof buf, &c);
+  ck_assert_uint_gt(n, 0);
+  jct__loss_watch_frame(buf, n, 1000, w);
+}
+
+START_TEST(watch_counts_resent_as_inspect) {
+  jct__loss_watch_t *w;
+  ck_assert_int_eq(jct__loss_watch_new(&w), 0);
+  char errbuf[PCAP_ERRBUF_SIZE];
+  pcap_t *pc = pcap_open_offline_with_tstamp_precision(SHIPPED, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+  ck_assert_msg(pc != NULL, "%s", errbuf);
+  ck_assert_int_eq(pcap_datalink(pc), DLT_EN10MB);
+  jct_inspect_opts_t o = {0};
+  jct_inspect_t *ins = NULL;
+  ck_assert_int_eq(jct_inspect_new(&ins, &o), 0);
+  struct pcap_pkthdr *h;
+  const u_char *data;
+  uint64_t n = 0;
+  ck_assert_int_eq(jct__loss_watch_begin(w, true), 0);
+  while (pcap_next_ex(pc, &h, &data) == 1) {
+    jct_packet_t p;
+    jct_decode(DLT_EN10MB, data, h->caplen, h->len, &p);
+    uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
+    ck_assert_int_eq(jct_inspect_add(ins, &p, ts, ++n, h->len), 0);
+    jct__loss_watch_frame(data, h->caplen, ts, w);
+  }
+  pcap_close(pc);
+  ck_assert_int_eq(jct__loss_watch_end(w), 0);
+  jct_inspect_finish(ins);
+  uint64_t want = jct_inspect_totals(ins)->retransmitted_packets,
+           payload = jct_inspect_totals(ins)->retransmitted_bytes;
+  jct_inspect_free(ins);
+  uint64_t packets, bytes;
+  jct__loss_watch_resent(w, &packets, &bytes);
+  ck_assert_uint_gt(want, 0);
+  ck_assert_uint_eq(packets, want);
+  ck_assert_uint_ge(bytes, payload + 16 * want);
+  ck_assert_uint_le(bytes, payload + 39 * want);
+  jct__loss_watch_free(w);
+
+  ck_assert_int_eq(jct__loss_watch_new(&w), 0);
+  const uint8_t write_mid = 0x07, ack = 0x11;
+  ck_assert_int_eq(jct__loss_watch_begin(w, false), 0);
+  for (uint32_t psn = 1; psn <= 4; psn++)
+    resent_send(w, "198.18.0.1", write_mid, 0x11, psn, false);
+  resent_send(w, "198.18.0.1", write_mid, 0x12, 1, false); /* another QP: its first */
+  resent_send(w, "198.18.0.2", write_mid, 0x11, 2, false); /* another source */
+  resent_send(w, "198.18.0.1", ack, 0x11, 1, false);       /* an ACK */
+  resent_send(w, "198.18.0.1", write_mid, 0x11, 2, true);  /* a bad ICRC */
+  jct__loss_watch_resent(w, &packets, &bytes);
+  ck_assert_uint_eq(packets, 0);
+  resent_send(w, "198.18.0.1", write_mid, 0x11, 3, false); /* a go-back from 3 */
+  resent_send(w, "198.18.0.1", write_mid, 0x11, 4, false);
+  resent_send(w, "198.18.0.1", write_mid, 0x11, 5, false);
+  jct__loss_watch_resent(w, &packets, &bytes);
+  ck_assert_uint_eq(packets, 2);
+  ck_assert_uint_eq(bytes, 2 * (12 + 64 + 4)); /* BTH, payload, ICRC */
+  resent_send(w, "198.18.0.1", write_mid, 0x13, 0xffffff, false);
+  resent_send(w, "198.18.0.1", write_mid, 0x13, 0, false); /* wraps: after 2^24 - 1 */
+  jct__loss_watch_resent(w, &packets, &bytes);
+  ck_assert_uint_eq(packets, 2);
+  resent_send(w, "198.18.0.1", write_mid, 0x13, 0xffffff, false);
+  ck_assert_int_eq(jct__loss_watch_end(w), 0);
+  resent_send(w, "198.18.0.1", write_mid, 0x13, 0xffffff, false); /* between repetitions */
+  jct__loss_watch_resent(w, &packets, &bytes);
+  ck_assert_uint_eq(packets, 3);
+  ck_assert_int_eq(jct__loss_watch_begin(w, true), 0); /* PSNs run on across repetitions */
+  resent_send(w, "198.18.0.1", write_mid, 0x11, 6, false);
+  resent_send(w, "198.18.0.1", write_mid, 0x11, 6, false);
+  ck_assert_int_eq(jct__loss_watch_end(w), 0);
+  jct__loss_watch_resent(w, &packets, &bytes);
+  ck_assert_uint_eq(packets, 4);
+  ck_assert_uint_eq(bytes, 4 * (12 + 64 + 4));
+  jct__loss_watch_free(w);
+}
+END_TEST
+
+/* uroce counts its own re-sent packets: a session of it looks at no frame
+ * of its switch (the fabric gets no tap: nothing per frame) unless the run
+ * wants its losses timed (a postmortem's watch_losses). In namespaces of
+ * the test's own (jct_ns_isolate); skipped where they cannot be made. */
+START_TEST(uroce_session_watches_only_when_asked) {
+  const char *fork_env = getenv("CK_FORK");
+  char err[256] = "";
+  if (fork_env && strcmp(fork_env, "no") == 0) {
+    printf("fidelity: uroce_session_watches_only_when_asked skipped: needs Check's fork mode\n");
+    return;
+  }
+  int rc = jct_ns_isolate(err, sizeof err);
+  if (rc < 0 && geteuid() != 0) {
+    printf("fidelity: uroce_session_watches_only_when_asked skipped: %s\n", err);
+    return;
+  }
+  ck_assert_msg(rc == 0, "jct_ns_isolate: %s", err);
+  jct_schedule_t *sch;
+  ck_assert_int_eq(jct_schedule_synth(&sch, "ring", 2, 65536, 1, err, sizeof err), 0);
+  jct_run_opts_t o = {
+      .schedule = sch, .transport = JCT_TRANSPORT_UROCE, .reps = 1, .rate_bps = 100000000};
+  o.prop_delay_ns = 1000, o.timeout = 14, o.retry_cnt = 7, o.tdf = 1;
+  for (int watch = 0; watch < 2; watch++) {
+    o.watch_losses = watch;
+    jct__session_t *s;
+    ck_assert_msg(jct__session_new(&s, &o, 0, err, sizeof err) == 0, "%s", err);
+    ck_assert(jct__session_watches(s) == (bool)watch);
+    jct__session_free(s);
+  }
+  jct_schedule_free(sch);
 }
 END_TEST
 
@@ -441,7 +575,6 @@ Suite *fidelity_suite(void) {
   Suite *s = suite_create("fidelity");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 600);
-  tcase_add_test(tc, loss_watch_times_each_hole);
   tcase_add_test(tc, profile_drives_the_replay);
   tcase_add_test(tc, options_override_the_profile);
   tcase_add_test(tc, lossless_capture_replays);
@@ -450,5 +583,11 @@ Suite *fidelity_suite(void) {
   tcase_add_test(tc, tolerance_decides_the_exit_status);
   tcase_add_test(tc, a_profile_it_cannot_honour_is_bad_input);
   suite_add_tcase(s, tc);
+  /* The watch on the replay's wire, alone, on crafted and captured frames. */
+  TCase *watch = tcase_create("watch");
+  tcase_add_test(watch, loss_watch_times_each_hole);
+  tcase_add_test(watch, watch_counts_resent_as_inspect);
+  tcase_add_test(watch, uroce_session_watches_only_when_asked);
+  suite_add_tcase(s, watch);
   return s;
 }

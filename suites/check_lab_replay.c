@@ -95,9 +95,9 @@ START_TEST(test_one_drop_one_nak) {
   ck_assert_int_eq(jint(c, "device_counters.rcvd_seq_err"), 2);
   ck_assert_int_ge(jint(c, "device_counters.out_of_seq_request"), 2);
   /* The transport's figures are the devices' where rxe counts them, null
-   * where it does not; the re-sent packets are the lab switch's count (as
-   * a capture of its wire shows them): each drop's go-back re-sends the
-   * dropped packet at least. */
+   * where it does not; the re-sent packets are inspect's count of them on
+   * the lab switch's wire (as a capture of it shows them): each drop's
+   * go-back re-sends the dropped packet at least. */
   ck_assert_int_eq(jint(c, "transport.naks"), 2);
   ck_assert_int_eq(jint(c, "transport.packets"), jint(c, "device_counters.sent_pkts"));
   ck_assert(json_is_null(jget(c, "transport.data_packets")));
@@ -772,7 +772,7 @@ START_TEST(lab_capture_postmortem_on_verbs) {
   ck_assert_msg(json_is_true(jget(f, "job_ns.within")), "job %.1f ms, the capture's %.1f ms",
                 jnum(f, "job_ns.replayed") / 1e6, jnum(f, "job_ns.captured") / 1e6);
   ck_assert_msg(json_is_integer(jget(f, "retransmitted_packets.replayed")),
-                "the lab's switch counts re-sent packets");
+                "the lab switch's wire gives the re-sent packets");
   json_int_t resent = jint(f, "retransmitted_packets.replayed"),
              captured = jint(f, "retransmitted_packets.captured");
   printf("lab_replay: p2p-delay-drop on verbs: job %.1f / %.1f ms, re-sent %lld / %lld, NAKs %lld\n",

@@ -1,4 +1,6 @@
-/* What inspect.c shares with the rest of traces/ (internal to jctlab). */
+/* What inspect.c shares with the rest of traces/, and with the replay's
+ * watch on its switch's wire (harness/orch/loss_watch.c), which counts
+ * re-sent packets by it (internal to jctlab). */
 #ifndef JCT_INSPECT_INT_H
 #define JCT_INSPECT_INT_H
 

@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "capture.h"
-#include "resent.h"
 #include "chain.h"
 #include "common/errf.h"
 #include "jctlab/error.h"
@@ -87,7 +86,6 @@ struct jct_fabric {
   jct__reroute_t rr;     /* leaf-spine: the cables' states and the routes around them */
   bool watch_links;      /* some injector can take a cable down */
   uint64_t rep_start_ns; /* the repetition's start (jct_fabric_start) */
-  jct__resent_t *resent; /* with count_resent */
 };
 
 /* Frames whose receivers count them too (clock.h, jct_clock_flight): RoCEv2
@@ -120,7 +118,6 @@ static void emit_host(jct_fabric_t *f, uint32_t rank, const uint8_t *frame, size
     jct_clock_flight(f->clock, 1);
   }
   f->hs.frames_out++;
-  if (f->resent) jct__resent_frame(f->resent, frame, len); /* where pcap_out records it */
   if (f->opts.tap) f->opts.tap(frame, len, depart_ns, f->opts.tap_arg);
   if (f->dump && (!f->opts.pcap_one_port || f->opts.pcap_port == rank)) {
     struct pcap_pkthdr h = {.caplen = (bpf_u_int32)len, .len = (bpf_u_int32)len};
@@ -564,10 +561,8 @@ int jct_fabric_new(jct_fabric_t **out, uv_loop_t *loop, jct_clock_t *clock,
   f->timer.data = f;
   f->ports = calloc(opts->nranks, sizeof *f->ports);
   f->polls = calloc(1, sizeof *f->polls + opts->nranks * sizeof(uv_poll_t));
-  f->resent = opts->count_resent ? calloc(1, sizeof *f->resent) : NULL;
   int rc = JCT_ENOMEM;
-  if (!f->ports || !f->polls || (opts->count_resent && !f->resent) ||
-      (rc = jct_clock_add_busy(clock, busy, f)))
+  if (!f->ports || !f->polls || (rc = jct_clock_add_busy(clock, busy, f)))
     goto fail;
   jct_topo_opts_t to = {.mtu = opts->mtu, .ipv6 = false};
   measure_realtime_offset(f);
@@ -629,12 +624,6 @@ void jct_fabric_totals(const jct_fabric_t *f, jct_switch_totals_t *out) {
     for (size_t k = 0; k < sizeof t / sizeof *a; k++)
       b[k] += a[k];
   }
-}
-
-bool jct_fabric_resent(const jct_fabric_t *f, uint64_t *packets, uint64_t *bytes) {
-  *packets = f->resent ? f->resent->packets : 0;
-  *bytes = f->resent ? f->resent->bytes : 0;
-  return f->resent != NULL;
 }
 
 bool jct_fabric_wd_storming(const jct_fabric_t *f) {
@@ -762,6 +751,5 @@ void jct_fabric_free(jct_fabric_t *f) {
   free(f->host_of);
   jct_topo_destroy(f->own_topo);
   free(f->ports);
-  free(f->resent);
   free(f);
 }

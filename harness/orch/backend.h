@@ -18,8 +18,9 @@
  *     switch's ports (harness/lab/lab.h, --lab N), or on hosts with RDMA
  *     NICs, over their own fabric (--agents HOST:PORT,...).
  *
- * A backend calls only lower layers and the session's loop (loop.h),
- * never the session: every call goes from the session to the backend.
+ * A backend calls only lower layers, the session's loop (loop.h) and its
+ * watch on the switch's wire (loss_watch.h), never the session: every
+ * call goes from the session to the backend.
  * All of a backend's work happens on env->loop's thread.
  */
 #ifndef JCT_ORCH_BACKEND_H
@@ -34,6 +35,7 @@
 #include "jctlab/replay.h"
 #include "jctlab/run.h"
 #include "loop.h"
+#include "loss_watch.h"
 
 /* The lossless priority RoCE traffic travels on, and the DSCP that
  * selects it with the switch's DSCP >> 3 map (26 >> 3 = 3). */
@@ -49,7 +51,15 @@ typedef struct {
   jct__loop_t *loop;               /* the session's; outlives the backend */
   const jct_run_opts_t *o;         /* the run's options; outlive the backend */
   const jct_fabric_opts_t *fabric; /* the switch the run asks for (its injector chain
-                                      included), ports not chosen: the backend picks them */
+                                      included, and tap: the watch below), ports not chosen:
+                                      the backend picks them */
+  /* With ops->resent_on_wire: the session's watch on the switch's wire,
+   * fed by fabric->tap; its re-sent packets (jct__loss_watch_resent) are
+   * the ones the devices do not count. It outlives the backend when the
+   * backend built a fabric; without one (agents on hosts) the session
+   * frees it once up returns, so the backend keeps it only with its
+   * fabric. NULL otherwise. */
+  const jct__loss_watch_t *watch;
 } jct__backend_env_t;
 
 /* Build the ranks and the fabric between them, let the ranks connect, and
@@ -99,13 +109,17 @@ typedef uint64_t (*jct__backend_losses_t)(const void *b);
 typedef void (*jct__backend_down_t)(void *b);
 
 /* The JCT_TSTAT_* figures b's stats count when that depends on how b was
- * brought up (verbs: the lab's switch counts the re-sent packets that no
- * RDMA device does; agents on hosts have no switch of jctlab's). */
+ * brought up (verbs: the re-sent packets that no RDMA device counts are
+ * the lab switch's wire's, env->watch; agents on hosts have no switch of
+ * jctlab's). */
 typedef uint32_t (*jct__backend_counted_t)(const void *b);
 
 struct jct__backend_ops {
   const char *name; /* "uroce", "verbs" */
   uint32_t counted; /* the JCT_TSTAT_* figures its stats count (run.h) */
+  /* Its devices count no re-sent packets (Linux rxe): the session watches
+   * the switch's wire for them, every repetition (env->watch). */
+  bool resent_on_wire;
   jct__backend_up_t up;
   jct__backend_fabric_t fabric;
   jct__backend_rep_t rep;

@@ -41,6 +41,8 @@ typedef struct {
   uint32_t nfds;
   jct_transport_stats_t total; /* the devices' counters, over every repetition */
   jct__chain_t *chain;         /* the run's injectors: the at=host ones run in the agents */
+  const jct__loss_watch_t *watch; /* the lab switch's wire: the re-sent packets; NULL with
+                                     --agents */
 } verbs_t;
 
 static uint32_t path_mtu(const jct_run_opts_t *o) {
@@ -316,19 +318,21 @@ static bool quiet(const void *b) {
   return true;
 }
 
-/* In the lab the switch counts the request packets sent again, on its
- * way out to the VMs (fabric.h, count_resent), as a capture of it would
- * show them: rxe counts none. */
+/* rxe counts no re-sent packets: in the lab they are the ones `jctlab
+ * inspect` counts on the switch's wire toward the VMs (where --pcap-out
+ * records it), watched by the session every repetition, faulted and
+ * baseline alike (loss_watch.h). */
 static uint32_t counted_of(const void *b) {
-  return ((const verbs_t *)b)->fab ? JCT__VERBS_COUNTED | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES
-                                   : JCT__VERBS_COUNTED;
+  return ((const verbs_t *)b)->watch
+             ? JCT__VERBS_COUNTED | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES
+             : JCT__VERBS_COUNTED;
 }
 
 static void stats(const void *b, jct_transport_stats_t *total) {
   const verbs_t *v = b;
   *total = v->total;
   total->counted = counted_of(b);
-  if (v->fab) jct_fabric_resent(v->fab, &total->retx_packets, &total->retx_bytes);
+  if (v->watch) jct__loss_watch_resent(v->watch, &total->retx_packets, &total->retx_bytes);
 }
 
 /* The agents' sockets are theirs: what they lose is the device's to count. */
@@ -400,8 +404,8 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
         ports[i] = jct__lab_port_ifname(v->lab, i);
       fo.port_ifnames = ports;
       fo.remote_hosts = true; /* the VMs' agents run the injectors at=host */
-      fo.count_resent = true; /* rxe counts no re-sent packets: the switch does */
       rc = jct_fabric_new(&v->fab, &v->loop->uv, &v->loop->clock, &fo, err, errlen);
+      if (!rc) v->watch = env->watch; /* fed by fo.tap: rxe counts no re-sent packets */
     }
   }
   if (rc || (rc = agents_up(v, err, errlen))) {
@@ -415,6 +419,7 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
 const struct jct__backend_ops jct__backend_verbs = {
     .name = "verbs",
     .counted = JCT__VERBS_COUNTED,
+    .resent_on_wire = true,
     .up = up,
     .fabric = fabric,
     .rep = run_rep,

@@ -1,11 +1,15 @@
-/* A postmortem replay's losses on the switch's wire (loss_watch.h). */
+/* A replay's look at the switch's wire: its re-sent packets and losses,
+ * as `jctlab inspect` counts them (loss_watch.h). */
 #include <pcap/dlt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "jctlab/decode.h"
 #include "jctlab/error.h"
 #include "jctlab/inspect.h"
+#include "traces/frame.h"
+#include "traces/inspect_int.h"
 #include "loss_watch.h"
 
 typedef struct {
@@ -19,6 +23,12 @@ struct jct__loss_watch {
   samples_t side[2];  /* baseline, faulted */
   samples_t *cur;
   uint64_t frame_no;
+  /* Per flow of the repetition's inspector (its numbering): the re-sent
+   * packets it had counted, so that the one a frame adds is seen. */
+  uint64_t *flow_resent;
+  size_t nflows, capflows;
+  uint64_t resent_packets, resent_bytes; /* over every repetition watched */
+  bool unwatched; /* a frame of the repetition could not be followed */
 };
 
 static void keep(samples_t *s, uint64_t ns) {
@@ -44,8 +54,10 @@ int jct__loss_watch_new(jct__loss_watch_t **out) {
 }
 
 int jct__loss_watch_begin(jct__loss_watch_t *w, bool faulted) {
-  jct__loss_watch_end(w);
+  (void)jct__loss_watch_end(w);
   w->cur = &w->side[faulted];
+  w->nflows = 0;
+  w->unwatched = false;
   jct_inspect_opts_t io = {.on_event = on_event, .arg = w};
   if (jct_inspect_new(&w->ins, &io)) {
     w->ins = NULL;
@@ -56,10 +68,45 @@ int jct__loss_watch_begin(jct__loss_watch_t *w, bool faulted) {
   return 0;
 }
 
-void jct__loss_watch_end(jct__loss_watch_t *w) {
+int jct__loss_watch_end(jct__loss_watch_t *w) {
+  bool unwatched = w->ins && w->unwatched;
   jct_inspect_free(w->ins);
   w->ins = NULL;
   w->cur = NULL;
+  w->unwatched = false;
+  return unwatched ? JCT_ENOMEM : 0;
+}
+
+static void unwatched(jct__loss_watch_t *w) {
+  w->unwatched = true;
+  w->cur->lost = true;
+}
+
+/* The frame just added, a RoCE packet, counted when the inspector took it
+ * for a re-sent one (its flow's count moved), with its UDP payload. */
+static void count_resent(jct__loss_watch_t *w, const uint8_t *frame, size_t len) {
+  long fi = jct__inspect_last_flow(w->ins);
+  size_t udp, udp_len;
+  if (fi < 0) {
+    unwatched(w);
+    return;
+  }
+  while ((size_t)fi >= w->nflows) { /* flows are numbered as first seen */
+    if (jct__grow((void **)&w->flow_resent, &w->capflows, w->nflows, sizeof *w->flow_resent)) {
+      unwatched(w);
+      return;
+    }
+    w->flow_resent[w->nflows++] = 0;
+  }
+  uint64_t n = jct_inspect_flow(w->ins, (size_t)fi)->st.retransmitted_packets;
+  if (n == w->flow_resent[fi]) return;
+  w->flow_resent[fi] = n;
+  if (!jct__frame_roce(frame, len, &udp, &udp_len)) { /* agrees with jct_decode: never */
+    unwatched(w);
+    return;
+  }
+  w->resent_packets++;
+  w->resent_bytes += udp_len - 8;
 }
 
 void jct__loss_watch_frame(const uint8_t *frame, size_t len, uint64_t t_ns, void *arg) {
@@ -67,7 +114,15 @@ void jct__loss_watch_frame(const uint8_t *frame, size_t len, uint64_t t_ns, void
   if (!w->ins) return;
   jct_packet_t pkt;
   if (jct_decode(DLT_EN10MB, frame, len, len, &pkt) != JCT_PKT_ROCE) return;
-  if (jct_inspect_add(w->ins, &pkt, t_ns, ++w->frame_no, (uint32_t)len)) w->cur->lost = true;
+  if (jct_inspect_add(w->ins, &pkt, t_ns, ++w->frame_no, (uint32_t)len))
+    unwatched(w);
+  else
+    count_resent(w, frame, len);
+}
+
+void jct__loss_watch_resent(const jct__loss_watch_t *w, uint64_t *packets, uint64_t *bytes) {
+  *packets = w->resent_packets;
+  *bytes = w->resent_bytes;
 }
 
 void jct__loss_watch_reset(jct__loss_watch_t *w) {
@@ -93,6 +148,7 @@ bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median
 void jct__loss_watch_free(jct__loss_watch_t *w) {
   if (!w) return;
   jct__loss_watch_end(w);
+  free(w->flow_resent);
   free(w->side[0].ns);
   free(w->side[1].ns);
   free(w);

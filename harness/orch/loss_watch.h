@@ -1,14 +1,24 @@
-/* A postmortem replay's losses, timed on the switch's wire (internal to
- * orch/): each one from its hole to the retransmission that fills it, as
- * `jctlab inspect` times a capture's (inspect.h, "hole_resent"), so the
- * fidelity section sets like beside like.
+/* A replay's look at the switch's wire (internal to orch/): `jctlab
+ * inspect`'s analysis (inspect.h) run on every frame the switch sends
+ * toward a host (what --pcap-out would hold: the capture point of the
+ * lab's captures), so that what it gives is what inspect would count in a
+ * capture of that wire, by inspect's own rules:
+ *   - the re-sent packets: data packets whose PSN is not above the
+ *     highest already seen on their flow (inspect.h, "retransmitted
+ *     packet"), and their bytes, for transports whose devices count none
+ *     (Linux rxe: the verbs backend in the lab, backend.h);
+ *   - each loss, from its hole to the retransmission that fills it
+ *     (inspect.h, "hole_resent"), so that a postmortem's fidelity section
+ *     sets like beside like.
  *
- * The session hands it every frame the switch sends toward a host (what
- * --pcap-out would hold: the capture point of the lab's captures), and
- * says when a measured repetition starts and ends. Each repetition gets a
- * fresh inspector (a QP's PSNs run on across repetitions, and the other
- * side's repetitions in between are not watched), whose hole_resent
- * events are kept, per side, as samples: 8 bytes per loss.
+ * The session hands it the fabric's frames (fabric.h, tap) and says when a
+ * measured repetition starts and ends. Each repetition gets a fresh
+ * inspector (a QP's PSNs run on across repetitions, and the other side's
+ * repetitions in between are not watched); the re-sent packets add up
+ * over every repetition watched, so that the session differences them
+ * around each as it does a device's counters. The losses' hole_resent
+ * events are kept, per side, as samples: 8 bytes per loss; and 8 bytes
+ * per flow of the repetition being watched.
  */
 #ifndef JCT_LOSS_WATCH_H
 #define JCT_LOSS_WATCH_H
@@ -24,15 +34,24 @@ int jct__loss_watch_new(jct__loss_watch_t **out);
 
 /* A measured repetition of side faulted starts (its frames are watched
  * until end). Errors: JCT_ENOMEM (that repetition is then not watched,
- * and the side's figure is withheld: a partial median would mislead). */
+ * and the side's loss figure is withheld: a partial median would mislead). */
 int jct__loss_watch_begin(jct__loss_watch_t *w, bool faulted);
-void jct__loss_watch_end(jct__loss_watch_t *w);
+
+/* The repetition ends. Returns 0, or JCT_ENOMEM when one of its frames
+ * could not be followed (a new flow not stored): its re-sent packets are
+ * then short, and the side's loss figure is withheld. */
+int jct__loss_watch_end(jct__loss_watch_t *w);
 
 /* One Ethernet frame sent at t_ns (emulated time); ignored outside a
  * repetition. The fabric's tap (fabric.h). */
 void jct__loss_watch_frame(const uint8_t *frame, size_t len, uint64_t t_ns, void *arg);
 
-/* Forget the samples so far (after the warm-up). */
+/* The re-sent packets seen in every repetition watched so far, and their
+ * bytes: each one's UDP payload (BTH to ICRC), as uroce counts its
+ * retx_bytes (run.h). */
+void jct__loss_watch_resent(const jct__loss_watch_t *w, uint64_t *packets, uint64_t *bytes);
+
+/* Forget the loss samples so far (after the warm-up). */
 void jct__loss_watch_reset(jct__loss_watch_t *w);
 
 /* A side's losses filled and their median hole → retransmission (lower

@@ -52,7 +52,10 @@ struct jct__session {
   double cpu0;
   uint64_t wall0;
   uint64_t skipped0; /* the clock's skipped_ns when health restarted */
-  jct__loss_watch_t *watch; /* o->watch_losses: the losses on the switch's wire; else NULL */
+  /* The switch's wire as `jctlab inspect` sees it (loss_watch.h), when the
+   * run wants its losses (o->watch_losses) or the backend its re-sent
+   * packets (resent_on_wire); else NULL, and the fabric has no tap. */
+  jct__loss_watch_t *watch;
 };
 
 /* Counter structs are plain uint64_t fields: difference them word by word. */
@@ -217,8 +220,13 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   uint64_t budget_ns = s->o->wall_budget_ns ? s->o->wall_budget_ns : JCT_RUN_WALL_BUDGET_NS;
   s->loop.wall_deadline_ns = jct_wall_ns() + budget_ns;
   s->loop.wall_passed = false;
-  if (s->watch) (void)jct__loss_watch_begin(s->watch, faulted); /* a failure withholds the figure */
-  int rc = s->ops->rep(s->b, index, limit_ns, rep);
+  /* A failure withholds the loss figure; the re-sent packets cannot be. */
+  int rc = s->watch ? jct__loss_watch_begin(s->watch, faulted) : 0;
+  if (rc && s->ops->resent_on_wire) {
+    free(links_before);
+    return rc;
+  }
+  rc = s->ops->rep(s->b, index, limit_ns, rep);
   s->loop.wall_deadline_ns = 0;
   if (rc) {
     free(links_before);
@@ -255,7 +263,11 @@ int jct__session_rep(jct__session_t *s, bool faulted, uint32_t index, jct_rep_t 
   if (faulted && s->fab && jct_fabric_wd_storming(s->fab))
     jct__loop_run_until(&s->loop, restored_or_failed, NULL, s,
                         jct_now_ns() + (uint64_t)(2e9 * jct_clock_tdf()));
-  if (s->watch) jct__loss_watch_end(s->watch); /* its drain's retransmissions in */
+  int watched = s->watch ? jct__loss_watch_end(s->watch) : 0; /* its drain's retransmissions in */
+  if (watched && s->ops->resent_on_wire) {
+    free(links_before);
+    return watched;
+  }
   jct__chain_collect(s->chain); /* the host injectors' counters, from their kernels */
   /* The counters include what happened while the fabric drained, so the
    * report and the fault log agree. */
@@ -453,7 +465,7 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
     jct__session_free(s);
     return rc;
   }
-  if (o->watch_losses && (rc = jct__loss_watch_new(&s->watch))) {
+  if ((o->watch_losses || s->ops->resent_on_wire) && (rc = jct__loss_watch_new(&s->watch))) {
     jct__session_free(s);
     return rc;
   }
@@ -487,13 +499,18 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
                           .tap_arg = s->watch,
                           .chain = s->chain,
                           .clos = o->clos};
-  jct__backend_env_t env = {.loop = &s->loop, .o = o, .fabric = &fo};
+  jct__backend_env_t env = {
+      .loop = &s->loop, .o = o, .fabric = &fo, .watch = s->ops->resent_on_wire ? s->watch : NULL};
   if ((rc = s->ops->up(&s->b, &env, err, errlen))) {
     s->b = NULL;
     jct__session_free(s);
     return rc;
   }
   s->fab = s->ops->fabric(s->b);
+  if (!s->fab && !o->watch_losses) { /* no switch, no wire: nothing to watch (backend.h) */
+    jct__loss_watch_free(s->watch);
+    s->watch = NULL;
+  }
   if (s->fab) {
     /* Let the links come up; what the loop did until then is no lateness
      * of a repetition. */
@@ -507,7 +524,11 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
 
 bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, uint64_t *n) {
   *median_ns = *n = 0;
-  return s->watch && jct__loss_watch_median(s->watch, faulted, median_ns, n);
+  return s->o->watch_losses && jct__loss_watch_median(s->watch, faulted, median_ns, n);
+}
+
+bool jct__session_watches(const jct__session_t *s) {
+  return s->watch != NULL;
 }
 
 jct_fabric_t *jct__session_fabric(jct__session_t *s) {

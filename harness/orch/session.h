@@ -87,6 +87,12 @@ uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out
  * false with 0 and 0 when none was timed, or the session does not watch. */
 bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, uint64_t *n);
 
+/* True when the session watches its switch's wire (loss_watch.h): the run
+ * wants its losses (o->watch_losses) or the backend's devices count no
+ * re-sent packets (backend.h, resent_on_wire). Otherwise nothing looks at
+ * the frames the switch sends (fabric.h's tap is NULL). */
+bool jct__session_watches(const jct__session_t *s);
+
 /* The session's fabric (NULL: none, as with agents). */
 jct_fabric_t *jct__session_fabric(jct__session_t *s);
 void jct__rep_clear(jct_rep_t *rep); /* frees the timing, conn and links */

@@ -94,8 +94,10 @@ typedef struct {
   FILE *fault_log;          /* NULL, or where injectors' actions go, one JSON line each */
   /* NULL, or called with every frame the switch sends toward a host (what
    * pcap_out holds without pcap_one_port), at its departure in emulated ns,
-   * for a look at the wire in memory (a postmortem's per-loss recovery
-   * times). It must not keep frame. */
+   * for a look at the wire in memory: `jctlab inspect`'s analysis of it,
+   * a run's re-sent packets where the devices count none (rxe) and a
+   * postmortem's per-loss recovery times (harness/orch/loss_watch.h).
+   * It must not keep frame. NULL costs the frame nothing. */
   void (*tap)(const uint8_t *frame, size_t len, uint64_t depart_ns, void *arg);
   void *tap_arg;
   struct jct__chain *chain; /* NULL, or the injectors, put on the switch's hooks */
@@ -103,9 +105,6 @@ typedef struct {
    * injectors themselves (the lab: drop as the tc-eBPF program in the VM's
    * kernel); the chain only keeps their counters and fault-log lines. */
   bool remote_hosts;
-  /* Count the request packets sent again on their way out to the ranks
-   * (jct_fabric_resent), for transports whose devices count none (rxe). */
-  bool count_resent;
   const jct_clos_t *clos;   /* NULL or leaves 0: the star; else a leaf-spine fabric (clos.h),
                                not with port_ifnames or transparent */
 } jct_fabric_opts_t;
@@ -136,14 +135,6 @@ void jct_fabric_harness_stats(jct_fabric_t *f, jct_fabric_harness_stats_t *out);
  * (all priorities) on the ports of the ranks' links as of now_ns. */
 void jct_fabric_totals(const jct_fabric_t *f, jct_switch_totals_t *out);
 uint64_t jct_fabric_host_paused_ns(const jct_fabric_t *f, uint64_t now_ns);
-
-/* With count_resent, the data packets the fabric sent out to the ranks
- * whose PSN was not above the highest already sent on their flow (source,
- * destination, destination QP): retransmissions, counted on the wire as
- * `jctlab inspect` counts a capture's (its retransmitted packets), and
- * their UDP payload bytes, since jct_fabric_new. False without
- * count_resent (both 0). */
-bool jct_fabric_resent(const jct_fabric_t *f, uint64_t *packets, uint64_t *bytes);
 
 /* ---- Links between switches (leaf-spine) ---------------------------------
  * Link k, 0 <= k < jct_fabric_nlinks(), is one direction of one leaf-spine

@@ -114,7 +114,9 @@ typedef struct {
   /* Time each loss on the switch's wire, from its hole to the retransmission
    * that fills it, as `jctlab inspect` times a capture's (replay.h's
    * loss_recovery_ns); a postmortem replay sets it. Costs a decode and an
-   * inspector's bookkeeping per frame; not with agents (no switch). */
+   * inspector's bookkeeping per frame; not with agents (no switch). The
+   * same watch runs without it where the devices count no re-sent packets
+   * (verbs in the lab: rxe), for those (the retx_ figures below). */
   bool watch_losses;
   const char *const *inject; /* injector specs (injector.h), in chain order */
   uint32_t ninject;
