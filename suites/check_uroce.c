@@ -624,6 +624,83 @@ START_TEST(captured_go_back_held) {
 }
 END_TEST
 
+/* A captured go-back whose depth the requester reaches with more to send
+ * (ahead 60 of a 1024-packet message) and whose NAK → go-back time is
+ * longer: it sends nothing past the capture's depth and goes back that
+ * long after the NAK (the shipped capture's first loss: 17 PSNs deep, 6.4
+ * ms after its NAK, its host slow), not as soon as the depth is reached. */
+static uint64_t stalled_go_back(wire_t *w, uint64_t react_ns) {
+  jct_uroce_go_back_t gb = {
+      .conn = 0, .msg = 0, .pkt = 100, .ahead_psns = 60, .nak_to_resend_ns = react_ns};
+  wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
+  w->filter = drop_then_time_resend;
+  w->arg = 1000 + 100;
+  post(w, 0, 1, 4 * MIB, true, 9);
+  wire_run(w, UINT64_MAX);
+  assert_one_message(w, 4 * MIB, 9);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+  ck_assert_uint_eq(a->go_back_captured, 1);
+  ck_assert_uint_eq(a->retx_pkts, 60); /* PSNs 1100..1159: nothing sent past them meanwhile */
+  ck_assert_uint_eq(a->timeouts, 0);
+  return w->resent_ns - w->first_nak_ns[0];
+}
+
+START_TEST(captured_go_back_stalls) {
+  wire_t w;
+  uint64_t prompt = stalled_go_back(&w, 0);
+  wire_free(&w);
+  ck_assert_uint_lt(prompt, 100000); /* 59 packets' time: the depth decides */
+  uint64_t held = stalled_go_back(&w, 3000000);
+  ck_assert_uint_ge(held, 3000000);
+  ck_assert_uint_lt(held, 3000000 + 10000);
+  wire_free(&w);
+}
+END_TEST
+
+/* Drops PSN arg's first copy and PSN arg + 1's second (a go-back's copy:
+ * a loss during the go-back, whose NAK the requester ignores, rxe_comp.c),
+ * and notes when PSN arg + 1 goes a third time. */
+static verdict_t drop_in_go_back(wire_t *w, int from, const struct jct_roce_hdrs *h) {
+  if (from != 0 || h->bth.opcode == JCT_OP_RC_ACKNOWLEDGE) return PASS;
+  if (h->bth.psn == w->arg) return w->fired++ ? PASS : DROP;
+  if (h->bth.psn != w->arg + 1) return PASS;
+  w->fired += 16; /* copies of arg + 1, above the low bits */
+  if (w->fired >> 4 == 3 && !w->resent_ns) w->resent_ns = w->now;
+  return w->fired >> 4 == 2 ? DROP : PASS;
+}
+
+/* That loss's NAK, ignored, leaves it to the retransmit timer (2^8 here,
+ * 1.05 ms); with a captured go-back at it, the timer fires no earlier than
+ * its nak_to_resend_ns after the NAK (the shipped capture's rxe went back
+ * 84 ms after such a NAK, past its 67 ms timer). */
+static uint64_t ignored_nak_go_back(wire_t *w, uint64_t react_ns) {
+  jct_uroce_go_back_t gb[] = {{.conn = 0, .msg = 0, .pkt = 1000, .ahead_psns = 10},
+                              {.conn = 0, .msg = 0, .pkt = 1001, .ahead_psns = 10,
+                               .nak_to_resend_ns = react_ns}};
+  wire_init_captured(w, 1000, 8, false, 0, 0, gb, react_ns ? 2 : 1);
+  w->filter = drop_in_go_back;
+  w->arg = 1000 + 1000;
+  post(w, 0, 1, 4 * MIB, true, 9);
+  wire_run(w, UINT64_MAX);
+  assert_one_message(w, 4 * MIB, 9);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+  ck_assert_uint_eq(a->rx_naks_ignored, 1);
+  ck_assert_uint_eq(a->timeouts, 1); /* the timer went back, as rxe's did */
+  ck_assert_uint_gt(w->resent_ns, 0);
+  return w->resent_ns - w->first_nak_ns[0];
+}
+
+START_TEST(captured_ignored_nak_holds_timer) {
+  wire_t w;
+  uint64_t timer = ignored_nak_go_back(&w, 0);
+  wire_free(&w);
+  ck_assert_uint_lt(timer, 3000000);
+  uint64_t held = ignored_nak_go_back(&w, 5000000);
+  ck_assert_uint_ge(held, 5000000);
+  wire_free(&w);
+}
+END_TEST
+
 START_TEST(captured_nak_lag) {
   wire_t w;
   const jct_uroce_stats_t *a = captured_loss(&w, 0, 30, 100);
@@ -1029,6 +1106,8 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, captured_go_back_depth);
   tcase_add_test(core, captured_nak_lag);
   tcase_add_test(core, captured_go_back_held);
+  tcase_add_test(core, captured_go_back_stalls);
+  tcase_add_test(core, captured_ignored_nak_holds_timer);
   tcase_add_test(core, captured_timer_go_back);
   tcase_add_test(core, captured_timer_reference);
   tcase_add_test(core, rep_start_retires_previous);
