@@ -151,12 +151,9 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
   struct {
     uint32_t psn, op;
     uint8_t copy;
-  } want[] = {{1129936, first_send + 24, 2},
-              {1129980, first_send + 35, 3},
-              {1130004, first_send + 41, 4},
-              {1130005, first_send + 41, 5},
-              {1130023, first_send + 46, 2},
-              {9768683, 0, 1}};
+  } want[] = {{1129936, first_send + 24, 2}, {1129980, first_send + 35, 3},
+              {1130004, first_send + 41, 4}, {1130005, first_send + 41, 5},
+              {1130023, first_send + 46, 2}, {9768683, 0, 1}};
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
     uint32_t i = 0;
     while (i < rep.nfaults && rep.faults[i].psn != want[w].psn)

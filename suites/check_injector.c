@@ -197,8 +197,8 @@ START_TEST(bad_specs_name_the_word) {
   expect_error("drop pkt=1:2@ qp=3", "pkt=1:2@");
   expect_error("drop pkt=1:2@2x qp=3", "pkt=1:2@2x");
   expect_error("drop psn=5@2 qp=3 retransmissions=yes", "retransmissions=yes");
-  expect_error("drop psn=5@2#1 qp=3", "psn=5@2#1");       /* a copy before the transmission */
-  expect_error("drop pkt=1:2@1#3 qp=3", "pkt=1:2@1#3");   /* the first is copy 1 */
+  expect_error("drop psn=5@2#1 qp=3", "psn=5@2#1");     /* a copy before the transmission */
+  expect_error("drop pkt=1:2@1#3 qp=3", "pkt=1:2@1#3"); /* the first is copy 1 */
   expect_error("drop pkt=1:2@2#256 qp=3", "pkt=1:2@2#256");
   expect_error("drop pkt=1:2@2# qp=3", "pkt=1:2@2#");
   expect_error("drop every=0", "every=0");

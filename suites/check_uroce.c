@@ -674,9 +674,9 @@ static verdict_t drop_in_go_back(wire_t *w, int from, const struct jct_roce_hdrs
  * its nak_to_resend_ns after the NAK (the shipped capture's rxe went back
  * 84 ms after such a NAK, past its 67 ms timer). */
 static uint64_t ignored_nak_go_back(wire_t *w, uint64_t react_ns) {
-  jct_uroce_go_back_t gb[] = {{.conn = 0, .msg = 0, .pkt = 1000, .ahead_psns = 10},
-                              {.conn = 0, .msg = 0, .pkt = 1001, .ahead_psns = 10,
-                               .nak_to_resend_ns = react_ns}};
+  jct_uroce_go_back_t gb[] = {
+      {.conn = 0, .msg = 0, .pkt = 1000, .ahead_psns = 10},
+      {.conn = 0, .msg = 0, .pkt = 1001, .ahead_psns = 10, .nak_to_resend_ns = react_ns}};
   wire_init_captured(w, 1000, 8, false, 0, 0, gb, react_ns ? 2 : 1);
   w->filter = drop_in_go_back;
   w->arg = 1000 + 1000;

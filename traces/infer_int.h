@@ -83,8 +83,8 @@ typedef struct {
   size_t nfaults, capfaults;
   bool has_imm_msg; /* carries a message with immediate data other than a clear-to-send's */
   long peer;        /* the flow carrying its ACKs (inspect.h), -1: none */
-  uint8_t *sent; /* sends seen of the last JCT__SENT_WINDOW PSNs up to hi_u, by u mod it
-                    (saturating): what a fault's copy counts (infer_loss.c) */
+  uint8_t *sent;    /* sends seen of the last JCT__SENT_WINDOW PSNs up to hi_u, by u mod it
+                       (saturating): what a fault's copy counts (infer_loss.c) */
   /* rxe's retransmit timer as the capture shows it (infer_timer.c). */
   uint64_t tmr_arm_ns;      /* the send that started it (it was not pending); 0: none yet */
   bool tmr_fired;           /* a timer go-back since: the next send arms it */
