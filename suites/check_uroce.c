@@ -588,28 +588,34 @@ static verdict_t drop_then_time_resend(wire_t *w, int from, const struct jct_roc
   return DROP;
 }
 
-/* A captured go-back with its NAK → go-back time (nak_to_resend_ns): the
- * loss is at the message's 4th-last packet, so when the NAK comes the
- * requester may send nothing more, short of the capture's depth. It goes
- * back the captured time after the NAK, not at once; the depth is the
- * same (what it had sent). */
-static uint64_t held_go_back(wire_t *w, uint64_t react_ns) {
+/* A captured go-back with its NAK → go-back time (nak_to_resend_ns), for
+ * a loss at packet pkt of a 1024-packet message, ahead PSNs deep: it goes
+ * back the captured time after the NAK, not at once, and re-sends
+ * resent PSNs (what it had sent by then). Returns NAK → re-sent. */
+static uint64_t held_go_back_at(wire_t *w, uint32_t pkt, uint32_t ahead, uint64_t react_ns,
+                                uint64_t resent) {
   jct_uroce_go_back_t gb = {
-      .conn = 0, .msg = 0, .pkt = 1020, .ahead_psns = 200, .nak_to_resend_ns = react_ns};
+      .conn = 0, .msg = 0, .pkt = pkt, .ahead_psns = ahead, .nak_to_resend_ns = react_ns};
   wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
   w->filter = drop_then_time_resend;
-  w->arg = 1000 + 1020;
+  w->arg = 1000 + pkt;
   post(w, 0, 1, 4 * MIB, true, 9);
   wire_run(w, UINT64_MAX);
   assert_one_message(w, 4 * MIB, 9);
   const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
   ck_assert_uint_eq(a->go_back_captured, 1);
-  ck_assert_uint_eq(a->retx_pkts, 4);
+  ck_assert_uint_eq(a->retx_pkts, resent);
   ck_assert_uint_eq(a->timeouts, 0);
   ck_assert_uint_eq(w->naks_seen[0], 1);
   ck_assert_uint_ge(w->resent_ns, w->first_nak_ns[0]);
   ck_assert_uint_gt(w->resent_ns, 0);
   return w->resent_ns - w->first_nak_ns[0];
+}
+
+/* The loss at the message's 4th-last packet: when the NAK comes the
+ * requester may send nothing more, short of the capture's depth (200). */
+static uint64_t held_go_back(wire_t *w, uint64_t react_ns) {
+  return held_go_back_at(w, 1020, 200, react_ns, 4);
 }
 
 START_TEST(captured_go_back_held) {
@@ -626,23 +632,12 @@ END_TEST
 
 /* A captured go-back whose depth the requester reaches with more to send
  * (ahead 60 of a 1024-packet message) and whose NAK → go-back time is
- * longer: it sends nothing past the capture's depth and goes back that
- * long after the NAK (the shipped capture's first loss: 17 PSNs deep, 6.4
- * ms after its NAK, its host slow), not as soon as the depth is reached. */
+ * longer: it sends nothing past the capture's depth (PSNs 1100..1159
+ * re-sent) and goes back that long after the NAK (the shipped capture's
+ * first loss: 17 PSNs deep, 6.4 ms after its NAK, its host slow), not as
+ * soon as the depth is reached. */
 static uint64_t stalled_go_back(wire_t *w, uint64_t react_ns) {
-  jct_uroce_go_back_t gb = {
-      .conn = 0, .msg = 0, .pkt = 100, .ahead_psns = 60, .nak_to_resend_ns = react_ns};
-  wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
-  w->filter = drop_then_time_resend;
-  w->arg = 1000 + 100;
-  post(w, 0, 1, 4 * MIB, true, 9);
-  wire_run(w, UINT64_MAX);
-  assert_one_message(w, 4 * MIB, 9);
-  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
-  ck_assert_uint_eq(a->go_back_captured, 1);
-  ck_assert_uint_eq(a->retx_pkts, 60); /* PSNs 1100..1159: nothing sent past them meanwhile */
-  ck_assert_uint_eq(a->timeouts, 0);
-  return w->resent_ns - w->first_nak_ns[0];
+  return held_go_back_at(w, 100, 60, react_ns, 60);
 }
 
 START_TEST(captured_go_back_stalls) {
