@@ -535,6 +535,20 @@ START_TEST(slow_host_turnaround) {
 }
 END_TEST
 
+/* One 4 MiB message from A with the captured go-backs gb, through filter
+ * (arg: its PSN), run to the end; returns A's counters. */
+static const jct_uroce_stats_t *run_captured(wire_t *w, uint8_t timeout,
+                                             const jct_uroce_go_back_t *gb, uint32_t ngb,
+                                             filter_fn filter, uint32_t arg) {
+  wire_init_captured(w, 1000, timeout, false, 0, 0, gb, ngb);
+  w->filter = filter;
+  w->arg = arg;
+  post(w, 0, 1, 4 * MIB, true, 9);
+  wire_run(w, UINT64_MAX);
+  assert_one_message(w, 4 * MIB, 9);
+  return jct_uroce_stats(w->qp[0]);
+}
+
 /* A captured requester (uroce.h, jct_uroce_go_back_t): one loss at packet
  * 100 of the first message; the go-back re-sends what the capture's did
  * (ahead PSNs from the lost one), not what a prompt NAK leaves in flight,
@@ -545,13 +559,7 @@ static const jct_uroce_stats_t *captured_loss(wire_t *w, uint32_t ahead, uint32_
   jct_uroce_go_back_t gb = {
       .conn = 0, .msg = 0, .pkt = pkt, .ahead_psns = ahead, .nak_ahead_psns = nak_ahead};
   if (nak_ahead) gb.hole_to_nak_ns = 1000000000; /* far later: the PSN count decides */
-  wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
-  w->filter = drop_a_psn_once;
-  w->arg = 1000 + 100;
-  post(w, 0, 1, 4 * MIB, true, 9);
-  wire_run(w, UINT64_MAX);
-  assert_one_message(w, 4 * MIB, 9);
-  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+  const jct_uroce_stats_t *a = run_captured(w, 20, &gb, 1, drop_a_psn_once, 1000 + 100);
   ck_assert_uint_eq(jct_uroce_stats(w->qp[1])->tx_naks, 1);
   ck_assert_uint_eq(a->go_back_n, 1);
   ck_assert_uint_eq(a->timeouts, 0);
@@ -596,13 +604,7 @@ static uint64_t held_go_back_at(wire_t *w, uint32_t pkt, uint32_t ahead, uint64_
                                 uint64_t resent) {
   jct_uroce_go_back_t gb = {
       .conn = 0, .msg = 0, .pkt = pkt, .ahead_psns = ahead, .nak_to_resend_ns = react_ns};
-  wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
-  w->filter = drop_then_time_resend;
-  w->arg = 1000 + pkt;
-  post(w, 0, 1, 4 * MIB, true, 9);
-  wire_run(w, UINT64_MAX);
-  assert_one_message(w, 4 * MIB, 9);
-  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+  const jct_uroce_stats_t *a = run_captured(w, 20, &gb, 1, drop_then_time_resend, 1000 + pkt);
   ck_assert_uint_eq(a->go_back_captured, 1);
   ck_assert_uint_eq(a->retx_pkts, resent);
   ck_assert_uint_eq(a->timeouts, 0);
@@ -612,21 +614,25 @@ static uint64_t held_go_back_at(wire_t *w, uint32_t pkt, uint32_t ahead, uint64_
   return w->resent_ns - w->first_nak_ns[0];
 }
 
-/* The loss at the message's 4th-last packet: when the NAK comes the
- * requester may send nothing more, short of the capture's depth (200). */
-static uint64_t held_go_back(wire_t *w, uint64_t react_ns) {
-  return held_go_back_at(w, 1020, 200, react_ns, 4);
+/* Without a reaction time the go-back starts within prompt_ns of the NAK;
+ * with react_ns it starts that long after the NAK, as deep. */
+static void check_held(uint32_t pkt, uint32_t ahead, uint64_t resent, uint64_t prompt_ns,
+                       uint64_t react_ns) {
+  wire_t w;
+  uint64_t prompt = held_go_back_at(&w, pkt, ahead, 0, resent);
+  wire_free(&w);
+  ck_assert_uint_lt(prompt, prompt_ns);
+  uint64_t held = held_go_back_at(&w, pkt, ahead, react_ns, resent);
+  ck_assert_uint_ge(held, react_ns);
+  ck_assert_uint_lt(held, react_ns + 10000);
+  wire_free(&w);
 }
 
+/* The loss at the message's 4th-last packet: when the NAK comes the
+ * requester may send nothing more, short of the capture's depth (200);
+ * without a reaction time it goes back at once, the next transmit pull. */
 START_TEST(captured_go_back_held) {
-  wire_t w;
-  uint64_t prompt = held_go_back(&w, 0);
-  wire_free(&w);
-  ck_assert_uint_lt(prompt, 10000); /* at once: the next transmit pull */
-  uint64_t held = held_go_back(&w, 5000000);
-  ck_assert_uint_ge(held, 5000000);
-  ck_assert_uint_lt(held, 5000000 + 10000);
-  wire_free(&w);
+  check_held(1020, 200, 4, 10000, 5000000);
 }
 END_TEST
 
@@ -635,20 +641,9 @@ END_TEST
  * longer: it sends nothing past the capture's depth (PSNs 1100..1159
  * re-sent) and goes back that long after the NAK (the shipped capture's
  * first loss: 17 PSNs deep, 6.4 ms after its NAK, its host slow), not as
- * soon as the depth is reached. */
-static uint64_t stalled_go_back(wire_t *w, uint64_t react_ns) {
-  return held_go_back_at(w, 100, 60, react_ns, 60);
-}
-
+ * soon as the depth is reached (59 packets' time without one). */
 START_TEST(captured_go_back_stalls) {
-  wire_t w;
-  uint64_t prompt = stalled_go_back(&w, 0);
-  wire_free(&w);
-  ck_assert_uint_lt(prompt, 100000); /* 59 packets' time: the depth decides */
-  uint64_t held = stalled_go_back(&w, 3000000);
-  ck_assert_uint_ge(held, 3000000);
-  ck_assert_uint_lt(held, 3000000 + 10000);
-  wire_free(&w);
+  check_held(100, 60, 60, 100000, 3000000);
 }
 END_TEST
 
@@ -672,13 +667,8 @@ static uint64_t ignored_nak_go_back(wire_t *w, uint64_t react_ns) {
   jct_uroce_go_back_t gb[] = {
       {.conn = 0, .msg = 0, .pkt = 1000, .ahead_psns = 10},
       {.conn = 0, .msg = 0, .pkt = 1001, .ahead_psns = 10, .nak_to_resend_ns = react_ns}};
-  wire_init_captured(w, 1000, 8, false, 0, 0, gb, react_ns ? 2 : 1);
-  w->filter = drop_in_go_back;
-  w->arg = 1000 + 1000;
-  post(w, 0, 1, 4 * MIB, true, 9);
-  wire_run(w, UINT64_MAX);
-  assert_one_message(w, 4 * MIB, 9);
-  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+  const jct_uroce_stats_t *a =
+      run_captured(w, 8, gb, react_ns ? 2 : 1, drop_in_go_back, 1000 + 1000);
   ck_assert_uint_eq(a->rx_naks_ignored, 1);
   ck_assert_uint_eq(a->timeouts, 1); /* the timer went back, as rxe's did */
   ck_assert_uint_gt(w->resent_ns, 0);
