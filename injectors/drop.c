@@ -83,8 +83,14 @@
  * injector. So a packet lost at its first
  * transmission and again at its second is pkt=M:K,M:K@2; one whose first
  * transmission got through but whose first re-sent copy (a go-back's) was
- * lost is pkt=M:K@2. count= applies to each target: the copies of that
- * transmission it drops (default 1). A pkt= target learns its packet's PSN
+ * lost is pkt=M:K@2. After @T (T > 1), #C holds the drop back until the
+ * packet's C-th copy (every copy seen here counts, the first transmission
+ * as 1, and go-back-N's copies of a packet not lost since each count):
+ * pkt=M:K@2#3 passes the first re-sent copy and drops the next, as when a
+ * packet's first go-back got it through and the next go-back's copy was
+ * lost (a capture's go-backs, replayed as deep as they went, re-send it as
+ * often; infer.h's copies). count= applies to each target: the copies of
+ * that transmission it drops (default 1). A pkt= target learns its packet's PSN
  * from the first transmission at its position, so a re-sent copy is found
  * by PSN. @T with T > 1 does not go with retransmissions=yes.
  *
@@ -141,6 +147,8 @@ typedef struct {
   uint32_t npsn;
   uint64_t done_psn[DROP_MAX_PSNS];
   uint8_t tx[DROP_MAX_PSNS];        /* the transmission target i drops (1: the first) */
+  uint8_t copy[DROP_MAX_PSNS];      /* ... not before its copy-th copy (#C; 0: any copy) */
+  uint8_t copies[DROP_MAX_PSNS];    /* copies of its packet seen here, the first included */
   int8_t first_lost[DROP_MAX_PSNS]; /* -1 not seen; else whether it dropped the first
                                        transmission itself */
   bool by_msg;                      /* pkt=: psn[i] is message msg_of[i]'s packet psn[i] */
@@ -264,7 +272,7 @@ static bool first_transmission(drop_t *d, uint32_t psn, uint8_t pos) {
     if (d->tx[i] == 1 && !lose) lose = take(d, i);
   }
   for (uint32_t i = 0; i < d->npsn; i++) /* whether its first transmission got past here */
-    if (target_psn(d, i, psn)) d->first_lost[i] = lose;
+    if (target_psn(d, i, psn)) d->first_lost[i] = lose, d->copies[i] = 1;
   return lose;
 }
 
@@ -279,11 +287,15 @@ static bool resent(drop_t *d, jct_injector_t *inj, jct_frame_t *f, uint32_t psn)
   bool lose = false, known = false;
   uint32_t losses = 0;
   for (uint32_t i = 0; i < d->npsn; i++) {
-    if (d->tx[i] < 2 || !target_psn(d, i, psn)) continue;
+    if (!target_psn(d, i, psn)) continue;
+    /* Every copy counts, the first's unseen here (lost before it) too. */
+    if (d->copies[i] < UINT8_MAX) d->copies[i]++;
+    if (d->tx[i] < 2) continue;
     if (!known) losses = jct_injector_packet_losses(inj, f), known = true;
     /* Its first transmission unseen here: lost before it on the site. */
     uint32_t t = 1 + losses + (d->first_lost[i] == 0 ? 1 : 0);
-    if (t == d->tx[i] && !lose) lose = take(d, i);
+    uint32_t copy = d->copies[i] + (d->first_lost[i] < 0 ? 1u : 0u);
+    if (t == d->tx[i] && copy >= d->copy[i] && !lose) lose = take(d, i);
   }
   return lose;
 }
@@ -450,18 +462,28 @@ static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   return 0;
 }
 
-#define DROP_MAX_TX 128 /* @T: draw.c's loss records count 127 losses */
+#define DROP_MAX_TX 128   /* @T: draw.c's loss records count 127 losses */
+#define DROP_MAX_COPY 255 /* #C: copies counted per target */
 
-/* An optional @T after a target at *p (the transmission, 1 when absent):
- * false when it is not a whole number in [1, DROP_MAX_TX]. */
-static bool parse_tx(const char **p, uint8_t *tx) {
+/* An optional @T after a target at *p (the transmission, 1 when absent),
+ * and after it an optional #C (not before the packet's C-th copy; 0 when
+ * absent): false when T is not a whole number in [1, DROP_MAX_TX], or C
+ * not one in [T, DROP_MAX_COPY] with T > 1. */
+static bool parse_tx(const char **p, uint8_t *tx, uint8_t *copy) {
   *tx = 1;
+  *copy = 0;
   if (**p != '@') return true;
   char *end;
   if ((*p)[1] < '0' || (*p)[1] > '9') return false;
   unsigned long long t = strtoull(*p + 1, &end, 10);
   if (t < 1 || t > DROP_MAX_TX) return false;
   *tx = (uint8_t)t;
+  *p = end;
+  if (**p != '#') return true;
+  if (t < 2 || (*p)[1] < '0' || (*p)[1] > '9') return false;
+  unsigned long long c = strtoull(*p + 1, &end, 10);
+  if (c < t || c > DROP_MAX_COPY) return false;
+  *copy = (uint8_t)c;
   *p = end;
   return true;
 }
@@ -476,15 +498,15 @@ static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     unsigned long long x = strtoull(p, &end, 0);
     if (end == p || x > JCT_PSN_MASK || d->npsn == DROP_MAX_PSNS) break;
     const char *at = end;
-    if (!parse_tx(&at, &d->tx[d->npsn])) break;
+    if (!parse_tx(&at, &d->tx[d->npsn], &d->copy[d->npsn])) break;
     d->psn[d->npsn++] = (uint32_t)x;
     if (*at == 0) return 0;
     if (*at != ',') break;
     p = at + 1;
   }
   return word_err(spec, find(spec, "psn"), err, errlen,
-                  "is a PSN below 2^24 with an optional @TRANSMISSION (1 to 128), or up to 64 "
-                  "of them separated by commas");
+                  "is a PSN below 2^24 with an optional @TRANSMISSION (1 to 128) and #COPY "
+                  "(TRANSMISSION to 255), or up to 64 of them separated by commas");
 }
 
 /* pkt=M:K or pkt=M:K@T,M:K,... (message and packet indices from 0). */
@@ -501,7 +523,7 @@ static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     unsigned long long k = strtoull(end + 1, &end2, 10);
     if (m > UINT32_MAX || k > UINT32_MAX || d->npsn == DROP_MAX_PSNS) break;
     const char *at = end2;
-    if (!parse_tx(&at, &d->tx[d->npsn])) break;
+    if (!parse_tx(&at, &d->tx[d->npsn], &d->copy[d->npsn])) break;
     d->msg_of[d->npsn] = (uint32_t)m;
     d->psn[d->npsn++] = (uint32_t)k;
     if (*at == 0) return 0;
@@ -509,8 +531,8 @@ static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     p = at + 1;
   }
   return word_err(spec, find(spec, "pkt"), err, errlen,
-                  "is MESSAGE:PACKET (from 0) with an optional @TRANSMISSION (1 to 128), or up "
-                  "to 64 of them separated by commas");
+                  "is MESSAGE:PACKET (from 0) with an optional @TRANSMISSION (1 to 128) and "
+                  "#COPY (TRANSMISSION to 255), or up to 64 of them separated by commas");
 }
 
 static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
@@ -649,6 +671,11 @@ static int drop_kernel(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, cha
     cfg->retransmissions = d->retransmissions;
     cfg->ntargets = d->npsn;
     for (uint32_t i = 0; i < d->npsn; i++) {
+      if (d->copy[i])
+        return jct__errf(err, errlen, JCT_EINVAL,
+                         "%s: at a host a target cannot name its copy (#%u): the host's program "
+                         "counts transmissions only",
+                         inj->spec, d->copy[i]);
       cfg->psn[i] = d->psn[i], cfg->tx[i] = d->tx[i], cfg->msg[i] = d->msg_of[i];
       uint32_t same = 0;
       for (uint32_t j = 0; j <= i; j++)
@@ -669,7 +696,8 @@ const struct jct_injector_ops jct_drop_ops = {
              "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] "
              "[retransmissions=yes] | pkt=MSG:PKT[,...] [qp=QPN | qp-order=N] [count=C]; a target "
              "may end "
-             "in @T, its T-th transmission (psn=105@2)",
+             "in @T, its T-th transmission (psn=105@2), and then #C, not before its C-th copy "
+             "(pkt=3:7@2#3)",
     .priv_size = sizeof(drop_t),
     .init = drop_init,
     .process = drop_process,

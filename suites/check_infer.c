@@ -142,6 +142,35 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
   ck_assert_uint_eq(last[0].nak_to_resend_ns, 44569000);
   ck_assert_uint_eq(last[1].nak_to_resend_ns, 48950000);
   ck_assert_uint_eq(last[2].nak_to_resend_ns, 84068000);
+  /* Which copy each lost transmission was: the SEND test's go-backs re-sent
+   * PSNs 1129980, 1130004 and 1130005 (first_send + 35, + 41) through to
+   * their third, fourth and fifth copies (first pass, then the go-backs from
+   * 1129907, 1129936, 1129980 and 1130004), each lost there and NAKed
+   * (frames 2766, 2822, 2848); PSN 1129936 was lost at its first re-sent
+   * copy (2), and a lost first transmission is copy 1. */
+  struct {
+    uint32_t psn, op;
+    uint8_t copy;
+  } want[] = {{1129936, first_send + 24, 2}, {1129980, first_send + 35, 3},
+              {1130004, first_send + 41, 4}, {1130005, first_send + 41, 5},
+              {1130023, first_send + 46, 2}, {9768683, 0, 1}};
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+    uint32_t i = 0;
+    while (i < rep.nfaults && rep.faults[i].psn != want[w].psn)
+      i++;
+    ck_assert_msg(i < rep.nfaults, "no fault at PSN %u", want[w].psn);
+    ck_assert_uint_eq(rep.faults[i].op, want[w].op);
+    ck_assert_uint_eq(rep.faults[i].copies[0], want[w].copy);
+    ck_assert_uint_eq(rep.faults[i].copies[1], 0); /* lost once */
+  }
+  for (uint32_t i = 0; i < rep.nfaults; i++) { /* T lost transmissions: T copies, increasing */
+    const jct_infer_fault_t *f = &rep.faults[i];
+    uint32_t lost = 1 + f->again;
+    for (uint32_t c = 0; c < lost && c < JCT_INFER_MAX_COPIES; c++) {
+      ck_assert_uint_ge(f->copies[c], c + (f->retransmission ? 2 : 1));
+      if (c) ck_assert_uint_gt(f->copies[c], f->copies[c - 1]);
+    }
+  }
   uint32_t k = 0;
   while (k < rep.ngo_backs && s->ops[rep.go_backs[k].op].conn != 1)
     k++;

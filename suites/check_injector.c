@@ -197,6 +197,10 @@ START_TEST(bad_specs_name_the_word) {
   expect_error("drop pkt=1:2@ qp=3", "pkt=1:2@");
   expect_error("drop pkt=1:2@2x qp=3", "pkt=1:2@2x");
   expect_error("drop psn=5@2 qp=3 retransmissions=yes", "retransmissions=yes");
+  expect_error("drop psn=5@2#1 qp=3", "psn=5@2#1");     /* a copy before the transmission */
+  expect_error("drop pkt=1:2@1#3 qp=3", "pkt=1:2@1#3"); /* the first is copy 1 */
+  expect_error("drop pkt=1:2@2#256 qp=3", "pkt=1:2@2#256");
+  expect_error("drop pkt=1:2@2# qp=3", "pkt=1:2@2#");
   expect_error("drop every=0", "every=0");
   expect_error("drop every=3 burst=4", "burst=4");
   expect_error("drop", "drop needs");
@@ -707,6 +711,35 @@ START_TEST(targeted_transmission) {
       ck_assert(!dropped(inj, &fr, 0));
     }
   jct_injector_free(inj);
+
+  /* ... unless the target names the copy: #C holds the drop until the
+   * packet's C-th copy (the first transmission is copy 1, each go-back's
+   * copy counts): @2#3 passes 105's first re-sent copy (the go-back from
+   * 103) and drops the next (from 104); @2#2 is @2; @2#9 never comes.
+   * After a loss the next transmission's copies count on: @2#2,@3#4 loses
+   * the 2nd copy, passes the 3rd, loses the 4th. */
+  struct {
+    const char *spec;
+    int lost[4]; /* in each pass */
+  } by_copy[] = {{"drop psn=105@2#3 qp=0x11", {0, 0, 1, 0}},
+                 {"drop psn=105@2#2 qp=0x11", {0, 1, 0, 0}},
+                 {"drop psn=105@2#9 qp=0x11", {0, 0, 0, 0}},
+                 {"drop psn=105@2#2,105@3#4 qp=0x11", {0, 1, 0, 1}}};
+  for (size_t k = 0; k < sizeof by_copy / sizeof by_copy[0]; k++) {
+    inj = mk(by_copy[k].spec, 1, 0);
+    uint64_t lost = 0;
+    for (int pass = 0; pass < 4; pass++) {
+      lost += (uint64_t)by_copy[k].lost[pass];
+      for (uint32_t psn = from[pass]; psn <= 110; psn++) {
+        frame_t fr;
+        roce_frame(&fr, NULL, 0x11, psn, false);
+        ck_assert_msg(dropped(inj, &fr, 0) == (psn == 105 && by_copy[k].lost[pass]),
+                      "%s: pass %d psn %u", by_copy[k].spec, pass, psn);
+      }
+    }
+    ck_assert_uint_eq(inj->stats.dropped, lost);
+    jct_injector_free(inj);
+  }
 
   /* Two injectors on one site (one flow history): a loses the 2nd
    * transmission, b after it counts that loss, a copy it never saw, and

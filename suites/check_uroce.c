@@ -535,6 +535,20 @@ START_TEST(slow_host_turnaround) {
 }
 END_TEST
 
+/* One 4 MiB message from A with the captured go-backs gb, through filter
+ * (arg: its PSN), run to the end; returns A's counters. */
+static const jct_uroce_stats_t *run_captured(wire_t *w, uint8_t timeout,
+                                             const jct_uroce_go_back_t *gb, uint32_t ngb,
+                                             filter_fn filter, uint32_t arg) {
+  wire_init_captured(w, 1000, timeout, false, 0, 0, gb, ngb);
+  w->filter = filter;
+  w->arg = arg;
+  post(w, 0, 1, 4 * MIB, true, 9);
+  wire_run(w, UINT64_MAX);
+  assert_one_message(w, 4 * MIB, 9);
+  return jct_uroce_stats(w->qp[0]);
+}
+
 /* A captured requester (uroce.h, jct_uroce_go_back_t): one loss at packet
  * 100 of the first message; the go-back re-sends what the capture's did
  * (ahead PSNs from the lost one), not what a prompt NAK leaves in flight,
@@ -545,13 +559,7 @@ static const jct_uroce_stats_t *captured_loss(wire_t *w, uint32_t ahead, uint32_
   jct_uroce_go_back_t gb = {
       .conn = 0, .msg = 0, .pkt = pkt, .ahead_psns = ahead, .nak_ahead_psns = nak_ahead};
   if (nak_ahead) gb.hole_to_nak_ns = 1000000000; /* far later: the PSN count decides */
-  wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
-  w->filter = drop_a_psn_once;
-  w->arg = 1000 + 100;
-  post(w, 0, 1, 4 * MIB, true, 9);
-  wire_run(w, UINT64_MAX);
-  assert_one_message(w, 4 * MIB, 9);
-  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+  const jct_uroce_stats_t *a = run_captured(w, 20, &gb, 1, drop_a_psn_once, 1000 + 100);
   ck_assert_uint_eq(jct_uroce_stats(w->qp[1])->tx_naks, 1);
   ck_assert_uint_eq(a->go_back_n, 1);
   ck_assert_uint_eq(a->timeouts, 0);
@@ -588,23 +596,17 @@ static verdict_t drop_then_time_resend(wire_t *w, int from, const struct jct_roc
   return DROP;
 }
 
-/* A captured go-back with its NAK → go-back time (nak_to_resend_ns): the
- * loss is at the message's 4th-last packet, so when the NAK comes the
- * requester may send nothing more, short of the capture's depth. It goes
- * back the captured time after the NAK, not at once; the depth is the
- * same (what it had sent). */
-static uint64_t held_go_back(wire_t *w, uint64_t react_ns) {
+/* A captured go-back with its NAK → go-back time (nak_to_resend_ns), for
+ * a loss at packet pkt of a 1024-packet message, ahead PSNs deep: it goes
+ * back the captured time after the NAK, not at once, and re-sends
+ * resent PSNs (what it had sent by then). Returns NAK → re-sent. */
+static uint64_t held_go_back_at(wire_t *w, uint32_t pkt, uint32_t ahead, uint64_t react_ns,
+                                uint64_t resent) {
   jct_uroce_go_back_t gb = {
-      .conn = 0, .msg = 0, .pkt = 1020, .ahead_psns = 200, .nak_to_resend_ns = react_ns};
-  wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
-  w->filter = drop_then_time_resend;
-  w->arg = 1000 + 1020;
-  post(w, 0, 1, 4 * MIB, true, 9);
-  wire_run(w, UINT64_MAX);
-  assert_one_message(w, 4 * MIB, 9);
-  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+      .conn = 0, .msg = 0, .pkt = pkt, .ahead_psns = ahead, .nak_to_resend_ns = react_ns};
+  const jct_uroce_stats_t *a = run_captured(w, 20, &gb, 1, drop_then_time_resend, 1000 + pkt);
   ck_assert_uint_eq(a->go_back_captured, 1);
-  ck_assert_uint_eq(a->retx_pkts, 4);
+  ck_assert_uint_eq(a->retx_pkts, resent);
   ck_assert_uint_eq(a->timeouts, 0);
   ck_assert_uint_eq(w->naks_seen[0], 1);
   ck_assert_uint_ge(w->resent_ns, w->first_nak_ns[0]);
@@ -612,14 +614,74 @@ static uint64_t held_go_back(wire_t *w, uint64_t react_ns) {
   return w->resent_ns - w->first_nak_ns[0];
 }
 
-START_TEST(captured_go_back_held) {
+/* Without a reaction time the go-back starts within prompt_ns of the NAK;
+ * with react_ns it starts that long after the NAK, as deep. */
+static void check_held(uint32_t pkt, uint32_t ahead, uint64_t resent, uint64_t prompt_ns,
+                       uint64_t react_ns) {
   wire_t w;
-  uint64_t prompt = held_go_back(&w, 0);
+  uint64_t prompt = held_go_back_at(&w, pkt, ahead, 0, resent);
   wire_free(&w);
-  ck_assert_uint_lt(prompt, 10000); /* at once: the next transmit pull */
-  uint64_t held = held_go_back(&w, 5000000);
+  ck_assert_uint_lt(prompt, prompt_ns);
+  uint64_t held = held_go_back_at(&w, pkt, ahead, react_ns, resent);
+  ck_assert_uint_ge(held, react_ns);
+  ck_assert_uint_lt(held, react_ns + 10000);
+  wire_free(&w);
+}
+
+/* The loss at the message's 4th-last packet: when the NAK comes the
+ * requester may send nothing more, short of the capture's depth (200);
+ * without a reaction time it goes back at once, the next transmit pull. */
+START_TEST(captured_go_back_held) {
+  check_held(1020, 200, 4, 10000, 5000000);
+}
+END_TEST
+
+/* A captured go-back whose depth the requester reaches with more to send
+ * (ahead 60 of a 1024-packet message) and whose NAK → go-back time is
+ * longer: it sends nothing past the capture's depth (PSNs 1100..1159
+ * re-sent) and goes back that long after the NAK (the shipped capture's
+ * first loss: 17 PSNs deep, 6.4 ms after its NAK, its host slow), not as
+ * soon as the depth is reached (59 packets' time without one). */
+START_TEST(captured_go_back_stalls) {
+  check_held(100, 60, 60, 100000, 3000000);
+}
+END_TEST
+
+/* Drops PSN arg's first copy and PSN arg + 1's second (a go-back's copy:
+ * a loss during the go-back, whose NAK the requester ignores, rxe_comp.c),
+ * and notes when PSN arg + 1 goes a third time. */
+static verdict_t drop_in_go_back(wire_t *w, int from, const struct jct_roce_hdrs *h) {
+  if (from != 0 || h->bth.opcode == JCT_OP_RC_ACKNOWLEDGE) return PASS;
+  if (h->bth.psn == w->arg) return w->fired++ ? PASS : DROP;
+  if (h->bth.psn != w->arg + 1) return PASS;
+  w->fired += 16; /* copies of arg + 1, above the low bits */
+  if (w->fired >> 4 == 3 && !w->resent_ns) w->resent_ns = w->now;
+  return w->fired >> 4 == 2 ? DROP : PASS;
+}
+
+/* That loss's NAK, ignored, leaves it to the retransmit timer (2^8 here,
+ * 1.05 ms); with a captured go-back at it, the timer fires no earlier than
+ * its nak_to_resend_ns after the NAK (the shipped capture's rxe went back
+ * 84 ms after such a NAK, past its 67 ms timer). */
+static uint64_t ignored_nak_go_back(wire_t *w, uint64_t react_ns) {
+  jct_uroce_go_back_t gb[] = {
+      {.conn = 0, .msg = 0, .pkt = 1000, .ahead_psns = 10},
+      {.conn = 0, .msg = 0, .pkt = 1001, .ahead_psns = 10, .nak_to_resend_ns = react_ns}};
+  const jct_uroce_stats_t *a =
+      run_captured(w, 8, gb, react_ns ? 2 : 1, drop_in_go_back, 1000 + 1000);
+  ck_assert_uint_eq(a->rx_naks_ignored, 1);
+  ck_assert_uint_eq(a->timeouts, 1); /* the timer went back, as rxe's did */
+  ck_assert_uint_gt(w->resent_ns, 0);
+  return w->resent_ns - w->first_nak_ns[0];
+}
+
+START_TEST(captured_ignored_nak_holds_timer) {
+  wire_t w;
+  uint64_t timer = ignored_nak_go_back(&w, 0);
+  wire_free(&w);
+  ck_assert_uint_lt(timer, 3000000);
+  uint64_t held = ignored_nak_go_back(&w, 5000000);
   ck_assert_uint_ge(held, 5000000);
-  ck_assert_uint_lt(held, 5000000 + 10000);
   wire_free(&w);
 }
 END_TEST
@@ -1029,6 +1091,8 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, captured_go_back_depth);
   tcase_add_test(core, captured_nak_lag);
   tcase_add_test(core, captured_go_back_held);
+  tcase_add_test(core, captured_go_back_stalls);
+  tcase_add_test(core, captured_ignored_nak_holds_timer);
   tcase_add_test(core, captured_timer_go_back);
   tcase_add_test(core, captured_timer_reference);
   tcase_add_test(core, rep_start_retires_previous);

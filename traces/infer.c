@@ -70,16 +70,18 @@ static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op
       bool cts = cls[mi] == JCT__CLS_CTS;
       rep->cts_faults += cts;
       uint64_t k_pkt = x->u - m->first_u;
-      rep->faults[rep->nfaults++] =
-          (jct_infer_fault_t){.op = op,
-                              .cts = cts,
-                              .psn = jct_psn_add(fl->psn0, (uint32_t)(x->u - JCT__U_BASE)),
-                              .offset_bytes = cts ? 0 : k_pkt * m->first_payload,
-                              .tail = cts || (m->last_seen && x->u == m->last_u),
-                              .timeout = x->timeout,
-                              .before_capture = x->before_capture,
-                              .retransmission = x->retransmission,
-                              .again = x->again};
+      jct_infer_fault_t *out = &rep->faults[rep->nfaults++];
+      *out = (jct_infer_fault_t){.op = op,
+                                 .cts = cts,
+                                 .psn = jct_psn_add(fl->psn0, (uint32_t)(x->u - JCT__U_BASE)),
+                                 .offset_bytes = cts ? 0 : k_pkt * m->first_payload,
+                                 .tail = cts || (m->last_seen && x->u == m->last_u),
+                                 .timeout = x->timeout,
+                                 .before_capture = x->before_capture,
+                                 .retransmission = x->retransmission,
+                                 .again = x->again};
+      for (uint32_t c = 0; c < x->ncopies && c < JCT_INFER_MAX_COPIES; c++)
+        out->copies[c] = x->copy[c];
     }
   }
   return 0;

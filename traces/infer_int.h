@@ -12,6 +12,7 @@
 
 #define JCT__NEVER UINT64_MAX    /* done_ns of a message never completed */
 #define JCT__U_BASE (1ull << 32) /* a flow's first PSN, unwrapped: never goes below 0 */
+#define JCT__SENT_WINDOW 1024u   /* PSNs below the highest whose sends are counted */
 
 /* What the timer saw since it was started (infer_timer.c): an ACK of
  * unwrapped PSN u after which PSNs were outstanding (JCT__TEV_ACK) or none
@@ -42,6 +43,10 @@ typedef struct {
   bool before_capture, recovered, timeout;
   bool retransmission; /* only a retransmission of it was lost */
   uint32_t again;
+  /* The copy each lost transmission was (infer.h, jct_infer_fault_t copies), in order: the
+   * packet's sends the capture saw plus its losses before it, + 1. */
+  uint8_t copy[JCT_INFER_MAX_COPIES];
+  uint8_t ncopies;
 } jct__ifault_t;
 
 /* A go-back: to unwrapped PSN u, re-sending ahead PSNs, after a NAK or
@@ -78,6 +83,8 @@ typedef struct {
   size_t nfaults, capfaults;
   bool has_imm_msg; /* carries a message with immediate data other than a clear-to-send's */
   long peer;        /* the flow carrying its ACKs (inspect.h), -1: none */
+  uint8_t *sent;    /* sends seen of the last JCT__SENT_WINDOW PSNs up to hi_u, by u mod it
+                       (saturating): what a fault's copy counts (infer_loss.c) */
   /* rxe's retransmit timer as the capture shows it (infer_timer.c). */
   uint64_t tmr_arm_ns;      /* the send that started it (it was not pending); 0: none yet */
   bool tmr_fired;           /* a timer go-back since: the next send arms it */

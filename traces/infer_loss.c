@@ -42,6 +42,26 @@ static long fault_at(const jct__iscan_t *sc, const jct__iflow_t *f, uint64_t u, 
   return lo < f->nfaults && sc->faults[f->faults[lo]].u == u ? (long)f->faults[lo] : -1;
 }
 
+/* Sends of unwrapped PSN u the capture has seen on flow f so far (the
+ * scan counts the last JCT__SENT_WINDOW PSNs; 0 further back). */
+static uint32_t sent_seen(const jct__iflow_t *f, uint64_t u) {
+  if (!f->sent || u > f->hi_u || f->hi_u - u >= JCT__SENT_WINDOW) return 0;
+  return f->sent[u % JCT__SENT_WINDOW];
+}
+
+/* Fault x lost one more transmission, its copy `copy` (infer.h's copies). */
+static void lost_copy(jct__ifault_t *x, uint32_t copy) {
+  if (x->ncopies < JCT_INFER_MAX_COPIES) x->copy[x->ncopies] = copy > UINT8_MAX ? 0 : (uint8_t)copy;
+  if (x->ncopies < UINT8_MAX) x->ncopies++;
+}
+
+/* Fault x (on flow f) lost a re-sent copy the capture did not see: the
+ * copy after those it saw and those lost before. */
+static void lost_again(const jct__iflow_t *f, jct__ifault_t *x) {
+  lost_copy(x, sent_seen(f, x->u) + x->ncopies + 1);
+  x->again++;
+}
+
 static long fault_new(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ts_ns, bool before) {
   jct__iflow_t *f = &sc->flows[fi];
   size_t pos;
@@ -52,6 +72,7 @@ static long fault_new(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ts_ns,
     return -1;
   sc->faults[sc->nfaults] =
       (jct__ifault_t){.flow = fi, .u = u, .ts_ns = ts_ns, .before_capture = before};
+  lost_copy(&sc->faults[sc->nfaults], 1); /* its first transmission, unless retransmission */
   memmove(&f->faults[pos + 1], &f->faults[pos], (f->nfaults - pos) * sizeof *f->faults);
   f->faults[pos] = (uint32_t)sc->nfaults;
   f->nfaults++;
@@ -73,7 +94,7 @@ int jct__iloss_rewind(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead,
   for (size_t i = pos; i > 0; i--) {
     jct__ifault_t *x = &sc->faults[f->faults[i - 1]];
     if (x->recovered || x->u != u - (pos - i) - 1) break;
-    x->again++;
+    lost_again(f, x);
     below = true;
   }
   bool any = false, fresh = false;
@@ -85,8 +106,11 @@ int jct__iloss_rewind(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead,
   }
   if (fresh || below || retx_gap) return 0;
   if (timeout && !any) return 0;
-  if (any) {
-    sc->faults[f->faults[pos]].again++;
+  if (any) { /* its copy the capture saw last was lost past it (before this one, at u) */
+    jct__ifault_t *x = &sc->faults[f->faults[pos]];
+    uint32_t copy = sent_seen(f, x->u) + x->ncopies - (x->u == u ? 1 : 0);
+    lost_copy(x, copy ? copy : 1);
+    x->again++;
     return 0;
   }
   /* Below the flow's first PSN seen: never seen, lost before the capture point. */
@@ -114,11 +138,13 @@ int jct__iloss_retx_skip(jct__iscan_t *sc, uint32_t fi, uint64_t from_u, uint64_
     size_t pos;
     long k = fault_at(sc, &sc->flows[fi], v, &pos);
     if (k >= 0) {
-      sc->faults[k].again++;
+      lost_again(&sc->flows[fi], &sc->faults[k]);
       continue;
     }
     if ((k = fault_new(sc, fi, v, ts_ns, true)) < 0) return JCT_ENOMEM;
     sc->faults[k].retransmission = true;
+    sc->faults[k].ncopies = 0; /* not its first transmission: the copy after those seen */
+    lost_copy(&sc->faults[k], sent_seen(&sc->flows[fi], v) + 1);
   }
   sc->flows[fi].retx_gap = true;
   return 0;

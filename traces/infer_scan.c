@@ -93,6 +93,18 @@ static long msg_first(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t start_
   return (long)sc->nmsgs++;
 }
 
+/* One more send of unwrapped PSN u on flow f, before f->hi_u takes it
+ * (a fault's copy counts them: infer_loss.c): a ring of the last
+ * JCT__SENT_WINDOW PSNs, cleared as the highest PSN moves on. */
+static int count_send(jct__iflow_t *f, uint64_t u) {
+  if (!f->sent && !(f->sent = calloc(JCT__SENT_WINDOW, sizeof *f->sent))) return JCT_ENOMEM;
+  for (uint64_t v = f->hi_u + 1, n = 0; v <= u && n < JCT__SENT_WINDOW; v++, n++)
+    f->sent[v % JCT__SENT_WINDOW] = 0; /* PSNs not sent before (hi_u is 0 before the first) */
+  uint8_t *c = &f->sent[u % JCT__SENT_WINDOW];
+  if (*c < UINT8_MAX) (*c)++;
+  return 0;
+}
+
 static int on_packet(jct__iscan_t *sc, uint32_t fi, const jct_packet_t *pkt, uint64_t ts_ns) {
   jct__iflow_t *f = &sc->flows[fi];
   const struct jct_opcode_info *op = pkt->op;
@@ -108,6 +120,7 @@ static int on_packet(jct__iscan_t *sc, uint32_t fi, const jct_packet_t *pkt, uin
   } else {
     u = unwrap(f, psn);
   }
+  if (count_send(f, u)) return JCT_ENOMEM;
   if (fresh) f->hi = psn, f->hi_u = u;
   if (!fresh && f->last_retx &&
       u > f->last_u + 1) { /* re-sent PSNs lost before the capture point */
@@ -315,6 +328,7 @@ void jct__iscan_free(jct__iscan_t *sc) {
     free(sc->flows[i].msgs);
     free(sc->flows[i].faults);
     free(sc->flows[i].tev);
+    free(sc->flows[i].sent);
   }
   free(sc->qsends);
   free(sc->flows);

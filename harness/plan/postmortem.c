@@ -18,6 +18,13 @@
  * transmission was lost and whose `again` re-sends were lost after it is
  * M:K, M:K@2, ..., M:K@(1+again); a loss of a re-sent copy whose first
  * transmission got through (`retransmission`) is M:K@2, ..., M:K@(2+again).
+ * A transmission the capture lost at a later copy than its number (infer.h's
+ * copies: a go-back re-sent it after an earlier copy got through) is
+ * M:K@T#C, not before its C-th copy (drop.c): lost at the first re-sent
+ * copy instead, it would be recovered inside the go-back that re-sent it
+ * where the capture's drew a NAK of its own (the shipped capture's SEND
+ * test: PSNs lost at their third to fifth copies, each NAKed and answered
+ * 45-84 ms later).
  * Capture packets that land on the same replayed packet (a PMTU larger
  * than the capture's, or --scale below 1) merge: each transmission of it
  * is dropped once.
@@ -75,7 +82,7 @@
 #include "postmortem.h"
 
 #define MAX_PKTS_PER_SPEC 64 /* drop.c's list */
-#define PKT_CHARS 32         /* ",M:K@T" at most */
+#define PKT_CHARS 40         /* ",M:K@T#C" at most */
 #define CTS_BYTES 64         /* the verbs transport's clear-to-send (verbs.h) */
 
 /* The message index of each op on its connection. */
@@ -286,8 +293,12 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
       }
       for (uint32_t t = first; t <= last && rc == 0 && n < MAX_PKTS_PER_SPEC; t++) {
         if (repeated(s, rep, i, t, scale, pmtu)) continue;
-        char tx[8] = "";
-        if (t > 1) snprintf(tx, sizeof tx, "@%u", t);
+        char tx[16] = "";
+        uint32_t copy = t - first < JCT_INFER_MAX_COPIES ? f->copies[t - first] : 0;
+        if (copy > t)
+          snprintf(tx, sizeof tx, "@%u#%u", t, copy);
+        else if (t > 1)
+          snprintf(tx, sizeof tx, "@%u", t);
         used += (size_t)snprintf(list + used, PKT_CHARS, "%s%u:%llu%s", n ? "," : "", msg[f->op],
                                  (unsigned long long)pkt, tx);
         (*lost_packets)++;

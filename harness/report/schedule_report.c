@@ -164,12 +164,15 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
     json_array_append_new(addrs, json_string(jct_addr_str(&r->rank_addr[i], a, sizeof a)));
   for (uint32_t i = 0; faults && i < r->nfaults; i++) {
     const jct_infer_fault_t *f = &r->faults[i];
+    json_t *copies = json_array();
+    for (uint32_t c = 0; copies && c < JCT_INFER_MAX_COPIES && f->copies[c]; c++)
+      json_array_append_new(copies, json_integer(f->copies[c]));
     json_array_append_new(
-        faults,
-        json_pack("{s:I,s:b,s:I,s:I,s:b,s:b,s:b,s:b,s:I}", "op", (json_int_t)f->op, "cts", f->cts,
-                  "psn", (json_int_t)f->psn, "offset_bytes", (json_int_t)f->offset_bytes, "tail",
-                  f->tail, "timeout", f->timeout, "before_capture", f->before_capture,
-                  "retransmission", f->retransmission, "again", (json_int_t)f->again));
+        faults, json_pack("{s:I,s:b,s:I,s:I,s:b,s:b,s:b,s:b,s:I,s:o*}", "op", (json_int_t)f->op,
+                          "cts", f->cts, "psn", (json_int_t)f->psn, "offset_bytes",
+                          (json_int_t)f->offset_bytes, "tail", f->tail, "timeout", f->timeout,
+                          "before_capture", f->before_capture, "retransmission", f->retransmission,
+                          "again", (json_int_t)f->again, "copies", copies));
   }
   for (uint32_t i = 0; gbs && i < r->ngo_backs; i++) {
     const jct_infer_go_back_t *g = &r->go_backs[i];

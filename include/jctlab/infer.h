@@ -78,6 +78,7 @@
  * verbs/verbs.h, JCT_VERBS_CTS_IMM): a 64-byte RDMA WRITE ONLY WITH
  * IMMEDIATE carrying it is flow control, not an op. */
 #define JCT_INFER_CTS_IMM 0xffffffffu
+#define JCT_INFER_MAX_COPIES 8     /* lost transmissions of a packet whose copy is kept */
 
 typedef struct {
   uint32_t cts_max_bytes; /* flow-control WRITEs are at most this; 0: 64 */
@@ -100,6 +101,17 @@ typedef struct {
   bool retransmission;   /* its first transmission got through; a retransmission was lost */
   uint32_t again;        /* its retransmissions lost too, after the first loss */
   bool cts;              /* a clear-to-send lost, not a packet of the op's message */
+  /* Which copy of the packet each lost transmission was, in order (the
+   * first transmission lost, or the re-sent copy of a `retransmission`,
+   * then each of `again`): 1 is the first transmission, and every send
+   * counts, a go-back's copy of a packet not lost since included (the
+   * capture's sends of the PSN before the loss, plus the losses before it,
+   * + 1); 0 past JCT_INFER_MAX_COPIES. A go-back re-sends every PSN from
+   * the NAKed one, so a packet whose first re-sent copy got through can be
+   * lost at the next go-back's copy: in the shipped capture PSN 1129980 was
+   * lost at its third copy (the second go-back's), drawing a NAK of its own,
+   * where losing its second would have been recovered in that go-back. */
+  uint8_t copies[JCT_INFER_MAX_COPIES];
 } jct_infer_fault_t;
 
 /* A go-back, in capture order: the requester's restart at a packet and how

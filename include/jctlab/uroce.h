@@ -97,13 +97,17 @@ typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
 /* One go-back of a captured requester (a postmortem's, from the capture:
  * infer.h's go_backs): when a NAK names packet pkt of the msg-th message
  * this QP sends in a repetition (jct_uroce_rep_start()), the requester
- * goes back once it has sent ahead_psns PSNs from the NAKed one on (the
+ * sends on until its next PSN is ahead_psns past the NAKed one (the
  * packets its go-back re-sends: the captured highest PSN less the NAKed
- * one, plus one), or when it may send nothing more (nothing posted, or
- * its window full), then no earlier than nak_to_resend_ns after the NAK
- * (the capture's NAK → go-back: rxe's completer task, with nothing left
- * for its requester to send, still took that long to act on the NAK; 0:
- * at once). Linux rxe, under load, hands the NAK to its
+ * one, plus one; a NAK that comes while a go-back re-sends lets it re-send
+ * that far first), or until it may send nothing more (nothing posted, or
+ * its window full), then sends nothing and goes back no earlier than
+ * nak_to_resend_ns after the NAK (the capture's NAK → go-back: rxe's
+ * completer task took that long to act on the NAK, its requester having
+ * sent that far; 0: at once); the QP's retransmit timer waits for it. A
+ * NAK that arrives while a go-back is under way is ignored (below, and
+ * uroce_comp.c), but its entry's nak_to_resend_ns still holds the timer,
+ * whose go-back stands for it, back until then. Linux rxe, under load, hands the NAK to its
  * completer task while its requester task sends on, and a packet it has
  * handed to the kernel (up to RXE_INFLIGHT_SKBS_PER_QP_HIGH, 64, per QP)
  * still goes out after the NAK (rxe_comp.c, rxe_req.c): how far it got is

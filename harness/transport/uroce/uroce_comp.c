@@ -40,6 +40,18 @@
  *   capture's NAK → go-back time (nak_to_resend_ns) after the NAK: with
  *   nothing in flight, the shipped capture's rxe still took 45-84 ms to
  *   act on its last NAKs, where going back at once took microseconds.
+ *   How far it has sent is where its requester is (next PSN), not the
+ *   highest PSN it ever sent: a NAK that arrives while a go-back re-sends
+ *   lets it re-send on to that depth first (the shipped capture's NAK of
+ *   PSN 1130004 came once its go-back had re-sent the 26 PSNs from it; the
+ *   replay's, on a slower link, came 12 PSNs in). Meanwhile the QP's
+ *   retransmit timer waits for it. A NAK ignored during a go-back (above)
+ *   whose packet the capture shows a go-back at: on the wire that go-back
+ *   was rxe's timer's (rxe_comp.c ignores the NAK as uroce does), as late
+ *   after the NAK as the capture's, which the timer does not fire before
+ *   (the shipped capture's rxe went back to PSN 1130005 84 ms after its
+ *   NAK: its 67 ms timer and its host's lag, which the replay's timer alone
+ *   would cut short).
  * - A captured timer go-back (cfg.go_backs timer_ns, a postmortem's; the
  *   requester arms it): an ACK acted on while PSNs are outstanding
  *   restarts it, timer_ns ahead (rxe restarts its timer on the completer's
@@ -109,6 +121,8 @@ static void acknowledge(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   struct jct__uroce_sq *sq = &qp->sq;
   qp->comp.una_psn = psn;
   qp->comp.retry_left = qp->cfg.retry_cnt;
+  if (qp->comp.timer_floor_ns && jct_psn_diff(psn, qp->comp.ignored_psn) > 0)
+    qp->comp.timer_floor_ns = 0; /* the ignored NAK's packet arrived after all */
   if (jct_psn_diff(qp->req.next_psn, psn) < 0) set_next_psn(qp, psn);
   restart_timer(qp, now_ns);
   while (sq->head_seq != sq->tail_seq) {
@@ -128,6 +142,7 @@ static void go_back_n(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   qp->comp.go_back_ahead = 0;
   qp->comp.go_back_hold_ns = 0;
   qp->comp.nak_ignored = false;
+  qp->comp.timer_floor_ns = 0;
   set_next_psn(qp, psn);
   qp->stats.go_back_n++;
   qp->comp.started_retry = true;
@@ -196,6 +211,11 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       qp->stats.rx_naks_ignored++;
       qp->comp.nak_ignored = true;
       qp->comp.ignored_psn = psn;
+      long g = captured_go_back(qp, psn);
+      if (g >= 0 && qp->go_backs[g].nak_to_resend_ns) { /* its go-back was the timer's */
+        qp->go_back_used[g] = true;
+        qp->comp.timer_floor_ns = now_ns + qp->go_backs[g].nak_to_resend_ns;
+      }
       return JCT_UROCE_RX_ACCEPTED;
     }
     if (qp->error) return JCT_UROCE_RX_ACCEPTED;
@@ -242,11 +262,16 @@ void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns) {
   go_back_n(qp, psn, now_ns);
 }
 
+bool jct__uroce_comp_go_back_holds(const jct_uroce_qp_t *qp) {
+  return qp->comp.go_back_ahead &&
+         jct_psn_diff(qp->req.next_psn, qp->comp.go_back_psn) >= (int32_t)qp->comp.go_back_ahead;
+}
+
 void jct__uroce_comp_go_back_deep(jct_uroce_qp_t *qp, bool ready, uint64_t now_ns) {
   if (!qp->comp.go_back_ahead) return;
   uint32_t psn = qp->comp.go_back_psn;
-  if (ready && jct_psn_diff(qp->req.max_psn, psn) < (int32_t)qp->comp.go_back_ahead) return;
-  if (!ready && now_ns < qp->comp.go_back_hold_ns) return; /* the capture's reaction */
+  if (ready && jct_psn_diff(qp->req.next_psn, psn) < (int32_t)qp->comp.go_back_ahead) return;
+  if (now_ns < qp->comp.go_back_hold_ns) return; /* the capture's reaction, nothing sent */
   if (jct_psn_diff(psn, qp->comp.una_psn) < 0) psn = qp->comp.una_psn;
   go_back_n(qp, psn, now_ns);
 }

@@ -85,6 +85,9 @@ struct jct__uroce_comp {
   uint64_t go_back_hold_ns;
   bool nak_ignored; /* a NAK of ignored_psn was ignored since the last go-back */
   uint32_t ignored_psn;
+  /* ... and the capture's go-back for it came then (the NAK's time plus its
+   * nak_to_resend_ns): the retransmit timer does not fire before (0: none). */
+  uint64_t timer_floor_ns;
   /* A captured timer go-back (cfg.go_backs timer_ns), armed by the
    * requester: due then (UINT64_MAX: none pending), back to at most
    * timer_psn; ACKs of timer_psn and later are held back until it fires. */
@@ -191,8 +194,12 @@ void jct__uroce_comp_timer_go_back(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Start a NAK's go-back whose reaction time (cfg.nak_react_ns) is over. */
 void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Start a NAK's go-back at a captured depth once the requester has sent
- * that far or may send nothing more (ready: jct__uroce_req_ready()). */
+ * that far or may send nothing more (ready: jct__uroce_req_ready()), and
+ * its captured reaction time is over. */
 void jct__uroce_comp_go_back_deep(jct_uroce_qp_t *qp, bool ready, uint64_t now_ns);
+/* Whether a captured go-back is pending whose depth the requester has
+ * reached: it sends nothing more until the go-back starts. */
+bool jct__uroce_comp_go_back_holds(const jct_uroce_qp_t *qp);
 /* Complete every pending message with RETRY_EXC_ERR (the QP is in error). */
 void jct__uroce_comp_flush(jct_uroce_qp_t *qp, uint64_t now_ns);
 

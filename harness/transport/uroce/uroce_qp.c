@@ -190,7 +190,7 @@ size_t jct_uroce_next_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, 
     jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
   if (qp->error || cap < jct_uroce_max_packet_bytes(qp) || paused(qp, now_ns)) return 0;
   size_t n = jct__uroce_resp_ack(qp, now_ns, buf, cap);
-  if (!n) n = jct__uroce_req_packet(qp, now_ns, buf, cap);
+  if (!n && !jct__uroce_comp_go_back_holds(qp)) n = jct__uroce_req_packet(qp, now_ns, buf, cap);
   cc_sync(qp, now_ns);
   if (!n) return 0;
   jct__uroce_icrc_generate(qp, buf, n);
@@ -281,6 +281,14 @@ void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns) {
     qp->retrans_deadline_ns = qp->comp.timer_due_ns;
     return;
   }
+  if (qp->comp.go_back_ahead && qp->comp.go_back_hold_ns > now_ns) {
+    qp->retrans_deadline_ns = qp->comp.go_back_hold_ns; /* ... and a captured NAK's go-back */
+    return;
+  }
+  if (qp->comp.timer_floor_ns > now_ns) { /* an ignored NAK's captured go-back: not before */
+    qp->retrans_deadline_ns = qp->comp.timer_floor_ns;
+    return;
+  }
   if (jct__uroce_comp_timeout(qp, now_ns)) enter_error(qp, now_ns);
 }
 
@@ -351,7 +359,7 @@ static void retire_previous(jct_uroce_qp_t *qp) {
   qp->comp.started_retry = qp->comp.nak_ignored = false;
   qp->comp.go_back_due_ns = UINT64_MAX;
   qp->comp.go_back_ahead = 0;
-  qp->comp.go_back_hold_ns = 0;
+  qp->comp.go_back_hold_ns = qp->comp.timer_floor_ns = 0;
   qp->retrans_deadline_ns = UINT64_MAX;
 }
 
