@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libmnl/libmnl.h>
 #include <sys/socket.h>
@@ -28,6 +29,44 @@ struct jct__nl {
   char buf[JCT__NL_BATCH_MSGS * JCT__NL_MSG_MAX];
   char label[JCT__NL_BATCH_MSGS][JCT__NL_LABEL_MAX];
 };
+
+int jct__nl_dump_tc(uint16_t type, const struct tcmsg *tcm,
+                    int (*cb)(const struct nlmsghdr *nlh, void *data), void *data) {
+  struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+  if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+    int e = errno;
+    if (nl) mnl_socket_close(nl);
+    return -e;
+  }
+  char *buf = malloc((size_t)MNL_SOCKET_BUFFER_SIZE);
+  if (!buf) {
+    mnl_socket_close(nl);
+    return -ENOMEM;
+  }
+  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+  nlh->nlmsg_type = type;
+  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  nlh->nlmsg_seq = (uint32_t)time(NULL);
+  memcpy(mnl_nlmsg_put_extra_header(nlh, sizeof *tcm), tcm, sizeof *tcm);
+  unsigned portid = mnl_socket_get_portid(nl), seq = nlh->nlmsg_seq;
+  int rc = 0;
+  if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+    rc = -errno;
+  } else {
+    ssize_t n;
+    while ((n = mnl_socket_recvfrom(nl, buf, (size_t)MNL_SOCKET_BUFFER_SIZE)) > 0) {
+      int r = mnl_cb_run(buf, (size_t)n, seq, portid, cb, data);
+      if (r <= MNL_CB_STOP) {
+        rc = r < 0 ? -errno : 0;
+        break;
+      }
+    }
+    if (n < 0) rc = -errno;
+  }
+  free(buf);
+  mnl_socket_close(nl);
+  return rc;
+}
 
 const char *jct__errno_text(int e, char *buf, size_t buflen) {
   const char *name = strerrorname_np(e);

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #define JCT__NL_BATCH_MSGS 128
 #define JCT__NL_MSG_MAX 512 /* room every request may use in the batch buffer */
@@ -49,6 +50,17 @@ int jct__nl_begin(jct__nl_t *nl, struct nlmsghdr **nlh, uint16_t type, uint16_t 
  * or JCT_EIO with the first failed request's label and the kernel's reason
  * in err. The batch is empty afterwards either way. */
 int jct__nl_flush(jct__nl_t *nl, char *err, size_t errlen);
+
+/* One traffic-control dump: a request of type (RTM_GETQDISC,
+ * RTM_GETTFILTER, ...) with NLM_F_DUMP and tcm as its family header, on a
+ * socket of its own in the calling thread's network namespace; cb (libmnl's
+ * mnl_cb_t) is called with data on each message of the reply until the
+ * kernel's NLMSG_DONE or cb stops it (MNL_CB_STOP). Returns 0, or a
+ * negative errno: the socket's, the kernel's (-EINVAL or -ENOENT: no such
+ * device or hook), -ENOMEM, or the one cb set when it returned MNL_CB_ERROR.
+ * Source: rtnetlink(7), "Dumping". */
+int jct__nl_dump_tc(uint16_t type, const struct tcmsg *tcm,
+                    int (*cb)(const struct nlmsghdr *nlh, void *data), void *data);
 
 /* "Operation not permitted (EPERM)" for errno e, in buf. Returns buf. */
 const char *jct__errno_text(int e, char *buf, size_t buflen);

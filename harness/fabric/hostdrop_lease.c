@@ -146,47 +146,14 @@ static int on_filter(const struct nlmsghdr *nlh, void *arg) {
 
 /* The filters on one clsact hook (RTM_GETTFILTER dump). */
 static int dump_hook(int ifindex, uint32_t minor, dump_t *d, char *err, size_t errlen) {
-  struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
   char et[96];
-  if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-    int e = errno;
-    if (nl) mnl_socket_close(nl);
-    return jct__errf(err, errlen, JCT_EIO, "list tc filters: %s", jct__errno_text(e, et, sizeof et));
-  }
-  char *buf = malloc((size_t)MNL_SOCKET_BUFFER_SIZE);
-  if (!buf) {
-    mnl_socket_close(nl);
-    return JCT_ENOMEM;
-  }
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-  nlh->nlmsg_type = RTM_GETTFILTER;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  nlh->nlmsg_seq = (uint32_t)time(NULL);
-  struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof *tcm);
-  tcm->tcm_family = AF_UNSPEC;
-  tcm->tcm_ifindex = ifindex;
-  tcm->tcm_parent = TC_H_MAKE(TC_H_CLSACT, minor);
-  unsigned portid = mnl_socket_get_portid(nl), seq = nlh->nlmsg_seq;
-  int rc = 0;
-  if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-    rc = -errno;
-  } else {
-    ssize_t n;
-    while ((n = mnl_socket_recvfrom(nl, buf, (size_t)MNL_SOCKET_BUFFER_SIZE)) > 0) {
-      int r = mnl_cb_run(buf, (size_t)n, seq, portid, on_filter, d);
-      if (r <= MNL_CB_STOP) {
-        rc = r < 0 ? -errno : 0;
-        break;
-      }
-    }
-    if (n < 0) rc = -errno;
-  }
-  free(buf);
-  mnl_socket_close(nl);
+  struct tcmsg tcm = {
+      .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex, .tcm_parent = TC_H_MAKE(TC_H_CLSACT, minor)};
+  int rc = jct__nl_dump_tc(RTM_GETTFILTER, &tcm, on_filter, d);
   /* No clsact (or no device): nothing of anyone's is there. */
   if (rc == -EINVAL || rc == -ENOENT) return 0;
-  return rc < 0 ? jct__errf(err, errlen, JCT_EIO, "list tc filters: %s",
-                            jct__errno_text(-rc, et, sizeof et))
+  return rc < 0 ? jct__errf(err, errlen, rc == -ENOMEM ? JCT_ENOMEM : JCT_EIO,
+                            "list tc filters: %s", jct__errno_text(-rc, et, sizeof et))
                 : 0;
 }
 

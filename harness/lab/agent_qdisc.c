@@ -64,44 +64,10 @@ static int on_qdisc(const struct nlmsghdr *nlh, void *arg) {
 /* The qdiscs on d->ifindex (RTM_GETQDISC dump). */
 static int dump(dump_t *d, const char *netdev, char *err, size_t errlen) {
   char et[96];
-  struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
-  if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-    int e = errno;
-    if (nl) mnl_socket_close(nl);
-    return jct__errf(err, errlen, JCT_EIO, "%s: list qdiscs: %s", netdev,
-                     jct__errno_text(e, et, sizeof et));
-  }
-  char *buf = malloc((size_t)MNL_SOCKET_BUFFER_SIZE);
-  if (!buf) {
-    mnl_socket_close(nl);
-    return JCT_ENOMEM;
-  }
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-  nlh->nlmsg_type = RTM_GETQDISC;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  nlh->nlmsg_seq = (uint32_t)time(NULL);
-  struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof *tcm);
-  tcm->tcm_family = AF_UNSPEC;
-  tcm->tcm_ifindex = d->ifindex;
-  unsigned portid = mnl_socket_get_portid(nl), seq = nlh->nlmsg_seq;
-  int rc = 0;
-  if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-    rc = -errno;
-  } else {
-    ssize_t n;
-    while ((n = mnl_socket_recvfrom(nl, buf, (size_t)MNL_SOCKET_BUFFER_SIZE)) > 0) {
-      int r = mnl_cb_run(buf, (size_t)n, seq, portid, on_qdisc, d);
-      if (r <= MNL_CB_STOP) {
-        rc = r < 0 ? -errno : 0;
-        break;
-      }
-    }
-    if (n < 0) rc = -errno;
-  }
-  free(buf);
-  mnl_socket_close(nl);
-  return rc < 0 ? jct__errf(err, errlen, JCT_EIO, "%s: list qdiscs: %s", netdev,
-                            jct__errno_text(-rc, et, sizeof et))
+  struct tcmsg tcm = {.tcm_family = AF_UNSPEC, .tcm_ifindex = d->ifindex};
+  int rc = jct__nl_dump_tc(RTM_GETQDISC, &tcm, on_qdisc, d);
+  return rc < 0 ? jct__errf(err, errlen, rc == -ENOMEM ? JCT_ENOMEM : JCT_EIO,
+                            "%s: list qdiscs: %s", netdev, jct__errno_text(-rc, et, sizeof et))
                 : 0;
 }
 
