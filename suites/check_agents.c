@@ -791,7 +791,8 @@ static bool own_netns(const char *test) {
 /* A real agent (jctlab agent --listen) in a namespace of the test's own,
  * asked over TCP for what its host cannot do, answers bad input (the
  * orchestrator's exit 2), leaves nothing and serves on: delay at=host:1 on
- * its netdev (lo here) where this kernel has no fq qdisc, naming fq; a
+ * its netdev (lo here) under a root with a class and a filter (htb),
+ * naming them; where this kernel has no fq qdisc, naming fq; a
  * flap on lo, which its control connection arrives on, naming lo (the
  * link stays up). Needs root (the program, the namespace); says so and
  * passes otherwise. */
@@ -828,6 +829,20 @@ START_TEST(agent_refuses_host_faults) {
            text, spec, (unsigned long long)inj->seed);
   free(text);
   json_decref(sj);
+  /* A root of the host's with a class and a filter (htb): the delay's fq
+   * would take them with the root, and jctlab puts back the root alone:
+   * refused, naming them, the tree as before. */
+  char before[4096], after[4096];
+  ck_assert_int_eq(system("tc qdisc replace dev lo root handle 1: htb default 1 && "
+                          "tc class add dev lo parent 1: classid 1:1 htb rate 10mbit && "
+                          "tc filter add dev lo parent 1: protocol ip prio 1 u32 "
+                          "match ip dport 4791 0xffff flowid 1:1"),
+                   0);
+  suite_tc_tree("lo", before, sizeof before);
+  agent_says2(fd, line, "lo: its root qdisc htb 1: has 1 class, 1 filter, which",
+              "\"bad_input\":true");
+  ck_assert_str_eq(suite_tc_tree("lo", after, sizeof after), before);
+  ck_assert_int_eq(system("tc qdisc del dev lo root"), 0);
   agent_says2(fd, line, "needs the fq qdisc", "\"bad_input\":true");
   /* A flap on lo, which the control connection (127.0.0.1) arrives on. */
   const char *flap = "flap down=50ms every=1s at=host:1";
@@ -1037,5 +1052,6 @@ Suite *agents_suite(void) {
   suite_add_tcase(s, h);
   TCase *g = agents_guard_tcase(); /* check_agents_guard.c */
   if (g) suite_add_tcase(s, g);
+  if ((g = agents_qdisc_tcase())) suite_add_tcase(s, g); /* check_agents_qdisc.c */
   return s;
 }

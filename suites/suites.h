@@ -30,6 +30,11 @@ Suite *hostfault_suite(void);
 TCase *hostfault_kill_tcase(void); /* hostfault's "killed" case; NULL when not built */
 TCase *
 agents_guard_tcase(void); /* agents' "guard" case (check_agents_guard.c); NULL without verbs */
+/* agents' "qdisc" case (check_agents_qdisc.c); NULL without verbs. */
+TCase *agents_qdisc_tcase(void);
+/* dev's qdiscs, classes and filters read over rtnetlink, one line each
+ * (kind, handle, parent), into buf (check_agents_qdisc.c, with verbs). */
+const char *suite_tc_tree(const char *dev, char *buf, size_t len);
 /* check_hostfault_kill.c, built with JCT_HOSTFAULT: tcx links of program
  * prog_id (named jct_hostdrop) on ifindex; whether ifindex has a clsact qdisc. */
 int hostfault_tcx_links(int ifindex, uint32_t prog_id);

@@ -51,7 +51,8 @@ typedef struct jct__agent_host jct__agent_host_t;
  * 1:1) or as the root, the root as it was before kept and put back when
  * freed or, if the agent dies, by its guard (agent_qdisc.h). list NULL or empty: *out
  * NULL, 0. Errors: JCT_EINVAL (a spec that does not parse, another seed, a missing device, no fq
- * for a delay), JCT_EIO (the kernel refused the program), JCT_ENOMEM; err says which injector and
+ * for a delay, a root with classes, filters or qdiscs under it that fq would take: agent_qdisc.h),
+ * JCT_EIO (the kernel refused the program), JCT_ENOMEM; err says which injector and
  * why; nothing stays attached. */
 int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char *netdev,
                         const char *control_if, bool shaped, jct_clock_t *clock, char *err,

@@ -15,6 +15,7 @@
 #include "jctlab/error.h"
 
 #define OPTS_MAX 400 /* a root's TCA_OPTIONS kept whole (tbf's: 56 bytes) */
+#define TREE_MAX 128 /* qdiscs and classes whose filters are counted */
 
 /* The device's root, and where a qdisc of jctlab's fq handle sits. */
 typedef struct {
@@ -27,12 +28,47 @@ typedef struct {
   bool opts_too_large;
   bool fq;
   uint32_t fq_parent;
+  /* What replacing the root would take with it that its kind, handle and
+   * options do not make again (tree(), at the root only). */
+  uint32_t own_qdiscs;  /* under the root, with a handle: a user's, not a kind's default child */
+  uint32_t classes;     /* every class of the tree */
+  uint32_t own_classes; /* classes the kernel dumps with parameters (htb's, drr's, ...) */
+  uint32_t filters;     /* one per chain, priority and protocol, on the root or under it */
+  uint32_t parents[TREE_MAX]; /* the own qdiscs' handles and own classes' ids */
+  size_t nparents;
+  bool tree_too_large;
 } dump_t;
+
+static void add_parent(dump_t *d, uint32_t id) {
+  if (d->nparents < TREE_MAX)
+    d->parents[d->nparents++] = id;
+  else
+    d->tree_too_large = true;
+}
 
 static int on_attr(const struct nlattr *a, void *data) {
   const struct nlattr **tb = data;
   if (mnl_attr_type_valid(a, TCA_MAX) >= 0) tb[mnl_attr_get_type(a)] = a;
   return MNL_CB_OK;
+}
+
+/* htb dumps its version as the kernel's HTB_VER (0x30011) and takes only
+ * its major back, TC_HTB_PROTOVER (htb_init() in net/sched/sch_htb.c:
+ * "HTB version mismatch", EINVAL): the kept options say 3, as tc does. */
+static void htb_as_tc_sends(dump_t *d) {
+  struct nlattr *o = (struct nlattr *)(void *)d->root_opts;
+  char *end = (char *)o + o->nla_len;
+  for (struct nlattr *a = mnl_attr_get_payload(o); mnl_attr_ok(a, (int)(end - (char *)a));
+       a = mnl_attr_next(a)) {
+    if (mnl_attr_get_type(a) == TCA_HTB_INIT &&
+        mnl_attr_get_payload_len(a) >= sizeof(struct tc_htb_glob)) {
+      struct tc_htb_glob g;
+      memcpy(&g, mnl_attr_get_payload(a), sizeof g);
+      g.version = TC_HTB_PROTOVER;
+      g.direct_pkts = 0; /* a counter */
+      memcpy(mnl_attr_get_payload(a), &g, sizeof g);
+    }
+  }
 }
 
 static int on_qdisc(const struct nlmsghdr *nlh, void *arg) {
@@ -44,6 +80,13 @@ static int on_qdisc(const struct nlmsghdr *nlh, void *arg) {
   if (tcm->tcm_handle == JCT__AGENT_FQ_HANDLE) {
     d->fq = true;
     d->fq_parent = tcm->tcm_parent;
+  }
+  /* A kind's default child (tbf's bfifo, prio's bands, mq's queues) has
+   * handle 0 (qdisc_create_dflt()); one added by `tc qdisc add parent`
+   * has its own. ingress and clsact are not under the root. */
+  if (tcm->tcm_parent != TC_H_ROOT && tcm->tcm_parent != TC_H_INGRESS && tcm->tcm_handle) {
+    d->own_qdiscs++;
+    add_parent(d, tcm->tcm_handle);
   }
   if (tcm->tcm_parent != TC_H_ROOT) return MNL_CB_OK;
   d->root = true;
@@ -58,6 +101,7 @@ static int on_qdisc(const struct nlmsghdr *nlh, void *arg) {
     memset(d->root_opts + o->nla_len, 0, d->root_opts_len - o->nla_len);
   }
   d->opts_too_large = o && MNL_ALIGN(o->nla_len) > OPTS_MAX;
+  if (d->root_opts_len && !strcmp(d->root_kind, "htb")) htb_as_tc_sends(d);
   return MNL_CB_OK;
 }
 
@@ -69,6 +113,66 @@ static int dump(dump_t *d, const char *netdev, char *err, size_t errlen) {
   return rc < 0 ? jct__errf(err, errlen, rc == -ENOMEM ? JCT_ENOMEM : JCT_EIO,
                             "%s: list qdiscs: %s", netdev, jct__errno_text(-rc, et, sizeof et))
                 : 0;
+}
+
+static int on_class(const struct nlmsghdr *nlh, void *arg) {
+  dump_t *d = arg;
+  const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+  if (tcm->tcm_ifindex != d->ifindex) return MNL_CB_OK;
+  const struct nlattr *tb[TCA_MAX + 1] = {0};
+  mnl_attr_parse(nlh, sizeof *tcm, on_attr, tb);
+  d->classes++;
+  /* A class made one by one (`tc class add`: htb, hfsc, drr, qfq) is
+   * dumped with its parameters, and only such a class holds filters of
+   * its own; one its qdisc's options make (tbf's 1:1, prio's bands, mq's
+   * queues) comes without, and its filters are its qdisc's. */
+  if (tb[TCA_OPTIONS]) {
+    d->own_classes++;
+    add_parent(d, tcm->tcm_handle);
+  }
+  return MNL_CB_OK;
+}
+
+/* A filter dump gives each chain, priority and protocol (a tcf_proto)
+ * a message of handle 0, then one per filter in it (tcf_chain_dump() in
+ * net/sched/cls_api.c; u32 adds its hash tables). */
+static int on_filter(const struct nlmsghdr *nlh, void *arg) {
+  dump_t *d = arg;
+  const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+  if (tcm->tcm_ifindex == d->ifindex && tcm->tcm_handle == 0) d->filters++;
+  return MNL_CB_OK;
+}
+
+/* The classes of d's device and the filters on its root (parent 0), on
+ * its own qdiscs and on its classes (RTM_GETTCLASS, RTM_GETTFILTER). */
+static int tree(dump_t *d, const char *netdev, char *err, size_t errlen) {
+  char et[96];
+  struct tcmsg tcm = {.tcm_family = AF_UNSPEC, .tcm_ifindex = d->ifindex};
+  int rc = jct__nl_dump_tc(RTM_GETTCLASS, &tcm, on_class, d);
+  for (size_t i = 0; rc == 0 && i <= d->nparents; i++) {
+    tcm.tcm_parent = i ? d->parents[i - 1] : 0;
+    rc = jct__nl_dump_tc(RTM_GETTFILTER, &tcm, on_filter, d);
+  }
+  return rc < 0 ? jct__errf(err, errlen, rc == -ENOMEM ? JCT_ENOMEM : JCT_EIO,
+                            "%s: list classes and filters: %s", netdev,
+                            jct__errno_text(-rc, et, sizeof et))
+                : 0;
+}
+
+/* JCT_EINVAL, naming what replacing d's root would lose, when there is
+ * any; 0 otherwise. */
+static int refuse_tree(const dump_t *d, const char *netdev, char *err, size_t errlen) {
+  if (!d->own_classes && !d->filters && !d->own_qdiscs && !d->tree_too_large) return 0;
+  char more[96] = "";
+  if (d->own_qdiscs)
+    snprintf(more, sizeof more, ", %u qdisc%s of its own", d->own_qdiscs,
+             d->own_qdiscs == 1 ? "" : "s");
+  return jct__errf(err, errlen, JCT_EINVAL,
+                   "%s: its root qdisc %s %x: has %u class%s, %u filter%s%s, which a "
+                   "host delay's fq would replace and jctlab would not put back (it restores "
+                   "the root qdisc alone): remove them, or delay at a device without them",
+                   netdev, d->root_kind, d->root_handle >> 16, d->classes,
+                   d->classes == 1 ? "" : "es", d->filters, d->filters == 1 ? "" : "s", more);
 }
 
 /* Append to buf the request removing jctlab's fq from parent (a class:
@@ -162,6 +266,11 @@ int jct__agent_qdisc_save(jct__agent_qdisc_t *q, const char *netdev, uint32_t pa
     return jct__errf(err, errlen, JCT_EIO,
                      "%s: the root qdisc's (%s) options are too large to keep for its restore",
                      netdev, d.root_kind);
+  /* At the root, the whole tree goes: refused when the root's kind,
+   * handle and options would not make it again. */
+  if (parent == TC_H_ROOT &&
+      ((rc = tree(&d, netdev, err, errlen)) || (rc = refuse_tree(&d, netdev, err, errlen))))
+    return rc;
   snprintf(q->netdev, sizeof q->netdev, "%s", netdev);
   q->ifindex = d.ifindex;
   q->handle = d.root ? d.root_handle : 0;

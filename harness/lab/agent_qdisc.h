@@ -11,11 +11,20 @@
  * (RTM_DELQDISC, as `tc qdisc del dev IF root`), and the kernel attaches
  * its default again. Any other root is made again with its kind, handle and
  * options (RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, as `tc qdisc
- * replace`): a new one when the root itself was replaced (its classes and
- * filters, gone with it, are not made again); the same root, changed,
+ * replace`; htb's version as tc sends it, not as the kernel dumps it): a
+ * new one when the root itself was replaced; the same root, changed,
  * when a child of its was: the child removed first, so that a tbf's change
  * makes a fresh bfifo child as at its start (tbf_change() in sch_tbf.c:
  * with a child there it only sets the child's limit).
+ *
+ * A root replaced takes its whole tree with it, and only what its kind
+ * makes from its options comes back (tbf's bfifo, prio's bands, mq's
+ * queues: children of handle 0, classes dumped without options). So a
+ * root with more under it is refused before anything changes: classes of
+ * its own (dumped with options: htb's, hfsc's, drr's), filters on it or
+ * under it (RTM_GETTFILTER on the root, its qdiscs and classes), qdiscs a
+ * user added under it (a handle of their own). jctlab does not replay the
+ * tree (classes, filters, their actions and programs).
  *
  * The request that puts it back is built when the root is read and handed
  * to the agent's guard (agent_guard.h), which sends it if the agent dies;
@@ -52,8 +61,10 @@ typedef struct {
  * the guard the requests that undo it, under what (JCT__GUARD_FQ): at the
  * root, the root as found; under a class, the fq removed and the root made
  * again over it (a tbf: its fresh bfifo child). Errors:
- * JCT_EINVAL (no such device), JCT_EIO (the kernel's dump or the guard
- * failed); err says which, and the guard keeps nothing. */
+ * JCT_EINVAL (no such device; at the root, a tree the root's options do
+ * not make again: err names the device, the root's kind and handle, and
+ * its classes, filters and own qdiscs, counted), JCT_EIO (the kernel's
+ * dump or the guard failed); err says which, and the guard keeps nothing. */
 int jct__agent_qdisc_save(jct__agent_qdisc_t *q, const char *netdev, uint32_t parent,
                           jct__guard_what_t what, char *err, size_t errlen);
 

@@ -1,0 +1,230 @@
+/* agents' "qdisc" case (issue 14: nothing lost from a host's
+ * qdiscs), on lo in a network namespace of the test's, read back over
+ * rtnetlink (tree(), not tc's output):
+ *   - qdisc: a host delay's fq replaces the root qdisc, and jctlab puts
+ *     back the root alone (agent_qdisc.h); a root with classes of its own,
+ *     filters or qdiscs a user added under it (an htb tree: this kernel has
+ *     htb) is refused before anything changes, the counts from the kernel
+ *     named, and the tree is as before; a root its kind, handle and
+ *     options make again whole (an htb without classes, a tbf over its own
+ *     bfifo) is kept and put back.
+ * Need root and Check's fork mode (jct_ns_isolate), tc(8) to build trees. */
+#include <libmnl/libmnl.h>
+#include <linux/pkt_sched.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "testkit.h"
+
+#ifdef JCT_HAVE_VERBS
+#include "harness/base/netlink.h"
+#include "harness/fabric/topo_link.h"
+#include "harness/lab/agent_guard.h"
+#include "harness/lab/agent_qdisc.h"
+#include "jctlab/error.h"
+#include "jctlab/topo.h"
+
+/* ---- the device's traffic-control tree, over rtnetlink ------------------ */
+
+typedef struct {
+  int ifindex;
+  char *out;
+  size_t len, used;
+  uint32_t parents[64]; /* qdisc handles and class ids, for the filter dumps */
+  size_t nparents;
+  uint32_t tbf_rate_Bps; /* the root tbf's rate, bytes/s (0: no tbf root) */
+} tree_t;
+
+static int on_attr(const struct nlattr *a, void *data) {
+  const struct nlattr **tb = data;
+  if (mnl_attr_type_valid(a, TCA_MAX) >= 0) tb[mnl_attr_get_type(a)] = a;
+  return MNL_CB_OK;
+}
+
+/* One attribute of a qdisc's options: TCA_TBF_PARMS, TCA_HTB_INIT. */
+typedef struct {
+  uint16_t type;
+  const struct nlattr *a;
+} parms_t;
+
+static int on_parms(const struct nlattr *a, void *data) {
+  parms_t *p = data;
+  if (mnl_attr_get_type(a) == p->type) p->a = a;
+  return MNL_CB_OK;
+}
+
+/* One line per qdisc, class and filter: what it is and where (its
+ * counters left out; of the root's options, tbf's rate and limit or
+ * htb's default class and r2q). */
+static int on_tc(const struct nlmsghdr *nlh, void *arg) {
+  tree_t *t = arg;
+  const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+  if (tcm->tcm_ifindex != t->ifindex) return MNL_CB_OK;
+  const struct nlattr *tb[TCA_MAX + 1] = {0};
+  mnl_attr_parse(nlh, sizeof *tcm, on_attr, tb);
+  const char *kind = tb[TCA_KIND] ? mnl_attr_get_str(tb[TCA_KIND]) : "?";
+  const char *what = nlh->nlmsg_type == RTM_NEWQDISC    ? "qdisc"
+                     : nlh->nlmsg_type == RTM_NEWTCLASS ? "class"
+                                                        : "filter";
+  bool qdisc = nlh->nlmsg_type == RTM_NEWQDISC;
+  /* A root tbf's rate and limit, a root htb's default class and r2q. */
+  parms_t p = {.type = strcmp(kind, "htb") ? TCA_TBF_PARMS : TCA_HTB_INIT};
+  uint32_t rate = 0, limit = 0;
+  if (qdisc && tcm->tcm_parent == TC_H_ROOT && tb[TCA_OPTIONS])
+    mnl_attr_parse_nested(tb[TCA_OPTIONS], on_parms, &p);
+  const struct nlattr *parms = p.a;
+  size_t plen = parms ? mnl_attr_get_payload_len(parms) : 0;
+  if (!strcmp(kind, "tbf") && plen >= sizeof(struct tc_tbf_qopt)) {
+    const struct tc_tbf_qopt *q = mnl_attr_get_payload(parms);
+    t->tbf_rate_Bps = rate = q->rate.rate;
+    limit = q->limit;
+  } else if (!strcmp(kind, "htb") && plen >= sizeof(struct tc_htb_glob)) {
+    const struct tc_htb_glob *g = mnl_attr_get_payload(parms);
+    rate = g->defcls;
+    limit = g->rate2quantum;
+  }
+  int n = snprintf(
+      t->out + t->used, t->len - t->used, "%s %s %x:%x parent %x:%x info %x opts %u %u\n", what,
+      kind, tcm->tcm_handle >> 16, tcm->tcm_handle & 0xffff, tcm->tcm_parent >> 16,
+      tcm->tcm_parent & 0xffff, nlh->nlmsg_type == RTM_NEWTFILTER ? tcm->tcm_info : 0, rate, limit);
+  ck_assert(n > 0 && (size_t)n < t->len - t->used);
+  t->used += (size_t)n;
+  if ((qdisc && tcm->tcm_handle && tcm->tcm_parent != TC_H_INGRESS &&
+       tcm->tcm_parent != TC_H_ROOT) || /* the root's: parent 0 */
+      nlh->nlmsg_type == RTM_NEWTCLASS) {
+    ck_assert_uint_lt(t->nparents, sizeof t->parents / sizeof t->parents[0]);
+    t->parents[t->nparents++] = tcm->tcm_handle;
+  }
+  return MNL_CB_OK;
+}
+
+/* dev's qdiscs, classes and filters (those on the root, on every qdisc
+ * with a handle and on every class), one line each, into buf. */
+static const char *tree(const char *dev, char *buf, size_t len, uint32_t *tbf_rate_Bps) {
+  tree_t t = {.ifindex = (int)if_nametoindex(dev), .out = buf, .len = len};
+  ck_assert_int_gt(t.ifindex, 0);
+  buf[0] = '\0';
+  struct tcmsg tcm = {.tcm_family = AF_UNSPEC, .tcm_ifindex = t.ifindex};
+  ck_assert_int_eq(jct__nl_dump_tc(RTM_GETQDISC, &tcm, on_tc, &t), 0);
+  ck_assert_int_eq(jct__nl_dump_tc(RTM_GETTCLASS, &tcm, on_tc, &t), 0);
+  for (size_t i = 0; i <= t.nparents; i++) {
+    tcm.tcm_parent = i ? t.parents[i - 1] : 0;
+    ck_assert_int_eq(jct__nl_dump_tc(RTM_GETTFILTER, &tcm, on_tc, &t), 0);
+  }
+  if (tbf_rate_Bps) *tbf_rate_Bps = t.tbf_rate_Bps;
+  return buf;
+}
+
+const char *suite_tc_tree(const char *dev, char *buf, size_t len) {
+  return tree(dev, buf, len, NULL);
+}
+
+static void tc(const char *what, const char *args) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "tc %s %s", what, args);
+  ck_assert_msg(system(cmd) == 0, "%s: failed", cmd);
+}
+
+/* This (forked) test in a network namespace of its own, lo up; false
+ * (the test then passes, saying so) without root, fork mode or tc(8). */
+static bool own_lo(const char *test) {
+  const char *fork_env = getenv("CK_FORK");
+  if ((fork_env && !strcmp(fork_env, "no")) || geteuid() != 0 || system("tc -V >/dev/null 2>&1")) {
+    printf("agents: %s skipped: needs root, Check's fork mode and tc(8)\n", test);
+    return false;
+  }
+  char err[256] = "";
+  ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "%s", err);
+  jct__nl_t *nl;
+  ck_assert_int_eq(jct__nl_open(&nl, err, sizeof err), 0);
+  ck_assert_int_ge(jct__link_up(nl, 0, 1, "lo", err, sizeof err), 0);
+  ck_assert_msg(jct__nl_flush(nl, err, sizeof err) >= 0, "lo up: %s", err);
+  jct__nl_close(nl);
+  return true;
+}
+
+/* Saving lo's root for a fq at the root is refused with want in the
+ * message, the guard handed nothing, the tree as before. */
+static void refused(const char *want) {
+  char before[4096], after[4096], err[512] = "";
+  tree("lo", before, sizeof before, NULL);
+  jct__agent_qdisc_t q;
+  ck_assert_int_eq(jct__agent_qdisc_save(&q, "lo", TC_H_ROOT, JCT__GUARD_FQ, err, sizeof err),
+                   JCT_EINVAL);
+  printf("agents: refused: %s\n", err);
+  ck_assert_msg(strstr(err, want), "'%s' without '%s'", err, want);
+  ck_assert_uint_eq(q.key, 0);
+  ck_assert_int_eq(jct__agent_guard_pid(), 0); /* no guard started: nothing to undo */
+  ck_assert_str_eq(tree("lo", after, sizeof after, NULL), before);
+}
+
+START_TEST(classful_root_refused) {
+  if (!own_lo("classful_root_refused")) return;
+  /* An htb tree: three classes, a u32 filter on the root, a pfifo of
+   * the user's under a leaf. */
+  tc("qdisc", "replace dev lo root handle 1: htb default 20");
+  tc("class", "add dev lo parent 1: classid 1:1 htb rate 10mbit");
+  tc("class", "add dev lo parent 1:1 classid 1:10 htb rate 6mbit ceil 10mbit");
+  tc("class", "add dev lo parent 1:1 classid 1:20 htb rate 4mbit ceil 10mbit");
+  tc("qdisc", "add dev lo parent 1:10 handle 10: pfifo limit 50");
+  tc("filter", "add dev lo parent 1: protocol ip prio 1 u32 match ip dport 4791 0xffff "
+               "flowid 1:10");
+  char t[4096];
+  tree("lo", t, sizeof t, NULL);
+  ck_assert_msg(strstr(t, "qdisc htb 1:0 parent ffff:ffff info 0 opts 32 10") &&
+                    strstr(t, "class htb 1:20 ") && strstr(t, "filter u32 0:0 parent 1:0"),
+                "%s", t);
+  refused("lo: its root qdisc htb 1: has 3 classes, 1 filter, 1 qdisc of its own");
+  /* Each alone is enough. */
+  tc("qdisc", "del dev lo parent 1:10 handle 10:");
+  refused("lo: its root qdisc htb 1: has 3 classes, 1 filter, which");
+  tc("filter", "del dev lo parent 1: protocol ip prio 1 u32");
+  refused("lo: its root qdisc htb 1: has 3 classes, 0 filters, which");
+  /* A tbf's own class (no parameters of its own) is no reason; a qdisc
+   * of the user's under it is. */
+  tc("qdisc", "del dev lo root");
+  tc("qdisc", "add dev lo root handle 1: tbf rate 10mbit burst 20kb limit 300kb");
+  tc("qdisc", "add dev lo parent 1:1 handle 20: pfifo limit 9");
+  refused("lo: its root qdisc tbf 1: has 1 class, 0 filters, 1 qdisc of its own");
+
+  /* What the root's kind, handle and options make whole is kept, the
+   * jctlab fq stand-in put in its place and the root put back: an htb
+   * without classes, then the tbf over its own bfifo. */
+  const char *roots[] = {"handle 1: htb default 20 r2q 7",
+                         "handle 1: tbf rate 10mbit burst 20kb limit 300kb"};
+  for (size_t i = 0; i < 2; i++) {
+    tc("qdisc", "del dev lo root");
+    char cmd[128], before[4096], after[4096], err[512] = "";
+    snprintf(cmd, sizeof cmd, "add dev lo root %s", roots[i]);
+    tc("qdisc", cmd);
+    tree("lo", before, sizeof before, NULL);
+    jct__agent_qdisc_t q;
+    ck_assert_msg(jct__agent_qdisc_save(&q, "lo", TC_H_ROOT, JCT__GUARD_FQ, err, sizeof err) == 0,
+                  "%s: %s", roots[i], err);
+    tc("qdisc", "replace dev lo root handle fc7: pfifo limit 77");
+    ck_assert_msg(
+        strstr(tree("lo", after, sizeof after, NULL), "qdisc pfifo fc7:0 parent ffff:ffff"), "%s",
+        after);
+    ck_assert_msg(jct__agent_qdisc_restore(&q, err, sizeof err) == 0, "%s", err);
+    ck_assert_str_eq(tree("lo", after, sizeof after, NULL), before);
+  }
+  jct__agent_guard_stop();
+}
+END_TEST
+
+TCase *agents_qdisc_tcase(void) {
+  TCase *t = tcase_create("qdisc");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, classful_root_refused);
+  return t;
+}
+
+#else
+TCase *agents_qdisc_tcase(void) {
+  return NULL; /* no agent in this build */
+}
+#endif
