@@ -1053,5 +1053,6 @@ Suite *agents_suite(void) {
   TCase *g = agents_guard_tcase(); /* check_agents_guard.c */
   if (g) suite_add_tcase(s, g);
   if ((g = agents_qdisc_tcase())) suite_add_tcase(s, g); /* check_agents_qdisc.c */
+  if ((g = agents_pause_tcase())) suite_add_tcase(s, g);
   return s;
 }

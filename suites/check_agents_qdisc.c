@@ -1,4 +1,4 @@
-/* agents' "qdisc" case (issue 14: nothing lost from a host's
+/* agents' "qdisc" and "pause" cases (issue 14: nothing lost from a host's
  * qdiscs), on lo in a network namespace of the test's, read back over
  * rtnetlink (tree(), not tc's output):
  *   - qdisc: a host delay's fq replaces the root qdisc, and jctlab puts
@@ -8,23 +8,37 @@
  *     named, and the tree is as before; a root its kind, handle and
  *     options make again whole (an htb without classes, a tbf over its own
  *     bfifo) is kept and put back.
+ *   - pause: a PFC pause reaching the lab agent's NIC pauses its tbf
+ *     shaper (agent_pfc.c) by changing the tbf in place, and a delay's fq
+ *     under the tbf's class 1:1 stays there before, during and after the
+ *     pause: fq where the kernel has it (the lab VM's), else stand-ins
+ *     with its handle fc7:, htb (not a FIFO, as fq: tbf_change() resizes
+ *     only a FIFO child, fifo_set_limit() in sch_fifo.c) and pfifo (the
+ *     guard case's).
  * Need root and Check's fork mode (jct_ns_isolate), tc(8) to build trees. */
+#include <arpa/inet.h>
 #include <libmnl/libmnl.h>
+#include <linux/if_packet.h>
 #include <linux/pkt_sched.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "suites.h"
 #include "testkit.h"
 
 #ifdef JCT_HAVE_VERBS
+#include <uv.h>
+
 #include "harness/base/netlink.h"
 #include "harness/fabric/topo_link.h"
 #include "harness/lab/agent_guard.h"
 #include "harness/lab/agent_qdisc.h"
+#include "harness/transport/verbs/agent_nic.h"
+#include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
 
@@ -216,6 +230,99 @@ START_TEST(classful_root_refused) {
 }
 END_TEST
 
+/* ---- a PFC pause with a delay's fq under the shaper --------------------- */
+
+#define PAUSE_RATE_BPS 100000000u /* 65535 quanta: 335.5 ms at 100 Mbit/s */
+#define PAUSE_PRIO 3
+
+/* One 802.1Qbb frame on lo pausing PAUSE_PRIO for quanta (IEEE 802.1Q
+ * Annex 31D: 01:80:c2:00:00:01, 0x8808, opcode 0x0101, class-enable
+ * vector, eight quanta), sent past lo's qdiscs as a NIC's MAC would. */
+static void send_pfc(uint16_t quanta) {
+  uint8_t f[60] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01, 0x02, 0, 0, 0, 0, 1, 0x88, 0x08, 0x01, 0x01};
+  f[17] = 1u << PAUSE_PRIO;
+  f[18 + 2 * PAUSE_PRIO] = (uint8_t)(quanta >> 8);
+  f[19 + 2 * PAUSE_PRIO] = (uint8_t)quanta;
+  int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), one = 1;
+  ck_assert_int_ge(s, 0);
+  struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex("lo")};
+  ck_assert_int_eq(setsockopt(s, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one), 0);
+  ck_assert_int_eq(bind(s, (struct sockaddr *)&sll, sizeof sll), 0);
+  ck_assert_int_eq(send(s, f, sizeof f, 0), (ssize_t)sizeof f);
+  close(s);
+}
+
+/* Run the loop until paused is what the responder says, 2 s at most. */
+static void until_paused(uv_loop_t *loop, jct__agent_pfc_t *p, bool paused) {
+  double t0 = now_s();
+  uint64_t last = jct__agent_pfc_paused_ns(p);
+  for (;;) {
+    uv_run(loop, UV_RUN_NOWAIT);
+    uint64_t now = jct__agent_pfc_paused_ns(p);
+    bool growing = now != last;
+    last = now;
+    if (growing == paused && (paused || now > 0)) return;
+    ck_assert_msg(now_s() - t0 < 2, "the responder never %s", paused ? "paused" : "resumed");
+    sleep_ms(2);
+  }
+}
+
+START_TEST(pause_keeps_delay_fq) {
+  if (!own_lo("pause_keeps_delay_fq")) return;
+  /* The delay's fq, or what stands in for it here. */
+  const char *kinds[] = {"fq", "htb", "pfifo limit 77"};
+  size_t first = system("tc qdisc add dev lo root handle fc7: fq 2>/dev/null") == 0 ? 0 : 1;
+  char err[256] = "", t[4096];
+  if (!first) tc("qdisc", "del dev lo root");
+  for (size_t k = first; k < (first ? 3 : 1); k++) {
+    uv_loop_t loop;
+    jct_clock_t clock;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(jct_clock_init(&clock, &loop), 0);
+    /* The lab agent's setup: its shaper, its PFC responder, the delay's
+     * fq under the tbf's class 1:1 (agent_host.c). */
+    ck_assert_msg(jct__agent_shape("lo", PAUSE_RATE_BPS, 1500, false, err, sizeof err) == 0, "%s",
+                  err);
+    jct__agent_pfc_t *p;
+    ck_assert_msg(jct__agent_pfc_new(&p, &loop, &clock, "lo", PAUSE_PRIO, PAUSE_RATE_BPS, 1500, err,
+                                     sizeof err) == 0,
+                  "%s", err);
+    char cmd[128], child[64];
+    snprintf(cmd, sizeof cmd, "replace dev lo parent 1:1 handle fc7: %s", kinds[k]);
+    tc("qdisc", cmd);
+    snprintf(child, sizeof child, "qdisc %.*s fc7:0 parent 1:1 ", (int)strcspn(kinds[k], " "),
+             kinds[k]);
+    const char *phase[] = {"before", "during", "after"};
+    uint32_t rate[3];
+    for (int ph = 0; ph < 3; ph++) {
+      if (ph == 1) {
+        send_pfc(65535);
+        until_paused(&loop, p, true);
+      } else if (ph == 2) {
+        until_paused(&loop, p, false);
+      }
+      tree("lo", t, sizeof t, &rate[ph]);
+      printf("agents: %s under the shaper, %s the pause: tbf at %u B/s\n%s", kinds[k], phase[ph],
+             rate[ph], t);
+      ck_assert_msg(strstr(t, "qdisc tbf 1:0 parent ffff:ffff "), "%s: %s", phase[ph], t);
+      ck_assert_msg(strstr(t, child), "%s the pause, no '%s':\n%s", phase[ph], child, t);
+      ck_assert_msg(!strstr(t, "bfifo"), "%s the pause:\n%s", phase[ph], t);
+    }
+    ck_assert_uint_eq(rate[0], PAUSE_RATE_BPS / 8);
+    ck_assert_uint_eq(rate[1], 1000); /* paused: 8 kbit/s (agent_shape.c) */
+    ck_assert_uint_eq(rate[2], PAUSE_RATE_BPS / 8);
+    double paused_ms = (double)jct__agent_pfc_paused_ns(p) / 1e6;
+    printf("agents: paused %.1f ms for 65535 quanta at 100 Mbit/s (335.5)\n", paused_ms);
+    ck_assert_msg(paused_ms >= 335 && paused_ms < 600, "paused %.1f ms", paused_ms);
+    jct__agent_pfc_free(p);
+    jct_clock_close(&clock, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT); /* the responder's and the clock's closes */
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+    tc("qdisc", "del dev lo root");
+  }
+}
+END_TEST
+
 TCase *agents_qdisc_tcase(void) {
   TCase *t = tcase_create("qdisc");
   tcase_set_timeout(t, 60);
@@ -223,8 +330,17 @@ TCase *agents_qdisc_tcase(void) {
   return t;
 }
 
+TCase *agents_pause_tcase(void) {
+  TCase *t = tcase_create("pause");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, pause_keeps_delay_fq);
+  return t;
+}
 #else
 TCase *agents_qdisc_tcase(void) {
   return NULL; /* no agent in this build */
+}
+TCase *agents_pause_tcase(void) {
+  return NULL;
 }
 #endif

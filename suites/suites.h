@@ -30,8 +30,9 @@ Suite *hostfault_suite(void);
 TCase *hostfault_kill_tcase(void); /* hostfault's "killed" case; NULL when not built */
 TCase *
 agents_guard_tcase(void); /* agents' "guard" case (check_agents_guard.c); NULL without verbs */
-/* agents' "qdisc" case (check_agents_qdisc.c); NULL without verbs. */
+/* agents' "qdisc" and "pause" cases (check_agents_qdisc.c); NULL without verbs. */
 TCase *agents_qdisc_tcase(void);
+TCase *agents_pause_tcase(void);
 /* dev's qdiscs, classes and filters read over rtnetlink, one line each
  * (kind, handle, parent), into buf (check_agents_qdisc.c, with verbs). */
 const char *suite_tc_tree(const char *dev, char *buf, size_t len);
