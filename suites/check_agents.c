@@ -833,16 +833,20 @@ START_TEST(agent_refuses_host_faults) {
    * would take them with the root, and jctlab puts back the root alone:
    * refused, naming them, the tree as before. */
   char before[4096], after[4096];
-  ck_assert_int_eq(system("tc qdisc replace dev lo root handle 1: htb default 1 && "
-                          "tc class add dev lo parent 1: classid 1:1 htb rate 10mbit && "
-                          "tc filter add dev lo parent 1: protocol ip prio 1 u32 "
-                          "match ip dport 4791 0xffff flowid 1:1"),
-                   0);
-  suite_tc_tree("lo", before, sizeof before);
-  agent_says2(fd, line, "lo: its root qdisc htb 1: has 1 class, 1 filter, which",
-              "\"bad_input\":true");
-  ck_assert_str_eq(suite_tc_tree("lo", after, sizeof after), before);
-  ck_assert_int_eq(system("tc qdisc del dev lo root"), 0);
+  if (system("tc -V >/dev/null 2>&1")) {
+    printf("agents: agent_refuses_host_faults: no tc(8), the htb root not tried\n");
+  } else {
+    ck_assert_int_eq(system("tc qdisc replace dev lo root handle 1: htb default 1 && "
+                            "tc class add dev lo parent 1: classid 1:1 htb rate 10mbit && "
+                            "tc filter add dev lo parent 1: protocol ip prio 1 u32 "
+                            "match ip dport 4791 0xffff flowid 1:1"),
+                     0);
+    suite_tc_tree("lo", before, sizeof before);
+    agent_says2(fd, line, "lo: its root qdisc htb 1: has 1 class, 1 filter, which",
+                "\"bad_input\":true");
+    ck_assert_str_eq(suite_tc_tree("lo", after, sizeof after), before);
+    ck_assert_int_eq(system("tc qdisc del dev lo root"), 0);
+  }
   agent_says2(fd, line, "needs the fq qdisc", "\"bad_input\":true");
   /* A flap on lo, which the control connection (127.0.0.1) arrives on. */
   const char *flap = "flap down=50ms every=1s at=host:1";
