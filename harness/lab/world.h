@@ -31,8 +31,10 @@
  * many there are. Errors: JCT_EIO (err says so). */
 int jct__world_init(int *argc, char ***argv, uint32_t *rank, uint32_t *size, char *err,
                     size_t errlen);
-/* What launched the job: "srun" (SLURM_JOB_ID), "mpirun" (Open MPI's
- * OMPI_COMM_WORLD_SIZE), or "mpi" (a singleton). */
+/* What launched the job, as this task's environment told it before
+ * MPI_Init: "mpirun" (Open MPI's OMPI_COMM_WORLD_SIZE, also inside a Slurm
+ * allocation), "srun" (SLURM_JOB_ID and SLURM_PROCID), or "mpi" (a
+ * singleton). */
 const char *jct__world_launcher(void);
 /* MPI_Finalize; jct__world_abort: MPI_Abort(status), which ends every
  * task (for a task that cannot reach the others any more). */

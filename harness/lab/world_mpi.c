@@ -41,9 +41,19 @@ const char *__lsan_default_suppressions(void) {
 #define TAG_PONG 30002
 #define TAG_OFFSET 30003
 
+/* What launched this task, told before MPI_Init (jct__world_launcher). */
+static const char *launcher = "mpi";
+
 int jct__world_init(int *argc, char ***argv, uint32_t *rank, uint32_t *size, char *err,
                     size_t errlen) {
   int provided = 0, r = 0, n = 0;
+  /* mpirun's daemons give every task OMPI_COMM_WORLD_SIZE before it
+   * starts; srun's tasks have SLURM_JOB_ID and SLURM_PROCID, and so do
+   * mpirun's on the hosts whose daemon the allocation's srun started
+   * (mpirun inside salloc: its orted's SLURM_PROCID is inherited), so
+   * mpirun's mark is looked at first. */
+  if (getenv("OMPI_COMM_WORLD_SIZE")) launcher = "mpirun";
+  else if (getenv("SLURM_JOB_ID") && getenv("SLURM_PROCID")) launcher = "srun";
   /* Tasks that wait in MPI yield the CPU (Open MPI spins otherwise): ranks
    * on one host share its cores with the switch. The caller's setting wins. */
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
@@ -62,9 +72,7 @@ int jct__world_init(int *argc, char ***argv, uint32_t *rank, uint32_t *size, cha
 }
 
 const char *jct__world_launcher(void) {
-  if (getenv("SLURM_JOB_ID") && getenv("SLURM_PROCID")) return "srun";
-  if (getenv("OMPI_COMM_WORLD_SIZE")) return "mpirun";
-  return "mpi";
+  return launcher;
 }
 
 void jct__world_finalize(void) {
