@@ -136,6 +136,12 @@ void lab_rank_err(const char *out, const char *name, char *buf, size_t len) {
   }
 }
 
+void lab_rank_expect(const char *out, const char *name, int status, char *err, size_t errlen) {
+  lab_rank_err(out, name, err, errlen);
+  int got = lab_rank_exit(out, name);
+  ck_assert_msg(got == status, "%s: exit %d, not %d\n%s", name, got, status, err);
+}
+
 json_t *lab_rank_doc(const char *out, const char *name) {
   char key[64];
   snprintf(key, sizeof key, "== json %s\n", name);

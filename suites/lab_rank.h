@@ -59,6 +59,9 @@ extern const lab_rank_part_t lab_rank_four, lab_rank_pair;
 int lab_rank_exit(const char *out, const char *name);
 /* NAME's stderr lines ("== NAME err: "), one a line, into buf. */
 void lab_rank_err(const char *out, const char *name, char *buf, size_t len);
+/* NAME's exit status, which must be status (fails naming its stderr
+ * lines, which go into err either way). */
+void lab_rank_expect(const char *out, const char *name, int status, char *err, size_t errlen);
 /* The document between "== json NAME" and "== end" (fails without one). */
 json_t *lab_rank_doc(const char *out, const char *name);
 /* The rest of the line after KEY's first occurrence, into buf (fails

@@ -65,9 +65,7 @@ static const char refusals_vm1[] = "cat >/root/gid2.yaml <<'EOF'\n"
 /* NAME's stderr, which must be the one line of an exit 2 saying want. */
 static void refused(const char *out, const char *name, const char *want, bool one_line) {
   char err[1024];
-  lab_rank_err(out, name, err, sizeof err);
-  ck_assert_msg(lab_rank_exit(out, name) == 2, "%s: exit %d\n%s", name, lab_rank_exit(out, name),
-                err);
+  lab_rank_expect(out, name, 2, err, sizeof err);
   ck_assert_msg(strstr(err, want), "%s: %s", name, err);
   if (one_line) ck_assert_uint_eq(count_lines(err), 1);
 }
@@ -109,9 +107,7 @@ static const char hosts_alone[] =
  * drop's case invalid. */
 static void check_hosts(const char *out) {
   char err[1024];
-  lab_rank_err(out, "hosts", err, sizeof err);
-  ck_assert_msg(lab_rank_exit(out, "hosts") == 3, "hosts: exit %d\n%s", lab_rank_exit(out, "hosts"),
-                err);
+  lab_rank_expect(out, "hosts", 3, err, sizeof err);
   json_t *doc = lab_rank_doc(out, "hosts");
   json_t *storm = jget(doc, "cases.0"), *idle = jget(doc, "cases.1");
   ck_assert_msg(json_is_null(json_object_get(storm, "invalid_why")), "%s",

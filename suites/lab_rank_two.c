@@ -54,9 +54,7 @@ static const char four_both[] =
 /* One 4-task launch's document (see the top). */
 static void check_four_run(const char *out, const char *name, const char *launcher) {
   char err[1024];
-  lab_rank_err(out, name, err, sizeof err);
-  ck_assert_msg(lab_rank_exit(out, name) == 0, "%s: exit %d\n%s", name, lab_rank_exit(out, name),
-                err);
+  lab_rank_expect(out, name, 0, err, sizeof err);
   json_t *doc = lab_rank_doc(out, name);
   ck_assert_str_eq(json_string_value(jget(doc, "command")), "rank");
   ck_assert_str_eq(json_string_value(jget(doc, "launch.launcher")), launcher);
@@ -162,9 +160,7 @@ static const char pair_both[] =
 
 static void check_pair_good(const char *out) {
   char err[1024];
-  lab_rank_err(out, "good", err, sizeof err);
-  ck_assert_msg(lab_rank_exit(out, "good") == 0, "good: exit %d\n%s", lab_rank_exit(out, "good"),
-                err);
+  lab_rank_expect(out, "good", 0, err, sizeof err);
   json_t *doc = lab_rank_doc(out, "good");
   ck_assert_str_eq(json_string_value(jget(doc, "launch.launcher")), "srun");
   ck_assert_int_eq(jint(doc, "launch.tasks"), 2);
@@ -200,9 +196,7 @@ static void check_pair_good(const char *out) {
  * faulted repetition, none in the baselines, one fault-log line each. */
 static void check_pair_drop(const char *out) {
   char err[1024];
-  lab_rank_err(out, "drop", err, sizeof err);
-  ck_assert_msg(lab_rank_exit(out, "drop") == 0, "drop: exit %d\n%s", lab_rank_exit(out, "drop"),
-                err);
+  lab_rank_expect(out, "drop", 0, err, sizeof err);
   json_t *doc = lab_rank_doc(out, "drop");
   json_t *c = jget(doc, "cases.0");
   ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "%s",
@@ -238,17 +232,13 @@ static void check_pair(const char *out) {
   check_pair_drop(out);
   /* Aimed at nothing: invalid. */
   char err[1024];
-  lab_rank_err(out, "idle", err, sizeof err);
-  ck_assert_msg(lab_rank_exit(out, "idle") == 3, "idle: exit %d\n%s", lab_rank_exit(out, "idle"),
-                err);
+  lab_rank_expect(out, "idle", 3, err, sizeof err);
   json_t *doc = lab_rank_doc(out, "idle");
   const char *iw = json_string_value(json_object_get(jget(doc, "cases.0"), "invalid_why"));
   ck_assert_msg(iw && strstr(iw, "acted on nothing"), "%s", iw ? iw : "(valid)");
   json_decref(doc);
   /* At the switch: refused before any traffic, one line. */
-  lab_rank_err(out, "switch", err, sizeof err);
-  ck_assert_msg(lab_rank_exit(out, "switch") == 2, "switch: exit %d\n%s",
-                lab_rank_exit(out, "switch"), err);
+  lab_rank_expect(out, "switch", 2, err, sizeof err);
   ck_assert_msg(strstr(err, "drop p=0.01: not at a host"), "%s", err);
   unsigned mine = 0; /* jctlab's lines; srun adds its own ("srun: error: ... exit code 2") */
   for (const char *p = err; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
