@@ -200,7 +200,8 @@ static int introduce(rank_cmd_t *c) {
     memcpy(c->w.host[i], all[i].host, sizeof c->w.host[i]);
   }
   free(all);
-  return rc || jct__world_align(c->rank, c->size, c->w.clock) ? 1 : 0;
+  const char(*host)[64] = (const char(*)[64])c->w.host;
+  return rc || jct__world_align(c->rank, c->size, host, c->w.clock) ? 1 : 0;
 }
 
 int jct__cmd_rank(int argc, char **argv) {

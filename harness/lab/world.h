@@ -68,7 +68,14 @@ typedef struct {
 } jct__world_clock_t;
 
 /* Collective: rank 0 measures every other task's clock (out[size], out[0]
- * zero) and tells each its own (out[0] on other tasks). */
-int jct__world_align(uint32_t rank, uint32_t size, jct__world_clock_t *out);
+ * zero) and tells each its own (out[0] on other tasks). Tasks of one host
+ * (host[size], the names every task gave: rank 0's only) read one clock,
+ * so each gets the same offset and error, the host's best estimate (the
+ * smallest round trip of its tasks); on rank 0's host that is rank 0's
+ * clock itself, offset and error 0. Apart, two tasks of one host would
+ * place the two ends of an op between them on rank 0's clock by two
+ * estimates up to the sum of their bounds apart (a 64 KiB op between two
+ * tasks in one lab VM came out 106 us long the wrong way). */
+int jct__world_align(uint32_t rank, uint32_t size, const char (*host)[64], jct__world_clock_t *out);
 
 #endif

@@ -164,16 +164,36 @@ static int measure(uint32_t i, jct__world_clock_t *c) {
   return 0;
 }
 
-int jct__world_align(uint32_t rank, uint32_t size, jct__world_clock_t *out) {
-  if (rank == 0) {
-    out[0] = (jct__world_clock_t){0};
-    for (uint32_t i = 1; i < size; i++)
-      if (measure(i, &out[i]) ||
-          MPI_Send(&out[i], sizeof out[i], MPI_BYTE, (int)i, TAG_OFFSET, MPI_COMM_WORLD) !=
-              MPI_SUCCESS)
-        return JCT_EIO;
-    return 0;
+/* Rank 0's side: every task measured, then each given its host's best
+ * estimate (the smallest round trip of the tasks on it; rank 0's host:
+ * rank 0's own clock, offset and error 0), its own round trip kept. */
+static int align_root(uint32_t size, const char (*host)[64], jct__world_clock_t *out) {
+  out[0] = (jct__world_clock_t){0};
+  for (uint32_t i = 1; i < size; i++)
+    if (measure(i, &out[i])) return JCT_EIO;
+  for (uint32_t i = 1; i < size; i++) {
+    uint32_t best = i;
+    for (uint32_t k = 0; k < size; k++) {
+      if (strcmp(host[k], host[i])) continue;
+      if (k == 0) { /* rank 0's own clock */
+        best = 0;
+        break;
+      }
+      if (out[k].rtt_ns < out[best].rtt_ns) best = k;
+    }
+    out[i].offset_ns = out[best].offset_ns;
+    out[i].error_ns = out[best].error_ns;
   }
+  for (uint32_t i = 1; i < size; i++)
+    if (MPI_Send(&out[i], sizeof out[i], MPI_BYTE, (int)i, TAG_OFFSET, MPI_COMM_WORLD) !=
+        MPI_SUCCESS)
+      return JCT_EIO;
+  return 0;
+}
+
+int jct__world_align(uint32_t rank, uint32_t size, const char (*host)[64],
+                     jct__world_clock_t *out) {
+  if (rank == 0) return align_root(size, host, out);
   /* Until rank 0 comes to this task, wait without spinning (MPI's
    * blocking receive spins): tasks that share cores would otherwise take
    * them from the two that ping-pong, and every round trip would include
