@@ -318,13 +318,14 @@ START_TEST(keys_and_defaults) {
   ck_assert_uint_eq(s->run.reps, 5);
   ck_assert_uint_eq(s->run.timeout, 20);
   ck_assert_uint_eq(s->run.mtu, 0);
+  ck_assert_uint_eq(s->run.silent_after_ns, 0); /* JCT_RUN_SILENT_AFTER_NS */
   ck_assert_str_eq(s->cases[0].name, "drop p=0.1");
   jct__scenario_free(s);
 
   s = load_text("name: all\ndescription: every key\n" SYNTH
                 "transport: verbs\nrate: 1gbit\ncaptured_rate: 100gbit\ndelay: 5us\nmtu: 4200\n"
                 "path_mtu: 1024\npfc: off\necn: yes\npfc_watchdog: forward\ntimeout: 14\n"
-                "retry: 3\nreps: 2\nseed: 42\nscale: 0.25\n"
+                "retry: 3\nreps: 2\nseed: 42\nscale: 0.25\nsilent_after: 5s\n"
                 "cases:\n  - name: a\n    inject: [\"drop p=0.1\", \"delay 10us\"]\n"
                 "    max_jct: 3ms\n    pfc: true\n    ecn: false\n    pfc_watchdog: false\n"
                 "  - inject: [\"ecn p=0.5\"]\n");
@@ -358,6 +359,7 @@ START_TEST(keys_and_defaults) {
   ck_assert_uint_eq(o.path_mtu_bytes, 1024);
   ck_assert_uint_eq(o.prop_delay_ns, 5000);
   ck_assert_uint_eq(o.seed, 42);
+  ck_assert_uint_eq(o.silent_after_ns, 5000000000u);
   ck_assert_str_eq(jct__transport_name(s->run.transport), "verbs");
   ck_assert_str_eq(jct__watchdog_name(jct__watchdog_of(&s->run)), "forward");
   ck_assert_str_eq(jct__scenario_source_name(s->source), "synth");
@@ -535,6 +537,7 @@ START_TEST(errors_values) {
   BAD(2, 8, "delay: 2s is not from 0 ns to 1.000 s", SYNTH "delay: 2s\n%s", c);
   BAD(2, 7, "reps: '0' is not a whole number from 1 to 1000", SYNTH "reps: 0\n%s", c);
   BAD(2, 6, "pfc: 'maybe' is not true or false", SYNTH "pfc: maybe\n%s", c);
+  BAD(2, 15, "silent_after: 100ms is not from 200 ms to 3600.000 s", SYNTH "silent_after: 100ms\n%s", c);
   BAD(2, 15, "pfc_watchdog: 'sometimes' is not false, true, drop or forward",
       SYNTH "pfc_watchdog: sometimes\n%s", c);
   BAD(2, 12, "transport: 'tcp' is not uroce or verbs", SYNTH "transport: tcp\n%s", c);

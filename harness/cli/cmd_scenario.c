@@ -42,6 +42,8 @@ static const char usage_text[] =
     "  --transport T, --device D, --device-port N, --gid-index N, --traffic-class N,\n"
     "  --counters LIST   instead of the file's (jctlab run's words)\n"
     "  --seed N       the seed, instead of the file's\n"
+    "  --silent-after TIME  jctlab rank: a task unheard of this long makes the run invalid,\n"
+    "                 instead of the file's silent_after (default 1.5s)\n"
     "  --fault-log F  every injector action as a JSON line (per case: F-caseK.ext)\n"
     "  --pcap-out F   what crossed the switch, as a capture (per case: F-caseK.ext)\n"
     "  --pcap-port L  the capture holds one link: a rank's (3) or leaf1:spine0\n"
@@ -66,6 +68,7 @@ bool jct__is_scenario_arg(const char *arg) {
 typedef struct {
   jct__case_args_t o; /* o.input: the scenario file */
   uint64_t reps, seed;
+  uint64_t silent_after_ns; /* --silent-after: over the file's silent_after */
   bool have_reps, have_seed;
   const char *fault_log, *pcap_out, *pcap_port;
   jct_run_opts_t cap; /* -s, -C, -W (and pcap_out, for their checks) */
@@ -79,7 +82,8 @@ static void usage(void) {
   fputs(usage_text, stdout);
 }
 
-/* What a scenario's command line may override (--reps, --seed) or add
+/* What a scenario's command line may override (--reps, --seed,
+ * --silent-after) or add
  * (the fault log and the capture, as run's). */
 static int own(void *self, const char *w, const char *v) {
   args_t *a = self;
@@ -98,6 +102,9 @@ static int own(void *self, const char *w, const char *v) {
   } else if (!strcmp(w, "--seed")) {
     if (jct__parse_count(v, UINT64_MAX, &a->seed)) return bad("--seed: '%s' is not a number", v);
     a->have_seed = true;
+  } else if (!strcmp(w, "--silent-after")) {
+    if (jct__parse_time_ns(v, &a->silent_after_ns) || a->silent_after_ns < JCT_RUN_SILENT_AFTER_MIN_NS)
+      return bad("--silent-after: '%s' is not a time of 200ms or more (1.5s, 5s)", v);
   } else if (!strcmp(w, "--pcap-port")) {
     if (a->pcap_port) return bad("--pcap-port given twice ('%s' and '%s')", a->pcap_port, v);
     a->pcap_port = a->cap.pcap_port = v;
@@ -226,6 +233,7 @@ int jct__scenario_cmd(int argc, char **argv, const jct__scenario_hooks_t *h) {
     c->opts.pcap_file_bytes = a.cap.pcap_file_bytes;
     c->opts.pcap_files = a.cap.pcap_files;
     c->opts.world = h->world;
+    if (a.silent_after_ns) c->opts.silent_after_ns = a.silent_after_ns;
     if (sc_case->trace_faults && !in.nfaults)
       fprintf(stderr, "jctlab %s: case '%s': the trace shows no losses to replay\n", prog,
               sc_case->name);

@@ -79,8 +79,6 @@ const char jct__run_args_help[] =
     "                     each rank and each sending QP's rate (DCQCN), in --json \"series\"\n"
     "  --reroute-detection TIME|off  leaf-spine: a flapped cable leaves the ECMP groups\n"
     "                     TIME after it went down, resiliently (default 1ms; off: never)\n"
-    "  --reroute-detection TIME|off  leaf-spine: a flapped cable leaves the ECMP groups\n"
-    "                     TIME after it went down, resiliently (default 1ms; off: never)\n"
     "  --qps-per-connection N  each connection as N QPs (NCCL_IB_QPS_PER_CONNECTION), each\n"
     "                     message split across them; on a leaf-spine fabric each QP has its\n"
     "                     own UDP source port, so ECMP spreads them (default 1)\n"
@@ -90,6 +88,9 @@ const char jct__run_args_help[] =
     "                     that brings RATE under it; 1: never dilate\n"
     "  --rate-ceiling R   the highest link rate run undilated (default 100mbit, measured)\n"
     "  --wall-budget TIME refuse a run estimated to take longer in wall time (default 1h)\n"
+    "  --silent-after TIME  jctlab rank: a task not heard from for TIME during a repetition\n"
+    "                     (its host hung or off the network) makes the run invalid, named\n"
+    "                     (default 1.5s; emulated hosts sharing a CPU may need more)\n"
     "  --transport T      uroce (jctlab's own, in namespaces; default) or verbs (rdma-core)\n"
     "  --lab N            verbs over soft-RoCE: boot N VMs with Linux rxe, one per rank,\n"
     "                     their NICs on the switch (implies --transport verbs and --ranks N)\n"
@@ -195,6 +196,7 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
                                        "--tdf",
                                        "--rate-ceiling",
                                        "--wall-budget",
+                                       "--silent-after",
                                        "--inject-at",
                                        "--pcap-port",
                                        "--ecn-thresholds",
@@ -259,6 +261,9 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
   } else if (!strcmp(w, "--wall-budget")) {
     if (jct__parse_time_ns(v, &r->wall_budget_ns) || !r->wall_budget_ns)
       return bad(prog, "%s: '%s' is not a time (90s, 30min, 2h)", w, v);
+  } else if (!strcmp(w, "--silent-after")) {
+    if (jct__parse_time_ns(v, &r->silent_after_ns) || r->silent_after_ns < JCT_RUN_SILENT_AFTER_MIN_NS)
+      return bad(prog, "%s: '%s' is not a time of 200ms or more (1.5s, 5s)", w, v);
   } else if (!strcmp(w, "--cc-profile")) {
     if (jct_dcqcn_profile_parse(v, &r->cc_profile))
       return bad(prog, "%s: '%s' is not connectx or paper", w, v);

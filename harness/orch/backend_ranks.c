@@ -17,7 +17,7 @@
  * A task that dies or stops answering makes the repetition fail with the
  * rank named: rank 0 polls the liveness of the tasks on its own host
  * (/proc/PID/stat), names a task it has not heard from (ALIVE, then its
- * report) for JCT__RANK_SILENT_NS, wherever it runs, and a report that has
+ * report) for the run's silent_after_ns (run.h), wherever it runs, and a report that has
  * not come by the repetition's limit names the ranks it is missing. A report that is not one (short,
  * or of another schedule) fails it at once, naming the rank.
  *
@@ -138,11 +138,12 @@ static uint32_t find_dead(ranks_t *r) {
 }
 
 /* The first worker that has not reported and was not heard from for
- * JCT__RANK_SILENT_NS (dead on another host, or its host unreachable),
+ * silent_after_ns (dead on another host, or its host unreachable),
  * named; 0 when none. */
 static uint32_t find_silent(ranks_t *r, uint64_t now) {
+  uint64_t silent_ns = r->o->silent_after_ns ? r->o->silent_after_ns : JCT_RUN_SILENT_AFTER_NS;
   for (uint32_t i = 1; i < r->w->size; i++)
-    if (!r->reported[i] && now > r->alive_ns[i] + JCT__RANK_SILENT_NS) {
+    if (!r->reported[i] && now > r->alive_ns[i] + silent_ns) {
       char why[220];
       snprintf(why, sizeof why,
                "rank %u (pid %d on %s) went silent: nothing from it for %.1f s during repetition "

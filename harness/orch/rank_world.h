@@ -23,7 +23,7 @@
  *       its host's injectors did}, and ALIVE {} every
  *       JCT__RANK_ALIVE_NS until then, so that rank 0 names a task on
  *       another host that died (no launcher ended the job) or lost its
- *       network within JCT__RANK_SILENT_NS, not at the repetition's limit;
+ *       network within the run's silent_after_ns (run.h), not at the repetition's limit;
  *   DOWN -> worker GONE (its QP ends closed; rank 0 may tear down);
  *   QUIT: the worker returns.
  */
@@ -55,7 +55,6 @@ enum {
 };
 
 #define JCT__RANK_ALIVE_NS 100000000ull   /* a running worker's ALIVE, this often */
-#define JCT__RANK_SILENT_NS 1500000000ull /* rank 0 gives up on one silent this long */
 
 /* The world as rank 0 knows it: each task's process and host, and its
  * clock against rank 0's. lost: a task that stopped answering or died

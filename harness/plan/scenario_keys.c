@@ -220,12 +220,16 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
         rc = jct__sc_at(c, v, "rate_ceiling: below 1 Mbit/s");
     } else if (!strcmp(k, "wall_budget")) {
       rc = jct__sc_time(c, v, k, 1, UINT64_MAX, &s->run.wall_budget_ns);
+    } else if (!strcmp(k, "silent_after")) {
+      rc = jct__sc_time(c, v, k, JCT_RUN_SILENT_AFTER_MIN_NS, 3600000000000ull,
+                        &s->run.silent_after_ns);
     } else if (!strcmp(k, "pfc_watchdog")) {
       jct__watchdog_t w;
       if (!(rc = jct__sc_watchdog(c, v, k, &w))) jct__watchdog_set(&s->run, w);
     } else if (!strcmp(k, "nak_delay") || !strcmp(k, "nak_react")) {
       bool react = k[4] == 'r';
-      rc = jct__sc_time(c, v, k, 0, 10000000000ull, react ? &s->run.nak_react_ns : &s->run.nak_delay_ns);
+      rc = jct__sc_time(c, v, k, 0, 10000000000ull,
+                        react ? &s->run.nak_react_ns : &s->run.nak_delay_ns);
       s->user_set |= react ? JCT__SET_NAK_REACT : JCT__SET_NAK_DELAY;
     } else if (!strcmp(k, "timeout")) {
       if (!(rc = jct__sc_count(c, v, k, 0, 31, &u))) s->run.timeout = (uint8_t)u;
@@ -252,10 +256,11 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
       rc = jct__sc_at(
           c, kn,
           "unknown key '%s' (name, description, synth, trace, schedule, transport, rate, "
-          "captured_rate, delay, mtu, path_mtu, pfc, ecn, ecn_thresholds, cc, cc_profile, cc_dilation, "
-          "tdf, rate_ceiling, wall_budget, pfc_watchdog, nak_delay, nak_react, timeout, retry, "
-          "reps, lab, seed, scale, topology, placement, ecmp_seed, ecmp, reroute_detection, "
-          "qps_per_connection, device, port, gid_index, traffic_class, counters, cases)",
+          "captured_rate, delay, mtu, path_mtu, pfc, ecn, ecn_thresholds, cc, cc_profile, "
+          "cc_dilation, tdf, rate_ceiling, wall_budget, silent_after, pfc_watchdog, nak_delay, "
+          "nak_react, timeout, retry, reps, lab, seed, scale, topology, placement, ecmp_seed, "
+          "ecmp, reroute_detection, qps_per_connection, device, port, gid_index, traffic_class, "
+          "counters, cases)",
           k);
     }
     if (rc) return rc;
@@ -265,7 +270,8 @@ int jct__sc_parse_top(const jct__sc_ctx_t *c, yaml_node_t *root) {
         c, root, "no source: give synth: {algorithm, ranks, bytes}, trace: FILE or schedule: FILE");
   /* lab: N means soft-RoCE VMs, whose ranks run verbs (as --lab). */
   if (lab_node && transport_node && s->run.transport != JCT_TRANSPORT_VERBS)
-    return jct__sc_at(c, transport_node, "transport: the lab's ranks (lab: %u) run verbs, not uroce",
+    return jct__sc_at(c, transport_node,
+                      "transport: the lab's ranks (lab: %u) run verbs, not uroce",
                       s->run.lab_ranks);
   if (lab_node) s->run.transport = JCT_TRANSPORT_VERBS;
   if (s->clos.leaves) {

@@ -98,6 +98,9 @@ typedef struct {
   uint64_t rate_ceiling_bps; /* auto F: the highest wall-time link rate (0: the default,
                                 JCT_RUN_RATE_CEILING_BPS) */
   uint64_t wall_budget_ns;   /* refuse a run estimated to take longer (0: JCT_RUN_WALL_BUDGET_NS) */
+  uint64_t silent_after_ns;  /* jctlab rank: rank 0 ends a repetition whose task it has not heard
+                                from this long (its ALIVE every 100 ms), invalid, the rank named;
+                                0: JCT_RUN_SILENT_AFTER_NS; at least 2 ALIVE periods */
   const char *pcap_out;      /* NULL, or a capture of what crossed the switch */
   const char *pcap_port;     /* NULL: pcap_out holds every rank's link (what the fabric sent
                                 toward the ranks); else the one link it holds, named as
@@ -216,6 +219,12 @@ double jct_run_cc_dilation(const jct_run_opts_t *o);
 #define JCT_RUN_RATE_CEILING_BPS 100000000ull
 /* The wall-time budget a run may be estimated to take (1 h). */
 #define JCT_RUN_WALL_BUDGET_NS 3600000000000ull
+/* jctlab rank: how long rank 0 waits on a task it no longer hears from
+ * during a repetition (1.5 s: fifteen of its 100 ms ALIVE messages), and
+ * the least a user may set (200 ms: two of them). Two tasks sharing a TCG
+ * VM's one CPU were measured silent 1.6 s in a first repetition (README). */
+#define JCT_RUN_SILENT_AFTER_NS 1500000000ull
+#define JCT_RUN_SILENT_AFTER_MIN_NS 200000000ull
 
 typedef struct {
   double tdf;           /* F: 1 undilated */
