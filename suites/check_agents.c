@@ -267,7 +267,10 @@ START_TEST(agent_answers_bad_input) {
   ck_assert_int_eq(jct_schedule_synth(&sch, "ring", 2, 65536, 1, e, sizeof e), 0);
   const char *bad[][2] = {{"\"device\":\"../sys\"", "device '../sys' is not an RDMA device"},
                           {"\"device\":\"nosuch9\"", "device 'nosuch9': no such RDMA device"},
-                          {"\"counters\":[\"a/b\"]", "counters: 'a/b' is not a counter's name"}};
+                          {"\"counters\":[\"a/b\"]", "counters: 'a/b' is not a counter's name"},
+                          /* ... with the ranks' addresses read first (and freed) */
+                          {"\"addrs\":[\"198.18.0.1\",\"198.18.0.2\"],\"device\":\"nosuch9\"",
+                           "device 'nosuch9': no such RDMA device"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     json_t *sj = jct__schedule_json(sch);
     char *text = json_dumps(sj, JSON_COMPACT);
@@ -279,6 +282,19 @@ START_TEST(agent_answers_bad_input) {
     agent_says2(fd, line, bad[i][1], "\"bad_input\":true");
     ck_assert_int_eq(write(fd, "{\"msg\":\"dance\"}\n", 16), 16);
     agent_says(fd, NULL, "unknown message"); /* still serving */
+  }
+  /* Addresses that are not one IPv4 address per rank: an error, no more. */
+  const char *bad_addrs[][2] = {{"[\"198.18.0.1\"]", "addrs is not one IPv4 address per rank"},
+                                {"[\"198.18.0.1\",\"rank1\"]", "addrs holds something that is not"}};
+  for (size_t i = 0; i < sizeof bad_addrs / sizeof bad_addrs[0]; i++) {
+    json_t *sj = jct__schedule_json(sch);
+    char *text = json_dumps(sj, JSON_COMPACT);
+    char line[8192];
+    snprintf(line, sizeof line, "{\"msg\":\"setup\",\"rank\":1,\"schedule\":%s,\"addrs\":%s}\n",
+             text, bad_addrs[i][0]);
+    free(text);
+    json_decref(sj);
+    agent_says(fd, line, bad_addrs[i][1]);
   }
   jct_schedule_free(sch);
   agent_says(fd, "{\"msg\":\"quit\"}\n", "bye");

@@ -586,6 +586,27 @@ START_TEST(captured_go_back_depth) {
 }
 END_TEST
 
+/* A repetition starts (jct_uroce_rep_start) and its messages count from 0
+ * again: the same loss in the next repetition's first message goes back as
+ * deep as the capture's again, its captured go-back unused once more. */
+START_TEST(captured_go_back_each_repetition) {
+  wire_t w;
+  const jct_uroce_stats_t *a = captured_loss(&w, 60, 0, 100);
+  ck_assert_uint_eq(a->retx_pkts, 60);
+  jct_uroce_rep_start(w.qp[0], true);
+  jct_uroce_rep_start(w.qp[1], true);
+  w.arg = 1000 + 1024 + 100; /* packet 100 of the repetition's message 0 */
+  w.fired = 0;
+  post(&w, 0, 2, 4 * MIB, true, 10);
+  wire_run(&w, UINT64_MAX);
+  ck_assert_int_eq(w.fired, 1);
+  ck_assert_uint_eq(w.nrecv[1], 2);
+  ck_assert_uint_eq(a->go_back_captured, 2);
+  ck_assert_uint_eq(a->retx_pkts, 120);
+  wire_free(&w);
+}
+END_TEST
+
 /* Drops PSN arg once from A and notes when A sends it again. */
 static verdict_t drop_then_time_resend(wire_t *w, int from, const struct jct_roce_hdrs *h) {
   if (from != 0 || h->bth.opcode == JCT_OP_RC_ACKNOWLEDGE || h->bth.psn != w->arg) return PASS;
@@ -1089,6 +1110,7 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, nak_during_a_go_back_is_ignored);
   tcase_add_test(core, slow_host_turnaround);
   tcase_add_test(core, captured_go_back_depth);
+  tcase_add_test(core, captured_go_back_each_repetition);
   tcase_add_test(core, captured_nak_lag);
   tcase_add_test(core, captured_go_back_held);
   tcase_add_test(core, captured_go_back_stalls);

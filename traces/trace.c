@@ -51,6 +51,7 @@ struct jct_trace {
   struct bpf_program filter;
   uint64_t frame_no;
   uint64_t filtered_out;
+  char *iobuf; /* the stdio buffer of a file jct_trace_open opened; NULL: stdio's own */
   char name[NAME_BYTES];
 };
 
@@ -194,9 +195,17 @@ int jct_trace_open(jct_trace_t **out, const char *path, char *err, size_t errlen
   FILE *fp = fopen(path, "rb");
   if (!fp) return jct__errf(err, errlen, JCT_EIO, "%s: %s", path, strerror(errno));
   /* libpcap reads record by record through stdio: a large buffer turns
-   * 4 KiB read(2) calls into few large ones. */
-  setvbuf(fp, NULL, _IOFBF, READ_BUFFER_BYTES);
-  return jct_trace_open_file(out, fp, path, err, errlen);
+   * 4 KiB read(2) calls into few large ones. It is ours: glibc's setvbuf
+   * ignores the size when given no buffer and keeps st_blksize (4 KiB),
+   * and a read(2) per 4 KiB cost as much as decoding every frame. */
+  char *buf = malloc(READ_BUFFER_BYTES);
+  if (buf) setvbuf(fp, buf, _IOFBF, READ_BUFFER_BYTES);
+  int rc = jct_trace_open_file(out, fp, path, err, errlen);
+  if (rc < 0)
+    free(buf); /* fp is closed */
+  else
+    (*out)->iobuf = buf;
+  return rc;
 }
 
 int jct_trace_set_filter(jct_trace_t *t, const char *expr, char *err, size_t errlen) {
@@ -261,6 +270,7 @@ int jct_trace_nanosecond(const jct_trace_t *t) {
 void jct_trace_close(jct_trace_t *t) {
   if (!t) return;
   if (t->filtered) pcap_freecode(&t->filter);
-  pcap_close(t->pcap);
+  pcap_close(t->pcap); /* closes the file: its buffer is free now */
+  free(t->iobuf);
   free(t);
 }

@@ -150,8 +150,6 @@ static int read_rdma(agent_t *g, json_t *m, char *err, size_t errlen) {
   return rc;
 }
 
-/* ---- making the VM a rank ----------------------------------------------- */
-
 /* ---- the messages ------------------------------------------------------- */
 
 static void on_exec_timer(jct_timer_t *t, uint64_t now_ns);
@@ -170,20 +168,49 @@ static void on_exec_timer(jct_timer_t *t, uint64_t now_ns) {
   if (g->exec) jct_exec_on_timer(g->exec, now_ns);
 }
 
+/* Free what setups made: the connections, the PFC responder, the host
+ * programs (off the device, as found) and the schedule. */
+static void setup_free(agent_t *g) {
+  jct__verbs_free(g->verbs);
+  g->verbs = NULL;
+  jct__agent_pfc_free(g->pfc);
+  g->pfc = NULL;
+  jct__agent_host_free(g->host);
+  g->host = NULL;
+  jct_schedule_free(g->sched);
+  g->sched = NULL;
+}
+
+/* The ranks' data addresses, when the setup gives them ("addrs": one IPv4
+ * address per rank), into *out (NULL: none given). Returns NULL, or why
+ * they cannot be read. */
+static const char *read_addrs(json_t *m, uint32_t nranks, uint32_t **out) {
+  *out = NULL;
+  json_t *aj = json_object_get(m, "addrs");
+  if (!json_is_array(aj)) return NULL;
+  uint32_t *addrs;
+  if (json_array_size(aj) != nranks || !(addrs = calloc(nranks, sizeof *addrs)))
+    return "setup: addrs is not one IPv4 address per rank";
+  for (size_t i = 0; i < nranks; i++) {
+    const char *a = json_string_value(json_array_get(aj, i));
+    struct in_addr in;
+    if (!a || inet_pton(AF_INET, a, &in) != 1) {
+      free(addrs);
+      return "setup: addrs holds something that is not an IPv4 address";
+    }
+    addrs[i] = in.s_addr;
+  }
+  *out = addrs;
+  return NULL;
+}
+
 static void do_setup(agent_t *g, json_t *m) {
   char err[512];
   if (g->verbs) {
     send_error(g, "error", "setup twice: this agent's connections are set up already");
     return;
   }
-  /* What a setup that failed left (the agent serves on after bad input):
-   * its schedule, its PFC responder, its host programs off the device. */
-  jct_schedule_free(g->sched);
-  g->sched = NULL;
-  jct__agent_pfc_free(g->pfc);
-  g->pfc = NULL;
-  jct__agent_host_free(g->host);
-  g->host = NULL;
+  setup_free(g); /* what a setup that failed left: the agent serves on after bad input */
   json_t *sj = json_object_get(m, "schedule");
   char *text = sj ? json_dumps(sj, JSON_COMPACT) : NULL;
   int rc = text ? jct_schedule_loads(&g->sched, text, strlen(text), err, sizeof err) : JCT_EINVAL;
@@ -197,24 +224,11 @@ static void do_setup(agent_t *g, json_t *m) {
     send_error(g, "error", "setup for another rank or another number of ranks");
     return;
   }
-  /* The ranks' data addresses, when the orchestrator gives them. */
-  uint32_t *addrs = NULL;
-  json_t *aj = json_object_get(m, "addrs");
-  if (json_is_array(aj)) {
-    if (json_array_size(aj) != g->sched->nranks || !(addrs = calloc(g->sched->nranks, 4))) {
-      send_error(g, "error", "setup: addrs is not one IPv4 address per rank");
-      return;
-    }
-    for (size_t i = 0; i < json_array_size(aj); i++) {
-      const char *a = json_string_value(json_array_get(aj, i));
-      struct in_addr in;
-      if (!a || inet_pton(AF_INET, a, &in) != 1) {
-        free(addrs);
-        send_error(g, "error", "setup: addrs holds something that is not an IPv4 address");
-        return;
-      }
-      addrs[i] = in.s_addr;
-    }
+  uint32_t *addrs;
+  const char *why = read_addrs(m, g->sched->nranks, &addrs);
+  if (why) {
+    send_error(g, "error", why);
+    return;
   }
   /* The settings' form, and a device that is not here at all, before
    * anything is made (rdma_cm would only say it found no device). */
@@ -224,9 +238,8 @@ static void do_setup(agent_t *g, json_t *m) {
     rc = jct__rdma_check(NULL, &dev_only, dev_only.device, 0, 0, err, sizeof err);
   }
   if (rc) {
-    free(addrs);
     send_bad_input(g, err); /* the orchestrator names the rank's agent */
-    return;
+    goto out;
   }
   /* The rank's own address: the GID gid_index must hold (rdma_sysfs.h). */
   uint32_t my_addr_be;
@@ -242,9 +255,8 @@ static void do_setup(agent_t *g, json_t *m) {
        (rc = jct__agent_pfc_new(&g->pfc, &g->loop, &g->clock, g->a.netdev,
                                 (uint8_t)(json_integer_value(json_object_get(m, "tos")) >> 5), rate,
                                 (uint32_t)g->a.mtu, err, sizeof err)))) {
-    free(addrs);
     send_error(g, "error", err);
-    return;
+    goto out;
   }
   /* Injectors at this host: their programs on the device rxe sends by. */
   char control_if[IF_NAMESIZE];
@@ -252,12 +264,11 @@ static void do_setup(agent_t *g, json_t *m) {
   if ((rc = jct__agent_host_new(&g->host, json_object_get(m, "host_drops"), g->a.netdev,
                                 on_if ? control_if : NULL, !g->a.no_net && rate, &g->clock, err,
                                 sizeof err))) {
-    free(addrs);
     if (rc == JCT_EINVAL) /* a spec this host cannot honour (delay without fq): the user's */
       send_bad_input(g, err);
     else
       send_error(g, "error", err);
-    return;
+    goto out;
   }
   jct__verbs_opts_t vo = {.timeout = (uint8_t)json_integer_value(json_object_get(m, "timeout")),
                          .retry_cnt = (uint8_t)json_integer_value(json_object_get(m, "retry_cnt")),
@@ -265,11 +276,10 @@ static void do_setup(agent_t *g, json_t *m) {
                          .slots = (uint32_t)json_integer_value(json_object_get(m, "slots")),
                          .port = JCT_AGENT_PORT,
                          .addrs_be = addrs};
-  rc = jct__verbs_new(&g->verbs, &g->loop, g->sched, (uint32_t)g->a.rank, &vo, err, sizeof err);
-  free(addrs);
-  if (rc) {
+  if ((rc = jct__verbs_new(&g->verbs, &g->loop, g->sched, (uint32_t)g->a.rank, &vo, err,
+                           sizeof err))) {
     send_error(g, "error", err);
-    return;
+    goto out;
   }
   /* The device and port rdma_cm bound the address to, against the settings. */
   if (jct__rdma_check(NULL, &g->rdma, jct__verbs_device(g->verbs), jct__verbs_port(g->verbs),
@@ -277,9 +287,11 @@ static void do_setup(agent_t *g, json_t *m) {
     jct__verbs_free(g->verbs); /* not listening for a setup that failed */
     g->verbs = NULL;
     send_bad_input(g, err);
-    return;
+    goto out;
   }
   send_msg(g, json_pack("{s:s,s:s}", "msg", "listening", "dev", jct__verbs_device(g->verbs)));
+out:
+  free(addrs);
 }
 
 static void do_run(agent_t *g, json_t *m) {
@@ -597,11 +609,8 @@ int jct__cmd_agent(int argc, char **argv) {
     check(g);
   }
   int status = g->status;
-  jct__verbs_free(g->verbs);
-  jct__agent_pfc_free(g->pfc);
-  jct__agent_host_free(g->host); /* the filters off the device, as found */
-  jct__agent_guard_stop();       /* holding nothing now */
-  jct_schedule_free(g->sched);
+  setup_free(g);
+  jct__agent_guard_stop(); /* holding nothing now */
   uv_close((uv_handle_t *)&g->poll, NULL);
   jct_clock_close(&g->clock, NULL);
   uv_run(&g->loop, UV_RUN_NOWAIT);

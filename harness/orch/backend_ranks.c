@@ -425,9 +425,8 @@ static void stats(const void *b, jct_transport_stats_t *t) {
 static void conn_counts(const void *b, jct_conn_counts_t *out) {
   const ranks_t *r = b;
   uint32_t n = r->o->schedule->nconns;
+  jct__uroce_conn_counts(r->part.ranks, n, out); /* rank 0's, then the workers' */
   for (uint32_t c = 0; c < n; c++) {
-    out[c].retx_packets = jct__ranks_conn_retx(r->part.ranks, c);
-    jct__ranks_conn_cc(r->part.ranks, c, &out[c].rate_cuts, &out[c].below_line_rate_ns);
     for (uint32_t i = 1; i < r->w->size; i++) {
       const jct_conn_counts_t *w = &r->wconn[(size_t)i * n + c];
       out[c].retx_packets += w->retx_packets;
@@ -739,31 +738,23 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   return 0;
 }
 
+/* One backend's functions for either transport of the tasks (r->verbs
+ * picks inside them); the tables differ in what the transport counts. */
+#define RANKS_OPS                                                                                   \
+  .up = up, .fabric = fabric, .rep = run_rep, .failed = failed, .quiet = quiet, .stats = stats,   \
+  .harness_losses = harness_losses, .down = down
+
 const struct jct__backend_ops jct__backend_ranks = {
     .name = "uroce",
     .counted = JCT_TSTAT_ALL,
-    .up = up,
-    .fabric = fabric,
-    .rep = run_rep,
-    .failed = failed,
-    .quiet = quiet,
-    .stats = stats,
     .conn_counts = conn_counts,
-    .harness_losses = harness_losses,
-    .down = down,
+    RANKS_OPS,
 };
 
 /* The same tasks on verbs: the devices count per port, not per QP. */
 const struct jct__backend_ops jct__backend_ranks_verbs = {
     .name = "verbs",
     .counted = JCT__VERBS_COUNTED,
-    .up = up,
-    .fabric = fabric,
-    .rep = run_rep,
-    .failed = failed,
-    .quiet = quiet,
-    .stats = stats,
     .conn_counts = NULL,
-    .harness_losses = harness_losses,
-    .down = down,
+    RANKS_OPS,
 };

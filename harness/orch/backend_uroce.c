@@ -179,10 +179,7 @@ static void stats(const void *b, jct_transport_stats_t *t) {
 
 static void conn_counts(const void *b, jct_conn_counts_t *out) {
   const uroce_t *u = b;
-  for (uint32_t c = 0; c < u->o->schedule->nconns; c++) {
-    out[c].retx_packets = jct__ranks_conn_retx(u->ranks, c);
-    jct__ranks_conn_cc(u->ranks, c, &out[c].rate_cuts, &out[c].below_line_rate_ns);
-  }
+  jct__uroce_conn_counts(u->ranks, u->o->schedule->nconns, out);
 }
 
 static uint64_t harness_losses(const void *b) {

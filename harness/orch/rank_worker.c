@@ -15,6 +15,7 @@
 #include "common/errf.h"
 #include "jctlab/error.h"
 #include "rank_world.h"
+#include "uroce_opts.h"
 #ifdef JCT_HAVE_VERBS
 #include "harness/lab/agent_host.h"
 #include "harness/transport/rdma_sysfs.h"
@@ -269,10 +270,7 @@ static void finish(worker_t *w, const char *why) {
     jct__ranks_stats(w->part.ranks, &d->stats);
     d->nic_paused_ns = jct__ranks_nic_paused_ns(w->part.ranks);
     d->harness_losses = jct__ranks_harness_losses(w->part.ranks);
-    for (uint32_t c = 0; c < s->nconns; c++) {
-      cc[c].retx_packets = jct__ranks_conn_retx(w->part.ranks, c);
-      jct__ranks_conn_cc(w->part.ranks, c, &cc[c].rate_cuts, &cc[c].below_line_rate_ns);
-    }
+    jct__uroce_conn_counts(w->part.ranks, s->nconns, cc);
   }
 #ifdef JCT_HAVE_VERBS
   if (w->part.verbs) {

@@ -39,3 +39,10 @@ void jct__uroce_tstats(const jct_uroce_stats_t *st, uint64_t nic_paused_ns,
                                .nic_paused_ns = nic_paused_ns,
                                .counted = JCT_TSTAT_ALL};
 }
+
+void jct__uroce_conn_counts(const jct__ranks_t *ranks, uint32_t nconns, jct_conn_counts_t *out) {
+  for (uint32_t c = 0; c < nconns; c++) {
+    out[c].retx_packets = jct__ranks_conn_retx(ranks, c);
+    jct__ranks_conn_cc(ranks, c, &out[c].rate_cuts, &out[c].below_line_rate_ns);
+  }
+}

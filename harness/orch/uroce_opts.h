@@ -18,4 +18,9 @@ void jct__uroce_ranks_opts(const jct_run_opts_t *o, jct_dcqcn_params_t *dcqcn,
 void jct__uroce_tstats(const jct_uroce_stats_t *st, uint64_t nic_paused_ns,
                        jct_transport_stats_t *t);
 
+/* The ranks' per-connection counts (run.h: retransmitted request packets,
+ * DCQCN rate cuts and time below the line rate), into out[nconns]: each
+ * connection's ends that are among these ranks, zero for the others. */
+void jct__uroce_conn_counts(const jct__ranks_t *ranks, uint32_t nconns, jct_conn_counts_t *out);
+
 #endif

@@ -121,8 +121,8 @@ static void acknowledge(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   struct jct__uroce_sq *sq = &qp->sq;
   qp->comp.una_psn = psn;
   qp->comp.retry_left = qp->cfg.retry_cnt;
-  if (qp->comp.timer_floor_ns && jct_psn_diff(psn, qp->comp.ignored_psn) > 0)
-    qp->comp.timer_floor_ns = 0; /* the ignored NAK's packet arrived after all */
+  if (qp->captured.timer_floor_ns && jct_psn_diff(psn, qp->comp.ignored_psn) > 0)
+    qp->captured.timer_floor_ns = 0; /* the ignored NAK's packet arrived after all */
   if (jct_psn_diff(qp->req.next_psn, psn) < 0) set_next_psn(qp, psn);
   restart_timer(qp, now_ns);
   while (sq->head_seq != sq->tail_seq) {
@@ -139,10 +139,10 @@ static void acknowledge(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
 /* Restart the send stream at psn. */
 static void go_back_n(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   qp->comp.go_back_due_ns = UINT64_MAX; /* this one replaces any pending */
-  qp->comp.go_back_ahead = 0;
-  qp->comp.go_back_hold_ns = 0;
+  qp->captured.go_back_ahead = 0;
+  qp->captured.go_back_hold_ns = 0;
   qp->comp.nak_ignored = false;
-  qp->comp.timer_floor_ns = 0;
+  qp->captured.timer_floor_ns = 0;
   set_next_psn(qp, psn);
   qp->stats.go_back_n++;
   qp->comp.started_retry = true;
@@ -162,8 +162,8 @@ static long captured_go_back(const jct_uroce_qp_t *qp, uint32_t psn) {
   int32_t pkt = jct_psn_diff(psn, jct__uroce_wqe_at(qp, seq)->first_psn);
   uint32_t msg = seq - qp->rep_seq;
   for (uint32_t i = 0; pkt >= 0 && i < qp->cfg.ngo_backs; i++)
-    if (!qp->go_back_used[i] && qp->go_backs[i].ahead_psns && !qp->go_backs[i].timer_ns &&
-        qp->go_backs[i].msg == msg && qp->go_backs[i].pkt == (uint32_t)pkt)
+    if (!qp->captured.used[i] && qp->captured.go_backs[i].ahead_psns && !qp->captured.go_backs[i].timer_ns &&
+        qp->captured.go_backs[i].msg == msg && qp->captured.go_backs[i].pkt == (uint32_t)pkt)
       return (long)i;
   return -1;
 }
@@ -175,14 +175,14 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
   uint8_t syn = h->aeth.syndrome;
   enum jct_aeth_type type = jct_aeth_type(syn);
 
-  if (qp->comp.timer_hold && jct_psn_diff(qp->req.next_psn, qp->comp.timer_end) >= 0)
-    qp->comp.timer_hold = false; /* re-sent as deep as the capture's */
-  bool held = (qp->comp.timer_due_ns != UINT64_MAX || qp->comp.timer_hold) &&
-              jct_psn_diff(psn, qp->comp.timer_psn) >= 0;
+  if (qp->captured.timer_hold && jct_psn_diff(qp->req.next_psn, qp->captured.timer_end) >= 0)
+    qp->captured.timer_hold = false; /* re-sent as deep as the capture's */
+  bool held = (qp->captured.timer_due_ns != UINT64_MAX || qp->captured.timer_hold) &&
+              jct_psn_diff(psn, qp->captured.timer_psn) >= 0;
   if (held && type == JCT_AETH_ACK) { /* only what comes before the timer go-back's packet */
     qp->stats.rx_acks++;
     qp->stats.rx_acks_held++;
-    if (jct_psn_diff(qp->comp.timer_psn, una) > 0) acknowledge(qp, qp->comp.timer_psn, now_ns);
+    if (jct_psn_diff(qp->captured.timer_psn, una) > 0) acknowledge(qp, qp->captured.timer_psn, now_ns);
     return JCT_UROCE_RX_IGNORED;
   }
   if (type == JCT_AETH_ACK) {
@@ -196,8 +196,8 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       acknowledge(qp, jct_psn_add(psn, 1), now_ns);
       qp->comp.started_retry = false;
     }
-    if (qp->comp.timer_due_ns != UINT64_MAX && qp->comp.una_psn != qp->req.max_psn)
-      qp->comp.timer_due_ns = now_ns + qp->comp.timer_ns; /* rxe: COMPST_EXIT's mod_timer */
+    if (qp->captured.timer_due_ns != UINT64_MAX && qp->comp.una_psn != qp->req.max_psn)
+      qp->captured.timer_due_ns = now_ns + qp->captured.timer_ns; /* rxe: COMPST_EXIT's mod_timer */
     return JCT_UROCE_RX_ACCEPTED;
   }
   if (type == JCT_AETH_NAK && jct_aeth_value(syn) == JCT_NAK_PSN_SEQ_ERR) {
@@ -212,22 +212,22 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       qp->comp.nak_ignored = true;
       qp->comp.ignored_psn = psn;
       long g = captured_go_back(qp, psn);
-      if (g >= 0 && qp->go_backs[g].nak_to_resend_ns) { /* its go-back was the timer's */
-        qp->go_back_used[g] = true;
-        qp->comp.timer_floor_ns = now_ns + qp->go_backs[g].nak_to_resend_ns;
+      if (g >= 0 && qp->captured.go_backs[g].nak_to_resend_ns) { /* its go-back was the timer's */
+        qp->captured.used[g] = true;
+        qp->captured.timer_floor_ns = now_ns + qp->captured.go_backs[g].nak_to_resend_ns;
       }
       return JCT_UROCE_RX_ACCEPTED;
     }
     if (qp->error) return JCT_UROCE_RX_ACCEPTED;
     long g = captured_go_back(qp, psn);
     if (g >= 0) { /* as far as the captured requester got: the QP file starts it */
-      qp->go_back_used[g] = true;
+      qp->captured.used[g] = true;
       qp->stats.go_back_captured++;
       qp->comp.started_retry = true;
       qp->comp.go_back_psn = psn;
-      qp->comp.go_back_ahead = qp->go_backs[g].ahead_psns;
-      uint64_t react = qp->go_backs[g].nak_to_resend_ns;
-      qp->comp.go_back_hold_ns = react ? now_ns + react : 0;
+      qp->captured.go_back_ahead = qp->captured.go_backs[g].ahead_psns;
+      uint64_t react = qp->captured.go_backs[g].nak_to_resend_ns;
+      qp->captured.go_back_hold_ns = react ? now_ns + react : 0;
     } else if (!qp->cfg.nak_react_ns) {
       go_back_n(qp, psn, now_ns);
     } else { /* a slow host: the go-back starts later, new packets go out meanwhile */
@@ -242,15 +242,15 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
 }
 
 void jct__uroce_comp_timer_go_back(jct_uroce_qp_t *qp, uint64_t now_ns) {
-  if (now_ns < qp->comp.timer_due_ns) return;
-  qp->comp.timer_due_ns = UINT64_MAX;
+  if (now_ns < qp->captured.timer_due_ns) return;
+  qp->captured.timer_due_ns = UINT64_MAX;
   if (qp->comp.una_psn == qp->req.max_psn) return; /* nothing outstanding: a NAK went first */
   qp->stats.timeouts++;
   qp->stats.go_back_timer++;
   uint32_t sent = (uint32_t)jct_psn_diff(qp->req.max_psn, qp->comp.una_psn);
-  uint32_t deep = qp->comp.timer_ahead < sent ? qp->comp.timer_ahead : sent;
-  qp->comp.timer_hold = deep > 0;
-  qp->comp.timer_end = jct_psn_add(qp->comp.una_psn, deep);
+  uint32_t deep = qp->captured.timer_ahead < sent ? qp->captured.timer_ahead : sent;
+  qp->captured.timer_hold = deep > 0;
+  qp->captured.timer_end = jct_psn_add(qp->comp.una_psn, deep);
   go_back_n(qp, qp->comp.una_psn, now_ns);
 }
 
@@ -263,15 +263,15 @@ void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns) {
 }
 
 bool jct__uroce_comp_go_back_holds(const jct_uroce_qp_t *qp) {
-  return qp->comp.go_back_ahead &&
-         jct_psn_diff(qp->req.next_psn, qp->comp.go_back_psn) >= (int32_t)qp->comp.go_back_ahead;
+  return qp->captured.go_back_ahead &&
+         jct_psn_diff(qp->req.next_psn, qp->comp.go_back_psn) >= (int32_t)qp->captured.go_back_ahead;
 }
 
 void jct__uroce_comp_go_back_deep(jct_uroce_qp_t *qp, bool ready, uint64_t now_ns) {
-  if (!qp->comp.go_back_ahead) return;
+  if (!qp->captured.go_back_ahead) return;
   uint32_t psn = qp->comp.go_back_psn;
-  if (ready && jct_psn_diff(qp->req.next_psn, psn) < (int32_t)qp->comp.go_back_ahead) return;
-  if (now_ns < qp->comp.go_back_hold_ns) return; /* the capture's reaction, nothing sent */
+  if (ready && jct_psn_diff(qp->req.next_psn, psn) < (int32_t)qp->captured.go_back_ahead) return;
+  if (now_ns < qp->captured.go_back_hold_ns) return; /* the capture's reaction, nothing sent */
   if (jct_psn_diff(psn, qp->comp.una_psn) < 0) psn = qp->comp.una_psn;
   go_back_n(qp, psn, now_ns);
 }

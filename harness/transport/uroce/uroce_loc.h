@@ -6,7 +6,9 @@
  * requester (uroce_req.c), the completer (uroce_comp.c), the responder
  * (uroce_resp.c) and the ICRC (uroce_icrc.c). Those four never call one
  * another nor back into the QP file: what they share is the QP object below
- * and the small static inline helpers of the first section.
+ * and the small static inline helpers of the first section. A capture's
+ * go-backs are one record of the QP (qp->captured), which uroce_captured.c
+ * makes, frees and resets: a leaf, it calls none of them.
  *
  * State that crosses roles is written by the role the IBA gives it to, as in
  * rxe: the requester starts the retransmit timer when it sends (rxe_req.c
@@ -75,22 +77,32 @@ struct jct__uroce_comp {
                          (rxe comp.started_retry) */
   uint64_t go_back_due_ns; /* a NAK's go-back to go_back_psn starts then (cfg.nak_react_ns);
                               UINT64_MAX: none pending */
-  uint32_t go_back_psn;
-  /* A NAK's go-back at a captured depth (cfg.go_backs): it starts once
-   * ahead_psns PSNs from go_back_psn on were sent, or when the requester may
-   * send nothing more (go_back_ahead 0: none pending). */
+  uint32_t go_back_psn; /* ... or a captured one's (captured.go_back_ahead) */
+  bool nak_ignored;     /* a NAK of ignored_psn was ignored since the last go-back */
+  uint32_t ignored_psn;
+};
+
+/* A postmortem's captured go-backs (cfg.go_backs) and what the one under
+ * way holds back, in one record (uroce_captured.c makes, frees and resets
+ * it; the roles apply the rules). */
+struct jct__uroce_captured {
+  jct_uroce_go_back_t *go_backs; /* cfg.go_backs, copied */
+  bool *used;                    /* which of them this repetition used */
+  uint32_t n;
+  /* A NAK's go-back at a captured depth: it starts once ahead_psns PSNs
+   * from comp.go_back_psn on were sent, or when the requester may send
+   * nothing more (go_back_ahead 0: none pending). */
   uint32_t go_back_ahead;
   /* ... and, when it may send nothing more, not before then (the NAK's
    * time plus the capture's nak_to_resend_ns; 0: at once). */
   uint64_t go_back_hold_ns;
-  bool nak_ignored; /* a NAK of ignored_psn was ignored since the last go-back */
-  uint32_t ignored_psn;
-  /* ... and the capture's go-back for it came then (the NAK's time plus its
-   * nak_to_resend_ns): the retransmit timer does not fire before (0: none). */
+  /* A NAK the completer ignored (comp.ignored_psn) whose capture's go-back
+   * came then (the NAK's time plus its nak_to_resend_ns): the retransmit
+   * timer does not fire before (0: none). */
   uint64_t timer_floor_ns;
-  /* A captured timer go-back (cfg.go_backs timer_ns), armed by the
-   * requester: due then (UINT64_MAX: none pending), back to at most
-   * timer_psn; ACKs of timer_psn and later are held back until it fires. */
+  /* A captured timer go-back (timer_ns), armed by the requester: due then
+   * (UINT64_MAX: none pending), back to at most timer_psn; ACKs of
+   * timer_psn and later are held back until it fires. */
   uint64_t timer_due_ns;
   uint64_t timer_ns; /* its timer: restarted this far ahead when an ACK is acted on */
   uint32_t timer_psn;
@@ -133,10 +145,7 @@ struct jct_uroce_qp {
   struct jct__uroce_comp comp;
   struct jct__uroce_resp resp;
   jct_uroce_stats_t stats;
-  /* The captured go-backs (cfg.go_backs, copied), which of them this
-   * repetition used, and the send queue sequence of its first message. */
-  jct_uroce_go_back_t *go_backs;
-  bool *go_back_used;
+  struct jct__uroce_captured captured; /* cfg.go_backs, replayed (uroce_captured.c) */
   uint32_t rep_seq;       /* requester: the repetition's first message */
   bool rep_faulted;       /* the repetition has the faults (jct_uroce_rep_start) */
   uint64_t rep_msgs_recv; /* responder: messages received before the repetition */
@@ -189,7 +198,7 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
 /* The retransmit timer fired (already disarmed). Returns true when the retry
  * counter has run out: the QP must go to the error state. */
 bool jct__uroce_comp_timeout(jct_uroce_qp_t *qp, uint64_t now_ns);
-/* Start a captured timer go-back that is due (comp.timer_due_ns). */
+/* Start a captured timer go-back that is due (captured.timer_due_ns). */
 void jct__uroce_comp_timer_go_back(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Start a NAK's go-back whose reaction time (cfg.nak_react_ns) is over. */
 void jct__uroce_comp_go_back_due(jct_uroce_qp_t *qp, uint64_t now_ns);
@@ -220,6 +229,18 @@ uint64_t jct__uroce_resp_nak_due_ns(const jct_uroce_qp_t *qp, uint64_t now_ns);
 jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs *h,
                                   const struct jct_opcode_info *op, uint32_t payload_bytes,
                                   bool ce, uint64_t now_ns);
+
+/* ---- uroce_captured.c: a capture's go-backs, replayed ----
+ * The record qp->captured (above): made, freed and reset here; read and
+ * written by the roles, whose rules they are. */
+
+/* Copy the n captured go-backs g into c (zeroed; n 0: none). Errors:
+ * JCT_ENOMEM (jct__uroce_captured_free then frees what was made). */
+int jct__uroce_captured_init(struct jct__uroce_captured *c, const jct_uroce_go_back_t *g,
+                             uint32_t n);
+void jct__uroce_captured_free(struct jct__uroce_captured *c);
+/* A repetition starts: every go-back unused, no timer go-back pending. */
+void jct__uroce_captured_rep_start(struct jct__uroce_captured *c);
 
 /* ---- uroce_icrc.c: the ICRC over the IP/UDP header the kernel writes ---- */
 

@@ -122,17 +122,12 @@ int jct_uroce_qp_create(const jct_uroce_cfg_t *cfg, jct_uroce_qp_t **out, char *
   qp->comp.retry_left = cfg->retry_cnt;
   qp->ack_timeout_ns = cfg->timeout ? (uint64_t)JCT_UROCE_TIMEOUT_UNIT_NS << cfg->timeout : 0;
   qp->retrans_deadline_ns = UINT64_MAX;
-  qp->comp.go_back_due_ns = qp->comp.timer_due_ns = UINT64_MAX;
+  qp->comp.go_back_due_ns = qp->captured.timer_due_ns = UINT64_MAX;
   qp->resp.epsn = cfg->rq_psn;
-  if (cfg->ngo_backs) {
-    qp->go_backs = malloc(cfg->ngo_backs * sizeof *qp->go_backs);
-    qp->go_back_used = calloc(cfg->ngo_backs, sizeof *qp->go_back_used);
-    if (!qp->go_backs || !qp->go_back_used) {
-      jct_uroce_qp_destroy(qp);
-      return jct__errf(err, errlen, JCT_ENOMEM, "uroce: no memory for %u captured go-backs",
-                       cfg->ngo_backs);
-    }
-    memcpy(qp->go_backs, cfg->go_backs, cfg->ngo_backs * sizeof *qp->go_backs);
+  if (jct__uroce_captured_init(&qp->captured, cfg->go_backs, cfg->ngo_backs)) {
+    jct_uroce_qp_destroy(qp);
+    return jct__errf(err, errlen, JCT_ENOMEM, "uroce: no memory for %u captured go-backs",
+                     cfg->ngo_backs);
   }
   qp->cfg.go_backs = NULL; /* copied */
   qp->cc = cfg->dcqcn != NULL;
@@ -149,8 +144,7 @@ void jct_uroce_qp_destroy(jct_uroce_qp_t *qp) {
   if (!qp) return;
   free(qp->sq.ring);
   free(qp->scratch);
-  free(qp->go_backs);
-  free(qp->go_back_used);
+  jct__uroce_captured_free(&qp->captured);
   free(qp);
 }
 
@@ -186,7 +180,7 @@ static bool paused(const jct_uroce_qp_t *qp, uint64_t now_ns) {
 
 size_t jct_uroce_next_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap) {
   qp->last_now_ns = now_ns;
-  if (!qp->error && qp->comp.go_back_ahead)
+  if (!qp->error && qp->captured.go_back_ahead)
     jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
   if (qp->error || cap < jct_uroce_max_packet_bytes(qp) || paused(qp, now_ns)) return 0;
   size_t n = jct__uroce_resp_ack(qp, now_ns, buf, cap);
@@ -234,7 +228,7 @@ jct_uroce_rx_t jct_uroce_rx_ecn(jct_uroce_qp_t *qp, const uint8_t *pkt, size_t l
   if (qp->error) return JCT_UROCE_RX_IGNORED;
   if (h.bth.opcode == JCT_OP_RC_ACKNOWLEDGE) {
     jct_uroce_rx_t r = jct__uroce_comp_rx(qp, &h, now_ns);
-    if (!qp->error && qp->comp.go_back_ahead)
+    if (!qp->error && qp->captured.go_back_ahead)
       jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
     return r;
   }
@@ -262,8 +256,8 @@ uint32_t jct_uroce_dest_qpn(const uint8_t *pkt, size_t len) {
 static void enter_error(jct_uroce_qp_t *qp, uint64_t now_ns) {
   qp->error = true;
   qp->retrans_deadline_ns = UINT64_MAX;
-  qp->comp.go_back_due_ns = qp->comp.timer_due_ns = UINT64_MAX;
-  qp->comp.timer_hold = false;
+  qp->comp.go_back_due_ns = qp->captured.timer_due_ns = UINT64_MAX;
+  qp->captured.timer_hold = false;
   qp->resp.ack_pending = qp->resp.nak_pending = false;
   jct__uroce_comp_flush(qp, now_ns);
 }
@@ -274,19 +268,19 @@ void jct_uroce_on_timer(jct_uroce_qp_t *qp, uint64_t now_ns) {
   if (qp->error) return;
   jct__uroce_comp_go_back_due(qp, now_ns);
   jct__uroce_comp_timer_go_back(qp, now_ns);
-  if (qp->comp.go_back_ahead) jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
+  if (qp->captured.go_back_ahead) jct__uroce_comp_go_back_deep(qp, jct__uroce_req_ready(qp), now_ns);
   if (now_ns < qp->retrans_deadline_ns) return;
   qp->retrans_deadline_ns = UINT64_MAX;
-  if (qp->comp.timer_due_ns != UINT64_MAX) { /* the captured timer stands for this one */
-    qp->retrans_deadline_ns = qp->comp.timer_due_ns;
+  if (qp->captured.timer_due_ns != UINT64_MAX) { /* the captured timer stands for this one */
+    qp->retrans_deadline_ns = qp->captured.timer_due_ns;
     return;
   }
-  if (qp->comp.go_back_ahead && qp->comp.go_back_hold_ns > now_ns) {
-    qp->retrans_deadline_ns = qp->comp.go_back_hold_ns; /* ... and a captured NAK's go-back */
+  if (qp->captured.go_back_ahead && qp->captured.go_back_hold_ns > now_ns) {
+    qp->retrans_deadline_ns = qp->captured.go_back_hold_ns; /* ... and a captured NAK's go-back */
     return;
   }
-  if (qp->comp.timer_floor_ns > now_ns) { /* an ignored NAK's captured go-back: not before */
-    qp->retrans_deadline_ns = qp->comp.timer_floor_ns;
+  if (qp->captured.timer_floor_ns > now_ns) { /* an ignored NAK's captured go-back: not before */
+    qp->retrans_deadline_ns = qp->captured.timer_floor_ns;
     return;
   }
   if (jct__uroce_comp_timeout(qp, now_ns)) enter_error(qp, now_ns);
@@ -296,10 +290,10 @@ uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
   if (qp->error) return UINT64_MAX;
   uint64_t d = qp->retrans_deadline_ns;
   if (qp->comp.go_back_due_ns < d) d = qp->comp.go_back_due_ns;
-  if (qp->comp.timer_due_ns < d) d = qp->comp.timer_due_ns;
-  if (qp->comp.go_back_ahead && qp->comp.go_back_hold_ns > qp->last_now_ns &&
-      qp->comp.go_back_hold_ns < d)
-    d = qp->comp.go_back_hold_ns; /* a captured go-back held for its reaction */
+  if (qp->captured.timer_due_ns < d) d = qp->captured.timer_due_ns;
+  if (qp->captured.go_back_ahead && qp->captured.go_back_hold_ns > qp->last_now_ns &&
+      qp->captured.go_back_hold_ns < d)
+    d = qp->captured.go_back_hold_ns; /* a captured go-back held for its reaction */
   uint64_t nak = jct__uroce_resp_nak_due_ns(qp, qp->last_now_ns);
   if (nak < d) d = nak;
   if (paused(qp, qp->last_now_ns) && (jct__uroce_req_ready(qp) || jct__uroce_resp_pending(qp)) &&
@@ -358,8 +352,8 @@ static void retire_previous(jct_uroce_qp_t *qp) {
   qp->comp.retry_left = qp->cfg.retry_cnt;
   qp->comp.started_retry = qp->comp.nak_ignored = false;
   qp->comp.go_back_due_ns = UINT64_MAX;
-  qp->comp.go_back_ahead = 0;
-  qp->comp.go_back_hold_ns = qp->comp.timer_floor_ns = 0;
+  qp->captured.go_back_ahead = 0;
+  qp->captured.go_back_hold_ns = qp->captured.timer_floor_ns = 0;
   qp->retrans_deadline_ns = UINT64_MAX;
 }
 
@@ -368,9 +362,7 @@ void jct_uroce_rep_start(jct_uroce_qp_t *qp, bool faulted) {
   qp->rep_seq = qp->sq.tail_seq;
   qp->rep_faulted = faulted;
   qp->rep_msgs_recv = qp->stats.msgs_recv;
-  qp->comp.timer_due_ns = UINT64_MAX;
-  qp->comp.timer_hold = false;
-  if (qp->cfg.ngo_backs) memset(qp->go_back_used, 0, qp->cfg.ngo_backs * sizeof *qp->go_back_used);
+  jct__uroce_captured_rep_start(&qp->captured);
 }
 
 uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp) {

@@ -61,19 +61,19 @@ void jct__uroce_req_post(jct_uroce_qp_t *qp, const jct_uroce_wr_t *wr) {
 /* Arm the first unused captured timer go-back of the message at seq (its
  * first packet just went for the first time), unless one is pending. */
 static void arm_timer_go_back(jct_uroce_qp_t *qp, uint32_t seq, uint64_t now_ns) {
-  if (qp->comp.timer_due_ns != UINT64_MAX) return;
+  if (qp->captured.timer_due_ns != UINT64_MAX) return;
   const struct jct__uroce_wqe *w = jct__uroce_wqe_at(qp, seq);
   uint32_t msg = seq - qp->rep_seq;
   for (uint32_t i = 0; i < qp->cfg.ngo_backs; i++) {
-    const jct_uroce_go_back_t *g = &qp->go_backs[i];
-    if (qp->go_back_used[i] || !g->timer_ns || g->msg != msg || g->pkt >= w->npkts) continue;
+    const jct_uroce_go_back_t *g = &qp->captured.go_backs[i];
+    if (qp->captured.used[i] || !g->timer_ns || g->msg != msg || g->pkt >= w->npkts) continue;
     if (g->recovers_loss && !qp->rep_faulted) continue; /* the faults' effect: not a baseline's */
-    qp->go_back_used[i] = true;
-    qp->comp.timer_ns = g->timer_ns;
-    qp->comp.timer_due_ns =
+    qp->captured.used[i] = true;
+    qp->captured.timer_ns = g->timer_ns;
+    qp->captured.timer_due_ns =
         now_ns + (g->timer_lead_ns < g->timer_ns ? g->timer_ns - g->timer_lead_ns : 0);
-    qp->comp.timer_psn = jct_psn_add(w->first_psn, g->pkt);
-    qp->comp.timer_ahead = g->ahead_psns;
+    qp->captured.timer_psn = jct_psn_add(w->first_psn, g->pkt);
+    qp->captured.timer_ahead = g->ahead_psns;
     return;
   }
 }

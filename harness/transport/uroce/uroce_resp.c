@@ -109,10 +109,10 @@ static void nak_due(jct_uroce_qp_t *qp, uint64_t now_ns) {
   s->nak_ahead = 0;
   s->nak_due_ns = now_ns + qp->cfg.nak_delay_ns;
   for (uint32_t i = 0; i < qp->cfg.ngo_backs; i++) {
-    const jct_uroce_go_back_t *g = &qp->go_backs[i];
-    if (!qp->go_back_used[i] && (g->hole_to_nak_ns || g->nak_ahead_psns) && g->msg == msg &&
+    const jct_uroce_go_back_t *g = &qp->captured.go_backs[i];
+    if (!qp->captured.used[i] && (g->hole_to_nak_ns || g->nak_ahead_psns) && g->msg == msg &&
         g->pkt == pkt) {
-      qp->go_back_used[i] = true;
+      qp->captured.used[i] = true;
       if (g->hole_to_nak_ns) s->nak_due_ns = now_ns + g->hole_to_nak_ns;
       s->nak_ahead = g->nak_ahead_psns;
       return;
