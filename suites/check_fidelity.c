@@ -35,8 +35,10 @@
 #include "craft.h"
 #include "harness/orch/loss_watch.h"
 #include "harness/orch/session.h"
+#include "harness/plan/replay_profile.h"
 #include "jctlab/topo.h"
 #include "jctlab/decode.h"
+#include "jctlab/infer.h"
 #include "jctlab/inspect.h"
 #include "suites.h"
 #include "testkit.h"
@@ -588,6 +590,59 @@ START_TEST(a_profile_it_cannot_honour_is_bad_input) {
 }
 END_TEST
 
+/* The replay's link rate on verbs (replay_profile.h): the lab's rxe rings
+ * were captured on 100 Mbit/s links, their VMs' pauses making 17.9 to 38.7
+ * Mbit/s sustained; at the sustained rate rxe's 64 queued packets and the
+ * responder's ACK behind its own 64 outlast the captured timer (2^14, 67.1
+ * ms), which then runs out with nothing lost (seen: 2 timeouts in a
+ * lossless baseline). On verbs a ring replays at its links' own rate, the
+ * fullest mode; perftest's one-way traffic (no ACK behind data) and uroce
+ * keep the sustained rate. */
+static void verbs_rate(const char *trace, jct_transport_t tr, bool link, int timeout) {
+  char err[512];
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  ck_assert_msg(jct_infer(trace, NULL, &s, &rep, err, sizeof err) == 0, "%s", err);
+  jct_infer_report_free(&rep);
+  ck_assert_ptr_nonnull(s->profile);
+  uint64_t fullest = 0, mode_n = 0, sustained = 0, samples = 0;
+  for (uint32_t i = 0; i < s->profile->nlinks; i++) {
+    const jct_profile_link_t *l = &s->profile->links[i];
+    if (l->rate_mode_n > mode_n) mode_n = l->rate_mode_n, fullest = l->rate_bps.value;
+    if (l->rate_bps.n > samples) samples = l->rate_bps.n, sustained = l->rate_bps.mean;
+  }
+  jct_run_opts_t o = {.schedule = s, .transport = tr, .rate_bps = 100000000, .timeout = 14,
+                      .retry_cnt = 7};
+  json_t *used;
+  ck_assert_msg(jct__replay_profile_apply(s, 0, 0, 0, false, &o, &used, err, sizeof err) == 0,
+                "%s", err);
+  const char *from = json_string_value(jget(used, "rate_bps.from"));
+  ck_assert_str_eq(json_string_value(jget(used, "rate_bps.source")), "capture");
+  ck_assert_msg(o.rate_bps == (link ? fullest : sustained), "%s: %llu bit/s (%s), not %llu",
+                trace, (unsigned long long)o.rate_bps, from,
+                (unsigned long long)(link ? fullest : sustained));
+  ck_assert_msg(!link || (o.rate_bps > 90000000 && strstr(from, "link's own rate")), "%s", from);
+  if (timeout >= 0) ck_assert_int_eq(o.timeout, timeout);
+  json_decref(used);
+  jct_schedule_free(s);
+}
+
+START_TEST(verbs_replays_the_link_rate) {
+  const char *lab = JCT_SOURCE_DIR "/traces/rxe-lab-";
+  char p[512];
+  snprintf(p, sizeof p, "%sring2-drop1pct.pcap", lab);
+  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14);
+  verbs_rate(p, JCT_TRANSPORT_UROCE, false, 15); /* uroce: the AckReq floor at 38.7 Mbit/s */
+  snprintf(p, sizeof p, "%sring2-nodrop.pcap", lab);
+  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14); /* at 17.9 Mbit/s it was raised to 2^15 */
+  snprintf(p, sizeof p, "%sring4-drop05pct.pcap", lab);
+  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14);
+  snprintf(p, sizeof p, "%sp2p-delay-drop.pcap", lab);
+  verbs_rate(p, JCT_TRANSPORT_VERBS, false, -1); /* one way: no ACK waits behind data */
+  verbs_rate(SHIPPED, JCT_TRANSPORT_VERBS, false, -1);
+}
+END_TEST
+
 Suite *fidelity_suite(void) {
   Suite *s = suite_create("fidelity");
   TCase *tc = tcase_create("core");
@@ -600,6 +655,10 @@ Suite *fidelity_suite(void) {
   tcase_add_test(tc, tolerance_decides_the_exit_status);
   tcase_add_test(tc, a_profile_it_cannot_honour_is_bad_input);
   suite_add_tcase(s, tc);
+  /* The replay's figures from each capture's profile, without running it. */
+  TCase *prof = tcase_create("profile");
+  tcase_add_test(prof, verbs_replays_the_link_rate);
+  suite_add_tcase(s, prof);
   /* The watch on the replay's wire, alone, on crafted and captured frames. */
   TCase *watch = tcase_create("watch");
   tcase_add_test(watch, loss_watch_times_each_hole);
