@@ -40,6 +40,7 @@
 #include "jctlab/decode.h"
 #include "jctlab/infer.h"
 #include "jctlab/inspect.h"
+#include "jctlab/uroce.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -592,13 +593,14 @@ END_TEST
 
 /* The replay's link rate on verbs (replay_profile.h): the lab's rxe rings
  * were captured on 100 Mbit/s links, their VMs' pauses making 17.9 to 38.7
- * Mbit/s sustained; at the sustained rate rxe's 64 queued packets and the
- * responder's ACK behind its own 64 outlast the captured timer (2^14, 67.1
- * ms), which then runs out with nothing lost (seen: 2 timeouts in a
- * lossless baseline). On verbs a ring replays at its links' own rate, the
- * fullest mode; perftest's one-way traffic (no ACK behind data) and uroce
- * keep the sustained rate. */
-static void verbs_rate(const char *trace, jct_transport_t tr, bool link, int timeout) {
+ * Mbit/s sustained. At ring2-drop1pct's 38.7 Mbit/s rxe's 64 queued
+ * packets and the responder's ACK behind its own 64 take 110 ms, past the
+ * captured timer (2^14, 67.1 ms), which then runs out with nothing lost
+ * (seen: 2 timeouts in a lossless baseline, the job 1.69). On verbs a lossy
+ * ring's rate rises to where both queues drain within the timer, the
+ * capture's (at most its links' own rate); a lossless capture, perftest's
+ * one-way traffic (no ACK behind data) and uroce keep the sustained rate. */
+static void verbs_rate(const char *trace, jct_transport_t tr, bool raised, int timeout) {
   char err[512];
   jct_schedule_t *s;
   jct_infer_report_t rep;
@@ -618,27 +620,40 @@ static void verbs_rate(const char *trace, jct_transport_t tr, bool link, int tim
                 "%s", err);
   const char *from = json_string_value(jget(used, "rate_bps.from"));
   ck_assert_str_eq(json_string_value(jget(used, "rate_bps.source")), "capture");
-  ck_assert_msg(o.rate_bps == (link ? fullest : sustained), "%s: %llu bit/s (%s), not %llu",
-                trace, (unsigned long long)o.rate_bps, from,
-                (unsigned long long)(link ? fullest : sustained));
-  ck_assert_msg(!link || (o.rate_bps > 90000000 && strstr(from, "link's own rate")), "%s", from);
+  if (!raised) {
+    ck_assert_msg(o.rate_bps == sustained, "%s: %llu bit/s (%s), not the sustained %llu", trace,
+                  (unsigned long long)o.rate_bps, from, (unsigned long long)sustained);
+  } else {
+    /* 2 x 64 full packets drain within the timer at this rate, not 1 kbit/s slower. */
+    double bits = 2.0 * 64 * 8 * (double)jct_uroce_full_packet_wire_bytes(o.path_mtu_bytes);
+    double timer = (double)jct_profile_timeout_ns(o.timeout);
+    ck_assert_msg(o.rate_bps > sustained && o.rate_bps <= fullest && fullest > 90000000,
+                  "%s: %llu bit/s, sustained %llu, link %llu", trace,
+                  (unsigned long long)o.rate_bps, (unsigned long long)sustained,
+                  (unsigned long long)fullest);
+    ck_assert_msg(bits * 1e9 / (double)o.rate_bps <= timer &&
+                      bits * 1e9 / (double)(o.rate_bps - 1000) > timer,
+                  "%s: %llu bit/s drains 2 x 64 packets in %.1f ms against %.1f", trace,
+                  (unsigned long long)o.rate_bps, bits * 1e3 / (double)o.rate_bps, timer / 1e6);
+    ck_assert_msg(strstr(from, "raised to where rxe's 64 packets"), "%s", from);
+  }
   if (timeout >= 0) ck_assert_int_eq(o.timeout, timeout);
   json_decref(used);
   jct_schedule_free(s);
 }
 
-START_TEST(verbs_replays_the_link_rate) {
+START_TEST(verbs_rate_fits_the_timer) {
   const char *lab = JCT_SOURCE_DIR "/traces/rxe-lab-";
   char p[512];
   snprintf(p, sizeof p, "%sring2-drop1pct.pcap", lab);
-  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14);
+  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14); /* 63.5 Mbit/s, the capture's timer */
   verbs_rate(p, JCT_TRANSPORT_UROCE, false, 15); /* uroce: the AckReq floor at 38.7 Mbit/s */
-  snprintf(p, sizeof p, "%sring2-nodrop.pcap", lab);
-  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14); /* at 17.9 Mbit/s it was raised to 2^15 */
   snprintf(p, sizeof p, "%sring4-drop05pct.pcap", lab);
-  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14);
+  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14); /* before: 30.9 Mbit/s, the timer 2^15 */
+  snprintf(p, sizeof p, "%sring2-nodrop.pcap", lab);
+  verbs_rate(p, JCT_TRANSPORT_VERBS, false, 15); /* lossless: the timer rises, not the rate */
   snprintf(p, sizeof p, "%sp2p-delay-drop.pcap", lab);
-  verbs_rate(p, JCT_TRANSPORT_VERBS, false, -1); /* one way: no ACK waits behind data */
+  verbs_rate(p, JCT_TRANSPORT_VERBS, false, -1); /* one way: 64 packets take 33 ms */
   verbs_rate(SHIPPED, JCT_TRANSPORT_VERBS, false, -1);
 }
 END_TEST
@@ -657,7 +672,7 @@ Suite *fidelity_suite(void) {
   suite_add_tcase(s, tc);
   /* The replay's figures from each capture's profile, without running it. */
   TCase *prof = tcase_create("profile");
-  tcase_add_test(prof, verbs_replays_the_link_rate);
+  tcase_add_test(prof, verbs_rate_fits_the_timer);
   suite_add_tcase(s, prof);
   /* The watch on the replay's wire, alone, on crafted and captured frames. */
   TCase *watch = tcase_create("watch");

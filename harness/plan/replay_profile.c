@@ -26,7 +26,7 @@ static const jct_profile_link_t *busiest(const jct_profile_t *p) {
 
 /* The link whose mode holds the most back-to-back spacings: the rate the
  * captured NICs' bursts went at, the link's own (the lab's captures: their
- * 100 Mbit/s links, in 64 to 98% of each link's spacings). */
+ * 100 Mbit/s links, in 63 to 98% of each link's spacings). */
 static const jct_profile_link_t *fullest_mode(const jct_profile_t *p) {
   const jct_profile_link_t *best = NULL;
   for (uint32_t i = 0; i < p->nlinks; i++)
@@ -44,41 +44,43 @@ static bool acks_behind_data(const jct_schedule_t *s) {
   return false;
 }
 
-/* On verbs (replay_profile.h): the capture's link rate instead of its
- * sustained rate when, at the sustained rate, rxe's queue of one AckReq
- * interval (and, where a rank also sends, the responder's own queue its
- * ACK waits behind) takes at least the timer the replay gives rxe, and the
- * lab reaches that rate; the reason in why. 0: keep the sustained rate. */
-static uint64_t verbs_link_rate(const jct_schedule_t *s, uint32_t user_set, uint64_t sustained,
-                                const jct_run_opts_t *o, char *why, size_t len) {
+/* On verbs (replay_profile.h): in a capture that lost packets, the rate
+ * at which rxe's queue of one AckReq interval (and, where a rank also
+ * sends, the responder's own queue its ACK waits behind) drains within the
+ * timer the replay gives rxe, when the sustained rate is slower; at most
+ * the link's own rate, and only where the lab reaches it. The reason in
+ * why. 0: keep the sustained rate. */
+static uint64_t verbs_timer_rate(const jct_schedule_t *s, uint32_t user_set, uint64_t sustained,
+                                 const jct_run_opts_t *o, char *why, size_t len) {
   const jct_profile_t *p = s->profile;
   const jct_profile_link_t *m = fullest_mode(p);
   int32_t exp = user_set & JCT__SET_TIMEOUT ? o->timeout : p->timeout_exp;
   if (o->transport != JCT_TRANSPORT_VERBS || !m || !sustained || m->rate_bps.value <= sustained ||
-      exp < 0)
+      exp < 0 || !p->loss_recovery_ns.set)
     return 0;
   uint32_t mtu = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
   if (!(user_set & JCT__SET_PATH_MTU) && p->mtu_bytes.set) mtu = (uint32_t)p->mtu_bytes.value;
   bool behind = acks_behind_data(s);
-  double pkts = (behind ? 2.0 : 1.0) * JCT__ACKREQ_PKTS;
-  double bits = 8.0 * (double)jct_uroce_full_packet_wire_bytes(mtu);
-  double queue_ns = pkts * bits * 1e9 / (double)sustained;
+  double bits = (behind ? 2.0 : 1.0) * JCT__ACKREQ_PKTS * 8.0 *
+                (double)jct_uroce_full_packet_wire_bytes(mtu);
+  double timer_ns = (double)jct_profile_timeout_ns(exp);
+  if (bits * 1e9 / (double)sustained < timer_ns) return 0;
+  uint64_t rate = (uint64_t)ceil(bits * 1e9 / timer_ns / 1e3) * 1000; /* whole kbit/s */
+  if (rate > m->rate_bps.value) rate = m->rate_bps.value;
   jct_run_opts_t t = *o;
-  t.rate_bps = m->rate_bps.value;
+  t.rate_bps = rate;
   jct_run_dilation_t d;
   jct_run_dilation(&t, &d);
-  if (queue_ns < (double)jct_profile_timeout_ns(exp) || d.wall_rate_bps > (double)d.ceiling_bps)
-    return 0;
-  char sr[32];
+  if (d.wall_rate_bps > (double)d.ceiling_bps) return 0;
+  char sr[32], lr[32];
   snprintf(why, len,
-           "on verbs the link's own rate, the mode of %s > %s's back-to-back spacings: at the "
-           "sustained %s rxe's %u packets a QP in its NIC%s take %.0f ms, past its timer of "
-           "2^%d (%.1f ms), which ACKs late with nothing lost would run out; the VMs make "
-           "their own pauses",
-           m->src, m->dst, jct__fmt_rate(sustained, sr, sizeof sr), JCT__ACKREQ_PKTS,
-           behind ? ", and the responder's ACK behind its own as many," : "", queue_ns / 1e6, exp,
-           (double)jct_profile_timeout_ns(exp) / 1e6);
-  return m->rate_bps.value;
+           "on verbs the sustained %s raised to where rxe's %u packets a QP in its NIC%s drain "
+           "within its timer of 2^%d (%.1f ms), at most the link's %s (the mode of %s > %s): "
+           "slower, late ACKs would run out the timer that recovered the capture's losses",
+           jct__fmt_rate(sustained, sr, sizeof sr), JCT__ACKREQ_PKTS,
+           behind ? ", and the responder's own its ACK waits behind," : "", exp, timer_ns / 1e6,
+           jct__fmt_rate(m->rate_bps.value, lr, sizeof lr), m->src, m->dst);
+  return rate;
 }
 
 typedef struct {
@@ -159,18 +161,18 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   }
   used_t u = {.doc = json_object(), .user_set = user_set};
   if (!u.doc) return JCT_ENOMEM;
-  char from[400];
+  char from[512];
   uint64_t v;
 
-  char link_why[400] = "";
-  uint64_t link_rate = captured_rate_bps || (user_set & JCT__SET_RATE)
+  char timer_why[512] = "";
+  uint64_t timer_rate = captured_rate_bps || (user_set & JCT__SET_RATE)
                            ? 0
-                           : verbs_link_rate(s, user_set, cap_rate, o, link_why, sizeof link_why);
-  if (link_rate) cap_rate = link_rate;
+                           : verbs_timer_rate(s, user_set, cap_rate, o, timer_why, sizeof timer_why);
+  if (timer_rate) cap_rate = timer_rate;
   if (captured_rate_bps)
     snprintf(from, sizeof from, "--captured-rate");
-  else if (link_rate)
-    snprintf(from, sizeof from, "%s", link_why);
+  else if (timer_rate)
+    snprintf(from, sizeof from, "%s", timer_why);
   else
     snprintf(from, sizeof from, "sustained rate of %s > %s", l ? l->src : "", l ? l->dst : "");
   v = o->rate_bps;
