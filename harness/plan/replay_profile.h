@@ -8,6 +8,21 @@
  *   the link with the most back-to-back samples. Not the mode: a soft-RoCE
  *   VM sends bursts at its host's speed between long pauses, and the job's
  *   time follows what the link carried, not how fast a burst went.
+ *   On verbs, in a capture that lost packets, raised to the slowest rate
+ *   at which rxe's 64 packets a QP queued in its NIC (RXE_INFLIGHT_SKBS_
+ *   PER_QP_HIGH, one AckReq interval) drain within the timer given rxe
+ *   (below), twice 64 where a rank both sends and receives (a ring: the
+ *   responder's ACK leaves behind its own queued data), at most the link's
+ *   own rate (the mode of the link whose mode holds most spacings: the
+ *   rate the captured NICs' bursts went at) and only where the lab reaches
+ *   it. The captured rxe's bursts drained its queues at the link rate; at
+ *   the slower sustained rate its timer, the capture's, runs out on late
+ *   ACKs with nothing lost (rxe-lab-ring2-drop1pct: 38.7 Mbit/s, 110 ms of
+ *   queues against 2^14's 67.1 ms; 2 timeouts in a lossless baseline),
+ *   while a faster link than needed runs the lab's dilated VMs ahead of
+ *   the captured pace (100 Mbit/s: the job 0.70 of the capture's; 63.75,
+ *   the rule's: 0.89). A lossless capture keeps the sustained rate (its VMs'
+ *   pace) and the timer rises instead (below): no loss waits for it.
  * - the link delay is not taken from a capture: a slow host's turnaround is
  *   not distance (it would delay every packet, not only loss recovery).
  * - path_mtu_bytes: the path MTU.
