@@ -102,8 +102,11 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
                              char *err, size_t errlen) {
   json_decref(in->replay_profile);
   in->replay_profile = NULL;
+  bool timer_loss = false; /* a captured timer go-back re-sent a lost packet */
+  for (uint32_t i = 0; i < in->ngo_backs; i++)
+    timer_loss |= in->go_backs[i].timer_ns > 0 && in->go_backs[i].recovers_loss;
   int rc = jct__replay_profile_apply(in->schedule, user_set, in->captured_rate_bps, in->ngo_backs,
-                                     in->no_cts, o, &in->replay_profile, err, errlen);
+                                     in->no_cts, timer_loss, o, &in->replay_profile, err, errlen);
   o->go_backs = o->ngo_backs ? in->go_backs : NULL;
   if (!rc)
     jct__postmortem_timer_go_backs(in->go_backs, in->go_back_idle_ns, o->ngo_backs, o->timeout);

@@ -44,7 +44,7 @@ static bool acks_behind_data(const jct_schedule_t *s) {
   return false;
 }
 
-/* On verbs (replay_profile.h): in a capture that lost packets, the rate
+/* On verbs (replay_profile.h): in a capture whose timer recovered a loss, the rate
  * at which rxe's queue of one AckReq interval (and, where a rank also
  * sends, the responder's own queue its ACK waits behind) drains within the
  * timer the replay gives rxe, when the sustained rate is slower; at most
@@ -56,7 +56,7 @@ static uint64_t verbs_timer_rate(const jct_schedule_t *s, uint32_t user_set, uin
   const jct_profile_link_t *m = fullest_mode(p);
   int32_t exp = user_set & JCT__SET_TIMEOUT ? o->timeout : p->timeout_exp;
   if (o->transport != JCT_TRANSPORT_VERBS || !m || !sustained || m->rate_bps.value <= sustained ||
-      exp < 0 || !p->loss_recovery_ns.set)
+      exp < 0)
     return 0;
   uint32_t mtu = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
   if (!(user_set & JCT__SET_PATH_MTU) && p->mtu_bytes.set) mtu = (uint32_t)p->mtu_bytes.value;
@@ -129,7 +129,8 @@ static void tdf_figure(used_t *u, const jct_run_opts_t *o, bool from_capture) {
 
 int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
                               uint64_t captured_rate_bps, uint32_t ngo_backs, bool no_cts,
-                              jct_run_opts_t *o, json_t **used, char *err, size_t errlen) {
+                              bool timer_recovers_loss, jct_run_opts_t *o, json_t **used, char *err,
+                              size_t errlen) {
   *used = NULL;
   o->ngo_backs = 0;
   const jct_profile_t *p = s->profile;
@@ -165,7 +166,7 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   uint64_t v;
 
   char timer_why[512] = "";
-  uint64_t timer_rate = captured_rate_bps || (user_set & JCT__SET_RATE)
+  uint64_t timer_rate = captured_rate_bps || (user_set & JCT__SET_RATE) || !timer_recovers_loss
                            ? 0
                            : verbs_timer_rate(s, user_set, cap_rate, o, timer_why, sizeof timer_why);
   if (timer_rate) cap_rate = timer_rate;

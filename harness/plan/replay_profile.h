@@ -8,7 +8,9 @@
  *   the link with the most back-to-back samples. Not the mode: a soft-RoCE
  *   VM sends bursts at its host's speed between long pauses, and the job's
  *   time follows what the link carried, not how fast a burst went.
- *   On verbs, in a capture that lost packets, raised to the slowest rate
+ *   On verbs, when one of the capture's timer go-backs recovered a loss
+ *   (timer_recovers_loss: the timer decides that recovery, so it stays the
+ *   capture's), raised to the slowest rate
  *   at which rxe's 64 packets a QP queued in its NIC (RXE_INFLIGHT_SKBS_
  *   PER_QP_HIGH, one AckReq interval) drain within the timer given rxe
  *   (below), twice 64 where a rank both sends and receives (a ring: the
@@ -21,8 +23,10 @@
  *   queues against 2^14's 67.1 ms; 2 timeouts in a lossless baseline),
  *   while a faster link than needed runs the lab's dilated VMs ahead of
  *   the captured pace (100 Mbit/s: the job 0.70 of the capture's; 63.75,
- *   the rule's: 0.89). A lossless capture keeps the sustained rate (its VMs'
- *   pace) and the timer rises instead (below): no loss waits for it.
+ *   the rule's: 0.89). Where no loss waited for the timer (a lossless
+ *   capture; one whose timer go-backs were late ACKs, nothing lost) the
+ *   sustained rate stays (its VMs' pace) and the timer rises instead
+ *   (below).
  * - the link delay is not taken from a capture: a slow host's turnaround is
  *   not distance (it would delay every packet, not only loss recovery).
  * - path_mtu_bytes: the path MTU.
@@ -96,6 +100,8 @@
  * ngo_backs: the capture's go-backs the postmortem made (postmortem.h);
  * o->ngo_backs says how many the replay takes (0 when the user's options
  * leave them out, or on verbs), o->go_backs is the caller's to point.
+ * timer_recovers_loss: one of the capture's timer go-backs re-sent a lost
+ * packet (infer.h, recovers_loss), which keeps the captured timer on verbs.
  *
  * Errors: JCT_EINVAL when the capture's figure cannot be honoured (a path
  * MTU IBA lacks; a rate above the ceiling even dilated JCT_CLOCK_MAX_TDF
@@ -103,6 +109,7 @@
  * JCT_ENOMEM. */
 int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
                               uint64_t captured_rate_bps, uint32_t ngo_backs, bool no_cts,
-                              jct_run_opts_t *o, json_t **used, char *err, size_t errlen);
+                              bool timer_recovers_loss, jct_run_opts_t *o, json_t **used, char *err,
+                              size_t errlen);
 
 #endif
