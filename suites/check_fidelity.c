@@ -618,11 +618,12 @@ static void verbs_rate(const char *trace, jct_transport_t tr, bool raised, int t
     if (l->rate_mode_n > mode_n) mode_n = l->rate_mode_n, fullest = l->rate_bps.value;
     if (l->rate_bps.n > samples) samples = l->rate_bps.n, sustained = l->rate_bps.mean;
   }
-  jct_run_opts_t o = {.schedule = s, .transport = tr, .rate_bps = 100000000, .timeout = 14,
-                      .retry_cnt = 7};
+  jct_run_opts_t o = {
+      .schedule = s, .transport = tr, .rate_bps = 100000000, .timeout = 14, .retry_cnt = 7};
   json_t *used;
-  ck_assert_msg(jct__replay_profile_apply(s, 0, 0, 0, false, timer_loss, &o, &used, err, sizeof err) == 0,
-                "%s", err);
+  ck_assert_msg(
+      jct__replay_profile_apply(s, 0, 0, 0, false, timer_loss, &o, &used, err, sizeof err) == 0,
+      "%s", err);
   const char *from = json_string_value(jget(used, "rate_bps.from"));
   ck_assert_str_eq(json_string_value(jget(used, "rate_bps.source")), "capture");
   if (!raised) {
@@ -651,7 +652,7 @@ START_TEST(verbs_rate_fits_the_timer) {
   const char *lab = JCT_SOURCE_DIR "/traces/rxe-lab-";
   char p[512];
   snprintf(p, sizeof p, "%sring2-drop1pct.pcap", lab);
-  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14); /* 63.5 Mbit/s, the capture's timer */
+  verbs_rate(p, JCT_TRANSPORT_VERBS, true, 14);  /* 63.5 Mbit/s, the capture's timer */
   verbs_rate(p, JCT_TRANSPORT_UROCE, false, 15); /* uroce: the AckReq floor at 38.7 Mbit/s */
   snprintf(p, sizeof p, "%sring4-drop05pct.pcap", lab);
   verbs_rate(p, JCT_TRANSPORT_VERBS, false, 15); /* its 5 timer go-backs lost nothing */

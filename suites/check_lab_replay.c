@@ -793,7 +793,7 @@ END_TEST
  * which ran out with nothing lost (main: 2 timeouts in the lossless
  * baseline, re-sent 171 of 109, job 1.26 to 1.69); the replay raises the
  * rate as far as both queues drain within it (63.75 Mbit/s,
- * replay_profile.h). Measured so (7 repetitions, --tdf 16): job 0.88-0.91,
+ * replay_profile.h). Measured so (8 repetitions, --tdf 16): job 0.88-0.91,
  * re-sent 115 of 109, NAKs and timeouts the capture's, no timeout in the
  * baseline. */
 START_TEST(lab_ring_postmortem_on_verbs) {

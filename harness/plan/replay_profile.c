@@ -44,12 +44,12 @@ static bool acks_behind_data(const jct_schedule_t *s) {
   return false;
 }
 
-/* On verbs (replay_profile.h): in a capture whose timer recovered a loss, the rate
- * at which rxe's queue of one AckReq interval (and, where a rank also
- * sends, the responder's own queue its ACK waits behind) drains within the
- * timer the replay gives rxe, when the sustained rate is slower; at most
- * the link's own rate, and only where the lab reaches it. The reason in
- * why. 0: keep the sustained rate. */
+/* On verbs (replay_profile.h), the caller having seen the capture's timer
+ * recover a loss: the rate at which rxe's queue of one AckReq interval
+ * (and, where a rank also sends, the responder's own queue its ACK waits
+ * behind) drains within the timer the replay gives rxe, when the sustained
+ * rate is slower; at most the link's own rate, and only where the lab
+ * reaches it. The reason in why. 0: keep the sustained rate. */
 static uint64_t verbs_timer_rate(const jct_schedule_t *s, uint32_t user_set, uint64_t sustained,
                                  const jct_run_opts_t *o, char *why, size_t len) {
   const jct_profile_t *p = s->profile;
@@ -61,8 +61,8 @@ static uint64_t verbs_timer_rate(const jct_schedule_t *s, uint32_t user_set, uin
   uint32_t mtu = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
   if (!(user_set & JCT__SET_PATH_MTU) && p->mtu_bytes.set) mtu = (uint32_t)p->mtu_bytes.value;
   bool behind = acks_behind_data(s);
-  double bits = (behind ? 2.0 : 1.0) * JCT__ACKREQ_PKTS * 8.0 *
-                (double)jct_uroce_full_packet_wire_bytes(mtu);
+  double bits =
+      (behind ? 2.0 : 1.0) * JCT__ACKREQ_PKTS * 8.0 * (double)jct_uroce_full_packet_wire_bytes(mtu);
   double timer_ns = (double)jct_profile_timeout_ns(exp);
   if (bits * 1e9 / (double)sustained < timer_ns) return 0;
   uint64_t rate = (uint64_t)ceil(bits * 1e9 / timer_ns / 1e3) * 1000; /* whole kbit/s */
@@ -166,9 +166,10 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   uint64_t v;
 
   char timer_why[512] = "";
-  uint64_t timer_rate = captured_rate_bps || (user_set & JCT__SET_RATE) || !timer_recovers_loss
-                           ? 0
-                           : verbs_timer_rate(s, user_set, cap_rate, o, timer_why, sizeof timer_why);
+  uint64_t timer_rate =
+      captured_rate_bps || (user_set & JCT__SET_RATE) || !timer_recovers_loss
+          ? 0
+          : verbs_timer_rate(s, user_set, cap_rate, o, timer_why, sizeof timer_why);
   if (timer_rate) cap_rate = timer_rate;
   if (captured_rate_bps)
     snprintf(from, sizeof from, "--captured-rate");
