@@ -519,6 +519,17 @@ START_TEST(rdma_pick_gid_fake_sysfs) {
   ck_assert_int_eq(jct__rdma_gid_netdev(fake_root, "rxe0", 1, 3, nd, sizeof nd, err, sizeof err),
                    JCT_EINVAL);
   ck_assert_msg(strstr(err, "rxe0 port 1 GID 3 has no network device"), "%s", err);
+  /* Soft RoCE on a netdev (a flap there cuts, agent_link.h): rxe0, a
+   * virtual device, has eth0 as its parent; mlx5_0, a bus device (its
+   * device entry), sits on eth1 and is not soft. */
+  put("rxe0/parent", "eth0\n");
+  put("mlx5_0/parent", "eth1\n");
+  put("mlx5_0/device/vendor", "0x15b3\n");
+  char dev[32] = "";
+  ck_assert(jct__rdma_soft_on(fake_root, "eth0", dev, sizeof dev));
+  ck_assert_str_eq(dev, "rxe0");
+  ck_assert(!jct__rdma_soft_on(fake_root, "eth1", dev, sizeof dev));
+  ck_assert(!jct__rdma_soft_on(fake_root, "eth2", dev, sizeof dev));
   fake_sysfs_gone();
 }
 END_TEST

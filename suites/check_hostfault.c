@@ -34,13 +34,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <net/if.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #ifdef JCT_HAVE_HOSTFAULT
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #endif
 
 #include "craft.h"
+#include "harness/fabric/hostcut.h"
 #include "harness/fabric/hostdrop.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
@@ -391,6 +396,66 @@ START_TEST(veth_left_as_found) {
   }
   ck_assert_int_eq(jct_topo_enter_switch(t, err, sizeof err), 0);
   jct_topo_destroy(t);
+}
+END_TEST
+
+/* The programs on lo's tcx hook (46 ingress, 47 egress: linux/bpf.h from
+ * 6.6 on), any program. */
+static uint32_t lo_tcx(int hook) {
+  uint32_t ids[8], n = 8;
+  if (bpf_prog_query(1, (enum bpf_attach_type)hook, 0, NULL, ids, &n) < 0) return 0;
+  return n;
+}
+
+/* A datagram to 127.0.0.1:9: whether sendto took it whole (the sender told
+ * it left) and whether it arrived. */
+static void lo_datagram(bool *sent, bool *arrived) {
+  int rx = socket(AF_INET, SOCK_DGRAM, 0), tx = socket(AF_INET, SOCK_DGRAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9)};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  ck_assert_int_eq(bind(rx, (struct sockaddr *)&sa, sizeof sa), 0);
+  struct timeval tv = {0, 200000};
+  setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char msg[64] = "flap", got[64];
+  *sent = sendto(tx, msg, sizeof msg, 0, (struct sockaddr *)&sa, sizeof sa) == (ssize_t)sizeof msg;
+  *arrived = recv(rx, got, sizeof got, 0) == (ssize_t)sizeof msg;
+  close(rx);
+  close(tx);
+}
+
+/* A flap's cut under a soft-RoCE netdev (hostcut.h), on lo: cut, a
+ * datagram is taken by the sender and lost, one program on each hook;
+ * mended, it arrives and both hooks are empty; freed while cut, the same. */
+START_TEST(cut_both_ways) {
+  if (!isolate_or_skip("cut_both_ways")) return;
+  int s = socket(AF_INET, SOCK_DGRAM, 0);
+  struct ifreq ifr = {0};
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+  ck_assert_int_eq(ioctl(s, SIOCGIFFLAGS, &ifr), 0);
+  ifr.ifr_flags |= IFF_UP;
+  ck_assert_int_eq(ioctl(s, SIOCSIFFLAGS, &ifr), 0);
+  close(s);
+  char err[512] = "";
+  jct__hostcut_t *c = NULL;
+  ck_assert_msg(jct__hostcut_new(&c, 1, "lo", err, sizeof err) == 0, "%s", err);
+  bool sent, arrived;
+  lo_datagram(&sent, &arrived);
+  ck_assert(sent && arrived);
+  ck_assert_int_eq(lo_tcx(46) + lo_tcx(47), 0); /* loaded, not cut */
+  for (int round = 0; round < 2; round++) {
+    ck_assert_msg(jct__hostcut_set(c, true, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(jct__hostcut_set(c, true, err, sizeof err) == 0, "%s", err); /* idempotent */
+    ck_assert_uint_eq(lo_tcx(46), 1);
+    ck_assert_uint_eq(lo_tcx(47), 1);
+    lo_datagram(&sent, &arrived);
+    ck_assert_msg(sent && !arrived, "cut: a datagram was %s and %s", sent ? "sent" : "refused",
+                  arrived ? "arrived" : "lost");
+    if (round == 0) ck_assert_int_eq(jct__hostcut_set(c, false, err, sizeof err), 0);
+  }
+  jct__hostcut_free(c); /* while cut: mended */
+  ck_assert_int_eq(lo_tcx(46) + lo_tcx(47), 0);
+  lo_datagram(&sent, &arrived);
+  ck_assert(sent && arrived);
 }
 END_TEST
 
@@ -835,6 +900,7 @@ Suite *hostfault_suite(void) {
   TCase *c = tcase_create("cleanup");
   tcase_set_timeout(c, 60);
   tcase_add_test(c, veth_left_as_found);
+  tcase_add_test(c, cut_both_ways);
   suite_add_tcase(s, c);
   TCase *kill = hostfault_kill_tcase(); /* check_hostfault_kill.c */
   if (kill) suite_add_tcase(s, kill);

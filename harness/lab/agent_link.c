@@ -16,11 +16,14 @@
 #include "agent_link.h"
 #include "common/errf.h"
 #include "harness/base/netlink.h"
+#include "harness/fabric/hostcut.h"
+#include "harness/transport/rdma_sysfs.h"
 #include "jctlab/error.h"
 
 struct jct__agent_link {
   char netdev[IFNAMSIZ];
   int ifindex; /* the agent's guard sets it up if the agent dies (agent_guard.h) */
+  jct__hostcut_t *cut; /* a soft RoCE device's netdev: cut under it, never set down */
 };
 
 static int set_link(int ifindex, const char *netdev, bool up, char *err, size_t errlen) {
@@ -65,7 +68,23 @@ int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, 
   if (!l) return JCT_ENOMEM;
   snprintf(l->netdev, sizeof l->netdev, "%s", netdev);
   l->ifindex = ifindex;
-  char msg[JCT__GUARD_REQ_MAX], label[JCT__GUARD_LABEL_MAX];
+  char dev[64], label[JCT__GUARD_LABEL_MAX];
+  if (jct__rdma_soft_on(NULL, netdev, dev, sizeof dev)) { /* no guard: the links die with us */
+    snprintf(label, sizeof label, "flap: %s (%s's netdev)", netdev, dev);
+    int rc = jct__hostcut_new(&l->cut, ifindex, label, err, errlen);
+    if (rc) {
+      free(l);
+      return rc;
+    }
+    fprintf(stderr,
+            "jctlab agent: flap on %s: %s is soft-RoCE there, so its link is cut (every frame "
+            "lost both ways by tcx links, gone with this process) and %s stays up: set down, "
+            "its routes would go and %s would put its QPs in error\n",
+            netdev, dev, netdev, dev);
+    *out = l;
+    return 0;
+  }
+  char msg[JCT__GUARD_REQ_MAX];
   size_t len = up_request(msg, ifindex);
   snprintf(label, sizeof label, "set the flapped link %s up again", netdev);
   int rc =
@@ -79,6 +98,7 @@ int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, 
 }
 
 int jct__agent_link_set(jct__agent_link_t *l, bool up, char *err, size_t errlen) {
+  if (l->cut) return jct__hostcut_set(l->cut, !up, err, errlen);
   return set_link(l->ifindex, l->netdev, up, err, errlen);
 }
 
@@ -95,6 +115,11 @@ bool jct__agent_link_is_up(const char *netdev) {
 void jct__agent_link_free(jct__agent_link_t *l) {
   if (!l) return;
   char err[200];
+  if (l->cut) {
+    jct__hostcut_free(l->cut); /* mended */
+    free(l);
+    return;
+  }
   if (jct__agent_link_set(l, true, err, sizeof err)) fprintf(stderr, "jctlab agent: %s\n", err);
   jct__agent_guard_forget(jct__guard_key(JCT__GUARD_LINK, l->ifindex));
   free(l);

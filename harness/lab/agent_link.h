@@ -10,6 +10,14 @@
  * freeing it has the guard forget it. What setting a link down takes with
  * it stays the kernel's: IPv4 prefix routes come back with the link, routes
  * added by hand through it do not, neighbours are learnt again.
+ *
+ * Where a soft RoCE device sits on the netdev (rxe, siw: rdma_sysfs.h's
+ * jct__rdma_soft_on), the link is cut under it instead (hostcut.h: every
+ * frame lost both ways, the netdev left up with its routes), as a pulled
+ * cable: set down, its routes would go, and rxe takes a send it cannot
+ * route for a local error and puts the QP in error (measured under
+ * `jctlab rank` on two lab VMs: the first flap ended the job). The cut's
+ * tcx links go with the process, so no guard is needed for it.
  */
 #ifndef JCT_AGENT_LINK_H
 #define JCT_AGENT_LINK_H
@@ -19,13 +27,14 @@
 
 typedef struct jct__agent_link jct__agent_link_t;
 
-/* netdev, found, and the guard told to set it up if the agent dies.
- * Errors: JCT_EINVAL (no such device), JCT_EIO (no guard: pipe, fork),
- * JCT_ENOMEM; err says which. */
+/* netdev, found, and the guard told to set it up if the agent dies (or,
+ * a soft RoCE device's netdev, the cut's program loaded; a line on stderr
+ * says so). Errors: JCT_EINVAL (no such device), JCT_EIO (no guard: pipe,
+ * fork; the kernel refused the cut's program), JCT_ENOMEM; err says which. */
 int jct__agent_link_new(jct__agent_link_t **out, const char *netdev, char *err, size_t errlen);
 
-/* Set the link up or down now. Returns 0 or JCT_EIO (err: the kernel's
- * answer). */
+/* Set the link up or down (cut or mended) now. Returns 0 or JCT_EIO
+ * (err: the kernel's answer). */
 int jct__agent_link_set(jct__agent_link_t *l, bool up, char *err, size_t errlen);
 
 /* Whether the kernel says the link is administratively up (IFF_UP). */

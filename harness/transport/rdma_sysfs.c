@@ -151,6 +151,24 @@ int jct__rdma_gid_netdev(const char *root, const char *dev, uint32_t port, uint3
   return 0;
 }
 
+bool jct__rdma_soft_on(const char *root, const char *netdev, char *dev, size_t len) {
+  DIR *d = opendir(ROOT(root));
+  bool found = false;
+  for (struct dirent *e; d && !found && (e = readdir(d));) {
+    char path[400], parent[64];
+    struct stat st;
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s/device", ROOT(root), e->d_name);
+    if (stat(path, &st) == 0) continue; /* a bus device: a NIC of its own */
+    snprintf(path, sizeof path, "%s/%s/parent", ROOT(root), e->d_name);
+    if (!read_line(path, parent, sizeof parent) || strcmp(parent, netdev)) continue;
+    snprintf(dev, len, "%s", e->d_name);
+    found = true;
+  }
+  if (d) closedir(d);
+  return found;
+}
+
 int jct__rdma_check(const char *root, const jct_rdma_opts_t *w, const char *dev, uint32_t port,
                     uint32_t addr_be, char *err, size_t errlen) {
   char path[600], there[256];

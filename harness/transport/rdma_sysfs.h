@@ -18,6 +18,7 @@
 #ifndef JCT_RDMA_SYSFS_H
 #define JCT_RDMA_SYSFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,12 @@ int jct__rdma_pick_gid(const char *root, const jct_rdma_opts_t *want, const char
  * rank` act. Returns 0 or JCT_EINVAL (err: the entry has no netdev). */
 int jct__rdma_gid_netdev(const char *root, const char *dev, uint32_t port, uint32_t index,
                          char *netdev, size_t len, char *err, size_t errlen);
+
+/* Whether a soft RDMA device (rxe, siw: a virtual device, no DEV/device
+ * entry, its RoCE packets crossing the kernel's network stack) sits on
+ * netdev (its DEV/parent, as Linux rxe writes it); its name into
+ * dev[len]. */
+bool jct__rdma_soft_on(const char *root, const char *netdev, char *dev, size_t len);
 
 /* The port's counters now: every file of hw_counters/, and each of
  * want's counters that is not there from counters/ (want NULL: none).
