@@ -12,13 +12,13 @@
  *     (EDT). Model: each round trip 1 ms longer, ROUND_TRIPS ms a
  *     repetition. Asserted: fq seen at the root while the job runs (a Slurm
  *     job on VM 1 polling tc) and the root as before once it ended; every
- *     RoCEv2 packet rank 1 sent in the faulted repetitions held; rank 1's
- *     messages (post to receive, the median over every repetition's) grown
- *     by 0.4 to 2.5 ms more than rank 0's, which cross no delay (what the
- *     VMs' load adds to both cancels). The JCT medians' growth is printed
- *     with its ratio to the model, not asserted: under TCG a repetition's
- *     JCT here varies by tens to hundreds of ms (one boot: baseline medians
- *     of 61.5 and 358.6 ms), more than the 10 ms sought.
+ *     RoCEv2 packet rank 1 sent in the faulted repetitions held; the least
+ *     JCT of a side (the repetition no stall of the VMs lengthened) grown
+ *     by 0.3 to 3 x the model's 10 ms. The medians' growth, and each
+ *     direction's messages' (post to receive, the median over every
+ *     repetition's), are printed, not asserted: under TCG a repetition's
+ *     JCT here varies by tens to hundreds of ms (baseline medians of 60.0
+ *     to 358.6 ms in four boots), more than the 10 ms sought.
  *   - flap down=200ms every=10s at=10ms at=host:1: rxe0 is soft-RoCE, so
  *     the task cuts the link under eth0 (agent_link.h) rather than setting
  *     it down, which would take rxe's routes and its QPs with them.
@@ -26,8 +26,9 @@
  *     QPs too); the link down 190 to 260 ms a faulted repetition, a
  *     link-down and a link-up line each in the fault log at host:1; rxe's
  *     retransmit timers fired (completer_retry_err beyond rcvd_seq_err: no
- *     NAK, timeouts) in the faulted repetitions, none in the baselines, no
- *     retry_exceeded_err; the median JCT grown by the down time, the ratio
+ *     NAK, timeouts) at least once a faulted repetition beyond the
+ *     baselines' (a TCG stall can fire the 67 ms timer there: 3 in one
+ *     boot), no retry_exceeded_err; the median JCT grown by the down time, the ratio
  *     within FLAP_BAND (model: the down time plus up to one retransmit
  *     timeout, 67 ms at timeout 14, before the first re-send gets through:
  *     1.0 to 1.34).
@@ -185,6 +186,18 @@ static double median_jct(json_t *c, const char *side) {
   return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
 }
 
+/* The least of side's JCTs in case c, ns: a repetition no stall of the
+ * VMs lengthened, where there is one. */
+static double min_jct(json_t *c, const char *side) {
+  json_t *a = jget(jget(c, side), "jct_ns");
+  double m = 0;
+  for (size_t i = 0; i < json_array_size(a); i++) {
+    double v = (double)json_integer_value(json_array_get(a, i));
+    if (!i || v < m) m = v;
+  }
+  return m;
+}
+
 /* A counter summed over both ranks, case c, side. */
 static json_int_t both(json_t *c, const char *side, const char *name) {
   char path[64];
@@ -232,12 +245,16 @@ static void check_delay(const char *out, json_t *c) {
          grow_ms = (median_jct(c, "faulted") - median_jct(c, "baseline")) / 1e6;
   printf("lab_rank: two VMs, delay 1ms at=host:1: %lld of %lld packets held; each message 1 -> 0 "
          "%+.2f ms, 0 -> 1 %+.2f ms (median); JCT median %.1f -> %.1f ms (%+.1f ms, model %+d ms: "
-         "%.2f x)\n",
+         "%.2f x), least %.1f -> %.1f ms (%.2f x)\n",
          (long long)held, (long long)seen, cross_ms, other_ms, median_jct(c, "baseline") / 1e6,
-         median_jct(c, "faulted") / 1e6, grow_ms, ROUND_TRIPS, grow_ms / ROUND_TRIPS);
+         median_jct(c, "faulted") / 1e6, grow_ms, ROUND_TRIPS, grow_ms / ROUND_TRIPS,
+         min_jct(c, "baseline") / 1e6, min_jct(c, "faulted") / 1e6,
+         (min_jct(c, "faulted") - min_jct(c, "baseline")) / 1e6 / ROUND_TRIPS);
   fflush(stdout);
-  ck_assert_msg(cross_ms - other_ms >= 0.4 && cross_ms - other_ms <= 2.5,
-                "delay 1ms: rank 1's messages %+.2f ms, rank 0's %+.2f ms", cross_ms, other_ms);
+  /* The least JCT a side: the repetition no stall of the VMs lengthened. */
+  double least = (min_jct(c, "faulted") - min_jct(c, "baseline")) / 1e6 / ROUND_TRIPS;
+  ck_assert_msg(least >= 0.3 && least <= 3.0,
+                "delay 1ms: the least JCT grew %.2f x the model's %d ms", least, ROUND_TRIPS);
 }
 
 /* The flap: down time counted and logged, timeouts, JCT grown by about
@@ -263,16 +280,19 @@ static void check_flap(const char *out, json_t *c, json_t *log) {
   }
   ck_assert_uint_eq(downs, REPS);
   ck_assert_uint_eq(ups, REPS);
+  /* Timeouts: rxe's retries that no NAK caused. A baseline can have a few
+   * (a TCG stall past the 67 ms timer); each faulted repetition has more. */
   json_int_t retries = both(c, "faulted", "completer_retry_err"),
-             naks = both(c, "faulted", "rcvd_seq_err");
-  ck_assert_msg(retries - naks >= REPS, "flap: %lld retries, %lld of them NAKs: no timeouts",
-                (long long)retries, (long long)naks);
-  ck_assert_int_eq(both(c, "baseline", "completer_retry_err"), 0);
+             naks = both(c, "faulted", "rcvd_seq_err"),
+             base = both(c, "baseline", "completer_retry_err") - both(c, "baseline", "rcvd_seq_err");
+  ck_assert_msg(retries - naks - base >= REPS,
+                "flap: %lld retries, %lld of them NAKs, against %lld timeouts in the baselines",
+                (long long)retries, (long long)naks, (long long)base);
   ck_assert_int_eq(both(c, "faulted", "retry_exceeded_err"), 0);
   double per_rep = (double)down / REPS, grow = median_jct(c, "faulted") - median_jct(c, "baseline");
-  printf("lab_rank: two VMs, flap at=host:1: down %.1f ms a repetition, %lld timeouts; JCT median "
-         "%.1f -> %.1f ms (%+.1f ms, %.2f x the down time)\n",
-         per_rep / 1e6, (long long)(retries - naks), median_jct(c, "baseline") / 1e6,
+  printf("lab_rank: two VMs, flap at=host:1: down %.1f ms a repetition, %lld timeouts (%lld in the "
+         "baselines); JCT median %.1f -> %.1f ms (%+.1f ms, %.2f x the down time)\n",
+         per_rep / 1e6, (long long)(retries - naks), (long long)base, median_jct(c, "baseline") / 1e6,
          median_jct(c, "faulted") / 1e6, grow / 1e6, grow / per_rep);
   fflush(stdout);
   ck_assert_msg(grow >= 0.8 * per_rep && grow <= 2.0 * per_rep,
