@@ -44,8 +44,10 @@
 #define LIMIT_S 850.0
 
 /* What the boot runs, in order (lab_rank.h). */
+extern const lab_rank_part_t lab_rank_faults; /* lab_rank_faults.c */
 static const lab_rank_part_t *const parts[] = {
     &lab_rank_refusals, &lab_rank_hosts, &lab_rank_fq, &lab_rank_four, &lab_rank_pair,
+    &lab_rank_faults,
 };
 #define NPARTS (sizeof parts / sizeof parts[0])
 

@@ -46,7 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab_rank_faults.h"
+#include "lab_rank.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -54,15 +54,18 @@
 #define REPS 6
 #define DOWN_MS 200
 
-static const char fragment_head[] =
-    "# lab_rank_faults.c: delay and flap at host:1 under srun\n"
-    "mkdir -p /root/fx; echo \"== fx from $(cut -d' ' -f1 /proc/uptime)\"\n"
-    "printf '%%s\\n' '%s' >/root/fx/pp.json\n"
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* VM 0's part, once Slurm is over both VMs; $FX_SCHED the job (vars). */
+static const char fragment[] =
+    "mkdir -p /root/fx; echo \"== fx from $(up)\"\n"
+    "printf '%s\\n' \"$FX_SCHED\" >/root/fx/pp.json\n"
     "cat >/root/fx/fx.yaml <<'EOS'\n"
     "name: lab-rank-host-faults\n"
     "schedule: /root/fx/pp.json\n"
     "transport: verbs\n"
-    "reps: %d\n"
+    "reps: " STR(REPS) "\n"
     "timeout: 14\n"
     "seed: 7\n"
     "counters: [rcvd_seq_err, completer_retry_err, retry_exceeded_err, sent_pkts]\n"
@@ -70,11 +73,9 @@ static const char fragment_head[] =
     "  - name: delay\n"
     "    inject: [delay 1ms at=host:1]\n"
     "  - name: flap\n"
-    "    inject: [flap down=%dms every=10s at=10ms at=host:1]\n"
-    "EOS\n";
-
-/* VM 1's side through Slurm: a job of its own on its second CPU. */
-static const char fragment_tail[] =
+    "    inject: [flap down=" STR(DOWN_MS) "ms every=10s at=10ms at=host:1]\n"
+    "EOS\n"
+    /* VM 1's side through Slurm: a job of its own on its second CPU. */
     "fx1() { srun -N1 -w jctlab-vm1 sh -c \"$1\" 2>&1; }\n"
     "fx1 'tc qdisc show dev eth0' | sed 's/^/== fx before: /'\n"
     "fx1 'for i in $(seq 400); do tc qdisc show dev eth0 | grep -q \"qdisc fq fc7: root\" &&\n"
@@ -108,31 +109,23 @@ static const char fragment_tail[] =
     "echo \"== fx up $(fx1 'ip -o link show eth0' | grep -c 'state UP')\"\n"
     "echo \"== fx left $(fx1 'pgrep -f \"[j]ctlab (rank|agent --listen)\" | wc -l')\"\n"
     "grep -v '^$' /root/fx/err | sed 's/^/== fx err: /' | head -8\n"
-    "echo \"== fx to $(cut -d' ' -f1 /proc/uptime)\"\n"
-    "echo '== json fx'; cat /root/fx/fx.json; echo; echo '== end'\n"
-    "echo '== json fxagents'; cat /root/fx/ag.json; echo; echo '== end'\n"
+    "echo \"== fx to $(up)\"\n"
+    "show fx /root/fx/fx.json; show fxagents /root/fx/ag.json\n"
     /* --fault-log F of a file of several cases: F-caseN.jsonl each */
     "echo '== json fxlog'; echo '['; sed '$!s/$/,/' /root/fx/fx-case2.jsonl; echo ']'; echo '== "
     "end'\n";
 
-const char *lab_rank_faults_script(void) {
-  static char text[8192];
-  char sched[4096];
-  size_t n = (size_t)snprintf(sched, sizeof sched,
-                              "{\"jctlab_schedule\":1,\"ranks\":2,\"bytes\":%d,\"connections\":"
-                              "[{\"src\":0,\"dst\":1},{\"src\":1,\"dst\":0}],\"ops\":[",
-                              ROUND_TRIPS * 4096);
+/* The job, for VM 0's shell: FX_SCHED='...'. */
+static void vars(FILE *f) {
+  fprintf(f, "FX_SCHED='{\"jctlab_schedule\":1,\"ranks\":2,\"bytes\":%d,\"connections\":"
+             "[{\"src\":0,\"dst\":1},{\"src\":1,\"dst\":0}],\"ops\":[",
+          ROUND_TRIPS * 4096);
   for (int k = 0; k < 2 * ROUND_TRIPS; k++) { /* op k after op k-1: one chain */
     char dep[16] = "";
     if (k) snprintf(dep, sizeof dep, "%d", k - 1);
-    n += (size_t)snprintf(sched + n, sizeof sched - n,
-                          "%s{\"conn\":%d,\"bytes\":4096,\"deps\":[%s]}", k ? "," : "", k % 2, dep);
+    fprintf(f, "%s{\"conn\":%d,\"bytes\":4096,\"deps\":[%s]}", k ? "," : "", k % 2, dep);
   }
-  snprintf(sched + n, sizeof sched - n, "]}");
-  n = (size_t)snprintf(text, sizeof text, fragment_head, sched, REPS, DOWN_MS);
-  ck_assert_uint_lt(n + sizeof fragment_tail, sizeof text);
-  memcpy(text + n, fragment_tail, sizeof fragment_tail);
-  return text;
+  fputs("]}'\n", f);
 }
 
 /* The rest of the line after "== fx KEY " in out, into buf ("" if none). */
@@ -154,18 +147,6 @@ static void fx_lines(const char *out, const char *key, char *buf, size_t len) {
   for (const char *p = out; (p = strstr(p, k)) && n < len; p += strlen(k))
     n += (size_t)snprintf(buf + n, len - n, "%.*s\n", (int)strcspn(p + strlen(k), "\n"),
                           p + strlen(k));
-}
-
-static json_t *fx_doc(const char *out, const char *name) {
-  char key[64];
-  snprintf(key, sizeof key, "== json %s\n", name);
-  const char *js = strstr(out, key);
-  const char *end = js ? strstr(js, "\n== end") : NULL;
-  ck_assert_msg(js && end, "lab_rank_faults: no document %s:\n%s", name, out);
-  char *text = strndup(js + strlen(key), (size_t)(end - js) - strlen(key));
-  json_t *doc = parse_json(text, name);
-  free(text);
-  return doc;
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -309,7 +290,7 @@ static void check_agents(const char *out) {
   char b[256];
   ck_assert_msg(!strcmp(fx_line(out, "agents exit", b, sizeof b), "0"), "--agents: exit '%s'\n%s",
                 b, out);
-  json_t *doc = fx_doc(out, "fxagents");
+  json_t *doc = lab_rank_doc(out, "fxagents");
   ck_assert_msg(jbool(doc, "valid"), "--agents: %s",
                 json_string_value(json_object_get(doc, "invalid_why")));
   ck_assert_uint_eq(json_array_size(jget(doc, "jct_ns")), 2);
@@ -326,10 +307,10 @@ static void check_agents(const char *out) {
   json_decref(doc);
 }
 
-void lab_rank_faults_check(const char *out) {
+static void check(const char *out) {
   char b[256];
   ck_assert_msg(!strcmp(fx_line(out, "exit", b, sizeof b), "0"), "fx: exit '%s'\n%s", b, out);
-  json_t *doc = fx_doc(out, "fx"), *log = fx_doc(out, "fxlog");
+  json_t *doc = lab_rank_doc(out, "fx"), *log = lab_rank_doc(out, "fxlog");
   ck_assert_str_eq(json_string_value(jget(doc, "launch.launcher")), "srun");
   check_delay(out, jget(doc, "cases.0"));
   check_flap(out, jget(doc, "cases.1"), log);
@@ -342,3 +323,6 @@ void lab_rank_faults_check(const char *out) {
   json_decref(log);
   json_decref(doc);
 }
+
+const lab_rank_part_t lab_rank_faults = {
+    .name = "faults", .vars = vars, .both = fragment, .check = check};
