@@ -42,7 +42,7 @@
  *     held.
  *   - after: eth0's qdiscs as before and eth0 up on VM 1, no task or agent
  *     of jctlab's left there.
- * Added to the boot: one srun run of 2 cases x 6 repetitions a side and
+ * Added to the boot: one srun run of 2 cases x 4 repetitions a side and
  * four small Slurm jobs (printed: "... s of the boot"). */
 #include <jansson.h>
 #include <stdio.h>
@@ -54,7 +54,7 @@
 #include "testkit.h"
 
 #define ROUND_TRIPS 10
-#define REPS 6
+#define REPS 4
 #define DOWN_MS 200
 
 #define STR_(x) #x
