@@ -35,6 +35,12 @@ uint64_t jct_profile_timeout_ns(int32_t n) {
   return n < 0 || n > EXP_MAX ? 0 : (uint64_t)IBA_TIMEOUT_UNIT_NS << n;
 }
 
+uint64_t jct_profile_link_unstalled_bps(const jct_profile_link_t *l) {
+  if (!l->stall_ns || !l->sample_bytes || l->stall_ns > l->sample_ns / 4 * 3)
+    return l->rate_bps.mean;
+  return (uint64_t)((double)l->sample_bytes * 8e9 / (double)(l->sample_ns - l->stall_ns) + 0.5);
+}
+
 void jct_profile_free(jct_profile_t *p) {
   if (!p) return;
   free(p->links);

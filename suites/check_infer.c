@@ -298,6 +298,69 @@ END_TEST
  * when it was timed by its retransmission). Its NAK's go-back is that
  * clear-to-send's, 6 PSNs deep (all six); the other loss is a data
  * packet's. */
+/* Transmit stalls (infer.h's rule), what it finds in each shipped rxe
+ * capture. ring2-nodrop: rank 1's VM sent the first packet of its first
+ * message (PSN 10879000, frame 13, 0.309666 s) and the next (frame 48,
+ * 0.371547 s) 61.9 ms later, nothing of its flow in flight but that one
+ * and no go-back between; its VM went on draining with further gaps of
+ * 8-34 ms with nothing on the wire to explain them (frames 49-50: 12.8 ms).
+ * Each stall's gap is over 20 spacings and 5 ms, and the profile's link
+ * carries their sum. */
+static void assert_stalls(const char *trace, uint32_t want, uint64_t want_total_ms) {
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  char err[256];
+  ck_assert_msg(jct_infer(trace, NULL, &s, &rep, err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(rep.nstalls == want, "%s: %u stalls", trace, rep.nstalls);
+  uint64_t total = 0, on_links = 0;
+  for (uint32_t i = 0; i < rep.nstalls; i++) {
+    const jct_infer_stall_t *x = &rep.stalls[i];
+    ck_assert_uint_lt(x->op, s->nops);
+    ck_assert_uint_gt(x->offset_bytes, 0); /* never before a message's first packet */
+    ck_assert_uint_lt(x->offset_bytes, s->ops[x->op].bytes);
+    ck_assert_uint_gt(x->gap_ns, JCT_INFER_STALL_MIN_NS);
+    ck_assert_uint_gt(x->gap_ns, JCT_INFER_STALL_SPACINGS * x->spacing_ns);
+    ck_assert_uint_eq(x->stall_ns, x->gap_ns - x->spacing_ns);
+    total += x->stall_ns;
+  }
+  for (uint32_t i = 0; i < s->profile->nlinks; i++)
+    on_links += s->profile->links[i].stall_ns;
+  ck_assert_uint_eq(on_links, total);
+  ck_assert_msg(total / 1000000 == want_total_ms, "%s: %llu ms of stalls", trace,
+                (unsigned long long)(total / 1000000));
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+}
+
+START_TEST(lab_transmit_stalls) {
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  char err[256];
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", NULL, &s, &rep,
+                             err, sizeof err),
+                   0);
+  ck_assert_uint_ge(rep.nstalls, 1);
+  const jct_infer_stall_t *x = &rep.stalls[0];
+  ck_assert_uint_eq(s->conns[s->ops[x->op].conn].src, 1); /* rank 1's */
+  ck_assert_uint_eq(x->psn, 10879001);                    /* after its first packet */
+  ck_assert_uint_eq(x->offset_bytes, 4096);
+  ck_assert_uint_eq(x->gap_ns / 100000, 618); /* 0.371547 - 0.309666 s */
+  ck_assert_uint_eq(x->spacing_ns / 1000, 334);
+  for (uint32_t i = 0; i < rep.nstalls; i++) /* the longest by far */
+    ck_assert(i == 0 || rep.stalls[i].stall_ns * 3 < x->stall_ns * 2);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
+  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", 9, 184);
+  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-p2p-delay-drop.pcap", 0, 0);
+  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", 5, 62);
+  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", 27, 387);
+  /* The shipped capture: its sender held the WRITE test's 3rd packet of
+   * op 41 91.6 ms (frames 1954-1956), an ACK in between, nothing lost. */
+  assert_stalls(RXE_TRACE, 3, 108);
+  assert_stalls(RING_TRACE, 0, 0);
+}
+END_TEST
+
 START_TEST(lab_cts_is_flow_control) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
@@ -671,6 +734,7 @@ Suite *infer_suite(void) {
   tcase_add_test(core, crafted_pause_is_program_order);
   tcase_add_test(core, lab_timer_go_backs);
   tcase_add_test(core, lab_cts_is_flow_control);
+  tcase_add_test(core, lab_transmit_stalls);
   tcase_add_test(core, overlapping_sends_stay_independent);
   tcase_add_test(core, patterns_of_synth);
   suite_add_tcase(s, core);

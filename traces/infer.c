@@ -133,6 +133,29 @@ static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *
   return 0;
 }
 
+/* Transmit stalls in ops' messages (not in clear-to-sends: flow control). */
+static int stalls(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op_of_msg,
+                  const uint32_t *cts_op, jct_infer_report_t *rep) {
+  rep->stalls = malloc((sc->nstalls ? sc->nstalls : 1) * sizeof *rep->stalls);
+  if (!rep->stalls) return JCT_ENOMEM;
+  for (size_t i = 0; i < sc->nstalls; i++) {
+    const jct__istall_t *x = &sc->stalls[i];
+    if (cls[x->msg] != JCT__CLS_OP) continue;
+    uint32_t op = op_for(cls, op_of_msg, cts_op, x->msg);
+    if (op == UINT32_MAX) continue;
+    const jct__imsg_t *m = &sc->msgs[x->msg];
+    const jct__iflow_t *f = &sc->flows[x->flow];
+    rep->stalls[rep->nstalls++] =
+        (jct_infer_stall_t){.op = op,
+                            .psn = jct_psn_add(f->psn0, (uint32_t)(x->u - JCT__U_BASE)),
+                            .offset_bytes = (x->u - m->first_u) * m->first_payload,
+                            .stall_ns = x->stall_ns,
+                            .gap_ns = x->gap_ns,
+                            .spacing_ns = x->spacing_ns};
+  }
+  return 0;
+}
+
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;
@@ -228,7 +251,8 @@ static int plan(const jct__iscan_t *sc, const uint8_t *cls, const jct__iconn_t *
     }
   }
   if ((rc = faults(sc, cls, op_of_msg, cts_op, rep)) ||
-      (rc = go_backs(sc, cls, op_of_msg, cts_op, rep)))
+      (rc = go_backs(sc, cls, op_of_msg, cts_op, rep)) ||
+      (rc = stalls(sc, cls, op_of_msg, cts_op, rep)))
     goto out;
   qsort(rep->faults, rep->nfaults, sizeof *rep->faults, fault_cmp);
   rep->ops = nops;
@@ -291,6 +315,16 @@ static void attach_profile(jct__iscan_t *sc, jct_schedule_t *s, const jct_infer_
       if (strcmp(a, l->src) == 0) l->src_rank = (int32_t)r;
       if (strcmp(a, l->dst) == 0) l->dst_rank = (int32_t)r;
     }
+  }
+  /* Each sender's stalls, on its link (profile.h stall_ns). */
+  for (size_t i = 0; p && i < sc->nstalls; i++) {
+    const jct_flow_key_t *k = &sc->flows[sc->stalls[i].flow].key;
+    char a[48], b[48];
+    jct_addr_str(&k->src, a, sizeof a);
+    jct_addr_str(&k->dst, b, sizeof b);
+    for (uint32_t j = 0; j < p->nlinks; j++)
+      if (!strcmp(a, p->links[j].src) && !strcmp(b, p->links[j].dst))
+        p->links[j].stall_ns += sc->stalls[i].stall_ns;
   }
   /* The timer go-backs' timer, where there are any (profile.h). */
   if (p && rep->timer_est_ns && rep->timer_go_backs) {
@@ -381,10 +415,13 @@ void jct_infer_report_free(jct_infer_report_t *rep) {
   free(rep->conn_dest_qp);
   free(rep->faults);
   free(rep->go_backs);
+  free(rep->stalls);
   rep->rank_addr = NULL;
   rep->conn_dest_qp = NULL;
   rep->faults = NULL;
   rep->nfaults = 0;
   rep->go_backs = NULL;
+  rep->stalls = NULL;
+  rep->nstalls = 0;
   rep->ngo_backs = 0;
 }

@@ -91,7 +91,23 @@ typedef struct {
   bool tmr_quiet;           /* every PSN sent is acknowledged (by the last ACK seen) */
   struct jct__itmr_ev *tev; /* since the arming: ACKs and sends after quiet stretches */
   size_t ntev, captev;
+  /* Transmit stalls (infer_stall.c): each first transmission, and the
+   * oldest PSN not acknowledged (by the ACKs and NAKs seen) when it went. */
+  struct jct__isend *fresh;
+  size_t nfresh, capfresh;
+  uint64_t una_u; /* unwrapped; 0: nothing acknowledged yet */
 } jct__iflow_t;
+
+struct jct__isend {
+  uint64_t u, ts_ns, una_u;
+};
+
+/* A sender's transmit stall (infer.h, jct_infer_stall_t): on flow `flow`,
+ * before the first transmission of unwrapped PSN u, of message msg. */
+typedef struct {
+  uint32_t flow, msg;
+  uint64_t u, gap_ns, stall_ns, spacing_ns;
+} jct__istall_t;
 
 struct jct__itmr_ev {
   uint64_t ts_ns, u;
@@ -110,6 +126,8 @@ typedef struct {
   struct jct__itmr_ev *qsends; /* what the timer go-backs' timers saw (jct__igoback_t qs_first) */
   size_t nqsends, capqsends;
   uint64_t timer_est_ns; /* the retransmit timer the go-backs show (infer_timer.c); 0: none */
+  jct__istall_t *stalls; /* transmit stalls (infer_stall.c), by flow and PSN */
+  size_t nstalls, capstalls;
   /* counts for the report */
   uint64_t frames, roce_packets, pfc_frames, malformed_frames;
   uint64_t control_tcp, control_cm, control_other;
@@ -202,5 +220,13 @@ int jct__itimer_data(jct__iscan_t *sc, uint32_t fi, bool fresh, uint64_t ts_ns);
 int jct__itimer_ack(jct__iscan_t *sc, uint32_t fi, uint32_t psn, bool nak, uint64_t ts_ns);
 int jct__itimer_go_back(jct__iscan_t *sc, uint32_t fi);
 int jct__itimer_resolve(jct__iscan_t *sc);
+
+/* Transmit stalls (infer_stall.c): a first transmission of flow fi (u
+ * unwrapped) at ts_ns; an ACK (una_u: the oldest PSN it leaves
+ * unacknowledged, unwrapped) of flow fi. After the scan, jct__istall_find()
+ * fills sc->stalls by the rule of infer.h. Errors: JCT_ENOMEM. */
+int jct__istall_send(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ts_ns);
+void jct__istall_ack(jct__iscan_t *sc, uint32_t fi, uint64_t una_u);
+int jct__istall_find(jct__iscan_t *sc);
 
 #endif

@@ -122,6 +122,7 @@ static int on_packet(jct__iscan_t *sc, uint32_t fi, const jct_packet_t *pkt, uin
   }
   if (count_send(f, u)) return JCT_ENOMEM;
   if (fresh) f->hi = psn, f->hi_u = u;
+  if (fresh && jct__istall_send(sc, fi, u, ts_ns)) return JCT_ENOMEM;
   if (!fresh && f->last_retx &&
       u > f->last_u + 1) { /* re-sent PSNs lost before the capture point */
     if (jct__iloss_retx_skip(sc, fi, f->last_u + 1, u, ts_ns)) return JCT_ENOMEM;
@@ -227,6 +228,11 @@ static int timer_packet(jct__iscan_t *sc, jct_inspect_t *ins, uint32_t fi, const
     enum jct_aeth_type t = jct_aeth_type(syn);
     if (peer < 0 || (size_t)peer >= sc->nflows || (t != JCT_AETH_ACK && t != JCT_AETH_NAK))
       return 0;
+    if (sc->flows[peer]
+            .seen) { /* an ACK leaves its PSN's successor unacknowledged, a NAK its own */
+      uint64_t u = unwrap(&sc->flows[peer], pkt->roce.bth.psn & JCT_PSN_MASK);
+      jct__istall_ack(sc, (uint32_t)peer, t == JCT_AETH_ACK ? u + 1 : u);
+    }
     return jct__itimer_ack(sc, (uint32_t)peer, pkt->roce.bth.psn, t == JCT_AETH_NAK, ts_ns);
   }
   if (jct__msg_kind(op->kind) < 0 || !sc->flows[fi].seen) return 0;
@@ -304,7 +310,7 @@ int jct__infer_scan(jct_trace_t *t, const char *path, jct__iscan_t *sc, char *er
       break;
     }
   }
-  if (rc >= 0 && (rc = jct__itimer_resolve(sc)) < 0)
+  if (rc >= 0 && ((rc = jct__itimer_resolve(sc)) < 0 || (rc = jct__istall_find(sc)) < 0))
     jct__errf(err, errlen, rc, "%s: out of memory", path);
   if (rc >= 0) {
     send_order(sc);
@@ -329,7 +335,9 @@ void jct__iscan_free(jct__iscan_t *sc) {
     free(sc->flows[i].faults);
     free(sc->flows[i].tev);
     free(sc->flows[i].sent);
+    free(sc->flows[i].fresh);
   }
+  free(sc->stalls);
   free(sc->qsends);
   free(sc->flows);
   free(sc->msgs);

@@ -96,6 +96,7 @@ static int links(const jct__prof_t *p, jct_profile_t *out) {
     jct_addr_str(&l->dst, o->dst, sizeof o->dst);
     o->src_rank = o->dst_rank = -1;
     jct__ratehist_figure(&l->h, &o->rate_bps, &o->rate_mode_n);
+    jct__ratehist_sums(&l->h, &o->sample_bytes, &o->sample_ns);
   }
   return 0;
 }

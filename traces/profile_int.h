@@ -66,6 +66,8 @@ int jct__ratehist_add(jct__ratehist_t *h, uint64_t bytes, uint64_t dt_ns); /* JC
 void jct__ratehist_figure(const jct__ratehist_t *h, jct_figure_t *f, uint64_t *mode_n);
 /* Every sample's bytes over every sample's time, bit/s (0: none). */
 uint64_t jct__ratehist_mean_bps(const jct__ratehist_t *h);
+/* The samples' bytes and time (the mean's). */
+void jct__ratehist_sums(const jct__ratehist_t *h, uint64_t *bytes, uint64_t *ns);
 void jct__ratehist_free(jct__ratehist_t *h);
 
 /* ---- the collector (profile.c) ---- */

@@ -221,12 +221,17 @@ void jct__ratehist_figure(const jct__ratehist_t *h, jct_figure_t *f, uint64_t *m
   f->mean = jct__ratehist_mean_bps(h);
 }
 
-uint64_t jct__ratehist_mean_bps(const jct__ratehist_t *h) {
-  uint64_t bytes = 0, ns = 0;
+void jct__ratehist_sums(const jct__ratehist_t *h, uint64_t *bytes, uint64_t *ns) {
+  *bytes = *ns = 0;
   for (size_t i = 0; h && i < h->n; i++) {
-    bytes += h->b[i].bytes;
-    ns += h->b[i].ns;
+    *bytes += h->b[i].bytes;
+    *ns += h->b[i].ns;
   }
+}
+
+uint64_t jct__ratehist_mean_bps(const jct__ratehist_t *h) {
+  uint64_t bytes, ns;
+  jct__ratehist_sums(h, &bytes, &ns);
   return bps(bytes, ns);
 }
 

@@ -61,6 +61,28 @@
  * faults not yet recovered (its first packets lost again). A re-sent PSN
  * skipped whose first transmission got through is a fault of its own
  * (`retransmission`).
+ *
+ * Transmit stalls (stalls): the sending host holding a flow's packets back
+ * within a message, with nothing on the wire to say why; it is the
+ * captured system's (a VM not scheduled, a qdisc or virtio queue not
+ * drained), not the incident's, so a replay holds it in its baseline and
+ * faulted repetitions alike. The rule: two first transmissions of
+ * consecutive PSNs of one message (the later not a FIRST) further apart
+ * than JCT_INFER_STALL_SPACINGS times the flow's median spacing of such
+ * pairs (JCT_INFER_STALL_MIN_SAMPLES of them at least, else the flow is
+ * not judged) and than JCT_INFER_STALL_MIN_NS, unless a go-back of the
+ * flow (after a NAK, or its timer) showed between them, or the window was
+ * full when the earlier went: JCT_INFER_STALL_WINDOW_PSNS or more PSNs
+ * unacknowledged by the ACKs and NAKs seen (Linux rxe sends nothing new
+ * with RXE_MAX_UNACKED_PSNS, 128, outstanding, and hands its NIC at most
+ * RXE_INFLIGHT_SKBS_PER_QP_HIGH, 64, per QP: rxe_req.c, rxe_net.c).
+ * Clear-to-send credits wait only between messages, which the rule never
+ * judges. The stall is the gap less the median spacing (the packet's own
+ * time). A median over the flow keeps a slow link from counting (every
+ * spacing is long then) and one late packet among thousands from moving
+ * the figure; the 5 ms floor keeps a VM's scheduling jitter (a few
+ * hundred microseconds under TCG) out. In traces/rxe-lab-ring2-nodrop.pcap,
+ * rank 1's VM sent the first of its 64 packets and then nothing for 62 ms.
  */
 #ifndef JCTLAB_INFER_H
 #define JCTLAB_INFER_H
@@ -79,6 +101,14 @@
  * IMMEDIATE carrying it is flow control, not an op. */
 #define JCT_INFER_CTS_IMM 0xffffffffu
 #define JCT_INFER_MAX_COPIES 8     /* lost transmissions of a packet whose copy is kept */
+/* Transmit stalls (above): a gap over this many median spacings, */
+#define JCT_INFER_STALL_SPACINGS 20u
+/* ... and over this, in ns, */
+#define JCT_INFER_STALL_MIN_NS 5000000ull
+/* ... judged on a flow with this many spacings at least, */
+#define JCT_INFER_STALL_MIN_SAMPLES 8u
+/* ... not after a send that left this many PSNs unacknowledged (a full window). */
+#define JCT_INFER_STALL_WINDOW_PSNS 64u
 
 typedef struct {
   uint32_t cts_max_bytes; /* flow-control WRITEs are at most this; 0: 64 */
@@ -155,6 +185,18 @@ typedef struct {
                               requester), to the one that announced op's message (offset 0) */
 } jct_infer_go_back_t;
 
+/* A sender's transmit stall (above): before the first transmission of the
+ * packet at offset_bytes of op's message, its host sent nothing of it for
+ * stall_ns more than the flow's packet spacing. */
+typedef struct {
+  uint32_t op;
+  uint32_t psn;          /* the packet sent after the stall */
+  uint64_t offset_bytes; /* its payload's offset in the message */
+  uint64_t stall_ns;     /* gap_ns less spacing_ns */
+  uint64_t gap_ns;       /* from the packet before it (PSN - 1) to it */
+  uint64_t spacing_ns;   /* the flow's median spacing (the rule's reference) */
+} jct_infer_stall_t;
+
 typedef struct {
   /* What the capture held. */
   uint64_t frames, roce_packets, pfc_frames, malformed_frames;
@@ -200,6 +242,9 @@ typedef struct {
   uint32_t timer_go_backs; /* of them, with timer set */
   uint64_t timer_est_ns;   /* the retransmit timer they show: 4.096 us x 2^n at or below the lower
                               median of their shortest possible timer_ns; 0: no timer go-back */
+  jct_infer_stall_t *stalls; /* the senders' transmit stalls, in ops' messages, capture order by
+                                flow */
+  uint32_t nstalls;
 } jct_infer_report_t;
 
 /* Infer the schedule recorded in the capture at trace_path ("-": standard

@@ -83,6 +83,13 @@ typedef struct {
   int32_t src_rank, dst_rank; /* their ranks in a schedule; -1 unknown */
   jct_figure_t rate_bps;
   uint64_t rate_mode_n; /* samples in the mode */
+  /* The samples' bytes and time (rate_bps.mean is their quotient), and, of
+   * that time, the link's senders' transmit stalls (infer.h: each stall's
+   * stall_ns; 0 without inference or stalls): a replay that holds the
+   * stalls itself runs the link at the mean without them,
+   * jct_profile_link_unstalled_bps(). Not in the schedule's JSON (a
+   * schedule carries no stalls). */
+  uint64_t sample_bytes, sample_ns, stall_ns;
 } jct_profile_link_t;
 
 typedef struct {
@@ -96,6 +103,12 @@ typedef struct {
   jct_profile_link_t *links; /* links with back-to-back packets, first-sampled order */
   uint32_t nlinks;
 } jct_profile_t;
+
+/* The link's mean rate with its senders' stalls taken out of its time
+ * (above): bits over sample_ns less stall_ns; rate_bps.mean when there is
+ * no stall, or when the stalls would leave under a quarter of the time (their
+ * gaps overlapped other flows' packets on the link). */
+uint64_t jct_profile_link_unstalled_bps(const jct_profile_link_t *l);
 
 /* The figure's exponent n: 4.096 µs × 2^n nearest to ns in log scale,
  * within [0, 31] (IBA's 5-bit field); -1 for ns == 0. */
