@@ -107,6 +107,10 @@ static void addr6(jct_addr_t *a, const char *s) {
   ck_assert_int_eq(inet_pton(AF_INET6, s, a->bytes), 1);
 }
 
+/* Captured transmit stalls A is created with (uroce.h); a test sets them. */
+static const jct_uroce_stall_t *test_stalls;
+static uint32_t test_nstalls;
+
 /* Two connected QPs: A (QPN 0x11, PSN psn_a) and B (QPN 0x22, PSN 0x5000). */
 /* Two QPs on a fake wire; each host's NAK turnaround (uroce.h) as given,
  * and both given the captured go-backs gb (uroce.h: A uses their depths as
@@ -133,6 +137,8 @@ static void wire_init_captured(wire_t *w, uint32_t psn_a, uint8_t timeout, bool 
     c.nak_react_ns = nak_react_ns;
     c.go_backs = gb;
     c.ngo_backs = ngb;
+    c.stalls = i == 0 ? test_stalls : NULL; /* A's, the requester's */
+    c.nstalls = i == 0 ? test_nstalls : 0;
     if (ipv6) {
       addr6(&c.local, i ? "2001:2::2" : "2001:2::1");
       addr6(&c.remote, i ? "2001:2::1" : "2001:2::2");
@@ -806,6 +812,71 @@ END_TEST
  * still pending when its job ends (the message received, its ACKs held);
  * the next repetition (a baseline) completes only its own message, and
  * nothing of the old one is re-sent or timed out. */
+/* A captured transmit stall (uroce.h): the first transmission of the
+ * message's packet 3 leaves stall_ns after the wire was free for it, the
+ * packets before and after it one serialisation apart; in every
+ * repetition, once; a go-back's copy of that packet is not held again. */
+static uint64_t tx_at[2][16];
+static verdict_t time_data(wire_t *w, int from, const struct jct_roce_hdrs *h) {
+  uint32_t k = (uint32_t)psn_diff(h->bth.psn, 0);
+  if (from == 0 && h->bth.opcode != JCT_OP_RC_ACKNOWLEDGE && k < 16 && !tx_at[w->arg][k])
+    tx_at[w->arg][k] = w->now;
+  return PASS;
+}
+
+static verdict_t drop_psn2_once(wire_t *w, int from, const struct jct_roce_hdrs *h) {
+  if (from == 0 && h->bth.opcode != JCT_OP_RC_ACKNOWLEDGE && h->bth.psn == 2 && !w->fired) {
+    w->fired++;
+    return DROP;
+  }
+  return PASS;
+}
+
+START_TEST(captured_stall_holds) {
+  const uint64_t stall = 5000000;
+  jct_uroce_stall_t st = {.conn = 0, .msg = 0, .pkt = 3, .stall_ns = stall};
+  test_stalls = &st;
+  test_nstalls = 1;
+  wire_t w;
+  wire_init(&w, 0, 20, false);
+  memset(tx_at, 0, sizeof tx_at);
+  w.filter = time_data;
+  for (uint32_t rep = 0; rep < 2; rep++) {
+    w.arg = rep;
+    jct_uroce_rep_start(w.qp[0], rep == 1);
+    jct_uroce_rep_start(w.qp[1], rep == 1);
+    uint64_t t0 = w.now;
+    uint32_t base = rep * 8; /* PSNs go on from the first repetition's */
+    post(&w, 0, 1, 8 * 4096, true, 8);
+    wire_run(&w, t0 + stall / 2);
+    ck_assert_uint_eq(jct_uroce_next_deadline_ns(w.qp[0]), tx_at[rep][base + 2] + w.ser_ns + stall);
+    wire_run(&w, UINT64_MAX);
+    for (uint32_t k = 1; k < 8; k++) {
+      uint64_t gap = tx_at[rep][base + k] - tx_at[rep][base + k - 1];
+      ck_assert_uint_eq(gap, k == 3 ? w.ser_ns + stall : w.ser_ns);
+    }
+    ck_assert_uint_eq(w.nrecv[1], rep + 1);
+    ck_assert_uint_eq(jct_uroce_stats(w.qp[0])->stalls, rep + 1);
+  }
+  wire_free(&w);
+
+  /* A go-back over packet 3 re-sends it at once (B NAKs the lost PSN 2 when the held 3 comes). */
+  wire_t v;
+  wire_init(&v, 0, 20, false);
+  v.filter = drop_psn2_once;
+  jct_uroce_rep_start(v.qp[0], true);
+  post(&v, 0, 1, 8 * 4096, true, 8);
+  wire_run(&v, UINT64_MAX);
+  ck_assert_uint_eq(jct_uroce_stats(v.qp[0])->stalls, 1);
+  ck_assert_uint_ge(jct_uroce_stats(v.qp[0])->retx_pkts, 6);
+  ck_assert_uint_lt(v.now, 2 * stall);
+  assert_one_message(&v, 8 * 4096, 8);
+  wire_free(&v);
+  test_stalls = NULL;
+  test_nstalls = 0;
+}
+END_TEST
+
 START_TEST(rep_start_retires_previous) {
   wire_t w;
   jct_uroce_go_back_t gb = {
@@ -1118,6 +1189,7 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, captured_timer_go_back);
   tcase_add_test(core, captured_timer_reference);
   tcase_add_test(core, rep_start_retires_previous);
+  tcase_add_test(core, captured_stall_holds);
   tcase_add_test(core, drop_ack);
   tcase_add_test(core, retry_exceeded);
   tcase_add_test(core, pause_holds_sending);

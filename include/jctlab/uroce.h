@@ -152,6 +152,21 @@ typedef struct {
   bool cts;               /* of the clear-to-sends: the ends swap roles */
 } jct_uroce_go_back_t;
 
+/* A captured sender's transmit stall (a postmortem's, from the capture:
+ * infer.h's stalls): when the requester is about to send packet pkt of the
+ * msg-th message this QP sends in a repetition (jct_uroce_rep_start()) for
+ * the first time, it sends no request packet for stall_ns (of the clock
+ * it is given: emulated time, so dilation changes nothing), then goes on.
+ * The host's, not the faults': every repetition holds it, baseline and
+ * faulted alike, once. Its timers keep running, as rxe's did while its VM
+ * held the packets (a retransmit timer that runs out meanwhile goes back);
+ * ACK/NAKs it owes still go out. conn: the schedule's connection (the
+ * ranks give each QP its own). */
+typedef struct {
+  uint32_t conn, msg, pkt;
+  uint64_t stall_ns;
+} jct_uroce_stall_t;
+
 typedef struct {
   uint32_t local_qpn, remote_qpn; /* 24 bits */
   uint32_t sq_psn;                /* first PSN this QP sends (24 bits) */
@@ -175,6 +190,10 @@ typedef struct {
    * nak_react_ns. NULL/0: none. */
   const jct_uroce_go_back_t *go_backs;
   uint32_t ngo_backs;
+  /* Captured transmit stalls (above; copied), each held once per
+   * repetition. NULL/0: none. */
+  const jct_uroce_stall_t *stalls;
+  uint32_t nstalls;
   /* Rank-level pause (PFC), owned by the caller and shared by its QPs: while
    * now_ns < *paused_until_ns the QP transmits nothing. NULL: never paused. */
   const uint64_t *paused_until_ns;
@@ -217,6 +236,7 @@ typedef struct {
   uint64_t go_back_timer;         /* of them: captured timer go-backs (cfg.go_backs timer_ns; also
                                      counted in timeouts) */
   uint64_t rx_acks_held;          /* ACKs dropped while a captured timer go-back was pending */
+  uint64_t stalls;                /* captured transmit stalls held (cfg.stalls) */
   uint64_t dup_pkts;              /* responder: PSN below the expected one (re-ACKed) */
   uint64_t out_of_seq_pkts;       /* responder: PSN above the expected one */
   uint64_t bad_icrc;              /* dropped silently, as rxe */
@@ -291,7 +311,7 @@ uint32_t jct_uroce_local_qpn(const jct_uroce_qp_t *qp);
  * congestion control. */
 void jct_uroce_cc_reset(jct_uroce_qp_t *qp, uint64_t now_ns);
 /* A repetition starts: messages posted from now on count from 0 for the
- * captured go-backs (cfg.go_backs), which are all unused again; faulted:
+ * captured go-backs (cfg.go_backs) and stalls (cfg.stalls), which are all unused again; faulted:
  * the repetition has the faults (a baseline has not: its captured timer
  * go-backs that recover a loss stay unused). The previous repetition's
  * job has ended (every message received): the messages its requester

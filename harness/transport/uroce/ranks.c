@@ -488,9 +488,21 @@ static int make_qp(jct__ranks_t *R, uint32_t c, bool src, char *err, size_t errl
     gb[cfg.ngo_backs++] = g;
   }
   cfg.go_backs = gb;
+  /* The connection's captured stalls: its sending end's. */
+  jct_uroce_stall_t *st = NULL;
+  for (uint32_t i = 0; src && i < R->opts.nstalls; i++) {
+    if (R->opts.stalls[i].conn != c) continue;
+    if (!st && !(st = malloc(R->opts.nstalls * sizeof *st))) {
+      free(gb);
+      return JCT_ENOMEM;
+    }
+    st[cfg.nstalls++] = R->opts.stalls[i];
+  }
+  cfg.stalls = st;
   char e2[128];
   int rc = jct_uroce_qp_create(&cfg, &ep->qp, e2, sizeof e2);
   free(gb);
+  free(st);
   if (rc) return jct__errf(err, errlen, rc, "connection %u: %s", c, e2);
   rank_t *k = &R->ranks[me];
   k->eps[k->neps++] = 2 * c + (src ? 0 : 1);

@@ -56,6 +56,10 @@ typedef struct {
    * sending QP; NULL/0: none. */
   const jct_uroce_go_back_t *go_backs;
   uint32_t ngo_backs;
+  /* A captured sender's transmit stalls (uroce.h), each to its connection's
+   * sending QP; NULL/0: none. */
+  const jct_uroce_stall_t *stalls;
+  uint32_t nstalls;
   /* Congestion control: NULL none, else DCQCN with these parameters in
    * every QP (uroce.h, dcqcn.h); CNPs then leave at DSCP cnp_dscp (a
    * ConnectX's cnp_dscp 48: priority 6 with the switch's map), data and

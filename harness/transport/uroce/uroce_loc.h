@@ -67,6 +67,7 @@ struct jct__uroce_req {
    * the packet it holds. */
   jct_dcqcn_rp_t rp;
   uint64_t last_tx_ns, last_tx_bytes;
+  uint64_t stall_until_ns; /* a captured transmit stall holds request packets until then */
 };
 
 /* Completer (rxe's qp->comp). */
@@ -146,6 +147,8 @@ struct jct_uroce_qp {
   struct jct__uroce_resp resp;
   jct_uroce_stats_t stats;
   struct jct__uroce_captured captured; /* cfg.go_backs, replayed (uroce_captured.c) */
+  jct_uroce_stall_t *stalls; /* cfg.stalls, copied, and which this repetition held */
+  bool *stall_used;
   uint32_t rep_seq;       /* requester: the repetition's first message */
   bool rep_faulted;       /* the repetition has the faults (jct_uroce_rep_start) */
   uint64_t rep_msgs_recv; /* responder: messages received before the repetition */
@@ -186,6 +189,9 @@ bool jct__uroce_req_held(jct_uroce_qp_t *qp, uint64_t now_ns);
  * without it a QP cut to a few Mbit/s would wait out that rate's gap (33
  * ms for a 4 KiB frame at 1 Mbit/s) long after DCQCN raised Rc again. */
 uint64_t jct__uroce_req_slot_ns(const jct_uroce_qp_t *qp);
+/* When a captured transmit stall that holds the requester now ends
+ * (UINT64_MAX: none holds it). */
+uint64_t jct__uroce_req_stall_end_ns(const jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Write the request packet at the next PSN (its ICRC room left unset) into
  * buf and return its length with the ICRC; 0 when none may go. */
 size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap);

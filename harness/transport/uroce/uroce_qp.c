@@ -31,9 +31,8 @@
  * - A captured timer go-back (cfg.go_backs timer_ns) fires here when due;
  *   while one is pending the QP's own retransmit timer waits for it.
  * - Deadline: the retransmit timer, a captured timer go-back, the end of
- *   a captured go-back's hold, or the end of a pause when something is
- *   waiting to be sent, or DCQCN's rate limiter's next slot when a request
- *   packet waits for it.
+ *   a captured go-back's hold or of a captured transmit stall, or the end of a pause when something
+ * is waiting to be sent, or DCQCN's rate limiter's next slot when a request packet waits for it.
  * - DCQCN (cfg.dcqcn): the responder is its notification point (ECN-CE
  *   into CNPs), the requester its reaction point (CNPs into rate cuts, a
  *   rate limiter); a CNP received goes to the reaction point, and is
@@ -129,7 +128,18 @@ int jct_uroce_qp_create(const jct_uroce_cfg_t *cfg, jct_uroce_qp_t **out, char *
     return jct__errf(err, errlen, JCT_ENOMEM, "uroce: no memory for %u captured go-backs",
                      cfg->ngo_backs);
   }
+  if (cfg->nstalls) {
+    qp->stalls = malloc(cfg->nstalls * sizeof *qp->stalls);
+    qp->stall_used = calloc(cfg->nstalls, sizeof *qp->stall_used);
+    if (!qp->stalls || !qp->stall_used) {
+      jct_uroce_qp_destroy(qp);
+      return jct__errf(err, errlen, JCT_ENOMEM, "uroce: no memory for %u captured stalls",
+                       cfg->nstalls);
+    }
+    memcpy(qp->stalls, cfg->stalls, cfg->nstalls * sizeof *qp->stalls);
+  }
   qp->cfg.go_backs = NULL; /* copied */
+  qp->cfg.stalls = NULL;
   qp->cc = cfg->dcqcn != NULL;
   if (qp->cc) {
     jct_dcqcn_rp_init(&qp->req.rp, cfg->dcqcn, cfg->line_rate_bps);
@@ -145,6 +155,8 @@ void jct_uroce_qp_destroy(jct_uroce_qp_t *qp) {
   free(qp->sq.ring);
   free(qp->scratch);
   jct__uroce_captured_free(&qp->captured);
+  free(qp->stalls);
+  free(qp->stall_used);
   free(qp);
 }
 
@@ -296,6 +308,8 @@ uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
     d = qp->captured.go_back_hold_ns; /* a captured go-back held for its reaction */
   uint64_t nak = jct__uroce_resp_nak_due_ns(qp, qp->last_now_ns);
   if (nak < d) d = nak;
+  uint64_t stall = jct__uroce_req_stall_end_ns(qp, qp->last_now_ns);
+  if (stall < d) d = stall; /* a captured stall ends: the requester sends again */
   if (paused(qp, qp->last_now_ns) && (jct__uroce_req_ready(qp) || jct__uroce_resp_pending(qp)) &&
       *qp->cfg.paused_until_ns < d)
     d = *qp->cfg.paused_until_ns;
@@ -363,6 +377,8 @@ void jct_uroce_rep_start(jct_uroce_qp_t *qp, bool faulted) {
   qp->rep_faulted = faulted;
   qp->rep_msgs_recv = qp->stats.msgs_recv;
   jct__uroce_captured_rep_start(&qp->captured);
+  if (qp->cfg.nstalls) memset(qp->stall_used, 0, qp->cfg.nstalls * sizeof *qp->stall_used);
+  qp->req.stall_until_ns = 0;
 }
 
 uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp) {
