@@ -359,3 +359,29 @@ int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *
   *idle_ns = idle;
   return 0;
 }
+
+int jct__postmortem_stalls(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
+                           uint32_t pmtu, jct_uroce_stall_t **out, uint32_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!rep->nstalls) return 0;
+  uint32_t *msg = message_indices(s);
+  jct_uroce_stall_t *x = malloc(rep->nstalls * sizeof *x);
+  if (!msg || !x) {
+    free(msg);
+    free(x);
+    return JCT_ENOMEM;
+  }
+  for (uint32_t i = 0; i < rep->nstalls; i++) {
+    const jct_infer_stall_t *st = &rep->stalls[i];
+    if (st->op >= s->nops) continue;
+    jct_infer_fault_t at = {.op = st->op, .offset_bytes = st->offset_bytes};
+    x[(*n)++] = (jct_uroce_stall_t){.conn = s->ops[st->op].conn,
+                                    .msg = msg[st->op],
+                                    .pkt = (uint32_t)packet_of(s, &at, scale, pmtu),
+                                    .stall_ns = st->stall_ns};
+  }
+  free(msg);
+  *out = x;
+  return 0;
+}

@@ -46,6 +46,14 @@ int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *
                              uint32_t path_mtu_bytes, jct_uroce_go_back_t **out, uint64_t **idle_ns,
                              uint32_t *n);
 
+/* The capture's transmit stalls (rep->stalls, infer.h) as uroce's captured
+ * stalls (uroce.h): each at the same connection, message and packet of
+ * path_mtu_bytes (s's sizes the capture's times scale), as long as the
+ * capture's (the host's time: not scaled). *out (malloc'd, the caller's;
+ * NULL when *n is 0) in capture order. Errors: JCT_ENOMEM. */
+int jct__postmortem_stalls(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
+                           uint32_t path_mtu_bytes, jct_uroce_stall_t **out, uint32_t *n);
+
 /* Leave to the QP's own timer each timer go-back it explains: one whose flow
  * had heard nothing for at least 4.096 us x 2^timeout before it (the shipped
  * capture's, 67.2 ms idle at timeout 14), which the replay's timer gives as

@@ -55,6 +55,7 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
   if (!rc)
     rc = jct__postmortem_go_backs(in->schedule, &rep, scale, pmtu, &in->go_backs,
                                   &in->go_back_idle_ns, &in->ngo_backs);
+  if (!rc) rc = jct__postmortem_stalls(in->schedule, &rep, scale, pmtu, &in->stalls, &in->nstalls);
   jct_infer_report_free(&rep);
   return rc;
 }
@@ -105,11 +106,25 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
   bool timer_loss = false; /* a captured timer go-back re-sent a lost packet */
   for (uint32_t i = 0; i < in->ngo_backs; i++)
     timer_loss |= in->go_backs[i].timer_ns > 0 && in->go_backs[i].recovers_loss;
+  /* The capture's transmit stalls: its hosts', on uroce (rxe in the lab has its own); the
+   * rate then leaves them out (replay_profile.h). */
+  bool stalls = in->nstalls && o->transport == JCT_TRANSPORT_UROCE;
+  o->stalls = stalls ? in->stalls : NULL;
+  o->nstalls = stalls ? in->nstalls : 0;
   int rc = jct__replay_profile_apply(in->schedule, user_set, in->captured_rate_bps, in->ngo_backs,
                                      in->no_cts, timer_loss, o, &in->replay_profile, err, errlen);
   o->go_backs = o->ngo_backs ? in->go_backs : NULL;
   if (!rc)
     jct__postmortem_timer_go_backs(in->go_backs, in->go_back_idle_ns, o->ngo_backs, o->timeout);
+  if (!rc && in->replay_profile) {
+    json_t *f = json_pack("{s:I, s:s}", "value", (json_int_t)o->nstalls, "source",
+                          stalls ? "capture" : "default");
+    if (f && stalls)
+      json_object_set_new(f, "from",
+                          json_string("the capture's transmit stalls: a sender's host held a "
+                                      "message's packets, each held as long at the same packet"));
+    if (!f || json_object_set_new(in->replay_profile, "stalls", f)) rc = JCT_ENOMEM;
+  }
   return rc;
 }
 
@@ -128,4 +143,7 @@ void jct__replay_input_free(jct__replay_input_t *in) {
   in->go_backs = NULL;
   in->go_back_idle_ns = NULL;
   in->ngo_backs = 0;
+  free(in->stalls);
+  in->stalls = NULL;
+  in->nstalls = 0;
 }

@@ -25,6 +25,9 @@ typedef struct {
   jct_uroce_go_back_t *go_backs; /* a trace's go-backs, each as captured (postmortem.h) */
   uint64_t *go_back_idle_ns;     /* ... each timer go-back's idle time before it */
   uint32_t ngo_backs;
+  jct_uroce_stall_t *stalls; /* a trace's transmit stalls (postmortem.h), the host's: every
+                                repetition on uroce holds them */
+  uint32_t nstalls;
   bool no_cts; /* a trace whose job sent no clear-to-sends (perftest): the replay sends none */
   bool have_capture;             /* a trace: capture holds what it showed (fidelity.h) */
   jct__capture_figures_t capture;

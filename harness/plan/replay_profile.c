@@ -144,7 +144,11 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
                        (unsigned long long)m);
   }
   const jct_profile_link_t *l = busiest(p);
-  uint64_t cap_rate = captured_rate_bps ? captured_rate_bps : l ? l->rate_bps.mean : 0;
+  /* A replay that holds the capture's stalls (o->nstalls) takes them out of the link's time. */
+  uint64_t cap_rate = captured_rate_bps ? captured_rate_bps
+                      : l ? (o->nstalls ? jct_profile_link_unstalled_bps(l) : l->rate_bps.mean)
+                          : 0;
+  bool unstalled = !captured_rate_bps && l && o->nstalls && cap_rate != l->rate_bps.mean;
   if (!(user_set & JCT__SET_RATE) && cap_rate) {
     jct_run_opts_t t = *o;
     t.rate_bps = cap_rate;
@@ -176,7 +180,8 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   else if (timer_rate)
     snprintf(from, sizeof from, "%s", timer_why);
   else
-    snprintf(from, sizeof from, "sustained rate of %s > %s", l ? l->src : "", l ? l->dst : "");
+    snprintf(from, sizeof from, "sustained rate of %s > %s%s", l ? l->src : "", l ? l->dst : "",
+             unstalled ? ", less its sender's transmit stalls (held apart)" : "");
   v = o->rate_bps;
   figure(&u, "rate_bps", JCT__SET_RATE, cap_rate != 0, cap_rate, &v, from);
   o->rate_bps = v;

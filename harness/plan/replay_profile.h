@@ -82,7 +82,8 @@
  * s->profile (none: o unchanged), and describe every figure in *used (a
  * new object: {"rate_bps": {"value", "source": "capture" | "user" |
  * "default", "from"}, "prop_delay_ns", "path_mtu_bytes", "nic_queue_pkts",
- * "nak_delay_ns", "nak_react_ns", "go_backs", "cts_slots", "timeout", "retry_cnt", "tdf"});
+ * "nak_delay_ns", "nak_react_ns", "go_backs", "cts_slots", "timeout", "retry_cnt", "tdf"}, to which
+ * the replay input adds "stalls": replay_input.c).
  * *used
  * is NULL when there is no profile.
  *

@@ -108,6 +108,7 @@ char *jct__rfmt_replay_profile(const json_t *r, char *buf, size_t len) {
               {"nak_delay_ns", "NAK delay", 2},
               {"nak_react_ns", "NAK reaction", 2},
               {"go_backs", "captured go-backs", 0},
+              {"stalls", "captured stalls", 0},
               {"cts_slots", "clear-to-send buffers", 0},
               {"timeout", "timeout exponent", 0},
               {"retry_cnt", "retry count", 0},

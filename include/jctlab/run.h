@@ -73,6 +73,9 @@ typedef struct {
   const jct_uroce_go_back_t *go_backs; /* uroce: a captured requester's go-backs, each as deep
                                           as the capture's (uroce.h; the postmortem's) */
   uint32_t ngo_backs;
+  const jct_uroce_stall_t *stalls; /* uroce: a captured sender's transmit stalls, held in every
+                                      repetition (uroce.h; the postmortem's) */
+  uint32_t nstalls;
   uint32_t cts_slots;        /* uroce: clear-to-send buffers per connection (executor.h): 0
                                 NCCL's 8, JCT_EXEC_NO_CTS none (a capture of a job without) */
   uint8_t timeout;           /* QP local ACK timeout exponent (NCCL: 20) */
