@@ -420,12 +420,13 @@ END_TEST
 /* The lab's lossless ring (traces/README.md): nothing lost, yet rxe went
  * back twice with no NAK (96 packets re-sent). Its replay is the baseline
  * alone, with the two timer go-backs as captured: the capture's re-sent
- * packets and timeouts, no NAK. Its job time sits at the tolerance's edge
- * (0.80-0.82 over runs): rank 1's VM held 64 queued packets in its NIC for
- * 62 ms after its first data frame (frame 13), a host stall no replay of
- * the fabric has, so the test asserts the ratio's measured band and that
- * the verdict and the exit status follow it, whichever side it falls.
- * Slow motion (F = 8), as the lab captures' replays in bench/postmortem. */
+ * packets and timeouts, no NAK. Rank 1's VM held 64 queued packets in its
+ * NIC for 62 ms after its first data frame (frame 13), and both VMs' drain
+ * stalled 8-34 ms more: the 9 transmit stalls inferred, which uroce holds
+ * as captured, its link at the rate without them. Without them its job time
+ * sat at the tolerance's edge (0.80-0.82 over runs); with them 0.99, so the
+ * replay reproduces the capture. Slow motion (F = 8), as the lab captures'
+ * replays in bench/postmortem. */
 START_TEST(lab_capture_timer_go_backs) {
   const char *cap = JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap";
   json_t *ins = inspect_json(cap);
@@ -437,6 +438,8 @@ START_TEST(lab_capture_timer_go_backs) {
   ck_assert_str_eq(source_of(doc, "go_backs"), "capture");
   ck_assert_int_eq(jint(doc, "replay_profile.go_backs.value"), jint(ins, "totals.timeouts"));
   ck_assert_int_eq(jint(ins, "totals.timeouts"), 2);
+  ck_assert_str_eq(source_of(doc, "stalls"), "capture");
+  ck_assert_int_eq(jint(doc, "replay_profile.stalls.value"), 9);
   json_t *c = jget(doc, "cases.0");
   ck_assert_uint_eq(json_array_size(jget(c, "inject")), 0);
   json_t *fid = jget(c, "fidelity");
@@ -447,14 +450,13 @@ START_TEST(lab_capture_timer_go_backs) {
   bool job, retx;
   check_figure(jget(fid, "figures.job_ns"), 0.2, &job);
   check_figure(jget(fid, "figures.retransmitted_packets"), 0.2, &retx);
-  double job_ratio = jnum(fid, "figures.job_ns.ratio");
-  ck_assert_msg(retx && job_ratio > 0.7 && job_ratio < 1.2,
-                "job %.3f, retransmitted %.3f of the capture's", job_ratio,
+  ck_assert_msg(retx && job, "job %.3f, retransmitted %.3f of the capture's",
+                jnum(fid, "figures.job_ns.ratio"),
                 jnum(fid, "figures.retransmitted_packets.ratio"));
   ck_assert_int_eq(jint(fid, "figures.timeouts.replayed"), 2);
   ck_assert_int_eq(jint(fid, "figures.naks.replayed"), 0);
-  ck_assert(jbool(fid, "reproduced") == job);
-  ck_assert_int_eq(status, job ? 0 : 4);
+  ck_assert(jbool(fid, "reproduced"));
+  ck_assert_int_eq(status, 0);
   json_decref(doc);
   json_decref(ins);
   free(err);
@@ -499,6 +501,9 @@ START_TEST(lab_captures_order_and_timer) {
   json_decref(doc);
 
   doc = replay_lab_once("rxe-lab-ring2-drop1pct.pcap");
+  /* Its 5 transmit stalls are not held: a capture with losses (README). */
+  ck_assert_str_eq(source_of(doc, "stalls"), "default");
+  ck_assert_int_eq(jint(doc, "replay_profile.stalls.value"), 0);
   ck_assert_int_eq(jint(doc, "cases.0.fidelity.figures.timeouts.captured"), 1);
   ck_assert_int_eq(jint(doc, "cases.0.transport.timeouts"), 1);
   ck_assert_int_eq(jint(doc, "cases.0.baseline_transport.timeouts"), 0);
