@@ -877,6 +877,103 @@ START_TEST(captured_stall_holds) {
 }
 END_TEST
 
+/* The QP's own retransmit timer does not run during a captured stall
+ * (uroce.h): a 10 ms stall after 3 packets, nothing of them acknowledged
+ * (no AckReq before the last), against a 4.19 ms timer (2^10) that would
+ * otherwise run out in it and re-send them. It resumes with the time it
+ * had left: with the message's last packet lost (nothing after it reveals
+ * the gap), it goes back 4.19 ms after the first send plus the stall. */
+static verdict_t time_drop_last(wire_t *w, int from, const struct jct_roce_hdrs *h) {
+  time_data(w, from, h);
+  if (from == 0 && h->bth.opcode != JCT_OP_RC_ACKNOWLEDGE && h->bth.psn == 7 && !w->fired) {
+    w->fired++;
+    return DROP;
+  }
+  return PASS;
+}
+
+START_TEST(captured_stall_stops_own_timer) {
+  const uint64_t stall = 10000000, timer = 4096ull << 10;
+  jct_uroce_stall_t st = {.conn = 0, .msg = 0, .pkt = 3, .stall_ns = stall};
+  test_stalls = &st;
+  test_nstalls = 1;
+  for (int lose_last = 0; lose_last < 2; lose_last++) {
+    wire_t w;
+    wire_init(&w, 0, 10, false);
+    memset(tx_at, 0, sizeof tx_at);
+    w.filter = lose_last ? time_drop_last : time_data;
+    jct_uroce_rep_start(w.qp[0], true);
+    jct_uroce_rep_start(w.qp[1], true);
+    post(&w, 0, 1, 8 * 4096, true, 8);
+    wire_run(&w, UINT64_MAX);
+    const jct_uroce_stats_t *a = jct_uroce_stats(w.qp[0]);
+    ck_assert_uint_eq(a->stalls, 1);
+    ck_assert_uint_eq(tx_at[0][3] - tx_at[0][2], w.ser_ns + stall);
+    ck_assert_uint_gt(stall, timer);
+    if (!lose_last) {
+      ck_assert_uint_eq(a->timeouts, 0);
+      ck_assert_uint_eq(a->retx_pkts, 0);
+    } else {
+      ck_assert_uint_eq(a->timeouts, 1);
+      ck_assert_uint_eq(w.ntimeouts[0], 1);
+      ck_assert_uint_eq(w.timeout_ns[0][0], w.first_data_ns[0] + timer + stall);
+      ck_assert_uint_eq(a->retx_pkts, 8); /* back to PSN 0: nothing was acknowledged */
+    }
+    assert_one_message(&w, 8 * 4096, 8);
+    wire_free(&w);
+  }
+  test_stalls = NULL;
+  test_nstalls = 0;
+}
+END_TEST
+
+/* Captured go-backs keep the capture's order (uroce.h): PSN 1010 lost,
+ * and its NAK's go-back's copy lost too; in the capture (entry 0) the NAK's
+ * go-back came 100 us after the NAK and the timer's (entry 1: 50 us after
+ * the message's first send, 20 us of quiet before it) after that. The
+ * timer runs out first here; it waits for the NAK's go-back and goes back
+ * 20 us after it, re-sending the copy that gets through: one timeout, the
+ * job done in microseconds. Taking the NAK's go-back's place, it would
+ * re-send the copy that is lost, and only the QP's own timer (2^14, 67
+ * ms) would re-send it again. */
+static verdict_t drop_1010_twice(wire_t *w, int from, const struct jct_roce_hdrs *h) {
+  if (from == 0 && h->bth.opcode != JCT_OP_RC_ACKNOWLEDGE && h->bth.psn == 1010 && w->fired < 2) {
+    w->fired++;
+    return DROP;
+  }
+  return PASS;
+}
+
+START_TEST(captured_go_backs_keep_capture_order) {
+  jct_uroce_go_back_t gb[2] = {
+      {.msg = 0, .pkt = 10, .ahead_psns = 22, .nak_to_resend_ns = 100000, .recovers_loss = true},
+      {.msg = 0,
+       .pkt = 10,
+       .ahead_psns = 22,
+       .timer_ns = 50000,
+       .idle_ns = 20000,
+       .recovers_loss = true}};
+  wire_t w;
+  wire_init_captured(&w, 1000, 14, false, 0, 0, gb, 2);
+  w.filter = drop_1010_twice;
+  jct_uroce_rep_start(w.qp[0], true);
+  jct_uroce_rep_start(w.qp[1], true);
+  post(&w, 0, 1, 32 * 4096, true, 5);
+  wire_run(&w, UINT64_MAX);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w.qp[0]);
+  ck_assert_int_eq(w.fired, 2);
+  ck_assert_uint_eq(a->go_back_captured, 1);
+  ck_assert_uint_eq(a->go_back_timer, 1);
+  ck_assert_uint_eq(a->timeouts, 1);
+  ck_assert_uint_eq(w.ntimeouts[0], 1);
+  ck_assert_uint_gt(w.first_nak_ns[0] + 100000, w.first_data_ns[0] + 50000); /* ran out first */
+  ck_assert_uint_eq(w.timeout_ns[0][0], w.first_nak_ns[0] + 100000 + 20000);
+  ck_assert_uint_lt(w.done[0][0].time_ns, 1000000);
+  assert_one_message(&w, 32 * 4096, 5);
+  wire_free(&w);
+}
+END_TEST
+
 START_TEST(rep_start_retires_previous) {
   wire_t w;
   jct_uroce_go_back_t gb = {
@@ -1190,6 +1287,8 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, captured_timer_reference);
   tcase_add_test(core, rep_start_retires_previous);
   tcase_add_test(core, captured_stall_holds);
+  tcase_add_test(core, captured_stall_stops_own_timer);
+  tcase_add_test(core, captured_go_backs_keep_capture_order);
   tcase_add_test(core, drop_ack);
   tcase_add_test(core, retry_exceeded);
   tcase_add_test(core, pause_holds_sending);

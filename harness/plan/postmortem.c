@@ -352,6 +352,7 @@ int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *
                                       .nak_to_resend_ns = b->nak_to_resend_ns,
                                       .timer_ns = b->timer_ns,
                                       .timer_lead_ns = b->timer_lead_ns,
+                                      .idle_ns = b->idle_ns,
                                       .recovers_loss = b->recovers_loss};
   }
   free(msg);

@@ -139,7 +139,17 @@ typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
  * the others (nothing lost: the hosts' late ACKs) in every repetition. It re-sends what it has sent
  * from there (go-back-N), its ACKs still held until it has re-sent
  * ahead_psns PSNs (the capture's depth) or all it had sent. One is pending
- * at a time per QP; a later one armed while one is pending is not used. */
+ * at a time per QP; a later one armed while one is pending is not used.
+ * The QP's captured go-backs keep the capture's order (their order in
+ * cfg.go_backs): a timer go-back that runs out while a NAK's captured
+ * go-back that came before it in the capture is still waiting (for its
+ * depth or its nak_to_resend_ns) waits for it, and goes back idle_ns after
+ * it (the capture's quiet before the timer's go-back; at least 1 us), not
+ * in its place: the lab's ring2-drop1pct's rxe timer went back 1.4 ms after the NAK's
+ * go-back whose re-sent copy was lost, 79.1 ms after the ACK that restarted
+ * it, and a replay whose sends run a few ms slower or faster must not swap
+ * them (the timer would re-send the copy the postmortem drops, and nothing
+ * but the QP's own timer would re-send it again). */
 typedef struct {
   uint32_t conn, msg, pkt;
   uint32_t ahead_psns;
@@ -148,6 +158,7 @@ typedef struct {
   uint64_t nak_to_resend_ns; /* the requester's: from the NAK to its go-back (0: at once) */
   uint64_t timer_ns;      /* from the timer's start (or restart) to the go-back */
   uint64_t timer_lead_ns; /* how long before the message's first send the timer started */
+  uint64_t idle_ns;       /* a timer go-back's: its flow heard nothing for this long before it */
   bool recovers_loss;     /* faulted repetitions only */
   bool cts;               /* of the clear-to-sends: the ends swap roles */
 } jct_uroce_go_back_t;
@@ -158,10 +169,17 @@ typedef struct {
  * the first time, it sends no request packet for stall_ns (of the clock
  * it is given: emulated time, so dilation changes nothing), then goes on.
  * The host's, not the faults': every repetition holds it, baseline and
- * faulted alike, once. Its timers keep running, as rxe's did while its VM
- * held the packets (a retransmit timer that runs out meanwhile goes back);
- * ACK/NAKs it owes still go out. conn: the schedule's connection (the
- * ranks give each QP its own). */
+ * faulted alike, once. The QP's own retransmit timer does not run during
+ * it: it resumes with the time it had left when the stall began, and one
+ * (re)started during it starts at its end. A stall is a gap in which the
+ * capture's timer did not go back (the rule excludes gaps with a go-back
+ * in them, infer.h), so a replay timer that ran out there would re-send
+ * what the capture never re-sent: the shipped capture's 91.6 ms stall,
+ * with 2 PSNs outstanding, ran uroce's 67.1 ms timer out in every
+ * repetition (a go-back and a timeout the capture has not). A captured
+ * timer go-back (jct_uroce_go_back_t) keeps its times: they were measured
+ * across the capture's stalls. ACK/NAKs it owes still go out. conn: the
+ * schedule's connection (the ranks give each QP its own). */
 typedef struct {
   uint32_t conn, msg, pkt;
   uint64_t stall_ns;

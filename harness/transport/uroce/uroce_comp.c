@@ -68,6 +68,11 @@
  *   re-sent as many PSNs as the capture's go-back did (or all it had sent):
  *   rxe's requester task re-sends its burst before the duplicates' ACKs
  *   reach the completer, where a prompt ACK would cut uroce's short.
+ *   Capture order: one that runs out while a NAK's captured go-back that
+ *   the capture showed before it still waits (go_back_ahead) waits too,
+ *   and goes back its idle_ns after that go-back (uroce.h).
+ * - A captured transmit stall (uroce_req.c) stops the QP's own retransmit
+ *   timer: restarted during one, it starts at its end (uroce_loc.h).
  * - RNR NAKs and the other NAK codes are dropped as malformed: this
  *   responder never sends them.
  * - The retransmit timer (local ACK timeout, 4.096 us * 2^timeout; timeout
@@ -100,7 +105,7 @@ static void set_next_psn(jct_uroce_qp_t *qp, uint32_t psn) {
 /* Restart the timer while PSNs are outstanding, stop it when none are. */
 static void restart_timer(jct_uroce_qp_t *qp, uint64_t now_ns) {
   qp->retrans_deadline_ns = qp->ack_timeout_ns && qp->comp.una_psn != qp->req.max_psn
-                                ? now_ns + qp->ack_timeout_ns
+                                ? jct__uroce_timer_start_ns(qp, now_ns) + qp->ack_timeout_ns
                                 : UINT64_MAX;
 }
 
@@ -146,7 +151,8 @@ static void go_back_n(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   set_next_psn(qp, psn);
   qp->stats.go_back_n++;
   qp->comp.started_retry = true;
-  if (qp->ack_timeout_ns) qp->retrans_deadline_ns = now_ns + qp->ack_timeout_ns;
+  if (qp->ack_timeout_ns)
+    qp->retrans_deadline_ns = jct__uroce_timer_start_ns(qp, now_ns) + qp->ack_timeout_ns;
 }
 
 /* The first captured go-back (cfg.go_backs) this repetition has not used
@@ -222,6 +228,7 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
     long g = captured_go_back(qp, psn);
     if (g >= 0) { /* as far as the captured requester got: the QP file starts it */
       qp->captured.used[g] = true;
+      qp->captured.go_back_idx = (uint32_t)g;
       qp->stats.go_back_captured++;
       qp->comp.started_retry = true;
       qp->comp.go_back_psn = psn;
@@ -241,8 +248,25 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
   return JCT_UROCE_RX_IGNORED;
 }
 
+/* How long after the NAK's captured go-back a timer go-back that ran out
+ * before it goes back (uroce.h: capture order). */
+static uint64_t timer_gap_ns(const jct_uroce_qp_t *qp) {
+  return qp->captured.timer_idle_ns > 1000 ? qp->captured.timer_idle_ns : 1000;
+}
+
+/* Whether the pending NAK's captured go-back came before the armed timer
+ * go-back in the capture. */
+static bool timer_waits(const jct_uroce_qp_t *qp) {
+  return qp->captured.go_back_ahead && qp->captured.go_back_idx < qp->captured.timer_idx;
+}
+
 void jct__uroce_comp_timer_go_back(jct_uroce_qp_t *qp, uint64_t now_ns) {
   if (now_ns < qp->captured.timer_due_ns) return;
+  if (timer_waits(qp)) { /* the capture's went back after that NAK's: so does this */
+    uint64_t from = qp->captured.go_back_hold_ns > now_ns ? qp->captured.go_back_hold_ns : now_ns;
+    qp->captured.timer_due_ns = from + timer_gap_ns(qp);
+    return;
+  }
   qp->captured.timer_due_ns = UINT64_MAX;
   if (qp->comp.una_psn == qp->req.max_psn) return; /* nothing outstanding: a NAK went first */
   qp->stats.timeouts++;
@@ -273,7 +297,10 @@ void jct__uroce_comp_go_back_deep(jct_uroce_qp_t *qp, bool ready, uint64_t now_n
   if (ready && jct_psn_diff(qp->req.next_psn, psn) < (int32_t)qp->captured.go_back_ahead) return;
   if (now_ns < qp->captured.go_back_hold_ns) return; /* the capture's reaction, nothing sent */
   if (jct_psn_diff(psn, qp->comp.una_psn) < 0) psn = qp->comp.una_psn;
+  bool waited = qp->captured.timer_due_ns != UINT64_MAX && timer_waits(qp);
   go_back_n(qp, psn, now_ns);
+  if (waited && qp->captured.timer_due_ns < now_ns + timer_gap_ns(qp))
+    qp->captured.timer_due_ns = now_ns + timer_gap_ns(qp); /* the timer's goes back after it */
 }
 
 bool jct__uroce_comp_timeout(jct_uroce_qp_t *qp, uint64_t now_ns) {

@@ -111,6 +111,12 @@ struct jct__uroce_captured {
                            this many PSNs (timer_hold, up to timer_end) */
   bool timer_hold;
   uint32_t timer_end;
+  /* Capture order (uroce.h): the cfg.go_backs index of the pending NAK's
+   * captured go-back (go_back_ahead) and of the armed timer go-back, and the
+   * latter's idle_ns, how long after the former it goes back when it ran
+   * out first. */
+  uint32_t go_back_idx, timer_idx;
+  uint64_t timer_idle_ns;
 };
 
 /* Responder (rxe's qp->resp). */
@@ -147,7 +153,7 @@ struct jct_uroce_qp {
   struct jct__uroce_resp resp;
   jct_uroce_stats_t stats;
   struct jct__uroce_captured captured; /* cfg.go_backs, replayed (uroce_captured.c) */
-  jct_uroce_stall_t *stalls; /* cfg.stalls, copied, and which this repetition held */
+  jct_uroce_stall_t *stalls;           /* cfg.stalls, copied, and which this repetition held */
   bool *stall_used;
   uint32_t rep_seq;       /* requester: the repetition's first message */
   bool rep_faulted;       /* the repetition has the faults (jct_uroce_rep_start) */
@@ -192,6 +198,12 @@ uint64_t jct__uroce_req_slot_ns(const jct_uroce_qp_t *qp);
 /* When a captured transmit stall that holds the requester now ends
  * (UINT64_MAX: none holds it). */
 uint64_t jct__uroce_req_stall_end_ns(const jct_uroce_qp_t *qp, uint64_t now_ns);
+/* Where the QP's own retransmit timer, (re)started at now_ns, starts: the
+ * end of a captured stall under way (it does not run during one, uroce.h),
+ * else now_ns. */
+static inline uint64_t jct__uroce_timer_start_ns(const jct_uroce_qp_t *qp, uint64_t now_ns) {
+  return now_ns < qp->req.stall_until_ns ? qp->req.stall_until_ns : now_ns;
+}
 /* Write the request packet at the next PSN (its ICRC room left unset) into
  * buf and return its length with the ICRC; 0 when none may go. */
 size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, size_t cap);

@@ -35,8 +35,9 @@
  *   loss is armed in faulted repetitions only.
  * - A captured transmit stall (cfg.stalls, a postmortem's) holds the
  *   request packets when its packet is about to go for the first time:
- *   none is made for its stall_ns, timers running (the capture's VM held
- *   its packets while rxe's timer ran).
+ *   none is made for its stall_ns, and the QP's own retransmit timer stops
+ *   meanwhile (the capture's did not go back in the gap; uroce.h), its
+ *   captured timer go-backs running (measured across the stalls).
  * - The QP file does not call here while the rank is paused (PFC). Timers
  *   keep running: a pause longer than the retransmit timeout costs
  *   retries, as it does on a NIC (rxe itself never sees PFC: its packets
@@ -78,6 +79,8 @@ static void arm_timer_go_back(jct_uroce_qp_t *qp, uint32_t seq, uint64_t now_ns)
         now_ns + (g->timer_lead_ns < g->timer_ns ? g->timer_ns - g->timer_lead_ns : 0);
     qp->captured.timer_psn = jct_psn_add(w->first_psn, g->pkt);
     qp->captured.timer_ahead = g->ahead_psns;
+    qp->captured.timer_idx = i;
+    qp->captured.timer_idle_ns = g->idle_ns;
     return;
   }
 }
@@ -96,6 +99,8 @@ static bool stalled(jct_uroce_qp_t *qp, uint32_t seq, uint32_t k, uint64_t now_n
     qp->stall_used[i] = true;
     qp->stats.stalls++;
     r->stall_until_ns = now_ns + x->stall_ns;
+    if (qp->retrans_deadline_ns != UINT64_MAX) /* its own timer stops: the time left resumes */
+      qp->retrans_deadline_ns += x->stall_ns;
     return true;
   }
   return false;
