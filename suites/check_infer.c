@@ -306,19 +306,27 @@ END_TEST
  * 8-34 ms with nothing on the wire to explain them (frames 49-50: 12.8 ms).
  * Each stall's gap is over 20 spacings and 5 ms, and the profile's link
  * carries their sum. */
-static void assert_stalls(const char *trace, uint32_t want, uint64_t want_total_ms) {
+static void assert_stalls(const char *trace, uint32_t want, uint64_t want_total_ms,
+                          uint32_t want_unacked_total) {
+  /* The floor: 1/16 of the capture's timer (2^14 in every rxe capture),
+   * 5 ms where its timer went back nowhere. */
   jct_schedule_t *s;
   jct_infer_report_t rep;
   char err[256];
   ck_assert_msg(jct_infer(trace, NULL, &s, &rep, err, sizeof err) == 0, "%s", err);
   ck_assert_msg(rep.nstalls == want, "%s: %u stalls", trace, rep.nstalls);
+  ck_assert_uint_eq(rep.stall_min_ns, rep.timer_est_ns ? rep.timer_est_ns / 16 : 5000000);
+  if (rep.timer_est_ns) ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
   uint64_t total = 0, on_links = 0;
+  uint32_t unacked = 0;
   for (uint32_t i = 0; i < rep.nstalls; i++) {
     const jct_infer_stall_t *x = &rep.stalls[i];
+    ck_assert_uint_lt(x->unacked_psns, JCT_INFER_STALL_WINDOW_PSNS + 1);
+    unacked += x->unacked_psns;
     ck_assert_uint_lt(x->op, s->nops);
     ck_assert_uint_gt(x->offset_bytes, 0); /* never before a message's first packet */
     ck_assert_uint_lt(x->offset_bytes, s->ops[x->op].bytes);
-    ck_assert_uint_gt(x->gap_ns, JCT_INFER_STALL_MIN_NS);
+    ck_assert_uint_gt(x->gap_ns, rep.stall_min_ns);
     ck_assert_uint_gt(x->gap_ns, JCT_INFER_STALL_SPACINGS * x->spacing_ns);
     ck_assert_uint_eq(x->stall_ns, x->gap_ns - x->spacing_ns);
     total += x->stall_ns;
@@ -328,6 +336,8 @@ static void assert_stalls(const char *trace, uint32_t want, uint64_t want_total_
   ck_assert_uint_eq(on_links, total);
   ck_assert_msg(total / 1000000 == want_total_ms, "%s: %llu ms of stalls", trace,
                 (unsigned long long)(total / 1000000));
+  ck_assert_msg(unacked == want_unacked_total, "%s: %u PSNs unacknowledged through its stalls",
+                trace, unacked);
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
 }
@@ -350,14 +360,29 @@ START_TEST(lab_transmit_stalls) {
     ck_assert(i == 0 || rep.stalls[i].stall_ns * 3 < x->stall_ns * 2);
   jct_infer_report_free(&rep);
   jct_schedule_free(s);
-  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", 9, 184);
-  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-p2p-delay-drop.pcap", 0, 0);
-  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", 5, 62);
-  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", 27, 387);
+  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", 9, 184, 108);
+  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-p2p-delay-drop.pcap", 0, 0, 0);
+  /* ring2-drop1pct: the VMs taking turns, two of them between its first
+   * loss (PSN 7918736, frame 23) and its go-back (frame 145), 51 and 46
+   * PSNs unacknowledged (traces/README.md). */
+  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", 5, 62, 133);
+  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", 27, 387, 387);
   /* The shipped capture: its sender held the WRITE test's 3rd packet of
-   * op 41 91.6 ms (frames 1954-1956), an ACK in between, nothing lost. */
-  assert_stalls(RXE_TRACE, 3, 108);
-  assert_stalls(RING_TRACE, 0, 0);
+   * op 41 91.6 ms (frames 1954-1956), an ACK in between, nothing lost;
+   * op 0's 2nd 4.8 ms, over its floor (4.19 ms: 1/16 of its 67.1 ms timer). */
+  assert_stalls(RXE_TRACE, 4, 113, 7);
+  assert_stalls(RING_TRACE, 0, 0, 0);
+  /* ... its first two packets unacknowledged all along, 88.2 ms after the
+   * ACK in it (frame 1955) restarted rxe's 67.1 ms timer (2^14), and no
+   * go-back: the host's timer stopped with it, as a replay's does. */
+  ck_assert_int_eq(jct_infer(RXE_TRACE, NULL, &s, &rep, err, sizeof err), 0);
+  ck_assert_uint_eq(rep.nstalls, 4);
+  ck_assert_uint_eq(rep.stalls[2].psn, 9769981);
+  ck_assert_uint_eq(rep.stalls[2].unacked_psns, 2);
+  ck_assert_uint_gt(rep.stalls[2].stall_ns, 4096ull << 14);
+  ck_assert_uint_eq(rep.stalls[2].stall_ns / 100000, 916);
+  jct_infer_report_free(&rep);
+  jct_schedule_free(s);
 }
 END_TEST
 

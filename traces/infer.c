@@ -151,7 +151,8 @@ static int stalls(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op
                             .offset_bytes = (x->u - m->first_u) * m->first_payload,
                             .stall_ns = x->stall_ns,
                             .gap_ns = x->gap_ns,
-                            .spacing_ns = x->spacing_ns};
+                            .spacing_ns = x->spacing_ns,
+                            .unacked_psns = x->unacked};
   }
   return 0;
 }
@@ -349,6 +350,7 @@ static void fill_counts(const jct__iscan_t *sc, jct_infer_report_t *rep) {
   rep->messages_completed = sc->messages_completed;
   rep->retransmitted_packets = sc->retransmitted_packets;
   rep->timer_est_ns = sc->timer_est_ns;
+  rep->stall_min_ns = sc->stall_min_ns;
   rep->frames_backwards = sc->frames_backwards;
 }
 

@@ -107,6 +107,7 @@ struct jct__isend {
 typedef struct {
   uint32_t flow, msg;
   uint64_t u, gap_ns, stall_ns, spacing_ns;
+  uint32_t unacked; /* PSNs sent before it, unacknowledged when it ended */
 } jct__istall_t;
 
 struct jct__itmr_ev {
@@ -128,6 +129,7 @@ typedef struct {
   uint64_t timer_est_ns; /* the retransmit timer the go-backs show (infer_timer.c); 0: none */
   jct__istall_t *stalls; /* transmit stalls (infer_stall.c), by flow and PSN */
   size_t nstalls, capstalls;
+  uint64_t stall_min_ns; /* their floor (infer.h) */
   /* counts for the report */
   uint64_t frames, roce_packets, pfc_frames, malformed_frames;
   uint64_t control_tcp, control_cm, control_other;

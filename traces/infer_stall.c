@@ -64,13 +64,16 @@ static bool go_back_between(const jct__iscan_t *sc, uint32_t fi, uint64_t from_n
 }
 
 int jct__istall_find(jct__iscan_t *sc) {
+  /* The floor in the capture's own time (infer.h): a part of its timer. */
+  sc->stall_min_ns =
+      sc->timer_est_ns ? sc->timer_est_ns / JCT_INFER_STALL_TIMER_DIV : JCT_INFER_STALL_MIN_NS;
   for (size_t fi = 0; fi < sc->nflows; fi++) {
     const jct__iflow_t *f = &sc->flows[fi];
     uint64_t spacing;
     if (median_spacing(sc, f, &spacing)) return JCT_ENOMEM;
     if (!spacing) continue;
     uint64_t floor = spacing * JCT_INFER_STALL_SPACINGS;
-    if (floor < JCT_INFER_STALL_MIN_NS) floor = JCT_INFER_STALL_MIN_NS;
+    if (floor < sc->stall_min_ns) floor = sc->stall_min_ns;
     for (size_t k = 1; k < f->nfresh; k++) {
       const struct jct__isend *a = &f->fresh[k - 1], *b = &f->fresh[k];
       uint64_t gap = b->ts_ns - a->ts_ns;
@@ -79,12 +82,14 @@ int jct__istall_find(jct__iscan_t *sc) {
       if (go_back_between(sc, (uint32_t)fi, a->ts_ns, b->ts_ns)) continue;
       if (jct__grow((void **)&sc->stalls, &sc->capstalls, sc->nstalls, sizeof *sc->stalls))
         return JCT_ENOMEM;
-      sc->stalls[sc->nstalls++] = (jct__istall_t){.flow = (uint32_t)fi,
-                                                  .msg = (uint32_t)jct__iscan_msg_at(sc, f, b->u),
-                                                  .u = b->u,
-                                                  .gap_ns = gap,
-                                                  .stall_ns = gap - spacing,
-                                                  .spacing_ns = spacing};
+      sc->stalls[sc->nstalls++] =
+          (jct__istall_t){.flow = (uint32_t)fi,
+                          .msg = (uint32_t)jct__iscan_msg_at(sc, f, b->u),
+                          .u = b->u,
+                          .gap_ns = gap,
+                          .stall_ns = gap - spacing,
+                          .spacing_ns = spacing,
+                          .unacked = b->una_u <= a->u + 1 ? (uint32_t)(a->u + 1 - b->una_u) : 0};
     }
   }
   return 0;

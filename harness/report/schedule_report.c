@@ -133,17 +133,19 @@ static void text_faults(FILE *o, const jct_schedule_t *s, const jct_infer_report
             g->recovers_loss ? ", recovering a loss" : ", nothing lost (the hosts')");
     shown++;
   }
+  char floor_s[24];
+  jct__fmt_ns(r->stall_min_ns, floor_s, sizeof floor_s);
   fprintf(o,
           "Stalls     %u transmit stall%s of a sender (a gap in a message over %ux its flow's "
-          "spacing and %llu ms, no go-back, window not full)\n",
-          r->nstalls, r->nstalls == 1 ? "" : "s", JCT_INFER_STALL_SPACINGS,
-          (unsigned long long)(JCT_INFER_STALL_MIN_NS / 1000000));
+          "spacing and %s, no go-back, window not full)\n",
+          r->nstalls, r->nstalls == 1 ? "" : "s", JCT_INFER_STALL_SPACINGS, floor_s);
   for (uint32_t i = 0; i < r->nstalls && i < max_faults; i++) {
     const jct_infer_stall_t *x = &r->stalls[i];
     char t[24], g[24], sp[24];
-    fprintf(o, "           op %u: offset %llu, psn %u: held %s (gap %s, spacing %s)\n", x->op,
-            (unsigned long long)x->offset_bytes, x->psn, jct__fmt_ns(x->stall_ns, t, sizeof t),
-            jct__fmt_ns(x->gap_ns, g, sizeof g), jct__fmt_ns(x->spacing_ns, sp, sizeof sp));
+    fprintf(o, "           op %u: offset %llu, psn %u: held %s (gap %s, spacing %s), %u unacked\n",
+            x->op, (unsigned long long)x->offset_bytes, x->psn,
+            jct__fmt_ns(x->stall_ns, t, sizeof t), jct__fmt_ns(x->gap_ns, g, sizeof g),
+            jct__fmt_ns(x->spacing_ns, sp, sizeof sp), x->unacked_psns);
   }
 }
 
@@ -199,11 +201,12 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
   }
   for (uint32_t i = 0; stalls && i < r->nstalls; i++) {
     const jct_infer_stall_t *x = &r->stalls[i];
-    json_array_append_new(
-        stalls,
-        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "op", (json_int_t)x->op, "psn", (json_int_t)x->psn,
-                  "offset_bytes", (json_int_t)x->offset_bytes, "stall_ns", (json_int_t)x->stall_ns,
-                  "gap_ns", (json_int_t)x->gap_ns, "spacing_ns", (json_int_t)x->spacing_ns));
+    json_array_append_new(stalls,
+                          json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "op", (json_int_t)x->op, "psn",
+                                    (json_int_t)x->psn, "offset_bytes", (json_int_t)x->offset_bytes,
+                                    "stall_ns", (json_int_t)x->stall_ns, "gap_ns",
+                                    (json_int_t)x->gap_ns, "spacing_ns", (json_int_t)x->spacing_ns,
+                                    "unacked_psns", (json_int_t)x->unacked_psns));
   }
 #define I(x) ((json_int_t)(x))
   json_t *capture =
@@ -222,13 +225,14 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
       I(r->frames_backwards), "skewed_messages", I(r->skewed_messages), "turnaround_ns",
       I(r->turnaround_ns), "gap_median_ns", I(r->gap_median_ns), "gap_max_ns", I(r->gap_max_ns));
   return json_pack("{s:i,s:s,s:o*,s:{s:I,s:I,s:I,s:I,s:o*},s:{s:s,s:s,s:I,s:I},s:o*,s:o*,s:I,s:o*,"
-                   "s:I,s:o*}",
+                   "s:I,s:o*,s:I}",
                    "jctlab_infer", 1, "trace", trace, "capture", capture, "schedule", "ranks",
                    I(r->ranks), "connections", I(r->connections), "ops", I(r->ops), "total_bytes",
                    I(r->total_bytes), "rank_addresses", addrs, "pattern", "name", r->pattern,
                    "evidence", r->evidence, "bytes_estimate", I(r->bytes_estimate), "repetitions",
                    I(r->repetitions), "confidence", conf, "faults", faults,
                    "faults_on_flow_control", I(r->faults_on_flow_control), "go_backs", gbs,
-                   "timer_estimate_ns", I(r->timer_est_ns), "stalls", stalls);
+                   "timer_estimate_ns", I(r->timer_est_ns), "stalls", stalls, "stall_min_ns",
+                   I(r->stall_min_ns));
 #undef I
 }

@@ -70,7 +70,10 @@
  * consecutive PSNs of one message (the later not a FIRST) further apart
  * than JCT_INFER_STALL_SPACINGS times the flow's median spacing of such
  * pairs (JCT_INFER_STALL_MIN_SAMPLES of them at least, else the flow is
- * not judged) and than JCT_INFER_STALL_MIN_NS, unless a go-back of the
+ * not judged) and than a floor, stall_min_ns: 1/JCT_INFER_STALL_TIMER_DIV
+ * of the retransmit timer the capture's timer go-backs show (timer_est_ns:
+ * 4.19 ms at rxe's 2^14), JCT_INFER_STALL_MIN_NS (5 ms) in a capture with
+ * none; unless a go-back of the
  * flow (after a NAK, or its timer) showed between them, or the window was
  * full when the earlier went: JCT_INFER_STALL_WINDOW_PSNS or more PSNs
  * unacknowledged by the ACKs and NAKs seen (Linux rxe sends nothing new
@@ -80,9 +83,20 @@
  * judges. The stall is the gap less the median spacing (the packet's own
  * time). A median over the flow keeps a slow link from counting (every
  * spacing is long then) and one late packet among thousands from moving
- * the figure; the 5 ms floor keeps a VM's scheduling jitter (a few
- * hundred microseconds under TCG) out. In traces/rxe-lab-ring2-nodrop.pcap,
+ * the figure; the floor keeps a VM's scheduling jitter (a few hundred
+ * microseconds under TCG) out, in the capture's own time: the same
+ * capture with every timestamp compressed 1000x (a system 1000x faster,
+ * its timer 2^4 for 2^14) finds the same stalls, each 1000x shorter
+ * (DESIGN.md, decision 8: time constants scale together). In traces/rxe-lab-ring2-nodrop.pcap,
  * rank 1's VM sent the first of its 64 packets and then nothing for 62 ms.
+ * By the rule no stall has a go-back in it: the captured host's timer did
+ * not go back there, though in the shipped capture a 91.6 ms stall left 2
+ * PSNs unacknowledged (unacked_psns) against its 67.1 ms timer. The lab's
+ * stalls are its TCG VMs taking turns: in rxe-lab-ring2-drop1pct.pcap one
+ * rank sends nothing while the other's 64-packet message goes out at line
+ * rate (22 ms, frames 208-272), also between a loss and its go-back
+ * (frames 65-91, 97-134: the second ends 1 ms after the NAK, with new
+ * PSNs, the go-back 17.8 ms later), which a replay holds as captured.
  */
 #ifndef JCTLAB_INFER_H
 #define JCTLAB_INFER_H
@@ -103,7 +117,9 @@
 #define JCT_INFER_MAX_COPIES 8     /* lost transmissions of a packet whose copy is kept */
 /* Transmit stalls (above): a gap over this many median spacings, */
 #define JCT_INFER_STALL_SPACINGS 20u
-/* ... and over this, in ns, */
+/* ... and over this part of the capture's retransmit timer, */
+#define JCT_INFER_STALL_TIMER_DIV 16u
+/* ... or this, in ns, where the capture shows no timer, */
 #define JCT_INFER_STALL_MIN_NS 5000000ull
 /* ... judged on a flow with this many spacings at least, */
 #define JCT_INFER_STALL_MIN_SAMPLES 8u
@@ -195,6 +211,11 @@ typedef struct {
   uint64_t stall_ns;     /* gap_ns less spacing_ns */
   uint64_t gap_ns;       /* from the packet before it (PSN - 1) to it */
   uint64_t spacing_ns;   /* the flow's median spacing (the rule's reference) */
+  uint32_t unacked_psns; /* the flow's PSNs sent before it and still not acknowledged when it
+                            ended (by the ACKs and NAKs seen, during it too): with some, a
+                            stall longer than the QP's retransmit timer and no go-back in it
+                            shows that the host's timer stopped with it (a replay's stops
+                            too: uroce.h) */
 } jct_infer_stall_t;
 
 typedef struct {
@@ -245,6 +266,7 @@ typedef struct {
   jct_infer_stall_t *stalls; /* the senders' transmit stalls, in ops' messages, capture order by
                                 flow */
   uint32_t nstalls;
+  uint64_t stall_min_ns; /* the rule's floor for them (above) */
 } jct_infer_report_t;
 
 /* Infer the schedule recorded in the capture at trace_path ("-": standard
