@@ -5,7 +5,11 @@
  *     68.6 Gbit/s capture of the same job: its replay runs dilated x1024
  *     (the smallest power of two that brings it under the ceiling, here
  *     set just above the original's rate so that the original runs
- *     undilated), and the replay profile says F came from the capture;
+ *     undilated: 107.3 Mbit/s, its link's sustained rate without its
+ *     sender's transmit stalls, which the replay holds), and the replay
+ *     profile says F came from the capture; its stalls are the original's,
+ *     each 1000x shorter (infer.h: the rule's floor is a part of the
+ *     capture's own timer);
  *   - the two replays (the capture's own losses, as the postmortem) give
  *     the same degradation, and the compressed one's JCTs are the
  *     original's / 1000 (on links without distance: below);
@@ -68,8 +72,8 @@ static void compress_capture(const char *in, const char *out, uint64_t k) {
 /* The replay's JSON; an invalid one (loop-bound on a busy machine, exit 3)
  * only when valid is false. */
 static json_t *replay(const char *trace, const char *extra, const char *value, bool valid) {
-  const char *args[] = {"replay", trace,     "--reps", "1",   "--rate-ceiling", "70mbit",
-                        "--delay", "0", extra,    value, NULL};
+  const char *args[] = {"replay", trace, "--reps", "1", "--rate-ceiling", "120mbit", "--delay",
+                        "0",      extra, value,    NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
@@ -95,6 +99,9 @@ START_TEST(compressed_capture_replays_dilated) {
   ck_assert_double_eq_tol(jnum(comp, "replay_profile.tdf.value"), 1024, 1e-12);
   ck_assert_str_eq(json_string_value(jget(comp, "replay_profile.tdf.source")), "capture");
   ck_assert_str_eq(json_string_value(jget(comp, "replay_profile.rate_bps.source")), "capture");
+  ck_assert_int_gt(jint(orig, "replay_profile.stalls.value"), 0);
+  ck_assert_int_eq(jint(comp, "replay_profile.stalls.value"),
+                   jint(orig, "replay_profile.stalls.value"));
   /* Every time constant of the profile is the original's / 1000. */
   double nak = ratio(orig, comp, "fabric.nak_delay_ns");
   ck_assert_msg(fabs(nak - COMPRESSION) < 0.01 * COMPRESSION, "NAK delay ratio %.1f", nak);
@@ -122,7 +129,7 @@ START_TEST(captured_rate_sets_the_dilation) {
   json_t *doc = replay(SHIPPED, "--captured-rate", "10gbit", false); /* the fabric is enough */
   ck_assert_int_eq(jint(doc, "fabric.rate_bps"), 10000000000);
   ck_assert_str_eq(json_string_value(jget(doc, "replay_profile.rate_bps.from")), "--captured-rate");
-  ck_assert_double_eq_tol(jnum(doc, "replay_profile.tdf.value"), 256, 1e-12); /* 10G/70M: 143 */
+  ck_assert_double_eq_tol(jnum(doc, "replay_profile.tdf.value"), 128, 1e-12); /* 10G/120M: 83 */
   json_decref(doc);
 }
 END_TEST

@@ -106,12 +106,12 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
   bool timer_loss = false; /* a captured timer go-back re-sent a lost packet */
   for (uint32_t i = 0; i < in->ngo_backs; i++)
     timer_loss |= in->go_backs[i].timer_ns > 0 && in->go_backs[i].recovers_loss;
-  /* The capture's transmit stalls: its hosts', on uroce (rxe in the lab has its own); the
-   * rate then leaves them out (replay_profile.h). Only in a lossless capture's replay: where
-   * the capture lost packets, holding them too cost the lab's ring2-drop1pct an extra timeout
-   * (job 1.62 of the capture's) and the shipped capture one (2 against 1), its captured
-   * go-backs already timing the requester there. */
-  bool stalls = in->nstalls && !in->nfaults && o->transport == JCT_TRANSPORT_UROCE;
+  /* The capture's transmit stalls: its hosts', on uroce (rxe in the lab has its own), lossless
+   * capture or not; the rate then leaves them out (replay_profile.h). uroce keeps its own
+   * retransmit timer still during each and the captured go-backs in the capture's order
+   * (uroce.h), without which holding them cost the shipped capture a timeout and the lab's
+   * ring2-drop1pct one (job 1.62 of the capture's). */
+  bool stalls = in->nstalls && o->transport == JCT_TRANSPORT_UROCE;
   o->stalls = stalls ? in->stalls : NULL;
   o->nstalls = stalls ? in->nstalls : 0;
   int rc = jct__replay_profile_apply(in->schedule, user_set, in->captured_rate_bps, in->ngo_backs,
