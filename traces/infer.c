@@ -364,6 +364,8 @@ static int infer(jct_trace_t *t, const char *trace_path, const jct_infer_opts_t 
   jct__iscan_t sc;
   memset(&sc, 0, sizeof sc);
   int rc = jct__infer_scan(t, trace_path, &sc, err, errlen);
+  if (!rc && (rc = jct__istall_find(&sc)) < 0)
+    jct__errf(err, errlen, rc, "%s: out of memory", trace_path);
   if (!rc) {
     fill_counts(&sc, rep);
     rc = build(&sc, opts, out, rep);

@@ -223,12 +223,9 @@ int jct__itimer_ack(jct__iscan_t *sc, uint32_t fi, uint32_t psn, bool nak, uint6
 int jct__itimer_go_back(jct__iscan_t *sc, uint32_t fi);
 int jct__itimer_resolve(jct__iscan_t *sc);
 
-/* Transmit stalls (infer_stall.c): a first transmission of flow fi (u
- * unwrapped) at ts_ns; an ACK (una_u: the oldest PSN it leaves
- * unacknowledged, unwrapped) of flow fi. After the scan, jct__istall_find()
- * fills sc->stalls by the rule of infer.h. Errors: JCT_ENOMEM. */
-int jct__istall_send(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ts_ns);
-void jct__istall_ack(jct__iscan_t *sc, uint32_t fi, uint64_t una_u);
+/* Transmit stalls (infer_stall.c): after the scan, which kept each flow's
+ * first transmissions (jct__iflow_t fresh), fill sc->stalls by the rule of
+ * infer.h. Errors: JCT_ENOMEM. */
 int jct__istall_find(jct__iscan_t *sc);
 
 #endif

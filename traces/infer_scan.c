@@ -65,6 +65,22 @@ static long msg_pos(const jct__iscan_t *sc, const jct__iflow_t *f, uint64_t u) {
   return (long)lo - 1;
 }
 
+/* For the transmit stalls (infer_stall.c): a first transmission of flow fi
+ * (u unwrapped) at ts_ns, with the oldest PSN then unacknowledged; an ACK
+ * or NAK of flow fi leaving una_u the oldest unacknowledged. */
+static int stall_send(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ts_ns) {
+  jct__iflow_t *f = &sc->flows[fi];
+  if (jct__grow((void **)&f->fresh, &f->capfresh, f->nfresh, sizeof *f->fresh)) return JCT_ENOMEM;
+  f->fresh[f->nfresh++] =
+      (struct jct__isend){.u = u, .ts_ns = ts_ns, .una_u = f->una_u ? f->una_u : JCT__U_BASE};
+  return 0;
+}
+
+static void stall_ack(jct__iscan_t *sc, uint32_t fi, uint64_t una_u) {
+  jct__iflow_t *f = &sc->flows[fi];
+  if (una_u > f->una_u) f->una_u = una_u;
+}
+
 long jct__iscan_msg_at(const jct__iscan_t *sc, const jct__iflow_t *f, uint64_t u) {
   long p = msg_pos(sc, f, u);
   return p < 0 ? -1 : (long)f->msgs[p];
@@ -122,7 +138,7 @@ static int on_packet(jct__iscan_t *sc, uint32_t fi, const jct_packet_t *pkt, uin
   }
   if (count_send(f, u)) return JCT_ENOMEM;
   if (fresh) f->hi = psn, f->hi_u = u;
-  if (fresh && jct__istall_send(sc, fi, u, ts_ns)) return JCT_ENOMEM;
+  if (fresh && stall_send(sc, fi, u, ts_ns)) return JCT_ENOMEM;
   if (!fresh && f->last_retx &&
       u > f->last_u + 1) { /* re-sent PSNs lost before the capture point */
     if (jct__iloss_retx_skip(sc, fi, f->last_u + 1, u, ts_ns)) return JCT_ENOMEM;
@@ -231,7 +247,7 @@ static int timer_packet(jct__iscan_t *sc, jct_inspect_t *ins, uint32_t fi, const
     if (sc->flows[peer]
             .seen) { /* an ACK leaves its PSN's successor unacknowledged, a NAK its own */
       uint64_t u = unwrap(&sc->flows[peer], pkt->roce.bth.psn & JCT_PSN_MASK);
-      jct__istall_ack(sc, (uint32_t)peer, t == JCT_AETH_ACK ? u + 1 : u);
+      stall_ack(sc, (uint32_t)peer, t == JCT_AETH_ACK ? u + 1 : u);
     }
     return jct__itimer_ack(sc, (uint32_t)peer, pkt->roce.bth.psn, t == JCT_AETH_NAK, ts_ns);
   }
@@ -310,7 +326,7 @@ int jct__infer_scan(jct_trace_t *t, const char *path, jct__iscan_t *sc, char *er
       break;
     }
   }
-  if (rc >= 0 && ((rc = jct__itimer_resolve(sc)) < 0 || (rc = jct__istall_find(sc)) < 0))
+  if (rc >= 0 && (rc = jct__itimer_resolve(sc)) < 0)
     jct__errf(err, errlen, rc, "%s: out of memory", path);
   if (rc >= 0) {
     send_order(sc);

@@ -1,6 +1,6 @@
 /* Schedule inference: a sender's transmit stalls (infer.h, the rule and
- * its sources). Each flow's first transmissions are kept with the oldest
- * PSN unacknowledged when each went; after the scan, a gap between two
+ * its sources). The scan keeps each flow's first transmissions with the
+ * oldest PSN unacknowledged when each went (infer_scan.c); after it, a gap between two
  * consecutive PSNs of one message that is far longer than the flow's
  * packet spacing and that nothing on the wire explains (a go-back between
  * them, or a full window) is a stall of the sending host. */
@@ -10,19 +10,6 @@
 #include "common/grow.h"
 #include "infer_int.h"
 #include "jctlab/error.h"
-
-int jct__istall_send(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ts_ns) {
-  jct__iflow_t *f = &sc->flows[fi];
-  if (jct__grow((void **)&f->fresh, &f->capfresh, f->nfresh, sizeof *f->fresh)) return JCT_ENOMEM;
-  f->fresh[f->nfresh++] =
-      (struct jct__isend){.u = u, .ts_ns = ts_ns, .una_u = f->una_u ? f->una_u : JCT__U_BASE};
-  return 0;
-}
-
-void jct__istall_ack(jct__iscan_t *sc, uint32_t fi, uint64_t una_u) {
-  jct__iflow_t *f = &sc->flows[fi];
-  if (una_u > f->una_u) f->una_u = una_u;
-}
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
