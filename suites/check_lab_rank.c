@@ -144,12 +144,32 @@ void lab_rank_expect(const char *out, const char *name, int status, char *err, s
   ck_assert_msg(got == status, "%s: exit %d, not %d\n%s", name, got, status, err);
 }
 
+/* VM 0's document NAME: the lines between its "== json NAME" and "== end",
+ * less VM 1's ("vm1: ..."), which the relay interleaves with VM 0's a line
+ * at a time whenever both VMs print. */
 json_t *lab_rank_doc(const char *out, const char *name) {
   char key[64];
   snprintf(key, sizeof key, "== json %s\n", name);
-  const char *js = strstr(out, key), *end = js ? strstr(js, "\n== end") : NULL;
-  ck_assert_msg(js && end, "no document of %s:\n%s", name, out);
-  char *text = strndup(js + strlen(key), (size_t)(end - js) - strlen(key));
+  const char *js = out;
+  while ((js = strstr(js, key)) && js != out && js[-1] != '\n')
+    js++;
+  ck_assert_msg(js, "no document of %s:\n%s", name, out);
+  char *text = malloc(strlen(js) + 1);
+  ck_assert_ptr_nonnull(text);
+  size_t n = 0;
+  bool ended = false;
+  for (const char *p = js + strlen(key); *p && !ended;) {
+    size_t l = strcspn(p, "\n");
+    ended = l == 6 && !strncmp(p, "== end", 6);
+    if (!ended && strncmp(p, "vm1: ", 5)) {
+      memcpy(text + n, p, l);
+      n += l;
+      text[n++] = '\n';
+    }
+    p += l + (p[l] == '\n');
+  }
+  text[n] = '\0';
+  ck_assert_msg(ended, "%s: no '== end':\n%s", name, js);
   json_t *doc = parse_json(text, name);
   free(text);
   return doc;
@@ -221,8 +241,26 @@ START_TEST(two_vms) {
 }
 END_TEST
 
+/* The relay interleaves VM 1's lines with VM 0's whenever both print: a
+ * document VM 0 shows still reads whole, and VM 1's own "== json" line
+ * is not VM 0's. */
+START_TEST(interleaved) {
+  const char out[] = "vm1: == json a\nvm1: {\"x\": 2}\nvm1: == end\n"
+                     "== json a\n[\nvm1: == vm1 slurmd started at 9 s\n{\"x\": 1},\n"
+                     "vm1: == end\n{\"x\": 3}\n]\n== end\n";
+  json_t *doc = lab_rank_doc(out, "a");
+  ck_assert_uint_eq(json_array_size(doc), 2);
+  ck_assert_int_eq(jint(doc, "0.x"), 1);
+  ck_assert_int_eq(jint(doc, "1.x"), 3);
+  json_decref(doc);
+}
+END_TEST
+
 Suite *lab_rank_suite(void) {
   Suite *s = suite_create("lab_rank");
+  TCase *r = tcase_create("reader");
+  tcase_add_test(r, interleaved);
+  suite_add_tcase(s, r);
   TCase *t = tcase_create("two_vms");
   tcase_set_timeout(t, LIMIT_S + 30); /* within ctest's 900 s */
   /* The build pass only: the time is the VMs' and rxe's, which no

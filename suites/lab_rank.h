@@ -62,7 +62,8 @@ void lab_rank_err(const char *out, const char *name, char *buf, size_t len);
 /* NAME's exit status, which must be status (fails naming its stderr
  * lines, which go into err either way). */
 void lab_rank_expect(const char *out, const char *name, int status, char *err, size_t errlen);
-/* The document between "== json NAME" and "== end" (fails without one). */
+/* VM 0's document between "== json NAME" and "== end", VM 1's lines
+ * ("vm1: ...") that came between dropped (fails without one). */
 json_t *lab_rank_doc(const char *out, const char *name);
 /* The rest of the line after KEY's first occurrence, into buf (fails
  * without one). */
