@@ -7,8 +7,9 @@
  * (uroce_resp.c) and the ICRC (uroce_icrc.c). Those four never call one
  * another nor back into the QP file: what they share is the QP object below
  * and the small static inline helpers of the first section. A capture's
- * go-backs are one record of the QP (qp->captured), which uroce_captured.c
- * makes, frees and resets: a leaf, it calls none of them.
+ * go-backs and transmit stalls are one record of the QP (qp->captured),
+ * which uroce_captured.c makes, frees, resets and looks stalls up in: a
+ * leaf, it calls none of them.
  *
  * State that crosses roles is written by the role the IBA gives it to, as in
  * rxe: the requester starts the retransmit timer when it sends (rxe_req.c
@@ -67,7 +68,6 @@ struct jct__uroce_req {
    * the packet it holds. */
   jct_dcqcn_rp_t rp;
   uint64_t last_tx_ns, last_tx_bytes;
-  uint64_t stall_until_ns; /* a captured transmit stall holds request packets until then */
 };
 
 /* Completer (rxe's qp->comp). */
@@ -83,9 +83,10 @@ struct jct__uroce_comp {
   uint32_t ignored_psn;
 };
 
-/* A postmortem's captured go-backs (cfg.go_backs) and what the one under
- * way holds back, in one record (uroce_captured.c makes, frees and resets
- * it; the roles apply the rules). */
+/* A postmortem's captured go-backs (cfg.go_backs) and transmit stalls
+ * (cfg.stalls), and what the ones under way hold back, in one record
+ * (uroce_captured.c makes, frees and resets it, and finds the stall that
+ * holds the requester; the roles apply the rules). */
 struct jct__uroce_captured {
   jct_uroce_go_back_t *go_backs; /* cfg.go_backs, copied */
   bool *used;                    /* which of them this repetition used */
@@ -117,6 +118,13 @@ struct jct__uroce_captured {
    * out first. */
   uint32_t go_back_idx, timer_idx;
   uint64_t timer_idle_ns;
+  /* Captured transmit stalls (cfg.stalls, copied), which of them this
+   * repetition held, and the one under way: no request packet is made
+   * before stall_until_ns (jct__uroce_captured_stalled). */
+  jct_uroce_stall_t *stalls;
+  bool *stall_used;
+  uint32_t nstalls;
+  uint64_t stall_until_ns;
 };
 
 /* Responder (rxe's qp->resp). */
@@ -152,9 +160,8 @@ struct jct_uroce_qp {
   struct jct__uroce_comp comp;
   struct jct__uroce_resp resp;
   jct_uroce_stats_t stats;
-  struct jct__uroce_captured captured; /* cfg.go_backs, replayed (uroce_captured.c) */
-  jct_uroce_stall_t *stalls;           /* cfg.stalls, copied, and which this repetition held */
-  bool *stall_used;
+  struct jct__uroce_captured captured; /* cfg.go_backs and cfg.stalls, replayed
+                                          (uroce_captured.c) */
   uint32_t rep_seq;       /* requester: the repetition's first message */
   bool rep_faulted;       /* the repetition has the faults (jct_uroce_rep_start) */
   uint64_t rep_msgs_recv; /* responder: messages received before the repetition */
@@ -195,14 +202,11 @@ bool jct__uroce_req_held(jct_uroce_qp_t *qp, uint64_t now_ns);
  * without it a QP cut to a few Mbit/s would wait out that rate's gap (33
  * ms for a 4 KiB frame at 1 Mbit/s) long after DCQCN raised Rc again. */
 uint64_t jct__uroce_req_slot_ns(const jct_uroce_qp_t *qp);
-/* When a captured transmit stall that holds the requester now ends
- * (UINT64_MAX: none holds it). */
-uint64_t jct__uroce_req_stall_end_ns(const jct_uroce_qp_t *qp, uint64_t now_ns);
 /* Where the QP's own retransmit timer, (re)started at now_ns, starts: the
  * end of a captured stall under way (it does not run during one, uroce.h),
  * else now_ns. */
 static inline uint64_t jct__uroce_timer_start_ns(const jct_uroce_qp_t *qp, uint64_t now_ns) {
-  return now_ns < qp->req.stall_until_ns ? qp->req.stall_until_ns : now_ns;
+  return now_ns < qp->captured.stall_until_ns ? qp->captured.stall_until_ns : now_ns;
 }
 /* Write the request packet at the next PSN (its ICRC room left unset) into
  * buf and return its length with the ICRC; 0 when none may go. */
@@ -248,17 +252,29 @@ jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
                                   const struct jct_opcode_info *op, uint32_t payload_bytes,
                                   bool ce, uint64_t now_ns);
 
-/* ---- uroce_captured.c: a capture's go-backs, replayed ----
- * The record qp->captured (above): made, freed and reset here; read and
- * written by the roles, whose rules they are. */
+/* ---- uroce_captured.c: a capture's go-backs and stalls, replayed ----
+ * The record qp->captured (above): made, freed and reset here, and its
+ * stalls looked up; read and written by the roles, whose rules they are. */
 
-/* Copy the n captured go-backs g into c (zeroed; n 0: none). Errors:
- * JCT_ENOMEM (jct__uroce_captured_free then frees what was made). */
+/* Copy the n captured go-backs g and the nstalls captured stalls st into c
+ * (zeroed; 0: none). Errors: JCT_ENOMEM (jct__uroce_captured_free then
+ * frees what was made). */
 int jct__uroce_captured_init(struct jct__uroce_captured *c, const jct_uroce_go_back_t *g,
-                             uint32_t n);
+                             uint32_t n, const jct_uroce_stall_t *st, uint32_t nstalls);
 void jct__uroce_captured_free(struct jct__uroce_captured *c);
-/* A repetition starts: every go-back unused, no timer go-back pending. */
+/* A repetition starts: every go-back and stall unused, no timer go-back
+ * pending, no stall under way. */
 void jct__uroce_captured_rep_start(struct jct__uroce_captured *c);
+/* Whether a captured transmit stall holds the requester's next packet at
+ * now_ns: one under way, or, when that packet is about to go for the first
+ * time (fresh), an unused one captured at packet pkt of the repetition's
+ * message msg, which starts now and is marked used; *began_ns is then its
+ * stall_ns, else 0. */
+bool jct__uroce_captured_stalled(struct jct__uroce_captured *c, uint32_t msg, uint32_t pkt,
+                                 bool fresh, uint64_t now_ns, uint64_t *began_ns);
+/* When the captured stall that holds the requester at now_ns ends
+ * (UINT64_MAX: none holds it). */
+uint64_t jct__uroce_captured_stall_end_ns(const struct jct__uroce_captured *c, uint64_t now_ns);
 
 /* ---- uroce_icrc.c: the ICRC over the IP/UDP header the kernel writes ---- */
 

@@ -123,20 +123,12 @@ int jct_uroce_qp_create(const jct_uroce_cfg_t *cfg, jct_uroce_qp_t **out, char *
   qp->retrans_deadline_ns = UINT64_MAX;
   qp->comp.go_back_due_ns = qp->captured.timer_due_ns = UINT64_MAX;
   qp->resp.epsn = cfg->rq_psn;
-  if (jct__uroce_captured_init(&qp->captured, cfg->go_backs, cfg->ngo_backs)) {
+  if (jct__uroce_captured_init(&qp->captured, cfg->go_backs, cfg->ngo_backs, cfg->stalls,
+                               cfg->nstalls)) {
     jct_uroce_qp_destroy(qp);
-    return jct__errf(err, errlen, JCT_ENOMEM, "uroce: no memory for %u captured go-backs",
-                     cfg->ngo_backs);
-  }
-  if (cfg->nstalls) {
-    qp->stalls = malloc(cfg->nstalls * sizeof *qp->stalls);
-    qp->stall_used = calloc(cfg->nstalls, sizeof *qp->stall_used);
-    if (!qp->stalls || !qp->stall_used) {
-      jct_uroce_qp_destroy(qp);
-      return jct__errf(err, errlen, JCT_ENOMEM, "uroce: no memory for %u captured stalls",
-                       cfg->nstalls);
-    }
-    memcpy(qp->stalls, cfg->stalls, cfg->nstalls * sizeof *qp->stalls);
+    return jct__errf(err, errlen, JCT_ENOMEM,
+                     "uroce: no memory for %u captured go-backs and %u captured stalls",
+                     cfg->ngo_backs, cfg->nstalls);
   }
   qp->cfg.go_backs = NULL; /* copied */
   qp->cfg.stalls = NULL;
@@ -155,8 +147,6 @@ void jct_uroce_qp_destroy(jct_uroce_qp_t *qp) {
   free(qp->sq.ring);
   free(qp->scratch);
   jct__uroce_captured_free(&qp->captured);
-  free(qp->stalls);
-  free(qp->stall_used);
   free(qp);
 }
 
@@ -308,7 +298,7 @@ uint64_t jct_uroce_next_deadline_ns(const jct_uroce_qp_t *qp) {
     d = qp->captured.go_back_hold_ns; /* a captured go-back held for its reaction */
   uint64_t nak = jct__uroce_resp_nak_due_ns(qp, qp->last_now_ns);
   if (nak < d) d = nak;
-  uint64_t stall = jct__uroce_req_stall_end_ns(qp, qp->last_now_ns);
+  uint64_t stall = jct__uroce_captured_stall_end_ns(&qp->captured, qp->last_now_ns);
   if (stall < d) d = stall; /* a captured stall ends: the requester sends again */
   if (paused(qp, qp->last_now_ns) && (jct__uroce_req_ready(qp) || jct__uroce_resp_pending(qp)) &&
       *qp->cfg.paused_until_ns < d)
@@ -377,8 +367,6 @@ void jct_uroce_rep_start(jct_uroce_qp_t *qp, bool faulted) {
   qp->rep_faulted = faulted;
   qp->rep_msgs_recv = qp->stats.msgs_recv;
   jct__uroce_captured_rep_start(&qp->captured);
-  if (qp->cfg.nstalls) memset(qp->stall_used, 0, qp->cfg.nstalls * sizeof *qp->stall_used);
-  qp->req.stall_until_ns = 0;
 }
 
 uint64_t jct_uroce_rate_bps(const jct_uroce_qp_t *qp) {

@@ -33,11 +33,12 @@
  *   capture's had started before the message); the completer restarts it,
  *   holds its ACKs back and fires it (uroce_comp.c). One that recovers a
  *   loss is armed in faulted repetitions only.
- * - A captured transmit stall (cfg.stalls, a postmortem's) holds the
- *   request packets when its packet is about to go for the first time:
- *   none is made for its stall_ns, and the QP's own retransmit timer stops
- *   meanwhile (the capture's did not go back in the gap; uroce.h), its
- *   captured timer go-backs running (measured across the stalls).
+ * - A captured transmit stall (cfg.stalls, a postmortem's; the record
+ *   qp->captured finds it, uroce_captured.c) holds the request packets
+ *   when its packet is about to go for the first time: none is made for
+ *   its stall_ns, and the QP's own retransmit timer stops meanwhile (the
+ *   capture's did not go back in the gap; uroce.h), its captured timer
+ *   go-backs running (measured across the stalls).
  * - The QP file does not call here while the rank is paused (PFC). Timers
  *   keep running: a pause longer than the retransmit timeout costs
  *   retries, as it does on a NIC (rxe itself never sees PFC: its packets
@@ -83,31 +84,6 @@ static void arm_timer_go_back(jct_uroce_qp_t *qp, uint32_t seq, uint64_t now_ns)
     qp->captured.timer_idle_ns = g->idle_ns;
     return;
   }
-}
-
-/* Whether a captured stall holds the next request packet at now_ns: one
- * already under way, or one at the packet about to go for the first time
- * (k of the message at seq), which starts now. */
-static bool stalled(jct_uroce_qp_t *qp, uint32_t seq, uint32_t k, uint64_t now_ns) {
-  struct jct__uroce_req *r = &qp->req;
-  if (now_ns < r->stall_until_ns) return true;
-  if (!qp->cfg.nstalls || jct_psn_diff(r->next_psn, r->max_psn) < 0) return false;
-  uint32_t msg = seq - qp->rep_seq;
-  for (uint32_t i = 0; i < qp->cfg.nstalls; i++) {
-    const jct_uroce_stall_t *x = &qp->stalls[i];
-    if (qp->stall_used[i] || x->msg != msg || x->pkt != k || !x->stall_ns) continue;
-    qp->stall_used[i] = true;
-    qp->stats.stalls++;
-    r->stall_until_ns = now_ns + x->stall_ns;
-    if (qp->retrans_deadline_ns != UINT64_MAX) /* its own timer stops: the time left resumes */
-      qp->retrans_deadline_ns += x->stall_ns;
-    return true;
-  }
-  return false;
-}
-
-uint64_t jct__uroce_req_stall_end_ns(const jct_uroce_qp_t *qp, uint64_t now_ns) {
-  return now_ns < qp->req.stall_until_ns ? qp->req.stall_until_ns : UINT64_MAX;
 }
 
 static bool window_full(const jct_uroce_qp_t *qp) {
@@ -168,7 +144,16 @@ size_t jct__uroce_req_packet(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *buf, 
   const struct jct__uroce_wqe *w = jct__uroce_wqe_at(qp, r->cur_seq);
   uint32_t mtu = qp->cfg.path_mtu_bytes;
   uint32_t k = (uint32_t)jct_psn_diff(r->next_psn, w->first_psn);
-  if (stalled(qp, r->cur_seq, k, now_ns)) return 0;
+  uint64_t stall_ns; /* a captured stall that begins now */
+  if (jct__uroce_captured_stalled(&qp->captured, r->cur_seq - qp->rep_seq, k,
+                                  jct_psn_diff(r->next_psn, r->max_psn) >= 0, now_ns, &stall_ns)) {
+    if (stall_ns) {
+      qp->stats.stalls++;
+      if (qp->retrans_deadline_ns != UINT64_MAX) /* its own timer stops: the time left resumes */
+        qp->retrans_deadline_ns += stall_ns;
+    }
+    return 0;
+  }
   bool first = k == 0, last = k + 1 == w->npkts;
   uint32_t payload = last ? w->bytes - k * mtu : mtu;
   uint32_t pad = (4 - (payload & 3)) & 3;
