@@ -636,10 +636,10 @@ static void verbs_rate(const char *trace, jct_transport_t tr, bool raised, int t
   jct_schedule_t *s;
   jct_infer_report_t rep;
   ck_assert_msg(jct_infer(trace, NULL, &s, &rep, err, sizeof err) == 0, "%s", err);
-  bool timer_loss = false;
+  jct__replay_capture_t c = {0};
   for (uint32_t i = 0; i < rep.ngo_backs; i++)
-    timer_loss |= rep.go_backs[i].timer && rep.go_backs[i].recovers_loss;
-  ck_assert(timer_loss || !raised); /* ring2-drop1pct's lost re-sent copy, its timer's */
+    c.timer_recovers_loss |= rep.go_backs[i].timer && rep.go_backs[i].recovers_loss;
+  ck_assert(c.timer_recovers_loss || !raised); /* ring2-drop1pct's lost re-sent copy, its timer's */
   jct_infer_report_free(&rep);
   ck_assert_ptr_nonnull(s->profile);
   uint64_t fullest = 0, mode_n = 0, sustained = 0, samples = 0;
@@ -651,9 +651,8 @@ static void verbs_rate(const char *trace, jct_transport_t tr, bool raised, int t
   jct_run_opts_t o = {
       .schedule = s, .transport = tr, .rate_bps = 100000000, .timeout = 14, .retry_cnt = 7};
   json_t *used;
-  ck_assert_msg(
-      jct__replay_profile_apply(s, 0, 0, 0, false, timer_loss, &o, &used, err, sizeof err) == 0,
-      "%s", err);
+  jct_run_opts_t before = o;
+  ck_assert_msg(jct__replay_profile_apply(s, 0, &c, &o, &used, err, sizeof err) == 0, "%s", err);
   const char *from = json_string_value(jget(used, "rate_bps.from"));
   ck_assert_str_eq(json_string_value(jget(used, "rate_bps.source")), "capture");
   if (!raised) {
@@ -674,6 +673,13 @@ static void verbs_rate(const char *trace, jct_transport_t tr, bool raised, int t
     ck_assert_msg(strstr(from, "raised to where rxe's 64 packets"), "%s", from);
   }
   if (timeout >= 0) ck_assert_int_eq(o.timeout, timeout);
+  /* The rule alone, from the sustained rate and the options apply began with: the rate apply
+   * took, or 0. */
+  char why[512] = "";
+  uint64_t rule = jct__replay_profile_verbs_rate(s, 0, &c, sustained, &before, why, sizeof why);
+  ck_assert_msg(rule == (raised ? o.rate_bps : 0), "%s: the rule says %llu bit/s, apply %llu",
+                trace, (unsigned long long)rule, (unsigned long long)o.rate_bps);
+  if (raised) ck_assert_str_eq(why, from);
   json_decref(used);
   jct_schedule_free(s);
 }

@@ -103,9 +103,10 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
                              char *err, size_t errlen) {
   json_decref(in->replay_profile);
   in->replay_profile = NULL;
-  bool timer_loss = false; /* a captured timer go-back re-sent a lost packet */
-  for (uint32_t i = 0; i < in->ngo_backs; i++)
-    timer_loss |= in->go_backs[i].timer_ns > 0 && in->go_backs[i].recovers_loss;
+  jct__replay_capture_t c = {
+      .captured_rate_bps = in->captured_rate_bps, .ngo_backs = in->ngo_backs, .no_cts = in->no_cts};
+  for (uint32_t i = 0; i < in->ngo_backs; i++) /* a captured timer go-back re-sent a lost packet */
+    c.timer_recovers_loss |= in->go_backs[i].timer_ns > 0 && in->go_backs[i].recovers_loss;
   /* The capture's transmit stalls: its hosts', on uroce (rxe in the lab has its own), lossless
    * capture or not; the rate then leaves them out (replay_profile.h). uroce keeps its own
    * retransmit timer still during each and the captured go-backs in the capture's order
@@ -114,8 +115,8 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
   bool stalls = in->nstalls && o->transport == JCT_TRANSPORT_UROCE;
   o->stalls = stalls ? in->stalls : NULL;
   o->nstalls = stalls ? in->nstalls : 0;
-  int rc = jct__replay_profile_apply(in->schedule, user_set, in->captured_rate_bps, in->ngo_backs,
-                                     in->no_cts, timer_loss, o, &in->replay_profile, err, errlen);
+  int rc = jct__replay_profile_apply(in->schedule, user_set, &c, o, &in->replay_profile, err,
+                                     errlen);
   o->go_backs = o->ngo_backs ? in->go_backs : NULL;
   if (!rc)
     jct__postmortem_timer_go_backs(in->go_backs, in->go_back_idle_ns, o->ngo_backs, o->timeout);

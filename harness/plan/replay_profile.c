@@ -44,27 +44,24 @@ static bool acks_behind_data(const jct_schedule_t *s) {
   return false;
 }
 
-/* On verbs (replay_profile.h), the caller having seen the capture's timer
- * recover a loss: the rate at which rxe's queue of one AckReq interval
- * (and, where a rank also sends, the responder's own queue its ACK waits
- * behind) drains within the timer the replay gives rxe, when the sustained
- * rate is slower; at most the link's own rate, and only where the lab
- * reaches it. The reason in why. 0: keep the sustained rate. */
-static uint64_t verbs_timer_rate(const jct_schedule_t *s, uint32_t user_set, uint64_t sustained,
-                                 const jct_run_opts_t *o, char *why, size_t len) {
+uint64_t jct__replay_profile_verbs_rate(const jct_schedule_t *s, uint32_t user_set,
+                                        const jct__replay_capture_t *capture,
+                                        uint64_t sustained_bps, const jct_run_opts_t *o,
+                                        char *why, size_t len) {
   const jct_profile_t *p = s->profile;
+  if (!p || o->transport != JCT_TRANSPORT_VERBS || !capture->timer_recovers_loss ||
+      capture->captured_rate_bps || (user_set & JCT__SET_RATE))
+    return 0;
   const jct_profile_link_t *m = fullest_mode(p);
   int32_t exp = user_set & JCT__SET_TIMEOUT ? o->timeout : p->timeout_exp;
-  if (o->transport != JCT_TRANSPORT_VERBS || !m || !sustained || m->rate_bps.value <= sustained ||
-      exp < 0)
-    return 0;
+  if (!m || !sustained_bps || m->rate_bps.value <= sustained_bps || exp < 0) return 0;
   uint32_t mtu = o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
   if (!(user_set & JCT__SET_PATH_MTU) && p->mtu_bytes.set) mtu = (uint32_t)p->mtu_bytes.value;
   bool behind = acks_behind_data(s);
   double bits =
       (behind ? 2.0 : 1.0) * JCT__ACKREQ_PKTS * 8.0 * (double)jct_uroce_full_packet_wire_bytes(mtu);
   double timer_ns = (double)jct_profile_timeout_ns(exp);
-  if (bits * 1e9 / (double)sustained < timer_ns) return 0;
+  if (bits * 1e9 / (double)sustained_bps < timer_ns) return 0;
   uint64_t rate = (uint64_t)ceil(bits * 1e9 / timer_ns / 1e3) * 1000; /* whole kbit/s */
   if (rate > m->rate_bps.value) rate = m->rate_bps.value;
   jct_run_opts_t t = *o;
@@ -77,7 +74,7 @@ static uint64_t verbs_timer_rate(const jct_schedule_t *s, uint32_t user_set, uin
            "on verbs the sustained %s raised to where rxe's %u packets a QP in its NIC%s drain "
            "within its timer of 2^%d (%.1f ms), at most the link's %s (the mode of %s > %s): "
            "slower, late ACKs would run out the timer that recovered the capture's losses",
-           jct__fmt_rate(sustained, sr, sizeof sr), JCT__ACKREQ_PKTS,
+           jct__fmt_rate(sustained_bps, sr, sizeof sr), JCT__ACKREQ_PKTS,
            behind ? ", and the responder's own its ACK waits behind," : "", exp, timer_ns / 1e6,
            jct__fmt_rate(m->rate_bps.value, lr, sizeof lr), m->src, m->dst);
   return rate;
@@ -128,9 +125,8 @@ static void tdf_figure(used_t *u, const jct_run_opts_t *o, bool from_capture) {
 }
 
 int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
-                              uint64_t captured_rate_bps, uint32_t ngo_backs, bool no_cts,
-                              bool timer_recovers_loss, jct_run_opts_t *o, json_t **used, char *err,
-                              size_t errlen) {
+                              const jct__replay_capture_t *capture, jct_run_opts_t *o,
+                              json_t **used, char *err, size_t errlen) {
   *used = NULL;
   o->ngo_backs = 0;
   const jct_profile_t *p = s->profile;
@@ -145,10 +141,10 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   }
   const jct_profile_link_t *l = busiest(p);
   /* A replay that holds the capture's stalls (o->nstalls) takes them out of the link's time. */
-  uint64_t cap_rate = captured_rate_bps ? captured_rate_bps
+  uint64_t cap_rate = capture->captured_rate_bps ? capture->captured_rate_bps
                       : l ? (o->nstalls ? jct_profile_link_unstalled_bps(l) : l->rate_bps.mean)
                           : 0;
-  bool unstalled = !captured_rate_bps && l && o->nstalls && cap_rate != l->rate_bps.mean;
+  bool unstalled = !capture->captured_rate_bps && l && o->nstalls && cap_rate != l->rate_bps.mean;
   if (!(user_set & JCT__SET_RATE) && cap_rate) {
     jct_run_opts_t t = *o;
     t.rate_bps = cap_rate;
@@ -170,12 +166,10 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   uint64_t v;
 
   char timer_why[512] = "";
-  uint64_t timer_rate =
-      captured_rate_bps || (user_set & JCT__SET_RATE) || !timer_recovers_loss
-          ? 0
-          : verbs_timer_rate(s, user_set, cap_rate, o, timer_why, sizeof timer_why);
+  uint64_t timer_rate = jct__replay_profile_verbs_rate(s, user_set, capture, cap_rate, o,
+                                                       timer_why, sizeof timer_why);
   if (timer_rate) cap_rate = timer_rate;
-  if (captured_rate_bps)
+  if (capture->captured_rate_bps)
     snprintf(from, sizeof from, "--captured-rate");
   else if (timer_rate)
     snprintf(from, sizeof from, "%s", timer_why);
@@ -197,17 +191,17 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
   o->path_mtu_bytes = (uint32_t)v;
 
   /* The capture's go-backs, each as deep: they hold what the NIC queue held. */
-  bool per_loss = ngo_backs && o->transport == JCT_TRANSPORT_UROCE &&
+  bool per_loss = capture->ngo_backs && o->transport == JCT_TRANSPORT_UROCE &&
                   !(user_set & (JCT__SET_NIC_QUEUE | JCT__SET_NAK_REACT));
-  if (per_loss) o->ngo_backs = ngo_backs;
+  if (per_loss) o->ngo_backs = capture->ngo_backs;
   v = o->ngo_backs;
-  figure(&u, "go_backs", JCT__SET_NIC_QUEUE | JCT__SET_NAK_REACT, per_loss, ngo_backs, &v,
+  figure(&u, "go_backs", JCT__SET_NIC_QUEUE | JCT__SET_NAK_REACT, per_loss, capture->ngo_backs, &v,
          "the capture's go-backs, each at the same packet: after NAKs as deep (PSNs re-sent), "
          "with no NAK (timer) as long after its message's start");
 
   /* Flow control: NCCL's 8 buffers ahead, or none as the captured job. */
   v = o->cts_slots == JCT_EXEC_NO_CTS ? 0 : JCT_EXEC_DEFAULT_SLOTS;
-  figure(&u, "cts_slots", 0, no_cts && o->transport == JCT_TRANSPORT_UROCE, 0, &v,
+  figure(&u, "cts_slots", 0, capture->no_cts && o->transport == JCT_TRANSPORT_UROCE, 0, &v,
          "the capture has no clear-to-sends: every message posted as soon as it may start");
   o->cts_slots = v ? 0 : JCT_EXEC_NO_CTS;
 
