@@ -7,7 +7,9 @@
  *     htb) is refused before anything changes, the counts from the kernel
  *     named, and the tree is as before; a root its kind, handle and
  *     options make again whole (an htb without classes, a tbf over its own
- *     bfifo) is kept and put back.
+ *     bfifo) is kept and put back; so is an ets root, whose bands are
+ *     classes with options its own options make again (where the kernel
+ *     has sch_ets: this one has not, and the test says it skipped).
  *   - pause: a PFC pause reaching the lab agent's NIC pauses its tbf
  *     shaper (agent_pfc.c) by changing the tbf in place, and a delay's fq
  *     under the tbf's class 1:1 stays there before, during and after the
@@ -230,6 +232,70 @@ START_TEST(classful_root_refused) {
 }
 END_TEST
 
+/* What tc(8) shows of lo's qdiscs and classes (an ets root's bands,
+ * strict bands, quanta and priomap among them), into buf. */
+static const char *tc_show(char *buf, size_t len) {
+  FILE *f = popen("tc qdisc show dev lo; tc class show dev lo", "r");
+  ck_assert_ptr_nonnull(f);
+  size_t n = fread(buf, 1, len - 1, f);
+  buf[n] = '\0';
+  ck_assert_int_eq(pclose(f), 0);
+  return buf;
+}
+
+/* An ets root (802.1Qaz transmission selection) dumps its bands as
+ * classes with options, yet its own options make them all again
+ * (agent_qdisc.h): kept, and put back with its bands, quanta and priomap,
+ * where a filter on it or a qdisc of the user's under a band is still
+ * refused. Skipped, saying so, where the kernel has no sch_ets. */
+START_TEST(ets_root_kept) {
+  if (!own_lo("ets_root_kept")) return;
+  char out[512] = "";
+  FILE *f = popen("tc qdisc add dev lo root handle 1: ets bands 4 strict 1 quanta 3000 2000 1000 "
+                  "priomap 3 2 1 0 3 3 3 3 3 3 3 3 3 3 3 3 2>&1",
+                  "r");
+  ck_assert_ptr_nonnull(f);
+  size_t n = fread(out, 1, sizeof out - 1, f);
+  out[n] = '\0';
+  if (pclose(f) != 0) { /* the kernel's word for a kind it lacks, else a failure */
+    ck_assert_msg(strstr(out, "qdisc kind is unknown"), "tc qdisc add ... ets: %s", out);
+    printf("agents: ets_root_kept skipped: this kernel has no ets qdisc (sch_ets, "
+           "CONFIG_NET_SCH_ETS): tc says %s",
+           out);
+    return;
+  }
+  char t[4096], before[4096], after[4096], shown[4096], err[512] = "";
+  tree("lo", t, sizeof t, NULL);
+  ck_assert_msg(strstr(t, "qdisc ets 1:0 parent ffff:ffff") && strstr(t, "class ets 1:4 "), "%s",
+                t);
+  /* What its options do not make is still refused: a qdisc of the
+   * user's under a band, a filter on it. */
+  tc("qdisc", "add dev lo parent 1:2 handle 20: pfifo limit 9");
+  refused("lo: its root qdisc ets 1: has 4 classes, 0 filters, 1 qdisc of its own");
+  tc("qdisc", "del dev lo parent 1:2 handle 20:");
+  tc("filter", "add dev lo parent 1: protocol ip prio 1 u32 match ip dport 4791 0xffff "
+               "flowid 1:1");
+  refused("lo: its root qdisc ets 1: has 4 classes, 1 filter, which");
+  tc("filter", "del dev lo parent 1: protocol ip prio 1 u32");
+  /* The bands alone: kept, the jctlab fq stand-in put in its place, and
+   * the root put back with its bands, quanta and priomap. */
+  tc_show(shown, sizeof shown);
+  ck_assert_msg(strstr(shown, "quanta 3000 2000 1000") && strstr(shown, "priomap 3 2 1 0 3"),
+                "%s", shown);
+  tree("lo", before, sizeof before, NULL);
+  jct__agent_qdisc_t q;
+  ck_assert_msg(jct__agent_qdisc_save(&q, "lo", TC_H_ROOT, JCT__GUARD_FQ, err, sizeof err) == 0,
+                "%s", err);
+  ck_assert_str_eq(q.kind, "ets");
+  tc("qdisc", "replace dev lo root handle fc7: pfifo limit 77");
+  ck_assert_msg(!strstr(tree("lo", after, sizeof after, NULL), "ets"), "%s", after);
+  ck_assert_msg(jct__agent_qdisc_restore(&q, err, sizeof err) == 0, "%s", err);
+  ck_assert_str_eq(tree("lo", after, sizeof after, NULL), before);
+  ck_assert_str_eq(tc_show(after, sizeof after), shown);
+  jct__agent_guard_stop();
+}
+END_TEST
+
 /* ---- a PFC pause with a delay's fq under the shaper --------------------- */
 
 #define PAUSE_RATE_BPS 100000000u /* 65535 quanta: 335.5 ms at 100 Mbit/s */
@@ -327,6 +393,7 @@ TCase *agents_qdisc_tcase(void) {
   TCase *t = tcase_create("qdisc");
   tcase_set_timeout(t, 60);
   tcase_add_test(t, classful_root_refused);
+  tcase_add_test(t, ets_root_kept);
   return t;
 }
 

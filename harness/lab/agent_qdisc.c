@@ -115,6 +115,19 @@ static int dump(dump_t *d, const char *netdev, char *err, size_t errlen) {
                 : 0;
 }
 
+/* Whether a qdisc of kind makes every class of its from its own options,
+ * though the kernel dumps them with options (so that replacing it and
+ * making it again with its options brings them back, as tbf's 1:1 or
+ * prio's bands, which dump without): ets, whose bands its nbands, nstrict,
+ * quanta and priomap fix (TCA_ETS_*; a band's quantum, the one figure
+ * ets_class_dump() puts under TCA_OPTIONS, is in ets_qdisc_dump()'s too),
+ * no class is added or removed at will, and no band holds filters of its
+ * own (ets_qdisc_tcf_block(): "ETS classid must be zero"), in
+ * net/sched/sch_ets.c. */
+static bool classes_from_options(const char *kind) {
+  return !strcmp(kind, "ets");
+}
+
 static int on_class(const struct nlmsghdr *nlh, void *arg) {
   dump_t *d = arg;
   const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
@@ -125,8 +138,10 @@ static int on_class(const struct nlmsghdr *nlh, void *arg) {
   /* A class made one by one (`tc class add`: htb, hfsc, drr, qfq) is
    * dumped with its parameters, and only such a class holds filters of
    * its own; one its qdisc's options make (tbf's 1:1, prio's bands, mq's
-   * queues) comes without, and its filters are its qdisc's. */
-  if (tb[TCA_OPTIONS]) {
+   * queues) comes without, or is of a kind that makes them all (ets's
+   * bands), and its filters are its qdisc's. */
+  if (tb[TCA_OPTIONS] &&
+      !classes_from_options(tb[TCA_KIND] ? mnl_attr_get_str(tb[TCA_KIND]) : "")) {
     d->own_classes++;
     add_parent(d, tcm->tcm_handle);
   }

@@ -19,9 +19,10 @@
  *
  * A root replaced takes its whole tree with it, and only what its kind
  * makes from its options comes back (tbf's bfifo, prio's bands, mq's
- * queues: children of handle 0, classes dumped without options). So a
- * root with more under it is refused before anything changes: classes of
- * its own (dumped with options: htb's, hfsc's, drr's), filters on it or
+ * queues: children of handle 0, classes dumped without options; ets's
+ * bands, dumped with a quantum its options hold too). So a root with more
+ * under it is refused before anything changes: classes of its own
+ * (dumped with options: htb's, hfsc's, drr's), filters on it or
  * under it (RTM_GETTFILTER on the root, its qdiscs and classes), qdiscs a
  * user added under it (a handle of their own). jctlab does not replay the
  * tree (classes, filters, their actions and programs).
