@@ -28,11 +28,9 @@
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
-#include "jctlab/topo.h"
-#include "harness/base/netlink.h"
-#include "harness/fabric/topo_link.h"
 #include "jctlab/schedule.h"
 #include "craft.h"
+#include "nskit.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -794,26 +792,6 @@ START_TEST(agents_refuse_switch_injectors) {
 }
 END_TEST
 
-#ifdef JCT_HAVE_VERBS
-/* Isolate this (forked) test in a network namespace of its own, lo up;
- * false (the test then passes, saying so) without root or fork mode. */
-static bool own_netns(const char *test) {
-  const char *fork_env = getenv("CK_FORK");
-  if ((fork_env && strcmp(fork_env, "no") == 0) || geteuid() != 0) {
-    printf("agents: %s skipped: needs root and Check's fork mode\n", test);
-    return false;
-  }
-  char err[256] = "";
-  ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "%s", err);
-  jct__nl_t *nl;
-  ck_assert_int_eq(jct__nl_open(&nl, err, sizeof err), 0);
-  ck_assert_int_ge(jct__link_up(nl, 0, 1, "lo", err, sizeof err), 0);
-  ck_assert_msg(jct__nl_flush(nl, err, sizeof err) >= 0, "lo up: %s", err);
-  jct__nl_close(nl);
-  return true;
-}
-#endif
-
 #if defined(JCT_HAVE_VERBS) && defined(JCT_HAVE_HOSTFAULT)
 /* A real agent (jctlab agent --listen) in a namespace of the test's own,
  * asked over TCP for what its host cannot do, answers bad input (the
@@ -824,7 +802,7 @@ static bool own_netns(const char *test) {
  * link stays up). Needs root (the program, the namespace); says so and
  * passes otherwise. */
 START_TEST(agent_refuses_host_faults) {
-  if (!own_netns("agent_refuses_host_faults")) return;
+  if (!ns_own("agents", "agent_refuses_host_faults", NS_LO_UP)) return;
   char err[256] = "";
   char *argv[] = {JCT_BINARY,  "agent", "--listen", "127.0.0.1:7472", "--rank", "1",
                   "--nranks",  "2",     "--no-net", "--netdev",       "lo",     "--addr",
@@ -860,19 +838,18 @@ START_TEST(agent_refuses_host_faults) {
    * would take them with the root, and jctlab puts back the root alone:
    * refused, naming them, the tree as before. */
   char before[4096], after[4096];
-  if (system("tc -V >/dev/null 2>&1")) {
+  if (!tc_present()) {
     printf("agents: agent_refuses_host_faults: no tc(8), the htb root not tried\n");
   } else {
-    ck_assert_int_eq(system("tc qdisc replace dev lo root handle 1: htb default 1 && "
-                            "tc class add dev lo parent 1: classid 1:1 htb rate 10mbit && "
-                            "tc filter add dev lo parent 1: protocol ip prio 1 u32 "
-                            "match ip dport 4791 0xffff flowid 1:1"),
-                     0);
-    suite_tc_tree("lo", before, sizeof before);
+    tc_ok("qdisc replace dev lo root handle 1: htb default 1");
+    tc_ok("class add dev lo parent 1: classid 1:1 htb rate 10mbit");
+    tc_ok("filter add dev lo parent 1: protocol ip prio 1 u32 match ip dport 4791 0xffff "
+          "flowid 1:1");
+    tc_tree("lo", before, sizeof before, NULL);
     agent_says2(fd, line, "lo: its root qdisc htb 1: has 1 class, 1 filter, which",
                 "\"bad_input\":true");
-    ck_assert_str_eq(suite_tc_tree("lo", after, sizeof after), before);
-    ck_assert_int_eq(system("tc qdisc del dev lo root"), 0);
+    ck_assert_str_eq(tc_tree("lo", after, sizeof after, NULL), before);
+    tc_ok("qdisc del dev lo root");
   }
   agent_says2(fd, line, "needs the fq qdisc", "\"bad_input\":true");
   /* A flap on lo, which the control connection (127.0.0.1) arrives on. */
@@ -950,7 +927,7 @@ static void stop_loop(uv_timer_t *t) {
 }
 
 START_TEST(agent_flaps_its_link) {
-  if (!own_netns("agent_flaps_its_link")) return;
+  if (!ns_own("agents", "agent_flaps_its_link", NS_LO_UP)) return;
   const char *spec = "flap down=50ms every=200ms at=host:1";
   char err[256] = "";
   jct_injector_t *inj;
@@ -1017,7 +994,7 @@ END_TEST
 /* An agent killed with its link down (SIGKILL: no cleanup of its own):
  * its guard sets the link up again; freed normally, it is up at once. */
 START_TEST(killed_agent_leaves_link_up) {
-  if (!own_netns("killed_agent_leaves_link_up")) return;
+  if (!ns_own("agents", "killed_agent_leaves_link_up", NS_LO_UP)) return;
   char err[256] = "";
   jct__agent_link_t *l;
   ck_assert_int_eq(jct__agent_link_new(&l, "lo", err, sizeof err), 0);

@@ -22,24 +22,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "nskit.h"
 #include "suites.h"
 #include "testkit.h"
 
 #ifdef JCT_HAVE_VERBS
-#include "harness/base/netlink.h"
 #include "harness/lab/agent_guard.h"
 #include "harness/lab/agent_qdisc.h"
-#include "harness/fabric/topo_link.h"
-#include "jctlab/topo.h"
 
 #define TBF "tbf rate 10mbit burst 20kb limit 300kb"
 #define STAND_IN "handle fc7: pfifo limit 77" /* jctlab's fq handle, a kind this kernel has */
-
-static void tc(const char *args) {
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "tc qdisc %s", args);
-  ck_assert_msg(system(cmd) == 0, "%s: failed", cmd);
-}
 
 /* `tc qdisc show dev lo`, into buf. */
 static const char *show(char *buf, size_t len) {
@@ -93,18 +85,8 @@ static double kill_and_wait(pid_t pid, const char *want, const char *what) {
 }
 
 START_TEST(guard_restores_root_qdisc) {
-  const char *fork_env = getenv("CK_FORK");
-  if ((fork_env && !strcmp(fork_env, "no")) || geteuid() != 0 || system("tc -V >/dev/null 2>&1")) {
-    printf("agents: guard_restores_root_qdisc skipped: needs root, Check's fork mode and tc(8)\n");
-    return;
-  }
+  if (!ns_own("agents", "guard_restores_root_qdisc", NS_TC | NS_LO_UP)) return;
   char err[256] = "", before[2048], mid[2048];
-  ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "%s", err);
-  jct__nl_t *nl;
-  ck_assert_int_eq(jct__nl_open(&nl, err, sizeof err), 0);
-  ck_assert_int_ge(jct__link_up(nl, 0, 1, "lo", err, sizeof err), 0);
-  ck_assert_msg(jct__nl_flush(nl, err, sizeof err) >= 0, "lo up: %s", err);
-  jct__nl_close(nl);
 
   /* The kernel's default root. */
   show(before, sizeof before);
@@ -115,7 +97,7 @@ START_TEST(guard_restores_root_qdisc) {
          kill_and_wait(a, before, "default root"));
 
   /* A tbf of the host's own, replaced at the root: made again. */
-  tc("replace dev lo root handle 1: " TBF);
+  tc_ok("qdisc replace dev lo root handle 1: " TBF);
   show(before, sizeof before);
   ck_assert_msg(strstr(before, "tbf 1: root") && strstr(before, "rate 10Mbit"), "%s", before);
   a = agent_replacing("replace dev lo root " STAND_IN);
@@ -136,10 +118,10 @@ START_TEST(guard_restores_root_qdisc) {
   ck_assert_uint_eq(q.handle, 1u << 16);
   pid_t guard = jct__agent_guard_pid();
   ck_assert_int_gt(guard, 0);
-  tc("replace dev lo root " STAND_IN);
+  tc_ok("qdisc replace dev lo root " STAND_IN);
   ck_assert_msg(jct__agent_qdisc_restore(&q, err, sizeof err) == 0, "%s", err);
   ck_assert_str_eq(show(mid, sizeof mid), before);
-  tc("del dev lo root"); /* after the restore: the guard must leave this alone */
+  tc_ok("qdisc del dev lo root"); /* after the restore: the guard must leave this alone */
   show(before, sizeof before);
   jct__agent_guard_stop();
   ck_assert_int_eq(kill(guard, 0), -1); /* waited for */
@@ -158,12 +140,12 @@ START_TEST(guard_restores_root_qdisc) {
 
   /* Stale: a jctlab fq no guard will undo, at the root, then under a tbf. */
   ck_assert_int_eq(jct__agent_qdisc_clear_stale("lo", err, sizeof err), 0);
-  tc("replace dev lo root " STAND_IN);
+  tc_ok("qdisc replace dev lo root " STAND_IN);
   ck_assert_int_eq(jct__agent_qdisc_clear_stale("lo", err, sizeof err), 1);
   ck_assert_str_eq(show(mid, sizeof mid), before);
-  tc("replace dev lo root handle 1: " TBF);
+  tc_ok("qdisc replace dev lo root handle 1: " TBF);
   show(before, sizeof before);
-  tc("replace dev lo parent 1:1 " STAND_IN);
+  tc_ok("qdisc replace dev lo parent 1:1 " STAND_IN);
   ck_assert_int_eq(jct__agent_qdisc_clear_stale("lo", err, sizeof err), 1);
   ck_assert_str_eq(show(mid, sizeof mid), before);
   ck_assert_int_eq(jct__agent_qdisc_clear_stale("lo", err, sizeof err), 0);

@@ -1,6 +1,6 @@
 /* agents' "qdisc" and "pause" cases (issue 14: nothing lost from a host's
  * qdiscs), on lo in a network namespace of the test's, read back over
- * rtnetlink (tree(), not tc's output):
+ * rtnetlink (tc_tree(), nskit.h; not tc's output):
  *   - qdisc: a host delay's fq replaces the root qdisc, and jctlab puts
  *     back the root alone (agent_qdisc.h); a root with classes of its own,
  *     filters or qdiscs a user added under it (an htb tree: this kernel has
@@ -19,7 +19,6 @@
  *     guard case's).
  * Need root and Check's fork mode (jct_ns_isolate), tc(8) to build trees. */
 #include <arpa/inet.h>
-#include <libmnl/libmnl.h>
 #include <linux/if_packet.h>
 #include <linux/pkt_sched.h>
 #include <net/if.h>
@@ -29,145 +28,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "nskit.h"
 #include "suites.h"
 #include "testkit.h"
 
 #ifdef JCT_HAVE_VERBS
 #include <uv.h>
 
-#include "harness/base/netlink.h"
-#include "harness/fabric/topo_link.h"
 #include "harness/lab/agent_guard.h"
 #include "harness/lab/agent_qdisc.h"
 #include "harness/transport/verbs/agent_nic.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
-#include "jctlab/topo.h"
-
-/* ---- the device's traffic-control tree, over rtnetlink ------------------ */
-
-typedef struct {
-  int ifindex;
-  char *out;
-  size_t len, used;
-  uint32_t parents[64]; /* qdisc handles and class ids, for the filter dumps */
-  size_t nparents;
-  uint32_t tbf_rate_Bps; /* the root tbf's rate, bytes/s (0: no tbf root) */
-} tree_t;
-
-static int on_attr(const struct nlattr *a, void *data) {
-  const struct nlattr **tb = data;
-  if (mnl_attr_type_valid(a, TCA_MAX) >= 0) tb[mnl_attr_get_type(a)] = a;
-  return MNL_CB_OK;
-}
-
-/* One attribute of a qdisc's options: TCA_TBF_PARMS, TCA_HTB_INIT. */
-typedef struct {
-  uint16_t type;
-  const struct nlattr *a;
-} parms_t;
-
-static int on_parms(const struct nlattr *a, void *data) {
-  parms_t *p = data;
-  if (mnl_attr_get_type(a) == p->type) p->a = a;
-  return MNL_CB_OK;
-}
-
-/* One line per qdisc, class and filter: what it is and where (its
- * counters left out; of the root's options, tbf's rate and limit or
- * htb's default class and r2q). */
-static int on_tc(const struct nlmsghdr *nlh, void *arg) {
-  tree_t *t = arg;
-  const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
-  if (tcm->tcm_ifindex != t->ifindex) return MNL_CB_OK;
-  const struct nlattr *tb[TCA_MAX + 1] = {0};
-  mnl_attr_parse(nlh, sizeof *tcm, on_attr, tb);
-  const char *kind = tb[TCA_KIND] ? mnl_attr_get_str(tb[TCA_KIND]) : "?";
-  const char *what = nlh->nlmsg_type == RTM_NEWQDISC    ? "qdisc"
-                     : nlh->nlmsg_type == RTM_NEWTCLASS ? "class"
-                                                        : "filter";
-  bool qdisc = nlh->nlmsg_type == RTM_NEWQDISC;
-  /* A root tbf's rate and limit, a root htb's default class and r2q. */
-  parms_t p = {.type = strcmp(kind, "htb") ? TCA_TBF_PARMS : TCA_HTB_INIT};
-  uint32_t rate = 0, limit = 0;
-  if (qdisc && tcm->tcm_parent == TC_H_ROOT && tb[TCA_OPTIONS])
-    mnl_attr_parse_nested(tb[TCA_OPTIONS], on_parms, &p);
-  const struct nlattr *parms = p.a;
-  size_t plen = parms ? mnl_attr_get_payload_len(parms) : 0;
-  if (!strcmp(kind, "tbf") && plen >= sizeof(struct tc_tbf_qopt)) {
-    const struct tc_tbf_qopt *q = mnl_attr_get_payload(parms);
-    t->tbf_rate_Bps = rate = q->rate.rate;
-    limit = q->limit;
-  } else if (!strcmp(kind, "htb") && plen >= sizeof(struct tc_htb_glob)) {
-    const struct tc_htb_glob *g = mnl_attr_get_payload(parms);
-    rate = g->defcls;
-    limit = g->rate2quantum;
-  }
-  int n = snprintf(
-      t->out + t->used, t->len - t->used, "%s %s %x:%x parent %x:%x info %x opts %u %u\n", what,
-      kind, tcm->tcm_handle >> 16, tcm->tcm_handle & 0xffff, tcm->tcm_parent >> 16,
-      tcm->tcm_parent & 0xffff, nlh->nlmsg_type == RTM_NEWTFILTER ? tcm->tcm_info : 0, rate, limit);
-  ck_assert(n > 0 && (size_t)n < t->len - t->used);
-  t->used += (size_t)n;
-  if ((qdisc && tcm->tcm_handle && tcm->tcm_parent != TC_H_INGRESS &&
-       tcm->tcm_parent != TC_H_ROOT) || /* the root's: parent 0 */
-      nlh->nlmsg_type == RTM_NEWTCLASS) {
-    ck_assert_uint_lt(t->nparents, sizeof t->parents / sizeof t->parents[0]);
-    t->parents[t->nparents++] = tcm->tcm_handle;
-  }
-  return MNL_CB_OK;
-}
-
-/* dev's qdiscs, classes and filters (those on the root, on every qdisc
- * with a handle and on every class), one line each, into buf. */
-static const char *tree(const char *dev, char *buf, size_t len, uint32_t *tbf_rate_Bps) {
-  tree_t t = {.ifindex = (int)if_nametoindex(dev), .out = buf, .len = len};
-  ck_assert_int_gt(t.ifindex, 0);
-  buf[0] = '\0';
-  struct tcmsg tcm = {.tcm_family = AF_UNSPEC, .tcm_ifindex = t.ifindex};
-  ck_assert_int_eq(jct__nl_dump_tc(RTM_GETQDISC, &tcm, on_tc, &t), 0);
-  ck_assert_int_eq(jct__nl_dump_tc(RTM_GETTCLASS, &tcm, on_tc, &t), 0);
-  for (size_t i = 0; i <= t.nparents; i++) {
-    tcm.tcm_parent = i ? t.parents[i - 1] : 0;
-    ck_assert_int_eq(jct__nl_dump_tc(RTM_GETTFILTER, &tcm, on_tc, &t), 0);
-  }
-  if (tbf_rate_Bps) *tbf_rate_Bps = t.tbf_rate_Bps;
-  return buf;
-}
-
-const char *suite_tc_tree(const char *dev, char *buf, size_t len) {
-  return tree(dev, buf, len, NULL);
-}
-
-static void tc(const char *what, const char *args) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "tc %s %s", what, args);
-  ck_assert_msg(system(cmd) == 0, "%s: failed", cmd);
-}
-
-/* This (forked) test in a network namespace of its own, lo up; false
- * (the test then passes, saying so) without root, fork mode or tc(8). */
-static bool own_lo(const char *test) {
-  const char *fork_env = getenv("CK_FORK");
-  if ((fork_env && !strcmp(fork_env, "no")) || geteuid() != 0 || system("tc -V >/dev/null 2>&1")) {
-    printf("agents: %s skipped: needs root, Check's fork mode and tc(8)\n", test);
-    return false;
-  }
-  char err[256] = "";
-  ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "%s", err);
-  jct__nl_t *nl;
-  ck_assert_int_eq(jct__nl_open(&nl, err, sizeof err), 0);
-  ck_assert_int_ge(jct__link_up(nl, 0, 1, "lo", err, sizeof err), 0);
-  ck_assert_msg(jct__nl_flush(nl, err, sizeof err) >= 0, "lo up: %s", err);
-  jct__nl_close(nl);
-  return true;
-}
 
 /* Saving lo's root for a fq at the root is refused with want in the
  * message, the guard handed nothing, the tree as before. */
 static void refused(const char *want) {
   char before[4096], after[4096], err[512] = "";
-  tree("lo", before, sizeof before, NULL);
+  tc_tree("lo", before, sizeof before, NULL);
   jct__agent_qdisc_t q;
   ck_assert_int_eq(jct__agent_qdisc_save(&q, "lo", TC_H_ROOT, JCT__GUARD_FQ, err, sizeof err),
                    JCT_EINVAL);
@@ -175,36 +53,36 @@ static void refused(const char *want) {
   ck_assert_msg(strstr(err, want), "'%s' without '%s'", err, want);
   ck_assert_uint_eq(q.key, 0);
   ck_assert_int_eq(jct__agent_guard_pid(), 0); /* no guard started: nothing to undo */
-  ck_assert_str_eq(tree("lo", after, sizeof after, NULL), before);
+  ck_assert_str_eq(tc_tree("lo", after, sizeof after, NULL), before);
 }
 
 START_TEST(classful_root_refused) {
-  if (!own_lo("classful_root_refused")) return;
+  if (!ns_own("agents", "classful_root_refused", NS_TC | NS_LO_UP)) return;
   /* An htb tree: three classes, a u32 filter on the root, a pfifo of
    * the user's under a leaf. */
-  tc("qdisc", "replace dev lo root handle 1: htb default 20");
-  tc("class", "add dev lo parent 1: classid 1:1 htb rate 10mbit");
-  tc("class", "add dev lo parent 1:1 classid 1:10 htb rate 6mbit ceil 10mbit");
-  tc("class", "add dev lo parent 1:1 classid 1:20 htb rate 4mbit ceil 10mbit");
-  tc("qdisc", "add dev lo parent 1:10 handle 10: pfifo limit 50");
-  tc("filter", "add dev lo parent 1: protocol ip prio 1 u32 match ip dport 4791 0xffff "
-               "flowid 1:10");
+  tc_ok("qdisc replace dev lo root handle 1: htb default 20");
+  tc_ok("class add dev lo parent 1: classid 1:1 htb rate 10mbit");
+  tc_ok("class add dev lo parent 1:1 classid 1:10 htb rate 6mbit ceil 10mbit");
+  tc_ok("class add dev lo parent 1:1 classid 1:20 htb rate 4mbit ceil 10mbit");
+  tc_ok("qdisc add dev lo parent 1:10 handle 10: pfifo limit 50");
+  tc_ok("filter add dev lo parent 1: protocol ip prio 1 u32 match ip dport 4791 0xffff "
+        "flowid 1:10");
   char t[4096];
-  tree("lo", t, sizeof t, NULL);
+  tc_tree("lo", t, sizeof t, NULL);
   ck_assert_msg(strstr(t, "qdisc htb 1:0 parent ffff:ffff info 0 opts 32 10") &&
                     strstr(t, "class htb 1:20 ") && strstr(t, "filter u32 0:0 parent 1:0"),
                 "%s", t);
   refused("lo: its root qdisc htb 1: has 3 classes, 1 filter, 1 qdisc of its own");
   /* Each alone is enough. */
-  tc("qdisc", "del dev lo parent 1:10 handle 10:");
+  tc_ok("qdisc del dev lo parent 1:10 handle 10:");
   refused("lo: its root qdisc htb 1: has 3 classes, 1 filter, which");
-  tc("filter", "del dev lo parent 1: protocol ip prio 1 u32");
+  tc_ok("filter del dev lo parent 1: protocol ip prio 1 u32");
   refused("lo: its root qdisc htb 1: has 3 classes, 0 filters, which");
   /* A tbf's own class (no parameters of its own) is no reason; a qdisc
    * of the user's under it is. */
-  tc("qdisc", "del dev lo root");
-  tc("qdisc", "add dev lo root handle 1: tbf rate 10mbit burst 20kb limit 300kb");
-  tc("qdisc", "add dev lo parent 1:1 handle 20: pfifo limit 9");
+  tc_ok("qdisc del dev lo root");
+  tc_ok("qdisc add dev lo root handle 1: tbf rate 10mbit burst 20kb limit 300kb");
+  tc_ok("qdisc add dev lo parent 1:1 handle 20: pfifo limit 9");
   refused("lo: its root qdisc tbf 1: has 1 class, 0 filters, 1 qdisc of its own");
 
   /* What the root's kind, handle and options make whole is kept, the
@@ -213,20 +91,19 @@ START_TEST(classful_root_refused) {
   const char *roots[] = {"handle 1: htb default 20 r2q 7",
                          "handle 1: tbf rate 10mbit burst 20kb limit 300kb"};
   for (size_t i = 0; i < 2; i++) {
-    tc("qdisc", "del dev lo root");
-    char cmd[128], before[4096], after[4096], err[512] = "";
-    snprintf(cmd, sizeof cmd, "add dev lo root %s", roots[i]);
-    tc("qdisc", cmd);
-    tree("lo", before, sizeof before, NULL);
+    tc_ok("qdisc del dev lo root");
+    char before[4096], after[4096], err[512] = "";
+    tc_ok("qdisc add dev lo root %s", roots[i]);
+    tc_tree("lo", before, sizeof before, NULL);
     jct__agent_qdisc_t q;
     ck_assert_msg(jct__agent_qdisc_save(&q, "lo", TC_H_ROOT, JCT__GUARD_FQ, err, sizeof err) == 0,
                   "%s: %s", roots[i], err);
-    tc("qdisc", "replace dev lo root handle fc7: pfifo limit 77");
+    tc_ok("qdisc replace dev lo root handle fc7: pfifo limit 77");
     ck_assert_msg(
-        strstr(tree("lo", after, sizeof after, NULL), "qdisc pfifo fc7:0 parent ffff:ffff"), "%s",
-        after);
+        strstr(tc_tree("lo", after, sizeof after, NULL), "qdisc pfifo fc7:0 parent ffff:ffff"),
+        "%s", after);
     ck_assert_msg(jct__agent_qdisc_restore(&q, err, sizeof err) == 0, "%s", err);
-    ck_assert_str_eq(tree("lo", after, sizeof after, NULL), before);
+    ck_assert_str_eq(tc_tree("lo", after, sizeof after, NULL), before);
   }
   jct__agent_guard_stop();
 }
@@ -249,7 +126,7 @@ static const char *tc_show(char *buf, size_t len) {
  * where a filter on it or a qdisc of the user's under a band is still
  * refused. Skipped, saying so, where the kernel has no sch_ets. */
 START_TEST(ets_root_kept) {
-  if (!own_lo("ets_root_kept")) return;
+  if (!ns_own("agents", "ets_root_kept", NS_TC | NS_LO_UP)) return;
   char out[512] = "";
   FILE *f = popen("tc qdisc add dev lo root handle 1: ets bands 4 strict 1 quanta 3000 2000 1000 "
                   "priomap 3 2 1 0 3 3 3 3 3 3 3 3 3 3 3 3 2>&1",
@@ -265,32 +142,32 @@ START_TEST(ets_root_kept) {
     return;
   }
   char t[4096], before[4096], after[4096], shown[4096], err[512] = "";
-  tree("lo", t, sizeof t, NULL);
+  tc_tree("lo", t, sizeof t, NULL);
   ck_assert_msg(strstr(t, "qdisc ets 1:0 parent ffff:ffff") && strstr(t, "class ets 1:4 "), "%s",
                 t);
   /* What its options do not make is still refused: a qdisc of the
    * user's under a band, a filter on it. */
-  tc("qdisc", "add dev lo parent 1:2 handle 20: pfifo limit 9");
+  tc_ok("qdisc add dev lo parent 1:2 handle 20: pfifo limit 9");
   refused("lo: its root qdisc ets 1: has 4 classes, 0 filters, 1 qdisc of its own");
-  tc("qdisc", "del dev lo parent 1:2 handle 20:");
-  tc("filter", "add dev lo parent 1: protocol ip prio 1 u32 match ip dport 4791 0xffff "
-               "flowid 1:1");
+  tc_ok("qdisc del dev lo parent 1:2 handle 20:");
+  tc_ok("filter add dev lo parent 1: protocol ip prio 1 u32 match ip dport 4791 0xffff "
+        "flowid 1:1");
   refused("lo: its root qdisc ets 1: has 4 classes, 1 filter, which");
-  tc("filter", "del dev lo parent 1: protocol ip prio 1 u32");
+  tc_ok("filter del dev lo parent 1: protocol ip prio 1 u32");
   /* The bands alone: kept, the jctlab fq stand-in put in its place, and
    * the root put back with its bands, quanta and priomap. */
   tc_show(shown, sizeof shown);
   ck_assert_msg(strstr(shown, "quanta 3000 2000 1000") && strstr(shown, "priomap 3 2 1 0 3"),
                 "%s", shown);
-  tree("lo", before, sizeof before, NULL);
+  tc_tree("lo", before, sizeof before, NULL);
   jct__agent_qdisc_t q;
   ck_assert_msg(jct__agent_qdisc_save(&q, "lo", TC_H_ROOT, JCT__GUARD_FQ, err, sizeof err) == 0,
                 "%s", err);
   ck_assert_str_eq(q.kind, "ets");
-  tc("qdisc", "replace dev lo root handle fc7: pfifo limit 77");
-  ck_assert_msg(!strstr(tree("lo", after, sizeof after, NULL), "ets"), "%s", after);
+  tc_ok("qdisc replace dev lo root handle fc7: pfifo limit 77");
+  ck_assert_msg(!strstr(tc_tree("lo", after, sizeof after, NULL), "ets"), "%s", after);
   ck_assert_msg(jct__agent_qdisc_restore(&q, err, sizeof err) == 0, "%s", err);
-  ck_assert_str_eq(tree("lo", after, sizeof after, NULL), before);
+  ck_assert_str_eq(tc_tree("lo", after, sizeof after, NULL), before);
   ck_assert_str_eq(tc_show(after, sizeof after), shown);
   jct__agent_guard_stop();
 }
@@ -334,12 +211,12 @@ static void until_paused(uv_loop_t *loop, jct__agent_pfc_t *p, bool paused) {
 }
 
 START_TEST(pause_keeps_delay_fq) {
-  if (!own_lo("pause_keeps_delay_fq")) return;
+  if (!ns_own("agents", "pause_keeps_delay_fq", NS_TC | NS_LO_UP)) return;
   /* The delay's fq, or what stands in for it here. */
   const char *kinds[] = {"fq", "htb", "pfifo limit 77"};
   size_t first = system("tc qdisc add dev lo root handle fc7: fq 2>/dev/null") == 0 ? 0 : 1;
   char err[256] = "", t[4096];
-  if (!first) tc("qdisc", "del dev lo root");
+  if (!first) tc_ok("qdisc del dev lo root");
   for (size_t k = first; k < (first ? 3 : 1); k++) {
     uv_loop_t loop;
     jct_clock_t clock;
@@ -353,9 +230,8 @@ START_TEST(pause_keeps_delay_fq) {
     ck_assert_msg(jct__agent_pfc_new(&p, &loop, &clock, "lo", PAUSE_PRIO, PAUSE_RATE_BPS, 1500, err,
                                      sizeof err) == 0,
                   "%s", err);
-    char cmd[128], child[64];
-    snprintf(cmd, sizeof cmd, "replace dev lo parent 1:1 handle fc7: %s", kinds[k]);
-    tc("qdisc", cmd);
+    char child[64];
+    tc_ok("qdisc replace dev lo parent 1:1 handle fc7: %s", kinds[k]);
     snprintf(child, sizeof child, "qdisc %.*s fc7:0 parent 1:1 ", (int)strcspn(kinds[k], " "),
              kinds[k]);
     const char *phase[] = {"before", "during", "after"};
@@ -367,7 +243,7 @@ START_TEST(pause_keeps_delay_fq) {
       } else if (ph == 2) {
         until_paused(&loop, p, false);
       }
-      tree("lo", t, sizeof t, &rate[ph]);
+      tc_tree("lo", t, sizeof t, &rate[ph]);
       printf("agents: %s under the shaper, %s the pause: tbf at %u B/s\n%s", kinds[k], phase[ph],
              rate[ph], t);
       ck_assert_msg(strstr(t, "qdisc tbf 1:0 parent ffff:ffff "), "%s: %s", phase[ph], t);
@@ -384,7 +260,7 @@ START_TEST(pause_keeps_delay_fq) {
     jct_clock_close(&clock, NULL);
     uv_run(&loop, UV_RUN_DEFAULT); /* the responder's and the clock's closes */
     ck_assert_int_eq(uv_loop_close(&loop), 0);
-    tc("qdisc", "del dev lo root");
+    tc_ok("qdisc del dev lo root");
   }
 }
 END_TEST

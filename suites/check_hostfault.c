@@ -37,7 +37,6 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #ifdef JCT_HAVE_HOSTFAULT
 #include <bpf/bpf.h>
@@ -51,24 +50,12 @@
 #include "jctlab/injector.h"
 #include "jctlab/topo.h"
 #include "common/rng.h"
+#include "nskit.h"
 #include "suites.h"
 #include "testkit.h"
 
 #ifdef JCT_HAVE_HOSTFAULT
 #define QP 0x101
-
-/* Isolate this (forked) test process; false when the kernel program
- * cannot be loaded here (not root, or Check's no-fork mode). */
-static bool isolate_or_skip(const char *test) {
-  const char *fork_env = getenv("CK_FORK");
-  if ((fork_env && strcmp(fork_env, "no") == 0) || geteuid() != 0) {
-    printf("hostfault: %s skipped: needs root and Check's fork mode\n", test);
-    return false;
-  }
-  char err[256] = "";
-  ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "jct_ns_isolate: %s", err);
-  return true;
-}
 
 /* The program, attached to this namespace's lo. */
 static jct__hostdrop_t *attach_lo(void) {
@@ -122,7 +109,7 @@ static uint64_t run_n(jct__hostdrop_t *h, uint32_t n) {
 }
 
 START_TEST(every_nth_and_uncounted) {
-  if (!isolate_or_skip("every_nth_and_uncounted")) return;
+  if (!ns_own("hostfault", "every_nth_and_uncounted", 0)) return;
   jct__hostdrop_t *h = attach_lo();
   jct_injector_t *inj = configure(h, "drop every=3 burst=2 at=host:0", true);
   bool got[9];
@@ -155,7 +142,7 @@ END_TEST
  * in bursts of 1/r = 3.3) over 20000 frames, within 5 standard deviations
  * of the binomial; the same seed drops the same frames again. */
 START_TEST(random_models_rates_and_seed) {
-  if (!isolate_or_skip("random_models_rates_and_seed")) return;
+  if (!ns_own("hostfault", "random_models_rates_and_seed", 0)) return;
   jct__hostdrop_t *h = attach_lo();
   const uint32_t n = 20000;
   jct_injector_t *inj = configure(h, "drop p=10% at=host:0 seed=7", true);
@@ -191,7 +178,7 @@ END_TEST
 /* The same PSN sequence, with go-back-N copies, through the switch's drop
  * injector and the kernel program: the same verdict on every frame. */
 START_TEST(targets_as_the_switch) {
-  if (!isolate_or_skip("targets_as_the_switch")) return;
+  if (!ns_own("hostfault", "targets_as_the_switch", 0)) return;
   static const char *const specs[] = {
       "drop psn=5 qp=0x101 at=host:0",
       "drop psn=5,5@2 qp=0x101 at=host:0",
@@ -244,7 +231,7 @@ END_TEST
  * switch's drop injector on the same sequence: two QPs' messages of 4
  * packets (WRITE FIRST, MIDDLE, MIDDLE, LAST), go-backs on both. */
 START_TEST(positions_as_the_switch) {
-  if (!isolate_or_skip("positions_as_the_switch")) return;
+  if (!ns_own("hostfault", "positions_as_the_switch", 0)) return;
   static const char *const specs[] = {
       "drop pkt=1:2 qp=0x101 at=host:0",
       "drop pkt=0:1,1:2@2 qp=0x101 at=host:0",
@@ -306,7 +293,7 @@ END_TEST
  * time now + 5 ms (CLOCK_MONOTONIC, what fq honours), counted as held;
  * other packets and a baseline leave unstamped; jitter= is refused. */
 START_TEST(delay_stamps_departure) {
-  if (!isolate_or_skip("delay_stamps_departure")) return;
+  if (!ns_own("hostfault", "delay_stamps_departure", 0)) return;
   jct__hostdrop_t *h = attach_lo();
   jct_injector_t *inj = configure(h, "delay 5ms at=host:0", true);
   uint8_t buf[256];
@@ -359,7 +346,7 @@ static bool has_filter(int ifindex) {
  * no clsact, the link gone at detach. By the fallback filter
  * (JCT_HOSTDROP_ATTACH=tc): with and without a clsact of its own before. */
 START_TEST(veth_left_as_found) {
-  if (!isolate_or_skip("veth_left_as_found")) return;
+  if (!ns_own("hostfault", "veth_left_as_found", 0)) return;
   char err[512] = "";
   jct_topo_t *t = NULL;
   ck_assert_msg(jct_topo_create(&t, 2, NULL, err, sizeof err) == 0, "%s", err);
@@ -371,11 +358,11 @@ START_TEST(veth_left_as_found) {
                 err);
   ck_assert_str_eq(jct__hostdrop_attach_kind(x), "tcx");
   uint32_t id = jct__hostdrop_prog_id(x);
-  ck_assert_int_eq(hostfault_tcx_links(ifindex, id), 1);
+  ck_assert_int_eq(tcx_links(ifindex, id), 1);
   ck_assert(!has_filter(ifindex));
-  ck_assert(!hostfault_has_clsact(ifindex));
+  ck_assert(!has_clsact(ifindex));
   jct__hostdrop_detach(x, false);
-  ck_assert_int_eq(hostfault_tcx_links(ifindex, id), 0);
+  ck_assert_int_eq(tcx_links(ifindex, id), 0);
   setenv("JCT_HOSTDROP_ATTACH", "tc", 1);
   for (int pre = 0; pre <= 1; pre++) {
     LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
@@ -387,7 +374,7 @@ START_TEST(veth_left_as_found) {
     ck_assert(has_filter(ifindex));
     jct__hostdrop_detach(h, false);
     ck_assert_msg(!has_filter(ifindex), "the filter is still there (clsact before: %d)", pre);
-    ck_assert_msg(hostfault_has_clsact(ifindex) == (bool)pre, "clsact %s (before: %d)",
+    ck_assert_msg(has_clsact(ifindex) == (bool)pre, "clsact %s (before: %d)",
                   pre ? "removed" : "left behind", pre);
     if (pre) {
       hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
@@ -427,14 +414,7 @@ static void lo_datagram(bool *sent, bool *arrived) {
  * datagram is taken by the sender and lost, one program on each hook;
  * mended, it arrives and both hooks are empty; freed while cut, the same. */
 START_TEST(cut_both_ways) {
-  if (!isolate_or_skip("cut_both_ways")) return;
-  int s = socket(AF_INET, SOCK_DGRAM, 0);
-  struct ifreq ifr = {0};
-  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-  ck_assert_int_eq(ioctl(s, SIOCGIFFLAGS, &ifr), 0);
-  ifr.ifr_flags |= IFF_UP;
-  ck_assert_int_eq(ioctl(s, SIOCSIFFLAGS, &ifr), 0);
-  close(s);
+  if (!ns_own("hostfault", "cut_both_ways", NS_LO_UP)) return;
   char err[512] = "";
   jct__hostcut_t *c = NULL;
   ck_assert_msg(jct__hostcut_new(&c, 1, "lo", err, sizeof err) == 0, "%s", err);

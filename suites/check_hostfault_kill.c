@@ -16,7 +16,6 @@
  *             and the clsact qdisc it sat on.
  * Needs root, rdma-core (the agent) and the tc-eBPF build. */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <jansson.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -26,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -41,56 +39,13 @@
 #include "jctlab/kdrop.h"
 #include "jctlab/roce.h"
 #include "jctlab/schedule.h"
-#include "jctlab/topo.h"
 #include "schedule/schedule_json.h"
+#include "nskit.h"
 #include "suites.h"
 #include "testkit.h"
 
-#ifdef JCT_HAVE_HOSTFAULT
-#define TCX_EGRESS 47 /* linux/bpf.h's BPF_TCX_EGRESS from 6.6 on (hostdrop.c) */
-
-/* The programs on ifindex's tcx egress in this namespace (BPF_PROG_QUERY
- * resolves the ifindex in the caller's, as the attach did). */
-static uint32_t tcx_progs(int ifindex, uint32_t *ids, uint32_t cap) {
-  uint32_t n = cap;
-  if (bpf_prog_query(ifindex, (enum bpf_attach_type)TCX_EGRESS, 0, NULL, ids, &n) < 0) return 0;
-  return n;
-}
-
-/* Shared with check_hostfault.c (suites.h). */
-int hostfault_tcx_links(int ifindex, uint32_t prog_id) {
-  uint32_t ids[16];
-  uint32_t n = tcx_progs(ifindex, ids, 16);
-  int k = 0;
-  for (uint32_t i = 0; i < n; i++)
-    k += ids[i] == prog_id;
-  return k;
-}
-
-bool hostfault_has_clsact(int ifindex) {
-  LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
-  int rc = bpf_tc_hook_create(&hook);
-  if (rc == -EEXIST) return true;
-  ck_assert_int_eq(rc, 0);
-  hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-  ck_assert_int_eq(bpf_tc_hook_destroy(&hook), 0);
-  return false;
-}
-#endif
-
 #if defined(JCT_HAVE_HOSTFAULT) && defined(JCT_HAVE_VERBS)
 #define SPEC "drop p=100%"
-
-static void lo_up(void) {
-  int s = socket(AF_INET, SOCK_DGRAM, 0);
-  struct ifreq ifr;
-  memset(&ifr, 0, sizeof ifr);
-  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-  ck_assert_int_eq(ioctl(s, SIOCGIFFLAGS, &ifr), 0);
-  ifr.ifr_flags |= IFF_UP;
-  ck_assert_int_eq(ioctl(s, SIOCSIFFLAGS, &ifr), 0);
-  close(s);
-}
 
 /* Turn the program with this id on: every RoCEv2 packet lost (every=1). */
 static void enable_prog(uint32_t id) {
@@ -294,15 +249,8 @@ static void kill_agent(agent_t *a) {
 }
 
 START_TEST(killed_agent_leaves_nothing) {
-  const char *fork_env = getenv("CK_FORK");
-  if ((fork_env && strcmp(fork_env, "no") == 0) || geteuid() != 0) {
-    printf("hostfault: killed_agent_leaves_nothing skipped: needs root and Check's fork mode\n");
-    return;
-  }
-  char err[256] = "";
-  ck_assert_msg(jct_ns_isolate(err, sizeof err) == 0, "%s", err);
+  if (!ns_own("hostfault", "killed_agent_leaves_nothing", NS_LO_UP)) return;
   libbpf_set_print(NULL); /* bpf_tc_query on a device without clsact says so */
-  lo_up();
   int lo = (int)if_nametoindex("lo");
   int port = 45000 + (int)(getpid() % 2000);
 
@@ -311,7 +259,7 @@ START_TEST(killed_agent_leaves_nothing) {
   agent_t a = agent_start(port);
   agent_setup(&a);
   uint32_t id = attached_prog(lo);
-  ck_assert_int_eq(hostfault_tcx_links(lo, id), 1);
+  ck_assert_int_eq(tcx_links(lo, id), 1);
   ck_assert(!has_our_filter(lo));
   enable_prog(id);
   ck_assert_msg(!datagram_passes(), "tcx: the program on lo did not drop");
@@ -321,9 +269,9 @@ START_TEST(killed_agent_leaves_nothing) {
                 left ? "left" : "lost");
   kill_agent(&a);
   ck_assert_msg(prog_gone(id, 2), "tcx: the program outlived its killed agent");
-  ck_assert_int_eq(hostfault_tcx_links(lo, id), 0);
+  ck_assert_int_eq(tcx_links(lo, id), 0);
   ck_assert(!has_our_filter(lo));
-  ck_assert(!hostfault_has_clsact(lo));
+  ck_assert(!has_clsact(lo));
   ck_assert_msg(datagram_passes(), "tcx: lo drops after the agent was killed");
   raw_frame(lo, &accepted, &left);
   ck_assert_msg(accepted && left, "tcx: after the kill a frame was %s and %s",
@@ -335,7 +283,7 @@ START_TEST(killed_agent_leaves_nothing) {
   a = agent_start(port + 1);
   agent_setup(&a);
   id = attached_prog(lo);
-  ck_assert_int_eq(hostfault_tcx_links(lo, id), 0);
+  ck_assert_int_eq(tcx_links(lo, id), 0);
   ck_assert(has_our_filter(lo));
   enable_prog(id);
   sleep_ms(600); /* past one lease: the agent renews it */
@@ -352,7 +300,7 @@ START_TEST(killed_agent_leaves_nothing) {
   a = agent_start(port + 2);
   await(a.fd, "\"msg\":\"hello\"");
   ck_assert_msg(!has_our_filter(lo), "the next agent left the stale filter");
-  ck_assert_msg(!hostfault_has_clsact(lo), "the next agent left the clsact qdisc the stale filter sat on");
+  ck_assert_msg(!has_clsact(lo), "the next agent left the clsact qdisc the stale filter sat on");
   ck_assert_msg(prog_gone(id, 2), "the stale filter's program outlived its removal");
   ck_assert_int_eq(write(a.fd, "{\"msg\":\"quit\"}\n", 15), 15);
   result_t r = finish(&a.c, 10);

@@ -33,13 +33,6 @@ agents_guard_tcase(void); /* agents' "guard" case (check_agents_guard.c); NULL w
 /* agents' "qdisc" and "pause" cases (check_agents_qdisc.c); NULL without verbs. */
 TCase *agents_qdisc_tcase(void);
 TCase *agents_pause_tcase(void);
-/* dev's qdiscs, classes and filters read over rtnetlink, one line each
- * (kind, handle, parent), into buf (check_agents_qdisc.c, with verbs). */
-const char *suite_tc_tree(const char *dev, char *buf, size_t len);
-/* check_hostfault_kill.c, built with JCT_HOSTFAULT: tcx links of program
- * prog_id (named jct_hostdrop) on ifindex; whether ifindex has a clsact qdisc. */
-int hostfault_tcx_links(int ifindex, uint32_t prog_id);
-bool hostfault_has_clsact(int ifindex);
 Suite *rank_suite(void);
 Suite *report_suite(void);
 Suite *sweep_suite(void);
