@@ -100,6 +100,29 @@ static bool run1(jct__hostdrop_t *h, uint32_t psn) {
   return dropped;
 }
 
+/* The switch's drop injector for spec, a host's (its " at=" and what
+ * follows left out), started: the program's twin. */
+static jct_injector_t *switch_twin(const char *spec) {
+  char err[256], swspec[128];
+  jct_injector_t *sw = NULL;
+  snprintf(swspec, sizeof swspec, "%.*s", (int)(strstr(spec, " at=") - spec), spec);
+  ck_assert_msg(jct_injector_new(&sw, swspec, 1, 0, err, sizeof err) == 0, "%s: %s", swspec, err);
+  jct_injector_start(sw, 0);
+  return sw;
+}
+
+/* One frame (frame()'s, in its 256 bytes) through the program h and its
+ * twin sw: whether the program dropped it; *sw_drop whether the switch
+ * did. */
+static bool verdicts(jct__hostdrop_t *h, jct_injector_t *sw, uint8_t *buf, size_t len,
+                     bool *sw_drop) {
+  jct_frame_t f = {.data = buf, .len = len, .cap = 256, .out = true};
+  *sw_drop = jct_injector_process(sw, &f, 1) == JCT_DROP;
+  bool k_drop;
+  ck_assert_int_eq(jct__hostdrop_test_run(h, buf, len, &k_drop), 0);
+  return k_drop;
+}
+
 /* n frames, PSNs 0..n-1: how many the program dropped. */
 static uint64_t run_n(jct__hostdrop_t *h, uint32_t n) {
   uint64_t d = 0;
@@ -197,22 +220,13 @@ START_TEST(targets_as_the_switch) {
   const size_t n = sizeof psns / sizeof *psns;
   jct__hostdrop_t *h = attach_lo();
   for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
-    jct_injector_t *kinj = configure(h, specs[s], true);
-    char err[256];
-    jct_injector_t *sw = NULL;
-    char swspec[128];
-    snprintf(swspec, sizeof swspec, "%.*s", (int)(strstr(specs[s], " at=") - specs[s]), specs[s]);
-    ck_assert_int_eq(jct_injector_new(&sw, swspec, 1, 0, err, sizeof err), 0);
-    jct_injector_start(sw, 0);
+    jct_injector_t *kinj = configure(h, specs[s], true), *sw = switch_twin(specs[s]);
     uint64_t drops = 0;
     for (size_t i = 0; i < n; i++) {
       uint8_t buf[256];
       uint8_t op = ack[i] ? JCT_OP_RC_ACKNOWLEDGE : JCT_OP_RC_RDMA_WRITE_MIDDLE;
       size_t len = frame(buf, op, QP, psns[i], 4791);
-      jct_frame_t f = {.data = buf, .len = len, .cap = sizeof buf, .out = true};
-      bool sw_drop = jct_injector_process(sw, &f, 1) == JCT_DROP;
-      bool k_drop;
-      ck_assert_int_eq(jct__hostdrop_test_run(h, buf, len, &k_drop), 0);
+      bool sw_drop, k_drop = verdicts(h, sw, buf, len, &sw_drop);
       ck_assert_msg(sw_drop == k_drop, "%s: frame %zu (PSN %u): switch %d, kernel %d", specs[s], i,
                     psns[i], sw_drop, k_drop);
       drops += k_drop;
@@ -253,23 +267,14 @@ START_TEST(positions_as_the_switch) {
   const size_t n = sizeof seq / sizeof *seq;
   jct__hostdrop_t *h = attach_lo();
   for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
-    jct_injector_t *kinj = configure(h, specs[s], true);
-    char err[256];
-    jct_injector_t *sw = NULL;
-    char swspec[128];
-    snprintf(swspec, sizeof swspec, "%.*s", (int)(strstr(specs[s], " at=") - specs[s]), specs[s]);
-    ck_assert_msg(jct_injector_new(&sw, swspec, 1, 0, err, sizeof err) == 0, "%s", err);
-    jct_injector_start(sw, 0);
+    jct_injector_t *kinj = configure(h, specs[s], true), *sw = switch_twin(specs[s]);
     uint64_t drops = 0;
     char dropped[256] = "";
     for (size_t i = 0; i < n; i++) {
       uint8_t buf[256];
       uint32_t qp = 0x100 + seq[i][0], psn = 1000 + seq[i][1];
       size_t len = frame(buf, ops[seq[i][1] % 4], qp, psn, 4791);
-      jct_frame_t f = {.data = buf, .len = len, .cap = sizeof buf, .out = true};
-      bool sw_drop = jct_injector_process(sw, &f, 1) == JCT_DROP;
-      bool k_drop;
-      ck_assert_int_eq(jct__hostdrop_test_run(h, buf, len, &k_drop), 0);
+      bool sw_drop, k_drop = verdicts(h, sw, buf, len, &sw_drop);
       ck_assert_msg(sw_drop == k_drop, "%s: frame %zu (QP 0x%x PSN %u): switch %d, kernel %d",
                     specs[s], i, qp, psn, sw_drop, k_drop);
       if (k_drop) {
