@@ -23,12 +23,27 @@
 
 #define RING_TRACE JCT_SOURCE_DIR "/traces/ring8.pcap"
 #define RXE_TRACE JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap"
+/* A shipped capture of the soft-RoCE lab (traces/README.md): "ring2-nodrop". */
+#define LAB_TRACE(name) JCT_SOURCE_DIR "/traces/rxe-lab-" name ".pcap"
+
+/* jct_infer on trace with the default options; the test fails, naming
+ * the trace, when it does not infer a schedule. */
+static void infer_ok(const char *trace, jct_schedule_t **s, jct_infer_report_t *rep) {
+  char err[256];
+  ck_assert_msg(jct_infer(trace, NULL, s, rep, err, sizeof err) == 0, "%s: %s", trace, err);
+}
+
+/* What infer_ok gave, freed. */
+static void infer_free(jct_schedule_t *s, jct_infer_report_t *rep) {
+  jct_infer_report_free(rep);
+  jct_schedule_free(s);
+}
 
 START_TEST(ring_capture_gives_synths_ring) {
   jct_schedule_t *s, *want;
   jct_infer_report_t rep;
   char err[256];
-  ck_assert_int_eq(jct_infer(RING_TRACE, NULL, &s, &rep, err, sizeof err), 0);
+  infer_ok(RING_TRACE, &s, &rep);
   ck_assert_int_eq(jct_schedule_synth(&want, "ring", 8, 256 * 1024, 1, err, sizeof err), 0);
   ck_assert_int_eq(jct_schedule_validate(s, err, sizeof err), 0);
   ck_assert_uint_eq(s->nranks, 8);
@@ -60,8 +75,7 @@ START_TEST(ring_capture_gives_synths_ring) {
   ck_assert_uint_eq(rep.ops_with_deps, 104);
   ck_assert_uint_eq(rep.deps_program_order, 0); /* its waits are all explained by messages */
   ck_assert_uint_eq(rep.frames_backwards + rep.skewed_messages, 0);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
   jct_schedule_free(want);
 }
 END_TEST
@@ -73,7 +87,7 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
   char err[256];
   ck_assert_int_eq(jct_inspect_path(RXE_TRACE, NULL, &ins, err, sizeof err), 0);
   const jct_totals_t *t = jct_inspect_totals(ins);
-  ck_assert_int_eq(jct_infer(RXE_TRACE, NULL, &s, &rep, err, sizeof err), 0);
+  infer_ok(RXE_TRACE, &s, &rep);
   ck_assert_int_eq(jct_schedule_validate(s, err, sizeof err), 0);
   ck_assert_uint_eq(s->nops, t->messages); /* 48 writes + 48 sends */
   ck_assert_uint_eq(s->nops, 96);
@@ -198,8 +212,7 @@ START_TEST(rxe_trace_gives_a_valid_schedule_and_its_losses) {
     ck_assert_uint_gt(g->timer_ns, g->idle_ns);
   }
   ck_assert_uint_eq(timers, 1);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
   jct_inspect_free(ins);
 }
 END_TEST
@@ -217,10 +230,7 @@ END_TEST
 START_TEST(lab_timer_go_backs) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
-  char err[256];
-  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", NULL, &s, &rep,
-                             err, sizeof err),
-                   0);
+  infer_ok(LAB_TRACE("ring2-nodrop"), &s, &rep);
   ck_assert_uint_eq(rep.nfaults, 0);
   ck_assert_uint_eq(rep.ngo_backs, 2);
   ck_assert_uint_eq(rep.timer_go_backs, 2);
@@ -235,17 +245,14 @@ START_TEST(lab_timer_go_backs) {
   ck_assert_uint_ne(s->ops[a->op].conn, s->ops[b->op].conn);
   ck_assert(!a->recovers_loss && !b->recovers_loss);
   ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
 
   /* ring2-drop1pct: frame 374 goes back to PSN 7918847 79.1 ms after the
    * last ACK acted on with PSNs outstanding (frame 206, 0.373661 s), not
    * 114 ms after its message's start, nor 23.0 ms after the NAK of that
    * PSN (frame 322), which does not restart rxe's timer. It re-sends the
    * PSN lost before the capture point: it recovers a loss. */
-  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", NULL, &s, &rep,
-                             err, sizeof err),
-                   0);
+  infer_ok(LAB_TRACE("ring2-drop1pct"), &s, &rep);
   ck_assert_uint_eq(rep.timer_go_backs, 1);
   for (uint32_t i = 0; i < rep.ngo_backs; i++) {
     const jct_infer_go_back_t *g = &rep.go_backs[i];
@@ -260,16 +267,13 @@ START_TEST(lab_timer_go_backs) {
   ck_assert_int_eq(s->profile->timeout_exp, 14);
   ck_assert_uint_eq(s->profile->timeout_ns.value, 4096ull << 14);
   ck_assert_uint_eq(s->profile->timeout_timer_go_backs, 1);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
 
   /* ring4: five timer go-backs, nothing lost in them, each 6-27 ms past
    * the 67.1 ms timer; the last (frame 1122, 5.325 s) from the send that
    * ended a quiet stretch after the timer had run out (5.252 s), not from
    * the duplicate ACKs 3 ms before it (frames 1119-1121), not acted on. */
-  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", NULL, &s, &rep,
-                             err, sizeof err),
-                   0);
+  infer_ok(LAB_TRACE("ring4-drop05pct"), &s, &rep);
   ck_assert_uint_eq(rep.timer_go_backs, 5);
   ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
   ck_assert_int_eq(s->profile->timeout_exp, 14);
@@ -281,23 +285,10 @@ START_TEST(lab_timer_go_backs) {
     ck_assert_uint_le(g->timer_ns, (4096ull << 14) + 27000000);
     ck_assert(!g->recovers_loss);
   }
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
 }
 END_TEST
 
-/* The lab's ring of 4 (traces/README.md), made by the verbs transport:
- * its clear-to-sends are 64-byte WRITE ONLY WITH IMMEDIATE 0xffffffff on
- * each data connection's QP pair the other way, flow control, so the job
- * is a ring of 4 connections of 6 ops each (not 8 connections, half of
- * them of 64-byte messages). Its first drop, PSN 9983832 (198.18.0.4 ->
- * .3, QP 0x11, never seen at the capture point: the NAK of frame 24 names
- * it, frame 31 re-sends it), is the first clear-to-send of connection
- * 2 -> 3: it announced that connection's op at position 0 (the flow's
- * first PSN: in PSN order, before its successor of frame 15, not last as
- * when it was timed by its retransmission). Its NAK's go-back is that
- * clear-to-send's, 6 PSNs deep (all six); the other loss is a data
- * packet's. */
 /* Transmit stalls (infer.h's rule), what it finds in each shipped rxe
  * capture. ring2-nodrop: rank 1's VM sent the first packet of its first
  * message (PSN 10879000, frame 13, 0.309666 s) and the next (frame 48,
@@ -312,8 +303,7 @@ static void assert_stalls(const char *trace, uint32_t want, uint64_t want_total_
    * 5 ms where its timer went back nowhere. */
   jct_schedule_t *s;
   jct_infer_report_t rep;
-  char err[256];
-  ck_assert_msg(jct_infer(trace, NULL, &s, &rep, err, sizeof err) == 0, "%s", err);
+  infer_ok(trace, &s, &rep);
   ck_assert_msg(rep.nstalls == want, "%s: %u stalls", trace, rep.nstalls);
   ck_assert_uint_eq(rep.stall_min_ns, rep.timer_est_ns ? rep.timer_est_ns / 16 : 5000000);
   if (rep.timer_est_ns) ck_assert_uint_eq(rep.timer_est_ns, 4096ull << 14);
@@ -338,17 +328,13 @@ static void assert_stalls(const char *trace, uint32_t want, uint64_t want_total_
                 (unsigned long long)(total / 1000000));
   ck_assert_msg(unacked == want_unacked_total, "%s: %u PSNs unacknowledged through its stalls",
                 trace, unacked);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
 }
 
 START_TEST(lab_transmit_stalls) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
-  char err[256];
-  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", NULL, &s, &rep,
-                             err, sizeof err),
-                   0);
+  infer_ok(LAB_TRACE("ring2-nodrop"), &s, &rep);
   ck_assert_uint_ge(rep.nstalls, 1);
   const jct_infer_stall_t *x = &rep.stalls[0];
   ck_assert_uint_eq(s->conns[s->ops[x->op].conn].src, 1); /* rank 1's */
@@ -358,15 +344,14 @@ START_TEST(lab_transmit_stalls) {
   ck_assert_uint_eq(x->spacing_ns / 1000, 334);
   for (uint32_t i = 0; i < rep.nstalls; i++) /* the longest by far */
     ck_assert(i == 0 || rep.stalls[i].stall_ns * 3 < x->stall_ns * 2);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
-  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", 9, 184, 108);
-  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-p2p-delay-drop.pcap", 0, 0, 0);
+  infer_free(s, &rep);
+  assert_stalls(LAB_TRACE("ring2-nodrop"), 9, 184, 108);
+  assert_stalls(LAB_TRACE("p2p-delay-drop"), 0, 0, 0);
   /* ring2-drop1pct: the VMs taking turns, two of them between its first
    * loss (PSN 7918736, frame 23) and its go-back (frame 145), 51 and 46
    * PSNs unacknowledged (traces/README.md). */
-  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", 5, 62, 133);
-  assert_stalls(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", 27, 387, 387);
+  assert_stalls(LAB_TRACE("ring2-drop1pct"), 5, 62, 133);
+  assert_stalls(LAB_TRACE("ring4-drop05pct"), 27, 387, 387);
   /* The shipped capture: its sender held the WRITE test's 3rd packet of
    * op 41 91.6 ms (frames 1954-1956), an ACK in between, nothing lost;
    * op 0's 2nd 4.8 ms, over its floor (4.19 ms: 1/16 of its 67.1 ms timer). */
@@ -375,24 +360,32 @@ START_TEST(lab_transmit_stalls) {
   /* ... its first two packets unacknowledged all along, 88.2 ms after the
    * ACK in it (frame 1955) restarted rxe's 67.1 ms timer (2^14), and no
    * go-back: the host's timer stopped with it, as a replay's does. */
-  ck_assert_int_eq(jct_infer(RXE_TRACE, NULL, &s, &rep, err, sizeof err), 0);
+  infer_ok(RXE_TRACE, &s, &rep);
   ck_assert_uint_eq(rep.nstalls, 4);
   ck_assert_uint_eq(rep.stalls[2].psn, 9769981);
   ck_assert_uint_eq(rep.stalls[2].unacked_psns, 2);
   ck_assert_uint_gt(rep.stalls[2].stall_ns, 4096ull << 14);
   ck_assert_uint_eq(rep.stalls[2].stall_ns / 100000, 916);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
 }
 END_TEST
 
+/* The lab's ring of 4 (traces/README.md), made by the verbs transport:
+ * its clear-to-sends are 64-byte WRITE ONLY WITH IMMEDIATE 0xffffffff on
+ * each data connection's QP pair the other way, flow control, so the job
+ * is a ring of 4 connections of 6 ops each (not 8 connections, half of
+ * them of 64-byte messages). Its first drop, PSN 9983832 (198.18.0.4 ->
+ * .3, QP 0x11, never seen at the capture point: the NAK of frame 24 names
+ * it, frame 31 re-sends it), is the first clear-to-send of connection
+ * 2 -> 3: it announced that connection's op at position 0 (the flow's
+ * first PSN: in PSN order, before its successor of frame 15, not last as
+ * when it was timed by its retransmission). Its NAK's go-back is that
+ * clear-to-send's, 6 PSNs deep (all six); the other loss is a data
+ * packet's. */
 START_TEST(lab_cts_is_flow_control) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
-  char err[256];
-  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", NULL, &s, &rep,
-                             err, sizeof err),
-                   0);
+  infer_ok(LAB_TRACE("ring4-drop05pct"), &s, &rep);
   ck_assert_str_eq(rep.pattern, "ring");
   ck_assert_uint_eq(s->nconns, 4);
   ck_assert_uint_eq(s->nops, 24);
@@ -432,18 +425,14 @@ START_TEST(lab_cts_is_flow_control) {
     ck_assert_uint_eq(g->ahead_psns, 6);
   }
   ck_assert_uint_eq(cts_go_backs, 1);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
 
   /* The lab's 2-rank ring: two connections, one each way, not four. */
-  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap", NULL, &s, &rep,
-                             err, sizeof err),
-                   0);
+  infer_ok(LAB_TRACE("ring2-drop1pct"), &s, &rep);
   ck_assert_uint_eq(s->nconns, 2);
   ck_assert_str_eq(rep.pattern, "ring");
   ck_assert_uint_eq(rep.flow_control, s->nops);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
 }
 END_TEST
 
@@ -515,14 +504,12 @@ START_TEST(crafted_capture_control_dep_and_loss) {
   ck_assert_uint_eq(rep.faults[0].psn, 101);
   ck_assert_uint_eq(rep.faults[0].offset_bytes, 1024);
   ck_assert(rep.faults[0].before_capture && !rep.faults[0].timeout && !rep.faults[0].tail);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
   /* Without keep_turnaround the smallest gap is the network's: none is left. */
-  ck_assert_int_eq(jct_infer(path, NULL, &s, &rep, err, sizeof err), 0);
+  infer_ok(path, &s, &rep);
   ck_assert_uint_eq(s->ops[1].gap_ns, 0);
   ck_assert_uint_eq(rep.turnaround_ns, 15000);
-  jct_infer_report_free(&rep);
-  jct_schedule_free(s);
+  infer_free(s, &rep);
   unlink(path);
 }
 END_TEST
@@ -569,8 +556,7 @@ START_TEST(crafted_pause_is_program_order) {
     ck_assert_uint_eq(rep.deps_program_order, 1);
     ck_assert_uint_eq(rep.ops_program_order, 1);
     ck_assert_uint_eq(rep.order_pause_ns, 2000); /* A's 2 us, the longest message */
-    jct_infer_report_free(&rep);
-    jct_schedule_free(s);
+    infer_free(s, &rep);
   }
   unlink(path);
 }
@@ -582,7 +568,7 @@ END_TEST
  * both depend on P, and not on each other: they overlapped. */
 START_TEST(overlapping_sends_stay_independent) {
   for (int pause = 0; pause < 2; pause++) {
-    char path[512], err[256];
+    char path[512];
     uint64_t t = pause ? 1000 : 0;
     craft_tmpname(path, sizeof path, ".pcap");
     craft_pcap_t *p = craft_pcap_open(path, true, 1);
@@ -595,7 +581,7 @@ START_TEST(overlapping_sends_stay_independent) {
     craft_pcap_close(p);
     jct_schedule_t *s;
     jct_infer_report_t rep;
-    ck_assert_msg(jct_infer(path, NULL, &s, &rep, err, sizeof err) == 0, "%s", err);
+    infer_ok(path, &s, &rep);
     ck_assert_uint_eq(s->nops, 3);
     ck_assert_uint_eq(s->nconns, 2);
     /* Ops by channel: P and A on the first QP, B on the second. */
@@ -618,8 +604,7 @@ START_TEST(overlapping_sends_stay_independent) {
       ck_assert_uint_eq(rep.ops_program_order, 2);
     }
     ck_assert_uint_eq(rep.deps_received, 0);
-    jct_infer_report_free(&rep);
-    jct_schedule_free(s);
+    infer_free(s, &rep);
     unlink(path);
   }
 }
