@@ -329,6 +329,23 @@ static void post(wire_t *w, int i, uint64_t wr_id, uint32_t bytes, bool has_imm,
   ck_assert_int_eq(jct_uroce_post_write(w->qp[i], &wr, err, sizeof err), 0);
 }
 
+/* A repetition starts on both QPs (jct_uroce_rep_start), faulted or not. */
+static void rep_start(wire_t *w, bool faulted) {
+  jct_uroce_rep_start(w->qp[0], faulted);
+  jct_uroce_rep_start(w->qp[1], faulted);
+}
+
+/* For filters: whether h is a data packet of A's with PSN psn while the
+ * filter has hit fewer than copies packets (w->fired); a hit counts. */
+static bool hit_data_psn(wire_t *w, int from, const struct jct_roce_hdrs *h, uint32_t psn,
+                         int copies) {
+  if (from != 0 || h->bth.opcode == JCT_OP_RC_ACKNOWLEDGE || h->bth.psn != psn ||
+      w->fired >= copies)
+    return false;
+  w->fired++;
+  return true;
+}
+
 /* Common end-of-test checks: one message of `bytes` from A, received once. */
 static void assert_one_message(wire_t *w, uint32_t bytes, uint32_t imm) {
   ck_assert_uint_eq(w->nrecv[1], 1);
@@ -443,11 +460,7 @@ START_TEST(window_128) {
 END_TEST
 
 static verdict_t drop_a_psn_once(wire_t *w, int from, const struct jct_roce_hdrs *h) {
-  if (from == 0 && h->bth.opcode != JCT_OP_RC_ACKNOWLEDGE && h->bth.psn == w->arg && !w->fired) {
-    w->fired++;
-    return DROP;
-  }
-  return PASS;
+  return hit_data_psn(w, from, h, w->arg, 1) ? DROP : PASS;
 }
 
 START_TEST(drop_middle) {
@@ -599,8 +612,7 @@ START_TEST(captured_go_back_each_repetition) {
   wire_t w;
   const jct_uroce_stats_t *a = captured_loss(&w, 60, 0, 100);
   ck_assert_uint_eq(a->retx_pkts, 60);
-  jct_uroce_rep_start(w.qp[0], true);
-  jct_uroce_rep_start(w.qp[1], true);
+  rep_start(&w, true);
   w.arg = 1000 + 1024 + 100; /* packet 100 of the repetition's message 0 */
   w.fired = 0;
   post(&w, 0, 2, 4 * MIB, true, 10);
@@ -807,11 +819,6 @@ START_TEST(captured_timer_reference) {
 }
 END_TEST
 
-/* A repetition never sees the previous one's go-backs or completions
- * (jct_uroce_rep_start): a faulted repetition's captured timer go-back is
- * still pending when its job ends (the message received, its ACKs held);
- * the next repetition (a baseline) completes only its own message, and
- * nothing of the old one is re-sent or timed out. */
 /* A captured transmit stall (uroce.h): the first transmission of the
  * message's packet 3 leaves stall_ns after the wire was free for it, the
  * packets before and after it one serialisation apart; in every
@@ -824,27 +831,27 @@ static verdict_t time_data(wire_t *w, int from, const struct jct_roce_hdrs *h) {
   return PASS;
 }
 
-static verdict_t drop_psn2_once(wire_t *w, int from, const struct jct_roce_hdrs *h) {
-  if (from == 0 && h->bth.opcode != JCT_OP_RC_ACKNOWLEDGE && h->bth.psn == 2 && !w->fired) {
-    w->fired++;
-    return DROP;
-  }
-  return PASS;
+/* A wire whose requester A holds its first message's packet 3 stall_ns
+ * (a captured transmit stall: wire_init's A gets test_stalls), through
+ * filter, tx_at cleared. */
+static void wire_init_stalled(wire_t *w, uint8_t timeout, uint64_t stall_ns, filter_fn filter) {
+  jct_uroce_stall_t st = {.conn = 0, .msg = 0, .pkt = 3, .stall_ns = stall_ns};
+  test_stalls = &st; /* copied by jct_uroce_qp_create */
+  test_nstalls = 1;
+  wire_init(w, 0, timeout, false);
+  test_stalls = NULL;
+  test_nstalls = 0;
+  memset(tx_at, 0, sizeof tx_at);
+  w->filter = filter;
 }
 
 START_TEST(captured_stall_holds) {
   const uint64_t stall = 5000000;
-  jct_uroce_stall_t st = {.conn = 0, .msg = 0, .pkt = 3, .stall_ns = stall};
-  test_stalls = &st;
-  test_nstalls = 1;
   wire_t w;
-  wire_init(&w, 0, 20, false);
-  memset(tx_at, 0, sizeof tx_at);
-  w.filter = time_data;
+  wire_init_stalled(&w, 20, stall, time_data);
   for (uint32_t rep = 0; rep < 2; rep++) {
     w.arg = rep;
-    jct_uroce_rep_start(w.qp[0], rep == 1);
-    jct_uroce_rep_start(w.qp[1], rep == 1);
+    rep_start(&w, rep == 1);
     uint64_t t0 = w.now;
     uint32_t base = rep * 8; /* PSNs go on from the first repetition's */
     post(&w, 0, 1, 8 * 4096, true, 8);
@@ -862,8 +869,8 @@ START_TEST(captured_stall_holds) {
 
   /* A go-back over packet 3 re-sends it at once (B NAKs the lost PSN 2 when the held 3 comes). */
   wire_t v;
-  wire_init(&v, 0, 20, false);
-  v.filter = drop_psn2_once;
+  wire_init_stalled(&v, 20, stall, drop_a_psn_once);
+  v.arg = 2;
   jct_uroce_rep_start(v.qp[0], true);
   post(&v, 0, 1, 8 * 4096, true, 8);
   wire_run(&v, UINT64_MAX);
@@ -872,8 +879,6 @@ START_TEST(captured_stall_holds) {
   ck_assert_uint_lt(v.now, 2 * stall);
   assert_one_message(&v, 8 * 4096, 8);
   wire_free(&v);
-  test_stalls = NULL;
-  test_nstalls = 0;
 }
 END_TEST
 
@@ -885,25 +890,15 @@ END_TEST
  * the gap), it goes back 4.19 ms after the first send plus the stall. */
 static verdict_t time_drop_last(wire_t *w, int from, const struct jct_roce_hdrs *h) {
   time_data(w, from, h);
-  if (from == 0 && h->bth.opcode != JCT_OP_RC_ACKNOWLEDGE && h->bth.psn == 7 && !w->fired) {
-    w->fired++;
-    return DROP;
-  }
-  return PASS;
+  return hit_data_psn(w, from, h, 7, 1) ? DROP : PASS;
 }
 
 START_TEST(captured_stall_stops_own_timer) {
   const uint64_t stall = 10000000, timer = 4096ull << 10;
-  jct_uroce_stall_t st = {.conn = 0, .msg = 0, .pkt = 3, .stall_ns = stall};
-  test_stalls = &st;
-  test_nstalls = 1;
   for (int lose_last = 0; lose_last < 2; lose_last++) {
     wire_t w;
-    wire_init(&w, 0, 10, false);
-    memset(tx_at, 0, sizeof tx_at);
-    w.filter = lose_last ? time_drop_last : time_data;
-    jct_uroce_rep_start(w.qp[0], true);
-    jct_uroce_rep_start(w.qp[1], true);
+    wire_init_stalled(&w, 10, stall, lose_last ? time_drop_last : time_data);
+    rep_start(&w, true);
     post(&w, 0, 1, 8 * 4096, true, 8);
     wire_run(&w, UINT64_MAX);
     const jct_uroce_stats_t *a = jct_uroce_stats(w.qp[0]);
@@ -922,8 +917,6 @@ START_TEST(captured_stall_stops_own_timer) {
     assert_one_message(&w, 8 * 4096, 8);
     wire_free(&w);
   }
-  test_stalls = NULL;
-  test_nstalls = 0;
 }
 END_TEST
 
@@ -937,11 +930,7 @@ END_TEST
  * re-send the copy that is lost, and only the QP's own timer (2^14, 67
  * ms) would re-send it again. */
 static verdict_t drop_1010_twice(wire_t *w, int from, const struct jct_roce_hdrs *h) {
-  if (from == 0 && h->bth.opcode != JCT_OP_RC_ACKNOWLEDGE && h->bth.psn == 1010 && w->fired < 2) {
-    w->fired++;
-    return DROP;
-  }
-  return PASS;
+  return hit_data_psn(w, from, h, 1010, 2) ? DROP : PASS;
 }
 
 START_TEST(captured_go_backs_keep_capture_order) {
@@ -956,8 +945,7 @@ START_TEST(captured_go_backs_keep_capture_order) {
   wire_t w;
   wire_init_captured(&w, 1000, 14, false, 0, 0, gb, 2);
   w.filter = drop_1010_twice;
-  jct_uroce_rep_start(w.qp[0], true);
-  jct_uroce_rep_start(w.qp[1], true);
+  rep_start(&w, true);
   post(&w, 0, 1, 32 * 4096, true, 5);
   wire_run(&w, UINT64_MAX);
   const jct_uroce_stats_t *a = jct_uroce_stats(w.qp[0]);
@@ -974,20 +962,23 @@ START_TEST(captured_go_backs_keep_capture_order) {
 }
 END_TEST
 
+/* A repetition never sees the previous one's go-backs or completions
+ * (jct_uroce_rep_start): a faulted repetition's captured timer go-back is
+ * still pending when its job ends (the message received, its ACKs held);
+ * the next repetition (a baseline) completes only its own message, and
+ * nothing of the old one is re-sent or timed out. */
 START_TEST(rep_start_retires_previous) {
   wire_t w;
   jct_uroce_go_back_t gb = {
       .msg = 0, .pkt = 0, .ahead_psns = 32, .timer_ns = 50000000, .recovers_loss = true};
   wire_init_captured(&w, 1000, 8, false, 0, 0, &gb, 1);
-  jct_uroce_rep_start(w.qp[0], true);
-  jct_uroce_rep_start(w.qp[1], true);
+  rep_start(&w, true);
   post(&w, 0, 1, 128 * 1024, true, 5);
   wire_run(&w, 1000000); /* the job ends: received, the go-back due at 50 ms */
   ck_assert_uint_eq(w.nrecv[1], 1);
   ck_assert_uint_eq(w.ndone[0], 0);
   ck_assert_uint_ge(jct_uroce_stats(w.qp[0])->rx_acks_held, 1);
-  jct_uroce_rep_start(w.qp[0], false);
-  jct_uroce_rep_start(w.qp[1], false);
+  rep_start(&w, false);
   post(&w, 0, 2, 128 * 1024, true, 6);
   wire_run(&w, UINT64_MAX);
   ck_assert_uint_eq(w.nrecv[1], 2);
@@ -1130,11 +1121,7 @@ START_TEST(pause_holds_sending) {
 END_TEST
 
 static verdict_t corrupt_once(wire_t *w, int from, const struct jct_roce_hdrs *h) {
-  if (from == 0 && h->bth.opcode != JCT_OP_RC_ACKNOWLEDGE && h->bth.psn == w->arg && !w->fired) {
-    w->fired++;
-    return CORRUPT;
-  }
-  return PASS;
+  return hit_data_psn(w, from, h, w->arg, 1) ? CORRUPT : PASS;
 }
 
 START_TEST(bad_icrc_dropped) {
