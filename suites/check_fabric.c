@@ -30,6 +30,7 @@
 #include "jctlab/error.h"
 #include "jctlab/fabric.h"
 #include "jctlab/topo.h"
+#include "nskit.h"
 #include "suites.h"
 
 #define NFRAMES 20
@@ -37,22 +38,6 @@
 #define RATE_BPS 1000000000u
 #define HOLD_NS 200000u
 #define PAYLOAD 200
-
-static bool isolate_or_skip(const char *test) {
-  const char *fork_env = getenv("CK_FORK");
-  if (fork_env && strcmp(fork_env, "no") == 0) {
-    printf("fabric: %s skipped: needs Check's fork mode (CK_FORK=no given)\n", test);
-    return false;
-  }
-  char err[256] = "";
-  int rc = jct_ns_isolate(err, sizeof err);
-  if (rc < 0 && geteuid() != 0) {
-    printf("fabric: %s skipped: %s\n", test, err);
-    return false;
-  }
-  ck_assert_msg(rc == 0, "jct_ns_isolate: %s", err);
-  return true;
-}
 
 typedef struct {
   uv_loop_t loop;
@@ -180,7 +165,7 @@ static void capture_both(uint32_t snaplen, side_t *in, side_t *out) {
 }
 
 START_TEST(pcap_in_pairs_with_pcap_out) {
-  if (!isolate_or_skip("pcap_in_pairs_with_pcap_out")) return;
+  if (!ns_own("fabric", "pcap_in_pairs_with_pcap_out", NS_USERNS)) return;
   side_t in, out;
   capture_both(0, &in, &out);
   /* Wire time of one frame at 1 Gbit/s: (242 + 24) bytes, 2.1 us. */
@@ -202,7 +187,7 @@ START_TEST(pcap_in_pairs_with_pcap_out) {
 END_TEST
 
 START_TEST(pcap_snaplen_cuts) {
-  if (!isolate_or_skip("pcap_snaplen_cuts")) return;
+  if (!ns_own("fabric", "pcap_snaplen_cuts", NS_USERNS)) return;
   side_t in, out;
   capture_both(64, &in, &out);
   for (unsigned i = 0; i < NFRAMES; i++) {
@@ -215,7 +200,7 @@ START_TEST(pcap_snaplen_cuts) {
 END_TEST
 
 START_TEST(pcap_in_unwritable) {
-  if (!isolate_or_skip("pcap_in_unwritable")) return;
+  if (!ns_own("fabric", "pcap_in_unwritable", NS_USERNS)) return;
   char err[512] = "";
   rig_t r;
   const char *bad = "/nonexistent-dir/in.pcap";
@@ -233,7 +218,7 @@ END_TEST
  * counted as truncated, never forwarded cut; the short frame beside it
  * goes through. */
 START_TEST(longer_than_snaplen_is_a_harness_loss) {
-  if (!isolate_or_skip("longer_than_snaplen_is_a_harness_loss")) return;
+  if (!ns_own("fabric", "longer_than_snaplen_is_a_harness_loss", NS_USERNS)) return;
   char err[512] = "";
   rig_t r;
   memset(&r, 0, sizeof r);

@@ -41,6 +41,7 @@
 #include "jctlab/infer.h"
 #include "jctlab/inspect.h"
 #include "jctlab/uroce.h"
+#include "nskit.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -221,18 +222,8 @@ END_TEST
  * wants its losses timed (a postmortem's watch_losses). In namespaces of
  * the test's own (jct_ns_isolate); skipped where they cannot be made. */
 START_TEST(uroce_session_watches_only_when_asked) {
-  const char *fork_env = getenv("CK_FORK");
+  if (!ns_own("fidelity", "uroce_session_watches_only_when_asked", NS_USERNS)) return;
   char err[256] = "";
-  if (fork_env && strcmp(fork_env, "no") == 0) {
-    printf("fidelity: uroce_session_watches_only_when_asked skipped: needs Check's fork mode\n");
-    return;
-  }
-  int rc = jct_ns_isolate(err, sizeof err);
-  if (rc < 0 && geteuid() != 0) {
-    printf("fidelity: uroce_session_watches_only_when_asked skipped: %s\n", err);
-    return;
-  }
-  ck_assert_msg(rc == 0, "jct_ns_isolate: %s", err);
   jct_schedule_t *sch;
   ck_assert_int_eq(jct_schedule_synth(&sch, "ring", 2, 65536, 1, err, sizeof err), 0);
   jct_run_opts_t o = {

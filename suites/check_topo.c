@@ -37,6 +37,7 @@
 
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
+#include "nskit.h"
 #include "suites.h"
 
 /* ---- Helpers ------------------------------------------------------------ */
@@ -45,24 +46,6 @@ static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Isolate this (forked) test process; false when it cannot and the test
- * should pass without running (unprivileged, no user namespaces). */
-static bool isolate_or_skip(const char *test) {
-  const char *fork_env = getenv("CK_FORK");
-  if (fork_env && strcmp(fork_env, "no") == 0) {
-    printf("topo: %s skipped: needs Check's fork mode (CK_FORK=no given)\n", test);
-    return false;
-  }
-  char err[256] = "";
-  int rc = jct_ns_isolate(err, sizeof err);
-  if (rc < 0 && geteuid() != 0) {
-    printf("topo: %s skipped: %s\n", test, err);
-    return false;
-  }
-  ck_assert_msg(rc == 0, "jct_ns_isolate: %s", err);
-  return true;
 }
 
 static jct_topo_t *make_topo(size_t n, uint32_t mtu, bool ipv6) {
@@ -194,7 +177,7 @@ static int count_v6_neighbours(int ifindex) {
  * and running, has its offloads off and a permanent neighbour for every
  * other rank; lo is up; the switch end is up with the same MTU. */
 START_TEST(test_rank_interfaces) {
-  if (!isolate_or_skip("rank_interfaces")) return;
+  if (!ns_own("topo", "rank_interfaces", NS_USERNS)) return;
   const size_t n = 4;
   const uint32_t mtu = 4200;
   jct_topo_t *t = make_topo(n, mtu, true);
@@ -316,7 +299,7 @@ static int record_ns(void *arg) {
 /* in_rank runs the function in the rank's namespace and comes back; a
  * socket made with jct_topo_socket lives in the rank's namespace. */
 START_TEST(test_in_rank) {
-  if (!isolate_or_skip("in_rank")) return;
+  if (!ns_own("topo", "in_rank", NS_USERNS)) return;
   jct_topo_t *t = make_topo(2, 0, false);
   char err[256];
   ck_assert_uint_eq(jct_topo_mtu(t), JCT_TOPO_MTU_DEFAULT);
@@ -443,7 +426,7 @@ static ssize_t receive(int rx, const int *fwd, uint8_t *buf, size_t buflen, int 
  * static neighbours give the right MACs without ARP/ND, the frame is not
  * fragmented, and its UDP checksum is real (offloads off). */
 static void udp_through_switch(int family) {
-  if (!isolate_or_skip(family == AF_INET ? "udp_ipv4" : "udp_ipv6")) return;
+  if (!ns_own("topo", family == AF_INET ? "udp_ipv4" : "udp_ipv6", NS_USERNS)) return;
   jct_topo_t *t = make_topo(3, 0, true);
   char err[256];
   int rx = jct_topo_socket(t, 1, family, SOCK_DGRAM, 0, err, sizeof err);
@@ -512,7 +495,7 @@ static int count_fds(void) {
  * held elsewhere keeps only lo), closes every fd, and the same names can
  * be used again straight away. */
 START_TEST(test_destroy_leaves_nothing) {
-  if (!isolate_or_skip("destroy_leaves_nothing")) return;
+  if (!ns_own("topo", "destroy_leaves_nothing", NS_USERNS)) return;
   char before[512], during[512], after[512];
   dev_names("thread-self", before, sizeof before);
   ck_assert_str_eq(before, "lo ");
@@ -542,7 +525,7 @@ END_TEST
 /* A failed request is reported with the rank, the request and the kernel's
  * reason; the failed build leaves the existing topology alone. */
 START_TEST(test_netlink_error) {
-  if (!isolate_or_skip("netlink_error")) return;
+  if (!ns_own("topo", "netlink_error", NS_USERNS)) return;
   jct_topo_t *t = make_topo(2, 0, false), *t2 = NULL;
   char err[512], names[512];
   ck_assert_int_eq(jct_topo_create(&t2, 2, NULL, err, sizeof err), JCT_EIO);
@@ -668,7 +651,7 @@ END_TEST
 
 /* 64 ranks build (and go) in well under a few seconds. */
 START_TEST(test_64_ranks_fast) {
-  if (!isolate_or_skip("64_ranks_fast")) return;
+  if (!ns_own("topo", "64_ranks_fast", NS_USERNS)) return;
   for (size_t n = 8; n <= 64; n *= 8) {
     uint64_t t0 = now_ns();
     jct_topo_t *t = make_topo(n, 0, true);

@@ -50,6 +50,7 @@
 #include "jctlab/fabric.h"
 #include "jctlab/schedule.h"
 #include "jctlab/topo.h"
+#include "nskit.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -59,22 +60,6 @@
 #define DROP_PSN 20u
 #define DROP_QP 0x101u
 #define DROP_SPEC "drop psn=20 qp=0x101"
-
-static bool isolate_or_skip(const char *test) {
-  const char *fork_env = getenv("CK_FORK");
-  if (fork_env && strcmp(fork_env, "no") == 0) {
-    printf("wire: %s skipped: needs Check's fork mode (CK_FORK=no given)\n", test);
-    return false;
-  }
-  char err[256] = "";
-  int rc = jct_ns_isolate(err, sizeof err);
-  if (rc < 0 && geteuid() != 0) {
-    printf("wire: %s skipped: %s\n", test, err);
-    return false;
-  }
-  ck_assert_msg(rc == 0, "jct_ns_isolate: %s", err);
-  return true;
-}
 
 static jct_topo_t *make_topo(void) {
   char err[256] = "";
@@ -184,7 +169,7 @@ static json_int_t dir_int(json_t *doc, int d, const char *field) {
 }
 
 START_TEST(wire_forwards_exactly) {
-  if (!isolate_or_skip("wire_forwards_exactly")) return;
+  if (!ns_own("wire", "wire_forwards_exactly", NS_USERNS)) return;
   jct_topo_t *t = make_topo();
   char js[256];
   fresh_name(js, sizeof js, ".json");
@@ -380,7 +365,7 @@ static void read_capture(const char *path, seen_t *out) {
 }
 
 START_TEST(wire_drop_makes_the_switchs_nak) {
-  if (!isolate_or_skip("wire_drop_makes_the_switchs_nak")) return;
+  if (!ns_own("wire", "wire_drop_makes_the_switchs_nak", NS_USERNS)) return;
   jct_topo_t *t = make_topo();
   char sw_pcap[256], sw_log[256], w_pcap[256], w_log[256], w_json[256];
   fresh_name(sw_pcap, sizeof sw_pcap, ".pcap");
@@ -481,7 +466,7 @@ START_TEST(wire_bad_input) {
 END_TEST
 
 START_TEST(wire_refuses_a_down_port) {
-  if (!isolate_or_skip("wire_refuses_a_down_port")) return;
+  if (!ns_own("wire", "wire_refuses_a_down_port", NS_USERNS)) return;
   jct_topo_t *t = make_topo();
   /* sw1 taken down (SIOCSIFFLAGS, in the test's own namespace). */
   int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -498,7 +483,7 @@ END_TEST
 
 /* A TUN interface (IFF_TUN, no Ethernet header) is not a port. */
 START_TEST(wire_refuses_non_ethernet) {
-  if (!isolate_or_skip("wire_refuses_non_ethernet")) return;
+  if (!ns_own("wire", "wire_refuses_non_ethernet", NS_USERNS)) return;
   int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     printf("wire: wire_refuses_non_ethernet skipped: /dev/net/tun: %s\n", strerror(errno));
@@ -522,7 +507,7 @@ END_TEST
 
 /* --duration ends it by itself, status 0, and the JSON says so. */
 START_TEST(wire_ends_after_duration) {
-  if (!isolate_or_skip("wire_ends_after_duration")) return;
+  if (!ns_own("wire", "wire_ends_after_duration", NS_USERNS)) return;
   jct_topo_t *t = make_topo();
   char js[256];
   fresh_name(js, sizeof js, ".json");

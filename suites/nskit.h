@@ -10,20 +10,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a test needs besides root (qdiscs, kernel programs, a real agent)
- * and Check's fork mode (CK_FORK not "no": the namespaces are the test
- * process's own, and go with it). */
+/* What a test needs besides Check's fork mode (CK_FORK not "no": the
+ * namespaces are the test process's own, and go with it) and, unless
+ * NS_USERNS, root (qdiscs, kernel programs, a real agent). */
 enum {
-  NS_TC = 1 << 0,    /* tc(8) on PATH */
-  NS_LO_UP = 1 << 1, /* lo up once isolated (rtnetlink) */
+  NS_TC = 1 << 0,     /* tc(8) on PATH */
+  NS_LO_UP = 1 << 1,  /* lo up once isolated (rtnetlink) */
+  NS_USERNS = 1 << 2, /* not root: a user namespace will do (jct_ns_isolate
+                         makes one), skipped where the kernel refuses it */
 };
 
-/* Isolate this (forked) test in namespaces of its own (jct_ns_isolate),
- * as root, with what needs asks for. False, after one line "SUITE: TEST
- * skipped: needs root and Check's fork mode" (", ... and tc(8)") on
- * stdout, when the run or the machine cannot give it (the test then
- * returns, passing); once it can, a failure to isolate or to bring lo up
- * fails the test. */
+/* Isolate this (forked) test in namespaces of its own (jct_ns_isolate)
+ * with what needs asks for. False, after one line on stdout, when the run
+ * or the machine cannot give it (the test then returns, passing):
+ *   "SUITE: TEST skipped: needs root and Check's fork mode" (", ... and
+ *   tc(8)"), or with NS_USERNS "... needs Check's fork mode (CK_FORK=no
+ *   given)" or jct_ns_isolate's reason when not root.
+ * Otherwise a failure to isolate or to bring lo up fails the test. */
 bool ns_own(const char *suite, const char *test, unsigned needs);
 
 /* Whether tc(8) runs here. */
