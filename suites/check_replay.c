@@ -319,6 +319,46 @@ START_TEST(postmortem_specs_of_the_trace) {
 }
 END_TEST
 
+/* first_tx (uroce.h): on the first NAK go-back at a position whose fault
+ * lost the packet's first transmission, never on a timer go-back or a lost
+ * re-sent copy's (the SEND test's PSNs 1129980, 1130004 and 1130005, whose
+ * first transmissions got through: a requester held there would wait for a
+ * NAK that never comes). The shipped capture's first loss (PSN 9768683,
+ * op 0 at 16 KiB) has one. */
+START_TEST(postmortem_go_backs_first_tx) {
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  char err[512] = "";
+  ck_assert_int_eq(jct_infer(JCT_SOURCE_DIR "/traces/rxe-write-send-loss1pct.pcap", NULL, &s, &rep,
+                             err, sizeof err),
+                   0);
+  jct_uroce_go_back_t *g;
+  uint64_t *idle;
+  uint32_t n, first = 0;
+  ck_assert_int_eq(jct__postmortem_go_backs(s, &rep, 1, 1024, &g, &idle, &n), 0);
+  ck_assert_uint_eq(n, rep.ngo_backs);
+  ck_assert(g[0].first_tx);
+  ck_assert_uint_eq(rep.go_backs[0].offset_bytes, 16384);
+  for (uint32_t i = 0; i < n; i++) {
+    const jct_infer_go_back_t *b = &rep.go_backs[i];
+    if (b->timer || !b->hole_to_nak_ns) ck_assert(!g[i].first_tx);
+    for (uint32_t f = 0; f < rep.nfaults; f++)
+      if (rep.faults[f].op == b->op && rep.faults[f].offset_bytes == b->offset_bytes &&
+          rep.faults[f].retransmission)
+        ck_assert_msg(!g[i].first_tx, "go-back %u at a lost re-sent copy", i);
+    first += g[i].first_tx;
+  }
+  /* 22 first transmissions lost; 4 of them drew no NAK of their own (a
+   * loss behind another's go-back, the timer's). */
+  ck_assert_uint_ge(first, 15);
+  ck_assert_uint_le(first, 22);
+  free(g);
+  free(idle);
+  jct_schedule_free(s);
+  jct_infer_report_free(&rep);
+}
+END_TEST
+
 /* The lab's ring of 4 (traces/README.md): its first loss is the first
  * clear-to-send of connection C (2 -> 3), sent back by rank 3 (infer.h).
  * The postmortem drops the replay's own clear-to-send of C at position 0:
@@ -828,6 +868,7 @@ Suite *replay_suite(void) {
   TCase *unit = tcase_create("postmortem_specs");
   tcase_add_test(unit, postmortem_specs_of_the_trace);
   tcase_add_test(unit, postmortem_specs_lab_cts);
+  tcase_add_test(unit, postmortem_go_backs_first_tx);
   tcase_add_test(unit, verbs_takes_the_captured_timer);
   suite_add_tcase(s, unit);
   TCase *tc = tcase_create("end_to_end");

@@ -570,14 +570,10 @@ static const jct_uroce_stats_t *run_captured(wire_t *w, uint8_t timeout,
 
 /* A captured requester (uroce.h, jct_uroce_go_back_t): one loss at packet
  * 100 of the first message; the go-back re-sends what the capture's did
- * (ahead PSNs from the lost one), not what a prompt NAK leaves in flight,
- * and the captured responder NAKs only once a PSN nak_ahead past the hole
- * arrived. Whatever NAKs no captured loss falls back to the turnaround. */
-static const jct_uroce_stats_t *captured_loss(wire_t *w, uint32_t ahead, uint32_t nak_ahead,
-                                              uint32_t pkt) {
-  jct_uroce_go_back_t gb = {
-      .conn = 0, .msg = 0, .pkt = pkt, .ahead_psns = ahead, .nak_ahead_psns = nak_ahead};
-  if (nak_ahead) gb.hole_to_nak_ns = 1000000000; /* far later: the PSN count decides */
+ * (ahead PSNs from the lost one), not what a prompt NAK leaves in flight.
+ * Whatever NAKs no captured loss falls back to the turnaround. */
+static const jct_uroce_stats_t *captured_loss(wire_t *w, uint32_t ahead, uint32_t pkt) {
+  jct_uroce_go_back_t gb = {.conn = 0, .msg = 0, .pkt = pkt, .ahead_psns = ahead};
   const jct_uroce_stats_t *a = run_captured(w, 20, &gb, 1, drop_a_psn_once, 1000 + 100);
   ck_assert_uint_eq(jct_uroce_stats(w->qp[1])->tx_naks, 1);
   ck_assert_uint_eq(a->go_back_n, 1);
@@ -587,18 +583,18 @@ static const jct_uroce_stats_t *captured_loss(wire_t *w, uint32_t ahead, uint32_
 
 START_TEST(captured_go_back_depth) {
   wire_t w;
-  const jct_uroce_stats_t *a = captured_loss(&w, 0, 0, 100); /* no captured figure */
+  const jct_uroce_stats_t *a = captured_loss(&w, 0, 100); /* no captured figure */
   uint64_t prompt = a->retx_pkts;
   ck_assert_uint_eq(a->go_back_captured, 0);
   wire_free(&w);
   ck_assert_uint_lt(prompt, 20);
-  a = captured_loss(&w, 60, 0, 100);
+  a = captured_loss(&w, 60, 100);
   ck_assert_uint_eq(a->go_back_captured, 1);
   ck_assert_uint_eq(a->retx_pkts, 60); /* PSNs 1100..1159, as the capture's */
   ck_assert_uint_eq(w.hi_data_psn[0], 1000 + 1023);
   wire_free(&w);
   /* Another packet's figure is not this loss's. */
-  a = captured_loss(&w, 60, 0, 99);
+  a = captured_loss(&w, 60, 99);
   ck_assert_uint_eq(a->go_back_captured, 0);
   ck_assert_uint_eq(a->retx_pkts, prompt);
   wire_free(&w);
@@ -610,7 +606,7 @@ END_TEST
  * deep as the capture's again, its captured go-back unused once more. */
 START_TEST(captured_go_back_each_repetition) {
   wire_t w;
-  const jct_uroce_stats_t *a = captured_loss(&w, 60, 0, 100);
+  const jct_uroce_stats_t *a = captured_loss(&w, 60, 100);
   ck_assert_uint_eq(a->retx_pkts, 60);
   rep_start(&w, true);
   w.arg = 1000 + 1024 + 100; /* packet 100 of the repetition's message 0 */
@@ -725,17 +721,86 @@ START_TEST(captured_ignored_nak_holds_timer) {
 }
 END_TEST
 
+/* The loss at packet 100 of a 1024-packet message with the capture's NAK
+ * lag, hole_to_nak_ns 2 ms; first_tx as given; a faulted repetition. */
+static const jct_uroce_stats_t *lagged_loss(wire_t *w, bool first_tx) {
+  jct_uroce_go_back_t gb = {.conn = 0,
+                            .msg = 0,
+                            .pkt = 100,
+                            .ahead_psns = 60,
+                            .hole_to_nak_ns = 2000000,
+                            .nak_ahead_psns = 30,
+                            .first_tx = first_tx};
+  wire_init_captured(w, 1000, 20, false, 0, 0, &gb, 1);
+  jct_uroce_rep_start(w->qp[0], true);
+  jct_uroce_rep_start(w->qp[1], true);
+  w->filter = drop_a_psn_once;
+  w->arg = 1000 + 100;
+  post(w, 0, 1, 4 * MIB, true, 9);
+  wire_run(w, UINT64_MAX);
+  assert_one_message(w, 4 * MIB, 9);
+  const jct_uroce_stats_t *a = jct_uroce_stats(w->qp[0]);
+  ck_assert_uint_eq(jct_uroce_stats(w->qp[1])->tx_naks, 1);
+  ck_assert_uint_eq(a->go_back_n, 1);
+  ck_assert_uint_eq(a->timeouts, 0);
+  return a;
+}
+
+/* The captured responder NAKs hole_to_nak_ns after the gap, not once the
+ * capture's count of PSNs past the hole (nak_ahead_psns 30) arrived: here
+ * they arrive within 11 us (the shipped capture's first loss: 15 PSNs in
+ * 0.41 ms, its NAK 7.7 ms after the hole). */
 START_TEST(captured_nak_lag) {
   wire_t w;
-  const jct_uroce_stats_t *a = captured_loss(&w, 0, 30, 100);
-  const jct_uroce_stats_t *b = jct_uroce_stats(w.qp[1]);
-  /* The NAK left with the 30th PSN past the hole: the requester re-sends
-   * those and what it sent while the NAK came back. */
-  ck_assert_uint_ge(w.hi_at_nak[0], 1100 + 30);
-  ck_assert_uint_ge(b->out_of_seq_pkts, 30);
-  ck_assert_uint_ge(a->retx_pkts, 31);
-  ck_assert_uint_lt(a->retx_pkts, 31 + 20);
+  lagged_loss(&w, false);
+  /* The hole went about 100 packets (33 us) after the first; the gap one
+   * packet and the propagation later, the NAK 2 ms after the gap. */
+  uint64_t after = w.first_nak_ns[0] - w.first_data_ns[0];
+  ck_assert_uint_ge(after, 2000000 + 100 * 330);
+  ck_assert_uint_lt(after, 2000000 + 100 * 330 + 10000);
+  /* Meanwhile the requester filled its window (128 PSNs from the last
+   * ACKed, PSN 1064 after packet 63's AckReq): 91 PSNs past the hole. */
+  ck_assert_uint_eq(jct_uroce_stats(w.qp[1])->out_of_seq_pkts, 1064 + 128 - 1101);
   wire_free(&w);
+}
+END_TEST
+
+/* ... and the requester, whose NAK comes that late, sends on meanwhile to
+ * its window (above) and re-sends all of it; with first_tx it sends no
+ * PSN the capture's depth (60) past the hole before the NAK, and re-sends
+ * exactly the capture's 60 (uroce_req.c). */
+START_TEST(captured_hole_holds_depth) {
+  wire_t w;
+  const jct_uroce_stats_t *a = lagged_loss(&w, false);
+  ck_assert_uint_eq(a->retx_pkts, 1064 + 128 - 1100);
+  wire_free(&w);
+  a = lagged_loss(&w, true);
+  ck_assert_uint_eq(w.hi_at_nak[0], 1000 + 100 + 59);
+  ck_assert_uint_eq(a->retx_pkts, 60);
+  ck_assert_uint_eq(a->go_back_captured, 1);
+  wire_free(&w);
+}
+END_TEST
+
+/* A first_tx hole whose packet gets through (a baseline repetition has no
+ * drop; a faulted one whose copy was not lost) holds nothing for long: in
+ * a baseline it is not armed, in a faulted repetition the first ACK past
+ * it frees the requester (an AckReq every 64 packets). */
+START_TEST(captured_hole_not_lost) {
+  for (int faulted = 0; faulted < 2; faulted++) {
+    wire_t w;
+    jct_uroce_go_back_t gb = {
+        .pkt = 100, .ahead_psns = 60, .hole_to_nak_ns = 2000000, .first_tx = true};
+    wire_init_captured(&w, 1000, 20, false, 0, 0, &gb, 1);
+    jct_uroce_rep_start(w.qp[0], faulted);
+    jct_uroce_rep_start(w.qp[1], faulted);
+    post(&w, 0, 1, 4 * MIB, true, 9);
+    wire_run(&w, UINT64_MAX);
+    assert_one_message(&w, 4 * MIB, 9);
+    ck_assert_uint_eq(jct_uroce_stats(w.qp[0])->retx_pkts, 0);
+    ck_assert_uint_lt(w.recv[1][0].time_ns - w.first_data_ns[0], 1024 * 330 + 200000);
+    wire_free(&w);
+  }
 }
 END_TEST
 
@@ -1267,6 +1332,8 @@ Suite *uroce_suite(void) {
   tcase_add_test(core, captured_go_back_depth);
   tcase_add_test(core, captured_go_back_each_repetition);
   tcase_add_test(core, captured_nak_lag);
+  tcase_add_test(core, captured_hole_holds_depth);
+  tcase_add_test(core, captured_hole_not_lost);
   tcase_add_test(core, captured_go_back_held);
   tcase_add_test(core, captured_go_back_stalls);
   tcase_add_test(core, captured_ignored_nak_holds_timer);

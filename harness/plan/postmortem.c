@@ -321,6 +321,25 @@ void jct__postmortem_timer_go_backs(jct_uroce_go_back_t *g, const uint64_t *idle
     if (g[i].timer_ns && idle_ns[i] >= timer_ns) g[i].timer_ns = g[i].ahead_psns = 0;
 }
 
+/* Whether go-back i is the first NAK go-back at its position and a fault
+ * there lost the packet's first transmission (uroce.h first_tx). */
+static bool first_tx(const jct_infer_report_t *rep, uint32_t i) {
+  const jct_infer_go_back_t *b = &rep->go_backs[i];
+  if (b->timer || !b->hole_to_nak_ns) return false;
+  for (uint32_t j = 0; j < i; j++) {
+    const jct_infer_go_back_t *a = &rep->go_backs[j];
+    if (!a->timer && a->op == b->op && a->offset_bytes == b->offset_bytes && a->cts == b->cts)
+      return false;
+  }
+  for (uint32_t j = 0; j < rep->nfaults; j++) {
+    const jct_infer_fault_t *f = &rep->faults[j];
+    if (f->op == b->op && f->offset_bytes == b->offset_bytes && f->cts == b->cts &&
+        !f->retransmission && f->copies[0] <= 1)
+      return true;
+  }
+  return false;
+}
+
 int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
                              uint32_t pmtu, jct_uroce_go_back_t **out, uint64_t **idle_ns,
                              uint32_t *n) {
@@ -353,7 +372,8 @@ int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *
                                       .timer_ns = b->timer_ns,
                                       .timer_lead_ns = b->timer_lead_ns,
                                       .idle_ns = b->idle_ns,
-                                      .recovers_loss = b->recovers_loss};
+                                      .recovers_loss = b->recovers_loss,
+                                      .first_tx = first_tx(rep, i)};
   }
   free(msg);
   *out = g;

@@ -38,8 +38,10 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
  * deep in PSNs as the capture's (a replay at another path MTU than the
  * capture's re-sends as many packets, not as many bytes); a timer go-back
  * with its timer_ns, timer_lead_ns (rxe's reference, infer.h) and
- * recovers_loss (then the faulted repetitions' only, never a baseline's).
- * *out and *idle_ns
+ * recovers_loss (then the faulted repetitions' only, never a baseline's);
+ * first_tx on the first NAK go-back at a position whose fault (rep->faults)
+ * lost the packet's first transmission (the requester's depth then holds
+ * from that transmission on, uroce.h). *out and *idle_ns
  * (each timer go-back's idle time before it, 0 for the others; malloc'd,
  * the caller's; NULL when *n is 0) in capture order. Errors: JCT_ENOMEM. */
 int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,

@@ -113,10 +113,17 @@ typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
  * still goes out after the NAK (rxe_comp.c, rxe_req.c): how far it got is
  * the host's timing, which the capture shows per loss. The responder, on
  * a gap at packet pkt of the msg-th message it receives in a repetition,
- * sends its NAK once it has received a PSN nak_ahead_psns past the missing
- * one, or hole_to_nak_ns after the gap, whichever comes first (the
- * capture's lag at that loss: rxe's responder task works through what it
- * had received before it meets the gap). An entry with ahead_psns 0 is
+ * sends its NAK hole_to_nak_ns after the gap (the capture's lag at that
+ * loss: rxe's responder task works through what it had received before it
+ * meets the gap), whatever has arrived since; nak_ahead_psns (the PSNs
+ * past the hole the capture saw before its NAK) is the capture's figure,
+ * reported, not a trigger (uroce_resp.c says why). first_tx: the hole is
+ * the packet's first transmission (the postmortem drops it), so in a
+ * faulted repetition the requester, once it has sent it, sends no PSN
+ * ahead_psns or more past it until a NAK, an ACK past it or a go-back:
+ * the capture's sender had got no further before its go-back, and the
+ * NAK, at its captured time, may come later than the replay's link
+ * carries that many (uroce_req.c). An entry with ahead_psns 0 is
  * none for the requester, one with hole_to_nak_ns 0 none for the
  * responder: nak_react_ns and nak_delay_ns hold then. conn is the schedule's connection (the ranks
  * pick each QP's entries by it); cts: a go-back of the connection's
@@ -161,6 +168,7 @@ typedef struct {
   uint64_t idle_ns;       /* a timer go-back's: its flow heard nothing for this long before it */
   bool recovers_loss;     /* faulted repetitions only */
   bool cts;               /* of the clear-to-sends: the ends swap roles */
+  bool first_tx;          /* the hole is its packet's first transmission (above) */
 } jct_uroce_go_back_t;
 
 /* A captured sender's transmit stall (a postmortem's, from the capture:

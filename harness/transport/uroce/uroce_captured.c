@@ -54,6 +54,7 @@ void jct__uroce_captured_free(struct jct__uroce_captured *c) {
 void jct__uroce_captured_rep_start(struct jct__uroce_captured *c) {
   c->timer_due_ns = UINT64_MAX;
   c->timer_hold = false;
+  c->hole_ahead = 0;
   if (c->n) memset(c->used, 0, c->n * sizeof *c->used);
   if (c->nstalls) memset(c->stall_used, 0, c->nstalls * sizeof *c->stall_used);
   c->stall_until_ns = 0;

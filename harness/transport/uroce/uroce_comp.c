@@ -146,6 +146,7 @@ static void go_back_n(jct_uroce_qp_t *qp, uint32_t psn, uint64_t now_ns) {
   qp->comp.go_back_due_ns = UINT64_MAX; /* this one replaces any pending */
   qp->captured.go_back_ahead = 0;
   qp->captured.go_back_hold_ns = 0;
+  qp->captured.hole_ahead = 0;
   qp->comp.nak_ignored = false;
   qp->captured.timer_floor_ns = 0;
   set_next_psn(qp, psn);
@@ -193,6 +194,8 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
   }
   if (type == JCT_AETH_ACK) {
     qp->stats.rx_acks++;
+    if (qp->captured.hole_ahead && jct_psn_diff(psn, qp->captured.hole_psn) >= 0)
+      qp->captured.hole_ahead = 0; /* the captured hole's packet got through */
     /* valid: una - 1 (a repeat, no progress) .. max_psn - 1 */
     if (jct_psn_diff(psn, una) < -1 || jct_psn_diff(psn, max) >= 0) {
       qp->stats.rx_stale_acks++;
@@ -208,6 +211,7 @@ jct_uroce_rx_t jct__uroce_comp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
   }
   if (type == JCT_AETH_NAK && jct_aeth_value(syn) == JCT_NAK_PSN_SEQ_ERR) {
     qp->stats.rx_naks++;
+    qp->captured.hole_ahead = 0; /* heard of: its captured go-back holds the depth now */
     if (jct_psn_diff(psn, una) < 0 || jct_psn_diff(psn, max) >= 0) {
       qp->stats.rx_stale_acks++;
       return JCT_UROCE_RX_IGNORED;

@@ -125,6 +125,10 @@ struct jct__uroce_captured {
   bool *stall_used;
   uint32_t nstalls;
   uint64_t stall_until_ns;
+  /* A captured hole (a go-back's first_tx) whose first transmission went:
+   * the requester sends no PSN hole_ahead or more past hole_psn until a
+   * NAK, an ACK past it or a go-back (hole_ahead 0: none). */
+  uint32_t hole_psn, hole_ahead;
 };
 
 /* Responder (rxe's qp->resp). */
@@ -138,9 +142,8 @@ struct jct__uroce_resp {
   bool ack_pending;   /* an ACK of epsn - 1 is owed (coalesced) */
   bool nak_pending;   /* a NAK PSN-sequence-error of nak_psn is owed */
   uint32_t nak_psn;
-  uint64_t nak_due_ns; /* ... and goes out no earlier (cfg.nak_delay_ns after the gap) */
-  uint32_t nak_ahead;  /* ... or once a PSN this far past nak_psn arrived (a captured go-back's;
-                          0: none) */
+  uint64_t nak_due_ns; /* ... and goes out no earlier (a captured go-back's hole_to_nak_ns after
+                          the gap, else cfg.nak_delay_ns) */
   jct_dcqcn_np_t np;  /* DCQCN's notification point (qp->cc) */
   bool cnp_pending;   /* a CNP is owed (sent before ACK/NAKs) */
 };

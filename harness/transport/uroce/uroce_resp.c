@@ -37,8 +37,16 @@
  *   the data priority.)
  * - A captured responder (cfg.go_backs, a postmortem's): the NAK of a gap
  *   at a packet the capture shows a go-back to goes out as late after the
- *   gap as the capture's did (rxe's responder task, slow under load, works
- *   through what it received before it), else nak_delay_ns after it.
+ *   gap as the capture's did (hole_to_nak_ns: rxe's responder task, slow
+ *   under load, works through what it received before it), else
+ *   nak_delay_ns after it. Time, not the count of PSNs past the hole that
+ *   arrived before the capture's NAK (nak_ahead_psns), decides: in the
+ *   shipped capture the 15 PSNs past its first hole arrived within 0.41 ms
+ *   of it (frames 54-68) and the NAK came 7.3 ms after the last of them
+ *   (frame 69), so the count was not what rxe waited for; a replay that
+ *   NAKed on it answered 6.5 ms early on a link that carries them in
+ *   1.2 ms. How far the requester sends meanwhile is its own bound
+ *   (first_tx, uroce_req.c).
  * - Receive queue credits and RNR NAKs are not modelled: write-with-imm
  *   always finds a receive buffer (NCCL keeps them posted).
  */
@@ -100,21 +108,17 @@ size_t jct__uroce_resp_ack(jct_uroce_qp_t *qp, uint64_t now_ns, uint8_t *p, size
 /* When the NAK of the gap at the expected PSN, seen at now_ns, falls due:
  * as a captured go-back's (cfg.go_backs) for the packet it is (the
  * repetition's message received next, the packet of it), once: its
- * latency, or sooner when a PSN nak_ahead past it arrives; else
- * cfg.nak_delay_ns after the gap. */
+ * hole_to_nak_ns after the gap; else cfg.nak_delay_ns after it. */
 static void nak_due(jct_uroce_qp_t *qp, uint64_t now_ns) {
   struct jct__uroce_resp *s = &qp->resp;
   uint64_t msg = qp->stats.msgs_recv - qp->rep_msgs_recv;
   uint32_t pkt = s->in_msg ? s->msg_pkts : 0;
-  s->nak_ahead = 0;
   s->nak_due_ns = now_ns + qp->cfg.nak_delay_ns;
   for (uint32_t i = 0; i < qp->cfg.ngo_backs; i++) {
     const jct_uroce_go_back_t *g = &qp->captured.go_backs[i];
-    if (!qp->captured.used[i] && (g->hole_to_nak_ns || g->nak_ahead_psns) && g->msg == msg &&
-        g->pkt == pkt) {
+    if (!qp->captured.used[i] && g->hole_to_nak_ns && g->msg == msg && g->pkt == pkt) {
       qp->captured.used[i] = true;
-      if (g->hole_to_nak_ns) s->nak_due_ns = now_ns + g->hole_to_nak_ns;
-      s->nak_ahead = g->nak_ahead_psns;
+      s->nak_due_ns = now_ns + g->hole_to_nak_ns;
       return;
     }
   }
@@ -137,8 +141,6 @@ jct_uroce_rx_t jct__uroce_resp_rx(jct_uroce_qp_t *qp, const struct jct_roce_hdrs
       s->nak_psn = s->epsn;
       nak_due(qp, now_ns);
     }
-    if (s->nak_pending && s->nak_ahead && (uint32_t)d >= s->nak_ahead && s->nak_due_ns > now_ns)
-      s->nak_due_ns = now_ns; /* as far past the gap as the captured responder had got */
     return JCT_UROCE_RX_OUT_OF_SEQ;
   }
   if (d < 0) {
