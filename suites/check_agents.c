@@ -205,7 +205,8 @@ START_TEST(protocol_errors_name_the_agent) {
 END_TEST
 
 /* The agent's side: `jctlab agent --listen` answers bad input from the
- * orchestrator with an error line and goes on, and ends on quit. */
+ * orchestrator with an error line and goes on, answers reset and a second
+ * hello (a kept lab), and ends on quit. */
 static void agent_says2(int fd, const char *line, const char *want, const char *also);
 static void agent_says(int fd, const char *line, const char *want) {
   agent_says2(fd, line, want, NULL);
@@ -295,6 +296,10 @@ START_TEST(agent_answers_bad_input) {
     agent_says(fd, line, bad_addrs[i][1]);
   }
   jct_schedule_free(sch);
+  /* A kept lab's next run: reset, then hello again; nothing set up after. */
+  agent_says(fd, "{\"msg\":\"reset\"}\n", "{\"msg\":\"reset\"}");
+  agent_says(fd, "{\"msg\":\"hello\"}\n", "\"msg\":\"hello\",\"rank\":1");
+  agent_says(fd, "{\"msg\":\"run\",\"rep\":2}\n", "run before the connections are up");
   agent_says(fd, "{\"msg\":\"quit\"}\n", "bye");
   result_t r = finish(&c, 10);
   ck_assert_int_eq(r.status, 0);

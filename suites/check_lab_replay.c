@@ -66,29 +66,12 @@ static json_t *run_retrying(char *const argv[], const char *js, result_t *r) {
   return doc;
 }
 
-START_TEST(test_one_drop_one_nak) {
-  if (lab_skipped()) return;
-  int qemu_before = count_procs("qemu-system-x86_64");
-  char js[256];
-  craft_tmpname(js, sizeof js, ".json");
-  /* Rank 0's data to rank 1 (not its clear-to-sends, WRITE_ONLY_WITH_IMM
-   * 0x0b): the 4th packet of its first message, in each faulted rep. */
-  char *argv[] = {JCT_BINARY,  "replay",
-                  "--lab",     "2",
-                  "--synth",   "ring",
-                  "--bytes",   "256KiB",
-                  "--rate",    "100mbit",
-                  "--reps",    "2",
-                  "--timeout", "14",
-                  "--inject",  "drop pkt=0:3 where=\"src host 198.18.0.1 and udp[8] != 0x0b\"",
-                  "--json",    js,
-                  NULL};
-  result_t r;
-  json_t *doc = run_retrying(argv, js, &r);
-  unlink(js);
-  ck_assert_msg(r.status == 0, "jctlab replay --lab 2 exited %d:\n%s", r.status, r.err);
-  ck_assert_str_eq(json_string_value(jget(doc, "fabric.transport")), "verbs (rxe lab)");
-  json_t *c = jget(doc, "cases.0");
+/* The one-drop case (scenario_on_the_lab's second): rank 0's data to
+ * rank 1 (not its clear-to-sends, WRITE_ONLY_WITH_IMM 0x0b), the 4th
+ * packet of its first message, in each of 2 faulted repetitions. */
+#define ONE_DROP_SPEC "drop pkt=0:3 where=\"src host 198.18.0.1 and udp[8] != 0x0b\""
+
+static void one_drop_one_nak(json_t *c) {
   ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "invalid: %s",
                 json_string_value(json_object_get(c, "invalid_why")));
   ck_assert_int_eq(jint(c, "drops.injectors.0.dropped"), 2);
@@ -109,12 +92,7 @@ START_TEST(test_one_drop_one_nak) {
   ck_assert_int_gt(jint(b, "sent_pkts"), 0);
   ck_assert_int_gt(jint(c, "baseline.median_jct_ns"), 0);
   ck_assert_int_gt(jint(c, "faulted.median_jct_ns"), 0);
-  json_decref(doc);
-  result_free(&r);
-  sleep_ms(500);
-  ck_assert_int_eq(count_procs("qemu-system-x86_64"), qemu_before);
 }
-END_TEST
 
 /* --agents: the orchestrator reaches agents on hosts over TCP (`jctlab
  * agent --listen`), here two on this host. Where the host has an RDMA
@@ -176,9 +154,13 @@ END_TEST
 
 /* A scenario file with `transport: verbs` and `lab: 2` runs on the lab;
  * verbs without a lab is bad input. The Markdown report lists rxe's
- * counters. */
+ * counters. Its two cases share one boot (jct_run_lab_keep): the one-drop
+ * case above, then one loss of rank 1's data, one NAK-sequence-error per
+ * faulted repetition (2 repetitions a side, as the one-drop case's). The
+ * kept lab is stopped at the end: no qemu is left. */
 START_TEST(scenario_on_the_lab) {
   if (lab_skipped()) return;
+  int qemu_before = count_procs("qemu-system-x86_64");
   char yaml[256], bad[256], js[256], dir[256];
   craft_tmpname(yaml, sizeof yaml, ".yaml");
   craft_tmpname(bad, sizeof bad, ".yaml");
@@ -186,8 +168,10 @@ START_TEST(scenario_on_the_lab) {
   craft_tmpname(dir, sizeof dir, ".d");
   unlink(dir);
   FILE *f = fopen(yaml, "w");
-  fputs("name: lab\nsynth: {algorithm: ring, ranks: 2, bytes: 128KiB}\ntransport: verbs\n"
-        "lab: 2\nrate: 100mbit\ntimeout: 14\nreps: 1\ncases:\n  - name: one loss\n"
+  fputs("name: lab\nsynth: {algorithm: ring, ranks: 2, bytes: 256KiB}\ntransport: verbs\n"
+        "lab: 2\nrate: 100mbit\ntimeout: 14\nreps: 2\ncases:\n"
+        "  - name: one drop\n    inject: ['" ONE_DROP_SPEC "']\n"
+        "  - name: one loss\n"
         "    inject: [\"drop pkt=0:2 where=\\\"src host 198.18.0.2 and udp[8] != 0x0b\\\"\"]\n"
         "    max_degradation: 50\n",
         f);
@@ -202,7 +186,11 @@ START_TEST(scenario_on_the_lab) {
   json_t *doc = run_retrying(argv, js, &r);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
   ck_assert_str_eq(json_string_value(jget(doc, "fabric.transport")), "verbs (rxe lab)");
-  ck_assert_int_eq(jint(doc, "cases.0.device_counters.rcvd_seq_err"), 1);
+  ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 2);
+  one_drop_one_nak(jget(doc, "cases.0"));
+  ck_assert_msg(json_is_null(jget(doc, "cases.1.invalid_why")), "invalid: %s",
+                json_string_value(jget(doc, "cases.1.invalid_why")));
+  ck_assert_int_eq(jint(doc, "cases.1.device_counters.rcvd_seq_err"), 2);
   char md[300];
   snprintf(md, sizeof md, "%s/report.md", dir);
   char *text = slurp(md, NULL);
@@ -219,35 +207,69 @@ START_TEST(scenario_on_the_lab) {
   result_free(&r);
   unlink(yaml);
   unlink(bad);
+  sleep_ms(500);
+  ck_assert_int_eq(count_procs("qemu-system-x86_64"), qemu_before);
 }
 END_TEST
 
-/* A 2-VM ring of 256 KiB at 5 Mbit/s (a packet takes 6.7 ms, more than a
- * loaded machine's loop lateness; --timeout 18, 1.07 s, outlasts rxe's NIC
- * queue, lab_up), 3 repetitions a side, with the injectors of inject
- * (NULL-terminated), a fault log when log is not NULL and the option opt
- * when not NULL: its one case, valid (the document in *doc, to be
- * freed). */
-static json_t *host_case(const char *const *inject, const char *log, const char *opt,
-                         json_t **doc) {
-  char js[256];
+/* The host cases: one scenario, one boot of the lab for its four cases
+ * (jct_run_lab_keep): a 2-VM ring of 256 KiB at 5 Mbit/s (a packet takes
+ * 6.7 ms, more than a loaded machine's loop lateness; timeout 18, 1.07 s,
+ * outlasts rxe's NIC queue, lab_up), 3 repetitions a side, each case's
+ * fault log its own file (log's stem -caseK). HOST_* name the cases. */
+enum { HOST_DROP, HOST_STORM, HOST_STORM_WATCHDOG, HOST_FLAP, HOST_CASES };
+#define HOST_STORM_SPEC "pause prio=3 quanta=1000 link=5mbit for=800ms at=50ms at=host:1"
+
+static json_t *host_scenario(const char *log) {
+  char yaml[256], js[256];
+  craft_tmpname(yaml, sizeof yaml, ".yaml");
   craft_tmpname(js, sizeof js, ".json");
-  char *argv[32] = {JCT_BINARY, "replay", "--lab",  "2", "--synth",   "ring", "--bytes", "256KiB",
-                    "--rate",   "5mbit",  "--reps", "3", "--timeout", "18",   "--json",  js};
-  size_t n = 16;
-  for (; *inject && n < 26; inject++)
-    argv[n++] = "--inject", argv[n++] = (char *)*inject;
-  if (log) argv[n++] = "--fault-log", argv[n++] = (char *)log;
-  if (opt) argv[n++] = (char *)opt;
-  argv[n] = NULL;
+  FILE *f = fopen(yaml, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("name: host faults in the lab\nsynth: {algorithm: ring, ranks: 2, bytes: 256KiB}\n"
+        "transport: verbs\nlab: 2\nrate: 5mbit\ntimeout: 18\nreps: 3\ncases:\n"
+        "  - name: drop and delay\n"
+        "    inject: [\"drop pkt=0:3 qp-order=1 at=host:1\", \"delay 20ms at=host:1\"]\n"
+        "  - name: storm\n    inject: [\"" HOST_STORM_SPEC "\"]\n"
+        "  - name: storm, watchdog\n    inject: [\"" HOST_STORM_SPEC "\"]\n"
+        "    pfc_watchdog: forward\n"
+        "  - name: flap\n    inject: [\"flap down=200ms every=10s at=100ms at=host:1\"]\n",
+        f);
+  fclose(f);
+  char *argv[] = {JCT_BINARY, "run", yaml, "--json", js, "--fault-log", (char *)log, NULL};
   result_t r;
-  *doc = run_retrying(argv, js, &r);
+  setenv("JCT_LAB_VERBOSE", "1", 1);
+  json_t *doc = run_retrying(argv, js, &r);
+  unsetenv("JCT_LAB_VERBOSE");
   unlink(js);
+  unlink(yaml);
   ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+  ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), HOST_CASES);
+  /* One boot: the first case's two VMs came up, every later case's were
+   * kept ("up after ... (tcg, kept)"). */
+  int up = 0, kept = 0;
+  for (const char *p = r.err; (p = strstr(p, " up after ")); p++) {
+    const char *eol = strchr(p, '\n');
+    const char *k = strstr(p, ", kept)");
+    up++;
+    kept += k && (!eol || k < eol);
+  }
+  ck_assert_msg(up == 2 * HOST_CASES && kept == 2 * (HOST_CASES - 1),
+                "%d VMs up, %d of them kept: %s", up, kept, r.err);
   result_free(&r);
-  json_t *c = jget(*doc, "cases.0");
-  ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "invalid: %s",
+  return doc;
+}
+
+/* Case k of the host scenario's document, valid; its fault log's path in
+ * klog. */
+static json_t *host_case(json_t *doc, int k, const char *log, char *klog, size_t len) {
+  char path[40];
+  snprintf(path, sizeof path, "cases.%d", k);
+  json_t *c = jget(doc, path);
+  ck_assert_msg(json_is_null(json_object_get(c, "invalid_why")), "case %d invalid: %s", k,
                 json_string_value(json_object_get(c, "invalid_why")));
+  const char *dot = strrchr(log, '.');
+  snprintf(klog, len, "%.*s-case%d%s", (int)(dot - log), log, k + 1, dot);
   return c;
 }
 
@@ -265,13 +287,7 @@ static json_t *host_case(const char *const *inject, const char *log, const char 
  * waits on rank 1's data; its ACKs come 20 ms later too, so rxe's window
  * stalls: seen +107 to +525 ms), and without fq the stamps would cost
  * nothing; the delay loses nothing (the NAKs are the drop's). */
-START_TEST(host_drop_in_the_vm) {
-  if (lab_skipped()) return;
-  char log[256];
-  craft_tmpname(log, sizeof log, ".log");
-  static const char *const inject[] = {"drop pkt=0:3 qp-order=1 at=host:1", "delay 20ms at=host:1",
-                                       NULL};
-  json_t *doc, *c = host_case(inject, log, NULL, &doc);
+static void host_drop_in_the_vm(json_t *c, const char *log) {
   printf("lab_replay: drop at host:1 in the VM: %lld dropped, rcvd_seq_err %lld, "
          "out_of_seq_request %lld, %lld timeouts\n",
          (long long)jint(c, "drops.injectors.0.dropped"),
@@ -304,10 +320,7 @@ START_TEST(host_drop_in_the_vm) {
   ck_assert(!jbool(l, "retransmission"));
   json_decref(l);
   free(text);
-  unlink(log);
-  json_decref(doc);
 }
-END_TEST
 
 /* The fault log's lines of kind (NULL: any) and action in repetition rep
  * (-1: any), at (NULL: any, else "host:1") or on port (-1: any); their
@@ -361,13 +374,7 @@ static size_t log_lines(const char *text, const char *kind, const char *action, 
  * detection time instead of the whole storm: less than half the growth
  * without the watchdog. The job then ends before the storm would, and the
  * agent stops it: fewer frames. */
-START_TEST(storm_from_the_vm) {
-  if (lab_skipped()) return;
-  char log[256];
-  craft_tmpname(log, sizeof log, ".log");
-  static const char *const inject[] = {
-      "pause prio=3 quanta=1000 link=5mbit for=800ms at=50ms at=host:1", NULL};
-  json_t *doc, *c = host_case(inject, log, NULL, &doc);
+static void storm_from_the_vm(json_t *c, const char *log, json_t *w, const char *wlog) {
   long long sent = jint(c, "drops.injectors.0.generated"),
             got = jint(c, "drops.fabric.pfc_xoff_received");
   double paused = (double)jint(c, "paused_ns") / 3, expect = 15 * 51.2e6 + 102.4e6;
@@ -406,13 +413,10 @@ START_TEST(storm_from_the_vm) {
                   rep, (t[15] - t[0]) / 1e6);
   }
   free(text);
-  unlink(log);
-  json_decref(doc);
 
-  json_t *wdoc, *w = host_case(inject, log, "--pfc-watchdog=forward", &wdoc);
   double wbase = (double)jint(w, "baseline.median_jct_ns"),
          wstorm = (double)jint(w, "faulted.median_jct_ns");
-  text = slurp(log, NULL);
+  text = slurp(wlog, NULL);
   ck_assert_ptr_nonnull(text);
   double ts[3] = {0}, tr[3] = {0};
   size_t storms = log_lines(text, "pfc-watchdog", "storm", -1, NULL, 1, ts, 3),
@@ -450,10 +454,7 @@ START_TEST(storm_from_the_vm) {
                 "with the watchdog the JCT grew %.1f ms, without %.1f ms", (wstorm - wbase) / 1e6,
                 (storm - base) / 1e6);
   free(text);
-  unlink(log);
-  json_decref(wdoc);
 }
-END_TEST
 
 /* A link flap at rank 1's VM (flap at=host:1 in the lab): its NIC's
  * carrier off for 200 ms from 100 ms into each faulted repetition, from
@@ -466,12 +467,7 @@ END_TEST
  * lost (drops.fabric.link_down), and the senders recover by their
  * retransmit timers (timeouts: seen 9 in 3 repetitions, no NAK, no QP
  * past its retry count): the job completes, at least 200 ms later. */
-START_TEST(flap_from_the_vm) {
-  if (lab_skipped()) return;
-  char log[256];
-  craft_tmpname(log, sizeof log, ".log");
-  static const char *const inject[] = {"flap down=200ms every=10s at=100ms at=host:1", NULL};
-  json_t *doc, *c = host_case(inject, log, NULL, &doc);
+static void flap_from_the_vm(json_t *c, const char *log) {
   double down = (double)jint(c, "drops.injectors.0.link_down_ns") / 3;
   double base = (double)jint(c, "baseline.median_jct_ns"),
          slow = (double)jint(c, "faulted.median_jct_ns");
@@ -501,6 +497,22 @@ START_TEST(flap_from_the_vm) {
     ck_assert_msg(td[k] >= 100e6 && fabs(tu[k] - td[k] - 200e6) < 10e6,
                   "down at %.1f ms, up at %.1f ms", td[k] / 1e6, tu[k] / 1e6);
   free(text);
+}
+
+/* The three above, in one run of the host scenario (one boot). */
+START_TEST(host_faults_in_the_vm) {
+  if (lab_skipped()) return;
+  char log[256], klog[HOST_CASES][300];
+  craft_tmpname(log, sizeof log, ".log");
+  json_t *doc = host_scenario(log), *c[HOST_CASES];
+  for (int k = 0; k < HOST_CASES; k++)
+    c[k] = host_case(doc, k, log, klog[k], sizeof klog[k]);
+  host_drop_in_the_vm(c[HOST_DROP], klog[HOST_DROP]);
+  storm_from_the_vm(c[HOST_STORM], klog[HOST_STORM], c[HOST_STORM_WATCHDOG],
+                    klog[HOST_STORM_WATCHDOG]);
+  flap_from_the_vm(c[HOST_FLAP], klog[HOST_FLAP]);
+  for (int k = 0; k < HOST_CASES; k++)
+    unlink(klog[k]);
   unlink(log);
   json_decref(doc);
 }
@@ -852,7 +864,6 @@ Suite *lab_replay_suite(void) {
   Suite *s = suite_create("lab_replay");
   TCase *t = tcase_create("rxe");
   tcase_set_timeout(t, LIMIT_S + 60);
-  tcase_add_test(t, test_one_drop_one_nak);
   tcase_add_test(t, agents_over_tcp);
   tcase_add_test(t, scenario_on_the_lab);
   tcase_add_test(t, sigkill_leaves_nothing);
@@ -871,9 +882,7 @@ Suite *lab_replay_suite(void) {
   /* Faults at a host, in the VMs (issue 14). */
   TCase *h = tcase_create("host");
   tcase_set_timeout(h, LIMIT_S + 60);
-  tcase_add_test(h, host_drop_in_the_vm);
-  tcase_add_test(h, storm_from_the_vm);
-  tcase_add_test(h, flap_from_the_vm);
+  tcase_add_test(h, host_faults_in_the_vm);
   suite_add_tcase(s, h);
   return s;
 }

@@ -8,8 +8,9 @@
  * rank: NETDEV (eth0) gets rank R's address and neighbours (topo.h) and an
  * rxe device "rxe0" on top of it (the RDMA netlink request `rdma link add
  * rxe0 type rxe netdev eth0` sends); then says hello and serves setup,
- * connect, run and quit. `--no-net` skips the network part, for hosts
- * whose RDMA NIC is already set up; there `--listen` takes the
+ * connect, run, reset (back to before setup, for the next run of a kept
+ * lab), hello (said again) and quit. `--no-net` skips the network part,
+ * for hosts whose RDMA NIC is already set up; there `--listen` takes the
  * orchestrator's TCP connection instead of a device (`jctlab run
  * --agents`), and `--addr` is the RDMA NIC's IPv4 address (default: rank
  * R's lab address, 198.18.0.R+1).
@@ -378,6 +379,19 @@ static void finish_run(agent_t *g) {
   send_msg(g, done);
 }
 
+/* Who this agent is: once up, and again when asked (a kept lab, agents.h). */
+static void send_hello(agent_t *g) {
+  struct utsname u;
+  uname(&u);
+  char addr[32];
+  jct_addr_t a4 = jct_rank_ipv4(g->a.rank);
+  jct_addr_str(&a4, addr, sizeof addr);
+  if (g->a.addr) snprintf(addr, sizeof addr, "%s", g->a.addr);
+  send_msg(g, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s}", "msg", "hello", "rank", (json_int_t)g->a.rank,
+                        "kernel", u.release, "dev", g->a.no_net ? "" : RXE_NAME, "netdev",
+                        g->a.netdev, "addr", addr));
+}
+
 static void on_message(agent_t *g, json_t *m) {
   const char *msg = json_string_value(json_object_get(m, "msg"));
   if (!msg) {
@@ -392,6 +406,21 @@ static void on_message(agent_t *g, json_t *m) {
   } else if (!strcmp(msg, "run")) {
     do_run(g, m);
 
+  } else if (!strcmp(msg, "reset")) {
+    /* Back to before setup, for the next run on this VM (agents.h): what
+     * the setup made is freed (the host programs off the device), and a
+     * repetition still running is abandoned with it. */
+    if (g->exec) {
+      jct__verbs_attach(g->verbs, NULL);
+      jct_exec_free(g->exec);
+      g->exec = NULL;
+      jct_timer_stop(&g->clock, &g->exec_timer);
+    }
+    g->want_connected = false;
+    setup_free(g);
+    send_msg(g, json_pack("{s:s}", "msg", "reset"));
+  } else if (!strcmp(msg, "hello")) {
+    send_hello(g);
   } else if (!strcmp(msg, "quit")) {
     send_msg(g, json_pack("{s:s}", "msg", "bye"));
     g->quit = true;
@@ -595,15 +624,7 @@ int jct__cmd_agent(int argc, char **argv) {
   uv_poll_init(&g->loop, &g->poll, g->fd);
   g->poll.data = g;
   uv_poll_start(&g->poll, UV_READABLE, on_control);
-  struct utsname u;
-  uname(&u);
-  char addr[32];
-  jct_addr_t a4 = jct_rank_ipv4(g->a.rank);
-  jct_addr_str(&a4, addr, sizeof addr);
-  if (g->a.addr) snprintf(addr, sizeof addr, "%s", g->a.addr);
-  send_msg(g, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s}", "msg", "hello", "rank", (json_int_t)g->a.rank,
-                        "kernel", u.release, "dev", g->a.no_net ? "" : RXE_NAME, "netdev",
-                        g->a.netdev, "addr", addr));
+  send_hello(g);
   while (!g->quit) {
     uv_run(&g->loop, UV_RUN_ONCE);
     check(g);

@@ -231,6 +231,10 @@ void jct__agents_expect_hello(jct__agents_t *a) {
   begin(a, "hello");
 }
 
+int jct__agents_ask_hello(jct__agents_t *a) {
+  return broadcast(a, json_pack("{s:s}", "msg", "hello"), "hello");
+}
+
 /* The schedule's compute gaps in the agents' real time: times tdf. */
 static void dilate_gaps(json_t *sched, double tdf) {
   size_t k;
@@ -295,6 +299,10 @@ int jct__agents_run(jct__agents_t *a, uint32_t rep, bool faulted) {
   return broadcast(
       a, json_pack("{s:s,s:I,s:b}", "msg", "run", "rep", (json_int_t)rep, "faulted", faulted),
       "done");
+}
+
+int jct__agents_reset(jct__agents_t *a) {
+  return broadcast(a, json_pack("{s:s}", "msg", "reset"), "reset");
 }
 
 int jct__agents_quit(jct__agents_t *a) {

@@ -25,6 +25,11 @@
  *                                           generated, drops, and a
  *                                           storm's frames}..]}
  *                                                           or failed {why}
+ *   reset: free what setup made (QPs, host programs, PFC
+ *          responder), abandoning a repetition still running, and
+ *          serve the next setup (a lab kept between runs, run.h's
+ *          jct_run_lab_keep)                                  -> reset
+ *   hello: say it again (the next run on a kept lab)           -> hello
  *   quit                                                    -> bye
  *   error {why} may come at any time: the agent cannot go on; with
  *   bad_input: true, a setting its device cannot honour (JCT_EINVAL).
@@ -61,6 +66,9 @@ int jct__agents_new(jct__agents_t **out, uv_loop_t *loop, uint32_t n, const int 
 
 /* The phases. hello: wait for every agent's hello. */
 void jct__agents_expect_hello(jct__agents_t *a);
+/* Ask every agent for its hello again (agents that were reset), and wait
+ * for it as jct__agents_expect_hello. Errors: JCT_ENOMEM, JCT_EIO. */
+int jct__agents_ask_hello(jct__agents_t *a);
 /* An injector at=host:RANK, for its rank's agent to run. */
 typedef struct {
   uint32_t rank, index; /* index: in the run's injector chain */
@@ -88,6 +96,8 @@ int jct__agents_connect(jct__agents_t *a);
 /* faulted: the agents' host_drops act in this repetition. */
 int jct__agents_run(jct__agents_t *a, uint32_t rep, bool faulted);
 int jct__agents_quit(jct__agents_t *a);
+/* Back to before setup (the lab is kept for the next run). */
+int jct__agents_reset(jct__agents_t *a);
 
 /* Some agent has not answered the current phase yet. */
 bool jct__agents_waiting(const jct__agents_t *a);

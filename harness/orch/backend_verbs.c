@@ -19,7 +19,9 @@
 #include "harness/lab/agents.h"
 #include "harness/lab/lab.h"
 #include "harness/transport/rdma_sysfs.h"
+#include "harness/base/interrupt.h"
 #include "jctlab/error.h"
+#include "jctlab/run.h"
 #include "backend.h"
 #include "host_faults.h"
 
@@ -43,7 +45,24 @@ typedef struct {
   jct__chain_t *chain;         /* the run's injectors: the at=host ones run in the agents */
   const jct__loss_watch_t *watch; /* the lab switch's wire: the re-sent packets; NULL with
                                      --agents */
+  bool kept;                      /* the lab was kept from an earlier run (jct_run_lab_keep) */
 } verbs_t;
+
+/* The lab between runs while jct_run_lab_keep(true) holds: its VMs up,
+ * their agents reset to before setup; for the next run with as many ranks
+ * and the same NIC MTU (the VMs' kernel command line). One thread's. */
+static struct {
+  bool keep;
+  jct__lab_t *lab;
+  uint32_t nranks, mtu;
+} kept_lab;
+
+void jct_run_lab_keep(bool keep) {
+  kept_lab.keep = keep;
+  if (keep) return;
+  jct__lab_down(kept_lab.lab);
+  kept_lab.lab = NULL;
+}
 
 static uint32_t path_mtu(const jct_run_opts_t *o) {
   return o->path_mtu_bytes ? o->path_mtu_bytes : 4096;
@@ -132,6 +151,19 @@ static int lab_up(verbs_t *v, char *err, size_t errlen) {
                      "raise --rate or --timeout",
                      (double)o->rate_bps / 1e6, o->timeout, RXE_INFLIGHT_PKTS, queue_ns / 1e6,
                      o->timeout_captured ? "" : "half ", timeout_ns / 1e6);
+  if (kept_lab.lab) {
+    bool fits = kept_lab.nranks == n && kept_lab.mtu == vm_mtu(o);
+    for (uint32_t i = 0; fits && i < n; i++)
+      fits = jct__lab_alive(kept_lab.lab, i);
+    if (fits) {
+      v->lab = kept_lab.lab;
+      v->kept = true;
+      kept_lab.lab = NULL;
+      return 0;
+    }
+    jct__lab_down(kept_lab.lab);
+    kept_lab.lab = NULL;
+  }
   jct__lab_opts_t lo = {.nranks = n, .mtu = vm_mtu(o)};
   return jct__lab_up(&v->lab, &lo, err, errlen);
 }
@@ -192,17 +224,23 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   }
   if ((rc = jct__agents_new(&v->agents, &v->loop->uv, n, fds)))
     return jct__errf(err, errlen, rc, "cannot watch the agents' control channels");
-  jct__agents_expect_hello(v->agents);
   bool kvm = v->lab && strcmp(jct__lab_accel(v->lab), "kvm") == 0;
   uint64_t t0 = jct_now_ns();
-  if ((rc = await(v, v->lab ? "booting" : "waiting for the agents' hellos",
-                  kvm || !v->lab ? HELLO_KVM_NS : HELLO_TCG_NS, err, errlen)))
-    return rc;
+  if (v->kept) { /* booted for an earlier run: its agents say hello again */
+    if ((rc = jct__agents_ask_hello(v->agents)) ||
+        (rc = await(v, "asking the kept lab's agents", PHASE_NS, err, errlen)))
+      return rc ? rc : JCT_EIO;
+  } else {
+    jct__agents_expect_hello(v->agents);
+    if ((rc = await(v, v->lab ? "booting" : "waiting for the agents' hellos",
+                    kvm || !v->lab ? HELLO_KVM_NS : HELLO_TCG_NS, err, errlen)))
+      return rc;
+  }
   if (getenv("JCT_LAB_VERBOSE") && v->lab)
     for (uint32_t i = 0; i < n; i++)
-      fprintf(stderr, "jctlab: rank %u up after %.1f s (%s): %s\n", i,
+      fprintf(stderr, "jctlab: rank %u up after %.1f s (%s%s): %s\n", i,
               (double)(jct_now_ns() - t0) / 1e9, jct__lab_accel(v->lab),
-              jct__agents_hello(v->agents, i));
+              v->kept ? ", kept" : "", jct__agents_hello(v->agents, i));
   /* Time dilation (run.h): what the agents do in real time, dilated. */
   jct_run_dilation_t dil;
   jct_run_dilation(o, &dil);
@@ -341,10 +379,30 @@ static uint64_t harness_losses(const void *b) {
   return 0;
 }
 
+/* Keep the lab for the next run (jct_run_lab_keep): every VM up, its link
+ * up (a flap may have ended the run with it down), its agent reset. False
+ * when it cannot be: the caller stops it. */
+static bool keep_lab(verbs_t *v) {
+  if (!kept_lab.keep || !v->lab || jct__interrupt_signal() || failed(v, NULL, 0)) return false;
+  uint32_t n = v->o->schedule->nranks;
+  for (uint32_t i = 0; i < n; i++)
+    if (jct__lab_set_link(v->lab, i, true)) return false;
+  if (jct__agents_reset(v->agents) ||
+      !jct__loop_run_until(v->loop, answered_or_failed, NULL, v, jct_now_ns() + QUIT_NS) ||
+      failed(v, NULL, 0))
+    return false;
+  jct__lab_down(kept_lab.lab); /* none: lab_up took it */
+  kept_lab.lab = v->lab;
+  kept_lab.nranks = n;
+  kept_lab.mtu = vm_mtu(v->o);
+  v->lab = NULL;
+  return true;
+}
+
 static void down(void *b) {
   verbs_t *v = b;
   if (v->agents) {
-    if (!jct__agents_failed(v->agents, NULL, 0) && jct__agents_quit(v->agents) == 0)
+    if (!keep_lab(v) && !jct__agents_failed(v->agents, NULL, 0) && jct__agents_quit(v->agents) == 0)
       jct__loop_run_until(v->loop, answered_or_failed, NULL, v, jct_now_ns() + QUIT_NS);
     jct__agents_free(v->agents);
   }

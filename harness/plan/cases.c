@@ -35,6 +35,8 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
                                             errlen)
                  : 0;
   if (rc) return rc;
+  /* The cases share one boot of the lab (a verbs scenario's lab: N). */
+  jct_run_lab_keep(n > 1);
   for (uint32_t i = 0; i < n && rc == 0; i++) {
     const jct__case_t *c = &cases[i];
     jct_run_opts_t o = c->opts;
@@ -72,6 +74,7 @@ int jct__run_cases(json_t *doc, const jct__result_input_t *in, const jct__case_t
     jct_replay_result_free(&r);
     if (jct__interrupt_signal()) break; /* the cases not started are not run */
   }
+  jct_run_lab_keep(false);
   jct__progress_done(&bar);
   return rc;
 }

@@ -406,6 +406,18 @@ int jct_run(const jct_run_opts_t *opts, jct_run_result_t *res, char *err, size_t
 
 void jct_run_result_free(jct_run_result_t *res);
 
+/* Keep the soft-RoCE lab (lab_ranks) up between the runs that follow, in
+ * this process: a run that ends well (valid or not, not interrupted, every
+ * VM alive) resets its agents to before setup (the QPs, host programs and
+ * PFC responder freed; each VM's link up) instead of stopping its VMs, and
+ * the next run with as many ranks and the same VMs' MTU takes them as they
+ * are, without a boot (under TCG here, about 8 s of two VMs' boot
+ * each); another lab stops them first. The rxe counters a run reports are
+ * its own repetitions' deltas either way. false: stop a kept lab now and
+ * boot each run's own again. For a scenario's cases and a sweep
+ * (harness/plan/cases.c); not thread-safe. */
+void jct_run_lab_keep(bool keep);
+
 /* The α-β model for the options (fills packet_time_ns, alpha_ns,
  * goodput_bps, model_ns). */
 void jct_run_model(const jct_run_opts_t *opts, jct_run_result_t *res);
