@@ -2,12 +2,15 @@
  * JCT_BINARY): `inspect --json` on the shipped trace agrees with what
  * Wireshark counts in it (traces/README.md); `--packets` agrees with tshark
  * packet for packet when tshark is installed; the timeline parses; bad input
- * gives one line on stderr and exit status 2. Also the parsers of numbers
+ * gives one line on stderr and exit status 2; jctlab maps neither rdma-core
+ * nor Open MPI, whose modules it loads when `agent` or `rank` needs them,
+ * and says which module is missing. Also the parsers of numbers
  * with units behind --link-rate, --delay and --scale (units.h). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -655,6 +658,78 @@ START_TEST(times_and_numbers) {
 }
 END_TEST
 
+/* The shared objects the dynamic loader maps for argv[0] (ld.so --list:
+ * as ldd, the whole closure), one per line. */
+static char *loaded_objects(const char *path) {
+  char *argv[] = {"/lib64/ld-linux-x86-64.so.2", "--list", (char *)path, NULL};
+  result_t r = run_jctlab(argv, NULL, 20);
+  ck_assert_msg(r.status == 0, "ld.so --list %s: exit %d: %s", path, r.status, r.err);
+  char *out = strdup(r.out);
+  result_free(&r);
+  return out;
+}
+
+/* jctlab's modules (harness/base/module.h): jctlab itself maps neither
+ * rdma-core nor Open MPI, each module maps its own; the modules sit beside
+ * jctlab, and a jctlab without them still inspects, while `agent` and
+ * `rank` say which module is missing (one line, exit 2). */
+START_TEST(modules_load_on_demand) {
+  static const char *const heavy[] = {"libibverbs.so", "librdmacm.so", "libmpi.so",
+                                      "libopen-pal.so", "libhwloc.so"};
+  char *mine = loaded_objects(JCT_BINARY);
+  ck_assert_msg(strstr(mine, "libpcap.so") != NULL, "jctlab maps: %s", mine);
+  for (size_t i = 0; i < sizeof heavy / sizeof heavy[0]; i++)
+    ck_assert_msg(strstr(mine, heavy[i]) == NULL, "jctlab maps %s: %s", heavy[i], mine);
+  free(mine);
+  char dir[4096], path[4200];
+  snprintf(dir, sizeof dir, "%s", JCT_BINARY);
+  *strrchr(dir, '/') = 0;
+#ifdef JCT_HAVE_VERBS
+  snprintf(path, sizeof path, "%s/jctlab-verbs.so", dir);
+  char *v = loaded_objects(path);
+  ck_assert_msg(strstr(v, "libibverbs.so") && strstr(v, "librdmacm.so") && !strstr(v, "libmpi.so"),
+                "jctlab-verbs.so maps: %s", v);
+  free(v);
+#endif
+#ifdef JCT_HAVE_MPI
+  snprintf(path, sizeof path, "%s/jctlab-mpi.so", dir);
+  char *m = loaded_objects(path);
+  ck_assert_msg(strstr(m, "libmpi.so") && !strstr(m, "libibverbs.so"), "jctlab-mpi.so maps: %s", m);
+  free(m);
+#endif
+
+  /* jctlab alone in a folder of its own. */
+  char tmp[] = "/tmp/jct-modules-XXXXXX";
+  ck_assert(mkdtemp(tmp) != NULL);
+  char lone[sizeof tmp + 16];
+  snprintf(lone, sizeof lone, "%s/jctlab", tmp);
+  size_t len = 0;
+  char *exe = slurp(JCT_BINARY, &len);
+  FILE *f = fopen(lone, "wb");
+  ck_assert(exe && f && fwrite(exe, 1, len, f) == len && fclose(f) == 0);
+  free(exe);
+  ck_assert(chmod(lone, 0755) == 0);
+  char *inspect[] = {lone, "inspect", "--json=/dev/null", DEFAULT_TRACE, NULL};
+  result_t r = run_jctlab(inspect, NULL, 60);
+  int inspected = r.status;
+  result_free(&r);
+#ifdef JCT_HAVE_VERBS
+  char *agent[] = {lone,      "agent", "--listen", "127.0.0.1:7999", "--rank", "1",
+                   "--nranks", "2",    "--no-net", NULL};
+  snprintf(path, sizeof path, "%s/jctlab-verbs.so is missing", tmp);
+  expect_bad_input(agent, "jctlab agent: the verbs module", path);
+#endif
+#ifdef JCT_HAVE_MPI
+  char *rank[] = {lone, "rank", JCT_SOURCE_DIR "/suites/scenarios/postmortem.yaml", NULL};
+  snprintf(path, sizeof path, "%s/jctlab-mpi.so is missing", tmp);
+  expect_bad_input(rank, "jctlab rank: the mpi module", path);
+#endif
+  unlink(lone);
+  ck_assert(rmdir(tmp) == 0); /* nothing else left behind */
+  ck_assert_msg(inspected == 0, "inspect without the modules: exit %d", inspected);
+}
+END_TEST
+
 Suite *cli_suite(void) {
   Suite *s = suite_create("cli");
   TCase *core = tcase_create("core");
@@ -680,6 +755,7 @@ Suite *cli_suite(void) {
   tcase_add_test(limits, never_overwrites_a_capture);
   tcase_add_test(limits, rates);
   tcase_add_test(limits, times_and_numbers);
+  tcase_add_test(limits, modules_load_on_demand);
   suite_add_tcase(s, limits);
   return s;
 }

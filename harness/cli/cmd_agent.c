@@ -591,6 +591,12 @@ int jct__cmd_agent(int argc, char **argv) {
     free(g);
     return st;
   }
+  char lerr[512];
+  if (jct__verbs_load(lerr, sizeof lerr)) {
+    fprintf(stderr, "jctlab agent: %s\n", lerr);
+    free(g);
+    return 2;
+  }
   clear_stale(g->a.netdev); /* before waiting: a stale filter drops meanwhile */
   g->fd = g->a.listen ? accept_orchestrator(g->a.listen)
                       : open(g->a.control, O_RDWR | O_NONBLOCK | O_CLOEXEC);

@@ -26,6 +26,7 @@
 #include "harness/lab/world.h"
 #include "harness/orch/host_faults.h"
 #include "harness/orch/rank_world.h"
+#include "harness/transport/verbs/verbs.h"
 
 static const char usage_text[] =
     "usage: mpirun -np N jctlab rank SCENARIO.yaml [run's options for a scenario]\n"
@@ -123,7 +124,11 @@ static int ready(void *ctx, const char *path, uint32_t lab, const jct_run_opts_t
     st = refuse_on_verbs(path, &cases[i]);
   if (st < 0 && cases[0].transport == JCT_TRANSPORT_VERBS) {
 #ifdef JCT_HAVE_VERBS
-    if (!have_rdma_device()) {
+    char err[512];
+    if (jct__verbs_load(err, sizeof err)) {
+      fprintf(stderr, "jctlab rank: %s: transport verbs: %s\n", path, err);
+      st = 2;
+    } else if (!have_rdma_device()) {
       fprintf(stderr, "jctlab rank: %s: transport verbs, but rank 0 has no RDMA device "
                       "(/sys/class/infiniband is empty)\n", path);
       st = 2;
@@ -211,7 +216,11 @@ int jct__cmd_rank(int argc, char **argv) {
       return 0;
     }
   rank_cmd_t c = {0};
-  char err[256];
+  char err[512];
+  if (jct__world_load(err, sizeof err)) { /* before MPI starts: no task is waiting */
+    fprintf(stderr, "jctlab rank: %s\n", err);
+    return 2;
+  }
   if (jct__world_init(&argc, &argv, &c.rank, &c.size, err, sizeof err)) {
     fprintf(stderr, "jctlab rank: %s\n", err);
     return 1;

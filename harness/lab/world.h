@@ -78,4 +78,27 @@ typedef struct {
  * tasks in one lab VM came out 106 us long the wrong way). */
 int jct__world_align(uint32_t rank, uint32_t size, const char (*host)[64], jct__world_clock_t *out);
 
+/* The module (harness/base/module.h): the functions above live in
+ * jctlab-mpi.so, the only part of jctlab that links Open MPI, and reach it
+ * through this table; jctlab's own jct__world_* (world.c) forward to it.
+ * jct__world_load loads it, once: `jctlab rank` calls it first and stops
+ * with its err (one line, exit 2) when the module is missing. Errors:
+ * JCT_EIO. */
+struct jct__world_ops {
+  int (*init)(int *argc, char ***argv, uint32_t *rank, uint32_t *size, char *err, size_t errlen);
+  const char *(*launcher)(void);
+  void (*finalize)(void);
+  void (*abort)(int status);
+  int (*send)(uint32_t to, int tag, const void *buf, size_t len);
+  int (*poll)(uint32_t from, int tag, void **buf, size_t *len, uint32_t *from_out, int *tag_out);
+  int (*recv)(uint32_t from, int tag, void **buf, size_t *len);
+  int (*barrier)(void);
+  int (*bcast)(void *buf, size_t n);
+  int (*allgather)(const void *mine, void *all, size_t n);
+  int (*align)(uint32_t rank, uint32_t size, const char (*host)[64], jct__world_clock_t *out);
+};
+#define JCT__WORLD_MODULE "mpi"
+#define JCT__WORLD_OPS "jct__world_mpi_ops"
+int jct__world_load(char *err, size_t errlen);
+
 #endif

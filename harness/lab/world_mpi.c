@@ -1,4 +1,5 @@
-/* The world of `jctlab rank` over Open MPI (world.h). */
+/* The world of `jctlab rank` over Open MPI (world.h): jctlab-mpi.so,
+ * whose one export is the table at the end. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,23 +11,13 @@
 #include "world.h"
 
 /* Under LeakSanitizer (the sanitizer build): what Open MPI, PMIx and hwloc
- * allocate while starting and ending, and what their plugins (mca_*.so,
- * kept loaded so that a leak's stack names them) never free, is theirs,
- * not jctlab's; the rest stays checked. */
+ * allocate while starting and ending is theirs, not jctlab's (world.c
+ * gives the runtime its suppressions: it reads them from the executable). */
 #if defined(__SANITIZE_ADDRESS__)
+#include <dlfcn.h>
 #include <sanitizer/lsan_interface.h>
 #define LSAN_OFF() __lsan_disable()
 #define LSAN_ON() __lsan_enable()
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) {
-  return "print_suppressions=0"; /* bad input stays one line */
-}
-const char *__lsan_default_suppressions(void) {
-  return "leak:mca_\nleak:libopen-pal.so\nleak:libopen-rte.so\nleak:libmpi.so\n"
-         "leak:libpmix.so\nleak:libhwloc.so\nleak:libevent\n";
-}
-#include <dlfcn.h>
 /* PMIx is loaded by an Open MPI plugin and unloaded with it at
  * MPI_Finalize, before LeakSanitizer looks: kept loaded, its leaks' stacks
  * name it (RTLD_NOLOAD: only the copy already there). */
@@ -41,11 +32,11 @@ const char *__lsan_default_suppressions(void) {
 #define TAG_PONG 30002
 #define TAG_OFFSET 30003
 
-/* What launched this task, told before MPI_Init (jct__world_launcher). */
+/* What launched this task, told before MPI_Init (world_launcher). */
 static const char *launcher = "mpi";
 
-int jct__world_init(int *argc, char ***argv, uint32_t *rank, uint32_t *size, char *err,
-                    size_t errlen) {
+static int world_init(int *argc, char ***argv, uint32_t *rank, uint32_t *size, char *err,
+                      size_t errlen) {
   int provided = 0, r = 0, n = 0;
   /* mpirun's daemons give every task OMPI_COMM_WORLD_SIZE before it
    * starts; srun's tasks have SLURM_JOB_ID and SLURM_PROCID, and so do
@@ -71,21 +62,21 @@ int jct__world_init(int *argc, char ***argv, uint32_t *rank, uint32_t *size, cha
   return 0;
 }
 
-const char *jct__world_launcher(void) {
+static const char *world_launcher(void) {
   return launcher;
 }
 
-void jct__world_finalize(void) {
+static void world_finalize(void) {
   LSAN_OFF();
   MPI_Finalize();
   LSAN_ON();
 }
 
-void jct__world_abort(int status) {
+static void world_abort(int status) {
   MPI_Abort(MPI_COMM_WORLD, status);
 }
 
-int jct__world_send(uint32_t to, int tag, const void *buf, size_t len) {
+static int world_send(uint32_t to, int tag, const void *buf, size_t len) {
   if (len > INT32_MAX) return JCT_EINVAL;
   return MPI_Send(buf, (int)len, MPI_BYTE, (int)to, tag, MPI_COMM_WORLD) == MPI_SUCCESS
              ? 0
@@ -107,8 +98,8 @@ static int take(MPI_Status *st, void **buf, size_t *len) {
   return 1;
 }
 
-int jct__world_poll(uint32_t from, int tag, void **buf, size_t *len, uint32_t *from_out,
-                    int *tag_out) {
+static int world_poll(uint32_t from, int tag, void **buf, size_t *len, uint32_t *from_out,
+                      int *tag_out) {
   int flag = 0;
   MPI_Status st;
   int src = from == JCT__WORLD_ANY ? MPI_ANY_SOURCE : (int)from;
@@ -120,7 +111,7 @@ int jct__world_poll(uint32_t from, int tag, void **buf, size_t *len, uint32_t *f
   return take(&st, buf, len);
 }
 
-int jct__world_recv(uint32_t from, int tag, void **buf, size_t *len) {
+static int world_recv(uint32_t from, int tag, void **buf, size_t *len) {
   MPI_Status st;
   int src = from == JCT__WORLD_ANY ? MPI_ANY_SOURCE : (int)from;
   if (MPI_Probe(src, tag < 0 ? MPI_ANY_TAG : tag, MPI_COMM_WORLD, &st) != MPI_SUCCESS)
@@ -129,15 +120,15 @@ int jct__world_recv(uint32_t from, int tag, void **buf, size_t *len) {
   return rc == 1 ? 0 : rc;
 }
 
-int jct__world_barrier(void) {
+static int world_barrier(void) {
   return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : JCT_EIO;
 }
 
-int jct__world_bcast(void *buf, size_t n) {
+static int world_bcast(void *buf, size_t n) {
   return MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : JCT_EIO;
 }
 
-int jct__world_allgather(const void *mine, void *all, size_t n) {
+static int world_allgather(const void *mine, void *all, size_t n) {
   return MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD) ==
                  MPI_SUCCESS
              ? 0
@@ -191,8 +182,8 @@ static int align_root(uint32_t size, const char (*host)[64], jct__world_clock_t 
   return 0;
 }
 
-int jct__world_align(uint32_t rank, uint32_t size, const char (*host)[64],
-                     jct__world_clock_t *out) {
+static int world_align(uint32_t rank, uint32_t size, const char (*host)[64],
+                       jct__world_clock_t *out) {
   if (rank == 0) return align_root(size, host, out);
   /* Until rank 0 comes to this task, wait without spinning (MPI's
    * blocking receive spins): tasks that share cores would otherwise take
@@ -219,3 +210,18 @@ int jct__world_align(uint32_t rank, uint32_t size, const char (*host)[64],
              ? 0
              : JCT_EIO;
 }
+
+__attribute__((visibility("default"))) extern const struct jct__world_ops jct__world_mpi_ops;
+const struct jct__world_ops jct__world_mpi_ops = {
+    .init = world_init,
+    .launcher = world_launcher,
+    .finalize = world_finalize,
+    .abort = world_abort,
+    .send = world_send,
+    .poll = world_poll,
+    .recv = world_recv,
+    .barrier = world_barrier,
+    .bcast = world_bcast,
+    .allgather = world_allgather,
+    .align = world_align,
+};

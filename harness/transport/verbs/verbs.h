@@ -130,4 +130,35 @@ int jct__verbs_failed(const jct__verbs_t *v, char *err, size_t errlen);
 
 void jct__verbs_free(jct__verbs_t *v);
 
+/* The module (harness/base/module.h): the functions above live in
+ * jctlab-verbs.so, the only part of jctlab that links rdma-core, and reach
+ * it through this table; jctlab's own jct__verbs_* (verbs_load.c) forward
+ * to it. jct__verbs_load loads it, once; a command that will use verbs
+ * calls it first and stops with its err (one line, exit 2) when the
+ * module is missing. jct__verbs_new and jct__verbs_open load it too, and
+ * fail with that err. Errors: JCT_EIO. */
+struct jct__verbs_ops {
+  int (*new_)(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
+              const jct__verbs_opts_t *o, char *err, size_t errlen);
+  int (*open)(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
+              const jct__verbs_opts_t *o, const char *device, uint32_t port, char *err,
+              size_t errlen);
+  int (*make_qps)(jct__verbs_t *v, uint32_t gid_index, jct__verbs_end_t *ends, char *err,
+                  size_t errlen);
+  int (*connect_ends)(jct__verbs_t *v, const jct__verbs_end_t *all, uint32_t max_mtu_bytes,
+                      char *err, size_t errlen);
+  int (*connect)(jct__verbs_t *v);
+  bool (*connected)(const jct__verbs_t *v);
+  const char *(*device)(const jct__verbs_t *v);
+  uint32_t (*port)(const jct__verbs_t *v);
+  jct_exec_hooks_t (*hooks)(jct__verbs_t *v);
+  void (*attach)(jct__verbs_t *v, jct_exec_t *e);
+  uint32_t (*outstanding)(const jct__verbs_t *v);
+  int (*failed)(const jct__verbs_t *v, char *err, size_t errlen);
+  void (*free)(jct__verbs_t *v);
+};
+#define JCT__VERBS_MODULE "verbs"
+#define JCT__VERBS_OPS "jct__verbs_module_ops"
+int jct__verbs_load(char *err, size_t errlen);
+
 #endif
