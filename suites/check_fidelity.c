@@ -35,7 +35,9 @@
 #include "craft.h"
 #include "harness/orch/loss_watch.h"
 #include "harness/orch/session.h"
+#include "harness/plan/capture_figures.h"
 #include "harness/plan/replay_profile.h"
+#include "harness/report/fidelity.h"
 #include "jctlab/topo.h"
 #include "jctlab/decode.h"
 #include "jctlab/infer.h"
@@ -692,6 +694,116 @@ START_TEST(verbs_rate_fits_the_timer) {
 }
 END_TEST
 
+
+/* On verbs the lab's rxe does not repeat what the capture's hosts did with
+ * no fault behind it (fidelity.h, "why"): its timer go-backs that re-sent
+ * nothing lost (late ACKs), its transmit stalls, its NAK reaction under
+ * dilation. A figure they keep outside the tolerance stays diverged, and
+ * the fidelity section says why, with the capture's own counts; a figure
+ * within it, or the same figures on uroce (which re-enacts them), get no
+ * reason. The replayed figures are the lab's (README, "On verbs in the
+ * lab": --tdf 16, medians of 3 repetitions). */
+typedef struct {
+  const char *trace;
+  double job_ratio;
+  uint64_t retx, naks, timeouts;
+  bool lossless;
+  const char *why[3]; /* the figures given a reason on verbs, in order */
+} lab_fig_t;
+
+static json_t *fake_fidelity(const char *trace, const lab_fig_t *l, jct_transport_t tr,
+                             jct__capture_figures_t *cap, jct_infer_report_t *rep) {
+  char err[512];
+  jct_schedule_t *s;
+  ck_assert_msg(jct_infer(trace, NULL, &s, rep, err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(jct__capture_figures_measure(trace, s, rep, cap, err, sizeof err) == 0, "%s", err);
+  jct_rep_t one = {.jct_ns = (uint64_t)llround(l->job_ratio * (double)cap->job_ns)};
+  one.transport.retx_packets = l->retx;
+  one.transport.naks = l->naks;
+  one.transport.timeouts = l->timeouts;
+  one.transport.counted = JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_NAKS | JCT_TSTAT_TIMEOUTS;
+  jct_replay_result_t r = {.valid = true, .reps = 1, .baseline = &one, .faulted = &one};
+  r.b.median_ns = r.f.median_ns = one.jct_ns;
+  r.b.transport = r.f.transport = one.transport;
+  jct_run_opts_t o = {.schedule = s, .transport = tr, .rate_bps = 20000000, .tdf = 16};
+  bool reproduced;
+  json_t *fid = jct__fidelity_json(cap, 0.2, &o, &r, l->lossless, &reproduced);
+  ck_assert_ptr_nonnull(fid);
+  jct_schedule_free(s);
+  return fid;
+}
+
+START_TEST(verbs_names_what_rxe_does_not_repeat) {
+  const lab_fig_t labs[] = {
+      {"ring2-nodrop", 0.57, 0, 0, 0, true, {"job_ns", "retransmitted_packets", "timeouts"}},
+      {"p2p-delay-drop", 1.08, 30, 1, 0, false, {"retransmitted_packets"}},
+      {"ring4-drop05pct", 0.87, 10, 1, 1, false, {"retransmitted_packets", "timeouts"}},
+      {"ring2-drop1pct", 0.89, 115, 3, 1, false, {NULL}}, /* reproduced: no reason */
+  };
+  for (size_t k = 0; k < sizeof labs / sizeof labs[0]; k++) {
+    char trace[512];
+    snprintf(trace, sizeof trace, "%s/traces/rxe-lab-%s.pcap", JCT_SOURCE_DIR, labs[k].trace);
+    jct__capture_figures_t cap;
+    jct_infer_report_t rep;
+    json_t *fid = fake_fidelity(trace, &labs[k], JCT_TRANSPORT_VERBS, &cap, &rep);
+    /* The capture's own: its timer go-backs that lost nothing, their PSNs, its stalls. */
+    uint32_t host = 0, stalls = rep.nstalls;
+    uint64_t psns = 0;
+    for (uint32_t i = 0; i < rep.ngo_backs; i++)
+      if (rep.go_backs[i].timer && !rep.go_backs[i].recovers_loss)
+        host++, psns += rep.go_backs[i].ahead_psns;
+    jct_infer_report_free(&rep);
+    json_t *why = json_object_get(fid, "why");
+    size_t n = 0;
+    while (n < 3 && labs[k].why[n]) n++;
+    ck_assert_msg(json_array_size(why) == n, "%s: %zu reasons, not %zu", labs[k].trace,
+                  json_array_size(why), n);
+    for (size_t i = 0; i < n; i++) {
+      json_t *e = json_array_get(why, i);
+      const char *fig = json_string_value(json_object_get(e, "figure"));
+      const char *text = json_string_value(json_object_get(e, "reason"));
+      ck_assert_str_eq(fig, labs[k].why[i]);
+      /* a reason only beside a figure outside the tolerance */
+      char path[64];
+      snprintf(path, sizeof path, "figures.%s.within", fig);
+      ck_assert_msg(json_is_false(jget(fid, path)), "%s: %s has a reason and is within",
+                    labs[k].trace, fig);
+      char want[128];
+      if (!strcmp(fig, "retransmitted_packets") && host) {
+        snprintf(want, sizeof want, "%llu of the capture's %llu re-sent packets are its %u timer",
+                 (unsigned long long)psns, (unsigned long long)cap.retx_packets, host);
+        ck_assert_msg(strstr(text, want), "%s: '%s' lacks '%s'", labs[k].trace, text, want);
+      } else if (!strcmp(fig, "retransmitted_packets")) {
+        snprintf(want, sizeof want, "a median %.1f ms after its NAK",
+                 (double)cap.nak_to_resend_ns / 1e6);
+        ck_assert_msg(cap.nak_to_resend_ns > 0 && strstr(text, want), "%s: '%s' lacks '%s'",
+                      labs[k].trace, text, want);
+      } else if (!strcmp(fig, "timeouts")) {
+        snprintf(want, sizeof want, "%u of the capture's %llu timeouts", host,
+                 (unsigned long long)cap.timeouts);
+        ck_assert_msg(host && strstr(text, want), "%s: '%s' lacks '%s'", labs[k].trace, text,
+                      want);
+      } else {
+        snprintf(want, sizeof want, "the capture's %u transmit stalls", stalls);
+        ck_assert_msg(stalls && strstr(text, want), "%s: '%s' lacks '%s'", labs[k].trace, text,
+                      want);
+      }
+    }
+    if (!strcmp(labs[k].trace, "ring4-drop05pct")) /* the brief's figure: 160 of its 193 */
+      ck_assert_msg(psns == 160 && cap.retx_packets == 193 && host == 5, "%llu of %llu, %u",
+                    (unsigned long long)psns, (unsigned long long)cap.retx_packets, host);
+    json_decref(fid);
+    jct__capture_figures_free(&cap);
+    /* uroce re-enacts the hosts' go-backs and stalls: nothing to excuse */
+    fid = fake_fidelity(trace, &labs[k], JCT_TRANSPORT_UROCE, &cap, &rep);
+    jct_infer_report_free(&rep);
+    ck_assert_uint_eq(json_array_size(json_object_get(fid, "why")), 0);
+    json_decref(fid);
+    jct__capture_figures_free(&cap);
+  }
+}
+END_TEST
+
 Suite *fidelity_suite(void) {
   Suite *s = suite_create("fidelity");
   TCase *tc = tcase_create("core");
@@ -715,6 +827,7 @@ Suite *fidelity_suite(void) {
   /* The replay's figures from each capture's profile, without running it. */
   TCase *prof = tcase_create("profile");
   tcase_add_test(prof, verbs_rate_fits_the_timer);
+  tcase_add_test(prof, verbs_names_what_rxe_does_not_repeat);
   suite_add_tcase(s, prof);
   /* The watch on the replay's wire, alone, on crafted and captured frames. */
   TCase *watch = tcase_create("watch");

@@ -53,6 +53,19 @@ int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
   out->timeouts = t->timeouts;
   if (s->profile && s->profile->loss_recovery_ns.set)
     out->loss_recovery_ns = s->profile->loss_recovery_ns.value;
+  if (s->profile && s->profile->nak_to_resend_ns.set && s->profile->go_back_psns.set) {
+    out->nak_to_resend_ns = s->profile->nak_to_resend_ns.value;
+    out->nak_go_back_psns = (uint32_t)s->profile->go_back_psns.value;
+  }
+  for (uint32_t i = 0; i < rep->ngo_backs; i++) {
+    const jct_infer_go_back_t *g = &rep->go_backs[i];
+    if (!g->timer || g->recovers_loss) continue;
+    out->host_timer_go_backs++;
+    out->host_timer_resent_psns += g->ahead_psns;
+  }
+  out->stalls = rep->nstalls;
+  for (uint32_t i = 0; i < rep->nstalls; i++)
+    out->stall_ns += rep->stalls[i].stall_ns;
   uint64_t first = UINT64_MAX, last = 0;
   for (size_t i = 0; i < jct_inspect_nflows(ins); i++) {
     const jct_flow_t *f = jct_inspect_flow(ins, i);

@@ -16,7 +16,9 @@
  * per connection, its flow's first to last data packet; retransmitted
  * packets, NAKs (PSN sequence
  * error) and timeouts as `jctlab inspect` counts them; the median loss
- * recovery from s->profile. Errors: those of jct_inspect_path (err says
+ * recovery from s->profile; what its hosts did with no fault behind it
+ * (fidelity.h: timer go-backs that re-sent nothing lost, transmit stalls,
+ * the NAK reaction), from rep. Errors: those of jct_inspect_path (err says
  * which), JCT_ENOMEM. */
 int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
                                  const jct_infer_report_t *rep, jct__capture_figures_t *out,

@@ -1,6 +1,7 @@
 /* A postmortem's fidelity (fidelity.h). */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,10 @@ static uint64_t rep_median(const jct_rep_t *reps, uint32_t n, size_t off) {
   return m;
 }
 
+static const json_t *jget_replayed(const json_t *figs, const char *key) {
+  return json_object_get(json_object_get(figs, key), "replayed");
+}
+
 static json_t *ratio(double captured, double replayed, bool have) {
   return have && captured > 0 ? json_real(replayed / captured) : json_null();
 }
@@ -43,6 +48,70 @@ static bool figure(json_t *figs, json_t *diverged, const char *key, uint64_t cap
   json_object_set_new(figs, key, o);
   if (decides && !within) json_array_append_new(diverged, json_string(key));
   return within;
+}
+
+/* Append {"figure": key, "reason": text} to why. */
+static void reason(json_t *why, const char *key, const char *text) {
+  json_array_append_new(why, json_pack("{s:s, s:s}", "figure", key, "reason", text));
+}
+
+/* Whether figure key of figs is outside the tolerance (replayed and not within). */
+static bool outside(const json_t *figs, const char *key) {
+  const json_t *w = json_object_get(json_object_get(figs, key), "within");
+  return json_is_false(w);
+}
+
+/* On verbs, what of the capture the lab's rxe does not repeat, named
+ * beside each figure it keeps outside the tolerance (fidelity.h). */
+static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_figures_t *cap,
+                          const jct_run_opts_t *o, uint64_t replayed_retx) {
+  char b[600];
+  jct_run_dilation_t d;
+  jct_run_dilation(o, &d);
+  if (outside(figs, "job_ns") && (cap->stalls || cap->host_timer_go_backs)) {
+    int n = 0;
+    if (cap->stalls)
+      n = snprintf(b, sizeof b,
+                   "the capture's %u transmit stalls of its hosts (%.1f ms in all) are not held "
+                   "on verbs (rxe in the lab stalls by itself or not)",
+                   cap->stalls, (double)cap->stall_ns / 1e6);
+    if (cap->host_timer_go_backs && n >= 0 && (size_t)n < sizeof b)
+      snprintf(b + n, sizeof b - (size_t)n,
+               "%s%u timer go-backs with nothing lost (%llu PSNs re-sent after its hosts' late "
+               "ACKs) are rxe's own, not repeated on demand",
+               n ? "; its " : "the capture's ", cap->host_timer_go_backs,
+               (unsigned long long)cap->host_timer_resent_psns);
+    reason(why, "job_ns", b);
+  }
+  if (outside(figs, "retransmitted_packets")) {
+    int n = 0;
+    b[0] = 0;
+    if (cap->host_timer_resent_psns)
+      n = snprintf(b, sizeof b,
+                   "%llu of the capture's %llu re-sent packets are its %u timer go-backs with "
+                   "nothing lost (its hosts' late ACKs), which rxe does not repeat on demand",
+                   (unsigned long long)cap->host_timer_resent_psns,
+                   (unsigned long long)cap->retx_packets, cap->host_timer_go_backs);
+    uint64_t rest = cap->retx_packets > cap->host_timer_resent_psns
+                        ? cap->retx_packets - cap->host_timer_resent_psns
+                        : 0;
+    if (cap->nak_to_resend_ns && replayed_retx < rest && n >= 0 && (size_t)n < sizeof b)
+      snprintf(b + n, sizeof b - (size_t)n,
+               "%sthe capture's requester went back a median %.1f ms after its NAK (its host's "
+               "reaction), %u PSNs deep; the lab's rxe reacts in its own time, %s, so fewer had "
+               "gone past the hole",
+               n ? "; " : "", (double)cap->nak_to_resend_ns / 1e6, cap->nak_go_back_psns,
+               d.tdf > 1 ? "undilated (1/F of it against the links here)" : "which is not the "
+                                                                           "captured host's");
+    if (b[0]) reason(why, "retransmitted_packets", b);
+  }
+  if (outside(figs, "timeouts") && cap->host_timer_go_backs) {
+    snprintf(b, sizeof b,
+             "%u of the capture's %llu timeouts are timer go-backs with nothing lost (its hosts' "
+             "late ACKs), which rxe does not repeat on demand (it times out by itself or not)",
+             cap->host_timer_go_backs, (unsigned long long)cap->timeouts);
+    reason(why, "timeouts", b);
+  }
 }
 
 json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
@@ -86,6 +155,10 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
                                         (double)cap->loss_recovery_ns) <=
                                    tolerance * (double)cap->loss_recovery_ns)
                     : json_null()));
+  json_t *why = json_array();
+  if (o->transport == JCT_TRANSPORT_VERBS)
+    verbs_reasons(why, figs, cap, o,
+                  (uint64_t)json_integer_value(jget_replayed(figs, "retransmitted_packets")));
   const jct_schedule_t *s = o->schedule;
   for (uint32_t c = 0; c < s->nconns && c < cap->nconns; c++) {
     const jct_qp_figures_t *q = side->qps ? &side->qps[c] : NULL;
@@ -99,9 +172,9 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
                   "ratio", ratio((double)cap->conn_ns[c], replayed, have)));
   }
   *reproduced = ok;
-  return json_pack("{s:s, s:f, s:b, s:o, s:o, s:o}", "side", lossless ? "baseline" : "faulted",
-                   "tolerance", tolerance, "reproduced", ok, "diverged", diverged, "figures", figs,
-                   "connections", conns);
+  return json_pack("{s:s, s:f, s:b, s:o, s:o, s:o, s:o}", "side",
+                   lossless ? "baseline" : "faulted", "tolerance", tolerance, "reproduced", ok,
+                   "diverged", diverged, "figures", figs, "connections", conns, "why", why);
 }
 
 void jct__capture_figures_free(jct__capture_figures_t *c) {

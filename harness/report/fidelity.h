@@ -40,14 +40,34 @@ typedef struct {
   uint64_t loss_recovery_ns; /* median per loss; 0: no loss recovered */
   uint64_t *conn_ns;         /* per schedule connection, first to last data packet; 0: unknown */
   uint32_t nconns;
+  /* What the capture's hosts did with no fault behind it, which rxe in the
+   * lab does not repeat on demand (a verbs replay re-enacts none of it;
+   * uroce re-enacts both): timer go-backs that re-sent nothing lost (late
+   * ACKs: infer.h, recovers_loss false), the PSNs they re-sent; the
+   * senders' transmit stalls and their time (infer.h). */
+  uint32_t host_timer_go_backs;
+  uint64_t host_timer_resent_psns;
+  uint32_t stalls;
+  uint64_t stall_ns;
+  /* The median NAK -> retransmission of the capture's go-backs (the
+   * requester's reaction, its host's time: a dilated lab's rxe takes
+   * about 1/F of it) and the median PSNs re-sent by those go-backs;
+   * 0: no NAK was answered. */
+  uint64_t nak_to_resend_ns;
+  uint32_t nak_go_back_psns;
 } jct__capture_figures_t;
 
 /* The "fidelity" object of a case: {"side", "tolerance", "reproduced",
  * "diverged": [names], "figures": {"job_ns", "retransmitted_packets",
  * "naks", "timeouts", "loss_recovery_ns": {"captured", "replayed",
  * "ratio", "decides", "within"}}, "connections": [{"conn", "captured_ns",
- * "replayed_ns", "ratio"}]}; *reproduced says the same. An invalid replay
- * has no figures: JSON null and *reproduced false. NULL: out of memory. */
+ * "replayed_ns", "ratio"}], "why": [{"figure", "reason"}]}; *reproduced
+ * says the same. "why" names, for a figure outside the tolerance on verbs,
+ * what of the capture's the lab's rxe does not repeat and how much of the
+ * figure it made (the capture's hosts' late ACKs, transmit stalls, their
+ * NAK reaction under dilation): the figure stays diverged, with its
+ * reason. An invalid replay has no figures: JSON null and *reproduced
+ * false. NULL: out of memory. */
 json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
                            const jct_run_opts_t *o, const jct_replay_result_t *r, bool lossless,
                            bool *reproduced);

@@ -342,7 +342,7 @@ static void fidelity_table(doc_t *d, const json_t *c) {
   size_t n = jct__fidelity_rows(c, rows, sizeof rows / sizeof rows[0]);
   if (!n) return;
   const char *side = jct__rstr(c, "fidelity.side");
-  char rep[32], buf[400];
+  char rep[32], buf[700];
   snprintf(rep, sizeof rep, "replay (%s)", side ? side : "");
   const char *h[] = {"fidelity", "capture", rep, "ratio", ""};
   d->ops->table_begin(d->f, h, 5);
@@ -350,6 +350,8 @@ static void fidelity_table(doc_t *d, const json_t *c) {
     ROW(d, rows[i].label, rows[i].captured, rows[i].replayed, rows[i].ratio, rows[i].note);
   d->ops->table_end(d->f);
   d->ops->para(d->f, jct__rfmt_fidelity(c, buf, sizeof buf));
+  for (size_t i = 0; jct__rfmt_fidelity_why(c, i, buf, sizeof buf); i++)
+    d->ops->para(d->f, buf);
 }
 
 static int one_case(doc_t *d, const json_t *c, long index, const jct__plots_t *p) {

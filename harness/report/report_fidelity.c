@@ -95,6 +95,14 @@ char *jct__rfmt_fidelity(const json_t *c, char *buf, size_t len) {
   return buf;
 }
 
+char *jct__rfmt_fidelity_why(const json_t *c, size_t i, char *buf, size_t len) {
+  const json_t *e = json_array_get(jct__rget(c, "fidelity.why"), i);
+  const char *fig = jct__rstr(e, "figure"), *why = jct__rstr(e, "reason");
+  if (!fig || !why) return NULL;
+  snprintf(buf, len, "why %s: %s", fig, why);
+  return buf;
+}
+
 char *jct__rfmt_replay_profile(const json_t *r, char *buf, size_t len) {
   const json_t *p = jct__rget(r, "replay_profile");
   if (!p) return NULL;

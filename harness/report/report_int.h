@@ -52,6 +52,9 @@ typedef struct {
 size_t jct__fidelity_rows(const json_t *c, jct__fid_row_t *rows, size_t max);
 /* The case's fidelity verdict in a sentence, naming the figures that diverged. */
 char *jct__rfmt_fidelity(const json_t *c, char *buf, size_t len);
+/* The i-th reason a figure diverged (fidelity.h, "why"): "why FIGURE:
+ * REASON"; NULL past the last. */
+char *jct__rfmt_fidelity_why(const json_t *c, size_t i, char *buf, size_t len);
 /* "rate 68.58 Mbit/s (capture), link delay 234 µs (capture), ...", or NULL
  * when the result has no replay_profile. */
 char *jct__rfmt_replay_profile(const json_t *result, char *buf, size_t len);

@@ -166,8 +166,10 @@ static void fidelity(FILE *out, const json_t *c) {
   for (size_t i = 0; i < n; i++)
     fprintf(out, "                   %-24s %12s %12s %7s  %s\n", rows[i].label, rows[i].captured,
             rows[i].replayed, rows[i].ratio, rows[i].note);
-  char buf[400];
+  char buf[700];
   fprintf(out, "                   %s\n", jct__rfmt_fidelity(c, buf, sizeof buf));
+  for (size_t i = 0; jct__rfmt_fidelity_why(c, i, buf, sizeof buf); i++)
+    fprintf(out, "                   %s\n", buf);
 }
 
 /* The go-back-N model's prediction (include/jctlab/model.h), or what it
