@@ -97,12 +97,12 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
                         : 0;
     if (cap->nak_to_resend_ns && replayed_retx < rest && n >= 0 && (size_t)n < sizeof b)
       snprintf(b + n, sizeof b - (size_t)n,
-               "%sthe capture's requester went back a median %.1f ms after its NAK (its host's "
-               "reaction), %u PSNs deep; the lab's rxe reacts in its own time, %s, so fewer had "
-               "gone past the hole",
+               "%sthe capture's requester went back a median %.1f ms after its NAK, %u PSNs "
+               "deep, sending new ones at its host's pace meanwhile (the host's reaction); the "
+               "lab's rxe%s goes back as deep as it had queued in its NIC when the NAK came (at "
+               "most 64 packets a QP), which it does not repeat on demand",
                n ? "; " : "", (double)cap->nak_to_resend_ns / 1e6, cap->nak_go_back_psns,
-               d.tdf > 1 ? "undilated (1/F of it against the links here)" : "which is not the "
-                                                                           "captured host's");
+               d.tdf > 1 ? ", its turnaround undilated, reacts at once and" : "");
     if (b[0]) reason(why, "retransmitted_packets", b);
   }
   if (outside(figs, "timeouts") && cap->host_timer_go_backs) {
