@@ -42,6 +42,7 @@
 #include "jctlab/decode.h"
 #include "jctlab/infer.h"
 #include "jctlab/inspect.h"
+#include "jctlab/roce.h"
 #include "jctlab/uroce.h"
 #include "nskit.h"
 #include "suites.h"
@@ -146,6 +147,66 @@ static void resent_send(jct__loss_watch_t *w, const char *src, uint8_t opcode, u
   ck_assert_uint_gt(n, 0);
   jct__loss_watch_frame(buf, n, 1000, w);
 }
+
+/* The watch's NAKs and timeouts are inspect's (loss_watch.h): on verbs
+ * they replace rxe's counters, whose rcvd_seq_err misses a NAK that
+ * acknowledges nothing new (a QP's first PSN lost: ring4-drop05pct's
+ * first clear-to-send, frame 24), which the counters then call a timeout.
+ * Fed each capture's frames, the watch finds inspect's counts: the
+ * shipped capture's 26 NAKs and 1 timeout, ring4's 2 and 5. */
+START_TEST(watch_counts_naks_as_inspect) {
+  const struct {
+    const char *trace;
+    uint64_t naks, timeouts;
+  } caps[] = {{SHIPPED, 26, 1},
+              {JCT_SOURCE_DIR "/traces/rxe-lab-ring4-drop05pct.pcap", 2, 5}};
+  uint64_t sum_naks = 0, sum_timeouts = 0;
+  jct__loss_watch_t *w;
+  ck_assert_int_eq(jct__loss_watch_new(&w), 0);
+  for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
+    char errbuf[PCAP_ERRBUF_SIZE];
+    pcap_t *pc =
+        pcap_open_offline_with_tstamp_precision(caps[k].trace, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+    ck_assert_msg(pc != NULL, "%s", errbuf);
+    struct pcap_pkthdr *h;
+    const u_char *data;
+    ck_assert_int_eq(jct__loss_watch_begin(w, true), 0);
+    uint64_t naks, timeouts;
+    static uint8_t whole[9200];
+    while (pcap_next_ex(pc, &h, &data) == 1) {
+      uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
+      /* The lab's captures keep 96 bytes of each frame (-s 96); the switch's
+       * tap sees it whole: zeros for the payload, its ICRC made anew. */
+      ck_assert_uint_le(h->len, sizeof whole);
+      memset(whole, 0, h->len);
+      memcpy(whole, data, h->caplen);
+      size_t ip = whole[12] == 0x81 && whole[13] == 0x00 ? 18 : 14;
+      if (h->caplen < h->len && h->len > ip + 4) {
+        uint32_t icrc = jct_icrc(whole + ip, h->len - ip - 4);
+        for (unsigned b = 0; b < 4; b++)
+          whole[h->len - 4 + b] = (uint8_t)(icrc >> (8 * b));
+      }
+      jct__loss_watch_frame(whole, h->len, ts, w);
+    }
+    pcap_close(pc);
+    jct__loss_watch_go_backs(w, &naks, &timeouts); /* counted as the repetition ends */
+    ck_assert_uint_eq(naks, sum_naks);
+    ck_assert_uint_eq(timeouts, sum_timeouts);
+    ck_assert_int_eq(jct__loss_watch_end(w), 0);
+    json_t *doc = inspect_json(caps[k].trace);
+    uint64_t want_naks = (uint64_t)jnum(doc, "totals.nak_seq_err"),
+             want_to = (uint64_t)jnum(doc, "totals.timeouts");
+    json_decref(doc);
+    ck_assert_uint_eq(want_naks, caps[k].naks);
+    ck_assert_uint_eq(want_to, caps[k].timeouts);
+    sum_naks += want_naks, sum_timeouts += want_to;
+    jct__loss_watch_go_backs(w, &naks, &timeouts); /* over every repetition watched */
+    ck_assert_uint_eq(naks, sum_naks);
+    ck_assert_uint_eq(timeouts, sum_timeouts);
+  }
+  jct__loss_watch_free(w);
+}
+END_TEST
 
 START_TEST(watch_counts_resent_as_inspect) {
   jct__loss_watch_t *w;
@@ -833,6 +894,7 @@ Suite *fidelity_suite(void) {
   TCase *watch = tcase_create("watch");
   tcase_add_test(watch, loss_watch_times_each_hole);
   tcase_add_test(watch, watch_counts_resent_as_inspect);
+  tcase_add_test(watch, watch_counts_naks_as_inspect);
   tcase_add_test(watch, uroce_session_watches_only_when_asked);
   suite_add_tcase(s, watch);
   return s;

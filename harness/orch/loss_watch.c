@@ -1,5 +1,5 @@
 /* A replay's look at the switch's wire: its re-sent packets and losses,
- * as `jctlab inspect` counts them (loss_watch.h). */
+ * NAKs and timeouts, as `jctlab inspect` counts them (loss_watch.h). */
 #include <pcap/dlt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +28,7 @@ struct jct__loss_watch {
   uint64_t *flow_resent;
   size_t nflows, capflows;
   uint64_t resent_packets, resent_bytes; /* over every repetition watched */
+  uint64_t naks, timeouts;               /* likewise, added as each repetition ends */
   bool unwatched; /* a frame of the repetition could not be followed */
 };
 
@@ -70,6 +71,11 @@ int jct__loss_watch_begin(jct__loss_watch_t *w, bool faulted) {
 
 int jct__loss_watch_end(jct__loss_watch_t *w) {
   bool unwatched = w->ins && w->unwatched;
+  for (size_t i = 0; w->ins && i < jct_inspect_nflows(w->ins); i++) {
+    const jct_flow_stats_t *st = &jct_inspect_flow(w->ins, i)->st;
+    w->naks += st->nak_seq_err;
+    w->timeouts += st->timeouts;
+  }
   jct_inspect_free(w->ins);
   w->ins = NULL;
   w->cur = NULL;
@@ -123,6 +129,11 @@ void jct__loss_watch_frame(const uint8_t *frame, size_t len, uint64_t t_ns, void
 void jct__loss_watch_resent(const jct__loss_watch_t *w, uint64_t *packets, uint64_t *bytes) {
   *packets = w->resent_packets;
   *bytes = w->resent_bytes;
+}
+
+void jct__loss_watch_go_backs(const jct__loss_watch_t *w, uint64_t *naks, uint64_t *timeouts) {
+  *naks = w->naks;
+  *timeouts = w->timeouts;
 }
 
 void jct__loss_watch_reset(jct__loss_watch_t *w) {

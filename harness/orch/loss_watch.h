@@ -7,6 +7,8 @@
  *     highest already seen on their flow (inspect.h, "retransmitted
  *     packet"), and their bytes, for transports whose devices count none
  *     (Linux rxe: the verbs backend in the lab, backend.h);
+ *   - the NAKs and timeouts, for rxe, whose counters tell a NAK that
+ *     acknowledged nothing new from a timeout by neither;
  *   - each loss, from its hole to the retransmission that fills it
  *     (inspect.h, "hole_resent"), so that a postmortem's fidelity section
  *     sets like beside like.
@@ -50,6 +52,15 @@ void jct__loss_watch_frame(const uint8_t *frame, size_t len, uint64_t t_ns, void
  * bytes: each one's UDP payload (BTH to ICRC), as uroce counts its
  * retx_bytes (run.h). */
 void jct__loss_watch_resent(const jct__loss_watch_t *w, uint64_t *packets, uint64_t *bytes);
+
+/* The NAKs (PSN sequence error) and timeouts (go-backs with no NAK before
+ * them) of every repetition watched and ended so far, as inspect counts a
+ * capture's (inspect.h, jct_flow_stats_t): on verbs, where rxe's
+ * rcvd_seq_err counts only a NAK whose PSN acknowledges something new
+ * (rxe_comp.c, check_ack: a NAK of a QP's first PSN, as ring4-drop05pct's
+ * lost first clear-to-send draws, is a completer retry with no
+ * rcvd_seq_err, which the counters would call a timeout). */
+void jct__loss_watch_go_backs(const jct__loss_watch_t *w, uint64_t *naks, uint64_t *timeouts);
 
 /* Forget the loss samples so far (after the warm-up). */
 void jct__loss_watch_reset(jct__loss_watch_t *w);
