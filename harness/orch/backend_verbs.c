@@ -359,9 +359,10 @@ static bool quiet(const void *b) {
 /* rxe counts no re-sent packets: in the lab they are the ones `jctlab
  * inspect` counts on the switch's wire toward the VMs (where --pcap-out
  * records it), watched by the session every repetition, faulted and
- * baseline alike (loss_watch.h); so are the NAKs and timeouts, which rxe's
- * counters mistake where a NAK acknowledges nothing new (loss_watch.h),
- * rxe's own counters staying in the report's device counters. */
+ * baseline alike (loss_watch.h); in a capture's replay so are the NAKs
+ * and timeouts, which rxe's counters mistake where a NAK acknowledges
+ * nothing new (loss_watch.h), rxe's own counters staying in the report's
+ * device counters. */
 static uint32_t counted_of(const void *b) {
   return ((const verbs_t *)b)->watch
              ? JCT__VERBS_COUNTED | JCT_TSTAT_RETX_PACKETS | JCT_TSTAT_RETX_BYTES
@@ -372,8 +373,12 @@ static void stats(const void *b, jct_transport_stats_t *total) {
   const verbs_t *v = b;
   *total = v->total;
   total->counted = counted_of(b);
-  if (v->watch) {
-    jct__loss_watch_resent(v->watch, &total->retx_packets, &total->retx_bytes);
+  if (v->watch) jct__loss_watch_resent(v->watch, &total->retx_packets, &total->retx_bytes);
+  /* A capture's replay (watch_losses) sets its NAKs and timeouts beside the
+   * capture's, which inspect counted, so the wire's count them here too.
+   * Elsewhere rxe's stay: a fault at a host (at=host:R) loses packets
+   * before the switch, and their go-backs would not show on its wire. */
+  if (v->watch && v->o->watch_losses) {
     jct__loss_watch_go_backs(v->watch, &total->naks, &total->timeouts);
     total->timeouts_after_nak = 0; /* inspect's timeouts: none follows a NAK */
   }

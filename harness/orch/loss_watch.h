@@ -7,8 +7,9 @@
  *     highest already seen on their flow (inspect.h, "retransmitted
  *     packet"), and their bytes, for transports whose devices count none
  *     (Linux rxe: the verbs backend in the lab, backend.h);
- *   - the NAKs and timeouts, for rxe, whose counters tell a NAK that
- *     acknowledged nothing new from a timeout by neither;
+ *   - the NAKs and timeouts, for a capture's replay on rxe, whose
+ *     counters tell a NAK that acknowledged nothing new from a timeout by
+ *     neither;
  *   - each loss, from its hole to the retransmission that fills it
  *     (inspect.h, "hole_resent"), so that a postmortem's fidelity section
  *     sets like beside like.
@@ -55,7 +56,8 @@ void jct__loss_watch_resent(const jct__loss_watch_t *w, uint64_t *packets, uint6
 
 /* The NAKs (PSN sequence error) and timeouts (go-backs with no NAK before
  * them) of every repetition watched and ended so far, as inspect counts a
- * capture's (inspect.h, jct_flow_stats_t): on verbs, where rxe's
+ * capture's (inspect.h, jct_flow_stats_t): a capture's replay on verbs
+ * takes these (backend_verbs.c), where rxe's
  * rcvd_seq_err counts only a NAK whose PSN acknowledges something new
  * (rxe_comp.c, check_ack: a NAK of a QP's first PSN, as ring4-drop05pct's
  * lost first clear-to-send draws, is a completer retry with no
