@@ -745,6 +745,30 @@ START_TEST(scenario_postmortem_on_verbs) {
 }
 END_TEST
 
+/* `jctlab replay` of the lab capture traces/NAME on verbs in the lab (2
+ * VMs, 1 repetition a side, --tdf 16): its judged document. */
+static json_t *replay_lab_capture(const char *name, result_t *r) {
+  char js[256], trace[512];
+  craft_tmpname(js, sizeof js, ".json");
+  snprintf(trace, sizeof trace, "%s/traces/%s", JCT_SOURCE_DIR, name);
+  char *argv[] = {JCT_BINARY, "replay", trace, "--lab", "2", "--reps", "1", "--tdf", "16",
+                  "--json", js, NULL};
+  return run_judged(argv, js, r);
+}
+
+/* The planned drops of injector i (one per target of its spec's pkt=),
+ * which must all have acted: their count. */
+static long drops_all_acted(json_t *inj, size_t i) {
+  const char *spec = json_string_value(json_object_get(json_array_get(inj, i), "spec"));
+  const char *pkt = spec ? strstr(spec, "pkt=") : NULL;
+  ck_assert_msg(pkt, "no pkt= in %s", spec ? spec : "(no spec)");
+  long planned = 1;
+  for (const char *c = pkt; *c && *c != ' '; c++)
+    planned += *c == ',';
+  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(inj, i), "dropped")), planned);
+  return planned;
+}
+
 /* A lab capture's postmortem on verbs, against the capture
  * (traces/rxe-lab-p2p-delay-drop.pcap: 1 MiB from rank 0 to rank 1 through
  * 200 us of delay and 0.5% drop, which lost two adjacent packets; rxe NAKed
@@ -759,25 +783,14 @@ END_TEST
  * behind 8. */
 START_TEST(lab_capture_postmortem_on_verbs) {
   if (lab_skipped()) return;
-  char js[256];
-  craft_tmpname(js, sizeof js, ".json");
-  char *argv[] = {JCT_BINARY, "replay", JCT_SOURCE_DIR "/traces/rxe-lab-p2p-delay-drop.pcap",
-                  "--lab",    "2",      "--reps",
-                  "1",        "--tdf",  "16",
-                  "--json",   js,       NULL};
   result_t r;
-  json_t *doc = run_judged(argv, js, &r);
+  json_t *doc = replay_lab_capture("rxe-lab-p2p-delay-drop.pcap", &r);
   /* Every planned drop acted: one per target of the spec. */
   json_t *inj = jget(doc, "cases.0.drops.injectors");
   ck_assert_uint_eq(json_array_size(inj), 1);
   const char *spec = json_string_value(json_object_get(json_array_get(inj, 0), "spec"));
-  const char *pkt = strstr(spec, "pkt=");
-  ck_assert_msg(pkt && strstr(spec, " qp-order=0 ") && !strstr(spec, "qp=0x"), "%s", spec);
-  long planned = 1;
-  for (const char *c = pkt; *c && *c != ' '; c++)
-    planned += *c == ',';
-  ck_assert_int_eq(planned, 2);
-  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(inj, 0), "dropped")), planned);
+  ck_assert_msg(strstr(spec, " qp-order=0 ") && !strstr(spec, "qp=0x"), "%s", spec);
+  ck_assert_int_eq(drops_all_acted(inj, 0), 2);
   json_t *f = jget(doc, "cases.0.fidelity.figures");
   ck_assert_int_eq(jint(f, "naks.replayed"), jint(f, "naks.captured"));
   ck_assert_int_eq(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured"));
@@ -810,14 +823,8 @@ END_TEST
  * baseline. */
 START_TEST(lab_ring_postmortem_on_verbs) {
   if (lab_skipped()) return;
-  char js[256];
-  craft_tmpname(js, sizeof js, ".json");
-  char *argv[] = {JCT_BINARY, "replay", JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap",
-                  "--lab",    "2",      "--reps",
-                  "1",        "--tdf",  "16",
-                  "--json",   js,       NULL};
   result_t r;
-  json_t *doc = run_judged(argv, js, &r);
+  json_t *doc = replay_lab_capture("rxe-lab-ring2-drop1pct.pcap", &r);
   json_t *rate = jget(doc, "replay_profile.rate_bps");
   ck_assert_str_eq(json_string_value(json_object_get(rate, "source")), "capture");
   ck_assert_msg(jint(rate, "value") > 60000000 && jint(rate, "value") < 70000000 &&
@@ -828,16 +835,8 @@ START_TEST(lab_ring_postmortem_on_verbs) {
   /* Every planned drop acted, once a repetition. */
   json_t *inj = jget(doc, "cases.0.drops.injectors");
   ck_assert_uint_eq(json_array_size(inj), 2);
-  for (size_t i = 0; i < 2; i++) {
-    const char *spec = json_string_value(json_object_get(json_array_get(inj, i), "spec"));
-    const char *pkt = strstr(spec, "pkt=");
-    ck_assert_ptr_nonnull(pkt);
-    long planned = 1;
-    for (const char *c = pkt; *c && *c != ' '; c++)
-      planned += *c == ',';
-    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(inj, i), "dropped")),
-                     planned);
-  }
+  for (size_t i = 0; i < 2; i++)
+    drops_all_acted(inj, i);
   /* rxe's timer runs out on the lost copy only: none in the baseline. */
   ck_assert_int_eq(jint(doc, "cases.0.baseline_device_counters.completer_retry_err"), 0);
   json_t *f = jget(doc, "cases.0.fidelity.figures");
