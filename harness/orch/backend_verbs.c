@@ -8,18 +8,17 @@
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
-
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "common/errf.h"
+#include "harness/base/interrupt.h"
 #include "harness/fabric/chain.h"
 #include "harness/lab/agents.h"
 #include "harness/lab/lab.h"
 #include "harness/transport/rdma_sysfs.h"
-#include "harness/base/interrupt.h"
 #include "jctlab/error.h"
 #include "jctlab/run.h"
 #include "backend.h"
