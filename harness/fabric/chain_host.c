@@ -446,7 +446,10 @@ uint64_t jct__chain_host_hold_ns(const jct__chain_t *c) {
     if (inj->host < 0 || !inj->ops->kernel ||
         inj->ops->kernel(inj, &cfg, ignored, sizeof ignored) < 0 || cfg.mode != JCT_KDROP_DELAY)
       continue;
-    if (2 * cfg.delay_ns > hold) hold = 2 * cfg.delay_ns;
+    uint64_t d = cfg.delay_ns;
+    for (uint32_t k = 0; k < cfg.nnaks && k < JCT_KDROP_MAX_NAKS; k++) /* delay by NAK */
+      if (cfg.nak_hold_ns[k] > d) d = cfg.nak_hold_ns[k];
+    if (2 * d > hold) hold = 2 * d;
   }
   return hold;
 }
