@@ -361,6 +361,52 @@ START_TEST(postmortem_go_backs_first_tx) {
 }
 END_TEST
 
+/* On verbs, the capture's NAKs held at their responder's host
+ * (postmortem.h): the lab's p2p capture's one NAK, answered 19.9 ms later,
+ * is the first PSN sequence error NAK rank 1 sends, held that long less
+ * the lab's rxe's own 35 packet times at the replay's rate, x the
+ * dilation; at a rate where rxe's own time exceeds the capture's reaction
+ * nothing is held. */
+START_TEST(postmortem_nak_holds_p2p) {
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  infer_trace("rxe-lab-p2p-delay-drop.pcap", &s, &rep);
+  jct_uroce_go_back_t *g;
+  uint64_t *idle;
+  uint32_t n, nspecs = 0;
+  char *specs[JCT_POSTMORTEM_MAX_SPECS] = {0}, err[256] = "";
+  ck_assert_int_eq(jct__postmortem_go_backs(s, &rep, 1, 4096, &g, &idle, &n), 0);
+  uint64_t react = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (!g[i].timer_ns && g[i].nak_to_resend_ns) react = g[i].nak_to_resend_ns;
+  ck_assert_uint_gt(react, 19000000); /* 19.9 ms (traces/README.md) */
+  ck_assert_uint_lt(react, 21000000);
+  const uint64_t rate = 64960000;
+  ck_assert_int_eq(jct__postmortem_nak_holds(s, g, n, rate, 4096, 16, specs, &nspecs, err,
+                                             sizeof err),
+                   0);
+  ck_assert_uint_eq(nspecs, 1);
+  unsigned long long us = 0;
+  ck_assert_msg(sscanf(specs[0], "delay nak=1@%lluus at=host:1", &us) == 1, "%s", specs[0]);
+  double own_ns = JCT_POSTMORTEM_RXE_QUEUE_PKTS * (4096.0 + 82) * 8e9 / (double)rate;
+  double want_us = ((double)react - own_ns) * 16 / 1000;
+  printf("replay: p2p's NAK on verbs: %s (the capture's reaction %.1f ms)\n", specs[0],
+         (double)react / 1e6);
+  ck_assert_msg(fabs((double)us - want_us) <= 1, "%s: want %.0f us", specs[0], want_us);
+  free(specs[0]);
+  /* At 10 Mbit/s rxe's own 35 packets take 117 ms: no hold. */
+  nspecs = 0;
+  ck_assert_int_eq(jct__postmortem_nak_holds(s, g, n, 10000000, 4096, 16, specs, &nspecs, err,
+                                             sizeof err),
+                   0);
+  ck_assert_uint_eq(nspecs, 0);
+  free(g);
+  free(idle);
+  jct_schedule_free(s);
+  jct_infer_report_free(&rep);
+}
+END_TEST
+
 /* The lab's ring of 4 (traces/README.md): its first loss is the first
  * clear-to-send of connection C (2 -> 3), sent back by rank 3 (infer.h).
  * The postmortem drops the replay's own clear-to-send of C at position 0:
@@ -869,6 +915,7 @@ Suite *replay_suite(void) {
   tcase_add_test(unit, postmortem_specs_of_the_trace);
   tcase_add_test(unit, postmortem_specs_lab_cts);
   tcase_add_test(unit, postmortem_go_backs_first_tx);
+  tcase_add_test(unit, postmortem_nak_holds_p2p);
   tcase_add_test(unit, verbs_takes_the_captured_timer);
   suite_add_tcase(s, unit);
   TCase *tc = tcase_create("end_to_end");

@@ -120,6 +120,18 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
   o->go_backs = o->ngo_backs ? in->go_backs : NULL;
   if (!rc)
     jct__postmortem_timer_go_backs(in->go_backs, in->go_back_idle_ns, o->ngo_backs, o->timeout);
+  /* On verbs the lab's rxe goes back at once: its responders' hosts hold
+   * the NAKs as long as the capture's requesters took (postmortem.h), once
+   * the replay's rate is known. */
+  if (!rc && in->nfaults && !in->nak_holds && o->transport == JCT_TRANSPORT_VERBS) {
+    jct_run_dilation_t d;
+    jct_run_dilation(o, &d);
+    uint32_t before = in->nfaults;
+    rc = jct__postmortem_nak_holds(in->schedule, in->go_backs, in->ngo_backs, o->rate_bps,
+                                   o->path_mtu_bytes ? o->path_mtu_bytes : 4096, d.tdf,
+                                   in->fault_specs, &in->nfaults, err, errlen);
+    in->nak_holds = in->nfaults - before;
+  }
   if (!rc && in->replay_profile) {
     json_t *f = json_pack("{s:I, s:s}", "value", (json_int_t)o->nstalls, "source",
                           stalls ? "capture" : "default");
