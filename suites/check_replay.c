@@ -364,7 +364,7 @@ END_TEST
 /* On verbs, the capture's NAKs held at their responder's host
  * (postmortem.h): the lab's p2p capture's one NAK, answered 19.9 ms later,
  * is the first PSN sequence error NAK rank 1 sends, held that long less
- * the lab's rxe's own 35 packet times at the replay's rate, x the
+ * the lab's rxe's own 31 packet times at the replay's rate, x the
  * dilation; at a rate where rxe's own time exceeds the capture's reaction
  * nothing is held. */
 START_TEST(postmortem_nak_holds_p2p) {
@@ -394,7 +394,7 @@ START_TEST(postmortem_nak_holds_p2p) {
          (double)react / 1e6);
   ck_assert_msg(fabs((double)us - want_us) <= 1, "%s: want %.0f us", specs[0], want_us);
   free(specs[0]);
-  /* At 10 Mbit/s rxe's own 35 packets take 117 ms: no hold. */
+  /* At 10 Mbit/s rxe's own 31 packets take 104 ms: no hold. */
   nspecs = 0;
   ck_assert_int_eq(jct__postmortem_nak_holds(s, g, n, 10000000, 4096, 16, specs, &nspecs, err,
                                              sizeof err),

@@ -61,10 +61,14 @@ int jct__postmortem_stalls(const jct_schedule_t *s, const jct_infer_report_t *re
  * retransmission leaves behind the packets of the QP it had already handed
  * to the kernel (its in-flight skbs, at most RXE_INFLIGHT_SKBS_PER_QP_HIGH,
  * 64). Measured: the p2p capture's replay on verbs in the lab (--tdf 16,
- * 64.96 Mbit/s, no NAK held) took a median 17.9 ms (16.1, 17.9 and 24.4 ms
- * at its 3 NAKs; `jctlab inspect --timeline`), 35 packet times of 4096
- * bytes. */
-#define JCT_POSTMORTEM_RXE_QUEUE_PKTS 35
+ * 64.96 Mbit/s, no NAK held) took 16.1, 17.9 and 24.4 ms at its 3 NAKs
+ * (`jctlab inspect --timeline`); the least, 31 packet times of 4096 bytes,
+ * since rxe's queue grows while a NAK is held (held 6.0 ms of emulated
+ * time, its NAK -> retransmission went from 16 to 33-35 ms, 80 re-sent: 64
+ * queued plus the hold's; subtracting the median, 35, held 1.9 ms and
+ * re-sent 32, as without a hold; 31 held 3.9 ms and re-sent 36, 32 and 78
+ * in 3 repetitions). */
+#define JCT_POSTMORTEM_RXE_QUEUE_PKTS 31
 
 /* On verbs, the capture's requester's slow reaction to each NAK (g[n]:
  * the NAKs' go-backs, timer_ns 0 and nak_to_resend_ns > 0) as holds of
