@@ -680,6 +680,9 @@ START_TEST(bad_input) {
         NULL},
        "--json given twice"},
       {{"run", "/nonexistent/s.yaml", NULL}, "/nonexistent/s.yaml"},
+      /* NAK holds are the verbs lab's (postmortem.h): uroce replays the go-backs itself */
+      {{"replay", JCT_SOURCE_DIR "/traces/rxe-lab-p2p-delay-drop.pcap", "--hold-naks", NULL},
+       "--hold-naks: verbs only"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     int status;

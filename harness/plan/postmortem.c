@@ -71,11 +71,13 @@
  *
  * On verbs the replayed requester is the lab's rxe, which acts on a NAK at
  * once, where the capture's requester sent on for its nak_to_resend_ns
- * (19.9 ms and 41 new packets in the lab's p2p-delay-drop capture): the
- * NAK itself is held at its responder's host, `delay nak=K@TIME at=host:R`
- * (jct__postmortem_nak_holds), the K-th NAK rank R sends leaving TIME
- * late on its own flow, so that the requester learns of it as late as the
- * capture's acted on it, and goes back as deep.
+ * (19.9 ms and 41 new packets in the lab's p2p-delay-drop capture): with
+ * --hold-naks the NAK itself is held at its responder's host, `delay
+ * nak=K@TIME at=host:R` (jct__postmortem_nak_holds), the K-th NAK rank R
+ * sends leaving TIME late on its own flow, so that the requester learns
+ * of it as late as the capture's acted on it. Off by default: rxe's queue
+ * grows while the NAK is held, to its 64 packets in some repetitions and
+ * not in others (README, "On verbs in the lab").
  */
 #include <stdbool.h>
 #include <stdio.h>

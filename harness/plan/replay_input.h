@@ -48,10 +48,10 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
 
 /* Set the figures of o that the user did not give (user_set, JCT__SET_*)
  * from the schedule's profile, and keep where each came from
- * (jct__replay_profile_apply); on verbs, a postmortem's fault_specs gain
- * the holds of the capture's NAKs at their responders' hosts
- * (jct__postmortem_nak_holds, once). Errors: JCT_EINVAL (err names the
- * figure), JCT_ENOMEM. */
+ * (jct__replay_profile_apply); on verbs with o->hold_naks, a postmortem's
+ * fault_specs gain the holds of the capture's NAKs at their responders'
+ * hosts (jct__postmortem_nak_holds, once). Errors: JCT_EINVAL (err names
+ * the figure; hold_naks off verbs), JCT_ENOMEM. */
 int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run_opts_t *o,
                              char *err, size_t errlen);
 
