@@ -83,14 +83,19 @@ static jct_injector_t *configure(jct__hostdrop_t *h, const char *spec, bool enab
   return inj;
 }
 
-static size_t frame(uint8_t *buf, uint8_t opcode, uint32_t qp, uint32_t psn, uint16_t dport) {
-  craft_roce_t c = {.udp_dport = dport, .payload_bytes = 64};
-  c.h.bth.opcode = opcode;
-  c.h.bth.dest_qp = qp;
-  c.h.bth.psn = psn;
-  size_t n = craft_roce(buf, 256, &c);
+/* c with its BTH's opcode, destination QP and PSN, into buf's 256 bytes. */
+static size_t craft_bth(uint8_t *buf, craft_roce_t *c, uint8_t opcode, uint32_t qp, uint32_t psn) {
+  c->h.bth.opcode = opcode;
+  c->h.bth.dest_qp = qp;
+  c->h.bth.psn = psn;
+  size_t n = craft_roce(buf, 256, c);
   ck_assert_uint_gt(n, 0);
   return n;
+}
+
+static size_t frame(uint8_t *buf, uint8_t opcode, uint32_t qp, uint32_t psn, uint16_t dport) {
+  craft_roce_t c = {.udp_dport = dport, .payload_bytes = 64};
+  return craft_bth(buf, &c, opcode, qp, psn);
 }
 
 static bool run1(jct__hostdrop_t *h, uint32_t psn) {
@@ -295,6 +300,15 @@ START_TEST(positions_as_the_switch) {
 }
 END_TEST
 
+/* The program's counters are seen, held and dropped. */
+static void assert_counters(jct__hostdrop_t *h, uint64_t seen, uint64_t held, uint64_t dropped) {
+  struct jct_kdrop_counters k;
+  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
+  ck_assert_uint_eq(k.seen, seen);
+  ck_assert_uint_eq(k.held, held);
+  ck_assert_uint_eq(k.dropped, dropped);
+}
+
 /* delay 5ms at a host: each RoCEv2 packet in the window gets the departure
  * time now + 5 ms (CLOCK_MONOTONIC, what fq honours), counted as held;
  * other packets and a baseline leave unstamped; jitter= is refused. */
@@ -317,11 +331,7 @@ START_TEST(delay_stamps_departure) {
   size_t other = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 8, 4792); /* not RoCEv2 */
   ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, other, &t), 0);
   ck_assert_uint_eq(t, 0);
-  struct jct_kdrop_counters k;
-  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
-  ck_assert_uint_eq(k.seen, 1);
-  ck_assert_uint_eq(k.held, 1);
-  ck_assert_uint_eq(k.dropped, 0);
+  assert_counters(h, 1, 1, 0);
   jct_injector_free(inj);
   inj = configure(h, "delay 5ms at=host:0", false); /* a baseline */
   n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 9, 4791);
@@ -340,13 +350,8 @@ END_TEST
  * address to rank 0's unless src names another). */
 static size_t ack(uint8_t *buf, uint32_t qp, uint32_t psn, uint8_t syndrome, const char *src) {
   craft_roce_t c = {.src = src, .dst = "198.18.0.1"};
-  c.h.bth.opcode = JCT_OP_RC_ACKNOWLEDGE;
-  c.h.bth.dest_qp = qp;
-  c.h.bth.psn = psn;
   c.h.aeth.syndrome = syndrome;
-  size_t n = craft_roce(buf, 256, &c);
-  ck_assert_uint_gt(n, 0);
-  return n;
+  return craft_bth(buf, &c, JCT_OP_RC_ACKNOWLEDGE, qp, psn);
 }
 
 static uint64_t mono_ns(void) {
@@ -391,11 +396,7 @@ START_TEST(nak_hold_keeps_its_flow) {
   size_t n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP + 1, 7, 4791);
   ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, n, &other), 0);
   ck_assert_uint_eq(other, 0);
-  struct jct_kdrop_counters k;
-  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
-  ck_assert_uint_eq(k.held, 1);
-  ck_assert_uint_eq(k.seen, 7);
-  ck_assert_uint_eq(k.dropped, 0);
+  assert_counters(h, 7, 1, 0);
   jct_injector_free(inj);
   /* A new repetition counts NAKs from 1 again, and holds none of an
    * earlier one's flow: the first NAK now passes at once. */

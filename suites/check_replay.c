@@ -330,14 +330,22 @@ END_TEST
  * first transmissions got through: a requester held there would wait for a
  * NAK that never comes). The shipped capture's first loss (PSN 9768683,
  * op 0 at 16 KiB) has one. */
+/* The capture name's schedule, inference report and go-backs (postmortem.h)
+ * at path MTU pmtu. */
+static void go_backs_of(const char *name, uint32_t pmtu, jct_schedule_t **s,
+                        jct_infer_report_t *rep, jct_uroce_go_back_t **g, uint64_t **idle,
+                        uint32_t *n) {
+  infer_trace(name, s, rep);
+  ck_assert_int_eq(jct__postmortem_go_backs(*s, rep, 1, pmtu, g, idle, n), 0);
+}
+
 START_TEST(postmortem_go_backs_first_tx) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
-  infer_trace("rxe-write-send-loss1pct.pcap", &s, &rep);
   jct_uroce_go_back_t *g;
   uint64_t *idle;
   uint32_t n, first = 0;
-  ck_assert_int_eq(jct__postmortem_go_backs(s, &rep, 1, 1024, &g, &idle, &n), 0);
+  go_backs_of("rxe-write-send-loss1pct.pcap", 1024, &s, &rep, &g, &idle, &n);
   ck_assert_uint_eq(n, rep.ngo_backs);
   ck_assert(g[0].first_tx);
   ck_assert_uint_eq(rep.go_backs[0].offset_bytes, 16384);
@@ -370,12 +378,11 @@ END_TEST
 START_TEST(postmortem_nak_holds_p2p) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
-  infer_trace("rxe-lab-p2p-delay-drop.pcap", &s, &rep);
   jct_uroce_go_back_t *g;
   uint64_t *idle;
   uint32_t n, nspecs = 0;
   char *specs[JCT_POSTMORTEM_MAX_SPECS] = {0}, err[256] = "";
-  ck_assert_int_eq(jct__postmortem_go_backs(s, &rep, 1, 4096, &g, &idle, &n), 0);
+  go_backs_of("rxe-lab-p2p-delay-drop.pcap", 4096, &s, &rep, &g, &idle, &n);
   uint64_t react = 0;
   for (uint32_t i = 0; i < n; i++)
     if (!g[i].timer_ns && g[i].nak_to_resend_ns) react = g[i].nak_to_resend_ns;
