@@ -52,15 +52,17 @@ static int attach_host(void *arg) {
   if (strcmp(inj->ops->name, "delay") == 0) {
     char why[256];
     int have = jct__qdisc_available(ifindex, "fq", why, sizeof why);
+    /* delay nak= holds one flow: the switch cannot (delay.c) */
+    const char *instead = strstr(inj->spec, "nak=") ? "" : "; run it on the switch";
     if (have == 1)
       return jct__errf(a->err, a->errlen, JCT_EINVAL,
                        "%s: delay at a host runs in the lab's VMs (--transport verbs --lab N); "
-                       "in namespaces not yet, though this kernel has fq; run it on the switch",
-                       inj->spec);
+                       "in namespaces not yet, though this kernel has fq%s",
+                       inj->spec, instead);
     return jct__errf(a->err, a->errlen, JCT_EINVAL,
                      "%s: delay at a host needs the fq qdisc for earliest-departure-time "
-                     "(CONFIG_NET_SCH_FQ), which this kernel lacks (%s); run it on the switch",
-                     inj->spec, have < 0 ? "cannot ask" : why);
+                     "(CONFIG_NET_SCH_FQ), which this kernel lacks (%s)%s",
+                     inj->spec, have < 0 ? "cannot ask" : why, instead);
   }
   return jct__hostdrop_attach(&c->host[a->i], ifindex, (uint32_t)a->i + 1, label, a->err,
                               a->errlen);
