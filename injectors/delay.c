@@ -42,9 +42,22 @@
  *     FIFO child. Use the reorder kind for netem's reordering.
  *
  * dist= without jitter= is refused, as tc refuses it.
+ *
+ *     delay nak=K@TIME[,K@TIME...] at=host:RANK
+ *
+ * holds NAKs instead of every frame, at a host only (jctlab/kdrop.h,
+ * delay by NAK): the K-th PSN sequence error NAK the host sends in a
+ * repetition (from 1) leaves TIME later, its flow's later packets not
+ * before it, everything else at once; TIME is the host's wall time (as
+ * delay's at a host). A postmortem on verbs replays a captured requester's
+ * slow reaction to a NAK with it (harness/plan/postmortem.c). The switch
+ * cannot: its hold keeps a port queue's order, so a held NAK would hold
+ * every flow behind it on that port (refused there).
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/errf.h"
@@ -62,6 +75,9 @@ static const char *const dist_names[] = {"uniform", "normal", "pareto", "pareton
 
 typedef struct {
   uint64_t mu_ns, sigma_ns;
+  uint32_t nnaks; /* nak=: the NAKs held (kdrop.h) */
+  uint32_t nak_k[JCT_KDROP_MAX_NAKS];
+  uint64_t nak_hold_ns[JCT_KDROP_MAX_NAKS];
   dist_t dist;
   uint32_t rho; /* correlation as a 32-bit fraction */
   uint32_t last;
@@ -132,8 +148,75 @@ static int bad(const jct_spec_t *spec, char *err, size_t errlen, const char *wor
   return JCT_EINVAL;
 }
 
+/* A time with its unit (500ns, 10us, 5ms, 1s) at the start of s, into
+ * *ns; *end after it. false when s holds none. */
+static bool time_at(const char *s, uint64_t *ns, const char **end) {
+  if (!isdigit((unsigned char)s[0])) return false;
+  char *e;
+  double v = strtod(s, &e), mult = 0;
+  size_t ul = strcspn(e, ",");
+  if (ul == 2 && strncmp(e, "ns", 2) == 0)
+    mult = 1;
+  else if (ul == 2 && strncmp(e, "us", 2) == 0)
+    mult = 1e3;
+  else if (ul == 2 && strncmp(e, "ms", 2) == 0)
+    mult = 1e6;
+  else if (ul == 1 && e[0] == 's')
+    mult = 1e9;
+  if (mult == 0 || !isfinite(v) || v * mult > (double)MAX_DELAY_NS) return false;
+  *ns = (uint64_t)floor(v * mult + 0.5);
+  *end = e + ul;
+  return true;
+}
+
+/* nak=K@TIME,...: the NAKs held, K from 1, each named once. */
+static int parse_naks(delay_t *d, const jct_spec_t *spec, const char *list, char *err,
+                      size_t errlen) {
+  const char *p = list;
+  while (*p) {
+    char *e;
+    const char *after;
+    unsigned long k = isdigit((unsigned char)*p) ? strtoul(p, &e, 10) : 0;
+    uint64_t ns;
+    if (k == 0 || k > UINT32_MAX || *e != '@' || !time_at(e + 1, &ns, &after) ||
+        (*after && *after != ','))
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: nak=%s: each entry is K@TIME, the K-th NAK (from 1) held TIME "
+                       "(at most 100s): nak=1@20ms,3@5ms",
+                       spec->text, list);
+    for (uint32_t i = 0; i < d->nnaks; i++)
+      if (d->nak_k[i] == k)
+        return jct__errf(err, errlen, JCT_EINVAL, "%s: nak=%s: NAK %lu is named twice",
+                         spec->text, list, k);
+    if (d->nnaks == JCT_KDROP_MAX_NAKS)
+      return jct__errf(err, errlen, JCT_EINVAL, "%s: nak=%s: more than %u NAKs", spec->text,
+                       list, JCT_KDROP_MAX_NAKS);
+    d->nak_k[d->nnaks] = (uint32_t)k;
+    d->nak_hold_ns[d->nnaks++] = ns;
+    p = *after ? after + 1 : after;
+  }
+  if (!d->nnaks)
+    return jct__errf(err, errlen, JCT_EINVAL, "%s: nak=: names no NAK (nak=1@20ms)", spec->text);
+  return 0;
+}
+
 static int delay_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
   delay_t *d = inj->priv;
+  const char *naks = jct_spec_get(spec, "nak");
+  if (naks) {
+    if (jct_spec_get(spec, "jitter") || jct_spec_get(spec, "dist") || jct_spec_get(spec, "corr"))
+      return bad(spec, err, errlen, "nak=", "holds NAKs by a constant TIME each: no jitter");
+    uint64_t mu = UINT64_MAX;
+    int rc = jct_spec_time_ns(spec, "", &mu, err, errlen);
+    if (rc) return rc;
+    if (mu != UINT64_MAX)
+      return bad(spec, err, errlen, "nak=", "gives each NAK its own TIME (nak=1@20ms), no bare TIME");
+    if (inj->host < 0)
+      return bad(spec, err, errlen, "nak=",
+                 "runs at a host only (at=host:RANK): the switch's hold keeps its port queue's "
+                 "order, so every flow on the port would wait behind the NAK");
+    return parse_naks(d, spec, naks, err, errlen);
+  }
   uint64_t mu = UINT64_MAX, sigma = 0;
   double corr = 0;
   dist_t dist = DIST_UNIFORM;
@@ -191,12 +274,16 @@ static int delay_kernel(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, ch
   memset(cfg, 0, sizeof *cfg);
   cfg->mode = JCT_KDROP_DELAY;
   cfg->delay_ns = d->mu_ns;
+  cfg->nnaks = d->nnaks;
+  memcpy(cfg->nak_k, d->nak_k, sizeof cfg->nak_k);
+  memcpy(cfg->nak_hold_ns, d->nak_hold_ns, sizeof cfg->nak_hold_ns);
   return 0;
 }
 
 const struct jct_injector_ops jct_delay_ops = {
     .name = "delay",
-    .usage = "delay TIME [jitter=TIME] [dist=uniform|normal|pareto|paretonormal] [corr=P]",
+    .usage = "delay TIME [jitter=TIME] [dist=uniform|normal|pareto|paretonormal] [corr=P] | "
+             "delay nak=K@TIME[,K@TIME...] at=host:RANK",
     .priv_size = sizeof(delay_t),
     .init = delay_init,
     .process = delay_process,

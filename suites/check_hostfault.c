@@ -8,7 +8,8 @@
  *            frame by frame as the switch's drop injector does on the same
  *            sequence (go-back copies and ACKs in it), non-RoCE frames and
  *            baseline repetitions pass uncounted; pkt= positions and
- *            qp-order='s QP found as the switch finds them.
+ *            qp-order='s QP found as the switch finds them; a held NAK
+ *            and its flow's later packets stamped, other flows not.
  *   cleanup: attach and detach on a veth leave it as found: a tcx link
  *            gone; in the fallback, no filter, and the clsact qdisc gone
  *            when jctlab made it, kept when it was there before.
@@ -82,14 +83,19 @@ static jct_injector_t *configure(jct__hostdrop_t *h, const char *spec, bool enab
   return inj;
 }
 
-static size_t frame(uint8_t *buf, uint8_t opcode, uint32_t qp, uint32_t psn, uint16_t dport) {
-  craft_roce_t c = {.udp_dport = dport, .payload_bytes = 64};
-  c.h.bth.opcode = opcode;
-  c.h.bth.dest_qp = qp;
-  c.h.bth.psn = psn;
-  size_t n = craft_roce(buf, 256, &c);
+/* c with its BTH's opcode, destination QP and PSN, into buf's 256 bytes. */
+static size_t craft_bth(uint8_t *buf, craft_roce_t *c, uint8_t opcode, uint32_t qp, uint32_t psn) {
+  c->h.bth.opcode = opcode;
+  c->h.bth.dest_qp = qp;
+  c->h.bth.psn = psn;
+  size_t n = craft_roce(buf, 256, c);
   ck_assert_uint_gt(n, 0);
   return n;
+}
+
+static size_t frame(uint8_t *buf, uint8_t opcode, uint32_t qp, uint32_t psn, uint16_t dport) {
+  craft_roce_t c = {.udp_dport = dport, .payload_bytes = 64};
+  return craft_bth(buf, &c, opcode, qp, psn);
 }
 
 static bool run1(jct__hostdrop_t *h, uint32_t psn) {
@@ -294,6 +300,15 @@ START_TEST(positions_as_the_switch) {
 }
 END_TEST
 
+/* The program's counters are seen, held and dropped. */
+static void assert_counters(jct__hostdrop_t *h, uint64_t seen, uint64_t held, uint64_t dropped) {
+  struct jct_kdrop_counters k;
+  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
+  ck_assert_uint_eq(k.seen, seen);
+  ck_assert_uint_eq(k.held, held);
+  ck_assert_uint_eq(k.dropped, dropped);
+}
+
 /* delay 5ms at a host: each RoCEv2 packet in the window gets the departure
  * time now + 5 ms (CLOCK_MONOTONIC, what fq honours), counted as held;
  * other packets and a baseline leave unstamped; jitter= is refused. */
@@ -316,11 +331,7 @@ START_TEST(delay_stamps_departure) {
   size_t other = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 8, 4792); /* not RoCEv2 */
   ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, other, &t), 0);
   ck_assert_uint_eq(t, 0);
-  struct jct_kdrop_counters k;
-  ck_assert_int_eq(jct__hostdrop_counters(h, &k), 0);
-  ck_assert_uint_eq(k.seen, 1);
-  ck_assert_uint_eq(k.held, 1);
-  ck_assert_uint_eq(k.dropped, 0);
+  assert_counters(h, 1, 1, 0);
   jct_injector_free(inj);
   inj = configure(h, "delay 5ms at=host:0", false); /* a baseline */
   n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP, 9, 4791);
@@ -331,6 +342,81 @@ START_TEST(delay_stamps_departure) {
   ck_assert_int_eq(jct_injector_new(&inj, "delay 5ms jitter=1ms at=host:0", 1, 0, err, sizeof err),
                    JCT_EINVAL);
   ck_assert_msg(strstr(err, "jitter="), "%s", err);
+  jct__hostdrop_detach(h, false);
+}
+END_TEST
+
+/* An RC ACKNOWLEDGE with syndrome, to dest QP qp from src (rank 1's
+ * address to rank 0's unless src names another). */
+static size_t ack(uint8_t *buf, uint32_t qp, uint32_t psn, uint8_t syndrome, const char *src) {
+  craft_roce_t c = {.src = src, .dst = "198.18.0.1"};
+  c.h.aeth.syndrome = syndrome;
+  return craft_bth(buf, &c, JCT_OP_RC_ACKNOWLEDGE, qp, psn);
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* delay nak=2@30ms at a host: the second PSN sequence error NAK the host
+ * sends leaves 30 ms late; every later packet of its flow (the responder
+ * QP's ACKs) is stamped no earlier, so none overtakes it under fq; the
+ * first NAK, an RNR NAK, the ACKs before it and another flow's ACK after
+ * it leave at once. Refused on the switch, with jitter, or malformed. */
+START_TEST(nak_hold_keeps_its_flow) {
+  if (!ns_own("hostfault", "nak_hold_keeps_its_flow", 0)) return;
+  jct__hostdrop_t *h = attach_lo();
+  jct_injector_t *inj = configure(h, "delay nak=2@30ms at=host:0", true);
+  const char *a = "198.18.0.2", *b = "198.18.0.3"; /* two responders' ACK flows */
+  uint8_t buf[256];
+  uint64_t t = 1, before, after;
+  /* An ACK, the first NAK, an RNR NAK (0x20 | timer): none held. */
+  static const uint8_t early[] = {0x1f, 0x60, 0x2e};
+  for (size_t i = 0; i < sizeof early; i++) {
+    ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, ack(buf, QP, (uint32_t)(10 + i), early[i], a), &t), 0);
+    ck_assert_msg(t == 0, "syndrome 0x%02x stamped", early[i]);
+  }
+  before = mono_ns();
+  uint64_t nak = 0;
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, ack(buf, QP, 20, 0x60, a), &nak), 0);
+  after = mono_ns();
+  printf("hostfault: delay nak=2@30ms: the second NAK leaves %.3f ms after the call began\n",
+         (double)(nak - before) / 1e6);
+  ck_assert_uint_ge(nak, before + 30000000);
+  ck_assert_uint_le(nak, after + 30000000);
+  /* Its flow's next ACK: not before the NAK. Another flow's: at once. */
+  uint64_t next = 0, other = 1;
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, ack(buf, QP, 25, 0x1f, a), &next), 0);
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, ack(buf, QP, 25, 0x1f, b), &other), 0);
+  ck_assert_uint_ge(next, nak);
+  ck_assert_uint_eq(other, 0);
+  /* The flow's data the other way (another QP: another flow) is untouched too. */
+  size_t n = frame(buf, JCT_OP_RC_RDMA_WRITE_MIDDLE, QP + 1, 7, 4791);
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, n, &other), 0);
+  ck_assert_uint_eq(other, 0);
+  assert_counters(h, 7, 1, 0);
+  jct_injector_free(inj);
+  /* A new repetition counts NAKs from 1 again, and holds none of an
+   * earlier one's flow: the first NAK now passes at once. */
+  inj = configure(h, "delay nak=2@30ms at=host:0", true);
+  ck_assert_int_eq(jct__hostdrop_test_tstamp(h, buf, ack(buf, QP, 30, 0x60, a), &t), 0);
+  ck_assert_uint_eq(t, 0);
+  jct_injector_free(inj);
+  static const char *const refused[][2] = {
+      {"delay nak=1@20ms", "at a host only"},
+      {"delay nak=1@20ms jitter=1ms at=host:0", "no jitter"},
+      {"delay 5ms nak=1@20ms at=host:0", "no bare TIME"},
+      {"delay nak=0@20ms at=host:0", "K@TIME"},
+      {"delay nak=1@20parsecs at=host:0", "K@TIME"},
+      {"delay nak=1@20ms,1@5ms at=host:0", "named twice"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    char err[512] = "";
+    ck_assert_int_eq(jct_injector_new(&inj, refused[i][0], 1, 0, err, sizeof err), JCT_EINVAL);
+    ck_assert_msg(strstr(err, refused[i][1]), "%s: %s", refused[i][0], err);
+  }
   jct__hostdrop_detach(h, false);
 }
 END_TEST
@@ -881,6 +967,7 @@ Suite *hostfault_suite(void) {
   tcase_add_test(k, targets_as_the_switch);
   tcase_add_test(k, positions_as_the_switch);
   tcase_add_test(k, delay_stamps_departure);
+  tcase_add_test(k, nak_hold_keeps_its_flow);
   suite_add_tcase(s, k);
   TCase *c = tcase_create("cleanup");
   tcase_set_timeout(c, 60);

@@ -330,14 +330,22 @@ END_TEST
  * first transmissions got through: a requester held there would wait for a
  * NAK that never comes). The shipped capture's first loss (PSN 9768683,
  * op 0 at 16 KiB) has one. */
+/* The capture name's schedule, inference report and go-backs (postmortem.h)
+ * at path MTU pmtu. */
+static void go_backs_of(const char *name, uint32_t pmtu, jct_schedule_t **s,
+                        jct_infer_report_t *rep, jct_uroce_go_back_t **g, uint64_t **idle,
+                        uint32_t *n) {
+  infer_trace(name, s, rep);
+  ck_assert_int_eq(jct__postmortem_go_backs(*s, rep, 1, pmtu, g, idle, n), 0);
+}
+
 START_TEST(postmortem_go_backs_first_tx) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
-  infer_trace("rxe-write-send-loss1pct.pcap", &s, &rep);
   jct_uroce_go_back_t *g;
   uint64_t *idle;
   uint32_t n, first = 0;
-  ck_assert_int_eq(jct__postmortem_go_backs(s, &rep, 1, 1024, &g, &idle, &n), 0);
+  go_backs_of("rxe-write-send-loss1pct.pcap", 1024, &s, &rep, &g, &idle, &n);
   ck_assert_uint_eq(n, rep.ngo_backs);
   ck_assert(g[0].first_tx);
   ck_assert_uint_eq(rep.go_backs[0].offset_bytes, 16384);
@@ -354,6 +362,51 @@ START_TEST(postmortem_go_backs_first_tx) {
    * loss behind another's go-back, the timer's). */
   ck_assert_uint_ge(first, 15);
   ck_assert_uint_le(first, 22);
+  free(g);
+  free(idle);
+  jct_schedule_free(s);
+  jct_infer_report_free(&rep);
+}
+END_TEST
+
+/* On verbs, the capture's NAKs held at their responder's host
+ * (postmortem.h): the lab's p2p capture's one NAK, answered 19.9 ms later,
+ * is the first PSN sequence error NAK rank 1 sends, held that long less
+ * the lab's rxe's own 31 packet times at the replay's rate, x the
+ * dilation; at a rate where rxe's own time exceeds the capture's reaction
+ * nothing is held. */
+START_TEST(postmortem_nak_holds_p2p) {
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  jct_uroce_go_back_t *g;
+  uint64_t *idle;
+  uint32_t n, nspecs = 0;
+  char *specs[JCT_POSTMORTEM_MAX_SPECS] = {0}, err[256] = "";
+  go_backs_of("rxe-lab-p2p-delay-drop.pcap", 4096, &s, &rep, &g, &idle, &n);
+  uint64_t react = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (!g[i].timer_ns && g[i].nak_to_resend_ns) react = g[i].nak_to_resend_ns;
+  ck_assert_uint_gt(react, 19000000); /* 19.9 ms (traces/README.md) */
+  ck_assert_uint_lt(react, 21000000);
+  const uint64_t rate = 64960000;
+  ck_assert_int_eq(jct__postmortem_nak_holds(s, g, n, rate, 4096, 16, specs, &nspecs, err,
+                                             sizeof err),
+                   0);
+  ck_assert_uint_eq(nspecs, 1);
+  unsigned long long us = 0;
+  ck_assert_msg(sscanf(specs[0], "delay nak=1@%lluus at=host:1", &us) == 1, "%s", specs[0]);
+  double own_ns = JCT_POSTMORTEM_RXE_QUEUE_PKTS * (4096.0 + 82) * 8e9 / (double)rate;
+  double want_us = ((double)react - own_ns) * 16 / 1000;
+  printf("replay: p2p's NAK on verbs: %s (the capture's reaction %.1f ms)\n", specs[0],
+         (double)react / 1e6);
+  ck_assert_msg(fabs((double)us - want_us) <= 1, "%s: want %.0f us", specs[0], want_us);
+  free(specs[0]);
+  /* At 10 Mbit/s rxe's own 31 packets take 104 ms: no hold. */
+  nspecs = 0;
+  ck_assert_int_eq(jct__postmortem_nak_holds(s, g, n, 10000000, 4096, 16, specs, &nspecs, err,
+                                             sizeof err),
+                   0);
+  ck_assert_uint_eq(nspecs, 0);
   free(g);
   free(idle);
   jct_schedule_free(s);
@@ -634,6 +687,9 @@ START_TEST(bad_input) {
         NULL},
        "--json given twice"},
       {{"run", "/nonexistent/s.yaml", NULL}, "/nonexistent/s.yaml"},
+      /* NAK holds are the verbs lab's (postmortem.h): uroce replays the go-backs itself */
+      {{"replay", JCT_SOURCE_DIR "/traces/rxe-lab-p2p-delay-drop.pcap", "--hold-naks", NULL},
+       "--hold-naks: verbs only"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     int status;
@@ -869,6 +925,7 @@ Suite *replay_suite(void) {
   tcase_add_test(unit, postmortem_specs_of_the_trace);
   tcase_add_test(unit, postmortem_specs_lab_cts);
   tcase_add_test(unit, postmortem_go_backs_first_tx);
+  tcase_add_test(unit, postmortem_nak_holds_p2p);
   tcase_add_test(unit, verbs_takes_the_captured_timer);
   suite_add_tcase(s, unit);
   TCase *tc = tcase_create("end_to_end");

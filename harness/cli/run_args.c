@@ -67,6 +67,9 @@ const char jct__run_args_help[] =
     "                     replayed per loss\n"
     "  --no-skip          uroce: keep real time through idle times (a retransmit timeout\n"
     "                     with nothing in flight) instead of skipping them\n"
+    "  --hold-naks        verbs, a capture's replay: hold each captured NAK at its\n"
+    "                     responder's host as long as the capture's requester took to act\n"
+    "                     on it, less the lab rxe's own time (off: rxe's queue decides)\n"
     "  --topology T       star (default) or leaf-spine:leaves=L,spines=S,hosts-per-leaf=H\n"
     "                     [,uplink-rate=RATE][,uplink-delay=TIME]: switches in one loop,\n"
     "                     ECMP at the leaves; injectors may name links (port=leaf0:spine1)\n"
@@ -146,6 +149,9 @@ int jct__run_args_parse(jct__run_args_t *a, int argc, char **argv, int *i, const
     return 1;
   } else if (!strcmp(w, "--no-skip")) {
     r->no_skip = true;
+    return 1;
+  } else if (!strcmp(w, "--hold-naks")) {
+    r->hold_naks = true;
     return 1;
   } else if (!strcmp(w, "--pfc-watchdog") || !strcmp(w, "--pfc-watchdog=drop")) {
     jct__watchdog_set(r, JCT_WATCHDOG_DROP);

@@ -52,15 +52,17 @@ static int attach_host(void *arg) {
   if (strcmp(inj->ops->name, "delay") == 0) {
     char why[256];
     int have = jct__qdisc_available(ifindex, "fq", why, sizeof why);
+    /* delay nak= holds one flow: the switch cannot (delay.c) */
+    const char *instead = strstr(inj->spec, "nak=") ? "" : "; run it on the switch";
     if (have == 1)
       return jct__errf(a->err, a->errlen, JCT_EINVAL,
                        "%s: delay at a host runs in the lab's VMs (--transport verbs --lab N); "
-                       "in namespaces not yet, though this kernel has fq; run it on the switch",
-                       inj->spec);
+                       "in namespaces not yet, though this kernel has fq%s",
+                       inj->spec, instead);
     return jct__errf(a->err, a->errlen, JCT_EINVAL,
                      "%s: delay at a host needs the fq qdisc for earliest-departure-time "
-                     "(CONFIG_NET_SCH_FQ), which this kernel lacks (%s); run it on the switch",
-                     inj->spec, have < 0 ? "cannot ask" : why);
+                     "(CONFIG_NET_SCH_FQ), which this kernel lacks (%s)%s",
+                     inj->spec, have < 0 ? "cannot ask" : why, instead);
   }
   return jct__hostdrop_attach(&c->host[a->i], ifindex, (uint32_t)a->i + 1, label, a->err,
                               a->errlen);
@@ -446,7 +448,10 @@ uint64_t jct__chain_host_hold_ns(const jct__chain_t *c) {
     if (inj->host < 0 || !inj->ops->kernel ||
         inj->ops->kernel(inj, &cfg, ignored, sizeof ignored) < 0 || cfg.mode != JCT_KDROP_DELAY)
       continue;
-    if (2 * cfg.delay_ns > hold) hold = 2 * cfg.delay_ns;
+    uint64_t d = cfg.delay_ns;
+    for (uint32_t k = 0; k < cfg.nnaks && k < JCT_KDROP_MAX_NAKS; k++) /* delay by NAK */
+      if (cfg.nak_hold_ns[k] > d) d = cfg.nak_hold_ns[k];
+    if (2 * d > hold) hold = 2 * d;
   }
   return hold;
 }

@@ -68,6 +68,16 @@
  * A receiver announces its first buffers on all its connections at once
  * (executor.h), so two connections from src to dst cannot be told apart
  * by when their clear-to-sends start: refused.
+ *
+ * On verbs the replayed requester is the lab's rxe, which acts on a NAK at
+ * once, where the capture's requester sent on for its nak_to_resend_ns
+ * (19.9 ms and 41 new packets in the lab's p2p-delay-drop capture): with
+ * --hold-naks the NAK itself is held at its responder's host, `delay
+ * nak=K@TIME at=host:R` (jct__postmortem_nak_holds), the K-th NAK rank R
+ * sends leaving TIME late on its own flow, so that the requester learns
+ * of it as late as the capture's acted on it. Off by default: rxe's queue
+ * grows while the NAK is held, to its 64 packets in some repetitions and
+ * not in others (README, "On verbs in the lab").
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -77,6 +87,7 @@
 #include "common/errf.h"
 #include "jctlab/error.h"
 #include "jctlab/infer.h"
+#include "jctlab/kdrop.h"
 #include "jctlab/topo.h"
 #include "harness/transport/uroce/ranks.h"
 #include "postmortem.h"
@@ -404,5 +415,46 @@ int jct__postmortem_stalls(const jct_schedule_t *s, const jct_infer_report_t *re
   }
   free(msg);
   *out = x;
+  return 0;
+}
+
+/* A RoCEv2 packet of pmtu bytes on the wire: Ethernet 14, IPv4 20, UDP 8,
+ * BTH 12, ICRC 4, FCS 4, preamble 8 and gap 12 (the switch's overhead). */
+#define ROCE_WIRE_BYTES 82u
+
+int jct__postmortem_nak_holds(const jct_schedule_t *s, const jct_uroce_go_back_t *g, uint32_t n,
+                              uint64_t rate_bps, uint32_t pmtu, double tdf,
+                              char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs, char *err,
+                              size_t errlen) {
+  if (!rate_bps || !pmtu) return 0;
+  if (tdf < 1) tdf = 1;
+  double own_ns = JCT_POSTMORTEM_RXE_QUEUE_PKTS * (double)(pmtu + ROCE_WIRE_BYTES) * 8e9 /
+                  (double)rate_bps;
+  for (uint32_t r = 0; r < s->nranks; r++) {
+    char list[JCT_KDROP_MAX_NAKS * 32 + 1] = "";
+    size_t used = 0;
+    uint32_t k = 0, held = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if (g[i].timer_ns || !g[i].nak_to_resend_ns || g[i].conn >= s->nconns) continue;
+      const jct_conn_t *c = &s->conns[g[i].conn];
+      if ((g[i].cts ? c->src : c->dst) != r) continue;
+      k++;
+      double hold = ((double)g[i].nak_to_resend_ns - own_ns) * tdf;
+      if (hold < 1000 || held == JCT_KDROP_MAX_NAKS) continue; /* under 1 us: at once */
+      used += (size_t)snprintf(list + used, sizeof list - used, "%s%u@%lluus", held ? "," : "", k,
+                               (unsigned long long)(hold / 1000));
+      held++;
+    }
+    if (!held) continue;
+    if (*nspecs == JCT_POSTMORTEM_MAX_SPECS)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "the trace's NAKs need more than %u injectors: give --inject instead",
+                       JCT_POSTMORTEM_MAX_SPECS);
+    size_t len = used + 48;
+    char *spec = malloc(len);
+    if (!spec) return JCT_ENOMEM;
+    snprintf(spec, len, "delay nak=%s at=host:%u", list, r);
+    specs[(*nspecs)++] = spec;
+  }
   return 0;
 }

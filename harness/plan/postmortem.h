@@ -56,6 +56,39 @@ int jct__postmortem_go_backs(const jct_schedule_t *s, const jct_infer_report_t *
 int jct__postmortem_stalls(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
                            uint32_t path_mtu_bytes, jct_uroce_stall_t **out, uint32_t *n);
 
+/* What the lab's rxe takes by itself from a NAK at the switch to its
+ * retransmission there, in packet times: it goes back at once, but its
+ * retransmission leaves behind the packets of the QP it had already handed
+ * to the kernel (its in-flight skbs, at most RXE_INFLIGHT_SKBS_PER_QP_HIGH,
+ * 64). Measured: the p2p capture's replay on verbs in the lab (--tdf 16,
+ * 64.96 Mbit/s, no NAK held) took 16.1, 17.9 and 24.4 ms at its 3 NAKs
+ * (`jctlab inspect --timeline`); the least, 31 packet times of 4096 bytes,
+ * since rxe's queue grows while a NAK is held (held 6.0 ms of emulated
+ * time, its NAK -> retransmission went from 16 to 33-35 ms, 80 re-sent: 64
+ * queued plus the hold's; subtracting the median, 35, held 1.9 ms and
+ * re-sent 32, as without a hold; 31 held 3.9 ms and re-sent 36, 32 and 78
+ * in 3 repetitions). */
+#define JCT_POSTMORTEM_RXE_QUEUE_PKTS 31
+
+/* On verbs, the capture's requester's slow reaction to each NAK (g[n]:
+ * the NAKs' go-backs, timer_ns 0 and nak_to_resend_ns > 0) as holds of
+ * the NAK at its responder's host: one `delay nak=K@TIME,... at=host:R`
+ * spec (injectors/delay.c) per rank R that sent such a NAK (a go-back's
+ * responder: the connection's destination, or for a clear-to-send's its
+ * source), appended to specs[*nspecs]. K counts the NAKs' go-backs R's
+ * NAKs started, in capture order (from 1), as the host program counts the
+ * PSN sequence error NAKs R sends; TIME is the capture's nak_to_resend_ns
+ * less what the lab's rxe takes by itself (it goes back at once, but its
+ * retransmission leaves behind the JCT_POSTMORTEM_RXE_QUEUE_PKTS packets
+ * it had queued: that many packets of path_mtu_bytes at rate_bps, with
+ * RoCEv2's headers and the wire's overhead), times tdf (the host's kernel
+ * keeps wall time); a NAK whose TIME comes to nothing is counted, not
+ * held. Errors: JCT_EINVAL (no room for another spec), JCT_ENOMEM. */
+int jct__postmortem_nak_holds(const jct_schedule_t *s, const jct_uroce_go_back_t *g, uint32_t n,
+                              uint64_t rate_bps, uint32_t path_mtu_bytes, double tdf,
+                              char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs, char *err,
+                              size_t errlen);
+
 /* Leave to the QP's own timer each timer go-back it explains: one whose flow
  * had heard nothing for at least 4.096 us x 2^timeout before it (the shipped
  * capture's, 67.2 ms idle at timeout 14), which the replay's timer gives as

@@ -120,6 +120,23 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
   o->go_backs = o->ngo_backs ? in->go_backs : NULL;
   if (!rc)
     jct__postmortem_timer_go_backs(in->go_backs, in->go_back_idle_ns, o->ngo_backs, o->timeout);
+  /* On verbs the lab's rxe goes back at once: with --hold-naks its
+   * responders' hosts hold the NAKs as long as the capture's requesters
+   * took (postmortem.h), once the replay's rate is known. Off by default:
+   * rxe's own queue at the NAK, its VM's timing, grows while it is held
+   * (README, "On verbs in the lab"). */
+  if (!rc && o->hold_naks && o->transport != JCT_TRANSPORT_VERBS)
+    rc = jct__errf(err, errlen, JCT_EINVAL,
+                   "--hold-naks: verbs only (uroce replays the capture's go-backs itself)");
+  if (!rc && o->hold_naks && in->nfaults && !in->nak_holds) {
+    jct_run_dilation_t d;
+    jct_run_dilation(o, &d);
+    uint32_t before = in->nfaults;
+    rc = jct__postmortem_nak_holds(in->schedule, in->go_backs, in->ngo_backs, o->rate_bps,
+                                   o->path_mtu_bytes ? o->path_mtu_bytes : 4096, d.tdf,
+                                   in->fault_specs, &in->nfaults, err, errlen);
+    in->nak_holds = in->nfaults - before;
+  }
   if (!rc && in->replay_profile) {
     json_t *f = json_pack("{s:I, s:s}", "value", (json_int_t)o->nstalls, "source",
                           stalls ? "capture" : "default");

@@ -20,6 +20,7 @@ typedef struct {
   char pattern[32]; /* what inference recognised ("ring", ...), "" otherwise */
   char *fault_specs[JCT_POSTMORTEM_MAX_SPECS]; /* a trace's own losses as targeted drops */
   uint32_t nfaults;
+  uint32_t nak_holds; /* of them, on verbs: the NAK holds at the hosts (postmortem.h), last */
   uint64_t lost_packets; /* of the trace, that fault_specs replay */
   uint64_t lost_retransmissions; /* of them, re-sent copies (their 2nd, 3rd... transmission) */
   jct_uroce_go_back_t *go_backs; /* a trace's go-backs, each as captured (postmortem.h) */
@@ -47,8 +48,10 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
 
 /* Set the figures of o that the user did not give (user_set, JCT__SET_*)
  * from the schedule's profile, and keep where each came from
- * (jct__replay_profile_apply). Errors: JCT_EINVAL (err names the figure),
- * JCT_ENOMEM. */
+ * (jct__replay_profile_apply); on verbs with o->hold_naks, a postmortem's
+ * fault_specs gain the holds of the capture's NAKs at their responders'
+ * hosts (jct__postmortem_nak_holds, once). Errors: JCT_EINVAL (err names
+ * the figure; hold_naks off verbs), JCT_ENOMEM. */
 int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run_opts_t *o,
                              char *err, size_t errlen);
 

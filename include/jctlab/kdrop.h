@@ -33,8 +33,24 @@ enum {
                               delay_ns later, by its earliest-departure-time stamp
                               (bpf_skb_set_tstamp, CLOCK_MONOTONIC), which the fq qdisc
                               honours (net/sched/sch_fq.c: time_to_send); without fq
-                              the stamp is ignored */
+                              the stamp is ignored; with nnaks, only the NAKs
+                              listed and what follows them on their flows */
 };
+
+/* JCT_KDROP_DELAY with nnaks > 0 (delay nak=K@TIME,...): a captured
+ * requester's slow reaction to a NAK, replayed by holding the NAK at the
+ * responder's host. The program counts the PSN sequence error NAKs the
+ * host sends (RC ACKNOWLEDGE, opcode 0x11, whose AETH syndrome is 0x60, a NAK of
+ * code 0: IBA vol. 1, 9.7.5.1; RNR NAKs and other NAK codes are
+ * not counted), from 1 at each repetition's start, over all its flows; the
+ * nak_k[i]-th leaves nak_hold_ns[i] later by its earliest-departure-time
+ * stamp, and every later packet of its flow (the addresses and destination
+ * QP: the responder QP's ACK/NAK stream, one fq flow since rxe sends each
+ * QP's packets from its own UDP source port) is stamped no earlier, so
+ * none overtakes it (fq sorts a flow's packets by their departure times:
+ * net/sched/sch_fq.c, flow_queue_add). Other flows are untouched. */
+#define JCT_KDROP_MAX_NAKS 16
+#define JCT_KDROP_AETH_NAK_PSN_SEQ 0x60
 
 /* The configuration map's one value. Times are CLOCK_MONOTONIC
  * nanoseconds (bpf_ktime_get_ns), not jctlab's clock. */
@@ -60,6 +76,9 @@ struct jct_kdrop_cfg {
   __u32 by_msg, any_qp, qp_order;
   __u8 first_op[32]; /* bit (op & 7) of byte op >> 3 */
   __u64 delay_ns;    /* JCT_KDROP_DELAY */
+  __u32 nnaks, pad2; /* JCT_KDROP_DELAY by NAK (above): 0 every packet */
+  __u32 nak_k[JCT_KDROP_MAX_NAKS];       /* the NAK's number, from 1 */
+  __u64 nak_hold_ns[JCT_KDROP_MAX_NAKS]; /* how much later it leaves (CLOCK_MONOTONIC) */
 };
 
 /* The lease map's one value, written by userspace (hostdrop.h). The
@@ -87,7 +106,7 @@ struct jct_kdrop_counters {
   __u64 seen;        /* RoCEv2 packets offered in the window */
   __u64 dropped;     /* of which lost here */
   __u64 events_lost; /* drops the fault log missed (its ring buffer was full) */
-  __u64 held;        /* JCT_KDROP_DELAY: packets stamped to leave later */
+  __u64 held;        /* JCT_KDROP_DELAY: packets stamped to leave later (by NAK: the NAKs) */
 };
 
 #define JCT_KDROP_MAX_QP_ORDER 16
@@ -99,7 +118,8 @@ struct jct_kdrop_state {
   /* pkt= and qp-order=: the target QP once found, the QPs seen before it,
    * messages begun (cur_msg + 1 in drop.c's terms) and the packet's index
    * in the current one, over first transmissions to the QP. */
-  __u32 qp_found, qp, nseen_qps, msgs, cur_pkt, pad;
+  __u32 qp_found, qp, nseen_qps, msgs, cur_pkt;
+  __u32 naks; /* JCT_KDROP_DELAY by NAK: PSN sequence error NAKs sent */
   __u32 seen_qps[JCT_KDROP_MAX_QP_ORDER];
 };
 

@@ -95,6 +95,8 @@ typedef struct {
   bool pfc_watchdog;         /* the switch's PFC watchdog (200 ms detection and restoration) */
   bool watchdog_forward;     /* its action: forward instead of drop */
   bool no_skip;              /* uroce: keep real time, never skip idle time (clock.h) */
+  bool hold_naks;            /* verbs, a capture's replay: hold the capture's NAKs at their
+                                responders' hosts for its requesters' reaction (--hold-naks) */
   uint64_t series_ns;        /* uroce: sample jct_series_t every this much (0: none) */
   double tdf;                /* time-dilation factor F (clock.h): 0 auto (jct_run_dilation), 1
                                 none, else >= 1 (verbs: a power of two the QP timeout allows) */

@@ -18,7 +18,8 @@
  * the K-th packet of the M-th message, counted over first transmissions)
  * on a QP named or found as drop.c finds it (the first, or qp-order=N).
  * delay's constant delay (JCT_KDROP_DELAY) is an earliest-departure-time
- * stamp on each packet, which the interface's fq qdisc honours.
+ * stamp on each packet, which the interface's fq qdisc honours; delay by
+ * NAK stamps the listed NAKs and their flows' later packets only.
  * Bernoulli draws are keyed by the packet exactly as draw.c keys them (a
  * hash of the seed, the flow, opcode, PSN and the PSN's losses here), so
  * with the same seed the host loses the same packets the switch would;
@@ -63,11 +64,12 @@ struct {
 
 /* Per flow (draw.c's flow hash of the addresses and destination QP): the
  * highest PSN of its data packets (one at or before it is a
- * retransmission, 24-bit serial arithmetic as rxe compares PSNs) and its
- * CNPs so far. */
+ * retransmission, 24-bit serial arithmetic as rxe compares PSNs), its
+ * CNPs so far, and (delay by NAK) the departure time of its held NAK. */
 struct flow_val {
   __u32 highest_psn, data_seen;
   __u64 cnps;
+  __u64 hold_until_ns;
 };
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -281,6 +283,35 @@ static __always_inline __u64 fold(__u64 h, const __u8 *p) {
   return h ^ (h >> 29);
 }
 
+/* delay by NAK (kdrop.h, JCT_KDROP_DELAY with nnaks): the listed NAKs
+ * leave late, and every later packet of a flow whose NAK is held leaves no
+ * earlier than it (fv->hold_until_ns); the rest pass unstamped. */
+static __always_inline int hold_naks(const struct jct_kdrop_cfg *c, struct __sk_buff *skb,
+                                     struct flow_val *fv, int nak, __u64 now) {
+  __u32 zero = 0;
+  struct jct_kdrop_value *v = bpf_map_lookup_elem(&jct_state, &zero);
+  if (!v) return PASS;
+  __sync_fetch_and_add(&v->s.c.seen, 1);
+  __u64 until = fv->hold_until_ns;
+  if (nak) {
+    bpf_spin_lock(&v->lock);
+    __u32 k = ++v->s.naks;
+    bpf_spin_unlock(&v->lock);
+    for (__u32 i = 0; i < JCT_KDROP_MAX_NAKS; i++) {
+      if (i >= c->nnaks) break;
+      if (c->nak_k[i] != k) continue;
+      __u64 t = now + c->nak_hold_ns[i];
+      if (t > until) until = t;
+      fv->hold_until_ns = until;
+      if (bpf_skb_set_tstamp(skb, until, BPF_SKB_TSTAMP_DELIVERY_MONO) == 0)
+        __sync_fetch_and_add(&v->s.c.held, 1);
+      return PASS;
+    }
+  }
+  if (until > now) bpf_skb_set_tstamp(skb, until, BPF_SKB_TSTAMP_DELIVERY_MONO);
+  return PASS;
+}
+
 /* The headers the program reads: up to Ethernet + 802.1Q + IPv6 + UDP +
  * BTH + an ACK's AETH syndrome. */
 struct hdrs {
@@ -354,7 +385,7 @@ int jct_hostdrop(struct __sk_buff *skb) {
   __u64 t = now > c->start_ns ? now - c->start_ns : 0;
   if (t < c->at_ns || (c->until_ns && t >= c->until_ns)) return PASS;
 
-  if (c->mode == JCT_KDROP_DELAY) { /* delay: a departure time, no loss */
+  if (c->mode == JCT_KDROP_DELAY && !c->nnaks) { /* delay: a departure time, no loss */
     struct jct_kdrop_value *dv = bpf_map_lookup_elem(&jct_state, &zero);
     if (!dv) return PASS;
     __sync_fetch_and_add(&dv->s.c.seen, 1);
@@ -385,6 +416,12 @@ int jct_hostdrop(struct __sk_buff *skb) {
     struct flow_val fresh = {0};
     bpf_map_update_elem(&jct_flows, &flow, &fresh, BPF_NOEXIST);
     if (!(fv = bpf_map_lookup_elem(&jct_flows, &flow))) return PASS;
+  }
+  if (c->mode == JCT_KDROP_DELAY) { /* by NAK: an ACK whose AETH syndrome is a PSN sequence error's */
+    __u32 udp_len = (__u32)h.b[u + 4] << 8 | h.b[u + 5];
+    int nak = opcode == 0x11 && udp_len >= 8 + 12 + 4 && u + 8 + 12 < sizeof h.b &&
+              h.b[u + 8 + 12] == JCT_KDROP_AETH_NAK_PSN_SEQ;
+    return hold_naks(c, skb, fv, nak, now);
   }
   int retx = 0, cnp = opcode == 0x81;
   struct loss_key lk = {.flow = flow, .id = psn | (__u32)(!data) << 24};
