@@ -1,8 +1,10 @@
 /* A leaf-spine fabric's links in the reports other than `jctlab run`'s
  * (check_clos.c has run's): replays and scenario cases count each side's
  * links through the same code as run, and their figures add up.
- *   - replay: an 8-rank ring spread over 4 leaves x 2 spines with loss on
- *     one uplink. On each side, what went up to a spine came down from it
+ *   - a case (a scenario's; replay's --synth is one such case, through
+ *     the same session code, and peaks runs one): an 8-rank ring spread
+ *     over 4 leaves x 2 spines with loss on one uplink. On each side, what
+ *     went up to a spine came down from it
  *     (per spine and per flow), every data frame of a link is in one of
  *     its flows, each connection between leaves carried at least its
  *     schedule's payload on the uplinks (and, lossless, at most 5% of
@@ -12,8 +14,9 @@
  *     starts the peaks again before each): a rate limit on one uplink
  *     queues its frames in the faulted repetitions only, and with B F B F
  *     the second baseline repetition does not inherit the faulted peak.
- *   - scenario: a case's JSON has both sides' tables, and its terminal
- *     report and report.md show them.
+ *   - scenario: that case's JSON has both sides' tables, and its terminal
+ *     report and report.md show them (one run for both: the scenario's
+ *     lossy case was a replay of its own, the same ring, rate and links).
  *   - qps: --qps-per-connection in size sweeps (each size a run, or with
  *     --inject a replay) and in a scenario's sweep of cases: every size and
  *     every case measured traffic on N QPs per connection (qps_used, the
@@ -136,9 +139,10 @@ static json_t *replay_spread(const char *bytes, const char *reps, const char *in
   return doc_of(args);
 }
 
-START_TEST(replay_links_add_up) {
-  json_t *doc = replay_spread("128KiB", "1", "drop p=0.05 port=leaf1:spine1 dir=out");
-  json_t *c = json_array_get(jget(doc, "cases"), 0);
+/* A lossy case's links, either side (a case of replay's or of a scenario's:
+ * the same document): on an 8-rank ring over TOPO, spread, with one
+ * injector dropping p=0.05 on leaf1:spine1 (out), 1 repetition a side. */
+static void links_add_up(json_t *c) {
   json_t *qps = jget(c, "qps");
   ck_assert_uint_eq(json_array_size(qps), 8);
   /* qps[].bytes: the schedule's per repetition, either side */
@@ -153,9 +157,7 @@ START_TEST(replay_links_add_up) {
   ck_assert_int_eq(jint(lossy, "drops"), dropped);
   ck_assert_int_eq(jint(link_in(jget(c, "fabric_links.baseline.links"), "leaf1:spine1"), "drops"),
                    0);
-  json_decref(doc);
 }
-END_TEST
 
 START_TEST(replay_peaks_per_side) {
   json_t *doc = replay_spread("64KiB", "2", "rate 2500kbit port=leaf1:spine1 dir=out");
@@ -192,7 +194,7 @@ START_TEST(scenario_case_has_links) {
                  "reps: 1\n"
                  "cases:\n"
                  "  - name: uplink-loss\n"
-                 "    inject: [\"drop p=0.001 port=leaf0:spine0 dir=out\"]\n");
+                 "    inject: [\"drop p=0.05 port=leaf1:spine1 dir=out\"]\n");
   snprintf(dir, sizeof dir, "%s.report", path); /* a folder jctlab makes */
   /* One run gives all three: the JSON (--json FILE), the report folder and
    * the terminal's tables on stdout (run_jctlab: again dilated when the
@@ -207,6 +209,7 @@ START_TEST(scenario_case_has_links) {
   ck_assert_msg(doc != NULL, "%s: %s", js, je.text);
   unlink(js);
   json_t *c = json_array_get(jget(doc, "cases"), 0);
+  links_add_up(c);
   for (int k = 0; k < 2; k++) {
     json_t *fl = jget(c, k ? "fabric_links.faulted" : "fabric_links.baseline");
     ck_assert_uint_eq(json_array_size(jget(fl, "links")), 16);
@@ -254,24 +257,42 @@ static json_t *sweep(const char *qps, const char *inject) {
   return doc_of(args);
 }
 
+/* --qps-per-connection 4: every size's run (and with --inject its
+ * replay) measured traffic on 16 QPs, each of which sent. */
 START_TEST(size_sweep_uses_qps) {
   const char *injects[] = {NULL, "drop p=0.001"}; /* a run per size, a replay per size */
   for (int k = 0; k < 2; k++) {
-    json_t *one = sweep("1", injects[k]), *four = sweep("4", injects[k]);
+    json_t *four = sweep("4", injects[k]);
     ck_assert_int_eq(jint(four, "config.qps_per_connection"), 4);
-    json_t *rows1 = jget(one, "sizes"), *rows4 = jget(four, "sizes");
+    json_t *rows4 = jget(four, "sizes");
     ck_assert_uint_eq(json_array_size(rows4), 2);
     for (size_t i = 0; i < 2; i++) {
-      json_t *r1 = json_array_get(rows1, i), *r4 = json_array_get(rows4, i);
-      ck_assert_msg(jint(r1, "qps_used") == 4, "size %lld, 1 QP: %lld used",
-                    (long long)jint(r1, "bytes"), (long long)jint(r1, "qps_used"));
+      json_t *r4 = json_array_get(rows4, i);
       ck_assert_msg(jint(r4, "qps_used") == 16, "size %lld, 4 QPs: %lld used",
                     (long long)jint(r4, "bytes"), (long long)jint(r4, "qps_used"));
       /* every QP sent: at least a packet each (and its messages' worth) */
       ck_assert_int_ge(jint(r4, "baseline.data_packets"), 16);
     }
-    json_decref(one);
     json_decref(four);
+  }
+}
+END_TEST
+
+/* The same sweeps without the option: one QP per connection, 4 in all.
+ * Tagged sanitizer-skip: the sweeps' code (a run per size, a replay per
+ * size) is the case above's, which the sanitizer pass runs, less the split
+ * (and the sweep suite's sweep_rows and sweep_faulted run it there too). */
+START_TEST(size_sweep_one_qp_each) {
+  const char *injects[] = {NULL, "drop p=0.001"};
+  for (int k = 0; k < 2; k++) {
+    json_t *one = sweep("1", injects[k]);
+    json_t *rows1 = jget(one, "sizes");
+    for (size_t i = 0; i < 2; i++) {
+      json_t *r1 = json_array_get(rows1, i);
+      ck_assert_msg(jint(r1, "qps_used") == 4, "size %lld, 1 QP: %lld used",
+                    (long long)jint(r1, "bytes"), (long long)jint(r1, "qps_used"));
+    }
+    json_decref(one);
   }
 }
 END_TEST
@@ -409,7 +430,6 @@ Suite *links_suite(void) {
   Suite *s = suite_create("links");
   TCase *reports = tcase_create("reports");
   tcase_set_timeout(reports, 300);
-  tcase_add_test(reports, replay_links_add_up);
   tcase_add_test(reports, replay_peaks_per_side);
   tcase_add_test(reports, scenario_case_has_links);
   suite_add_tcase(s, reports);
@@ -419,6 +439,13 @@ Suite *links_suite(void) {
   tcase_add_test(qps, scenario_sweep_uses_qps);
   tcase_add_test(qps, qps_bad_input);
   suite_add_tcase(s, qps);
+  /* The build pass only (scripts/test): the sweeps without the option,
+   * whose code size_sweep_uses_qps runs under the sanitizers. */
+  TCase *one = tcase_create("qps_default");
+  tcase_set_timeout(one, 300);
+  tcase_set_tags(one, "sanitizer-skip");
+  tcase_add_test(one, size_sweep_one_qp_each);
+  suite_add_tcase(s, one);
   TCase *cap = tcase_create("capture");
   tcase_set_timeout(cap, 300);
   tcase_add_test(cap, capture_between_switches);
