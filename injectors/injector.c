@@ -355,7 +355,9 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
   /* When the frame would have been ready without this injector: its hold
    * counts from there. */
   uint64_t ready_ns = f->hold_until_ns > now_ns ? f->hold_until_ns : now_ns;
+  f->stall_ns = 0;
   jct_verdict_t v = inj->ops->process(inj, f, now_ns);
+  if (f->stall_ns) st->stalls++, st->stall_ns += f->stall_ns;
   if (v == JCT_DUPLICATE && f->copy) v = JCT_PASS; /* never a copy of a copy */
   if (v == JCT_DROP) jct_injector_packet_lost(inj, f);
   if (v != JCT_PASS) count_verdict(st, v, f, ready_ns);

@@ -459,6 +459,17 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
       jct__session_free(s);
       return rc;
     }
+    /* Only the lab's VMs can be stopped (lab.h, jct__lab_freeze). */
+    if (inj->ops->stalls_host &&
+        (o->transport != JCT_TRANSPORT_VERBS || !o->lab_ranks || o->agents || o->world)) {
+      rc = jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: a stall stops its sender's host, which only the lab's VMs can "
+                     "(--transport verbs --lab N); uroce holds a capture's transmit stalls in "
+                     "its own QPs",
+                     inj->spec);
+      jct__session_free(s);
+      return rc;
+    }
   }
   uint32_t pcap_port = 0;
   if (o->pcap_port && (rc = pcap_port_number(o, &pcap_port, err, errlen))) {

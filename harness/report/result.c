@@ -181,6 +181,9 @@ static json_t *drops_json(const jct_replay_result_t *r) {
     json_t *last = json_array_get(inj, json_array_size(inj) - 1);
     json_object_set_new(last, "link_down_ns", u64(st->link_down_ns));
     json_object_set_new(last, "refused", u64(st->refused));
+    /* A stall's: the senders' stalls it asked for, and their time. */
+    json_object_set_new(last, "stalls", u64(st->stalls));
+    json_object_set_new(last, "stall_ns", u64(st->stall_ns));
   }
   const jct_switch_totals_t *f = &r->f.fabric;
   json_t *fab = json_pack(
