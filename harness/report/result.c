@@ -344,7 +344,8 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
                                                        in->fidelity_tolerance > 0
                                                            ? in->fidelity_tolerance
                                                            : JCT__FIDELITY_TOLERANCE,
-                                                       o, r, m->ninject == 0, &reproduced)
+                                                       o, r, m->lossless || m->ninject == 0,
+                                                       &reproduced)
                                   : json_null());
   return json_array_append_new(json_object_get(doc, "cases"), c) ? JCT_ENOMEM : 0;
 }
