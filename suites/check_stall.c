@@ -135,17 +135,19 @@ static void drain(jct_switch_t *sw) {
 }
 
 /* Through a chain on a switch: the frame that passes position 0:1 of rank
- * 1's QP asks for rank 1's stall (the port it entered by), in a faulted
- * repetition; in a baseline only with baseline=yes, while a drop beside it
- * stays off the path there. */
+ * 1's QP asks for rank 1's stall (the port it entered by), once (an
+ * injector after it that does not select the frame asks nothing), in a
+ * faulted repetition; in a baseline only with baseline=yes, while a drop
+ * beside it stays off the path there; never before a repetition started
+ * (the QPs' setup). */
 START_TEST(stall_through_the_chain) {
   for (int with_baseline = 0; with_baseline < 2; with_baseline++) {
     const char *specs[] = {with_baseline ? "stall pkt=0:1 for=3ms baseline=yes"
                                          : "stall pkt=0:1 for=3ms",
-                           "drop pkt=0:2 dir=in"};
+                           "drop pkt=0:2 dir=in", "drop p=1 dir=in where=\"udp port 9\""};
     char err[512] = "";
     jct__chain_t *chain = NULL;
-    ck_assert_msg(jct__chain_new(&chain, specs, 2, 1, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(jct__chain_new(&chain, specs, 3, 1, err, sizeof err) == 0, "%s", err);
     asked_t asked = {0};
     jct__chain_set_stall_fn(chain, fake_host, &asked);
     jct_switch_config_t cfg;
@@ -154,6 +156,12 @@ START_TEST(stall_through_the_chain) {
     ck_assert_msg(jct_switch_new(&sw, &cfg, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(jct__chain_attach(chain, sw, 2, NULL, NULL, 0), 0);
     uint8_t buf[256];
+    for (uint32_t k = 0; k < 3; k++) { /* before any repetition */
+      size_t n = msg_frame(buf, sizeof buf, "198.18.0.2", "198.18.0.1", 0x11, 30 + k, k);
+      jct_switch_rx(sw, 1, buf, n, 500 + k);
+      drain(sw);
+    }
+    ck_assert_uint_eq(asked.n, 0);
     for (int faulted = 1; faulted >= 0; faulted--) {
       ck_assert_int_eq(jct__chain_set_enabled(chain, faulted), 0);
       jct__chain_start(chain, 1000);

@@ -91,6 +91,7 @@ static void dump_drop(jct__chain_t *c, const jct_frame_t *f, uint64_t now_ns) {
  * the host's stall fn stops it (jct__chain_set_stall_fn). */
 static void stall_sender(jct__chain_t *c, const site_t *s, const jct_injector_t *inj,
                          const jct_frame_t *f, uint64_t now_ns) {
+  if (!c->started) return; /* the QPs' setup (rdma_cm's MADs): no repetition yet */
   if (c->log) log_action(c, inj, s, (jct_frame_t *)f, JCT_PASS, now_ns);
   if (s->out || !c->stall_fn) return;
   int rc = c->stall_fn(c->stall_arg, s->port, f->stall_ns, now_ns);
@@ -234,6 +235,7 @@ void jct__chain_set_rep(jct__chain_t *c, uint32_t rep) {
 void jct__chain_start(jct__chain_t *c, uint64_t now_ns) {
   jct__chain_hosts_links_up(c, now_ns);
   c->start_ns = c->last_ns = now_ns;
+  c->started = true;
   for (uint32_t i = 0; c->sites && i < 2 * c->nports; i++)
     jct_flows_clear(c->sites[i].flows);
   for (size_t i = 0; i < c->n; i++)

@@ -50,6 +50,7 @@ struct jct__chain {
   void *link_arg;
   jct__chain_stall_fn stall_fn; /* a stall's host (its VM stopped), or NULL */
   void *stall_arg;
+  bool started; /* a repetition has started (jct__chain_start) */
   bool agents_link;    /* remote: a flap's link is its agent's own (--agents) */
   uint32_t links_down; /* how many of them are down */
   const jct_topo_t *topo;

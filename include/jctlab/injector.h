@@ -92,7 +92,7 @@ typedef struct {
   /* Set by a kind's process (stall): the frame's sender's host is to send
    * nothing for this long from now (emulated ns), which the chain asks of
    * the host (harness/fabric/chain.h, jct__chain_set_stall_fn); the frame
-   * itself passes. The framework zeroes it before each injector. */
+   * itself passes. jct_injector_process() zeroes it first. */
   uint64_t stall_ns;
 } jct_frame_t;
 
