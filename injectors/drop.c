@@ -116,8 +116,7 @@
 #include "jctlab/injector.h"
 #include "jctlab/kdrop.h"
 #include "jctlab/roce.h"
-#include "traces/frame.h"
-#include "common/wire.h"
+#include "position.h"
 
 typedef enum { MODE_BERNOULLI, MODE_GEMODEL, MODE_4STATE, MODE_EVERY, MODE_PSN } drop_mode_t;
 
@@ -155,15 +154,9 @@ typedef struct {
   bool resolved[DROP_MAX_PSNS];     /* pkt=: the first transmission at the position was seen ... */
   uint32_t psn_at[DROP_MAX_PSNS];   /* ... and carried this PSN */
   uint32_t msg_of[DROP_MAX_PSNS];
-  int64_t cur_msg; /* the message first transmissions are in, -1 before */
-  uint32_t cur_pkt;
   uint64_t count;
-  bool retransmissions, seen_qp;
-  bool any_qp; /* pkt= without qp=: the first QP seen, or the qp_order-th */
-#define DROP_MAX_QP_ORDER 16
-  uint32_t qp_order, nseen_qps;
-  uint32_t seen_qps[DROP_MAX_QP_ORDER]; /* before the qp_order-th: the QPs seen, in order */
-  uint32_t highest_psn;
+  bool retransmissions;
+  jct__position_t at; /* the QP's packets: which, first or re-sent, where (position.h) */
 } drop_t;
 
 /* Gilbert-Elliott, as netem's loss_gilb_ell: true when the frame is lost. */
@@ -223,21 +216,6 @@ static bool loss_every(drop_t *d) {
   return pos >= d->every - d->burst;
 }
 
-/* BTH destination QP and PSN of a RoCEv2 data packet (not an ACK, atomic
- * ACK or CNP, whose PSNs count in the other direction's numbering); false
- * for anything else. */
-static bool roce_bth(jct_frame_t *f, uint32_t *qp, uint32_t *psn, uint8_t *pos) {
-  if (!jct_frame_roce(f)) return false;
-  const uint8_t *bth = f->data + f->udp + 8;
-  const struct jct_opcode_info *op = jct_opcode_info(bth[0]);
-  if (op->kind == JCT_OPK_ACK || op->kind == JCT_OPK_ATOMIC_ACK || op->kind == JCT_OPK_CNP)
-    return false;
-  *qp = jct__be24(bth + 5);
-  *psn = jct__be24(bth + 9);
-  *pos = op->pos;
-  return true;
-}
-
 /* Whether target i is the packet whose PSN is psn (a pkt= target once its
  * position was seen). */
 static bool target_psn(const drop_t *d, uint32_t i, uint32_t psn) {
@@ -252,18 +230,12 @@ static bool take(drop_t *d, uint32_t i) {
 }
 
 /* A first transmission of psn: targets at transmission 1 (a pkt= target
- * at the message and packet position the injector has reached). */
-static bool first_transmission(drop_t *d, uint32_t psn, uint8_t pos) {
-  if (d->by_msg) {
-    if (pos & JCT_POS_FIRST)
-      d->cur_msg++, d->cur_pkt = 0;
-    else
-      d->cur_pkt++;
-  }
+ * at the message and packet position the tracker has reached). */
+static bool first_transmission(drop_t *d, uint32_t psn) {
   bool lose = false;
   for (uint32_t i = 0; i < d->npsn; i++) {
     if (d->by_msg) {
-      if (d->msg_of[i] != d->cur_msg || d->psn[i] != d->cur_pkt) continue;
+      if (d->msg_of[i] != d->at.msg || d->psn[i] != d->at.pkt) continue;
       d->resolved[i] = true; /* its re-sent copies carry this PSN */
       d->psn_at[i] = psn;
     } else if (d->psn[i] != psn) {
@@ -300,30 +272,16 @@ static bool resent(drop_t *d, jct_injector_t *inj, jct_frame_t *f, uint32_t psn)
   return lose;
 }
 
-/* Before the target QP is known (pkt= without qp=): whether qp, a request
- * packet's, is the qp_order-th QP seen; it becomes d->qp then. */
-static bool nth_qp(drop_t *d, uint32_t qp) {
-  for (uint32_t i = 0; i < d->nseen_qps; i++)
-    if (d->seen_qps[i] == qp) return false; /* an earlier QP */
-  if (d->nseen_qps < d->qp_order) {
-    d->seen_qps[d->nseen_qps++] = qp;
+static bool loss_targeted(drop_t *d, jct_injector_t *inj, jct_frame_t *f) {
+  uint32_t psn;
+  switch (jct__position_see(&d->at, f, &psn)) {
+  case JCT__POS_FIRST_TX:
+    return first_transmission(d, psn);
+  case JCT__POS_RESENT:
+    return resent(d, inj, f, psn);
+  default:
     return false;
   }
-  d->qp = qp;
-  return true;
-}
-
-static bool loss_targeted(drop_t *d, jct_injector_t *inj, jct_frame_t *f) {
-  uint32_t qp, psn;
-  uint8_t pos;
-  if (!roce_bth(f, &qp, &psn, &pos)) return false;
-  if (d->any_qp && !d->seen_qp && !nth_qp(d, qp)) return false;
-  if (qp != d->qp) return false;
-  bool after = jct_psn_diff(psn, d->highest_psn) > 0; /* 24-bit serial arithmetic */
-  bool retransmission = d->seen_qp && !after;
-  if (!d->seen_qp || after) d->highest_psn = psn;
-  d->seen_qp = true;
-  return retransmission ? resent(d, inj, f, psn) : first_transmission(d, psn, pos);
 }
 
 static jct_verdict_t drop_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
@@ -514,7 +472,6 @@ static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   const char *v = jct_spec_get(spec, "pkt");
   d->npsn = 0;
   d->by_msg = true;
-  d->cur_msg = -1;
   for (const char *p = v;;) {
     char *end, *end2;
     if (*p < '0' || *p > '9') break;
@@ -538,7 +495,6 @@ static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k p13 p31 p32 p23 p14 every burst";
   int rc;
-  uint64_t v;
   if ((rc = refuse(spec, others, "psn=", err, errlen)) < 0) return rc;
   bool by_msg = find(spec, "pkt") >= 0;
   if (by_msg && find(spec, "psn") >= 0)
@@ -549,17 +505,16 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
   if (!by_msg && (rc = need(spec, "qp", "drop psn=", err, errlen)) < 0) return rc;
   if ((rc = by_msg ? parse_pkts(d, spec, err, errlen) : parse_psns(d, spec, err, errlen)) < 0)
     return rc;
-  d->any_qp = find(spec, "qp") < 0;
-  v = 0;
-  if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &v, err, errlen)) < 0) return rc;
-  d->qp = (uint32_t)v;
+  bool any_qp = find(spec, "qp") < 0;
+  uint64_t qp = 0, order = 0;
+  if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &qp, err, errlen)) < 0) return rc;
   if (find(spec, "qp-order") >= 0) {
-    if (!d->any_qp) return word_err(spec, find(spec, "qp-order"), err, errlen, "goes without qp=");
-    v = 0;
-    if ((rc = jct_spec_u64(spec, "qp-order", DROP_MAX_QP_ORDER - 1, &v, err, errlen)) < 0)
+    if (!any_qp) return word_err(spec, find(spec, "qp-order"), err, errlen, "goes without qp=");
+    if ((rc = jct_spec_u64(spec, "qp-order", JCT__POSITION_MAX_QP_ORDER - 1, &order, err,
+                           errlen)) < 0)
       return rc;
-    d->qp_order = (uint32_t)v;
   }
+  jct__position_init(&d->at, any_qp, (uint32_t)qp, (uint32_t)order);
   const char *retx = jct_spec_get(spec, "retransmissions");
   if (retx && by_msg)
     return word_err(spec, find(spec, "retransmissions"), err, errlen,
@@ -659,10 +614,10 @@ static int drop_kernel(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, cha
     break;
   case MODE_PSN:
     cfg->mode = JCT_KDROP_PSN;
-    cfg->qp = d->qp;
+    cfg->qp = d->at.qp;
     cfg->by_msg = d->by_msg;
-    cfg->any_qp = d->any_qp;
-    cfg->qp_order = d->qp_order;
+    cfg->any_qp = d->at.any_qp;
+    cfg->qp_order = d->at.qp_order;
     for (unsigned op = 0; op < 256; op++) { /* where a message begins, as first_transmission */
       const struct jct_opcode_info *info = jct_opcode_info((uint8_t)op);
       if (info && info->pos & JCT_POS_FIRST) cfg->first_op[op >> 3] |= (uint8_t)(1u << (op & 7));

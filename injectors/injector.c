@@ -342,6 +342,7 @@ static void count_verdict(jct_injector_stats_t *st, jct_verdict_t v, const jct_f
 }
 
 jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
+  f->stall_ns = 0; /* this injector's request, if any */
   if (f->out != inj->out || (!inj->all_ports && f->port != inj->port)) return JCT_PASS;
   if (inj->at_ns | inj->until_ns) {
     uint64_t t = now_ns > inj->start_ns ? now_ns - inj->start_ns : 0;
@@ -356,6 +357,7 @@ jct_verdict_t jct_injector_process(jct_injector_t *inj, jct_frame_t *f, uint64_t
    * counts from there. */
   uint64_t ready_ns = f->hold_until_ns > now_ns ? f->hold_until_ns : now_ns;
   jct_verdict_t v = inj->ops->process(inj, f, now_ns);
+  if (f->stall_ns) st->stalls++, st->stall_ns += f->stall_ns;
   if (v == JCT_DUPLICATE && f->copy) v = JCT_PASS; /* never a copy of a copy */
   if (v == JCT_DROP) jct_injector_packet_lost(inj, f);
   if (v != JCT_PASS) count_verdict(st, v, f, ready_ns);

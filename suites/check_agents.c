@@ -167,6 +167,44 @@ START_TEST(a_run_round_trip) {
 }
 END_TEST
 
+/* A VM stopped by a stall (jct__agents_frozen): its clock lost the stall,
+ * so its times after the stall's start are placed past it, those before
+ * it are not; a run forgets them. Rank 1's VM stopped 1 ms into the run
+ * for 10 ms: its receipt of op 0 at 2 ms by its clock was at 12 ms. */
+START_TEST(frozen_host_times) {
+  rig_t r;
+  rig_open(&r);
+  hellos(&r);
+  for (int pass = 0; pass < 2; pass++) {
+    uint64_t before = jct_now_ns();
+    ck_assert_int_eq(jct__agents_run(r.a, 3 + (uint32_t)pass, true), 0);
+    uint64_t after = jct_now_ns();
+    if (pass == 0) {
+      ck_assert_int_eq(jct__agents_frozen(r.a, 1, after + 1000000, 10000000), 0);
+      ck_assert_int_eq(jct__agents_frozen(r.a, 2, after, 1), JCT_EINVAL);
+    }
+    char line[160];
+    snprintf(line, sizeof line,
+             "{\"msg\":\"done\",\"rep\":%d,\"ops\":[[0,0,0,-1],[1,-1,-1,3000000]]}\n", 3 + pass);
+    say(&r, 0, line);
+    snprintf(line, sizeof line,
+             "{\"msg\":\"done\",\"rep\":%d,\"ops\":[[0,-1,-1,2000000],[1,500000,500000,-1]]}\n",
+             3 + pass);
+    say(&r, 1, line);
+    spin(&r);
+    ck_assert(!jct__agents_waiting(r.a));
+    jct_op_timing_t t[4];
+    ck_assert_int_eq(jct__agents_timing(r.a, t, 4), 0);
+    uint64_t slack = after - before, want = pass == 0 ? 12000000 : 2000000;
+    ck_assert_uint_ge(t[0].done_ns - t[0].start_ns + slack, want);
+    ck_assert_uint_le(t[0].done_ns - t[0].start_ns, want + slack);
+    ck_assert_uint_ge(t[1].start_ns, before + 500000); /* before the stall: where it was */
+    ck_assert_uint_le(t[1].start_ns, after + 500000);
+  }
+  rig_close(&r);
+}
+END_TEST
+
 /* Each way an agent can break the protocol fails the set, naming it. */
 static void broken(const char *line, int who, const char *want) {
   rig_t r;
@@ -1035,6 +1073,7 @@ Suite *agents_suite(void) {
   Suite *s = suite_create("agents");
   TCase *t = tcase_create("protocol");
   tcase_add_test(t, a_run_round_trip);
+  tcase_add_test(t, frozen_host_times);
   tcase_add_test(t, protocol_errors_name_the_agent);
   tcase_add_test(t, agent_answers_bad_input);
   tcase_add_test(t, rdma_settings_and_rank_counters);

@@ -756,16 +756,20 @@ static json_t *replay_lab_capture(const char *name, result_t *r) {
   return run_judged(argv, js, r);
 }
 
-/* The planned drops of injector i (one per target of its spec's pkt=),
- * which must all have acted: their count. */
-static long drops_all_acted(json_t *inj, size_t i) {
+/* The planned actions of injector i (one per target of its spec's pkt=),
+ * which must all have acted, counted by its counter key ("dropped", a
+ * stall's "stalls"): their count. */
+static long all_acted(json_t *inj, size_t i, const char *key) {
   const char *spec = json_string_value(json_object_get(json_array_get(inj, i), "spec"));
   const char *pkt = spec ? strstr(spec, "pkt=") : NULL;
   ck_assert_msg(pkt, "no pkt= in %s", spec ? spec : "(no spec)");
   long planned = 1;
   for (const char *c = pkt; *c && *c != ' '; c++)
     planned += *c == ',';
-  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(inj, i), "dropped")), planned);
+  ck_assert_msg(json_integer_value(json_object_get(json_array_get(inj, i), key)) == planned,
+                "%s: %s %lld of %ld", spec, key,
+                (long long)json_integer_value(json_object_get(json_array_get(inj, i), key)),
+                planned);
   return planned;
 }
 
@@ -790,7 +794,7 @@ START_TEST(lab_capture_postmortem_on_verbs) {
   ck_assert_uint_eq(json_array_size(inj), 1);
   const char *spec = json_string_value(json_object_get(json_array_get(inj, 0), "spec"));
   ck_assert_msg(strstr(spec, " qp-order=0 ") && !strstr(spec, "qp=0x"), "%s", spec);
-  ck_assert_int_eq(drops_all_acted(inj, 0), 2);
+  ck_assert_int_eq(all_acted(inj, 0, "dropped"), 2);
   json_t *f = jget(doc, "cases.0.fidelity.figures");
   ck_assert_int_eq(jint(f, "naks.replayed"), jint(f, "naks.captured"));
   ck_assert_int_eq(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured"));
@@ -813,14 +817,18 @@ END_TEST
 /* The lab's lossy ring of 2 on verbs, against its capture
  * (traces/rxe-lab-ring2-drop1pct.pcap: 100 Mbit/s links, its VMs' pauses
  * making 38.7 Mbit/s sustained; 4 losses, 3 NAKs, one lost re-sent copy
- * recovered by rxe's timer, 2^14). At the sustained rate rxe's 64 queued
- * packets and the responder's ACK behind its own 64 outlast that timer,
- * which ran out with nothing lost (main: 2 timeouts in the lossless
- * baseline, re-sent 171 of 109, job 1.26 to 1.69); the replay raises the
- * rate as far as both queues drain within it (63.75 Mbit/s,
- * replay_profile.h). Measured so (8 repetitions, --tdf 16): job 0.88-0.91,
- * re-sent 115 of 109, NAKs and timeouts the capture's, no timeout in the
- * baseline. */
+ * recovered by rxe's timer, 2^14; 5 transmit stalls of its VMs, 54 ms).
+ * At the sustained rate rxe's 64 queued packets and the responder's ACK
+ * behind its own 64 outlast that timer, which ran out with nothing lost
+ * (main: 2 timeouts in the lossless baseline, re-sent 171 of 109, job 1.26
+ * to 1.69); the replay raises the rate as far as both queues drain within
+ * it (63.75 Mbit/s, replay_profile.h). The capture's stalls are held in
+ * both repetitions, the sending VM stopped (stall baseline=yes): every
+ * stall target acts once a repetition. Measured so (3 repetitions, --tdf
+ * 16): job 1.13 (217 of 192 ms; 0.88-0.91 without the stalls), re-sent
+ * 115 of 109, NAKs and timeouts the capture's; the baseline then timed
+ * out once a repetition (a stopped VM's late ACKs, as the lossless ring's
+ * capture did), where without the stalls it never did. */
 START_TEST(lab_ring_postmortem_on_verbs) {
   if (lab_skipped()) return;
   result_t r;
@@ -832,20 +840,21 @@ START_TEST(lab_ring_postmortem_on_verbs) {
                 "rate %lld: %s", (long long)jint(rate, "value"),
                 json_string_value(json_object_get(rate, "from")));
   ck_assert_int_eq(jint(doc, "fabric.timeout"), 14);
-  /* Every planned drop acted, once a repetition. */
+  /* Every planned drop and stall acted, once a repetition: the drops, then
+   * the stalls of rank 0's VM and of rank 1's. */
   json_t *inj = jget(doc, "cases.0.drops.injectors");
-  ck_assert_uint_eq(json_array_size(inj), 2);
-  for (size_t i = 0; i < 2; i++)
-    drops_all_acted(inj, i);
-  /* rxe's timer runs out on the lost copy only: none in the baseline. */
-  ck_assert_int_eq(jint(doc, "cases.0.baseline_device_counters.completer_retry_err"), 0);
+  ck_assert_uint_eq(json_array_size(inj), 4);
+  for (size_t i = 0; i < 4; i++)
+    all_acted(inj, i, i < 2 ? "dropped" : "stalls");
+  ck_assert_int_eq(jint(doc, "replay_profile.stalls.value"), 5);
   json_t *f = jget(doc, "cases.0.fidelity.figures");
   printf("lab_replay: ring2-drop1pct on verbs: job %.1f / %.1f ms, re-sent %lld / %lld, NAKs "
-         "%lld, timeouts %lld\n",
+         "%lld, timeouts %lld (baseline %lld)\n",
          jnum(f, "job_ns.replayed") / 1e6, jnum(f, "job_ns.captured") / 1e6,
          (long long)jint(f, "retransmitted_packets.replayed"),
          (long long)jint(f, "retransmitted_packets.captured"), (long long)jint(f, "naks.replayed"),
-         (long long)jint(f, "timeouts.replayed"));
+         (long long)jint(f, "timeouts.replayed"),
+         (long long)jint(doc, "cases.0.baseline_device_counters.completer_retry_err"));
   ck_assert_int_eq(jint(f, "naks.replayed"), jint(f, "naks.captured"));
   ck_assert_int_eq(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured"));
   ck_assert_msg(json_is_true(jget(f, "retransmitted_packets.within")), "re-sent %lld of %lld",

@@ -486,6 +486,79 @@ START_TEST(postmortem_specs_lab_cts) {
 }
 END_TEST
 
+/* ring2-nodrop's 9 transmit stalls (184.7 ms) on verbs in the lab: stall
+ * specs, one per connection with stalls, each naming its connection as
+ * the verbs drops do (qp-order=, where=) and held in baselines too
+ * (baseline=yes); each target the packet before uroce's stall position,
+ * each as long as the capture's (to the microsecond); the replay then
+ * counts them held (o.nstalls, the profile's "stalls"). Not on uroce (its
+ * QPs hold them) nor with --agents (no VM to stop). */
+START_TEST(postmortem_stall_specs_lab) {
+  char err[512] = "";
+  for (int lab = 0; lab < 3; lab++) { /* uroce, verbs --lab 2, verbs --agents */
+    jct__run_args_t a;
+    jct__run_args_init(&a, 0);
+    a.run.transport = lab ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
+    a.run.lab_ranks = lab == 1 ? 2 : 0;
+    a.run.agents = lab == 2 ? "h0:1,h1:1" : NULL;
+    jct__replay_input_t in;
+    ck_assert_msg(jct__replay_input_load(&in, &a,
+                                         JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", 1,
+                                         err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(in.nstalls, 9);
+    ck_assert_uint_eq(in.nstall_specs, lab == 1 ? 2 : 0); /* rank 0's and rank 1's data */
+    uint64_t want_ns = 0, got_us = 0;
+    uint32_t targets = 0;
+    for (uint32_t i = 0; i < in.nstalls; i++)
+      want_ns += in.stalls[i].stall_ns;
+    ck_assert_msg(want_ns > 184000000 && want_ns < 185000000, "%llu ns",
+                  (unsigned long long)want_ns);
+    for (uint32_t k = 0; k < in.nstall_specs; k++) {
+      const char *sp = in.stall_specs[k];
+      ck_assert_msg(!strncmp(sp, "stall pkt=", 10) && strstr(sp, " baseline=yes") &&
+                        strstr(sp, " qp-order=0 where=\"src host 198.18.0."),
+                    "%s", sp);
+      jct_injector_t *inj;
+      ck_assert_msg(jct_injector_new(&inj, sp, 1, 0, err, sizeof err) == 0, "%s: %s", sp, err);
+      ck_assert(inj->baseline && inj->targeted && !inj->out);
+      jct_injector_free(inj);
+      /* Each target M:K is the packet before a stall of the same connection. */
+      const char *p = sp + 10, *t = strstr(sp, " for=") + 5;
+      for (;;) {
+        unsigned m, kk;
+        unsigned long long us;
+        int np = 0, nt = 0;
+        ck_assert_int_eq(sscanf(p, "%u:%u%n", &m, &kk, &np), 2);
+        ck_assert_int_eq(sscanf(t, "%lluus%n", &us, &nt), 1);
+        bool found = false;
+        for (uint32_t i = 0; i < in.nstalls && !found; i++)
+          found = in.stalls[i].msg == m && in.stalls[i].pkt == kk + 1;
+        ck_assert_msg(found, "%s: no stall before %u:%u", sp, m, kk + 1);
+        got_us += us, targets++;
+        p += np, t += nt;
+        if (*p != ',') break;
+        ck_assert_int_eq(*t, ',');
+        p++, t++;
+      }
+    }
+    if (lab == 1) {
+      ck_assert_uint_eq(targets, 9);
+      ck_assert_msg(got_us * 1000 + 9 * 500 >= want_ns && got_us * 1000 <= want_ns + 9 * 500,
+                    "%llu us for %llu ns", (unsigned long long)got_us,
+                    (unsigned long long)want_ns);
+    }
+    jct_run_opts_t o = a.run;
+    ck_assert_msg(jct__replay_input_fabric(&in, 0, &o, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(o.nstalls, lab == 2 ? 0 : 9); /* held, by uroce or by the VMs */
+    json_t *st = json_object_get(in.replay_profile, "stalls");
+    ck_assert_str_eq(json_string_value(json_object_get(st, "source")),
+                     lab == 2 ? "default" : "capture");
+    jct__replay_input_free(&in);
+  }
+}
+END_TEST
+
 /* The replay's retransmit timer from ring2-drop1pct's profile (2^14, its
  * timer go-back's from rxe's reference, which re-sent a lost copy): on
  * verbs rxe runs it as the capture's rxe did, the link raised from the
@@ -924,6 +997,7 @@ Suite *replay_suite(void) {
   TCase *unit = tcase_create("postmortem_specs");
   tcase_add_test(unit, postmortem_specs_of_the_trace);
   tcase_add_test(unit, postmortem_specs_lab_cts);
+  tcase_add_test(unit, postmortem_stall_specs_lab);
   tcase_add_test(unit, postmortem_go_backs_first_tx);
   tcase_add_test(unit, postmortem_nak_holds_p2p);
   tcase_add_test(unit, verbs_takes_the_captured_timer);

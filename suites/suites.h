@@ -25,6 +25,7 @@ Suite *exec_suite(void);
 Suite *run_suite(void);
 Suite *injector_suite(void);
 Suite *injector_kinds_suite(void);
+Suite *stall_suite(void);
 Suite *inject_suite(void);
 Suite *hostfault_suite(void);
 TCase *hostfault_kill_tcase(void); /* hostfault's "killed" case; NULL when not built */

@@ -170,19 +170,33 @@ int jct__cmd_replay(int argc, char **argv) {
     jct__replay_input_free(&in);
     return rc == JCT_ENOMEM ? 1 : 2;
   }
-  if (!o->ninject && in.nfaults) { /* a postmortem: the trace's own losses */
-    o->inject = (const char *const *)in.fault_specs;
-    o->ninject = in.nfaults;
-  } else if (o->ninject) { /* the captured go-backs are the capture's, not the user's faults' */
-    o->go_backs = NULL;
-    o->ngo_backs = 0;
-  } /* a lossless capture keeps its timer go-backs: its hosts', nothing lost */
-  /* A lossless capture replays as it was: the baseline, and its fidelity. */
-  bool lossless = !o->ninject && in.have_capture;
-  if (!o->ninject && !lossless) {
+  /* A postmortem: the trace's own losses. A lossless capture replays as it
+   * was: the baseline, and its fidelity. */
+  bool postmortem = !o->ninject && in.nfaults;
+  bool lossless = !o->ninject && !in.nfaults && in.have_capture;
+  if (!o->ninject && !postmortem && !lossless) {
     jct__replay_input_free(&in);
     return bad("nothing to inject: give --inject SPEC (the input has no losses of its own)");
   }
+  if (o->ninject) { /* the captured go-backs are the capture's, not the user's faults' */
+    o->go_backs = NULL;
+    o->ngo_backs = 0;
+  } /* a lossless capture keeps its timer go-backs: its hosts', nothing lost */
+  /* The injectors: the user's or the trace's losses, then (in the lab) the
+   * trace's hosts' transmit stalls, held in every case and repetition. */
+  const char *specs[JCT_RUN_MAX_INJECTORS];
+  uint32_t nlosses = postmortem ? in.nfaults : o->ninject, nspecs = nlosses + in.nstall_specs;
+  if (nspecs > JCT_RUN_MAX_INJECTORS) {
+    jct__replay_input_free(&in);
+    return bad("%u injectors with the trace's %u transmit stall specs: at most %u", nlosses,
+               in.nstall_specs, JCT_RUN_MAX_INJECTORS);
+  }
+  for (uint32_t i = 0; i < nspecs; i++)
+    specs[i] = i >= nlosses ? in.stall_specs[i - nlosses]
+               : postmortem ? in.fault_specs[i]
+                            : o->inject[i];
+  o->inject = specs;
+  o->ninject = nspecs;
   /* One case, or one per value of a sweep ('drop p=[0, 1e-4, 1e-3]'). */
   char key[64];
   jct__sweep_point_t *pts = NULL;
@@ -210,7 +224,6 @@ int jct__cmd_replay(int argc, char **argv) {
     status = 1;
     goto out;
   }
-  bool postmortem = o->ninject && o->inject == (const char *const *)in.fault_specs;
   if (postmortem || lossless) { /* the capture is what the replay must reproduce */
     ri.capture = &in.capture;
     ri.fidelity_tolerance = a.fidelity_tolerance;
@@ -224,10 +237,12 @@ int jct__cmd_replay(int argc, char **argv) {
       snprintf(names[i], sizeof names[i], "%s=%s", key, pts[i].value_text);
     else if (postmortem)
       snprintf(names[i], sizeof names[i],
-               "the trace's own losses (%llu packets, %llu of them re-sent copies)",
-               (unsigned long long)in.lost_packets, (unsigned long long)in.lost_retransmissions);
+               "the trace's own losses (%llu packets, %llu of them re-sent copies)%s",
+               (unsigned long long)in.lost_packets, (unsigned long long)in.lost_retransmissions,
+               in.nstall_specs ? ", its hosts' transmit stalls held" : "");
     else if (lossless)
-      snprintf(names[i], sizeof names[i], "the capture as it was (lossless, no injector)");
+      snprintf(names[i], sizeof names[i], "the capture as it was (lossless, %s)",
+               in.nstall_specs ? "its hosts' transmit stalls held" : "no injector");
     else
       snprintf(names[i], sizeof names[i], "%s%s", pts[i].specs[0], o->ninject > 1 ? " + ..." : "");
     c->meta = (jct__case_meta_t){.name = names[i],
@@ -236,7 +251,8 @@ int jct__cmd_replay(int argc, char **argv) {
                                  .sweep_key = pts[i].value_text ? key : NULL,
                                  .sweep_value = pts[i].value,
                                  .budget = a.budget,
-                                 .fidelity = postmortem || lossless};
+                                 .fidelity = postmortem || lossless,
+                                 .lossless = lossless};
   }
   if (jct__capture_names_ok(o, npts, "replay")) { /* one ring of files per case */
     status = 2;

@@ -325,6 +325,9 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
                   (json_int_t)st->duplicated, "hold_ns_total", (json_int_t)st->hold_ns_total,
                   "link_down_ns", (json_int_t)st->link_down_ns, "refused",
                   (json_int_t)st->refused));
+    json_t *last = json_array_get(injs, json_array_size(injs) - 1);
+    json_object_set_new(last, "stalls", json_integer((json_int_t)st->stalls));
+    json_object_set_new(last, "stall_ns", json_integer((json_int_t)st->stall_ns));
   }
   json_object_set_new(root, "injectors", injs);
   /* Per connection (README "Run JSON"): null when the run is invalid. */

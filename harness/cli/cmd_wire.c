@@ -393,6 +393,13 @@ int jct__cmd_wire(int argc, char **argv) {
   }
   for (size_t i = 0; i < a.ninject; i++) {
     const jct_injector_t *in = jct__chain_get(chain, i);
+    if (in->ops->stalls_host) {
+      bad("--inject '%s': a stall stops its sender's host, and the wire's hosts are not jctlab's "
+          "(the lab's VMs only: --transport verbs --lab N)",
+          a.inject[i]);
+      jct__chain_free(chain);
+      return 2;
+    }
     if (!in->all_ports && in->port > 1) {
       bad("--inject '%s': port=%u, and the wire has ports 0 (%s) and 1 (%s)", a.inject[i],
           in->port, a.ifname[0], a.ifname[1]);

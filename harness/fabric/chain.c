@@ -42,6 +42,8 @@ int jct__chain_new(jct__chain_t **out, const char *const *specs, size_t n, uint6
 
 static const char *action_name(jct_verdict_t v) {
   switch (v) {
+  case JCT_PASS:
+    return "stall"; /* a pass is logged only when it asked for a stall */
   case JCT_DROP:
     return "drop";
   case JCT_HOLD:
@@ -74,6 +76,7 @@ static void log_action(jct__chain_t *c, const jct_injector_t *inj, const site_t 
             jct_frame_retransmission(f) ? "true" : "false");
   if (v == JCT_HOLD)
     fprintf(c->log, ",\"hold_ns\":%llu", (unsigned long long)(f->hold_until_ns - now_ns));
+  if (f->stall_ns) fprintf(c->log, ",\"stall_ns\":%llu", (unsigned long long)f->stall_ns);
   if (f->copy) fputs(",\"copy\":true", c->log);
   fputs("}\n", c->log);
 }
@@ -81,6 +84,25 @@ static void log_action(jct__chain_t *c, const jct_injector_t *inj, const site_t 
 static void dump_drop(jct__chain_t *c, const jct_frame_t *f, uint64_t now_ns) {
   struct pcap_pkthdr h = {.caplen = (bpf_u_int32)f->len, .len = (bpf_u_int32)f->len};
   jct__capture_dump(c->drops, &h, now_ns, c->realtime_offset_ns, 0, f->data);
+}
+
+/* A stall asked for its frame's sender's transmit stall: the sender is
+ * the rank whose port the frame entered by (stall acts at ingress), and
+ * the host's stall fn stops it (jct__chain_set_stall_fn). */
+static void stall_sender(jct__chain_t *c, const site_t *s, const jct_injector_t *inj,
+                         const jct_frame_t *f, uint64_t now_ns) {
+  if (!c->started) return; /* the QPs' setup (rdma_cm's MADs): no repetition yet */
+  if (c->log) log_action(c, inj, s, (jct_frame_t *)f, JCT_PASS, now_ns);
+  if (s->out || !c->stall_fn) return;
+  int rc = c->stall_fn(c->stall_arg, s->port, f->stall_ns, now_ns);
+  if (rc < 0)
+    fprintf(stderr, "jctlab: injector #%u: cannot stall rank %u's host: %s\n", inj->index + 1,
+            s->port, jct_strerror(rc));
+}
+
+void jct__chain_set_stall_fn(jct__chain_t *c, jct__chain_stall_fn fn, void *arg) {
+  c->stall_fn = fn;
+  c->stall_arg = arg;
 }
 
 static jct_switch_verdict_t on_frame(jct_switch_frame_t *sf, uint64_t now_ns,
@@ -101,8 +123,10 @@ static jct_switch_verdict_t on_frame(jct_switch_frame_t *sf, uint64_t now_ns,
    * see every frame, not only those an injector draws for. */
   if (c->log) jct_frame_retransmission(&f);
   for (size_t i = 0; i < s->n; i++) {
+    if (c->disabled && !s->inj[i]->baseline) continue; /* a baseline: its own kinds only */
     f.hold_until_ns = hold; /* the chain's so far: rate counts from it */
     jct_verdict_t v = jct_injector_process(s->inj[i], &f, now_ns);
+    if (f.stall_ns) stall_sender(c, s, s->inj[i], &f, now_ns);
     if (v == JCT_PASS) continue;
     if (c->log) log_action(c, s->inj[i], s, &f, v, now_ns);
     if (v == JCT_DROP) {
@@ -211,11 +235,19 @@ void jct__chain_set_rep(jct__chain_t *c, uint32_t rep) {
 void jct__chain_start(jct__chain_t *c, uint64_t now_ns) {
   jct__chain_hosts_links_up(c, now_ns);
   c->start_ns = c->last_ns = now_ns;
+  c->started = true;
   for (uint32_t i = 0; c->sites && i < 2 * c->nports; i++)
     jct_flows_clear(c->sites[i].flows);
   for (size_t i = 0; i < c->n; i++)
     jct_injector_start(c->inj[i], now_ns);
   jct__chain_hosts_start(c); /* their kernel programs restart as they do */
+}
+
+/* Whether site s has an injector that acts in baselines too (baseline). */
+static bool site_baseline(const site_t *s) {
+  for (size_t i = 0; i < s->n; i++)
+    if (s->inj[i]->baseline) return true;
+  return false;
 }
 
 int jct__chain_set_enabled(jct__chain_t *c, bool on) {
@@ -227,7 +259,7 @@ int jct__chain_set_enabled(jct__chain_t *c, bool on) {
   c->disabled = !on;
   for (uint32_t i = 0; i < 2 * c->nports; i++) {
     site_t *s = &c->sites[i];
-    if (!s->c) continue; /* no hook was needed here */
+    if (!s->c || site_baseline(s)) continue; /* no hook was needed here, or it stays */
     jct_switch_stage_t stage = s->out ? JCT_SW_EGRESS : JCT_SW_INGRESS;
     int rc = jct_switch_set_hook(s->at.sw, s->at.port, stage, on ? on_frame : NULL, on ? s : NULL);
     if (rc) return rc;

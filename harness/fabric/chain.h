@@ -62,8 +62,10 @@ int jct__chain_attach(jct__chain_t *c, jct_switch_t *sw, uint32_t nports, FILE *
                       struct jct__savefile *drops, int64_t realtime_offset_ns);
 
 /* Take the injectors off the switch's hooks (a baseline repetition: the
- * switch then does no injector work at all) or put them back; their
- * counters and state are kept. Errors: those of jct_switch_set_hook(). */
+ * switch then does no injector work, but for the injectors that act in
+ * baselines too, injector.h's baseline: a postmortem's stalls) or put
+ * them back; their counters and state are kept. Errors: those of
+ * jct_switch_set_hook(). */
 int jct__chain_set_enabled(jct__chain_t *c, bool on);
 
 /* The repetition (from 0) the fault log names from now on. */
@@ -101,6 +103,16 @@ int jct__chain_attach_remote(jct__chain_t *c, uint32_t nranks, FILE *log, char *
  * clock, as a namespace's. */
 typedef int (*jct__chain_link_fn)(void *arg, uint32_t rank, bool up);
 void jct__chain_set_link_fn(jct__chain_t *c, jct__chain_link_fn fn, void *arg);
+
+/* A stall (injector.h, stalls_host) asked that rank's host send nothing
+ * for stall_ns (emulated ns) from now_ns: fn(arg, rank, stall_ns, now_ns)
+ * stops it and has it go on then (the lab's VM stopped and continued,
+ * harness/orch/backend_verbs.c), returning 0 or a negative JCT_E*, which
+ * the chain reports on stderr. The rank is the one whose port the frame
+ * entered by. Without fn the request is logged and nothing stops: the run
+ * refuses the kind where no host can stop (harness/orch/session.c). */
+typedef int (*jct__chain_stall_fn)(void *arg, uint32_t rank, uint64_t stall_ns, uint64_t now_ns);
+void jct__chain_set_stall_fn(jct__chain_t *c, jct__chain_stall_fn fn, void *arg);
 
 /* A remote host's injector after a repetition (an agent's tc-eBPF program,
  * or its pause storm, timed by the agent's own clock there): st becomes

@@ -48,6 +48,9 @@ struct jct__chain {
   bool remote;                /* the hosts' agents run the at=host injectors, timers and all */
   jct__chain_link_fn link_fn; /* remote: a flap's carrier (its VM's), or NULL */
   void *link_arg;
+  jct__chain_stall_fn stall_fn; /* a stall's host (its VM stopped), or NULL */
+  void *stall_arg;
+  bool started; /* a repetition has started (jct__chain_start) */
   bool agents_link;    /* remote: a flap's link is its agent's own (--agents) */
   uint32_t links_down; /* how many of them are down */
   const jct_topo_t *topo;

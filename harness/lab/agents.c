@@ -30,6 +30,10 @@ typedef struct {
   char addr[48]; /* its data address, from the hello */
   uint64_t run_sent_ns;
   json_t *done; /* the last done message */
+  /* Its host's stalls in the current run (jct__agents_frozen): when its VM
+   * stopped and for how long, on the orchestrator's clock, in order. */
+  uint64_t frozen_at[JCT_AGENTS_MAX_FROZEN], frozen_len[JCT_AGENTS_MAX_FROZEN];
+  uint32_t nfrozen;
 } agent_t;
 
 struct jct_agents {
@@ -296,6 +300,8 @@ int jct__agents_connect(jct__agents_t *a) {
 
 int jct__agents_run(jct__agents_t *a, uint32_t rep, bool faulted) {
   a->rep = rep;
+  for (uint32_t i = 0; i < a->n; i++)
+    a->a[i].nfrozen = 0;
   return broadcast(
       a, json_pack("{s:s,s:I,s:b}", "msg", "run", "rep", (json_int_t)rep, "faulted", faulted),
       "done");
@@ -324,14 +330,31 @@ const char *jct__agents_hello(const jct__agents_t *a, uint32_t i) {
   return i < a->n ? a->a[i].hello : "";
 }
 
-/* Agent time t (ns from its run, real time) on the orchestrator's clock
- * (emulated time: divided by the dilation). */
-/* An agent's time (agents.h: from its run, -1 not reported) on the
- * orchestrator's clock; 0: not reported. */
+int jct__agents_frozen(jct__agents_t *a, uint32_t i, uint64_t at_ns, uint64_t len_ns) {
+  if (i >= a->n || a->a[i].nfrozen == JCT_AGENTS_MAX_FROZEN) return JCT_EINVAL;
+  agent_t *g = &a->a[i];
+  g->frozen_at[g->nfrozen] = at_ns;
+  g->frozen_len[g->nfrozen++] = len_ns;
+  return 0;
+}
+
+/* An agent's time (agents.h: from its run, real time; -1 not reported) on
+ * the orchestrator's clock (emulated time: divided by the dilation); 0:
+ * not reported. Its host's clock stood still while it was stopped
+ * (jct__agents_frozen): a time after a stall, which the host's clock read
+ * that much short, is moved past it. */
 static uint64_t place(const jct__agents_t *a, const agent_t *g, json_t *t) {
   json_int_t v = json_integer_value(t);
   if (!json_is_integer(t) || v < 0) return 0;
-  return g->run_sent_ns + (a->tdf > 1 ? (uint64_t)((double)v / a->tdf) : (uint64_t)v);
+  uint64_t e = a->tdf > 1 ? (uint64_t)((double)v / a->tdf) : (uint64_t)v, out = e, lost = 0;
+  for (uint32_t k = 0; k < g->nfrozen; k++) {
+    if (g->frozen_at[k] < g->run_sent_ns) continue;
+    uint64_t since = g->frozen_at[k] - g->run_sent_ns; /* the stall's start, by the host's clock: */
+    if (e < (since > lost ? since - lost : 0)) break;  /* ... the time came before it */
+    out += g->frozen_len[k];
+    lost += g->frozen_len[k];
+  }
+  return g->run_sent_ns + out;
 }
 
 /* Each agent's times start when it received run, which the orchestrator

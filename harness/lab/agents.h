@@ -114,6 +114,17 @@ const char *jct__agents_hello(const jct__agents_t *a, uint32_t i);
  * before it was posted (above). Returns JCT_EINVAL when an agent named an
  * op outside the schedule, JCT_ENOMEM. */
 int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops);
+
+/* Agent i's host was stopped during the current run from at_ns for len_ns
+ * (the orchestrator's clock; in order, at most JCT_AGENTS_MAX_FROZEN a
+ * run): a lab VM stopped by a stall (harness/orch/vm_stalls.h), whose
+ * clock stood still meanwhile (lab.h, jct__lab_freeze), so the agent's
+ * times after it read len_ns short. jct__agents_timing places them past
+ * it: the job time counts the stall, as the orchestrator's clock saw it.
+ * Forgotten at the next jct__agents_run. Errors: JCT_EINVAL (no such
+ * agent, or too many). */
+#define JCT_AGENTS_MAX_FROZEN 64
+int jct__agents_frozen(jct__agents_t *a, uint32_t i, uint64_t at_ns, uint64_t len_ns);
 void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum);
 /* Agent i's device counters from its last done message (what each moved). */
 void jct__agents_rank_counters(const jct__agents_t *a, uint32_t i, jct_dev_counters_t *out);

@@ -346,13 +346,22 @@ const char *jct__lab_port_ifname(const jct__lab_t *l, uint32_t i) {
   return i < l->n ? l->vm[i].ifname : NULL;
 }
 
-int jct__lab_set_link(jct__lab_t *l, uint32_t i, bool up) {
+/* One command line to VM i's human monitor, after draining what it said
+ * since the last (its banner, prompts, replies). */
+static int monitor(jct__lab_t *l, uint32_t i, const char *cmd) {
   if (i >= l->n || l->vm[i].mon_fd < 0) return JCT_EINVAL;
   char drain[4096];
-  while (read(l->vm[i].mon_fd, drain, sizeof drain) > 0) /* its banner, prompts */
+  while (read(l->vm[i].mon_fd, drain, sizeof drain) > 0)
     ;
-  const char *cmd = up ? "set_link n0 on\n" : "set_link n0 off\n";
   return write(l->vm[i].mon_fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd) ? 0 : JCT_EIO;
+}
+
+int jct__lab_set_link(jct__lab_t *l, uint32_t i, bool up) {
+  return monitor(l, i, up ? "set_link n0 on\n" : "set_link n0 off\n");
+}
+
+int jct__lab_freeze(jct__lab_t *l, uint32_t i, bool frozen) {
+  return monitor(l, i, frozen ? "stop\n" : "cont\n");
 }
 
 int jct__lab_control_fd(const jct__lab_t *l, uint32_t i) {

@@ -15,7 +15,7 @@
  *   - its control channel is a virtio-serial port named "jctlab.ctl" whose
  *     host end is one end of a socketpair (jct__lab_control_fd());
  *   - qemu's human monitor is another socketpair, for the NIC's carrier
- *     (jct__lab_set_link());
+ *     (jct__lab_set_link()) and for stopping the VM (jct__lab_freeze());
  *   - its console (ttyS0) goes to a file in the lab's temporary directory,
  *     for error messages (jct__lab_console_tail()).
  * qemu runs with KVM where the cache's probe found it boots this kernel
@@ -78,6 +78,18 @@ bool jct__lab_alive(jct__lab_t *l, uint32_t i);
  * administratively, with its addresses and routes. Returns 0, JCT_EINVAL
  * (no such VM) or JCT_EIO (the monitor took no command). */
 int jct__lab_set_link(jct__lab_t *l, uint32_t i, bool up);
+
+/* VM i stops (frozen true) or goes on, as a host that is not scheduled:
+ * qemu's `stop` and `cont` through its human monitor. Stopped, its vCPU
+ * runs nothing and qemu's virtual clock (QEMU_CLOCK_VIRTUAL, which the
+ * guest's clock sources and timer interrupts count) stands still, so on
+ * `cont` the guest goes on as if no time had passed: its timers (rxe's
+ * retransmit timer) do not see the gap and its clock (CLOCK_MONOTONIC,
+ * the agent's op times) lost it (agents.h, jct__agents_frozen). Its NIC's
+ * backend stays open: frames to it queue in the TAP, and what it had
+ * handed the TAP before still leaves. Returns 0, JCT_EINVAL (no such VM)
+ * or JCT_EIO (the monitor took no command). */
+int jct__lab_freeze(jct__lab_t *l, uint32_t i, bool frozen);
 
 /* Stop every VM (SIGTERM, then SIGKILL after 2 s), reap them, close the
  * TAPs and channels, remove the temporary directory (kept when

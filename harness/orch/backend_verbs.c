@@ -23,6 +23,7 @@
 #include "jctlab/run.h"
 #include "backend.h"
 #include "host_faults.h"
+#include "vm_stalls.h"
 
 #define LAB_MAX_RANKS 16             /* 512 MiB each: what a 24 GiB, 2-core machine runs */
 #define HELLO_KVM_NS 90000000000ull  /* boot to hello, with KVM */
@@ -45,6 +46,7 @@ typedef struct {
   const jct__loss_watch_t *watch; /* the lab switch's wire: the re-sent packets; NULL with
                                      --agents */
   bool kept;                      /* the lab was kept from an earlier run (jct_run_lab_keep) */
+  jct__vm_stalls_t *stalls;       /* the lab's: its VMs stopped for a stall injector's stalls */
 } verbs_t;
 
 /* The lab between runs while jct_run_lab_keep(true) holds: its VMs up,
@@ -285,20 +287,37 @@ static void host_results(verbs_t *v) {
     jct__host_faults_results(v->chain, r, jct__agents_host_drops(v->agents, r));
 }
 
+/* A repetition ended, however: every VM a stall stopped goes on, and each
+ * VM's stalls go to its agent, whose clock stood still through them. */
+static void stalls_end(verbs_t *v) {
+  if (!v->stalls) return;
+  jct__vm_stalls_thaw_all(v->stalls, jct_now_ns());
+  for (uint32_t r = 0; r < v->o->schedule->nranks; r++) {
+    const uint64_t *at, *len;
+    uint32_t n;
+    jct__vm_stalls_of(v->stalls, r, &at, &len, &n);
+    for (uint32_t k = 0; k < n; k++)
+      jct__agents_frozen(v->agents, r, at[k], len[k]);
+  }
+}
+
 static int run_rep(void *b, uint32_t index, uint64_t limit_ns, jct_rep_t *rep) {
   verbs_t *v = b;
   const jct_schedule_t *sch = v->o->schedule;
+  jct__vm_stalls_begin(v->stalls);
   if (v->fab) jct_fabric_start(v->fab, jct_now_ns());
   else if (v->chain)
     jct__chain_start(v->chain, jct_now_ns()); /* --agents: the fault log's rep */
   uint64_t sent = jct_now_ns();
   char why[768];
   if (jct__agents_run(v->agents, ++v->runs, jct__chain_enabled(v->chain))) {
+    stalls_end(v);
     jct__agents_failed(v->agents, why, sizeof why);
     jct__rep_fail(rep, why);
     return 0;
   }
   bool done = jct__loop_run_until(v->loop, answered_or_failed, NULL, v, sent + limit_ns);
+  stalls_end(v);
   if (failed(v, why, sizeof why)) {
     jct__rep_fail(rep, why);
     return 0;
@@ -411,6 +430,8 @@ static bool keep_lab(verbs_t *v) {
 
 static void down(void *b) {
   verbs_t *v = b;
+  jct__vm_stalls_free(v->stalls); /* never a VM left stopped */
+  v->stalls = NULL;
   if (v->agents) {
     if (!keep_lab(v) && !jct__agents_failed(v->agents, NULL, 0) && jct__agents_quit(v->agents) == 0)
       jct__loop_run_until(v->loop, answered_or_failed, NULL, v, jct_now_ns() + QUIT_NS);
@@ -421,6 +442,12 @@ static void down(void *b) {
     close(v->fds[i]);
   jct_fabric_free(v->fab);
   free(v);
+}
+
+/* A stall in the lab: VM R stopped or continued (lab.h). */
+static int freeze_vm(void *arg, uint32_t rank, bool frozen) {
+  verbs_t *v = arg;
+  return v->lab ? jct__lab_freeze(v->lab, rank, frozen) : JCT_EINVAL;
 }
 
 /* A flap at=host:R in the lab: VM R's carrier (lab.h). */
@@ -468,11 +495,14 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
     jct_fabric_opts_t fo = *env->fabric;
     if (!(rc = lab_up(v, err, errlen))) {
       if (v->chain) jct__chain_set_link_fn(v->chain, set_vm_link, v);
+      if (v->chain && !(rc = jct__vm_stalls_new(&v->stalls, &v->loop->clock, o->schedule->nranks,
+                                                freeze_vm, v)))
+        jct__chain_set_stall_fn(v->chain, jct__vm_stalls_stall, v->stalls);
       for (uint32_t i = 0; i < o->schedule->nranks && i < JCT_SWITCH_MAX_PORTS; i++)
         ports[i] = jct__lab_port_ifname(v->lab, i);
       fo.port_ifnames = ports;
       fo.remote_hosts = true; /* the VMs' agents run the injectors at=host */
-      rc = jct_fabric_new(&v->fab, &v->loop->uv, &v->loop->clock, &fo, err, errlen);
+      if (!rc) rc = jct_fabric_new(&v->fab, &v->loop->uv, &v->loop->clock, &fo, err, errlen);
       if (!rc) v->watch = env->watch; /* fed by fo.tap: rxe counts no re-sent packets */
     }
   }

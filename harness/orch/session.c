@@ -158,7 +158,7 @@ static void fail_rep(jct__session_t *s, jct_rep_t *rep, const char *why) {
 }
 
 /* An injector meant to act (injector.h, targeted: drop psn=, pkt=, the
- * postmortem's drops) that acted on nothing in a faulted repetition makes
+ * postmortem's drops and stalls) that acted on nothing in a faulted repetition makes
  * it fail: a case that injected none of its faults has no verdict. The
  * first such injector is named. */
 static void idle_targets(jct__session_t *s, jct_rep_t *rep) {
@@ -166,7 +166,7 @@ static void idle_targets(jct__session_t *s, jct_rep_t *rep) {
     const jct_injector_t *inj = jct__chain_get(s->chain, i);
     const jct_injector_stats_t *st = &inj->stats;
     if (!inj->targeted || st->dropped || st->held || st->modified || st->expedited ||
-        st->duplicated || st->generated)
+        st->duplicated || st->generated || st->stalls)
       continue;
     char why[256];
     snprintf(why, sizeof why, "injector #%zu '%.80s%s' acted on nothing: no target of it passed",
@@ -456,6 +456,17 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
                      "%s: port=%u does not exist: the fabric's ports are 0 to %u, one per rank%s",
                      inj->spec, inj->port, o->schedule->nranks - 1,
                      nlinks ? ", or a link's name (leaf0:spine1)" : "");
+      jct__session_free(s);
+      return rc;
+    }
+    /* Only the lab's VMs can be stopped (lab.h, jct__lab_freeze). */
+    if (inj->ops->stalls_host &&
+        (o->transport != JCT_TRANSPORT_VERBS || !o->lab_ranks || o->agents || o->world)) {
+      rc = jct__errf(err, errlen, JCT_EINVAL,
+                     "%s: a stall stops its sender's host, which only the lab's VMs can "
+                     "(--transport verbs --lab N); uroce holds a capture's transmit stalls in "
+                     "its own QPs",
+                     inj->spec);
       jct__session_free(s);
       return rc;
     }

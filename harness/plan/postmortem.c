@@ -198,13 +198,15 @@ static int cts_alone(const jct_schedule_t *s, uint32_t conn, char *err, size_t e
   return 0;
 }
 
-/* Append the spec dropping the packets in list to specs[*n]: of conn's
- * messages, or (cts) of its clear-to-sends. */
+/* Append to specs[*n] the spec of kind ("drop", "stall") with args
+ * ("pkt=LIST", "pkt=LIST for=..."), naming conn's packets: its messages,
+ * or (cts) its clear-to-sends. */
 static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t conn, bool verbs,
-                    bool cts, const char *list, char *err, size_t errlen) {
+                    bool cts, const char *kind, const char *args, char *err, size_t errlen) {
   if (*n == JCT_POSTMORTEM_MAX_SPECS)
     return jct__errf(err, errlen, JCT_EINVAL,
-                     "the trace lost packets on more than %u connections: give --inject instead",
+                     "the trace's %s on more than %u connections: give --inject instead",
+                     strcmp(kind, "stall") ? "losses are" : "transmit stalls are",
                      JCT_POSTMORTEM_MAX_SPECS);
   const jct_conn_t *c = &s->conns[conn];
   uint32_t order = 0;
@@ -212,7 +214,7 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
   if (verbs &&
       (rc = cts ? cts_alone(s, conn, err, errlen) : conn_order(s, conn, &order, err, errlen)))
     return rc;
-  size_t len = strlen(list) + 220;
+  size_t len = strlen(args) + 230;
   char *spec = malloc(len);
   if (!spec) return JCT_ENOMEM;
   if (verbs) {
@@ -222,18 +224,16 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
     jct_addr_str(&da, b, sizeof b);
     if (cts)
       snprintf(spec, len,
-               "drop pkt=%s qp-order=0 where=\"src host %s and dst host %s and udp[8] == 0x0b "
+               "%s %s qp-order=0 where=\"src host %s and dst host %s and udp[8] == 0x0b "
                "and udp[4:2] == 108\"",
-               list, b, a);
+               kind, args, b, a);
     else
       snprintf(spec, len,
-               "drop pkt=%s qp-order=%u where=\"src host %s and dst host %s and not (udp[8] == "
+               "%s %s qp-order=%u where=\"src host %s and dst host %s and not (udp[8] == "
                "0x0b and udp[4:2] == 108)\"",
-               list, order, a, b);
-  } else if (cts) {
-    snprintf(spec, len, "drop qp=0x%x pkt=%s", jct__uroce_qpn(conn, false), list);
+               kind, args, order, a, b);
   } else {
-    snprintf(spec, len, "drop qp=0x%x pkt=%s", jct__uroce_qpn(conn, true), list);
+    snprintf(spec, len, "%s qp=0x%x %s", kind, jct__uroce_qpn(conn, !cts), args);
   }
   specs[(*n)++] = spec;
   return 0;
@@ -282,14 +282,14 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
   *lost_packets = 0;
   *lost_retransmissions = 0;
   uint32_t *msg = message_indices(s);
-  char *list = malloc(MAX_PKTS_PER_SPEC * PKT_CHARS + 1);
+  char *list = malloc(MAX_PKTS_PER_SPEC * PKT_CHARS + 6);
   int rc = msg && list ? 0 : JCT_ENOMEM;
   for (uint32_t cc = 0; cc < 2 * s->nconns && rc == 0; cc++) {
     uint32_t c = cc / 2; /* each connection's messages, then its clear-to-sends */
     bool cts = cc % 2;
-    size_t used = 0;
     uint32_t n = 0;
-    list[0] = 0;
+    strcpy(list, "pkt=");
+    size_t used = strlen(list);
     for (uint32_t i = 0; i < rep->nfaults && rc == 0; i++) {
       const jct_infer_fault_t *f = &rep->faults[i];
       if (f->op >= s->nops || s->ops[f->op].conn != c || f->cts != cts) continue;
@@ -298,9 +298,10 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
       transmissions(f, &first, &last);
       /* One packet's transmissions in one spec (drop.c counts them there). */
       if (n && n + (last - first + 1) > MAX_PKTS_PER_SPEC) {
-        rc = add_spec(specs, nspecs, s, c, verbs, cts, list, err, errlen);
-        used = n = 0;
-        list[0] = 0;
+        rc = add_spec(specs, nspecs, s, c, verbs, cts, "drop", list, err, errlen);
+        n = 0;
+        used = strlen("pkt=");
+        list[used] = 0;
       }
       for (uint32_t t = first; t <= last && rc == 0 && n < MAX_PKTS_PER_SPEC; t++) {
         if (repeated(s, rep, i, t, scale, pmtu)) continue;
@@ -317,7 +318,7 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
         n++;
       }
     }
-    if (n && rc == 0) rc = add_spec(specs, nspecs, s, c, verbs, cts, list, err, errlen);
+    if (n && rc == 0) rc = add_spec(specs, nspecs, s, c, verbs, cts, "drop", list, err, errlen);
   }
   free(msg);
   free(list);
@@ -457,4 +458,58 @@ int jct__postmortem_nak_holds(const jct_schedule_t *s, const jct_uroce_go_back_t
     specs[(*nspecs)++] = spec;
   }
   return 0;
+}
+
+/* The stall target after which the replay's sender waits: the packet
+ * before the one the stall preceded (the switch sees a packet go by, not
+ * one to come); before a message's first packet (a larger PMTU or --scale
+ * merged the stall's packets into packet 0), its first packet, one late. */
+static uint32_t stall_after(const jct_uroce_stall_t *x) {
+  return x->pkt ? x->pkt - 1 : 0;
+}
+
+#define STALL_LIST_CHARS 240 /* a spec's value holds 255 (injector.h) */
+
+int jct__postmortem_stall_specs(const jct_schedule_t *s, const jct_uroce_stall_t *x, uint32_t nx,
+                                char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
+                                char *err, size_t errlen) {
+  *nspecs = 0;
+  int rc = 0;
+  for (uint32_t c = 0; c < s->nconns && rc == 0; c++) {
+    char pkts[STALL_LIST_CHARS + 32] = "", times[STALL_LIST_CHARS + 32] = "";
+    size_t np = 0, nt = 0;
+    for (uint32_t i = 0; i < nx && rc == 0; i++) {
+      if (x[i].conn != c) continue;
+      bool seen = false; /* two stalls at one replayed packet: one, as long as both */
+      for (uint32_t j = 0; j < i && !seen; j++)
+        seen = x[j].conn == c && x[j].msg == x[i].msg && stall_after(&x[j]) == stall_after(&x[i]);
+      if (seen) continue;
+      uint64_t ns = 0;
+      for (uint32_t j = i; j < nx; j++)
+        if (x[j].conn == c && x[j].msg == x[i].msg && stall_after(&x[j]) == stall_after(&x[i]))
+          ns += x[j].stall_ns;
+      char p[32], t[32];
+      int lp = snprintf(p, sizeof p, "%s%u:%u", np ? "," : "", x[i].msg, stall_after(&x[i]));
+      int lt = snprintf(t, sizeof t, "%s%lluus", nt ? "," : "",
+                        (unsigned long long)(ns >= 1000 ? (ns + 500) / 1000 : 1));
+      if (np + (size_t)lp > STALL_LIST_CHARS || nt + (size_t)lt > STALL_LIST_CHARS) {
+        char args[2 * STALL_LIST_CHARS + 80];
+        snprintf(args, sizeof args, "pkt=%s for=%s baseline=yes", pkts, times);
+        rc = add_spec(specs, nspecs, s, c, true, false, "stall", args, err, errlen);
+        np = nt = 0;
+        lp = snprintf(p, sizeof p, "%u:%u", x[i].msg, stall_after(&x[i]));
+        lt = snprintf(t, sizeof t, "%lluus",
+                      (unsigned long long)(ns >= 1000 ? (ns + 500) / 1000 : 1));
+      }
+      memcpy(pkts + np, p, (size_t)lp + 1);
+      memcpy(times + nt, t, (size_t)lt + 1);
+      np += (size_t)lp, nt += (size_t)lt;
+    }
+    if (np && rc == 0) {
+      char args[2 * STALL_LIST_CHARS + 80];
+      snprintf(args, sizeof args, "pkt=%s for=%s baseline=yes", pkts, times);
+      rc = add_spec(specs, nspecs, s, c, true, false, "stall", args, err, errlen);
+    }
+  }
+  return rc;
 }

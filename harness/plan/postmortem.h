@@ -89,6 +89,25 @@ int jct__postmortem_nak_holds(const jct_schedule_t *s, const jct_uroce_go_back_t
                               char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs, char *err,
                               size_t errlen);
 
+/* On verbs in the lab, the capture's transmit stalls x (jct__postmortem_stalls'
+ * nx, a connection's in capture order) as stall injector specs
+ * (injectors/stall.c), which stop the sending rank's VM: one spec per
+ * connection with stalls (and per list a spec's value holds), named as the
+ * verbs drops name it (qp-order= among the connections between its ranks,
+ * where= its data without the other way's clear-to-sends), with
+ * baseline=yes: the hosts' stalls are held in every repetition, baseline
+ * and faulted alike, as uroce holds them. A stall before packet P (P > 0)
+ * follows packet P-1 (the switch sees a packet go by, not one to come);
+ * before packet 0 it follows packet 0. Stalls at one packet become one, as
+ * long as both. Each lasts as long as the capture's (for= in emulated
+ * time: a dilated clock makes it F times longer in wall time, with the
+ * VMs' rxe timers, run.h). specs (malloc'd, the caller's to free either
+ * way) in connection order. Errors: those of the verbs drops
+ * (jct__postmortem_specs), JCT_ENOMEM. */
+int jct__postmortem_stall_specs(const jct_schedule_t *s, const jct_uroce_stall_t *x, uint32_t nx,
+                                char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
+                                char *err, size_t errlen);
+
 /* Leave to the QP's own timer each timer go-back it explains: one whose flow
  * had heard nothing for at least 4.096 us x 2^timeout before it (the shipped
  * capture's, 67.2 ms idle at timeout 14), which the replay's timer gives as

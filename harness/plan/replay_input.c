@@ -30,9 +30,10 @@ static int is_schedule(const char *path) {
 }
 
 /* A capture: its inferred schedule, sizes scaled, and its losses as
- * targeted drops; the losses' offsets scale with the sizes. */
+ * targeted drops; the losses' offsets scale with the sizes. In the lab
+ * (vm_stalls), its hosts' transmit stalls as stall injectors too. */
 static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, double scale,
-                      bool verbs, char *err, size_t errlen) {
+                      bool verbs, bool vm_stalls, char *err, size_t errlen) {
   jct_infer_report_t rep;
   int rc = jct_infer(path, NULL, &in->schedule, &rep, err, errlen);
   if (rc) return rc;
@@ -56,6 +57,9 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
     rc = jct__postmortem_go_backs(in->schedule, &rep, scale, pmtu, &in->go_backs,
                                   &in->go_back_idle_ns, &in->ngo_backs);
   if (!rc) rc = jct__postmortem_stalls(in->schedule, &rep, scale, pmtu, &in->stalls, &in->nstalls);
+  if (!rc && vm_stalls)
+    rc = jct__postmortem_stall_specs(in->schedule, in->stalls, in->nstalls, in->stall_specs,
+                                     &in->nstall_specs, err, errlen);
   jct_infer_report_free(&rep);
   return rc;
 }
@@ -80,7 +84,9 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
       rc = jct_schedule_load(&in->schedule, path, err, errlen);
     } else {
       in->kind = "trace";
-      rc = load_trace(in, path, a->run.path_mtu_bytes, scale, a->run.transport == JCT_TRANSPORT_VERBS, err, errlen);
+      bool verbs = a->run.transport == JCT_TRANSPORT_VERBS;
+      rc = load_trace(in, path, a->run.path_mtu_bytes, scale, verbs,
+                      verbs && a->run.lab_ranks && !a->run.agents, err, errlen);
       scale = 1; /* done there */
     }
   }
@@ -107,12 +113,13 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
       .captured_rate_bps = in->captured_rate_bps, .ngo_backs = in->ngo_backs, .no_cts = in->no_cts};
   for (uint32_t i = 0; i < in->ngo_backs; i++) /* a captured timer go-back re-sent a lost packet */
     c.timer_recovers_loss |= in->go_backs[i].timer_ns > 0 && in->go_backs[i].recovers_loss;
-  /* The capture's transmit stalls: its hosts', on uroce (rxe in the lab has its own), lossless
-   * capture or not; the rate then leaves them out (replay_profile.h). uroce keeps its own
-   * retransmit timer still during each and the captured go-backs in the capture's order
-   * (uroce.h), without which holding them cost the shipped capture a timeout and the lab's
-   * ring2-drop1pct one (job 1.62 of the capture's). */
-  bool stalls = in->nstalls && o->transport == JCT_TRANSPORT_UROCE;
+  /* The capture's transmit stalls: its hosts', lossless capture or not; the rate then leaves
+   * them out (replay_profile.h). uroce holds them in its QPs, keeping its own retransmit timer
+   * still during each and the captured go-backs in the capture's order (uroce.h), without
+   * which holding them cost the shipped capture a timeout and the lab's ring2-drop1pct one
+   * (job 1.62 of the capture's); the lab holds them by stopping the sender's VM (its stall
+   * injectors, stall_specs), its rxe timer stopped with it. o->stalls are uroce's QPs' only. */
+  bool stalls = in->nstalls && (o->transport == JCT_TRANSPORT_UROCE || in->nstall_specs);
   o->stalls = stalls ? in->stalls : NULL;
   o->nstalls = stalls ? in->nstalls : 0;
   int rc = jct__replay_profile_apply(in->schedule, user_set, &c, o, &in->replay_profile, err,
@@ -142,8 +149,13 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
                           stalls ? "capture" : "default");
     if (f && stalls)
       json_object_set_new(f, "from",
-                          json_string("the capture's transmit stalls: a sender's host held a "
-                                      "message's packets, each held as long at the same packet"));
+                          json_string(in->nstall_specs
+                                          ? "the capture's transmit stalls: a sender's host held "
+                                            "a message's packets, each held as long after the "
+                                            "packet before it, the sender's VM stopped"
+                                          : "the capture's transmit stalls: a sender's host held "
+                                            "a message's packets, each held as long at the same "
+                                            "packet"));
     if (!f || json_object_set_new(in->replay_profile, "stalls", f)) rc = JCT_ENOMEM;
   }
   return rc;
@@ -167,4 +179,7 @@ void jct__replay_input_free(jct__replay_input_t *in) {
   free(in->stalls);
   in->stalls = NULL;
   in->nstalls = 0;
+  for (uint32_t i = 0; i < in->nstall_specs; i++)
+    free(in->stall_specs[i]);
+  in->nstall_specs = 0;
 }

@@ -29,6 +29,10 @@ typedef struct {
   jct_uroce_stall_t *stalls; /* a trace's transmit stalls (postmortem.h), the host's: every
                                 repetition on uroce holds them */
   uint32_t nstalls;
+  /* On verbs in the lab: the stalls as stall injectors (postmortem.h), which
+   * every case of the replay adds to its injectors, the user's too. */
+  char *stall_specs[JCT_POSTMORTEM_MAX_SPECS];
+  uint32_t nstall_specs;
   bool no_cts; /* a trace whose job sent no clear-to-sends (perftest): the replay sends none */
   bool have_capture;             /* a trace: capture holds what it showed (fidelity.h) */
   jct__capture_figures_t capture;

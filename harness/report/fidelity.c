@@ -68,9 +68,11 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
   char b[600];
   jct_run_dilation_t d;
   jct_run_dilation(o, &d);
-  if (outside(figs, "job_ns") && (cap->stalls || cap->host_timer_go_backs)) {
+  /* The stalls are held when the lab stops the senders' VMs (o->nstalls: stall injectors). */
+  bool stalls = cap->stalls && !o->nstalls;
+  if (outside(figs, "job_ns") && (stalls || cap->host_timer_go_backs)) {
     int n = 0;
-    if (cap->stalls)
+    if (stalls)
       n = snprintf(b, sizeof b,
                    "the capture's %u transmit stalls of its hosts (%.1f ms in all) are not held "
                    "on verbs (rxe in the lab stalls by itself or not)",

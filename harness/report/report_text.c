@@ -39,6 +39,10 @@ static void drops(FILE *out, const json_t *c) {
             jct__rfmt_count(e, "dropped", s[3], 32), jct__rfmt_count(e, "held", s[4], 32),
             jct__rfmt_count(e, "modified", s[5], 32), jct__rfmt_count(e, "duplicated", s[6], 32));
     lead = "                   ";
+    if (kind && strcmp(kind, "stall") == 0) /* the host stalls it asked for */
+      fprintf(out, "%s  %s stalls of its senders' hosts, %.1f ms in all\n", lead,
+              jct__rfmt_count(e, "stalls", s[0], 32),
+              (double)json_integer_value(json_object_get(e, "stall_ns")) / 1e6);
   }
   const json_t *fab = jct__rget(c, "drops.fabric"), *v;
   const char *k;

@@ -181,6 +181,9 @@ static json_t *drops_json(const jct_replay_result_t *r) {
     json_t *last = json_array_get(inj, json_array_size(inj) - 1);
     json_object_set_new(last, "link_down_ns", u64(st->link_down_ns));
     json_object_set_new(last, "refused", u64(st->refused));
+    /* A stall's: the senders' stalls it asked for, and their time. */
+    json_object_set_new(last, "stalls", u64(st->stalls));
+    json_object_set_new(last, "stall_ns", u64(st->stall_ns));
   }
   const jct_switch_totals_t *f = &r->f.fabric;
   json_t *fab = json_pack(
@@ -341,7 +344,8 @@ int jct__result_add_case(json_t *doc, const jct_run_opts_t *o, const jct__result
                                                        in->fidelity_tolerance > 0
                                                            ? in->fidelity_tolerance
                                                            : JCT__FIDELITY_TOLERANCE,
-                                                       o, r, m->ninject == 0, &reproduced)
+                                                       o, r, m->lossless || m->ninject == 0,
+                                                       &reproduced)
                                   : json_null());
   return json_array_append_new(json_object_get(doc, "cases"), c) ? JCT_ENOMEM : 0;
 }

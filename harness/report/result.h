@@ -51,6 +51,9 @@ typedef struct {
   jct__budget_t budget;
   bool fidelity; /* its faults are the capture's own (or none, a lossless capture): its
                     "fidelity" compares it with the capture (jct__result_input_t) */
+  bool lossless; /* a lossless capture replayed as it was: its fidelity is its baseline's
+                    (so is a case with no injector); its injectors, if any, are its hosts'
+                    (stall baseline=yes) */
 } jct__case_meta_t;
 
 jct__verdict_kind_t jct__verdict_of(const jct_replay_result_t *r, const jct__budget_t *b);

@@ -89,6 +89,11 @@ typedef struct {
   /* Valid when keyed: a RoCEv2 data packet whose PSN is not after the
    * highest its flow has sent through the site (a go-back's copy). */
   bool retransmission;
+  /* Set by a kind's process (stall): the frame's sender's host is to send
+   * nothing for this long from now (emulated ns), which the chain asks of
+   * the host (harness/fabric/chain.h, jct__chain_set_stall_fn); the frame
+   * itself passes. jct_injector_process() zeroes it first. */
+  uint64_t stall_ns;
 } jct_frame_t;
 
 /* A flow-history table for jct_frame_t.site_flows (4096 flows, about
@@ -169,6 +174,9 @@ typedef struct {
    * link was down (no route: the namespace's IP and IPv6 OutNoRoutes,
    * RFC 4293's ipSystemStatsOutNoRoutes, across the down time). */
   uint64_t refused;
+  /* stall: the senders' transmit stalls it asked for (jct_frame_t.stall_ns)
+   * and their length in all (emulated ns). */
+  uint64_t stalls, stall_ns;
 } jct_injector_stats_t;
 
 typedef struct jct_injector jct_injector_t;
@@ -209,6 +217,10 @@ struct jct_injector_ops {
    * and the harness sets the host interface down and up to match, over
    * netlink, at each of next_deadline_ns's transitions (flap). */
   bool host_link;
+  /* process() asks for its frames' senders' transmit stalls
+   * (jct_frame_t.stall_ns), which only a host the harness can stop gives
+   * (the lab's VMs: stall). */
+  bool stalls_host;
 };
 
 /* What the framework keeps for every injector; kinds use priv and the
@@ -231,6 +243,10 @@ struct jct_injector {
    * (drop psn=, pkt=): a faulted repetition in which it acts on nothing
    * is invalid (harness/orch/session.c), not a fault-free result. */
   bool targeted;
+  /* Set by the kind's init (stall baseline=yes): it acts in the baseline
+   * repetitions too, as the captured system's own behaviour rather than a
+   * fault (a postmortem's transmit stalls, held as uroce holds them). */
+  bool baseline;
   void *priv; /* ops->priv_size bytes, zeroed */
   void *data; /* the caller's (as libuv's uv_handle_t.data); jctlab leaves it alone */
 };
@@ -254,6 +270,8 @@ extern const struct jct_injector_ops jct_corrupt_ops;
 extern const struct jct_injector_ops jct_flap_ops;
 /* duplicate: netem's duplication, one copy more of a frame with P */
 extern const struct jct_injector_ops jct_duplicate_ops;
+/* stall: a sender's host stops sending for a time after a packet (a VM frozen) */
+extern const struct jct_injector_ops jct_stall_ops;
 /* rate: netem's rate, frames leave no faster than a rate with an overhead */
 extern const struct jct_injector_ops jct_rate_ops;
 
