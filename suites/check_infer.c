@@ -530,10 +530,10 @@ END_TEST
  * 102-104, its copy of 105 is lost before the capture point, 106-107 get
  * through; then the requester goes back to 105 (go-back B), after a NAK
  * of it (nak) or its timer: it had got to 107, so B is 3 deep (105-107)
- * and re-sends 105-109. Sent twice: 102-104 and 106-109 (10), and 105 once
- * more, lost: the depths' sum, 11. Counted from the highest PSN (main's
- * figure), B was 5 deep, and a replay that re-sends as deep as the
- * capture's re-sends 108 and 109 once too often. */
+ * and re-sends 105-109. The capture sees 10 retransmissions (A's 5, B's
+ * 5); with A's lost copy of 105, 11: the depths' sum. Counted from the
+ * highest PSN (main's figure), B was 5 deep, and a replay that re-sends as
+ * deep as the capture's re-sent 108 and 109 once too often. */
 static void nested_go_back_capture(const char *path, bool nak) {
   craft_pcap_t *p = craft_pcap_open(path, true, 1);
   const char *a = "198.18.0.1", *b = "198.18.0.2";
@@ -544,11 +544,12 @@ static void nested_go_back_capture(const char *path, bool nak) {
     if (psn != 102) add_frame(p, 10 + psn - 100, a, b, op, 0x11, psn, 1024, 10240, 0);
   }
   add_frame(p, 30, b, a, JCT_OP_RC_ACKNOWLEDGE, 0x22, 102, 0, 0, 0x60); /* NAK 102 */
-  const uint32_t first_go_back[] = {102, 103, 104, 106, 107}; /* A: 105's copy lost */
+  /* A, its copy of 105 lost before the capture point; then B, from 105. */
+  const uint32_t first_go_back[] = {102, 103, 104, 106, 107};
   for (uint32_t i = 0; i < 5; i++)
     add_frame(p, 40 + i, a, b, JCT_OP_RC_RDMA_WRITE_MIDDLE, 0x11, first_go_back[i], 1024, 10240, 0);
   if (nak) add_frame(p, 50, b, a, JCT_OP_RC_ACKNOWLEDGE, 0x22, 105, 0, 0, 0x60); /* NAK 105 */
-  for (uint32_t psn = 105; psn <= 109; psn++) /* B */
+  for (uint32_t psn = 105; psn <= 109; psn++)
     add_frame(p, 60 + psn - 105, a, b,
               psn == 109 ? JCT_OP_RC_RDMA_WRITE_LAST : JCT_OP_RC_RDMA_WRITE_MIDDLE, 0x11, psn, 1024,
               10240, 0);
@@ -575,8 +576,8 @@ START_TEST(nested_go_back_depth) {
     ck_assert_uint_eq(gb->offset_bytes, 5120); /* PSN 105 */
     ck_assert_uint_eq(gb->ahead_psns, 3);      /* 105-107, where A had got to */
     ck_assert(gb->timer == !nak);
-    ck_assert(gb->recovers_loss); /* it re-sent the copy of 105 lost in A */
     ck_assert_uint_eq(gb->nak_ahead_psns, nak ? 2 : 0); /* A was at 107 at the NAK, not 109 */
+    ck_assert(gb->recovers_loss);                       /* it re-sent 105, whose copy A lost */
     ck_assert_uint_eq(ga->ahead_psns + gb->ahead_psns, rep.retransmitted_packets + 1);
     /* The faults: 102's first transmission, 105's re-sent copy (its 2nd). */
     ck_assert_uint_eq(rep.nfaults, 2);

@@ -290,7 +290,8 @@ static int acked(const struct ctx *c, struct flow *df, uint32_t psn, bool seq_er
     df->acked_psn = upto;
   }
   if (seq_err && jct_psn_diff(psn, ds->psn_highest) <= 0) /* where the requester was: */
-    return jct__holes_nak(&df->holes, psn, c->ts_ns, df->rewinding ? df->last_psn : ds->psn_highest);
+    return jct__holes_nak(&df->holes, psn, c->ts_ns,
+                          df->rewinding ? df->last_psn : ds->psn_highest);
   return 0;
 }
 
