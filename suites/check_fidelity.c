@@ -403,6 +403,24 @@ START_TEST(profile_drives_the_replay) {
                   jnum(fid, path));
   }
   ck_assert_int_gt(jint(fid, "connections.1.replayed_ns"), 193000000); /* 0.8 x 241 ms */
+  /* Each connection re-sends about what its flow did, each go-back as deep
+   * as the capture's, one that cut another short to where that one had got
+   * (infer.h ahead_psns): 1.02 and 1.02 a repetition (README), the whole
+   * 1.02; 1.23 and 1.16 when such a depth ran to the highest PSN sent. */
+  double retx_ratio = jnum(fid, "figures.retransmitted_packets.ratio");
+  ck_assert_msg(fabs(retx_ratio - 1) <= 0.1, "re-sent %.3f of the capture's", retx_ratio);
+  json_int_t reps = jint(doc, "reps");
+  ck_assert_int_gt(reps, 0);
+  for (int c = 0; c < 2; c++) { /* the WRITE test's flow is inspect's 0, the SEND test's 2 */
+    char path[64];
+    snprintf(path, sizeof path, "flows.%d.dest_qp", 2 * c);
+    ck_assert_int_eq(jint(ins, path), 0x11 + c);
+    snprintf(path, sizeof path, "flows.%d.retransmitted_packets", 2 * c);
+    double cap = (double)jint(ins, path);
+    snprintf(path, sizeof path, "cases.0.qps.%d.faulted.retransmitted_packets", c);
+    double r = (double)jint(doc, path) / (double)reps / cap;
+    ck_assert_msg(fabs(r - 1) <= 0.1, "connection %d re-sent %.3f of its flow's", c, r);
+  }
   json_decref(doc);
   free(err);
   json_decref(ins);

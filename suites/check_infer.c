@@ -448,20 +448,30 @@ static size_t tcp_frame(uint8_t *f) {
   return 54;
 }
 
-static void add(craft_pcap_t *p, uint64_t t_us, const char *src, const char *dst, uint8_t opcode,
-                uint32_t qp, uint32_t psn, uint32_t payload) {
+/* A RoCE frame at t_us: a WRITE's RETH says reth_len bytes; an ACK's
+ * syndrome is syn (0x1f: ACK, 0x60: NAK, PSN sequence error). */
+static void add_frame(craft_pcap_t *p, uint64_t t_us, const char *src, const char *dst,
+                      uint8_t opcode, uint32_t qp, uint32_t psn, uint32_t payload,
+                      uint32_t reth_len, uint8_t syn) {
   uint8_t f[2048];
   craft_roce_t c = {.src = src, .dst = dst, .payload_bytes = payload};
   c.h.bth.opcode = opcode;
   c.h.bth.dest_qp = qp;
   c.h.bth.psn = psn;
   c.h.bth.pkey = 0xffff;
-  c.h.reth.dma_len_bytes = 3072;
-  c.h.aeth.syndrome = opcode == JCT_OP_RC_ACKNOWLEDGE && psn == 101 ? 0x60 : 0x1f;
+  c.h.reth.dma_len_bytes = reth_len;
+  c.h.aeth.syndrome = syn;
   c.h.deth.src_qp = 1;
   size_t n = craft_roce(f, sizeof f, &c);
   ck_assert_uint_gt(n, 0);
   craft_pcap_add(p, t_us * 1000, f, n, n);
+}
+
+/* As add_frame, 3 KiB WRITEs, the ACK of PSN 101 a NAK. */
+static void add(craft_pcap_t *p, uint64_t t_us, const char *src, const char *dst, uint8_t opcode,
+                uint32_t qp, uint32_t psn, uint32_t payload) {
+  add_frame(p, t_us, src, dst, opcode, qp, psn, payload, 3072,
+            opcode == JCT_OP_RC_ACKNOWLEDGE && psn == 101 ? 0x60 : 0x1f);
 }
 
 START_TEST(crafted_capture_control_dep_and_loss) {
@@ -511,6 +521,87 @@ START_TEST(crafted_capture_control_dep_and_loss) {
   ck_assert_uint_eq(rep.turnaround_ns, 15000);
   infer_free(s, &rep);
   unlink(path);
+}
+END_TEST
+
+/* A go-back cut short by another (frames of a 10-packet WRITE, PSNs
+ * 100-109, 1 KiB each): PSN 102 is lost first time; its NAK sends the
+ * requester back from 109, the highest (go-back A, 8 deep); A re-sends
+ * 102-104, its copy of 105 is lost before the capture point, 106-107 get
+ * through; then the requester goes back to 105 (go-back B), after a NAK
+ * of it (nak) or its timer: it had got to 107, so B is 3 deep (105-107)
+ * and re-sends 105-109. The capture sees 10 retransmissions (A's 5, B's
+ * 5); with A's lost copy of 105, 11: the depths' sum. Counted from the
+ * highest PSN (main's figure), B was 5 deep, and a replay that re-sends as
+ * deep as the capture's re-sent 108 and 109 once too often. */
+static void nested_go_back_capture(const char *path, bool nak) {
+  craft_pcap_t *p = craft_pcap_open(path, true, 1);
+  const char *a = "198.18.0.1", *b = "198.18.0.2";
+  for (uint32_t psn = 100; psn <= 109; psn++) { /* 102 lost */
+    uint8_t op = psn == 100   ? JCT_OP_RC_RDMA_WRITE_FIRST
+                 : psn == 109 ? JCT_OP_RC_RDMA_WRITE_LAST
+                              : JCT_OP_RC_RDMA_WRITE_MIDDLE;
+    if (psn != 102) add_frame(p, 10 + psn - 100, a, b, op, 0x11, psn, 1024, 10240, 0);
+  }
+  add_frame(p, 30, b, a, JCT_OP_RC_ACKNOWLEDGE, 0x22, 102, 0, 0, 0x60); /* NAK 102 */
+  /* A, its copy of 105 lost before the capture point; then B, from 105. */
+  const uint32_t first_go_back[] = {102, 103, 104, 106, 107};
+  for (uint32_t i = 0; i < 5; i++)
+    add_frame(p, 40 + i, a, b, JCT_OP_RC_RDMA_WRITE_MIDDLE, 0x11, first_go_back[i], 1024, 10240, 0);
+  if (nak) add_frame(p, 50, b, a, JCT_OP_RC_ACKNOWLEDGE, 0x22, 105, 0, 0, 0x60); /* NAK 105 */
+  for (uint32_t psn = 105; psn <= 109; psn++)
+    add_frame(p, 60 + psn - 105, a, b,
+              psn == 109 ? JCT_OP_RC_RDMA_WRITE_LAST : JCT_OP_RC_RDMA_WRITE_MIDDLE, 0x11, psn, 1024,
+              10240, 0);
+  add_frame(p, 70, b, a, JCT_OP_RC_ACKNOWLEDGE, 0x22, 109, 0, 0, 0x1f);
+  craft_pcap_close(p);
+}
+
+START_TEST(nested_go_back_depth) {
+  char path[512], err[256];
+  for (int nak = 1; nak >= 0; nak--) {
+    craft_tmpname(path, sizeof path, ".pcap");
+    nested_go_back_capture(path, nak);
+    jct_schedule_t *s;
+    jct_infer_report_t rep;
+    ck_assert_msg(jct_infer(path, NULL, &s, &rep, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(s->nops, 1);
+    ck_assert_uint_eq(rep.retransmitted_packets, 10);
+    ck_assert_uint_eq(rep.ngo_backs, 2);
+    const jct_infer_go_back_t *ga = &rep.go_backs[0], *gb = &rep.go_backs[1];
+    ck_assert(!ga->timer);
+    ck_assert_uint_eq(ga->offset_bytes, 2048); /* PSN 102 */
+    ck_assert_uint_eq(ga->ahead_psns, 8);      /* 102-109 */
+    ck_assert_uint_eq(ga->nak_ahead_psns, 7);  /* 109 seen when its NAK came */
+    ck_assert_uint_eq(gb->offset_bytes, 5120); /* PSN 105 */
+    ck_assert_uint_eq(gb->ahead_psns, 3);      /* 105-107, where A had got to */
+    ck_assert(gb->timer == !nak);
+    ck_assert_uint_eq(gb->nak_ahead_psns, nak ? 2 : 0); /* A was at 107 at the NAK, not 109 */
+    ck_assert(gb->recovers_loss);                       /* it re-sent 105, whose copy A lost */
+    ck_assert_uint_eq(ga->ahead_psns + gb->ahead_psns, rep.retransmitted_packets + 1);
+    /* The faults: 102's first transmission, 105's re-sent copy (its 2nd). */
+    ck_assert_uint_eq(rep.nfaults, 2);
+    ck_assert_uint_eq(rep.faults[0].psn, 102);
+    ck_assert(!rep.faults[0].retransmission && rep.faults[0].before_capture);
+    ck_assert_uint_eq(rep.faults[1].psn, 105);
+    ck_assert(rep.faults[1].retransmission);
+    ck_assert_uint_eq(rep.faults[1].copies[0], 2);
+    infer_free(s, &rep);
+
+    /* The inspector's go-back depth (profile.h go_back_psns): per go-back
+     * after a NAK, PSNs past the NAKed one where the requester was: 7 and 2. */
+    jct_inspect_t *ins;
+    jct_profile_t *prof;
+    ck_assert_int_eq(jct_inspect_path(path, NULL, &ins, err, sizeof err), 0);
+    ck_assert_int_eq(jct_inspect_profile(ins, &prof), 0);
+    ck_assert_uint_eq(prof->go_back_psns.n, nak ? 2 : 1);
+    ck_assert_uint_eq(prof->go_back_psns.max, 7);
+    ck_assert_uint_eq(prof->go_back_psns.min, nak ? 2 : 7);
+    ck_assert_uint_eq(prof->go_back_after_nak_psns.max, 0); /* nothing new after either NAK */
+    jct_profile_free(prof);
+    jct_inspect_free(ins);
+    unlink(path);
+  }
 }
 END_TEST
 
@@ -743,6 +834,7 @@ Suite *infer_suite(void) {
   tcase_add_test(core, crafted_capture_control_dep_and_loss);
   tcase_add_test(core, crafted_pause_is_program_order);
   tcase_add_test(core, lab_timer_go_backs);
+  tcase_add_test(core, nested_go_back_depth);
   tcase_add_test(core, lab_cts_is_flow_control);
   tcase_add_test(core, lab_transmit_stalls);
   tcase_add_test(core, overlapping_sends_stay_independent);

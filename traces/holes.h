@@ -24,7 +24,8 @@ typedef struct {
   uint32_t psn;
   bool has_nak;       /* a NAK (PSN sequence error) named it */
   bool from_nak;      /* first known from that NAK: lost after the capture point */
-  uint32_t hi_at_nak; /* the flow's highest PSN when the NAK was seen */
+  uint32_t hi_at_nak; /* where the requester was when the NAK was seen: the flow's highest PSN,
+                         or, during a go-back, the last PSN it had re-sent */
   uint64_t seen_ns, nak_ns;
 } jct__hole_t;
 
@@ -38,7 +39,7 @@ typedef struct {
  * JCT_ENOMEM (nothing opened). */
 int jct__holes_open(jct__holes_t **hs, uint32_t psn, uint64_t ts_ns);
 
-/* A NAK naming psn, seen at ts_ns when the flow's highest PSN was hi: noted
+/* A NAK naming psn, seen at ts_ns when the requester was at hi (hi_at_nak): noted
  * on the open hole at psn, or a hole opened for it. Errors: JCT_ENOMEM. */
 int jct__holes_nak(jct__holes_t **hs, uint32_t psn, uint64_t ts_ns, uint32_t hi);
 

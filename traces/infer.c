@@ -127,7 +127,7 @@ static int go_backs(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *
         .timer_ns = g->timer ? g->timer_ns : 0,
         .timer_lead_ns = g->timer && m->start_ns > g->ref_ns ? m->start_ns - g->ref_ns : 0,
         .idle_ns = g->timer ? g->idle_ns : 0,
-        .recovers_loss = recovers_loss(sc, g->flow, g->u, g->ahead)};
+        .recovers_loss = recovers_loss(sc, g->flow, g->u, g->span)};
     if (g->timer) rep->timer_go_backs++;
   }
   return 0;

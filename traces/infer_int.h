@@ -49,11 +49,13 @@ typedef struct {
   uint8_t ncopies;
 } jct__ifault_t;
 
-/* A go-back: to unwrapped PSN u, re-sending ahead PSNs, after a NAK or
- * (timer) none. */
+/* A go-back: to unwrapped PSN u, after a NAK or (timer) none. ahead: its
+ * depth, the PSNs from u to the last the requester had sent (infer.h
+ * ahead_psns); span: from u to the flow's highest PSN, what it goes on to
+ * re-send unless another go-back cuts it short (the faults it recovers). */
 typedef struct {
   uint32_t flow;
-  uint64_t u, ahead;
+  uint64_t u, ahead, span;
   bool timer;
   uint64_t ts_ns;          /* when it showed */
   uint64_t idle_ns;        /* timer: how long the flow had heard nothing */
@@ -204,7 +206,8 @@ long jct__iscan_msg_at(const jct__iscan_t *sc, const jct__iflow_t *f, uint64_t u
 
 /* Losses (infer_loss.c), on flow fi at unwrapped PSN u: the fault there
  * (or -1); n PSNs missing at the capture point; re-sent PSNs [from_u, to_u)
- * skipped; a rewind (or timeout) to u re-sending `ahead` PSNs. Errors:
+ * skipped; a rewind (or timeout) to u re-sending `ahead` PSNs (its span,
+ * to the flow's highest PSN, not its depth: jct__igoback_t). Errors:
  * JCT_ENOMEM. */
 long jct__iloss_at(const jct__iscan_t *sc, const jct__iflow_t *f, uint64_t u);
 int jct__iloss_gap(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t n, uint64_t ts_ns);

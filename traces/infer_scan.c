@@ -181,17 +181,22 @@ static int on_flow_event(jct__iscan_t *sc, const jct_event_t *ev) {
   case JCT_EV_GAP:
     return jct__iloss_gap(sc, fi, u, ev->value, ev->ts_ns);
   case JCT_EV_REWIND:
-  case JCT_EV_TIMEOUT:
+  case JCT_EV_TIMEOUT: {
+    /* The event's depth ends where the requester was; what it goes on to
+     * re-send ends at the highest PSN (a re-sent packet leaves hi_u). */
+    uint64_t span = f->hi_u >= u ? f->hi_u - u + 1 : ev->value;
     if (jct__grow((void **)&sc->gobacks, &sc->capgobacks, sc->ngobacks, sizeof *sc->gobacks))
       return JCT_ENOMEM;
     sc->gobacks[sc->ngobacks++] = (jct__igoback_t){.flow = fi,
                                                    .u = u,
                                                    .ahead = ev->value,
+                                                   .span = span,
                                                    .timer = ev->type == JCT_EV_TIMEOUT,
                                                    .ts_ns = ev->ts_ns,
                                                    .idle_ns = ev->dur_ns};
     if (ev->type == JCT_EV_TIMEOUT && jct__itimer_go_back(sc, fi)) return JCT_ENOMEM;
-    return jct__iloss_rewind(sc, fi, u, ev->value, ev->type == JCT_EV_TIMEOUT, ev->ts_ns);
+    return jct__iloss_rewind(sc, fi, u, span, ev->type == JCT_EV_TIMEOUT, ev->ts_ns);
+  }
   case JCT_EV_HOLE_RESENT: { /* the go-back just recorded: its hole's NAK latencies */
     if (!sc->ngobacks) return 0;
     jct__igoback_t *g = &sc->gobacks[sc->ngobacks - 1];

@@ -68,6 +68,7 @@ struct flow {
   uint32_t last_slack; /* PSNs the last data packet used past its own (a READ request) */
   uint32_t expected;   /* the PSN the responder accepts next */
   uint32_t last_psn;   /* of the last data packet */
+  uint32_t reach_psn;  /* the last PSN sent when the go-back under way began (its depth's end) */
   uint32_t acc_slack;  /* ... or up to this many after it (READ request) */
   uint32_t ring_lost_hi;
   uint32_t ring1;      /* 1 + the ring borrowed from the pool; 0: none */
@@ -288,8 +289,9 @@ static int acked(const struct ctx *c, struct flow *df, uint32_t psn, bool seq_er
     if (!seq_err) jct__prof_acked(&c->ins->prof, (uint64_t)d);
     df->acked_psn = upto;
   }
-  if (seq_err && jct_psn_diff(psn, ds->psn_highest) <= 0)
-    return jct__holes_nak(&df->holes, psn, c->ts_ns, ds->psn_highest);
+  if (seq_err && jct_psn_diff(psn, ds->psn_highest) <= 0) /* where the requester was: */
+    return jct__holes_nak(&df->holes, psn, c->ts_ns,
+                          df->rewinding ? df->last_psn : ds->psn_highest);
   return 0;
 }
 
@@ -462,7 +464,7 @@ static void resent(const struct ctx *c, struct flow *f, uint32_t psn) {
   uint64_t dur = elapsed(h.seen_ns, c->ts_ns);
   f->holes->recovered++;
   f->holes->recovery_ns += dur;
-  jct__prof_resent(&c->ins->prof, &h, c->ts_ns, f->pub.st.psn_highest, f->run_timeout);
+  jct__prof_resent(&c->ins->prof, &h, c->ts_ns, f->reach_psn, f->run_timeout);
   int32_t ahead = h.has_nak && !h.from_nak ? jct_psn_diff(h.hi_at_nak, h.psn) : 0;
   emit_ahead(c, JCT_EV_HOLE_RESENT, psn, h.has_nak ? elapsed(h.nak_ns, c->ts_ns) : 0, dur,
              ahead > 0 ? (uint32_t)ahead : 0);
@@ -508,7 +510,10 @@ static int on_data(const struct ctx *c, struct flow *f, const struct jct_opcode_
        * packets, or a second go-back while one is under way (a NAK for a
        * packet lost again). The recovery time runs from the first. */
       if (!f->rewinding || jct_psn_diff(psn, f->last_psn) <= 0) {
-        uint64_t ahead = (uint64_t)(-(int64_t)d) + 1u; /* d in [-2^23, 0] */
+        /* Its depth runs to where the requester was: the highest PSN,
+         * or, when it cuts a go-back short, the last that one re-sent. */
+        f->reach_psn = f->rewinding ? f->last_psn : s->psn_highest;
+        uint64_t ahead = (uint64_t)(-(int64_t)jct_psn_diff(psn, f->reach_psn)) + 1u; /* <= 2^23 */
         if (!f->rewinding) f->rewind_ns = c->ts_ns;
         f->rewinding = true;
         f->run_timeout = !f->nak_pending;

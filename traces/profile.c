@@ -18,8 +18,11 @@
 
 #define WIRE_OVERHEAD_BYTES 24u /* preamble 8, FCS 4, inter-frame gap 12 */
 
-static inline uint32_t psn_ahead(uint32_t a, uint32_t b) {
-  return (uint32_t)jct_psn_diff(a, b) & JCT_PSN_MASK;
+/* How far PSN a is past b; 0 when it is not (a go-back's PSNs are within
+ * a window, far less than half the PSN space). */
+static inline uint32_t psn_past(uint32_t a, uint32_t b) {
+  int32_t d = jct_psn_diff(a, b);
+  return d > 0 ? (uint32_t)d : 0;
 }
 
 static void keep(jct__prof_t *p, jct__samples_t *s, uint64_t v) {
@@ -73,15 +76,15 @@ void jct__prof_timeout(jct__prof_t *p, uint64_t idle_ns) {
   keep(p, &p->timeout_idle, idle_ns);
 }
 
-void jct__prof_resent(jct__prof_t *p, const jct__hole_t *h, uint64_t ts_ns, uint32_t hi,
+void jct__prof_resent(jct__prof_t *p, const jct__hole_t *h, uint64_t ts_ns, uint32_t reach,
                       bool by_timeout) {
   if (ts_ns >= h->seen_ns) keep(p, &p->recovery, ts_ns - h->seen_ns);
   if (!h->has_nak) return;
   if (!h->from_nak && h->nak_ns >= h->seen_ns) keep(p, &p->hole_to_nak, h->nak_ns - h->seen_ns);
   if (by_timeout || ts_ns < h->nak_ns) return;
   keep(p, &p->nak_to_resend, ts_ns - h->nak_ns);
-  keep(p, &p->go_back, psn_ahead(hi, h->psn));
-  keep(p, &p->after_nak, psn_ahead(hi, h->hi_at_nak));
+  keep(p, &p->go_back, psn_past(reach, h->psn));
+  keep(p, &p->after_nak, psn_past(reach, h->hi_at_nak));
 }
 
 /* The links with back-to-back samples, with their figures. */

@@ -103,9 +103,11 @@ void jct__prof_acked(jct__prof_t *p, uint64_t psns);
 /* A timeout episode, after the flow had been idle for idle_ns. */
 void jct__prof_timeout(jct__prof_t *p, uint64_t idle_ns);
 
-/* The retransmission of hole h seen at ts_ns, when the flow's highest PSN
- * was hi, in a go-back started by a timeout (by_timeout) or a NAK. */
-void jct__prof_resent(jct__prof_t *p, const jct__hole_t *h, uint64_t ts_ns, uint32_t hi,
+/* The retransmission of hole h seen at ts_ns, in a go-back started by a
+ * timeout (by_timeout) or a NAK when the last PSN the requester had sent
+ * was reach (the flow's highest, or where the go-back it cut short had
+ * got to: inspect.h, rewind). */
+void jct__prof_resent(jct__prof_t *p, const jct__hole_t *h, uint64_t ts_ns, uint32_t reach,
                       bool by_timeout);
 
 /* The figures. Errors: JCT_ENOMEM (also when a sample could not be kept:

@@ -179,11 +179,17 @@ typedef struct {
 typedef struct {
   uint32_t op;             /* the op whose message holds the packet it went back to */
   uint64_t offset_bytes;   /* that packet's payload offset in the message */
-  uint32_t ahead_psns;     /* PSNs it re-sent: the flow's highest PSN then, less that one, + 1 */
+  uint32_t ahead_psns;     /* its depth: from that packet to the last PSN the requester had
+                              sent when it went back, inclusive (inspect.h, rewind): the flow's
+                              highest PSN, or, when it cut another go-back short (a NAK for a
+                              re-sent copy lost, or the timer, while re-sending), the last PSN
+                              that one had re-sent. Summed over a flow's go-backs: the PSNs
+                              they re-sent, less those lost before the capture point */
   uint64_t hole_to_nak_ns; /* from the packet after the hole to the NAK; 0: the NAK came first
                               (a loss after the capture point) */
-  uint32_t nak_ahead_psns; /* PSNs past the hole the capture had seen when the NAK came (the
-                              responder's lag, in packets); 0 as hole_to_nak_ns */
+  uint32_t nak_ahead_psns; /* PSNs past the hole the requester had sent when the NAK came, as
+                              the capture saw them (the responder's lag, in packets; during a
+                              go-back, to the last PSN it had re-sent); 0 as hole_to_nak_ns */
   uint64_t nak_to_resend_ns; /* from the NAK that named the hole to its retransmission (the
                                 requester's reaction: rxe's completer task acting on the NAK);
                                 0: no NAK named it (a timer go-back) */

@@ -148,7 +148,9 @@ typedef enum {
   JCT_EV_MSG_DONE, /* psn: the message's first PSN; value: payload bytes; dur_ns: completion time */
   JCT_EV_GAP,      /* psn: first missing PSN; value: PSNs missing */
   JCT_EV_NAK,      /* on the ACK flow; psn: the expected PSN; value: syndrome */
-  JCT_EV_REWIND,   /* go-back-N: psn rewound to; value: PSNs re-sent ahead (highest - psn + 1) */
+  JCT_EV_REWIND,   /* go-back-N: psn rewound to; value: its depth, PSNs re-sent ahead: from psn
+                      to the last PSN sent before it, inclusive (the highest, or, when it cuts
+                      a go-back short, the last that one re-sent) */
   JCT_EV_TIMEOUT,  /* a rewind with no NAK before it; as REWIND; dur_ns: how long the flow had
                       heard nothing (its own data packets, ACK/NAKs for it) */
   JCT_EV_RECOVERED, /* first new PSN after a rewind; dur_ns: recovery time */
@@ -171,8 +173,9 @@ typedef struct {
   uint8_t prio;
   uint64_t value, dur_ns;
   uint32_t nak_ahead_psns; /* hole_resent: PSNs past the hole its flow had carried when the NAK
-                              named it (highest PSN then less the hole's); 0: no NAK, or the
-                              NAK came first */
+                              named it (the last PSN sent then, the highest or, during a
+                              go-back, the last it re-sent, less the hole's); 0: no NAK, or the
+                              NAK came first, or the requester was not past the hole */
 } jct_event_t;
 
 /* "msg_done", "gap", "nak", "rewind", "timeout", "recovered", "cnp", "ecn_ce",

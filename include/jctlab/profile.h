@@ -38,9 +38,12 @@
  *   loss_recovery_ns (hole → retransmission, every loss, whatever re-sent
  *   it; the sum of the two parts only for those with both).
  * - go_back_psns: per go-back after a NAK, the PSNs the requester had sent
- *   past the NAKed one when its retransmission came (highest PSN seen then
- *   − the NAKed PSN): its window or NIC queue. go_back_after_nak_psns: how
- *   many of them were sent after the NAK was seen.
+ *   past the NAKed one when its retransmission came (the last PSN it had
+ *   sent then − the NAKed PSN: the highest PSN seen, or, when the go-back
+ *   cut another short, the last PSN that one had re-sent, inspect.h
+ *   rewind): its window or NIC queue. go_back_after_nak_psns: how many of
+ *   them were sent after the NAK was seen (from where the requester was
+ *   then, reckoned the same way).
  * - timeout_ns: the retransmit timeout, from timeout episodes (a go-back
  *   with no NAK before it, IBA 9.7.6.1.3). Samples: the time the flow was
  *   idle before each (since its last data packet or the last ACK/NAK for

@@ -98,9 +98,11 @@ typedef void (*jct_uroce_cb)(jct_uroce_qp_t *qp, const jct_uroce_event_t *ev);
  * infer.h's go_backs): when a NAK names packet pkt of the msg-th message
  * this QP sends in a repetition (jct_uroce_rep_start()), the requester
  * sends on until its next PSN is ahead_psns past the NAKed one (the
- * packets its go-back re-sends: the captured highest PSN less the NAKed
- * one, plus one; a NAK that comes while a go-back re-sends lets it re-send
- * that far first), or until it may send nothing more (nothing posted, or
+ * captured go-back's depth, infer.h: the last PSN the captured requester
+ * had sent less the NAKed one, plus one; a NAK that comes while a go-back
+ * re-sends lets it re-send that far first, and the capture's depth of such
+ * a go-back ends where the go-back it cut short had got to, not at the
+ * highest PSN), or until it may send nothing more (nothing posted, or
  * its window full), then sends nothing and goes back no earlier than
  * nak_to_resend_ns after the NAK (the capture's NAK → go-back: rxe's
  * completer task took that long to act on the NAK, its requester having
