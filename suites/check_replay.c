@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "craft.h"
+#include "harness/cli/commands.h"
 #include "harness/plan/postmortem.h"
 #include "harness/plan/replay_input.h"
 #include "harness/plan/run_args.h"
@@ -559,6 +560,75 @@ START_TEST(postmortem_stall_specs_lab) {
 }
 END_TEST
 
+/* What a scenario's cases get as injectors (jct__scenario_cmd's ready hook,
+ * before anything is built): copied, as the hook's are the command's. */
+typedef struct {
+  char *specs[2][32];
+  uint32_t n[2], ncases;
+} sc_specs_t;
+
+static int keep_specs(void *ctx, const char *path, uint32_t lab, const jct_run_opts_t *cases,
+                      uint32_t ncases) {
+  (void)path, (void)lab;
+  sc_specs_t *k = ctx;
+  k->ncases = ncases;
+  for (uint32_t c = 0; c < ncases && c < 2; c++)
+    for (uint32_t i = 0; i < cases[c].ninject && i < 32; i++)
+      k->specs[c][k->n[c]++] = strdup(cases[c].inject[i]);
+  return 0; /* stop: no VM, no namespace */
+}
+
+/* A scenario's cases on verbs in the lab hold the trace's transmit stalls
+ * as `jctlab replay` does (jct__replay_input_specs): the trace's losses (a
+ * faults: trace case) or the case's own, then the same stall specs as the
+ * replay's; on uroce (its QPs hold them) none. */
+START_TEST(scenario_cases_hold_stalls_lab) {
+  char err[512] = "";
+  const char *trace = JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap";
+  for (int lab = 0; lab < 2; lab++) {
+    char yaml[2048], path[256];
+    snprintf(yaml, sizeof yaml,
+             "name: stalls\ntrace: %s\n%s"
+             "cases:\n  - name: the trace's losses\n    faults: trace\n"
+             "  - name: a drop\n    inject: [\"drop p=1%%\"]\n",
+             trace, lab ? "transport: verbs\nlab: 2\n" : "");
+    craft_tmpname(path, sizeof path, ".yaml");
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ge(fputs(yaml, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    sc_specs_t k = {0};
+    const jct__scenario_hooks_t h = {.prog = "run", .ctx = &k, .ready = keep_specs};
+    char *argv[] = {"run", path, NULL};
+    ck_assert_int_eq(jct__scenario_cmd(2, argv, &h), 0);
+    unlink(path);
+    /* The replay's own, from the same capture. */
+    jct__run_args_t a;
+    jct__run_args_init(&a, 0);
+    a.run.transport = lab ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
+    a.run.lab_ranks = lab ? 2 : 0;
+    jct__replay_input_t in;
+    ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(in.nstall_specs, lab ? 2 : 0); /* rank 0's and rank 1's data */
+    ck_assert_uint_gt(in.nfaults, 0);
+    ck_assert_uint_eq(k.ncases, 2);
+    ck_assert_uint_eq(k.n[0], in.nfaults + in.nstall_specs);
+    ck_assert_uint_eq(k.n[1], 1 + in.nstall_specs);
+    for (uint32_t i = 0; i < in.nfaults; i++)
+      ck_assert_str_eq(k.specs[0][i], in.fault_specs[i]);
+    ck_assert_str_eq(k.specs[1][0], "drop p=1%");
+    for (uint32_t i = 0; i < in.nstall_specs; i++) {
+      ck_assert_str_eq(k.specs[0][in.nfaults + i], in.stall_specs[i]);
+      ck_assert_str_eq(k.specs[1][1 + i], in.stall_specs[i]);
+    }
+    jct__replay_input_free(&in);
+    for (uint32_t c = 0; c < 2; c++)
+      for (uint32_t i = 0; i < k.n[c]; i++)
+        free(k.specs[c][i]);
+  }
+}
+END_TEST
+
 /* The replay's retransmit timer from ring2-drop1pct's profile (2^14, its
  * timer go-back's from rxe's reference, which re-sent a lost copy): on
  * verbs rxe runs it as the capture's rxe did, the link raised from the
@@ -998,6 +1068,7 @@ Suite *replay_suite(void) {
   tcase_add_test(unit, postmortem_specs_of_the_trace);
   tcase_add_test(unit, postmortem_specs_lab_cts);
   tcase_add_test(unit, postmortem_stall_specs_lab);
+  tcase_add_test(unit, scenario_cases_hold_stalls_lab);
   tcase_add_test(unit, postmortem_go_backs_first_tx);
   tcase_add_test(unit, postmortem_nak_holds_p2p);
   tcase_add_test(unit, verbs_takes_the_captured_timer);
