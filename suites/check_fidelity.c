@@ -822,7 +822,7 @@ START_TEST(verbs_names_what_rxe_does_not_repeat) {
       {"p2p-delay-drop", 1.08, 30, 1, 0, false, {"retransmitted_packets"}, NULL},
       /* its NAK held, and rxe's queue still short of the capture's depth */
       {"p2p-delay-drop", 0.98, 32, 1, 0, false, {"retransmitted_packets"},
-       "delay nak=1@62729us at=host:1"},
+       "delay nak=1@3919us at=host:1"},
       {"ring4-drop05pct", 0.87, 10, 1, 1, false, {"retransmitted_packets", "timeouts"}, NULL},
       {"ring2-drop1pct", 0.89, 115, 3, 1, false, {NULL}, NULL}, /* reproduced: no reason */
   };

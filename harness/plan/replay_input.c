@@ -151,12 +151,10 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
     rc = jct__errf(err, errlen, JCT_EINVAL,
                    "--hold-naks: verbs only (uroce replays the capture's go-backs itself)");
   if (!rc && o->hold_naks && in->nfaults && !in->nak_holds) {
-    jct_run_dilation_t d;
-    jct_run_dilation(o, &d);
     uint32_t before = in->nfaults;
     rc = jct__postmortem_nak_holds(in->schedule, in->go_backs, in->ngo_backs, o->rate_bps,
-                                   o->path_mtu_bytes ? o->path_mtu_bytes : 4096, d.tdf,
-                                   in->fault_specs, &in->nfaults, err, errlen);
+                                   o->path_mtu_bytes ? o->path_mtu_bytes : 4096, in->fault_specs,
+                                   &in->nfaults, err, errlen);
     in->nak_holds = in->nfaults - before;
   }
   if (!rc && in->replay_profile) {
