@@ -55,6 +55,35 @@
 #include "suites.h"
 #include "testkit.h"
 
+/* `delay TIME at=host:R` and its NAK holds are emulated time, as the
+ * switch's delay (its clock dilated) and every spec time: the kernel
+ * program, which keeps wall time, gets them x F (jct__hostdrop_cfg_wall,
+ * as chain_host.c and the agents configure it); undilated, as given. */
+START_TEST(delay_at_host_dilated) {
+  const char *specs[] = {"delay 2ms at=host:1", "delay nak=1@3ms,2@500us at=host:1"};
+  for (double tdf = 1; tdf <= 64; tdf *= 4)
+    for (int k = 0; k < 2; k++) {
+      char err[512] = "";
+      jct_injector_t *inj = NULL;
+      ck_assert_msg(jct_injector_new(&inj, specs[k], 1, 0, err, sizeof err) == 0, "%s", err);
+      struct jct_kdrop_cfg cfg;
+      ck_assert_msg(inj->ops->kernel(inj, &cfg, err, sizeof err) == 0, "%s", err);
+      jct__hostdrop_cfg_wall(&cfg, tdf);
+      ck_assert_uint_eq(cfg.mode, JCT_KDROP_DELAY);
+      if (k == 0) {
+        ck_assert_uint_eq(cfg.nnaks, 0);
+        ck_assert_uint_eq(cfg.delay_ns, (uint64_t)(2000000 * tdf));
+      } else {
+        ck_assert_uint_eq(cfg.nnaks, 2);
+        ck_assert_uint_eq(cfg.nak_k[1], 2);
+        ck_assert_uint_eq(cfg.nak_hold_ns[0], (uint64_t)(3000000 * tdf));
+        ck_assert_uint_eq(cfg.nak_hold_ns[1], (uint64_t)(500000 * tdf));
+      }
+      jct_injector_free(inj);
+    }
+}
+END_TEST
+
 #ifdef JCT_HAVE_HOSTFAULT
 #define QP 0x101
 
@@ -956,6 +985,7 @@ Suite *hostfault_suite(void) {
   Suite *off = suite_create("hostfault");
   TCase *t = tcase_create("off");
   tcase_add_test(t, not_built);
+  tcase_add_test(t, delay_at_host_dilated);
   suite_add_tcase(off, t);
   return off;
 #else
@@ -968,6 +998,7 @@ Suite *hostfault_suite(void) {
   tcase_add_test(k, positions_as_the_switch);
   tcase_add_test(k, delay_stamps_departure);
   tcase_add_test(k, nak_hold_keeps_its_flow);
+  tcase_add_test(k, delay_at_host_dilated);
   suite_add_tcase(s, k);
   TCase *c = tcase_create("cleanup");
   tcase_set_timeout(c, 60);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "craft.h"
+#include "harness/cli/commands.h"
 #include "harness/plan/postmortem.h"
 #include "harness/plan/replay_input.h"
 #include "harness/plan/run_args.h"
@@ -372,9 +373,9 @@ END_TEST
 /* On verbs, the capture's NAKs held at their responder's host
  * (postmortem.h): the lab's p2p capture's one NAK, answered 19.9 ms later,
  * is the first PSN sequence error NAK rank 1 sends, held that long less
- * the lab's rxe's own 31 packet times at the replay's rate, x the
- * dilation; at a rate where rxe's own time exceeds the capture's reaction
- * nothing is held. */
+ * the lab's rxe's own 31 packet times at the replay's rate, in emulated
+ * time (the kernel's wall hold is x F: check_hostfault); at a rate where rxe's own time exceeds the
+ * capture's reaction nothing is held. */
 START_TEST(postmortem_nak_holds_p2p) {
   jct_schedule_t *s;
   jct_infer_report_t rep;
@@ -389,23 +390,21 @@ START_TEST(postmortem_nak_holds_p2p) {
   ck_assert_uint_gt(react, 19000000); /* 19.9 ms (traces/README.md) */
   ck_assert_uint_lt(react, 21000000);
   const uint64_t rate = 64960000;
-  ck_assert_int_eq(jct__postmortem_nak_holds(s, g, n, rate, 4096, 16, specs, &nspecs, err,
-                                             sizeof err),
+  ck_assert_int_eq(jct__postmortem_nak_holds(s, g, n, rate, 4096, specs, &nspecs, err, sizeof err),
                    0);
   ck_assert_uint_eq(nspecs, 1);
   unsigned long long us = 0;
   ck_assert_msg(sscanf(specs[0], "delay nak=1@%lluus at=host:1", &us) == 1, "%s", specs[0]);
   double own_ns = JCT_POSTMORTEM_RXE_QUEUE_PKTS * (4096.0 + 82) * 8e9 / (double)rate;
-  double want_us = ((double)react - own_ns) * 16 / 1000;
+  double want_us = ((double)react - own_ns) / 1000; /* emulated: the host's kernel gets x F */
   printf("replay: p2p's NAK on verbs: %s (the capture's reaction %.1f ms)\n", specs[0],
          (double)react / 1e6);
   ck_assert_msg(fabs((double)us - want_us) <= 1, "%s: want %.0f us", specs[0], want_us);
   free(specs[0]);
   /* At 10 Mbit/s rxe's own 31 packets take 104 ms: no hold. */
   nspecs = 0;
-  ck_assert_int_eq(jct__postmortem_nak_holds(s, g, n, 10000000, 4096, 16, specs, &nspecs, err,
-                                             sizeof err),
-                   0);
+  ck_assert_int_eq(
+      jct__postmortem_nak_holds(s, g, n, 10000000, 4096, specs, &nspecs, err, sizeof err), 0);
   ck_assert_uint_eq(nspecs, 0);
   free(g);
   free(idle);
@@ -555,6 +554,75 @@ START_TEST(postmortem_stall_specs_lab) {
     ck_assert_str_eq(json_string_value(json_object_get(st, "source")),
                      lab == 2 ? "default" : "capture");
     jct__replay_input_free(&in);
+  }
+}
+END_TEST
+
+/* What a scenario's cases get as injectors (jct__scenario_cmd's ready hook,
+ * before anything is built): copied, as the hook's are the command's. */
+typedef struct {
+  char *specs[2][32];
+  uint32_t n[2], ncases;
+} sc_specs_t;
+
+static int keep_specs(void *ctx, const char *path, uint32_t lab, const jct_run_opts_t *cases,
+                      uint32_t ncases) {
+  (void)path, (void)lab;
+  sc_specs_t *k = ctx;
+  k->ncases = ncases;
+  for (uint32_t c = 0; c < ncases && c < 2; c++)
+    for (uint32_t i = 0; i < cases[c].ninject && i < 32; i++)
+      k->specs[c][k->n[c]++] = strdup(cases[c].inject[i]);
+  return 0; /* stop: no VM, no namespace */
+}
+
+/* A scenario's cases on verbs in the lab hold the trace's transmit stalls
+ * as `jctlab replay` does (jct__replay_input_specs): the trace's losses (a
+ * faults: trace case) or the case's own, then the same stall specs as the
+ * replay's; on uroce (its QPs hold them) none. */
+START_TEST(scenario_cases_hold_stalls_lab) {
+  char err[512] = "";
+  const char *trace = JCT_SOURCE_DIR "/traces/rxe-lab-ring2-drop1pct.pcap";
+  for (int lab = 0; lab < 2; lab++) {
+    char yaml[2048], path[256];
+    snprintf(yaml, sizeof yaml,
+             "name: stalls\ntrace: %s\n%s"
+             "cases:\n  - name: the trace's losses\n    faults: trace\n"
+             "  - name: a drop\n    inject: [\"drop p=1%%\"]\n",
+             trace, lab ? "transport: verbs\nlab: 2\n" : "");
+    craft_tmpname(path, sizeof path, ".yaml");
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ge(fputs(yaml, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    sc_specs_t k = {0};
+    const jct__scenario_hooks_t h = {.prog = "run", .ctx = &k, .ready = keep_specs};
+    char *argv[] = {"run", path, NULL};
+    ck_assert_int_eq(jct__scenario_cmd(2, argv, &h), 0);
+    unlink(path);
+    /* The replay's own, from the same capture. */
+    jct__run_args_t a;
+    jct__run_args_init(&a, 0);
+    a.run.transport = lab ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
+    a.run.lab_ranks = lab ? 2 : 0;
+    jct__replay_input_t in;
+    ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
+    ck_assert_uint_eq(in.nstall_specs, lab ? 2 : 0); /* rank 0's and rank 1's data */
+    ck_assert_uint_gt(in.nfaults, 0);
+    ck_assert_uint_eq(k.ncases, 2);
+    ck_assert_uint_eq(k.n[0], in.nfaults + in.nstall_specs);
+    ck_assert_uint_eq(k.n[1], 1 + in.nstall_specs);
+    for (uint32_t i = 0; i < in.nfaults; i++)
+      ck_assert_str_eq(k.specs[0][i], in.fault_specs[i]);
+    ck_assert_str_eq(k.specs[1][0], "drop p=1%");
+    for (uint32_t i = 0; i < in.nstall_specs; i++) {
+      ck_assert_str_eq(k.specs[0][in.nfaults + i], in.stall_specs[i]);
+      ck_assert_str_eq(k.specs[1][1 + i], in.stall_specs[i]);
+    }
+    jct__replay_input_free(&in);
+    for (uint32_t c = 0; c < 2; c++)
+      for (uint32_t i = 0; i < k.n[c]; i++)
+        free(k.specs[c][i]);
   }
 }
 END_TEST
@@ -998,6 +1066,7 @@ Suite *replay_suite(void) {
   tcase_add_test(unit, postmortem_specs_of_the_trace);
   tcase_add_test(unit, postmortem_specs_lab_cts);
   tcase_add_test(unit, postmortem_stall_specs_lab);
+  tcase_add_test(unit, scenario_cases_hold_stalls_lab);
   tcase_add_test(unit, postmortem_go_backs_first_tx);
   tcase_add_test(unit, postmortem_nak_holds_p2p);
   tcase_add_test(unit, verbs_takes_the_captured_timer);

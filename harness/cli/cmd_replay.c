@@ -184,17 +184,19 @@ int jct__cmd_replay(int argc, char **argv) {
   } /* a lossless capture keeps its timer go-backs: its hosts', nothing lost */
   /* The injectors: the user's or the trace's losses, then (in the lab) the
    * trace's hosts' transmit stalls, held in every case and repetition. */
-  const char *specs[JCT_RUN_MAX_INJECTORS];
-  uint32_t nlosses = postmortem ? in.nfaults : o->ninject, nspecs = nlosses + in.nstall_specs;
-  if (nspecs > JCT_RUN_MAX_INJECTORS) {
+  uint32_t nlosses = postmortem ? in.nfaults : o->ninject, nspecs;
+  const char **specs = jct__replay_input_specs(&in, postmortem, postmortem ? NULL : o->inject,
+                                               postmortem ? 0 : o->ninject, &nspecs);
+  if (!specs || nspecs > JCT_RUN_MAX_INJECTORS) {
+    free(specs);
     jct__replay_input_free(&in);
+    if (!specs) {
+      fprintf(stderr, "jctlab replay: out of memory\n");
+      return 1;
+    }
     return bad("%u injectors with the trace's %u transmit stall specs: at most %u", nlosses,
                in.nstall_specs, JCT_RUN_MAX_INJECTORS);
   }
-  for (uint32_t i = 0; i < nspecs; i++)
-    specs[i] = i >= nlosses ? in.stall_specs[i - nlosses]
-               : postmortem ? in.fault_specs[i]
-                            : o->inject[i];
   o->inject = specs;
   o->ninject = nspecs;
   /* One case, or one per value of a sweep ('drop p=[0, 1e-4, 1e-3]'). */
@@ -280,6 +282,7 @@ out:
   free(cases);
   free(names);
   jct__sweep_free(pts, npts, o->ninject);
+  free(specs);
   jct__replay_input_free(&in);
   return status;
 }

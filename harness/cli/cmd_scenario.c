@@ -120,13 +120,17 @@ static int own(void *self, const char *w, const char *v) {
   return 1;
 }
 
-/* The scenario's job, through the same loader as `jctlab replay`. */
-static int load_input(const jct__scenario_t *sc, jct__replay_input_t *in, char *err,
-                      size_t errlen) {
+/* The scenario's job, through the same loader as `jctlab replay`: in the
+ * lab (lab: N, not under `jctlab rank`'s world) a trace's transmit stalls
+ * become stall specs, as the replay's. */
+static int load_input(const jct__scenario_t *sc, const jct__scenario_hooks_t *h,
+                      jct__replay_input_t *in, char *err, size_t errlen) {
   jct__run_args_t ra;
   jct__run_args_init(&ra, sc->run.rate_bps);
   ra.run.path_mtu_bytes = sc->run.path_mtu_bytes;
   ra.run.transport = sc->run.transport; /* a trace's losses are targeted per transport */
+  ra.run.lab_ranks = h->world ? 0 : sc->run.lab_ranks;
+  ra.run.agents = sc->run.agents;
   ra.qps_per_conn = sc->qps_per_conn;
   if (sc->source == JCT_SCEN_SYNTH) {
     ra.synth = sc->synth.algorithm;
@@ -137,18 +141,12 @@ static int load_input(const jct__scenario_t *sc, jct__replay_input_t *in, char *
   return jct__replay_input_load(in, &ra, sc->input, sc->scale > 0 ? sc->scale : 1, err, errlen);
 }
 
-/* The case's specs: the trace's own losses first when asked, then its own. */
+/* The case's specs: the trace's own losses first when asked, then its own,
+ * then in the lab the trace's transmit stalls (jct__replay_input_specs). */
 static const char **case_specs(const jct__scenario_case_t *c, const jct__replay_input_t *in,
                                uint32_t *n) {
-  uint32_t extra = c->trace_faults ? in->nfaults : 0;
-  const char **specs = calloc(extra + c->ninject + 1, sizeof *specs);
-  if (!specs) return NULL;
-  for (uint32_t i = 0; i < extra; i++)
-    specs[i] = in->fault_specs[i];
-  for (uint32_t i = 0; i < c->ninject; i++)
-    specs[extra + i] = c->inject[i];
-  *n = extra + c->ninject;
-  return specs;
+  return jct__replay_input_specs(in, c->trace_faults, (const char *const *)c->inject, c->ninject,
+                                 n);
 }
 
 /* The command line's RDMA settings over the file's: each one given wins;
@@ -201,7 +199,7 @@ int jct__scenario_cmd(int argc, char **argv, const jct__scenario_hooks_t *h) {
   if (a.have_reps) sc->run.reps = (uint32_t)a.reps;
   if (a.have_seed) sc->run.seed = a.seed;
   jct__replay_input_t in;
-  if ((rc = load_input(sc, &in, err, sizeof err))) {
+  if ((rc = load_input(sc, h, &in, err, sizeof err))) {
     fprintf(stderr, "jctlab %s: %s: %s\n", prog, path, err);
     jct__scenario_free(sc);
     return rc == JCT_ENOMEM ? 1 : 2;

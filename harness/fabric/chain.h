@@ -164,7 +164,8 @@ size_t jct__chain_len(const jct__chain_t *c);
 bool jct__chain_enabled(const jct__chain_t *c);
 /* How long frames an injector at a host holds back may still leave after
  * a repetition: twice the largest delay of its kernel programs (delay
- * at=host:R; emulated ns), 0 when none delays. */
+ * at=host:R; wall ns, the spec's x F as the kernel holds them), 0 when
+ * none delays. */
 uint64_t jct__chain_host_hold_ns(const jct__chain_t *c);
 const jct_injector_t *jct__chain_get(const jct__chain_t *c, size_t i);
 

@@ -448,6 +448,7 @@ uint64_t jct__chain_host_hold_ns(const jct__chain_t *c) {
     if (inj->host < 0 || !inj->ops->kernel ||
         inj->ops->kernel(inj, &cfg, ignored, sizeof ignored) < 0 || cfg.mode != JCT_KDROP_DELAY)
       continue;
+    jct__hostdrop_cfg_wall(&cfg, jct_clock_tdf()); /* as the kernel holds them */
     uint64_t d = cfg.delay_ns;
     for (uint32_t k = 0; k < cfg.nnaks && k < JCT_KDROP_MAX_NAKS; k++) /* delay by NAK */
       if (cfg.nak_hold_ns[k] > d) d = cfg.nak_hold_ns[k];
@@ -473,6 +474,7 @@ void jct__chain_hosts_start(jct__chain_t *c) {
     cfg.enabled = !c->disabled;
     cfg.start_ns = c->start_mono_ns;
     cfg.seed = inj->seed;
+    jct__hostdrop_cfg_wall(&cfg, jct_clock_tdf()); /* delay at=host: TIME x F */
     cfg.at_ns = wall_span(inj->at_ns);
     cfg.until_ns = inj->until_ns ? wall_span(inj->until_ns) : 0;
     uint64_t rng[4];

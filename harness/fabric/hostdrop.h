@@ -57,6 +57,12 @@ const char *jct__hostdrop_attach_kind(const jct__hostdrop_t *h);
 /* The kernel's id of h's program (bpf_prog_info's id), for tests; 0: unknown. */
 uint32_t jct__hostdrop_prog_id(const jct__hostdrop_t *h);
 
+/* A delay's times in cfg (delay_ns, nak_hold_ns: the spec's, emulated
+ * like every spec time and the switch's delay) in the kernel's wall time,
+ * x tdf (DESIGN.md decision 8: under dilation no emulated figure
+ * changes); at_ns/until_ns are the caller's. tdf <= 1: unchanged. */
+void jct__hostdrop_cfg_wall(struct jct_kdrop_cfg *cfg, double tdf);
+
 /* A repetition starts: cfg becomes the program's configuration, the state
  * restarts (counters zero, PRNG from rng, loss models in their first
  * state, the per-QP PSN history empty). Returns 0 or JCT_EIO. */

@@ -41,6 +41,7 @@ typedef struct {
   jct__agent_link_t *link; /* flap: the netdev's link, and its guard */
   json_t *links;           /* flap: [[t_ns, up], ...] this repetition */
   uint64_t down_since_ns;  /* flap: when the link went down (agent's clock), 0: up */
+  double tdf;              /* the setup's dilation: a delay's times go x tdf to the kernel */
 } host_drop_t;
 
 struct jct__agent_host {
@@ -131,6 +132,8 @@ static int add_one(jct__agent_host_t *h, const json_t *e, int ifindex, const cha
                      MAX_HOST_DROPS);
   host_drop_t *d = &h->d[h->n];
   d->index = (uint32_t)json_integer_value(idx);
+  json_t *tdf = json_object_get(e, "tdf"); /* absent: undilated */
+  d->tdf = json_is_number(tdf) ? json_number_value(tdf) : 1;
   int rc = jct_injector_new(&d->inj, spec, (uint64_t)json_integer_value(rs), d->index, err, errlen);
   if (rc) return rc;
   h->n++; /* freed with h from here on */
@@ -295,6 +298,7 @@ int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns, u
     struct jct_kdrop_cfg cfg;
     char ignored[8];
     if (d->inj->ops->kernel(d->inj, &cfg, ignored, sizeof ignored) < 0) return JCT_EIO;
+    jct__hostdrop_cfg_wall(&cfg, d->tdf); /* delay at=host: TIME x F, as chain_host.c */
     /* As chain_host.c restarts a namespace's program. */
     cfg.enabled = faulted;
     cfg.start_ns = now_ns;

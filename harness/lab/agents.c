@@ -282,9 +282,9 @@ int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agen
       const jct__agents_host_drop_t *d = &o->host_drops[k];
       if (d->rank != i) continue;
       if (!hd) json_object_set_new(m, "host_drops", hd = json_array());
-      json_array_append_new(hd, json_pack("{s:I,s:s,s:I,s:I}", "index", (json_int_t)d->index,
+      json_array_append_new(hd, json_pack("{s:I,s:s,s:I,s:I,s:f}", "index", (json_int_t)d->index,
                                           "spec", d->spec, "run_seed", (json_int_t)d->run_seed,
-                                          "seed", (json_int_t)d->seed));
+                                          "seed", (json_int_t)d->seed, "tdf", a->tdf));
     }
     rc = m ? send_msg(a, i, m) : JCT_ENOMEM;
     json_decref(m);

@@ -424,11 +424,10 @@ int jct__postmortem_stalls(const jct_schedule_t *s, const jct_infer_report_t *re
 #define ROCE_WIRE_BYTES 82u
 
 int jct__postmortem_nak_holds(const jct_schedule_t *s, const jct_uroce_go_back_t *g, uint32_t n,
-                              uint64_t rate_bps, uint32_t pmtu, double tdf,
+                              uint64_t rate_bps, uint32_t pmtu,
                               char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs, char *err,
                               size_t errlen) {
   if (!rate_bps || !pmtu) return 0;
-  if (tdf < 1) tdf = 1;
   double own_ns = JCT_POSTMORTEM_RXE_QUEUE_PKTS * (double)(pmtu + ROCE_WIRE_BYTES) * 8e9 /
                   (double)rate_bps;
   for (uint32_t r = 0; r < s->nranks; r++) {
@@ -440,7 +439,7 @@ int jct__postmortem_nak_holds(const jct_schedule_t *s, const jct_uroce_go_back_t
       const jct_conn_t *c = &s->conns[g[i].conn];
       if ((g[i].cts ? c->src : c->dst) != r) continue;
       k++;
-      double hold = ((double)g[i].nak_to_resend_ns - own_ns) * tdf;
+      double hold = (double)g[i].nak_to_resend_ns - own_ns;    /* emulated: the chain x F */
       if (hold < 1000 || held == JCT_KDROP_MAX_NAKS) continue; /* under 1 us: at once */
       used += (size_t)snprintf(list + used, sizeof list - used, "%s%u@%lluus", held ? "," : "", k,
                                (unsigned long long)(hold / 1000));

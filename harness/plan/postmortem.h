@@ -81,11 +81,11 @@ int jct__postmortem_stalls(const jct_schedule_t *s, const jct_infer_report_t *re
  * less what the lab's rxe takes by itself (it goes back at once, but its
  * retransmission leaves behind the JCT_POSTMORTEM_RXE_QUEUE_PKTS packets
  * it had queued: that many packets of path_mtu_bytes at rate_bps, with
- * RoCEv2's headers and the wire's overhead), times tdf (the host's kernel
- * keeps wall time); a NAK whose TIME comes to nothing is counted, not
- * held. Errors: JCT_EINVAL (no room for another spec), JCT_ENOMEM. */
+ * RoCEv2's headers and the wire's overhead), in emulated time as every
+ * spec's (the host's kernel gets it x F: jct__hostdrop_cfg_wall); a NAK whose TIME comes to nothing
+ * is counted, not held. Errors: JCT_EINVAL (no room for another spec), JCT_ENOMEM. */
 int jct__postmortem_nak_holds(const jct_schedule_t *s, const jct_uroce_go_back_t *g, uint32_t n,
-                              uint64_t rate_bps, uint32_t path_mtu_bytes, double tdf,
+                              uint64_t rate_bps, uint32_t path_mtu_bytes,
                               char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs, char *err,
                               size_t errlen);
 

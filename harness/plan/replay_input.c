@@ -105,6 +105,21 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
   return rc;
 }
 
+const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_losses,
+                                     const char *const *user, uint32_t n_user, uint32_t *n) {
+  uint32_t nl = trace_losses ? in->nfaults : 0, total = nl + n_user + in->nstall_specs;
+  const char **specs = calloc(total + 1, sizeof *specs);
+  if (!specs) return NULL;
+  for (uint32_t i = 0; i < nl; i++)
+    specs[i] = in->fault_specs[i];
+  for (uint32_t i = 0; i < n_user; i++)
+    specs[nl + i] = user[i];
+  for (uint32_t i = 0; i < in->nstall_specs; i++)
+    specs[nl + n_user + i] = in->stall_specs[i];
+  *n = total;
+  return specs;
+}
+
 int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run_opts_t *o,
                              char *err, size_t errlen) {
   json_decref(in->replay_profile);
@@ -136,12 +151,10 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
     rc = jct__errf(err, errlen, JCT_EINVAL,
                    "--hold-naks: verbs only (uroce replays the capture's go-backs itself)");
   if (!rc && o->hold_naks && in->nfaults && !in->nak_holds) {
-    jct_run_dilation_t d;
-    jct_run_dilation(o, &d);
     uint32_t before = in->nfaults;
     rc = jct__postmortem_nak_holds(in->schedule, in->go_backs, in->ngo_backs, o->rate_bps,
-                                   o->path_mtu_bytes ? o->path_mtu_bytes : 4096, d.tdf,
-                                   in->fault_specs, &in->nfaults, err, errlen);
+                                   o->path_mtu_bytes ? o->path_mtu_bytes : 4096, in->fault_specs,
+                                   &in->nfaults, err, errlen);
     in->nak_holds = in->nfaults - before;
   }
   if (!rc && in->replay_profile) {

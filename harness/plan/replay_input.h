@@ -50,6 +50,16 @@ typedef struct {
 int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, const char *path,
                            double scale, char *err, size_t errlen);
 
+/* A case's injectors, as `jctlab replay` and a scenario's cases alike get
+ * them: the trace's own losses (fault_specs) when trace_losses, then the
+ * user's (n_user of user), then in the lab the trace's transmit stall specs
+ * (stall_specs: held in every case and repetition, the user's too). *n is
+ * their count. Returns a calloc'd array (the strings stay in and user's)
+ * or NULL on no memory; *n above JCT_RUN_MAX_INJECTORS is for the caller
+ * to refuse. */
+const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_losses,
+                                     const char *const *user, uint32_t n_user, uint32_t *n);
+
 /* Set the figures of o that the user did not give (user_set, JCT__SET_*)
  * from the schedule's profile, and keep where each came from
  * (jct__replay_profile_apply); on verbs with o->hold_naks, a postmortem's

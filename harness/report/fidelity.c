@@ -63,9 +63,22 @@ static bool outside(const json_t *figs, const char *key) {
 
 /* On verbs, what of the capture the lab's rxe does not repeat, named
  * beside each figure it keeps outside the tolerance (fidelity.h). */
+/* What the replay's rxe did of the capture's timer go-backs, from the run's
+ * own timeouts: unknown (not counted), or so many a repetition, by itself
+ * or (stalls held) as a stopped VM's peer times out waiting for its ACKs. */
+static const char *rxe_timer(char *t, size_t n, const json_t *figs, bool held) {
+  const json_t *r = jget_replayed(figs, "timeouts");
+  if (!json_is_integer(r))
+    snprintf(t, n, "rxe's own timer, not repeated on demand");
+  else
+    snprintf(t, n, "rxe timed out %lld times a repetition here%s", (long long)json_integer_value(r),
+             held ? ", a stopped VM's peer by itself" : ", by itself, none on demand");
+  return t;
+}
+
 static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_figures_t *cap,
                           const jct_run_opts_t *o, uint64_t replayed_retx) {
-  char b[600];
+  char b[600], t[128];
   jct_run_dilation_t d;
   jct_run_dilation(o, &d);
   /* The stalls are held when the lab stops the senders' VMs (o->nstalls: stall injectors). */
@@ -80,9 +93,10 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
     if (cap->host_timer_go_backs && n >= 0 && (size_t)n < sizeof b)
       snprintf(b + n, sizeof b - (size_t)n,
                "%s%u timer go-backs with nothing lost (%llu PSNs re-sent after its hosts' late "
-               "ACKs) are rxe's own, not repeated on demand",
+               "ACKs): %s",
                n ? "; its " : "the capture's ", cap->host_timer_go_backs,
-               (unsigned long long)cap->host_timer_resent_psns);
+               (unsigned long long)cap->host_timer_resent_psns,
+               rxe_timer(t, sizeof t, figs, o->nstalls));
     reason(why, "job_ns", b);
   }
   if (outside(figs, "retransmitted_packets")) {
@@ -91,9 +105,10 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
     if (cap->host_timer_resent_psns)
       n = snprintf(b, sizeof b,
                    "%llu of the capture's %llu re-sent packets are its %u timer go-backs with "
-                   "nothing lost (its hosts' late ACKs), which rxe does not repeat on demand",
+                   "nothing lost (its hosts' late ACKs): %s",
                    (unsigned long long)cap->host_timer_resent_psns,
-                   (unsigned long long)cap->retx_packets, cap->host_timer_go_backs);
+                   (unsigned long long)cap->retx_packets, cap->host_timer_go_backs,
+                   rxe_timer(t, sizeof t, figs, o->nstalls));
     uint64_t rest = cap->retx_packets > cap->host_timer_resent_psns
                         ? cap->retx_packets - cap->host_timer_resent_psns
                         : 0;
@@ -120,8 +135,9 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
   if (outside(figs, "timeouts") && cap->host_timer_go_backs) {
     snprintf(b, sizeof b,
              "%u of the capture's %llu timeouts are timer go-backs with nothing lost (its hosts' "
-             "late ACKs), which rxe does not repeat on demand (it times out by itself or not)",
-             cap->host_timer_go_backs, (unsigned long long)cap->timeouts);
+             "late ACKs): %s",
+             cap->host_timer_go_backs, (unsigned long long)cap->timeouts,
+             rxe_timer(t, sizeof t, figs, o->nstalls));
     reason(why, "timeouts", b);
   }
 }

@@ -20,7 +20,9 @@
  *                  as a tc-eBPF program, include/jctlab/kdrop.h); at=switch
  *                  (the default) is the switch. Goes with a time at= too
  *                  (drop p=1% at=host:1 at=10ms). where=, port= and dir=
- *                  do not go with it.
+ *                  do not go with it. Its times (at=, until=, delay's
+ *                  TIME and nak=K@TIME) are emulated as on the switch: the
+ *                  kernel, in wall time, gets them x the dilation F.
  *     seed=N       the kind's PRNG seed; default: the run's seed, mixed with
  *                  the injector's position so two injectors differ. Every
  *                  run records the seeds it used; the same seed gives the
@@ -206,7 +208,9 @@ struct jct_injector_ops {
   void (*tick)(jct_injector_t *inj, uint64_t now_ns, jct_injector_emit_cb emit_cb);
   void (*destroy)(jct_injector_t *inj); /* may be NULL */
   /* at=host: the kernel program's configuration for what init parsed
-   * (jctlab/kdrop.h; enabled, times and rng are the caller's), or
+   * (jctlab/kdrop.h; enabled, times and rng are the caller's: a delay's
+   * delay_ns and nak_hold_ns come as the spec's emulated TIME, which the
+   * caller makes wall time, x F), or
    * JCT_EINVAL naming what the kernel program cannot do. NULL: the kind
    * runs on the switch only. */
   int (*kernel)(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, char *err, size_t errlen);

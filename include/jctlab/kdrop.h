@@ -75,10 +75,11 @@ struct jct_kdrop_cfg {
   __u32 msg[JCT_KDROP_MAX_TARGETS];
   __u32 by_msg, any_qp, qp_order;
   __u8 first_op[32]; /* bit (op & 7) of byte op >> 3 */
-  __u64 delay_ns;    /* JCT_KDROP_DELAY */
+  __u64 delay_ns;    /* JCT_KDROP_DELAY; wall: the spec's emulated TIME x the dilation F */
   __u32 nnaks, pad2; /* JCT_KDROP_DELAY by NAK (above): 0 every packet */
   __u32 nak_k[JCT_KDROP_MAX_NAKS];       /* the NAK's number, from 1 */
-  __u64 nak_hold_ns[JCT_KDROP_MAX_NAKS]; /* how much later it leaves (CLOCK_MONOTONIC) */
+  __u64 nak_hold_ns[JCT_KDROP_MAX_NAKS]; /* how much later it leaves (CLOCK_MONOTONIC; the
+                                            spec's emulated TIME x F) */
 };
 
 /* The lease map's one value, written by userspace (hostdrop.h). The
