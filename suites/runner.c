@@ -49,6 +49,7 @@ int main(void) {
   srunner_add_suite(sr, injector_suite());
   srunner_add_suite(sr, injector_kinds_suite());
   srunner_add_suite(sr, stall_suite());
+  srunner_add_suite(sr, timeout_suite());
   srunner_add_suite(sr, inject_suite());
   srunner_add_suite(sr, hostfault_suite());
   srunner_add_suite(sr, rank_suite());

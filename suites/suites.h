@@ -26,6 +26,7 @@ Suite *run_suite(void);
 Suite *injector_suite(void);
 Suite *injector_kinds_suite(void);
 Suite *stall_suite(void);
+Suite *timeout_suite(void);
 Suite *inject_suite(void);
 Suite *hostfault_suite(void);
 TCase *hostfault_kill_tcase(void); /* hostfault's "killed" case; NULL when not built */

@@ -328,6 +328,7 @@ static int write_json(const args_t *a, const jct_run_result_t *r) {
     json_t *last = json_array_get(injs, json_array_size(injs) - 1);
     json_object_set_new(last, "stalls", json_integer((json_int_t)st->stalls));
     json_object_set_new(last, "stall_ns", json_integer((json_int_t)st->stall_ns));
+    json_object_set_new(last, "timeouts", json_integer((json_int_t)st->timeouts));
   }
   json_object_set_new(root, "injectors", injs);
   /* Per connection (README "Run JSON"): null when the run is invalid. */

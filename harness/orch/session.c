@@ -158,7 +158,7 @@ static void fail_rep(jct__session_t *s, jct_rep_t *rep, const char *why) {
 }
 
 /* An injector meant to act (injector.h, targeted: drop psn=, pkt=, the
- * postmortem's drops and stalls) that acted on nothing in a faulted repetition makes
+ * postmortem's drops, stalls and timeouts) that acted on nothing in a faulted repetition makes
  * it fail: a case that injected none of its faults has no verdict. The
  * first such injector is named. */
 static void idle_targets(jct__session_t *s, jct_rep_t *rep) {
@@ -166,7 +166,7 @@ static void idle_targets(jct__session_t *s, jct_rep_t *rep) {
     const jct_injector_t *inj = jct__chain_get(s->chain, i);
     const jct_injector_stats_t *st = &inj->stats;
     if (!inj->targeted || st->dropped || st->held || st->modified || st->expedited ||
-        st->duplicated || st->generated || st->stalls)
+        st->duplicated || st->generated || st->stalls || st->timeouts)
       continue;
     char why[256];
     snprintf(why, sizeof why, "injector #%zu '%.80s%s' acted on nothing: no target of it passed",

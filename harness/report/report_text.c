@@ -43,6 +43,9 @@ static void drops(FILE *out, const json_t *c) {
       fprintf(out, "%s  %s stalls of its senders' hosts, %.1f ms in all\n", lead,
               jct__rfmt_count(e, "stalls", s[0], 32),
               (double)json_integer_value(json_object_get(e, "stall_ns")) / 1e6);
+    if (kind && strcmp(kind, "timeout") == 0) /* the timer go-backs it waited for */
+      fprintf(out, "%s  %s requester timeouts (its ACKs dropped until the go-back)\n", lead,
+              jct__rfmt_count(e, "timeouts", s[0], 32));
   }
   const json_t *fab = jct__rget(c, "drops.fabric"), *v;
   const char *k;

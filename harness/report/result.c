@@ -184,6 +184,8 @@ static json_t *drops_json(const jct_replay_result_t *r) {
     /* A stall's: the senders' stalls it asked for, and their time. */
     json_object_set_new(last, "stalls", u64(st->stalls));
     json_object_set_new(last, "stall_ns", u64(st->stall_ns));
+    /* A timeout's: the requesters' go-backs that ended its ACK drops. */
+    json_object_set_new(last, "timeouts", u64(st->timeouts));
   }
   const jct_switch_totals_t *f = &r->f.fabric;
   json_t *fab = json_pack(

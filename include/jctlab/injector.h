@@ -179,6 +179,9 @@ typedef struct {
   /* stall: the senders' transmit stalls it asked for (jct_frame_t.stall_ns)
    * and their length in all (emulated ns). */
   uint64_t stalls, stall_ns;
+  /* timeout: the requesters' go-backs that ended its targets' ACK drops
+   * (each a retransmit timer run out; the ACKs themselves in dropped). */
+  uint64_t timeouts;
 } jct_injector_stats_t;
 
 typedef struct jct_injector jct_injector_t;
@@ -276,6 +279,7 @@ extern const struct jct_injector_ops jct_flap_ops;
 extern const struct jct_injector_ops jct_duplicate_ops;
 /* stall: a sender's host stops sending for a time after a packet (a VM frozen) */
 extern const struct jct_injector_ops jct_stall_ops;
+extern const struct jct_injector_ops jct_timeout_ops;
 /* rate: netem's rate, frames leave no faster than a rate with an overhead */
 extern const struct jct_injector_ops jct_rate_ops;
 
