@@ -43,9 +43,9 @@ static json_t *case_at(json_t *doc, size_t i) {
 }
 
 START_TEST(sweep_interleaves_without_mixing) {
-  const char *args[] = {"replay", "--synth", "ring",  "--ranks", "4",        "--bytes",
-                        "256KiB", "--rate",  "50mbit", "--reps", "5",        "--timeout",
-                        "14",     "--inject", "drop p=[0, 0.03]", NULL};
+  const char *args[] = {
+      "replay", "--synth", "ring", "--ranks",   "4",  "--bytes",  "256KiB",           "--rate",
+      "50mbit", "--reps",  "5",    "--timeout", "14", "--inject", "drop p=[0, 0.03]", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
@@ -64,7 +64,8 @@ START_TEST(sweep_interleaves_without_mixing) {
     ck_assert_int_eq(jint(c, "baseline_transport.retransmitted_packets"), 0);
     ck_assert_int_eq(jint(c, "baseline_transport.naks"), 0);
     double d = jnum(c, "degradation.median");
-    double ratio = (double)jint(c, "faulted.median_jct_ns") / (double)jint(c, "baseline.median_jct_ns");
+    double ratio =
+        (double)jint(c, "faulted.median_jct_ns") / (double)jint(c, "baseline.median_jct_ns");
     ck_assert_double_eq_tol(d, ratio, 1e-9);
     ck_assert(jnum(c, "degradation.ci95_low") <= d && d <= jnum(c, "degradation.ci95_high"));
     ck_assert_uint_gt(json_array_size(jget(c, "critical_path")), 0);
@@ -89,10 +90,11 @@ END_TEST
 START_TEST(budgets_decide_the_exit_status) {
   char junit[256];
   craft_tmpname(junit, sizeof junit, ".xml");
-  const char *over[] = {"replay", "--synth",  "ring",   "--ranks",  "4",     "--bytes",
-                        "128KiB", "--rate",   "50mbit", "--reps",   "2",     "--timeout",
-                        "14",     "--inject", "drop p=0.05", "--max-degradation", "1.0001",
-                        "--junit", junit, NULL};
+  const char *over[] = {"replay", "--synth",  "ring",        "--ranks",
+                        "4",      "--bytes",  "128KiB",      "--rate",
+                        "50mbit", "--reps",   "2",           "--timeout",
+                        "14",     "--inject", "drop p=0.05", "--max-degradation",
+                        "1.0001", "--junit",  junit,         NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(over, &status, &err);
@@ -106,9 +108,10 @@ START_TEST(budgets_decide_the_exit_status) {
   json_decref(doc);
   free(err);
 
-  const char *within[] = {"replay", "--synth",  "ring",   "--ranks", "4",   "--bytes",
-                          "128KiB", "--rate",   "50mbit", "--reps",  "2",   "--inject",
-                          "drop p=0", "--max-degradation", "3", "--junit", junit, NULL};
+  const char *within[] = {
+      "replay", "--synth", "ring",   "--ranks", "4",        "--bytes",  "128KiB",
+      "--rate", "50mbit",  "--reps", "2",       "--inject", "drop p=0", "--max-degradation",
+      "3",      "--junit", junit,    NULL};
   doc = jctlab_json_retry(within, &status, &err);
   ck_assert_msg(status == 0, "exit %d (want 0, within budget): %s", status, err);
   ck_assert_str_eq(json_string_value(json_object_get(case_at(doc, 0), "verdict")), "pass");
@@ -125,9 +128,10 @@ END_TEST
  * keeps that pace, and the replay must say so rather than report a
  * result. */
 START_TEST(invalid_run_exits_3) {
-  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
-                        "--rate", "1tbit", "--tdf", "1", "--reps", "1", "--inject", "drop p=0",
-                        "--max-degradation", "10", NULL};
+  const char *args[] = {
+      "replay", "--synth", "ring", "--ranks", "2", "--bytes",  "64KiB",    "--rate",
+      "1tbit",  "--tdf",   "1",    "--reps",  "1", "--inject", "drop p=0", "--max-degradation",
+      "10",     NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json(args, &status, &err);
@@ -146,8 +150,12 @@ END_TEST
 /* jctlab's own ring capture replays as the ring it was: the inferred
  * pattern, 8 ranks, 112 ops, and a drop costs retransmissions. */
 START_TEST(ring_capture_replays) {
-  const char *args[] = {"replay", JCT_SOURCE_DIR "/traces/ring8.pcap", "--rate", "50mbit",
-                        "--reps", "1", "--timeout", "14", "--inject", "drop p=0.005", NULL};
+  const char *args[] = {"replay",    JCT_SOURCE_DIR "/traces/ring8.pcap",
+                        "--rate",    "50mbit",
+                        "--reps",    "1",
+                        "--timeout", "14",
+                        "--inject",  "drop p=0.005",
+                        NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
@@ -166,9 +174,9 @@ END_TEST
 /* --scale halves every message; --captured-rate projects the JCTs back:
  * JCT x rate / (scale x captured rate). */
 START_TEST(scale_and_projection) {
-  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "256KiB",
-                        "--rate", "50mbit", "--reps", "1", "--inject", "drop p=0",
-                        "--scale", "0.5", "--captured-rate", "200mbit", NULL};
+  const char *args[] = {"replay",   "--synth", "ring",   "--ranks",         "2",       "--bytes",
+                        "256KiB",   "--rate",  "50mbit", "--reps",          "1",       "--inject",
+                        "drop p=0", "--scale", "0.5",    "--captured-rate", "200mbit", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
@@ -502,8 +510,8 @@ START_TEST(postmortem_stall_specs_lab) {
     a.run.agents = lab == 2 ? "h0:1,h1:1" : NULL;
     jct__replay_input_t in;
     ck_assert_msg(jct__replay_input_load(&in, &a,
-                                         JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", 1,
-                                         err, sizeof err) == 0,
+                                         JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", 1, err,
+                                         sizeof err) == 0,
                   "%s", err);
     ck_assert_uint_eq(in.nstalls, 9);
     ck_assert_uint_eq(in.nstall_specs, lab == 1 ? 2 : 0); /* rank 0's and rank 1's data */
@@ -544,8 +552,7 @@ START_TEST(postmortem_stall_specs_lab) {
     if (lab == 1) {
       ck_assert_uint_eq(targets, 9);
       ck_assert_msg(got_us * 1000 + 9 * 500 >= want_ns && got_us * 1000 <= want_ns + 9 * 500,
-                    "%llu us for %llu ns", (unsigned long long)got_us,
-                    (unsigned long long)want_ns);
+                    "%llu us for %llu ns", (unsigned long long)got_us, (unsigned long long)want_ns);
     }
     jct_run_opts_t o = a.run;
     ck_assert_msg(jct__replay_input_fabric(&in, 0, &o, err, sizeof err) == 0, "%s", err);
@@ -575,6 +582,81 @@ static int keep_specs(void *ctx, const char *path, uint32_t lab, const jct_run_o
       k->specs[c][k->n[c]++] = strdup(cases[c].inject[i]);
   return 0; /* stop: no VM, no namespace */
 }
+
+/* The capture's timer go-backs with nothing lost (its hosts' late ACKs) as
+ * timeout specs in the lab: ring2-nodrop's 2 (each connection's first
+ * message, packet 0), ring4-drop05pct's 5 (one connection has two), none
+ * for ring2-drop1pct's timer go-back (it re-sent a lost copy: its drop
+ * makes it), none on uroce (its QPs make them) nor with --agents. Each
+ * spec names its connection as the stall specs do, held in baselines too,
+ * and its where= passes the connection's data and the ACKs the other way,
+ * not the other way's data. */
+START_TEST(postmortem_timeout_specs_lab) {
+  char err[512] = "";
+  struct {
+    const char *trace;
+    uint32_t ranks, specs, targets;
+  } want[] = {{"rxe-lab-ring2-nodrop.pcap", 2, 2, 2},
+              {"rxe-lab-ring4-drop05pct.pcap", 4, 4, 5},
+              {"rxe-lab-ring2-drop1pct.pcap", 2, 0, 0}};
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++)
+    for (int lab = 0; lab < 3; lab++) { /* uroce, verbs --lab N, verbs --agents */
+      jct__run_args_t a;
+      jct__run_args_init(&a, 0);
+      a.run.transport = lab ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
+      a.run.lab_ranks = lab == 1 ? want[w].ranks : 0;
+      a.run.agents = lab == 2 ? "h0:1,h1:1" : NULL;
+      char trace[512];
+      snprintf(trace, sizeof trace, "%s/traces/%s", JCT_SOURCE_DIR, want[w].trace);
+      jct__replay_input_t in;
+      ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
+      ck_assert_uint_eq(in.ntimeout_specs, lab == 1 ? want[w].specs : 0);
+      uint32_t targets = 0;
+      for (uint32_t k = 0; k < in.ntimeout_specs; k++) {
+        const char *sp = in.timeout_specs[k];
+        ck_assert_msg(!strncmp(sp, "timeout pkt=", 12) && strstr(sp, " baseline=yes") &&
+                          strstr(sp, " qp-order=0 where=\"(src host 198.18.0."),
+                      "%s", sp);
+        for (const char *p = sp + 12; *p && *p != ' '; p++)
+          targets += *p == ':';
+        jct_injector_t *inj;
+        ck_assert_msg(jct_injector_new(&inj, sp, 1, 0, err, sizeof err) == 0, "%s: %s", sp, err);
+        ck_assert(inj->baseline && inj->targeted && !inj->out);
+        /* Its connection's ends, from where=: src host A and dst host B. */
+        unsigned sa, da;
+        const char *wh = strstr(sp, "(src host 198.18.0.");
+        ck_assert_int_eq(sscanf(wh, "(src host 198.18.0.%u and dst host 198.18.0.%u", &sa, &da), 2);
+        char s4[32], d4[32];
+        snprintf(s4, sizeof s4, "198.18.0.%u", sa);
+        snprintf(d4, sizeof d4, "198.18.0.%u", da);
+        uint8_t buf[256];
+        craft_roce_t c = {.payload_bytes = 64, .src = s4, .dst = d4};
+        c.h.bth.opcode = JCT_OP_RC_RDMA_WRITE_ONLY;
+        c.h.reth.dma_len_bytes = 64;
+        const struct {
+          const char *src, *dst;
+          uint8_t op;
+          bool matched;
+        } fr[] = {{s4, d4, JCT_OP_RC_RDMA_WRITE_ONLY, true},
+                  {d4, s4, JCT_OP_RC_ACKNOWLEDGE, true},
+                  {d4, s4, JCT_OP_RC_RDMA_WRITE_ONLY, false}};
+        for (size_t i = 0; i < 3; i++) {
+          c.src = fr[i].src, c.dst = fr[i].dst, c.h.bth.opcode = fr[i].op;
+          c.payload_bytes = fr[i].op == JCT_OP_RC_ACKNOWLEDGE ? 0 : 64;
+          size_t n = craft_roce(buf, sizeof buf, &c);
+          ck_assert_uint_gt(n, 0);
+          jct_frame_t f = {.data = buf, .len = n, .cap = n};
+          uint64_t before = inj->stats.matched;
+          jct_injector_process(inj, &f, 0);
+          ck_assert_msg(inj->stats.matched - before == fr[i].matched, "%s: frame %zu", sp, i);
+        }
+        jct_injector_free(inj);
+      }
+      ck_assert_uint_eq(targets, lab == 1 ? want[w].targets : 0);
+      jct__replay_input_free(&in);
+    }
+}
+END_TEST
 
 /* A scenario's cases on verbs in the lab hold the trace's transmit stalls
  * as `jctlab replay` does (jct__replay_input_specs): the trace's losses (a
@@ -731,11 +813,13 @@ START_TEST(scenario_file) {
   /* One fault log per case (F-caseK.jsonl), none under the name given; the
    * 5% loss case's has its drops. */
   ck_assert_int_ne(access(log, F_OK), 0);
-  for (int k = 0; k < 3; k++) ck_assert_msg(access(logk[k], F_OK) == 0, "no %s", logk[k]);
+  for (int k = 0; k < 3; k++)
+    ck_assert_msg(access(logk[k], F_OK) == 0, "no %s", logk[k]);
   char *lossy = slurp(logk[1], NULL);
   ck_assert_msg(lossy && strstr(lossy, "drop"), "%s has no drop", logk[1]);
   free(lossy);
-  for (int k = 0; k < 3; k++) unlink(logk[k]);
+  for (int k = 0; k < 3; k++)
+    unlink(logk[k]);
   /* 5% loss cannot stay within 1.0001: exit 1; the others pass. */
   ck_assert_msg(status == 1, "exit %d: %s", status, err);
   ck_assert_uint_eq(json_array_size(json_object_get(doc, "cases")), 3);
@@ -764,9 +848,24 @@ END_TEST
  * the queue's worth of resent packets with a 64-packet queue, a few
  * without (the packets in flight on the links). */
 static json_int_t resent_after_one_loss(const char *queue) {
-  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "512KiB",
-                        "--rate", "50mbit", "--reps", "1", "--timeout", "14", "--nic-queue",
-                        queue, "--inject", "drop pkt=0:2 qp=0x101", NULL};
+  const char *args[] = {"replay",
+                        "--synth",
+                        "ring",
+                        "--ranks",
+                        "2",
+                        "--bytes",
+                        "512KiB",
+                        "--rate",
+                        "50mbit",
+                        "--reps",
+                        "1",
+                        "--timeout",
+                        "14",
+                        "--nic-queue",
+                        queue,
+                        "--inject",
+                        "drop pkt=0:2 qp=0x101",
+                        NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
@@ -792,10 +891,11 @@ START_TEST(bad_input) {
     const char *args[12];
     const char *says;
   } cases[] = {
-      {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--inject", "drop p=2", NULL},
+      {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--inject", "drop p=2",
+        NULL},
        "p=2"},
-      {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--inject",
-        "drop p=[0, 1", NULL},
+      {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--inject", "drop p=[0, 1",
+        NULL},
        "["},
       {{"replay", "/nonexistent/incident.pcap", NULL}, "/nonexistent/incident.pcap"},
       {{"replay", "--path-mtu", "1000", NULL}, "--path-mtu"},
@@ -824,8 +924,8 @@ START_TEST(bad_input) {
       {{"replay", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB", "--inject", "drop p=0",
         "--pcap-out", "/nonexistent/dir/out.pcap", NULL},
        "cannot be written"},
-      {{"run", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--json", "/tmp/jctlab-never-written.json",
-        NULL},
+      {{"run", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB", "--json",
+        "/tmp/jctlab-never-written.json", NULL},
        "--json given twice"},
       {{"run", "/nonexistent/s.yaml", NULL}, "/nonexistent/s.yaml"},
       /* NAK holds are the verbs lab's (postmortem.h): uroce replays the go-backs itself */
@@ -845,10 +945,11 @@ START_TEST(bad_input) {
   /* A spec of 600 bytes: its error is cut in the spec, never in the reason
    * (where= values are at most 255 bytes). */
   char where[700] = "drop p=0.1 where=\"host 198.18.0.1";
-  while (strlen(where) < 600) strcat(where, " or host 198.18.0.1");
+  while (strlen(where) < 600)
+    strcat(where, " or host 198.18.0.1");
   strcat(where, "\"");
-  const char *wargs[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
-                         "--inject", where, NULL};
+  const char *wargs[] = {"replay",  "--synth", "ring",     "--ranks", "2",
+                         "--bytes", "64KiB",   "--inject", where,     NULL};
   int wstatus;
   char *werr;
   json_t *wdoc = jctlab_json(wargs, &wstatus, &werr);
@@ -861,8 +962,8 @@ START_TEST(bad_input) {
   for (int v = 1; v <= 256; v++)
     snprintf(sweep + strlen(sweep), sizeof sweep - strlen(sweep), ",%d", v);
   strcat(sweep, "]");
-  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "64KiB",
-                        "--inject", sweep, NULL};
+  const char *args[] = {"replay",  "--synth", "ring",     "--ranks", "2",
+                        "--bytes", "64KiB",   "--inject", sweep,     NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json(args, &status, &err);
@@ -884,9 +985,10 @@ START_TEST(sigint_ends_cleanly) {
   unlink(js);
   unlink(pcap);
   snprintf(pcap1, sizeof pcap1, "%.*s-case1.pcap", (int)(strlen(pcap) - 5), pcap);
-  char *argv[] = {JCT_BINARY, "replay", "--synth", "ring", "--ranks", "2", "--bytes", "1MiB",
-                  "--rate", "50mbit", "--reps", "200", "--inject", "drop p=[0.001, 0.01]",
-                  "--json", js, "--pcap-out", pcap, NULL};
+  char *argv[] = {
+      JCT_BINARY, "replay", "--synth",    "ring",   "--ranks", "2",        "--bytes",
+      "1MiB",     "--rate", "50mbit",     "--reps", "200",     "--inject", "drop p=[0.001, 0.01]",
+      "--json",   js,       "--pcap-out", pcap,     NULL};
   child_t c = spawn(argv, NULL);
   sleep_ms(2500);
   ck_assert_int_eq(kill(c.pid, SIGINT), 0);
@@ -930,9 +1032,9 @@ END_TEST
 START_TEST(snaplen_cuts_the_capture) {
   char pcap[256];
   craft_tmpname(pcap, sizeof pcap, ".pcap");
-  const char *args[] = {"replay", "--synth", "ring", "--ranks", "2", "--bytes", "128KiB",
-                        "--rate", "50mbit", "--reps", "1", "--inject", "drop p=0",
-                        "--pcap-out", pcap, "-s", "96", NULL};
+  const char *args[] = {"replay",   "--synth",    "ring",   "--ranks", "2",  "--bytes",
+                        "128KiB",   "--rate",     "50mbit", "--reps",  "1",  "--inject",
+                        "drop p=0", "--pcap-out", pcap,     "-s",      "96", NULL};
   int status;
   char *err;
   json_t *doc = jctlab_json_retry(args, &status, &err);
@@ -1020,8 +1122,7 @@ START_TEST(per_qp_figures) {
       ck_assert_int_eq(jint(side, "reps"), 3);
       ck_assert_int_eq(jint(side, "completion_reps"), 3);
       double bw = jnum(side, "bw_bps");
-      ck_assert_msg(bw > 0 && bw <= 5e6, "QP %zu %s: %g bit/s on a 5 Mbit/s link", q, sides[k],
-                    bw);
+      ck_assert_msg(bw > 0 && bw <= 5e6, "QP %zu %s: %g bit/s on a 5 Mbit/s link", q, sides[k], bw);
       json_int_t p50 = jint(side, "completion_p50_ns"), p99 = jint(side, "completion_p99_ns");
       ck_assert(0 < p50 && p50 <= p99 && p99 <= jint(side, "completion_max_ns"));
       retx[k] += jint(side, "retransmitted_packets");
@@ -1066,6 +1167,7 @@ Suite *replay_suite(void) {
   tcase_add_test(unit, postmortem_specs_of_the_trace);
   tcase_add_test(unit, postmortem_specs_lab_cts);
   tcase_add_test(unit, postmortem_stall_specs_lab);
+  tcase_add_test(unit, postmortem_timeout_specs_lab);
   tcase_add_test(unit, scenario_cases_hold_stalls_lab);
   tcase_add_test(unit, postmortem_go_backs_first_tx);
   tcase_add_test(unit, postmortem_nak_holds_p2p);

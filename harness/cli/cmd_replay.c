@@ -194,9 +194,16 @@ int jct__cmd_replay(int argc, char **argv) {
       fprintf(stderr, "jctlab replay: out of memory\n");
       return 1;
     }
-    return bad("%u injectors with the trace's %u transmit stall specs: at most %u", nlosses,
-               in.nstall_specs, JCT_RUN_MAX_INJECTORS);
+    return bad("%u injectors with the trace's %u transmit stall and %u timer go-back specs: at "
+               "most %u",
+               nlosses, in.nstall_specs, in.ntimeout_specs, JCT_RUN_MAX_INJECTORS);
   }
+  /* What every case holds of the capture's hosts (the lab's stall and timeout specs). */
+  const char *held = in.nstall_specs && in.ntimeout_specs
+                         ? "its hosts' transmit stalls and late ACKs held"
+                     : in.nstall_specs   ? "its hosts' transmit stalls held"
+                     : in.ntimeout_specs ? "its hosts' late ACKs held"
+                                         : "";
   o->inject = specs;
   o->ninject = nspecs;
   /* One case, or one per value of a sweep ('drop p=[0, 1e-4, 1e-3]'). */
@@ -239,12 +246,12 @@ int jct__cmd_replay(int argc, char **argv) {
       snprintf(names[i], sizeof names[i], "%s=%s", key, pts[i].value_text);
     else if (postmortem)
       snprintf(names[i], sizeof names[i],
-               "the trace's own losses (%llu packets, %llu of them re-sent copies)%s",
+               "the trace's own losses (%llu packets, %llu of them re-sent copies)%s%s",
                (unsigned long long)in.lost_packets, (unsigned long long)in.lost_retransmissions,
-               in.nstall_specs ? ", its hosts' transmit stalls held" : "");
+               held[0] ? ", " : "", held);
     else if (lossless)
       snprintf(names[i], sizeof names[i], "the capture as it was (lossless, %s)",
-               in.nstall_specs ? "its hosts' transmit stalls held" : "no injector");
+               held[0] ? held : "no injector");
     else
       snprintf(names[i], sizeof names[i], "%s%s", pts[i].specs[0], o->ninject > 1 ? " + ..." : "");
     c->meta = (jct__case_meta_t){.name = names[i],

@@ -206,7 +206,9 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
   if (*n == JCT_POSTMORTEM_MAX_SPECS)
     return jct__errf(err, errlen, JCT_EINVAL,
                      "the trace's %s on more than %u connections: give --inject instead",
-                     strcmp(kind, "stall") ? "losses are" : "transmit stalls are",
+                     !strcmp(kind, "stall")     ? "transmit stalls are"
+                     : !strcmp(kind, "timeout") ? "timer go-backs are"
+                                                : "losses are",
                      JCT_POSTMORTEM_MAX_SPECS);
   const jct_conn_t *c = &s->conns[conn];
   uint32_t order = 0;
@@ -214,10 +216,19 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
   if (verbs &&
       (rc = cts ? cts_alone(s, conn, err, errlen) : conn_order(s, conn, &order, err, errlen)))
     return rc;
-  size_t len = strlen(args) + 230;
+  size_t len = strlen(args) + 320;
   char *spec = malloc(len);
   if (!spec) return JCT_ENOMEM;
-  if (verbs) {
+  if (verbs && strcmp(kind, "timeout") == 0) { /* its data, and its responder's ACKs back */
+    char a[48], b[48];
+    jct_addr_t sa = jct_rank_ipv4(c->src), da = jct_rank_ipv4(c->dst);
+    jct_addr_str(&sa, a, sizeof a);
+    jct_addr_str(&da, b, sizeof b);
+    snprintf(spec, len,
+             "%s %s qp-order=%u where=\"(src host %s and dst host %s and not (udp[8] == 0x0b and "
+             "udp[4:2] == 108)) or (src host %s and dst host %s and udp[8] == 0x11)\"",
+             kind, args, order, a, b, b, a);
+  } else if (verbs) {
     char a[48], b[48];
     jct_addr_t sa = jct_rank_ipv4(c->src), da = jct_rank_ipv4(c->dst);
     jct_addr_str(&sa, a, sizeof a);
@@ -428,8 +439,8 @@ int jct__postmortem_nak_holds(const jct_schedule_t *s, const jct_uroce_go_back_t
                               char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs, char *err,
                               size_t errlen) {
   if (!rate_bps || !pmtu) return 0;
-  double own_ns = JCT_POSTMORTEM_RXE_QUEUE_PKTS * (double)(pmtu + ROCE_WIRE_BYTES) * 8e9 /
-                  (double)rate_bps;
+  double own_ns =
+      JCT_POSTMORTEM_RXE_QUEUE_PKTS * (double)(pmtu + ROCE_WIRE_BYTES) * 8e9 / (double)rate_bps;
   for (uint32_t r = 0; r < s->nranks; r++) {
     char list[JCT_KDROP_MAX_NAKS * 32 + 1] = "";
     size_t used = 0;
@@ -470,8 +481,8 @@ static uint32_t stall_after(const jct_uroce_stall_t *x) {
 #define STALL_LIST_CHARS 240 /* a spec's value holds 255 (injector.h) */
 
 int jct__postmortem_stall_specs(const jct_schedule_t *s, const jct_uroce_stall_t *x, uint32_t nx,
-                                char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
-                                char *err, size_t errlen) {
+                                char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs, char *err,
+                                size_t errlen) {
   *nspecs = 0;
   int rc = 0;
   for (uint32_t c = 0; c < s->nconns && rc == 0; c++) {
@@ -508,6 +519,42 @@ int jct__postmortem_stall_specs(const jct_schedule_t *s, const jct_uroce_stall_t
       char args[2 * STALL_LIST_CHARS + 80];
       snprintf(args, sizeof args, "pkt=%s for=%s baseline=yes", pkts, times);
       rc = add_spec(specs, nspecs, s, c, true, false, "stall", args, err, errlen);
+    }
+  }
+  return rc;
+}
+
+int jct__postmortem_timeout_specs(const jct_schedule_t *s, const jct_uroce_go_back_t *g, uint32_t n,
+                                  char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
+                                  char *err, size_t errlen) {
+  *nspecs = 0;
+  int rc = 0;
+  for (uint32_t c = 0; c < s->nconns && rc == 0; c++) {
+    char pkts[STALL_LIST_CHARS + 32] = "";
+    size_t np = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+      if (g[i].conn != c || !g[i].timer_ns || g[i].recovers_loss || g[i].cts) continue;
+      bool seen = false; /* two at one packet: one target */
+      for (uint32_t j = 0; j < i && !seen; j++)
+        seen = g[j].conn == c && g[j].timer_ns && !g[j].recovers_loss && !g[j].cts &&
+               g[j].msg == g[i].msg && g[j].pkt == g[i].pkt;
+      if (seen) continue;
+      char p[32];
+      int lp = snprintf(p, sizeof p, "%s%u:%u", np ? "," : "", g[i].msg, g[i].pkt);
+      if (np + (size_t)lp > STALL_LIST_CHARS) {
+        char args[STALL_LIST_CHARS + 48];
+        snprintf(args, sizeof args, "pkt=%s baseline=yes", pkts);
+        rc = add_spec(specs, nspecs, s, c, true, false, "timeout", args, err, errlen);
+        np = 0;
+        lp = snprintf(p, sizeof p, "%u:%u", g[i].msg, g[i].pkt);
+      }
+      memcpy(pkts + np, p, (size_t)lp + 1);
+      np += (size_t)lp;
+    }
+    if (np && rc == 0) {
+      char args[STALL_LIST_CHARS + 48];
+      snprintf(args, sizeof args, "pkt=%s baseline=yes", pkts);
+      rc = add_spec(specs, nspecs, s, c, true, false, "timeout", args, err, errlen);
     }
   }
   return rc;

@@ -108,6 +108,21 @@ int jct__postmortem_stall_specs(const jct_schedule_t *s, const jct_uroce_stall_t
                                 char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
                                 char *err, size_t errlen);
 
+/* In the lab, the capture's timer go-backs with nothing lost (the hosts'
+ * late ACKs: g's entries with timer_ns, not recovers_loss, not of
+ * clear-to-sends) as timeout injectors (injectors/timeout.c), one spec per
+ * connection with any (and per list a spec's value holds), each target the
+ * packet the go-back went back to: from its first transmission the
+ * switch drops its responder's ACKs of it and later until rxe's
+ * retransmit timer sends the requester back, as uroce holds them itself
+ * (uroce.h). Named as the stall specs are (qp-order=, where= its data and
+ * the ACKs the other way), baseline=yes: the hosts' late ACKs came in
+ * every repetition. specs (malloc'd, the caller's to free either way) in
+ * connection order. Errors: those of the verbs drops, JCT_ENOMEM. */
+int jct__postmortem_timeout_specs(const jct_schedule_t *s, const jct_uroce_go_back_t *g,
+                                  uint32_t n, char *specs[JCT_POSTMORTEM_MAX_SPECS],
+                                  uint32_t *nspecs, char *err, size_t errlen);
+
 /* Leave to the QP's own timer each timer go-back it explains: one whose flow
  * had heard nothing for at least 4.096 us x 2^timeout before it (the shipped
  * capture's, 67.2 ms idle at timeout 14), which the replay's timer gives as

@@ -31,7 +31,8 @@ static int is_schedule(const char *path) {
 
 /* A capture: its inferred schedule, sizes scaled, and its losses as
  * targeted drops; the losses' offsets scale with the sizes. In the lab
- * (vm_stalls), its hosts' transmit stalls as stall injectors too. */
+ * (vm_stalls), its hosts' transmit stalls as stall injectors too, and its
+ * timer go-backs with nothing lost as timeout injectors. */
 static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, double scale,
                       bool verbs, bool vm_stalls, char *err, size_t errlen) {
   jct_infer_report_t rep;
@@ -60,6 +61,9 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
   if (!rc && vm_stalls)
     rc = jct__postmortem_stall_specs(in->schedule, in->stalls, in->nstalls, in->stall_specs,
                                      &in->nstall_specs, err, errlen);
+  if (!rc && vm_stalls)
+    rc = jct__postmortem_timeout_specs(in->schedule, in->go_backs, in->ngo_backs, in->timeout_specs,
+                                       &in->ntimeout_specs, err, errlen);
   jct_infer_report_free(&rep);
   return rc;
 }
@@ -107,7 +111,8 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
 
 const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_losses,
                                      const char *const *user, uint32_t n_user, uint32_t *n) {
-  uint32_t nl = trace_losses ? in->nfaults : 0, total = nl + n_user + in->nstall_specs;
+  uint32_t nl = trace_losses ? in->nfaults : 0,
+           total = nl + n_user + in->nstall_specs + in->ntimeout_specs;
   const char **specs = calloc(total + 1, sizeof *specs);
   if (!specs) return NULL;
   for (uint32_t i = 0; i < nl; i++)
@@ -116,6 +121,8 @@ const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_l
     specs[nl + i] = user[i];
   for (uint32_t i = 0; i < in->nstall_specs; i++)
     specs[nl + n_user + i] = in->stall_specs[i];
+  for (uint32_t i = 0; i < in->ntimeout_specs; i++)
+    specs[nl + n_user + in->nstall_specs + i] = in->timeout_specs[i];
   *n = total;
   return specs;
 }
@@ -137,8 +144,8 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
   bool stalls = in->nstalls && (o->transport == JCT_TRANSPORT_UROCE || in->nstall_specs);
   o->stalls = stalls ? in->stalls : NULL;
   o->nstalls = stalls ? in->nstalls : 0;
-  int rc = jct__replay_profile_apply(in->schedule, user_set, &c, o, &in->replay_profile, err,
-                                     errlen);
+  int rc =
+      jct__replay_profile_apply(in->schedule, user_set, &c, o, &in->replay_profile, err, errlen);
   o->go_backs = o->ngo_backs ? in->go_backs : NULL;
   if (!rc)
     jct__postmortem_timer_go_backs(in->go_backs, in->go_back_idle_ns, o->ngo_backs, o->timeout);
@@ -195,4 +202,7 @@ void jct__replay_input_free(jct__replay_input_t *in) {
   for (uint32_t i = 0; i < in->nstall_specs; i++)
     free(in->stall_specs[i]);
   in->nstall_specs = 0;
+  for (uint32_t i = 0; i < in->ntimeout_specs; i++)
+    free(in->timeout_specs[i]);
+  in->ntimeout_specs = 0;
 }

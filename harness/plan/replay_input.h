@@ -33,6 +33,10 @@ typedef struct {
    * every case of the replay adds to its injectors, the user's too. */
   char *stall_specs[JCT_POSTMORTEM_MAX_SPECS];
   uint32_t nstall_specs;
+  /* ... and its timer go-backs with nothing lost as timeout injectors
+   * (postmortem.h), held likewise. */
+  char *timeout_specs[JCT_POSTMORTEM_MAX_SPECS];
+  uint32_t ntimeout_specs;
   bool no_cts; /* a trace whose job sent no clear-to-sends (perftest): the replay sends none */
   bool have_capture;             /* a trace: capture holds what it showed (fidelity.h) */
   jct__capture_figures_t capture;
@@ -53,7 +57,8 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
 /* A case's injectors, as `jctlab replay` and a scenario's cases alike get
  * them: the trace's own losses (fault_specs) when trace_losses, then the
  * user's (n_user of user), then in the lab the trace's transmit stall specs
- * (stall_specs: held in every case and repetition, the user's too). *n is
+ * and timer go-back specs (stall_specs, timeout_specs: held in every case
+ * and repetition, the user's too). *n is
  * their count. Returns a calloc'd array (the strings stay in and user's)
  * or NULL on no memory; *n above JCT_RUN_MAX_INJECTORS is for the caller
  * to refuse. */
