@@ -63,22 +63,36 @@ static bool outside(const json_t *figs, const char *key) {
 
 /* On verbs, what of the capture the lab's rxe does not repeat, named
  * beside each figure it keeps outside the tolerance (fidelity.h). */
+/* Whether the run makes the capture's timer go-backs happen: a timeout
+ * injector among its specs (the kind is a spec's first word). */
+static bool makes_timeouts(const jct_run_opts_t *o) {
+  for (uint32_t i = 0; i < o->ninject; i++)
+    if (strncmp(o->inject[i], "timeout ", 8) == 0) return true;
+  return false;
+}
+
 /* What the replay's rxe did of the capture's timer go-backs, from the run's
- * own timeouts: unknown (not counted), or so many a repetition, by itself
- * or (stalls held) as a stopped VM's peer times out waiting for its ACKs. */
-static const char *rxe_timer(char *t, size_t n, const json_t *figs, bool held) {
+ * own timeouts: unknown (not counted), or so many a repetition, made at
+ * the capture's packets (timeout injectors, dropping the ACKs until rxe's
+ * timer runs out), or by itself, or (stalls held) as a stopped VM's peer
+ * times out waiting for its ACKs. */
+static const char *rxe_timer(char *t, size_t n, const json_t *figs, const jct_run_opts_t *o) {
   const json_t *r = jget_replayed(figs, "timeouts");
+  const char *how = makes_timeouts(o) ? ", made at the capture's packets (its ACKs dropped until "
+                                        "the timer ran out), and a stopped VM's peer's by itself"
+                    : o->nstalls      ? ", a stopped VM's peer by itself"
+                                      : ", by itself, none on demand";
   if (!json_is_integer(r))
     snprintf(t, n, "rxe's own timer, not repeated on demand");
   else
     snprintf(t, n, "rxe timed out %lld times a repetition here%s", (long long)json_integer_value(r),
-             held ? ", a stopped VM's peer by itself" : ", by itself, none on demand");
+             how);
   return t;
 }
 
 static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_figures_t *cap,
                           const jct_run_opts_t *o, uint64_t replayed_retx) {
-  char b[600], t[128];
+  char b[600], t[200];
   jct_run_dilation_t d;
   jct_run_dilation(o, &d);
   /* The stalls are held when the lab stops the senders' VMs (o->nstalls: stall injectors). */
@@ -95,8 +109,7 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
                "%s%u timer go-backs with nothing lost (%llu PSNs re-sent after its hosts' late "
                "ACKs): %s",
                n ? "; its " : "the capture's ", cap->host_timer_go_backs,
-               (unsigned long long)cap->host_timer_resent_psns,
-               rxe_timer(t, sizeof t, figs, o->nstalls));
+               (unsigned long long)cap->host_timer_resent_psns, rxe_timer(t, sizeof t, figs, o));
     reason(why, "job_ns", b);
   }
   if (outside(figs, "retransmitted_packets")) {
@@ -108,7 +121,7 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
                    "nothing lost (its hosts' late ACKs): %s",
                    (unsigned long long)cap->host_timer_resent_psns,
                    (unsigned long long)cap->retx_packets, cap->host_timer_go_backs,
-                   rxe_timer(t, sizeof t, figs, o->nstalls));
+                   rxe_timer(t, sizeof t, figs, o));
     uint64_t rest = cap->retx_packets > cap->host_timer_resent_psns
                         ? cap->retx_packets - cap->host_timer_resent_psns
                         : 0;
@@ -137,7 +150,7 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
              "%u of the capture's %llu timeouts are timer go-backs with nothing lost (its hosts' "
              "late ACKs): %s",
              cap->host_timer_go_backs, (unsigned long long)cap->timeouts,
-             rxe_timer(t, sizeof t, figs, o->nstalls));
+             rxe_timer(t, sizeof t, figs, o));
     reason(why, "timeouts", b);
   }
 }
@@ -172,17 +185,17 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
   bool have_cap = cap->loss_recovery_ns > 0, have_rep = side->losses_recovered > 0;
   json_object_set_new(
       figs, "loss_recovery_ns",
-      json_pack("{s:o, s:o, s:o, s:b, s:o}", "captured",
-                have_cap ? json_integer((json_int_t)cap->loss_recovery_ns) : json_null(),
-                "replayed", have_rep ? json_integer((json_int_t)side->loss_recovery_ns) : json_null(),
-                "ratio", ratio((double)cap->loss_recovery_ns, (double)side->loss_recovery_ns,
-                               have_cap && have_rep),
-                "decides", false, "within",
-                have_cap && have_rep
-                    ? json_boolean(fabs((double)side->loss_recovery_ns -
-                                        (double)cap->loss_recovery_ns) <=
-                                   tolerance * (double)cap->loss_recovery_ns)
-                    : json_null()));
+      json_pack(
+          "{s:o, s:o, s:o, s:b, s:o}", "captured",
+          have_cap ? json_integer((json_int_t)cap->loss_recovery_ns) : json_null(), "replayed",
+          have_rep ? json_integer((json_int_t)side->loss_recovery_ns) : json_null(), "ratio",
+          ratio((double)cap->loss_recovery_ns, (double)side->loss_recovery_ns,
+                have_cap && have_rep),
+          "decides", false, "within",
+          have_cap && have_rep
+              ? json_boolean(fabs((double)side->loss_recovery_ns - (double)cap->loss_recovery_ns) <=
+                             tolerance * (double)cap->loss_recovery_ns)
+              : json_null()));
   json_t *why = json_array();
   if (o->transport == JCT_TRANSPORT_VERBS)
     verbs_reasons(why, figs, cap, o,
@@ -200,9 +213,9 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
                   "ratio", ratio((double)cap->conn_ns[c], replayed, have)));
   }
   *reproduced = ok;
-  return json_pack("{s:s, s:f, s:b, s:o, s:o, s:o, s:o}", "side",
-                   lossless ? "baseline" : "faulted", "tolerance", tolerance, "reproduced", ok,
-                   "diverged", diverged, "figures", figs, "connections", conns, "why", why);
+  return json_pack("{s:s, s:f, s:b, s:o, s:o, s:o, s:o}", "side", lossless ? "baseline" : "faulted",
+                   "tolerance", tolerance, "reproduced", ok, "diverged", diverged, "figures", figs,
+                   "connections", conns, "why", why);
 }
 
 void jct__capture_figures_free(jct__capture_figures_t *c) {
