@@ -19,7 +19,9 @@
  * whose request packets passed where=, for devices that pick their QP
  * numbers (rxe). Each target acts once a repetition. A go-back that comes
  * before any ACK of the target is dropped (the host's own timing timed it
- * out first) still counts as its timeout.
+ * out first) still counts as its timeout. A requester with no retransmit
+ * timer (--timeout 0: IBA's infinite Local ACK Timeout) never goes back:
+ * its repetition does not finish and the run is invalid.
  *
  * where= must pass both directions: the QP's requests and its responder's
  * ACKs (the ACK goes from the request's destination address to its
