@@ -672,7 +672,8 @@ static char *loaded_objects(const char *path) {
 /* jctlab's modules (harness/base/module.h): jctlab itself maps neither
  * rdma-core nor Open MPI, each module maps its own; the modules sit beside
  * jctlab, and a jctlab without them still inspects, while `agent` and
- * `rank` say which module is missing (one line, exit 2). */
+ * `rank` say which module is missing and where it was looked for (one line,
+ * exit 2; the installed folder: suites/check_install.sh). */
 START_TEST(modules_load_on_demand) {
   static const char *const heavy[] = {"libibverbs.so", "librdmacm.so", "libmpi.so",
                                       "libopen-pal.so", "libhwloc.so"};
@@ -716,13 +717,13 @@ START_TEST(modules_load_on_demand) {
 #ifdef JCT_HAVE_VERBS
   char *agent[] = {lone,      "agent", "--listen", "127.0.0.1:7999", "--rank", "1",
                    "--nranks", "2",    "--no-net", NULL};
-  snprintf(path, sizeof path, "%s/jctlab-verbs.so is missing", tmp);
-  expect_bad_input(agent, "jctlab agent: the verbs module", path);
+  snprintf(path, sizeof path, "%s/jctlab-verbs.so (beside jctlab)", tmp);
+  expect_bad_input(agent, "jctlab agent: the verbs module is missing", path);
 #endif
 #ifdef JCT_HAVE_MPI
   char *rank[] = {lone, "rank", JCT_SOURCE_DIR "/suites/scenarios/postmortem.yaml", NULL};
-  snprintf(path, sizeof path, "%s/jctlab-mpi.so is missing", tmp);
-  expect_bad_input(rank, "jctlab rank: the mpi module", path);
+  snprintf(path, sizeof path, "%s/jctlab-mpi.so (beside jctlab)", tmp);
+  expect_bad_input(rank, "jctlab rank: the mpi module is missing", path);
 #endif
   unlink(lone);
   ck_assert(rmdir(tmp) == 0); /* nothing else left behind */

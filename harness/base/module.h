@@ -7,9 +7,11 @@
  * work for those 19 libraries was most of what `jctlab inspect` spent
  * starting (bench/inspect's empty capture).
  *
- * A module is found beside the running executable, by absolute path (the
- * folder of /proc/self/exe, symbolic links resolved), never through the
- * library search path: build/jctlab loads build/jctlab-verbs.so. It
+ * A module is found by absolute path from the running executable's folder
+ * (/proc/self/exe, symbolic links resolved), never through the library
+ * search path: beside it first (build/jctlab loads build/jctlab-verbs.so),
+ * then in the installed modules' folder (layout.h: PREFIX/bin/jctlab loads
+ * PREFIX/bin/../lib/jctlab/jctlab-verbs.so). It
  * exports one const ops table (STYLE.md: DPDK's ports) by a known name,
  * and its own calls into jctlab (the executor, the clock) resolve against
  * the executable's exported symbols, so it shares jctlab's state (the
@@ -22,11 +24,12 @@
 
 #include <stddef.h>
 
-/* Load jctlab-NAME.so from the executable's folder and put its table
- * `symbol` in *ops; when *ops is set already (loaded before), return 0 at
- * once. Errors (*ops untouched): JCT_EIO, err one line naming the module:
- * its path and "is missing", or what dlopen or dlsym said (an undefined
- * symbol: the module and the executable come from different builds). */
+/* Load jctlab-NAME.so (beside the executable, else installed) and put its
+ * table `symbol` in *ops; when *ops is set already (loaded before), return
+ * 0 at once. Errors (*ops untouched): JCT_EIO, err one line naming the
+ * module: "is missing" and both paths tried, or what dlopen or dlsym said
+ * (an undefined symbol: the module and the executable come from different
+ * builds). */
 int jct__module_load(const char *name, const char *symbol, const void **ops, char *err,
                      size_t errlen);
 

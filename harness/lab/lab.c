@@ -23,6 +23,7 @@
 #include <libmnl/libmnl.h>
 
 #include "common/errf.h"
+#include "harness/base/layout.h"
 #include "harness/base/netlink.h"
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
@@ -77,14 +78,16 @@ static bool cache_has(const char *dir, const char *file) {
 }
 
 int jct__lab_available(char *why, size_t len) {
-  char q[PATH_MAX];
+  char q[PATH_MAX], deps[PATH_MAX];
   const char *dir = cache_dir(NULL);
   if (!on_path(QEMU, q, sizeof q)) {
-    snprintf(why, len, "no %s: run scripts/setup-deps --with-lab", QEMU);
+    snprintf(why, len, "no %s: run %s --with-lab", QEMU,
+             jct__script_name("setup-deps", deps, sizeof deps));
     return 0;
   }
   if (!cache_has(dir, "vmlinuz") || !cache_has(dir, "initrd.img")) {
-    snprintf(why, len, "no lab kernel in %s: run scripts/setup-deps --with-lab", dir);
+    snprintf(why, len, "no lab kernel in %s: run %s --with-lab", dir,
+             jct__script_name("setup-deps", deps, sizeof deps));
     return 0;
   }
   return 1;

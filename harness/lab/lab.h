@@ -53,7 +53,7 @@ typedef struct jct_lab jct__lab_t;
 
 /* 1 when the lab can start here (qemu and the cache's kernel are there);
  * 0 with the reason in why ("no qemu-system-x86_64: run scripts/setup-deps
- * --with-lab"). */
+ * --with-lab", an installed jctlab naming its installed script). */
 int jct__lab_available(char *why, size_t len);
 
 /* Create the TAPs and start one VM per rank (at least 2; 1 with exec_path); returns once all are started,

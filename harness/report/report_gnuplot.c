@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/errf.h"
+#include "harness/base/layout.h"
 #include "jctlab/error.h"
 #include "report_int.h"
 
@@ -78,10 +80,12 @@ int jct__gnuplot_run(FILE *script, const char *dir, int timeout_s, char *err, si
   posix_spawn_file_actions_destroy(&fa);
   if (rc) {
     fclose(errf);
+    char deps[PATH_MAX];
     if (rc == ENOENT)
       return jct__errf(err, errlen, JCT_EIO,
                        "--report needs gnuplot, which is not installed (Debian package "
-                       "gnuplot-nox; scripts/setup-deps installs it)");
+                       "gnuplot-nox; %s installs it)",
+                       jct__script_name("setup-deps", deps, sizeof deps));
     return jct__errf(err, errlen, JCT_EIO, "cannot start gnuplot in %s: %s", dir, strerror(rc));
   }
   int status = 0, w = wait_bounded(pid, timeout_s, &status);
