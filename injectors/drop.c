@@ -94,6 +94,19 @@
  * from the first transmission at its position, so a re-sent copy is found
  * by PSN. @T with T > 1 does not go with retransmissions=yes.
  *
+ * unreached=first (pkt= only) is for a replay whose sender goes back less
+ * deep than the one it replays (rxe in the lab, harness/plan/postmortem.c):
+ * a target at transmission T > 1 is a copy a go-back re-sent, and that
+ * go-back comes only after an earlier loss of the flow. When the packet's
+ * first transmission passes while no loss this injector made is still
+ * unrepaired (every PSN it dropped has been re-sent since), no go-back
+ * will re-send it: the first transmission stands in for the lowest such
+ * target and is dropped, and the packet's later targets count one
+ * transmission less (@3 becomes @2; their #C no longer holds them). The
+ * receiver then meets the same hole at that packet (its NAK, the
+ * requester's go-back), where it would not otherwise. Default
+ * unreached=skip: such a target never acts.
+ *
  * pkt= may go without qp=: the QP is then the
  * first one a request packet that passed where= went to (for transports
  * whose QP numbers the device picks, as rxe does: pick the flow with
@@ -156,7 +169,10 @@ typedef struct {
   uint32_t msg_of[DROP_MAX_PSNS];
   uint64_t count;
   bool retransmissions;
-  jct__position_t at; /* the QP's packets: which, first or re-sent, where (position.h) */
+  bool unreached_first; /* unreached=first: the first transmission stands in (above) */
+  bool hole;            /* a PSN it dropped has not been re-sent since ... */
+  uint32_t hole_psn;    /* ... the lowest such */
+  jct__position_t at;   /* the QP's packets: which, first or re-sent, where (position.h) */
 } drop_t;
 
 /* Gilbert-Elliott, as netem's loss_gilb_ell: true when the frame is lost. */
@@ -229,6 +245,22 @@ static bool take(drop_t *d, uint32_t i) {
   return true;
 }
 
+/* unreached=first, at a first transmission that nothing lost before it
+ * waits on: the lowest later-transmission target of the packet (pkt= at
+ * the tracker's position) drops it, the others count one less. */
+static bool stand_in(drop_t *d) {
+  uint32_t low = d->npsn;
+  for (uint32_t i = 0; i < d->npsn; i++)
+    if (d->msg_of[i] == d->at.msg && d->psn[i] == d->at.pkt && d->tx[i] > 1 &&
+        d->done_psn[i] < d->count && (low == d->npsn || d->tx[i] < d->tx[low]))
+      low = i;
+  if (low == d->npsn) return false;
+  for (uint32_t i = 0; i < d->npsn; i++)
+    if (i != low && d->msg_of[i] == d->at.msg && d->psn[i] == d->at.pkt && d->tx[i] > d->tx[low])
+      d->tx[i]--, d->copy[i] = 0;
+  return take(d, low);
+}
+
 /* A first transmission of psn: targets at transmission 1 (a pkt= target
  * at the message and packet position the tracker has reached). */
 static bool first_transmission(drop_t *d, uint32_t psn) {
@@ -243,6 +275,7 @@ static bool first_transmission(drop_t *d, uint32_t psn) {
     }
     if (d->tx[i] == 1 && !lose) lose = take(d, i);
   }
+  if (!lose && d->unreached_first && !d->hole) lose = stand_in(d);
   for (uint32_t i = 0; i < d->npsn; i++) /* whether its first transmission got past here */
     if (target_psn(d, i, psn)) d->first_lost[i] = lose, d->copies[i] = 1;
   return lose;
@@ -272,16 +305,31 @@ static bool resent(drop_t *d, jct_injector_t *inj, jct_frame_t *f, uint32_t psn)
   return lose;
 }
 
+/* The flow's unrepaired losses this injector made (unreached=first): a
+ * drop of psn opens one, a copy of the lowest passing repairs them (a
+ * go-back re-sends every PSN after it as well). */
+static void track_hole(drop_t *d, uint32_t psn, bool lost) {
+  if (lost && (!d->hole || jct_psn_diff(psn, d->hole_psn) < 0))
+    d->hole = true, d->hole_psn = psn;
+  else if (!lost && d->hole && psn == d->hole_psn)
+    d->hole = false;
+}
+
 static bool loss_targeted(drop_t *d, jct_injector_t *inj, jct_frame_t *f) {
   uint32_t psn;
+  bool lost;
   switch (jct__position_see(&d->at, f, &psn)) {
   case JCT__POS_FIRST_TX:
-    return first_transmission(d, psn);
+    lost = first_transmission(d, psn);
+    break;
   case JCT__POS_RESENT:
-    return resent(d, inj, f, psn);
+    lost = resent(d, inj, f, psn);
+    break;
   default:
     return false;
   }
+  track_hole(d, psn, lost);
+  return lost;
 }
 
 static jct_verdict_t drop_process(jct_injector_t *inj, jct_frame_t *f, uint64_t now_ns) {
@@ -356,7 +404,7 @@ static int need(const jct_spec_t *spec, const char *key, const char *mode, char 
 
 static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p13 p31 p32 p23 p14 every burst "
-                               "psn pkt qp qp-order count retransmissions";
+                               "psn pkt qp qp-order count retransmissions unreached";
   int rc;
   if ((rc = refuse(spec, others, "model=gemodel", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p", "model=gemodel", err, errlen)) < 0) return rc;
@@ -377,7 +425,7 @@ static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 
 static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k every burst "
-                               "psn pkt qp qp-order count retransmissions";
+                               "psn pkt qp qp-order count retransmissions unreached";
   int rc;
   if ((rc = refuse(spec, others, "model=state", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p13", "model=state", err, errlen)) < 0) return rc;
@@ -406,7 +454,7 @@ static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 
 static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k p13 p31 p32 p23 p14 "
-                               "psn pkt qp qp-order count retransmissions";
+                               "psn pkt qp qp-order count retransmissions unreached";
   int rc;
   if ((rc = refuse(spec, others, "every=", err, errlen)) < 0) return rc;
   d->burst = 1;
@@ -510,8 +558,8 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &qp, err, errlen)) < 0) return rc;
   if (find(spec, "qp-order") >= 0) {
     if (!any_qp) return word_err(spec, find(spec, "qp-order"), err, errlen, "goes without qp=");
-    if ((rc = jct_spec_u64(spec, "qp-order", JCT__POSITION_MAX_QP_ORDER - 1, &order, err,
-                           errlen)) < 0)
+    if ((rc = jct_spec_u64(spec, "qp-order", JCT__POSITION_MAX_QP_ORDER - 1, &order, err, errlen)) <
+        0)
       return rc;
   }
   jct__position_init(&d->at, any_qp, (uint32_t)qp, (uint32_t)order);
@@ -525,6 +573,12 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
     else if (strcmp(retx, "no") != 0)
       return word_err(spec, find(spec, "retransmissions"), err, errlen, "is yes or no");
   }
+  const char *unreached = jct_spec_get(spec, "unreached");
+  if (unreached && !by_msg)
+    return word_err(spec, find(spec, "unreached"), err, errlen, "goes with pkt= only");
+  if (unreached && strcmp(unreached, "first") != 0 && strcmp(unreached, "skip") != 0)
+    return word_err(spec, find(spec, "unreached"), err, errlen, "is first or skip");
+  d->unreached_first = unreached && strcmp(unreached, "first") == 0;
   for (uint32_t i = 0; i < d->npsn; i++) {
     d->first_lost[i] = -1;
     if (d->retransmissions && d->tx[i] > 1)
@@ -541,7 +595,7 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
 
 static int init_bernoulli(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "r h k p13 p31 p32 p23 p14 every "
-                               "psn pkt qp qp-order count retransmissions";
+                               "psn pkt qp qp-order count retransmissions unreached";
   int rc;
   if ((rc = refuse(spec, others, "p=", err, errlen)) < 0) return rc;
   double p = 0;
@@ -613,6 +667,9 @@ static int drop_kernel(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, cha
     cfg->every = d->every;
     break;
   case MODE_PSN:
+    if (d->unreached_first)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "%s: unreached=first runs on the switch only, not at a host", inj->spec);
     cfg->mode = JCT_KDROP_PSN;
     cfg->qp = d->at.qp;
     cfg->by_msg = d->by_msg;
@@ -649,7 +706,8 @@ const struct jct_injector_ops jct_drop_ops = {
     .name = "drop",
     .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
              "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] "
-             "[retransmissions=yes] | pkt=MSG:PKT[,...] [qp=QPN | qp-order=N] [count=C]; a target "
+             "[retransmissions=yes] | pkt=MSG:PKT[,...] [qp=QPN | qp-order=N] [count=C] "
+             "[unreached=first]; a target "
              "may end "
              "in @T, its T-th transmission (psn=105@2), and then #C, not before its C-th copy "
              "(pkt=3:7@2#3)",

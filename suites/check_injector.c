@@ -813,6 +813,65 @@ START_TEST(targeted_transmission) {
 }
 END_TEST
 
+/* Packet k of a stream of 3-packet messages of QP 0x11 (FIRST, MIDDLE,
+ * LAST), PSN 500 + k: whether inj drops it. */
+static bool pos_dropped(jct_injector_t *inj, uint32_t k) {
+  static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
+                                   JCT_OP_RC_RDMA_WRITE_LAST};
+  frame_t l;
+  craft_roce_t c = {.payload_bytes = 64};
+  c.h.bth.opcode = pos_op[k % 3];
+  c.h.bth.dest_qp = 0x11;
+  c.h.bth.psn = 500 + k;
+  c.h.reth.dma_len_bytes = 192;
+  size_t n = craft_roce(l.buf, sizeof l.buf, &c);
+  l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+  return dropped(inj, &l, 0);
+}
+
+/* unreached=first: packet 1:1's first transmission stands in for its @2
+ * when the go-back after the loss of 0:1 has come and gone before it (a
+ * sender that goes back less deep than the capture's), and its @3 then
+ * counts as @2; when the go-back still re-sends it (as deep as the
+ * capture's) the targets act as written. Without it, the shallow run's
+ * @2 and @3 never act. */
+START_TEST(targeted_unreached_first) {
+  const char *spec[] = {"drop pkt=0:1,1:1@2,1:1@3 qp=0x11 unreached=first",
+                        "drop pkt=0:1,1:1@2,1:1@3 qp=0x11"};
+  /* deep: 0..5, go-back to 1 re-sends 1..5 (4 lost again), again from 4.
+   * shallow: 0..2, go-back to 1 re-sends 1..2, then 3..5 (4 lost: the
+   * stand-in), go-back to 4 (lost again), and again. */
+  uint32_t deep[] = {0, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 4, 5, 4, 5};
+  uint32_t shallow[] = {0, 1, 2, 1, 2, 3, 4, 5, 4, 5, 4, 5};
+  for (int with = 0; with < 2; with++) {
+    jct_injector_t *inj = mk(spec[with], 1, 0);
+    for (int rep = 0; rep < 2; rep++) { /* a repetition counts anew (tx is restored) */
+      jct_injector_start(inj, 0);
+      char got[16] = "";
+      for (size_t i = 0; i < sizeof deep / sizeof deep[0]; i++)
+        got[i] = pos_dropped(inj, deep[i]) ? 'x' : '.';
+      /* 0:1's first, 1:1's 2nd (its first re-sent copy) and 3rd */
+      ck_assert_msg(!strcmp(got, ".x.......x.x..."), "%s deep: %s", spec[with], got);
+    }
+    /* Without it 4 passes and is not re-sent: its copies never come. */
+    size_t n = with ? 8 : sizeof shallow / sizeof shallow[0];
+    for (int rep = 0; rep < 2; rep++) {
+      jct_injector_start(inj, 0);
+      char got[16] = "";
+      for (size_t i = 0; i < n; i++)
+        got[i] = pos_dropped(inj, shallow[i]) ? 'x' : '.';
+      ck_assert_msg(!strcmp(got, with ? ".x......" : ".x....x.x..."), "%s shallow: %s", spec[with],
+                    got);
+      ck_assert_uint_eq(inj->stats.dropped, with ? 1 : 3);
+    }
+    jct_injector_free(inj);
+  }
+  expect_error("drop psn=5@2 qp=3 unreached=first", "unreached=first");
+  expect_error("drop pkt=1:2@2 qp=3 unreached=maybe", "unreached=maybe");
+  expect_error("drop p=0.1 unreached=first", "unreached");
+}
+END_TEST
+
 /* ---- probabilities as 32-bit fractions ------------------------------------ */
 
 START_TEST(probabilities_are_32bit_fractions) {
@@ -866,6 +925,7 @@ Suite *injector_suite(void) {
   tcase_add_test(core, every_nth_and_bursts);
   tcase_add_test(core, targeted_psn);
   tcase_add_test(core, targeted_transmission);
+  tcase_add_test(core, targeted_unreached_first);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, spec_errors);
