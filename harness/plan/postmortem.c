@@ -216,9 +216,14 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
   if (verbs &&
       (rc = cts ? cts_alone(s, conn, err, errlen) : conn_order(s, conn, &order, err, errlen)))
     return rc;
-  size_t len = strlen(args) + 320;
+  size_t len = strlen(args) + 340;
   char *spec = malloc(len);
   if (!spec) return JCT_ENOMEM;
+  /* rxe goes back less deep than the capture's requester (its host's
+   * reaction): a lost re-sent copy's packet it never re-sends loses its
+   * next in-order copy instead (drop.c, unreached=first). */
+  const char *unreached =
+      verbs && !strcmp(kind, "drop") && strchr(args, '@') ? " unreached=first" : "";
   if (verbs && strcmp(kind, "timeout") == 0) { /* its data, and its responder's ACKs back */
     char a[48], b[48];
     jct_addr_t sa = jct_rank_ipv4(c->src), da = jct_rank_ipv4(c->dst);
@@ -235,14 +240,14 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
     jct_addr_str(&da, b, sizeof b);
     if (cts)
       snprintf(spec, len,
-               "%s %s qp-order=0 where=\"src host %s and dst host %s and udp[8] == 0x0b "
+               "%s %s%s qp-order=0 where=\"src host %s and dst host %s and udp[8] == 0x0b "
                "and udp[4:2] == 108\"",
-               kind, args, b, a);
+               kind, args, unreached, b, a);
     else
       snprintf(spec, len,
-               "%s %s qp-order=%u where=\"src host %s and dst host %s and not (udp[8] == "
+               "%s %s%s qp-order=%u where=\"src host %s and dst host %s and not (udp[8] == "
                "0x0b and udp[4:2] == 108)\"",
-               kind, args, order, a, b);
+               kind, args, unreached, order, a, b);
   } else {
     snprintf(spec, len, "%s qp=0x%x %s", kind, jct__uroce_qpn(conn, !cts), args);
   }
