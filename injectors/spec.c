@@ -25,6 +25,7 @@
 #include "common/rate.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
+#include "spec_int.h"
 
 /* At most this much of a spec heads a message ("..." after a cut), so the
  * reason that follows is never what the caller's buffer cuts. */
@@ -217,13 +218,14 @@ int jct_spec_prob(jct_spec_t *spec, const char *key, double *out, char *err, siz
   return 0;
 }
 
-int jct_spec_time_ns(jct_spec_t *spec, const char *key, uint64_t *out, char *err, size_t errlen) {
-  int i = spec_take(spec, key);
-  if (i < 0) return 0;
-  const char *s = spec->arg[i].value, *end;
+int jct__spec_time_text_ns(const char *s, size_t len, uint64_t *out_ns) {
+  char word[sizeof ((jct_spec_t *)0)->arg[0].value]; /* as long as a value */
+  if (len >= sizeof word) return -1;
+  memcpy(word, s, len);
+  word[len] = '\0';
+  const char *end;
   double v, mult;
-  if (!parse_decimal(s, &v, &end))
-    return arg_err(spec, i, err, errlen, "is not a time (500ns, 10us, 5ms, 1s)");
+  if (!parse_decimal(word, &v, &end)) return -1;
   if (!*end || strcmp(end, "ns") == 0)
     mult = 1.0;
   else if (strcmp(end, "us") == 0)
@@ -233,10 +235,20 @@ int jct_spec_time_ns(jct_spec_t *spec, const char *key, uint64_t *out, char *err
   else if (strcmp(end, "s") == 0)
     mult = 1e9;
   else
-    return arg_err(spec, i, err, errlen, "is not a time (500ns, 10us, 5ms, 1s)");
+    return -1;
   double ns = floor(v * mult + 0.5);
-  if (ns >= 18446744073709551615.0) return arg_err(spec, i, err, errlen, "is too long");
-  *out = (uint64_t)ns;
+  if (ns >= 18446744073709551615.0) return -2;
+  *out_ns = (uint64_t)ns;
+  return 0;
+}
+
+int jct_spec_time_ns(jct_spec_t *spec, const char *key, uint64_t *out, char *err, size_t errlen) {
+  int i = spec_take(spec, key);
+  if (i < 0) return 0;
+  const char *s = spec->arg[i].value;
+  int rc = jct__spec_time_text_ns(s, strlen(s), out);
+  if (rc == -2) return arg_err(spec, i, err, errlen, "is too long");
+  if (rc < 0) return arg_err(spec, i, err, errlen, "is not a time (500ns, 10us, 5ms, 1s)");
   return 0;
 }
 
