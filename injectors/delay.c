@@ -48,11 +48,15 @@
  * holds NAKs instead of every frame, at a host only (jctlab/kdrop.h,
  * delay by NAK): the K-th PSN sequence error NAK the host sends in a
  * repetition (from 1) leaves TIME later, its flow's later packets not
- * before it, everything else at once; TIME is the host's wall time (as
- * delay's at a host). A postmortem on verbs replays a captured requester's
- * slow reaction to a NAK with it (harness/plan/postmortem.c). The switch
- * cannot: its hold keeps a port queue's order, so a held NAK would hold
- * every flow behind it on that port (refused there).
+ * before it, everything else at once. Each TIME reads as every spec time
+ * (jct_spec_time_ns: 500ns, 10us, 5ms, 1s, ns when bare; at most 100 s)
+ * and is emulated, as delay's TIME at a host and the switch's: under
+ * --tdf F the kernel, which keeps wall time, holds the NAK TIME x F
+ * (jct__hostdrop_cfg_wall, harness/fabric/hostdrop.h). A postmortem on
+ * verbs replays a captured requester's slow reaction to a NAK with it
+ * (harness/plan/postmortem.c). The switch cannot: its hold keeps a port
+ * queue's order, so a held NAK would hold every flow behind it on that
+ * port (refused there).
  */
 #include <ctype.h>
 #include <math.h>
