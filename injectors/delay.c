@@ -48,11 +48,15 @@
  * holds NAKs instead of every frame, at a host only (jctlab/kdrop.h,
  * delay by NAK): the K-th PSN sequence error NAK the host sends in a
  * repetition (from 1) leaves TIME later, its flow's later packets not
- * before it, everything else at once; TIME is the host's wall time (as
- * delay's at a host). A postmortem on verbs replays a captured requester's
- * slow reaction to a NAK with it (harness/plan/postmortem.c). The switch
- * cannot: its hold keeps a port queue's order, so a held NAK would hold
- * every flow behind it on that port (refused there).
+ * before it, everything else at once. Each TIME reads as every spec time
+ * (jct_spec_time_ns: 500ns, 10us, 5ms, 1s, ns when bare; at most 100 s)
+ * and is emulated, as delay's TIME at a host and the switch's: under
+ * --tdf F the kernel, which keeps wall time, holds the NAK TIME x F
+ * (jct__hostdrop_cfg_wall, harness/fabric/hostdrop.h). A postmortem on
+ * verbs replays a captured requester's slow reaction to a NAK with it
+ * (harness/plan/postmortem.c). The switch cannot: its hold keeps a port
+ * queue's order, so a held NAK would hold every flow behind it on that
+ * port (refused there).
  */
 #include <ctype.h>
 #include <math.h>
@@ -65,6 +69,7 @@
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "jctlab/kdrop.h"
+#include "spec_int.h"
 
 #define MAX_DELAY_NS 100000000000ull /* 100 s */
 #define TABLE_MIN (-4.0)             /* netem's int16 table, in units of sigma */
@@ -148,38 +153,17 @@ static int bad(const jct_spec_t *spec, char *err, size_t errlen, const char *wor
   return JCT_EINVAL;
 }
 
-/* A time with its unit (500ns, 10us, 5ms, 1s) at the start of s, into
- * *ns; *end after it. false when s holds none. */
-static bool time_at(const char *s, uint64_t *ns, const char **end) {
-  if (!isdigit((unsigned char)s[0])) return false;
-  char *e;
-  double v = strtod(s, &e), mult = 0;
-  size_t ul = strcspn(e, ",");
-  if (ul == 2 && strncmp(e, "ns", 2) == 0)
-    mult = 1;
-  else if (ul == 2 && strncmp(e, "us", 2) == 0)
-    mult = 1e3;
-  else if (ul == 2 && strncmp(e, "ms", 2) == 0)
-    mult = 1e6;
-  else if (ul == 1 && e[0] == 's')
-    mult = 1e9;
-  if (mult == 0 || !isfinite(v) || v * mult > (double)MAX_DELAY_NS) return false;
-  *ns = (uint64_t)floor(v * mult + 0.5);
-  *end = e + ul;
-  return true;
-}
-
 /* nak=K@TIME,...: the NAKs held, K from 1, each named once. */
 static int parse_naks(delay_t *d, const jct_spec_t *spec, const char *list, char *err,
                       size_t errlen) {
   const char *p = list;
   while (*p) {
-    char *e;
-    const char *after;
+    char *e = (char *)p;
     unsigned long k = isdigit((unsigned char)*p) ? strtoul(p, &e, 10) : 0;
-    uint64_t ns;
-    if (k == 0 || k > UINT32_MAX || *e != '@' || !time_at(e + 1, &ns, &after) ||
-        (*after && *after != ','))
+    const char *time = e + 1, *after = *e == '@' ? time + strcspn(time, ",") : e;
+    uint64_t ns = UINT64_MAX; /* TIME as every spec time reads (spec_int.h) */
+    if (k == 0 || k > UINT32_MAX || *e != '@' ||
+        jct__spec_time_text_ns(time, (size_t)(after - time), &ns) < 0 || ns > MAX_DELAY_NS)
       return jct__errf(err, errlen, JCT_EINVAL,
                        "%s: nak=%s: each entry is K@TIME, the K-th NAK (from 1) held TIME "
                        "(at most 100s): nak=1@20ms,3@5ms",

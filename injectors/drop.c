@@ -130,6 +130,7 @@
 #include "jctlab/kdrop.h"
 #include "jctlab/roce.h"
 #include "position.h"
+#include "spec_int.h"
 
 typedef enum { MODE_BERNOULLI, MODE_GEMODEL, MODE_4STATE, MODE_EVERY, MODE_PSN } drop_mode_t;
 
@@ -358,19 +359,6 @@ static jct_verdict_t drop_process(jct_injector_t *inj, jct_frame_t *f, uint64_t 
 
 /* ---- configuration ------------------------------------------------------ */
 
-/* Index of key in spec, -1 when absent (without taking it). */
-static int find(const jct_spec_t *spec, const char *key) {
-  for (uint32_t i = 0; i < spec->nargs; i++)
-    if (strcmp(spec->arg[i].key, key) == 0) return (int)i;
-  return -1;
-}
-
-static int word_err(const jct_spec_t *spec, int i, char *err, size_t errlen, const char *detail) {
-  const jct_spec_t *s = spec;
-  return jct__errf(err, errlen, JCT_EINVAL, "%s: %s=%s: %s", s->text, s->arg[i].key,
-                   s->arg[i].value, detail);
-}
-
 /* Keys (blank-separated in keys) that only other modes take: present with
  * this mode is an error naming the word. */
 static int refuse(const jct_spec_t *spec, const char *keys, const char *mode, char *err,
@@ -383,7 +371,7 @@ static int refuse(const jct_spec_t *spec, const char *keys, const char *mode, ch
       if (word) {
         char detail[96];
         snprintf(detail, sizeof detail, "does not go with %s", mode);
-        return word_err(spec, (int)i, err, errlen, detail);
+        return jct__spec_word_err(spec, (int)i, err, errlen, detail);
       }
       at += n;
     }
@@ -393,7 +381,7 @@ static int refuse(const jct_spec_t *spec, const char *keys, const char *mode, ch
 
 static int need(const jct_spec_t *spec, const char *key, const char *mode, char *err,
                 size_t errlen) {
-  if (find(spec, key) >= 0) return 0;
+  if (jct__spec_find(spec, key) >= 0) return 0;
   return jct__errf(err, errlen, JCT_EINVAL, "%s: %s needs %s=", spec->text, mode, key);
 }
 
@@ -437,11 +425,13 @@ static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   PROB("p23", &p23);
   PROB("p14", &p14);
   if (p13 + p14 > 1.0 + 1e-12)
-    return word_err(spec, find(spec, find(spec, "p14") >= 0 ? "p14" : "p13"), err, errlen,
-                    "p13 + p14 exceed 1 (both leave state 1)");
+    return jct__spec_word_err(
+        spec, jct__spec_find(spec, jct__spec_find(spec, "p14") >= 0 ? "p14" : "p13"), err, errlen,
+        "p13 + p14 exceed 1 (both leave state 1)");
   if (p31 + p32 > 1.0 + 1e-12)
-    return word_err(spec, find(spec, find(spec, "p32") >= 0 ? "p32" : "p31"), err, errlen,
-                    "p31 + p32 exceed 1 (both leave state 3)");
+    return jct__spec_word_err(
+        spec, jct__spec_find(spec, jct__spec_find(spec, "p32") >= 0 ? "p32" : "p31"), err, errlen,
+        "p31 + p32 exceed 1 (both leave state 3)");
   d->to4 = jct__rng_prob32(p14);
   d->to4_or_3 = jct__rng_prob32(p14 + p13);
   d->to2 = jct__rng_prob32(p32);
@@ -460,10 +450,15 @@ static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   d->burst = 1;
   if ((rc = jct_spec_u64(spec, "every", UINT64_MAX, &d->every, err, errlen)) < 0) return rc;
   if ((rc = jct_spec_u64(spec, "burst", UINT64_MAX, &d->burst, err, errlen)) < 0) return rc;
-  if (d->every == 0) return word_err(spec, find(spec, "every"), err, errlen, "must be at least 1");
-  if (d->burst == 0) return word_err(spec, find(spec, "burst"), err, errlen, "must be at least 1");
+  if (d->every == 0)
+    return jct__spec_word_err(spec, jct__spec_find(spec, "every"), err, errlen,
+                              "must be at least 1");
+  if (d->burst == 0)
+    return jct__spec_word_err(spec, jct__spec_find(spec, "burst"), err, errlen,
+                              "must be at least 1");
   if (d->burst > d->every)
-    return word_err(spec, find(spec, "burst"), err, errlen, "is longer than every=");
+    return jct__spec_word_err(spec, jct__spec_find(spec, "burst"), err, errlen,
+                              "is longer than every=");
   d->mode = MODE_EVERY;
   return 0;
 }
@@ -510,9 +505,10 @@ static int parse_psns(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
     if (*at != ',') break;
     p = at + 1;
   }
-  return word_err(spec, find(spec, "psn"), err, errlen,
-                  "is a PSN below 2^24 with an optional @TRANSMISSION (1 to 128) and #COPY "
-                  "(TRANSMISSION to 255), or up to 64 of them separated by commas");
+  return jct__spec_word_err(
+      spec, jct__spec_find(spec, "psn"), err, errlen,
+      "is a PSN below 2^24 with an optional @TRANSMISSION (1 to 128) and #COPY "
+      "(TRANSMISSION to 255), or up to 64 of them separated by commas");
 }
 
 /* pkt=M:K or pkt=M:K@T,M:K,... (message and packet indices from 0). */
@@ -521,43 +517,42 @@ static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   d->npsn = 0;
   d->by_msg = true;
   for (const char *p = v;;) {
-    char *end, *end2;
-    if (*p < '0' || *p > '9') break;
-    unsigned long long m = strtoull(p, &end, 10);
-    if (*end != ':' || end[1] < '0' || end[1] > '9') break;
-    unsigned long long k = strtoull(end + 1, &end2, 10);
-    if (m > UINT32_MAX || k > UINT32_MAX || d->npsn == DROP_MAX_PSNS) break;
-    const char *at = end2;
+    const char *at = p;
+    if (d->npsn == DROP_MAX_PSNS || !jct__spec_msg_pkt(&at, &d->msg_of[d->npsn], &d->psn[d->npsn]))
+      break;
     if (!parse_tx(&at, &d->tx[d->npsn], &d->copy[d->npsn])) break;
-    d->msg_of[d->npsn] = (uint32_t)m;
-    d->psn[d->npsn++] = (uint32_t)k;
+    d->npsn++;
     if (*at == 0) return 0;
     if (*at != ',') break;
     p = at + 1;
   }
-  return word_err(spec, find(spec, "pkt"), err, errlen,
-                  "is MESSAGE:PACKET (from 0) with an optional @TRANSMISSION (1 to 128) and "
-                  "#COPY (TRANSMISSION to 255), or up to 64 of them separated by commas");
+  return jct__spec_word_err(
+      spec, jct__spec_find(spec, "pkt"), err, errlen,
+      "is MESSAGE:PACKET (from 0) with an optional @TRANSMISSION (1 to 128) and "
+      "#COPY (TRANSMISSION to 255), or up to 64 of them separated by commas");
 }
 
 static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k p13 p31 p32 p23 p14 every burst";
   int rc;
   if ((rc = refuse(spec, others, "psn=", err, errlen)) < 0) return rc;
-  bool by_msg = find(spec, "pkt") >= 0;
-  if (by_msg && find(spec, "psn") >= 0)
-    return word_err(spec, find(spec, "pkt"), err, errlen, "goes without psn=");
-  if (!by_msg && find(spec, "qp-order") >= 0)
-    return word_err(spec, find(spec, "qp-order"), err, errlen, "goes with pkt=, not psn=");
+  bool by_msg = jct__spec_find(spec, "pkt") >= 0;
+  if (by_msg && jct__spec_find(spec, "psn") >= 0)
+    return jct__spec_word_err(spec, jct__spec_find(spec, "pkt"), err, errlen, "goes without psn=");
+  if (!by_msg && jct__spec_find(spec, "qp-order") >= 0)
+    return jct__spec_word_err(spec, jct__spec_find(spec, "qp-order"), err, errlen,
+                              "goes with pkt=, not psn=");
   if (!by_msg && (rc = need(spec, "psn", "drop qp=", err, errlen)) < 0) return rc;
   if (!by_msg && (rc = need(spec, "qp", "drop psn=", err, errlen)) < 0) return rc;
   if ((rc = by_msg ? parse_pkts(d, spec, err, errlen) : parse_psns(d, spec, err, errlen)) < 0)
     return rc;
-  bool any_qp = find(spec, "qp") < 0;
+  bool any_qp = jct__spec_find(spec, "qp") < 0;
   uint64_t qp = 0, order = 0;
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &qp, err, errlen)) < 0) return rc;
-  if (find(spec, "qp-order") >= 0) {
-    if (!any_qp) return word_err(spec, find(spec, "qp-order"), err, errlen, "goes without qp=");
+  if (jct__spec_find(spec, "qp-order") >= 0) {
+    if (!any_qp)
+      return jct__spec_word_err(spec, jct__spec_find(spec, "qp-order"), err, errlen,
+                                "goes without qp=");
     if ((rc = jct_spec_u64(spec, "qp-order", JCT__POSITION_MAX_QP_ORDER - 1, &order, err, errlen)) <
         0)
       return rc;
@@ -565,30 +560,35 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
   jct__position_init(&d->at, any_qp, (uint32_t)qp, (uint32_t)order);
   const char *retx = jct_spec_get(spec, "retransmissions");
   if (retx && by_msg)
-    return word_err(spec, find(spec, "retransmissions"), err, errlen,
-                    "cannot go with pkt= (it counts first transmissions)");
+    return jct__spec_word_err(spec, jct__spec_find(spec, "retransmissions"), err, errlen,
+                              "cannot go with pkt= (it counts first transmissions)");
   if (retx) {
     if (strcmp(retx, "yes") == 0)
       d->retransmissions = true;
     else if (strcmp(retx, "no") != 0)
-      return word_err(spec, find(spec, "retransmissions"), err, errlen, "is yes or no");
+      return jct__spec_word_err(spec, jct__spec_find(spec, "retransmissions"), err, errlen,
+                                "is yes or no");
   }
   const char *unreached = jct_spec_get(spec, "unreached");
   if (unreached && !by_msg)
-    return word_err(spec, find(spec, "unreached"), err, errlen, "goes with pkt= only");
+    return jct__spec_word_err(spec, jct__spec_find(spec, "unreached"), err, errlen,
+                              "goes with pkt= only");
   if (unreached && strcmp(unreached, "first") != 0 && strcmp(unreached, "skip") != 0)
-    return word_err(spec, find(spec, "unreached"), err, errlen, "is first or skip");
+    return jct__spec_word_err(spec, jct__spec_find(spec, "unreached"), err, errlen,
+                              "is first or skip");
   d->unreached_first = unreached && strcmp(unreached, "first") == 0;
   for (uint32_t i = 0; i < d->npsn; i++) {
     d->first_lost[i] = -1;
     if (d->retransmissions && d->tx[i] > 1)
-      return word_err(spec, find(spec, "retransmissions"), err, errlen,
-                      "cannot go with a target's @TRANSMISSION (it drops every copy)");
+      return jct__spec_word_err(spec, jct__spec_find(spec, "retransmissions"), err, errlen,
+                                "cannot go with a target's @TRANSMISSION (it drops every copy)");
   }
   inj->targeted = true; /* meant to act: acting on nothing makes the run invalid */
   d->count = d->retransmissions ? UINT64_MAX : 1;
   if ((rc = jct_spec_u64(spec, "count", UINT64_MAX, &d->count, err, errlen)) < 0) return rc;
-  if (d->count == 0) return word_err(spec, find(spec, "count"), err, errlen, "must be at least 1");
+  if (d->count == 0)
+    return jct__spec_word_err(spec, jct__spec_find(spec, "count"), err, errlen,
+                              "must be at least 1");
   d->mode = MODE_PSN;
   return 0;
 }
@@ -603,7 +603,9 @@ static int init_bernoulli(drop_t *d, jct_spec_t *spec, char *err, size_t errlen)
   d->p = jct__rng_prob32(p);
   d->burst = 1;
   if ((rc = jct_spec_u64(spec, "burst", UINT64_MAX, &d->burst, err, errlen)) < 0) return rc;
-  if (d->burst == 0) return word_err(spec, find(spec, "burst"), err, errlen, "must be at least 1");
+  if (d->burst == 0)
+    return jct__spec_word_err(spec, jct__spec_find(spec, "burst"), err, errlen,
+                              "must be at least 1");
   d->mode = MODE_BERNOULLI;
   return 0;
 }
@@ -621,15 +623,15 @@ static int drop_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t er
       if ((rc = need(spec, "p", "model=random", err, errlen)) < 0) return rc;
       rc = init_bernoulli(&d, spec, err, errlen);
     } else {
-      return word_err(spec, find(spec, "model"), err, errlen,
-                      "unknown loss model (random, gemodel, state)");
+      return jct__spec_word_err(spec, jct__spec_find(spec, "model"), err, errlen,
+                                "unknown loss model (random, gemodel, state)");
     }
-  } else if (find(spec, "psn") >= 0 || find(spec, "qp") >= 0 || find(spec, "pkt") >= 0 ||
-             find(spec, "qp-order") >= 0) {
+  } else if (jct__spec_find(spec, "psn") >= 0 || jct__spec_find(spec, "qp") >= 0 ||
+             jct__spec_find(spec, "pkt") >= 0 || jct__spec_find(spec, "qp-order") >= 0) {
     rc = init_psn(inj, &d, spec, err, errlen);
-  } else if (find(spec, "every") >= 0) {
+  } else if (jct__spec_find(spec, "every") >= 0) {
     rc = init_every(&d, spec, err, errlen);
-  } else if (find(spec, "p") >= 0) {
+  } else if (jct__spec_find(spec, "p") >= 0) {
     rc = init_bernoulli(&d, spec, err, errlen);
   } else {
     return jct__errf(err, errlen, JCT_EINVAL, "%s: drop needs p=, model=, every= or psn= (%s)",

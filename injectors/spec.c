@@ -25,6 +25,7 @@
 #include "common/rate.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
+#include "spec_int.h"
 
 /* At most this much of a spec heads a message ("..." after a cut), so the
  * reason that follows is never what the caller's buffer cuts. */
@@ -217,13 +218,14 @@ int jct_spec_prob(jct_spec_t *spec, const char *key, double *out, char *err, siz
   return 0;
 }
 
-int jct_spec_time_ns(jct_spec_t *spec, const char *key, uint64_t *out, char *err, size_t errlen) {
-  int i = spec_take(spec, key);
-  if (i < 0) return 0;
-  const char *s = spec->arg[i].value, *end;
+int jct__spec_time_text_ns(const char *s, size_t len, uint64_t *out_ns) {
+  char word[sizeof((jct_spec_t *)0)->arg[0].value]; /* as long as a value */
+  if (len >= sizeof word) return -1;
+  memcpy(word, s, len);
+  word[len] = '\0';
+  const char *end;
   double v, mult;
-  if (!parse_decimal(s, &v, &end))
-    return arg_err(spec, i, err, errlen, "is not a time (500ns, 10us, 5ms, 1s)");
+  if (!parse_decimal(word, &v, &end)) return -1;
   if (!*end || strcmp(end, "ns") == 0)
     mult = 1.0;
   else if (strcmp(end, "us") == 0)
@@ -233,10 +235,20 @@ int jct_spec_time_ns(jct_spec_t *spec, const char *key, uint64_t *out, char *err
   else if (strcmp(end, "s") == 0)
     mult = 1e9;
   else
-    return arg_err(spec, i, err, errlen, "is not a time (500ns, 10us, 5ms, 1s)");
+    return -1;
   double ns = floor(v * mult + 0.5);
-  if (ns >= 18446744073709551615.0) return arg_err(spec, i, err, errlen, "is too long");
-  *out = (uint64_t)ns;
+  if (ns >= 18446744073709551615.0) return -2;
+  *out_ns = (uint64_t)ns;
+  return 0;
+}
+
+int jct_spec_time_ns(jct_spec_t *spec, const char *key, uint64_t *out, char *err, size_t errlen) {
+  int i = spec_take(spec, key);
+  if (i < 0) return 0;
+  const char *s = spec->arg[i].value;
+  int rc = jct__spec_time_text_ns(s, strlen(s), out);
+  if (rc == -2) return arg_err(spec, i, err, errlen, "is too long");
+  if (rc < 0) return arg_err(spec, i, err, errlen, "is not a time (500ns, 10us, 5ms, 1s)");
   return 0;
 }
 
@@ -286,4 +298,49 @@ int jct_spec_rate_bps(jct_spec_t *spec, const char *key, uint64_t *out, char *er
     return arg_err(spec, i, err, errlen,
                    "is not a rate of at least 1 bit/s (10mbit, 1.5gbit, 100m: bits per second)");
   return 0;
+}
+
+int jct__spec_find(const jct_spec_t *spec, const char *key) {
+  for (uint32_t i = 0; i < spec->nargs; i++)
+    if (strcmp(spec->arg[i].key, key) == 0) return (int)i;
+  return -1;
+}
+
+int jct__spec_word_err(const jct_spec_t *spec, int i, char *err, size_t errlen,
+                       const char *detail) {
+  if (i < 0 || (uint32_t)i >= spec->nargs)
+    return jct__errf(err, errlen, JCT_EINVAL, "%s: %s", spec->text, detail);
+  return jct__errf(err, errlen, JCT_EINVAL, "%s: %s=%s: %s", spec->text, spec->arg[i].key,
+                   spec->arg[i].value, detail);
+}
+
+bool jct__spec_msg_pkt(const char **p, uint32_t *msg, uint32_t *pkt) {
+  const char *s = *p;
+  char *end, *end2;
+  if (*s < '0' || *s > '9') return false;
+  unsigned long long m = strtoull(s, &end, 10);
+  if (*end != ':' || end[1] < '0' || end[1] > '9') return false;
+  unsigned long long k = strtoull(end + 1, &end2, 10);
+  if (m > UINT32_MAX || k > UINT32_MAX) return false;
+  *msg = (uint32_t)m;
+  *pkt = (uint32_t)k;
+  *p = end2;
+  return true;
+}
+
+int jct__spec_pkts(const jct_spec_t *spec, const char *key, uint32_t max, uint32_t *msg,
+                   uint32_t *pkt, uint32_t *n, char *err, size_t errlen) {
+  int i = jct__spec_find(spec, key);
+  *n = 0;
+  for (const char *p = i < 0 ? "" : spec->arg[i].value; *n < max;) {
+    if (!jct__spec_msg_pkt(&p, &msg[*n], &pkt[*n])) break;
+    ++*n;
+    if (*p == 0) return 0;
+    if (*p != ',') break;
+    p++;
+  }
+  char detail[96];
+  snprintf(detail, sizeof detail,
+           "is MESSAGE:PACKET (from 0), or up to %u of them separated by commas", max);
+  return jct__spec_word_err(spec, i, err, errlen, detail);
 }

@@ -37,6 +37,7 @@
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
 #include "position.h"
+#include "spec_int.h"
 
 #define STALL_MAX_TARGETS 64
 
@@ -48,57 +49,21 @@ typedef struct {
   jct__position_t at;
 } stall_t;
 
-static int arg_of(const jct_spec_t *spec, const char *key) {
-  for (uint32_t i = 0; i < spec->nargs; i++)
-    if (strcmp(spec->arg[i].key, key) == 0) return (int)i;
-  return -1;
-}
-
-static int word_err(const jct_spec_t *spec, const char *key, char *err, size_t errlen,
-                    const char *detail) {
-  int i = arg_of(spec, key);
-  return jct__errf(err, errlen, JCT_EINVAL, "%s: %s=%s: %s", spec->text, key,
-                   i >= 0 ? spec->arg[i].value : "", detail);
-}
-
-/* pkt=M:K[,M:K...] */
-static int parse_pkts(stall_t *st, const char *v, const jct_spec_t *spec, char *err,
-                      size_t errlen) {
-  for (const char *p = v;;) {
-    char *end, *end2;
-    if (*p < '0' || *p > '9' || st->n == STALL_MAX_TARGETS) break;
-    unsigned long long m = strtoull(p, &end, 10);
-    if (*end != ':' || end[1] < '0' || end[1] > '9') break;
-    unsigned long long k = strtoull(end + 1, &end2, 10);
-    if (m > UINT32_MAX || k > UINT32_MAX) break;
-    st->msg[st->n] = (uint32_t)m;
-    st->pkt[st->n++] = (uint32_t)k;
-    if (*end2 == 0) return 0;
-    if (*end2 != ',') break;
-    p = end2 + 1;
-  }
-  return word_err(spec, "pkt", err, errlen,
-                  "is MESSAGE:PACKET (from 0), or up to 64 of them separated by commas");
-}
-
-/* for=TIME[,TIME...]: one for all, or one per target. */
+/* for=TIME[,TIME...]: one for all, or one per target, each TIME as every
+ * spec time reads (spec_int.h). */
 static int parse_times(stall_t *st, const char *v, const jct_spec_t *spec, char *err,
                        size_t errlen) {
+  int word = jct__spec_find(spec, "for");
   uint32_t n = 0;
-  char word[64];
   for (const char *p = v; *p && n < STALL_MAX_TARGETS;) {
     size_t len = strcspn(p, ",");
-    if (!len || len >= sizeof word) return word_err(spec, "for", err, errlen, "is TIME[,TIME...]");
-    memcpy(word, p, len);
-    word[len] = 0;
-    jct_spec_t one = {.text = spec->text, .nargs = 1};
-    snprintf(one.arg[0].key, sizeof one.arg[0].key, "for");
-    snprintf(one.arg[0].value, sizeof one.arg[0].value, "%s", word);
-    one.arg[0].offset = spec->arg[arg_of(spec, "for")].offset; /* errors point at for= */
     uint64_t t = 0;
-    int rc = jct_spec_time_ns(&one, "for", &t, err, errlen);
-    if (rc < 0) return rc;
-    if (!t) return word_err(spec, "for", err, errlen, "a stall lasts more than 0");
+    int rc = jct__spec_time_text_ns(p, len, &t);
+    if (rc == -2) return jct__spec_word_err(spec, word, err, errlen, "is too long");
+    if (rc < 0)
+      return jct__spec_word_err(spec, word, err, errlen,
+                                "is TIME[,TIME...], each a time (500ns, 10us, 5ms, 1s)");
+    if (!t) return jct__spec_word_err(spec, word, err, errlen, "a stall lasts more than 0");
     st->stall_ns[n++] = t;
     p += len + (p[len] == ',');
   }
@@ -106,8 +71,8 @@ static int parse_times(stall_t *st, const char *v, const jct_spec_t *spec, char 
     for (uint32_t i = 1; i < st->n; i++)
       st->stall_ns[i] = st->stall_ns[0];
   else if (n != st->n)
-    return word_err(spec, "for", err, errlen,
-                    "gives one time, or one per pkt= target in the same order");
+    return jct__spec_word_err(spec, word, err, errlen,
+                              "gives one time, or one per pkt= target in the same order");
   return 0;
 }
 
@@ -118,24 +83,26 @@ static int stall_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t e
   if (!pkts || !times)
     return jct__errf(err, errlen, JCT_EINVAL, "%s: stall needs pkt= and for= (%s)", spec->text,
                      jct_stall_ops.usage);
-  if ((rc = parse_pkts(&st, pkts, spec, err, errlen)) < 0) return rc;
+  if ((rc = jct__spec_pkts(spec, "pkt", STALL_MAX_TARGETS, st.msg, st.pkt, &st.n, err, errlen)) < 0)
+    return rc;
   if ((rc = parse_times(&st, times, spec, err, errlen)) < 0) return rc;
-  int dir = arg_of(spec, "dir");
+  int dir = jct__spec_find(spec, "dir");
   if (dir >= 0 && strcmp(spec->arg[dir].value, "out") == 0)
-    return word_err(spec, "dir", err, errlen,
-                    "a stall acts where its sender's frames enter the switch (dir=in)");
+    return jct__spec_word_err(spec, jct__spec_find(spec, "dir"), err, errlen,
+                              "a stall acts where its sender's frames enter the switch (dir=in)");
   inj->out = false;
-  bool any_qp = arg_of(spec, "qp") < 0;
+  bool any_qp = jct__spec_find(spec, "qp") < 0;
   uint64_t qp = 0, order = 0;
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &qp, err, errlen)) < 0) return rc;
-  if (arg_of(spec, "qp-order") >= 0 && !any_qp)
-    return word_err(spec, "qp-order", err, errlen, "goes without qp=");
+  if (jct__spec_find(spec, "qp-order") >= 0 && !any_qp)
+    return jct__spec_word_err(spec, jct__spec_find(spec, "qp-order"), err, errlen,
+                              "goes without qp=");
   if ((rc = jct_spec_u64(spec, "qp-order", JCT__POSITION_MAX_QP_ORDER - 1, &order, err, errlen)) <
       0)
     return rc;
   const char *b = jct_spec_get(spec, "baseline");
   if (b && strcmp(b, "yes") != 0 && strcmp(b, "no") != 0)
-    return word_err(spec, "baseline", err, errlen, "is yes or no");
+    return jct__spec_word_err(spec, jct__spec_find(spec, "baseline"), err, errlen, "is yes or no");
   jct__position_init(&st.at, any_qp, (uint32_t)qp, (uint32_t)order);
   inj->baseline = b && strcmp(b, "yes") == 0;
   inj->targeted = true; /* meant to act: acting on nothing makes the run invalid */

@@ -42,6 +42,7 @@
 #include "jctlab/injector.h"
 #include "jctlab/roce.h"
 #include "position.h"
+#include "spec_int.h"
 
 #define TIMEOUT_MAX_TARGETS 64
 
@@ -56,39 +57,6 @@ typedef struct {
   jct__position_t at;
 } timeout_t;
 
-static int arg_of(const jct_spec_t *spec, const char *key) {
-  for (uint32_t i = 0; i < spec->nargs; i++)
-    if (strcmp(spec->arg[i].key, key) == 0) return (int)i;
-  return -1;
-}
-
-static int word_err(const jct_spec_t *spec, const char *key, char *err, size_t errlen,
-                    const char *detail) {
-  int i = arg_of(spec, key);
-  return jct__errf(err, errlen, JCT_EINVAL, "%s: %s=%s: %s", spec->text, key,
-                   i >= 0 ? spec->arg[i].value : "", detail);
-}
-
-/* pkt=M:K[,M:K...] */
-static int parse_pkts(timeout_t *t, const char *v, const jct_spec_t *spec, char *err,
-                      size_t errlen) {
-  for (const char *p = v;;) {
-    char *end, *end2;
-    if (*p < '0' || *p > '9' || t->n == TIMEOUT_MAX_TARGETS) break;
-    unsigned long long m = strtoull(p, &end, 10);
-    if (*end != ':' || end[1] < '0' || end[1] > '9') break;
-    unsigned long long k = strtoull(end + 1, &end2, 10);
-    if (m > UINT32_MAX || k > UINT32_MAX) break;
-    t->msg[t->n] = (uint32_t)m;
-    t->pkt[t->n++] = (uint32_t)k;
-    if (*end2 == 0) return 0;
-    if (*end2 != ',') break;
-    p = end2 + 1;
-  }
-  return word_err(spec, "pkt", err, errlen,
-                  "is MESSAGE:PACKET (from 0), or up to 64 of them separated by commas");
-}
-
 static int timeout_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t errlen) {
   timeout_t t = {0};
   int rc;
@@ -96,23 +64,25 @@ static int timeout_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t
   if (!pkts)
     return jct__errf(err, errlen, JCT_EINVAL, "%s: timeout needs pkt= (%s)", spec->text,
                      jct_timeout_ops.usage);
-  if ((rc = parse_pkts(&t, pkts, spec, err, errlen)) < 0) return rc;
-  int dir = arg_of(spec, "dir");
+  if ((rc = jct__spec_pkts(spec, "pkt", TIMEOUT_MAX_TARGETS, t.msg, t.pkt, &t.n, err, errlen)) < 0)
+    return rc;
+  int dir = jct__spec_find(spec, "dir");
   if (dir >= 0 && strcmp(spec->arg[dir].value, "out") == 0)
-    return word_err(spec, "dir", err, errlen,
-                    "a timeout acts where frames enter the switch (dir=in)");
+    return jct__spec_word_err(spec, jct__spec_find(spec, "dir"), err, errlen,
+                              "a timeout acts where frames enter the switch (dir=in)");
   inj->out = false;
-  bool any_qp = arg_of(spec, "qp") < 0;
+  bool any_qp = jct__spec_find(spec, "qp") < 0;
   uint64_t qp = 0, order = 0;
   if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &qp, err, errlen)) < 0) return rc;
-  if (arg_of(spec, "qp-order") >= 0 && !any_qp)
-    return word_err(spec, "qp-order", err, errlen, "goes without qp=");
+  if (jct__spec_find(spec, "qp-order") >= 0 && !any_qp)
+    return jct__spec_word_err(spec, jct__spec_find(spec, "qp-order"), err, errlen,
+                              "goes without qp=");
   if ((rc = jct_spec_u64(spec, "qp-order", JCT__POSITION_MAX_QP_ORDER - 1, &order, err, errlen)) <
       0)
     return rc;
   const char *b = jct_spec_get(spec, "baseline");
   if (b && strcmp(b, "yes") != 0 && strcmp(b, "no") != 0)
-    return word_err(spec, "baseline", err, errlen, "is yes or no");
+    return jct__spec_word_err(spec, jct__spec_find(spec, "baseline"), err, errlen, "is yes or no");
   jct__position_init(&t.at, any_qp, (uint32_t)qp, (uint32_t)order);
   inj->baseline = b && strcmp(b, "yes") == 0;
   inj->targeted = true; /* meant to act: acting on nothing makes the run invalid */

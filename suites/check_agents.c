@@ -5,11 +5,14 @@
  * another rank's hello, an error, a closed channel) fails the set with a
  * reason that names the agent. No VM, no RDMA device. */
 #include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -1030,6 +1033,69 @@ START_TEST(agent_flaps_its_link) {
 }
 END_TEST
 
+#ifdef JCT_HAVE_HOSTFAULT
+/* One RoCEv2 frame (a WRITE MIDDLE) sent on lo from a packet socket, so
+ * that it crosses lo's egress, where the agent's program sits. */
+static void send_roce_on_lo(void) {
+  uint8_t buf[256];
+  craft_roce_t c = {.payload_bytes = 64};
+  c.h.bth.opcode = JCT_OP_RC_RDMA_WRITE_MIDDLE;
+  c.h.bth.dest_qp = 0x101;
+  size_t n = craft_roce(buf, sizeof buf, &c);
+  int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex("lo")};
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&sll, sizeof sll), 0);
+  ck_assert_int_eq(send(fd, buf, n, 0), (ssize_t)n);
+  close(fd);
+}
+
+/* The agent's program keeps wall time, so under --tdf F the window of a
+ * host injector reaches it x F, as chain_host.c gives it in namespaces
+ * (jct__hostdrop_cfg_of): at=50ms until=200ms with F = 4 drops from 200
+ * to 800 ms of wall time after the repetition's start, not from 50 to
+ * 200. A frame sent 100 ms after the start passes, one sent 400 ms after
+ * it is dropped (the start is set back that far: nothing waits). */
+START_TEST(agent_window_dilated) {
+  if (!ns_own("agents", "agent_window_dilated", NS_LO_UP)) return;
+  const char *spec = "drop p=1 at=host:0 at=50ms until=200ms";
+  char err[256] = "";
+  jct_injector_t *inj;
+  ck_assert_int_eq(jct_injector_new(&inj, spec, 1, 0, err, sizeof err), 0);
+  json_t *list = json_pack("[{s:i,s:s,s:i,s:I,s:f}]", "index", 0, "spec", spec, "run_seed", 1,
+                           "seed", (json_int_t)inj->seed, "tdf", 4.0);
+  uv_loop_t loop;
+  jct_clock_t clock;
+  uv_loop_init(&loop);
+  jct_clock_init(&clock, &loop);
+  jct__agent_host_t *h;
+  ck_assert_msg(jct__agent_host_new(&h, list, "lo", NULL, false, &clock, err, sizeof err) == 0,
+                "%s", err);
+  const struct { uint64_t since_start_ms, dropped; } probe[] = {{100, 0}, {400, 1}};
+  for (size_t k = 0; k < 2; k++) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* the program's clock */
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t start = now - probe[k].since_start_ms * 1000000u;
+    ck_assert_int_eq(jct__agent_host_start(h, true, start, jct_now_ns()), 0);
+    send_roce_on_lo();
+    json_t *done = jct__agent_host_done(h), *e = json_array_get(done, 0);
+    json_int_t dropped = json_integer_value(json_object_get(e, "dropped"));
+    printf("agents: %s under F = 4, a frame %llu ms after the start: %lld dropped\n", spec,
+           (unsigned long long)probe[k].since_start_ms, (long long)dropped);
+    ck_assert_int_eq(dropped, (json_int_t)probe[k].dropped);
+    json_decref(done);
+  }
+  jct__agent_host_free(h);
+  jct_clock_close(&clock, NULL);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  uv_loop_close(&loop);
+  json_decref(list);
+  jct_injector_free(inj);
+}
+END_TEST
+#endif
+
 /* An agent killed with its link down (SIGKILL: no cleanup of its own):
  * its guard sets the link up again; freed normally, it is up at once. */
 START_TEST(killed_agent_leaves_link_up) {
@@ -1096,6 +1162,9 @@ Suite *agents_suite(void) {
 #ifdef JCT_HAVE_VERBS
   tcase_add_test(h, agent_flaps_its_link);
   tcase_add_test(h, killed_agent_leaves_link_up);
+#ifdef JCT_HAVE_HOSTFAULT
+  tcase_add_test(h, agent_window_dilated);
+#endif
 #endif
   suite_add_tcase(s, h);
   TCase *g = agents_guard_tcase(); /* check_agents_guard.c */

@@ -84,6 +84,52 @@ START_TEST(delay_at_host_dilated) {
 }
 END_TEST
 
+/* The window of a host injector is emulated time too: at= and until=
+ * reach the kernel x F, by the one conversion that the namespaces' chains
+ * and the agents call (jct__hostdrop_cfg_of); without until= none. */
+START_TEST(window_at_host_dilated) {
+  const char *specs[] = {"drop p=0.01 at=host:1 at=5ms until=20ms", "drop p=0.01 at=host:1"};
+  for (double tdf = 1; tdf <= 64; tdf *= 4)
+    for (int k = 0; k < 2; k++) {
+      char err[512] = "";
+      jct_injector_t *inj = NULL;
+      ck_assert_msg(jct_injector_new(&inj, specs[k], 1, 0, err, sizeof err) == 0, "%s", err);
+      struct jct_kdrop_cfg cfg;
+      ck_assert_msg(jct__hostdrop_cfg_of(inj, tdf, &cfg, err, sizeof err) == 0, "%s", err);
+      ck_assert_uint_eq(cfg.at_ns, k == 0 ? (uint64_t)(5000000 * tdf) : 0);
+      ck_assert_uint_eq(cfg.until_ns, k == 0 ? (uint64_t)(20000000 * tdf) : 0);
+      ck_assert_uint_eq(cfg.seed, inj->seed);
+      ck_assert(!cfg.enabled && cfg.start_ns == 0); /* the caller's */
+      jct_injector_free(inj);
+    }
+}
+END_TEST
+
+/* nak=K@TIME reads each TIME as every spec time reads (spec_int.h): a
+ * bare number is ns, .5us is 500 ns; above 100 s, or not a time, the
+ * entry is refused. */
+START_TEST(nak_times_as_spec_times) {
+  char err[512] = "";
+  jct_injector_t *inj = NULL;
+  const char *spec = "delay nak=1@0.5ms,2@250,3@.5us,4@100s at=host:1";
+  ck_assert_msg(jct_injector_new(&inj, spec, 1, 0, err, sizeof err) == 0, "%s", err);
+  struct jct_kdrop_cfg cfg;
+  ck_assert_msg(inj->ops->kernel(inj, &cfg, err, sizeof err) == 0, "%s", err);
+  ck_assert_uint_eq(cfg.nnaks, 4);
+  const uint64_t want_ns[] = {500000, 250, 500, 100000000000ull};
+  for (uint32_t k = 0; k < 4; k++)
+    ck_assert_uint_eq(cfg.nak_hold_ns[k], want_ns[k]);
+  jct_injector_free(inj);
+  static const char *const refused[] = {
+      "delay nak=1@101s at=host:1", "delay nak=1@1e30s at=host:1", "delay nak=1@5m at=host:1",
+      "delay nak=1@ at=host:1",     "delay nak=1@5ms,x at=host:1", "delay nak=1 at=host:1"};
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    ck_assert_int_eq(jct_injector_new(&inj, refused[i], 1, 0, err, sizeof err), JCT_EINVAL);
+    ck_assert_msg(strstr(err, "K@TIME"), "%s: %s", refused[i], err);
+  }
+}
+END_TEST
+
 #ifdef JCT_HAVE_HOSTFAULT
 #define QP 0x101
 
@@ -986,6 +1032,8 @@ Suite *hostfault_suite(void) {
   TCase *t = tcase_create("off");
   tcase_add_test(t, not_built);
   tcase_add_test(t, delay_at_host_dilated);
+  tcase_add_test(t, nak_times_as_spec_times);
+  tcase_add_test(t, window_at_host_dilated);
   suite_add_tcase(off, t);
   return off;
 #else
@@ -999,6 +1047,8 @@ Suite *hostfault_suite(void) {
   tcase_add_test(k, delay_stamps_departure);
   tcase_add_test(k, nak_hold_keeps_its_flow);
   tcase_add_test(k, delay_at_host_dilated);
+  tcase_add_test(k, nak_times_as_spec_times);
+  tcase_add_test(k, window_at_host_dilated);
   suite_add_tcase(s, k);
   TCase *c = tcase_create("cleanup");
   tcase_set_timeout(c, 60);

@@ -25,13 +25,6 @@
 #include "jctlab/roce.h"
 #include "topo_link.h"
 
-/* An emulated span as the kernel's wall clock sees it: x F under time
- * dilation (clock.h), saturating. */
-static uint64_t wall_span(uint64_t emulated_ns) {
-  double w = (double)emulated_ns * jct_clock_tdf();
-  return w >= 18e18 ? UINT64_MAX : (uint64_t)w;
-}
-
 typedef struct {
   jct__chain_t *c;
   size_t i;
@@ -446,9 +439,9 @@ uint64_t jct__chain_host_hold_ns(const jct__chain_t *c) {
     struct jct_kdrop_cfg cfg;
     char ignored[8];
     if (inj->host < 0 || !inj->ops->kernel ||
-        inj->ops->kernel(inj, &cfg, ignored, sizeof ignored) < 0 || cfg.mode != JCT_KDROP_DELAY)
+        jct__hostdrop_cfg_of(inj, jct_clock_tdf(), &cfg, ignored, sizeof ignored) < 0 ||
+        cfg.mode != JCT_KDROP_DELAY) /* as the kernel holds them */
       continue;
-    jct__hostdrop_cfg_wall(&cfg, jct_clock_tdf()); /* as the kernel holds them */
     uint64_t d = cfg.delay_ns;
     for (uint32_t k = 0; k < cfg.nnaks && k < JCT_KDROP_MAX_NAKS; k++) /* delay by NAK */
       if (cfg.nak_hold_ns[k] > d) d = cfg.nak_hold_ns[k];
@@ -468,15 +461,12 @@ void jct__chain_hosts_start(jct__chain_t *c) {
     if (!c->host[i]) continue;
     /* The kernel program restarts as the injector does: same seed, same
      * window, zero counters. */
-    struct jct_kdrop_cfg cfg;
+    struct jct_kdrop_cfg cfg; /* delay at=host: TIME x F, and the window x F */
     char ignored[8];
-    if (inj->ops->kernel(inj, &cfg, ignored, sizeof ignored) < 0) continue; /* checked at new */
+    if (jct__hostdrop_cfg_of(inj, jct_clock_tdf(), &cfg, ignored, sizeof ignored) < 0)
+      continue; /* checked at new */
     cfg.enabled = !c->disabled;
     cfg.start_ns = c->start_mono_ns;
-    cfg.seed = inj->seed;
-    jct__hostdrop_cfg_wall(&cfg, jct_clock_tdf()); /* delay at=host: TIME x F */
-    cfg.at_ns = wall_span(inj->at_ns);
-    cfg.until_ns = inj->until_ns ? wall_span(inj->until_ns) : 0;
     uint64_t rng[4];
     jct__rng_seed(rng, inj->seed);
     if (jct__hostdrop_configure(c->host[i], &cfg, rng) < 0)

@@ -35,6 +35,7 @@
 #include "jctlab/kdrop.h"
 
 typedef struct jct__hostdrop jct__hostdrop_t;
+struct jct_injector; /* jctlab/injector.h */
 
 #define JCT__HOSTDROP_HANDLE 0x4a43 /* "JC": the fallback filter's handle */
 /* The fallback filter's lease, renewed every third of it: 3 s, or
@@ -60,8 +61,18 @@ uint32_t jct__hostdrop_prog_id(const jct__hostdrop_t *h);
 /* A delay's times in cfg (delay_ns, nak_hold_ns: the spec's, emulated
  * like every spec time and the switch's delay) in the kernel's wall time,
  * x tdf (DESIGN.md decision 8: under dilation no emulated figure
- * changes); at_ns/until_ns are the caller's. tdf <= 1: unchanged. */
+ * changes); the window, jct__hostdrop_cfg_of. tdf <= 1: unchanged. */
 void jct__hostdrop_cfg_wall(struct jct_kdrop_cfg *cfg, double tdf);
+
+/* The configuration of inj (placed at=host) for a repetition, in the
+ * kernel's wall time under dilation tdf: the kind's (ops->kernel), its
+ * delay's times x tdf (jct__hostdrop_cfg_wall), its window's at=/until=
+ * x tdf (saturating; until 0 stays none) and its seed. enabled and
+ * start_ns are the caller's (0 here). tdf <= 1: as the spec gives them.
+ * Returns 0, or JCT_EINVAL (err says why: the kind's reason, or that it
+ * has no kernel program). */
+int jct__hostdrop_cfg_of(const struct jct_injector *inj, double tdf, struct jct_kdrop_cfg *cfg,
+                         char *err, size_t errlen);
 
 /* A repetition starts: cfg becomes the program's configuration, the state
  * restarts (counters zero, PRNG from rng, loss models in their first

@@ -41,7 +41,7 @@ typedef struct {
   jct__agent_link_t *link; /* flap: the netdev's link, and its guard */
   json_t *links;           /* flap: [[t_ns, up], ...] this repetition */
   uint64_t down_since_ns;  /* flap: when the link went down (agent's clock), 0: up */
-  double tdf;              /* the setup's dilation: a delay's times go x tdf to the kernel */
+  double tdf;              /* the setup's dilation: times go x tdf to the kernel */
 } host_drop_t;
 
 struct jct__agent_host {
@@ -295,16 +295,13 @@ int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns, u
       h->storming |= faulted;
       continue;
     }
+    /* As chain_host.c restarts a namespace's program: its delay's TIME
+     * and its window x F, the kernel keeping wall time. */
     struct jct_kdrop_cfg cfg;
     char ignored[8];
-    if (d->inj->ops->kernel(d->inj, &cfg, ignored, sizeof ignored) < 0) return JCT_EIO;
-    jct__hostdrop_cfg_wall(&cfg, d->tdf); /* delay at=host: TIME x F, as chain_host.c */
-    /* As chain_host.c restarts a namespace's program. */
+    if (jct__hostdrop_cfg_of(d->inj, d->tdf, &cfg, ignored, sizeof ignored) < 0) return JCT_EIO;
     cfg.enabled = faulted;
     cfg.start_ns = now_ns;
-    cfg.seed = d->inj->seed;
-    cfg.at_ns = d->inj->at_ns;
-    cfg.until_ns = d->inj->until_ns;
     uint64_t rng[4];
     jct__rng_seed(rng, d->inj->seed);
     if (jct__hostdrop_configure(d->prog, &cfg, rng) < 0) return JCT_EIO;

@@ -125,16 +125,21 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
     uint64_t rest = cap->retx_packets > cap->host_timer_resent_psns
                         ? cap->retx_packets - cap->host_timer_resent_psns
                         : 0;
-    const char *held = NULL; /* the postmortem's NAK holds (postmortem.h), when it has them */
-    for (uint32_t i = 0; i < o->ninject && !held; i++)
-      held = strstr(o->inject[i], "delay nak=") ? o->inject[i] : NULL;
-    if (held && cap->nak_to_resend_ns && n >= 0 && (size_t)n < sizeof b)
+    /* --hold-naks says whether the postmortem held the capture's NAKs
+     * (postmortem.h); its first hold spec is only quoted. A NAK hold
+     * given by hand is not the capture's reaction. */
+    const char *spec = NULL;
+    for (uint32_t i = 0; i < o->ninject && !spec && o->hold_naks; i++)
+      spec = strstr(o->inject[i], "delay nak=") ? o->inject[i] : NULL;
+    char quote[300] = "";
+    if (spec) snprintf(quote, sizeof quote, " ('%s')", spec);
+    if (o->hold_naks && cap->nak_to_resend_ns && n >= 0 && (size_t)n < sizeof b)
       snprintf(b + n, sizeof b - (size_t)n,
                "%sthe capture's requester went back a median %.1f ms after its NAK, %u PSNs "
                "deep; the lab's rxe goes back at once, so its NAKs were held at the responder's "
-               "host for that less what rxe takes by itself ('%s'), but rxe's queue in its NIC "
+               "host for that less what rxe takes by itself%s, but rxe's queue in its NIC "
                "when the NAK comes (30 to 64 packets a QP) is its VM's timing, not the capture's",
-               n ? "; " : "", (double)cap->nak_to_resend_ns / 1e6, cap->nak_go_back_psns, held);
+               n ? "; " : "", (double)cap->nak_to_resend_ns / 1e6, cap->nak_go_back_psns, quote);
     else if (cap->nak_to_resend_ns && replayed_retx < rest && n >= 0 && (size_t)n < sizeof b)
       snprintf(b + n, sizeof b - (size_t)n,
                "%sthe capture's requester went back a median %.1f ms after its NAK, %u PSNs "
