@@ -1,5 +1,5 @@
 /* Where a RoCE packet is in its QP's send stream (internal to injectors/):
- * the tracker that drop.c's pkt=/qp-order= and stall.c share.
+ * the tracker that drop.c's pkt=/qp-order=, stall.c and timeout.c share.
  *
  * It follows one QP's request packets through an injector's site: the QP
  * named (qp=), or the first one a request packet went to, or with
