@@ -546,18 +546,7 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
   if (!by_msg && (rc = need(spec, "qp", "drop psn=", err, errlen)) < 0) return rc;
   if ((rc = by_msg ? parse_pkts(d, spec, err, errlen) : parse_psns(d, spec, err, errlen)) < 0)
     return rc;
-  bool any_qp = jct__spec_find(spec, "qp") < 0;
-  uint64_t qp = 0, order = 0;
-  if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &qp, err, errlen)) < 0) return rc;
-  if (jct__spec_find(spec, "qp-order") >= 0) {
-    if (!any_qp)
-      return jct__spec_word_err(spec, jct__spec_find(spec, "qp-order"), err, errlen,
-                                "goes without qp=");
-    if ((rc = jct_spec_u64(spec, "qp-order", JCT__POSITION_MAX_QP_ORDER - 1, &order, err, errlen)) <
-        0)
-      return rc;
-  }
-  jct__position_init(&d->at, any_qp, (uint32_t)qp, (uint32_t)order);
+  if ((rc = jct__position_from_spec(&d->at, spec, err, errlen)) < 0) return rc;
   const char *retx = jct_spec_get(spec, "retransmissions");
   if (retx && by_msg)
     return jct__spec_word_err(spec, jct__spec_find(spec, "retransmissions"), err, errlen,

@@ -3,9 +3,25 @@
 
 #include "common/wire.h"
 #include "jctlab/roce.h"
+#include "spec_int.h"
 
 void jct__position_init(jct__position_t *p, bool any_qp, uint32_t qp, uint32_t qp_order) {
   *p = (jct__position_t){.any_qp = any_qp, .qp = qp, .qp_order = qp_order, .msg = -1};
+}
+
+int jct__position_from_spec(jct__position_t *p, jct_spec_t *spec, char *err, size_t errlen) {
+  bool any_qp = jct__spec_find(spec, "qp") < 0;
+  uint64_t qp = 0, order = 0;
+  int rc;
+  if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &qp, err, errlen)) < 0) return rc;
+  if (jct__spec_find(spec, "qp-order") >= 0 && !any_qp)
+    return jct__spec_word_err(spec, jct__spec_find(spec, "qp-order"), err, errlen,
+                              "goes without qp=");
+  if ((rc = jct_spec_u64(spec, "qp-order", JCT__POSITION_MAX_QP_ORDER - 1, &order, err, errlen)) <
+      0)
+    return rc;
+  jct__position_init(p, any_qp, (uint32_t)qp, (uint32_t)order);
+  return 0;
 }
 
 /* BTH destination QP, PSN and opcode position of a RoCEv2 request packet

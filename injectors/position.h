@@ -45,6 +45,11 @@ typedef enum {
   JCT__POS_RESENT     /* a re-sent copy (PSN not after the highest sent) */
 } jct__position_kind_t;
 
+/* Follow what spec names: qp=QPN, or qp-order=N (below
+ * JCT__POSITION_MAX_QP_ORDER; never with qp=), or else the first QP seen.
+ * 0, or JCT_EINVAL naming the word. */
+int jct__position_from_spec(jct__position_t *p, jct_spec_t *spec, char *err, size_t errlen);
+
 /* Offer the frame; *psn is its PSN (for FIRST_TX and RESENT). */
 jct__position_kind_t jct__position_see(jct__position_t *p, jct_frame_t *f, uint32_t *psn);
 

@@ -344,3 +344,13 @@ int jct__spec_pkts(const jct_spec_t *spec, const char *key, uint32_t max, uint32
            "is MESSAGE:PACKET (from 0), or up to %u of them separated by commas", max);
   return jct__spec_word_err(spec, i, err, errlen, detail);
 }
+
+int jct__spec_yes_no(jct_spec_t *spec, const char *key, bool *out, char *err, size_t errlen) {
+  const char *v = jct_spec_get(spec, key);
+  *out = false;
+  if (!v) return 0;
+  if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+    return jct__spec_word_err(spec, jct__spec_find(spec, key), err, errlen, "is yes or no");
+  *out = strcmp(v, "yes") == 0;
+  return 0;
+}

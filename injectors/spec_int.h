@@ -25,6 +25,9 @@ int jct__spec_find(const jct_spec_t *spec, const char *key);
  * returns JCT_EINVAL. */
 int jct__spec_word_err(const jct_spec_t *spec, int i, char *err, size_t errlen, const char *detail);
 
+/* key=yes|no into *out (absent: false). 0, or JCT_EINVAL naming the word. */
+int jct__spec_yes_no(jct_spec_t *spec, const char *key, bool *out, char *err, size_t errlen);
+
 /* MESSAGE:PACKET (decimal, each below 2^32) at *p, moving *p past it;
  * false (*p untouched) when *p holds none. */
 bool jct__spec_msg_pkt(const char **p, uint32_t *msg, uint32_t *pkt);

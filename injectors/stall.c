@@ -91,20 +91,11 @@ static int stall_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t e
     return jct__spec_word_err(spec, jct__spec_find(spec, "dir"), err, errlen,
                               "a stall acts where its sender's frames enter the switch (dir=in)");
   inj->out = false;
-  bool any_qp = jct__spec_find(spec, "qp") < 0;
-  uint64_t qp = 0, order = 0;
-  if ((rc = jct_spec_u64(spec, "qp", 0xffffff, &qp, err, errlen)) < 0) return rc;
-  if (jct__spec_find(spec, "qp-order") >= 0 && !any_qp)
-    return jct__spec_word_err(spec, jct__spec_find(spec, "qp-order"), err, errlen,
-                              "goes without qp=");
-  if ((rc = jct_spec_u64(spec, "qp-order", JCT__POSITION_MAX_QP_ORDER - 1, &order, err, errlen)) <
-      0)
+  bool baseline;
+  if ((rc = jct__position_from_spec(&st.at, spec, err, errlen)) < 0 ||
+      (rc = jct__spec_yes_no(spec, "baseline", &baseline, err, errlen)) < 0)
     return rc;
-  const char *b = jct_spec_get(spec, "baseline");
-  if (b && strcmp(b, "yes") != 0 && strcmp(b, "no") != 0)
-    return jct__spec_word_err(spec, jct__spec_find(spec, "baseline"), err, errlen, "is yes or no");
-  jct__position_init(&st.at, any_qp, (uint32_t)qp, (uint32_t)order);
-  inj->baseline = b && strcmp(b, "yes") == 0;
+  inj->baseline = baseline;
   inj->targeted = true; /* meant to act: acting on nothing makes the run invalid */
   *(stall_t *)inj->priv = st;
   return 0;
