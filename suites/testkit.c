@@ -125,15 +125,15 @@ static bool takes_ceiling(char *const argv[]) {
   return n + 3 <= 64;
 }
 
-/* argv slowed for a retry (takes_ceiling): a --rate-ceiling of 25 Mbit/s,
- * or below 100 Mbit/s a quarter of the run's rate (a 5 Mbit/s run slowed
- * to 1.25: 25 Mbit/s would not dilate it at all), in slow (64 entries;
- * ceiling holds the value). A quarter below 1 Mbit/s is no ceiling jctlab
- * takes (--rate-ceiling's floor): such a run is slowed by --tdf 4, the
- * same factor. False when argv chooses its own dilation. */
-static bool slowed(char *const argv[], char **slow, char ceiling[32]) {
+/* argv slowed for a retry (takes_ceiling) by a factor F (4, then 16): a
+ * --rate-ceiling of 100/F Mbit/s, or below 100 Mbit/s the run's rate / F
+ * (a 5 Mbit/s run slowed to 1.25 at F 4: 25 Mbit/s would not dilate it at
+ * all), in slow (64 entries; ceiling holds the value). A ceiling below
+ * 1 Mbit/s is none jctlab takes (--rate-ceiling's floor): such a run is
+ * slowed by --tdf F instead. False when argv chooses its own dilation. */
+static bool slowed(char *const argv[], unsigned factor, char **slow, char ceiling[32]) {
   if (!takes_ceiling(argv)) return false;
-  snprintf(ceiling, 32, "25mbit");
+  snprintf(ceiling, 32, "%u", 100000000u / factor);
   const char *how = "--rate-ceiling";
   size_t n = 0;
   for (; argv[n]; n++) {
@@ -141,8 +141,8 @@ static bool slowed(char *const argv[], char **slow, char ceiling[32]) {
     uint64_t bps;
     if (!strcmp(argv[n], "--rate") && argv[n + 1] && !jct__parse_rate_bps(argv[n + 1], &bps) &&
         bps < 100000000u) {
-      snprintf(ceiling, 32, "%llu", (unsigned long long)(bps / 4));
-      if (bps / 4 < 1000000u) how = "--tdf", snprintf(ceiling, 32, "4");
+      snprintf(ceiling, 32, "%llu", (unsigned long long)(bps / factor));
+      if (bps / factor < 1000000u) how = "--tdf", snprintf(ceiling, 32, "%u", factor);
     }
   }
   slow[n++] = (char *)how;
@@ -156,15 +156,19 @@ result_t run_jctlab(char *const argv[], const spawn_opts_t *o, double limit_s) {
   /* A loaded machine (CI under ASan, two suites at once) can leave the
    * loop behind a 100 Mbit/s link. The retries run the same job in slow
    * motion: time dilation (DESIGN.md decision 8) below a 25 Mbit/s
-   * ceiling (F = 4 at 100 Mbit/s), which changes no emulated figure (suite
+   * ceiling (F = 4 at 100 Mbit/s), then 16 times slower (a machine busy
+   * for a while: CI saw two such runs fail dilated x4), which changes no emulated figure (suite
    * dilation tests that invariance); a run that chooses its own dilation
    * is run again as it is. */
-  char *slow[64], ceiling[32];
-  char *const *again = slowed(argv, slow, ceiling) ? slow : argv;
   for (int attempt = 1; attempt < 3 && r.status == 3 && r.err && strstr(r.err, "lateness");
        attempt++) {
-    fprintf(stderr, "testkit: %s %s: loop-bound on a busy machine, run again%s\n", argv[0],
-            argv[1] ? argv[1] : "", again != argv ? " dilated (x4)" : "");
+    char *slow[64], ceiling[32];
+    unsigned f = attempt == 1 ? 4 : 16; /* slower each time: a machine busy for a while */
+    char *const *again = slowed(argv, f, slow, ceiling) ? slow : argv;
+    fprintf(stderr, "testkit: %s %s: loop-bound on a busy machine, run again", argv[0],
+            argv[1] ? argv[1] : "");
+    if (again != argv) fprintf(stderr, " dilated (x%u)", f);
+    fputc('\n', stderr);
     result_free(&r);
     sleep_ms(200);
     r = run_cmd(again, o, limit_s);
@@ -276,11 +280,13 @@ json_t *jctlab_json_retry(const char *const args[], int *status, char **err_text
   for (size_t i = 0; args[i] && n < 60; i++)
     full[n++] = (char *)args[i];
   full[n] = NULL;
-  const char *const *again = slowed(full, slow, ceiling) ? (const char *const *)slow + 1 : args;
   for (int attempt = 0; attempt < 3; attempt++) {
     if (doc) json_decref(doc);
     if (attempt) free(*err_text);
-    doc = jctlab_json(attempt ? again : args, status, err_text);
+    const char *const *again = attempt && slowed(full, attempt == 1 ? 4 : 16, slow, ceiling)
+                                   ? (const char *const *)slow + 1
+                                   : args;
+    doc = jctlab_json(again, status, err_text);
     if (*status != 3 || !strstr(*err_text, "lateness")) break;
   }
   return doc;
