@@ -1,6 +1,8 @@
 /* Where a RoCE packet is in its QP's send stream (position.h). */
 #include "position.h"
 
+#include <string.h>
+
 #include "common/wire.h"
 #include "jctlab/roce.h"
 #include "spec_int.h"
@@ -21,6 +23,21 @@ int jct__position_from_spec(jct__position_t *p, jct_spec_t *spec, char *err, siz
       0)
     return rc;
   jct__position_init(p, any_qp, (uint32_t)qp, (uint32_t)order);
+  return 0;
+}
+
+int jct__position_ingress_init(jct_injector_t *inj, jct__position_t *p, jct_spec_t *spec,
+                               const char *why_in, char *err, size_t errlen) {
+  int dir = jct__spec_find(spec, "dir"), rc;
+  if (dir >= 0 && strcmp(spec->arg[dir].value, "out") == 0)
+    return jct__spec_word_err(spec, dir, err, errlen, why_in);
+  bool baseline;
+  if ((rc = jct__position_from_spec(p, spec, err, errlen)) < 0 ||
+      (rc = jct__spec_yes_no(spec, "baseline", &baseline, err, errlen)) < 0)
+    return rc;
+  inj->out = false;
+  inj->baseline = baseline;
+  inj->targeted = true;
   return 0;
 }
 

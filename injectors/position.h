@@ -50,6 +50,14 @@ typedef enum {
  * 0, or JCT_EINVAL naming the word. */
 int jct__position_from_spec(jct__position_t *p, jct_spec_t *spec, char *err, size_t errlen);
 
+/* The common words of a kind that acts on its QP's packets where they
+ * enter the switch (stall, timeout): dir= (out is refused, with why),
+ * qp=/qp-order= into *p (jct__position_from_spec), baseline=yes|no; sets
+ * inj->out false, inj->baseline, and inj->targeted (acting on nothing
+ * makes the run invalid). 0, or JCT_EINVAL naming the word. */
+int jct__position_ingress_init(jct_injector_t *inj, jct__position_t *p, jct_spec_t *spec,
+                               const char *why_in, char *err, size_t errlen);
+
 /* Offer the frame; *psn is its PSN (for FIRST_TX and RESENT). */
 jct__position_kind_t jct__position_see(jct__position_t *p, jct_frame_t *f, uint32_t *psn);
 

@@ -86,17 +86,10 @@ static int stall_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t e
   if ((rc = jct__spec_pkts(spec, "pkt", STALL_MAX_TARGETS, st.msg, st.pkt, &st.n, err, errlen)) < 0)
     return rc;
   if ((rc = parse_times(&st, times, spec, err, errlen)) < 0) return rc;
-  int dir = jct__spec_find(spec, "dir");
-  if (dir >= 0 && strcmp(spec->arg[dir].value, "out") == 0)
-    return jct__spec_word_err(spec, jct__spec_find(spec, "dir"), err, errlen,
-                              "a stall acts where its sender's frames enter the switch (dir=in)");
-  inj->out = false;
-  bool baseline;
-  if ((rc = jct__position_from_spec(&st.at, spec, err, errlen)) < 0 ||
-      (rc = jct__spec_yes_no(spec, "baseline", &baseline, err, errlen)) < 0)
+  if ((rc = jct__position_ingress_init(
+           inj, &st.at, spec, "a stall acts where its sender's frames enter the switch (dir=in)",
+           err, errlen)) < 0)
     return rc;
-  inj->baseline = baseline;
-  inj->targeted = true; /* meant to act: acting on nothing makes the run invalid */
   *(stall_t *)inj->priv = st;
   return 0;
 }

@@ -66,17 +66,10 @@ static int timeout_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t
                      jct_timeout_ops.usage);
   if ((rc = jct__spec_pkts(spec, "pkt", TIMEOUT_MAX_TARGETS, t.msg, t.pkt, &t.n, err, errlen)) < 0)
     return rc;
-  int dir = jct__spec_find(spec, "dir");
-  if (dir >= 0 && strcmp(spec->arg[dir].value, "out") == 0)
-    return jct__spec_word_err(spec, jct__spec_find(spec, "dir"), err, errlen,
-                              "a timeout acts where frames enter the switch (dir=in)");
-  inj->out = false;
-  bool baseline;
-  if ((rc = jct__position_from_spec(&t.at, spec, err, errlen)) < 0 ||
-      (rc = jct__spec_yes_no(spec, "baseline", &baseline, err, errlen)) < 0)
+  if ((rc = jct__position_ingress_init(inj, &t.at, spec,
+                                       "a timeout acts where frames enter the switch (dir=in)", err,
+                                       errlen)) < 0)
     return rc;
-  inj->baseline = baseline;
-  inj->targeted = true; /* meant to act: acting on nothing makes the run invalid */
   *(timeout_t *)inj->priv = t;
   return 0;
 }
