@@ -61,8 +61,6 @@ static bool outside(const json_t *figs, const char *key) {
   return json_is_false(w);
 }
 
-/* On verbs, what of the capture the lab's rxe does not repeat, named
- * beside each figure it keeps outside the tolerance (fidelity.h). */
 /* Whether the run makes the capture's timer go-backs happen: a timeout
  * injector among its specs (the kind is a spec's first word). */
 static bool makes_timeouts(const jct_run_opts_t *o) {
@@ -90,6 +88,8 @@ static const char *rxe_timer(char *t, size_t n, const json_t *figs, const jct_ru
   return t;
 }
 
+/* On verbs, what of the capture the lab's rxe does not repeat, named
+ * beside each figure it keeps outside the tolerance (fidelity.h). */
 static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_figures_t *cap,
                           const jct_run_opts_t *o, uint64_t replayed_retx) {
   char b[600], t[200];
