@@ -777,6 +777,17 @@ static long all_acted(json_t *inj, size_t i, const char *key) {
   return planned;
 }
 
+/* The fidelity figures f of a replay (exit status in r) that reproduced
+ * its capture: re-sent packets and job time within the tolerance, exit 0. */
+static void assert_reproduced(json_t *f, const result_t *r) {
+  ck_assert_msg(json_is_true(jget(f, "retransmitted_packets.within")), "re-sent %lld of %lld",
+                (long long)jint(f, "retransmitted_packets.replayed"),
+                (long long)jint(f, "retransmitted_packets.captured"));
+  ck_assert_msg(json_is_true(jget(f, "job_ns.within")), "job %.1f ms, the capture's %.1f ms",
+                jnum(f, "job_ns.replayed") / 1e6, jnum(f, "job_ns.captured") / 1e6);
+  ck_assert_int_eq(r->status, 0); /* reproduced */
+}
+
 /* A lab capture's postmortem on verbs, against the capture
  * (traces/rxe-lab-p2p-delay-drop.pcap: 1 MiB from rank 0 to rank 1 through
  * 200 us of delay and 0.5% drop, which lost two adjacent packets; rxe NAKed
@@ -867,12 +878,7 @@ START_TEST(lab_ring_postmortem_on_verbs) {
    * the lossless ring's capture shows (README, "On verbs in the lab"). */
   ck_assert_int_ge(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured"));
   ck_assert_int_le(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured") + 2);
-  ck_assert_msg(json_is_true(jget(f, "retransmitted_packets.within")), "re-sent %lld of %lld",
-                (long long)jint(f, "retransmitted_packets.replayed"),
-                (long long)jint(f, "retransmitted_packets.captured"));
-  ck_assert_msg(json_is_true(jget(f, "job_ns.within")), "job %.1f ms, the capture's %.1f ms",
-                jnum(f, "job_ns.replayed") / 1e6, jnum(f, "job_ns.captured") / 1e6);
-  ck_assert_int_eq(r.status, 0); /* reproduced */
+  assert_reproduced(f, &r);
   json_decref(doc);
   result_free(&r);
 }
@@ -907,12 +913,7 @@ START_TEST(lab_lossless_ring_on_verbs) {
          (long long)jint(f, "timeouts.replayed"), (long long)jint(f, "timeouts.captured"));
   ck_assert_int_ge(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured"));
   ck_assert_int_le(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured") + 1);
-  ck_assert_msg(json_is_true(jget(f, "retransmitted_packets.within")), "re-sent %lld of %lld",
-                (long long)jint(f, "retransmitted_packets.replayed"),
-                (long long)jint(f, "retransmitted_packets.captured"));
-  ck_assert_msg(json_is_true(jget(f, "job_ns.within")), "job %.1f ms, the capture's %.1f ms",
-                jnum(f, "job_ns.replayed") / 1e6, jnum(f, "job_ns.captured") / 1e6);
-  ck_assert_int_eq(r.status, 0); /* reproduced */
+  assert_reproduced(f, &r);
   json_decref(doc);
   result_free(&r);
 }
