@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "craft.h"
+#include "harness/report/result.h"
+#include "jctlab/run.h"
 #include "suites.h"
 #include "testkit.h"
 
@@ -308,6 +310,57 @@ START_TEST(scenario_tdf) {
 }
 END_TEST
 
+/* Who is dilated without --tdf: uroce and the soft-RoCE lab by the rate
+ * (the smallest power of two under the ceiling), the lab at least its
+ * tdf_floor (a capture's replay that holds its hosts' pauses), and verbs
+ * on hosts (agents) never; the report says which rule chose F. */
+START_TEST(automatic_factor) {
+  struct {
+    jct_transport_t transport;
+    uint32_t lab_ranks;
+    const char *agents;
+    uint64_t rate_bps;
+    double floor, tdf;
+    bool automatic, floored;
+  } want[] = {
+      {JCT_TRANSPORT_UROCE, 0, NULL, 100000000ull, 0, 1, false, false},
+      {JCT_TRANSPORT_UROCE, 0, NULL, 400000000ull, 0, 4, true, false},
+      {JCT_TRANSPORT_UROCE, 0, NULL, 100000000ull, 2, 1, false, false}, /* not the lab */
+      {JCT_TRANSPORT_VERBS, 2, NULL, 100000000ull, 0, 1, false, false},
+      {JCT_TRANSPORT_VERBS, 2, NULL, 107300000ull, 0, 2, true, false},
+      {JCT_TRANSPORT_VERBS, 2, NULL, 65000000ull, 2, 2, true, true},
+      {JCT_TRANSPORT_VERBS, 2, NULL, 400000000ull, 2, 4, true, false}, /* the rate's is higher */
+      {JCT_TRANSPORT_VERBS, 0, "h0:1,h1:1", 1000000000ull, 2, 1, false, false},
+      {JCT_TRANSPORT_VERBS, 0, NULL, 1000000000ull, 0, 1, false, false}, /* jctlab rank */
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    jct_run_opts_t o = {.transport = want[i].transport,
+                        .lab_ranks = want[i].lab_ranks,
+                        .agents = want[i].agents,
+                        .rate_bps = want[i].rate_bps,
+                        .tdf_floor = want[i].floor};
+    jct_run_dilation_t d;
+    jct_run_dilation(&o, &d);
+    ck_assert_msg(d.tdf == want[i].tdf && d.automatic == want[i].automatic &&
+                      d.floored == want[i].floored,
+                  "case %zu: x%g auto %d floored %d", i, d.tdf, d.automatic, d.floored);
+    o.tdf = 8; /* given: taken as it is */
+    jct_run_dilation(&o, &d);
+    ck_assert(d.tdf == 8 && !d.automatic && !d.floored);
+  }
+  jct_run_opts_t o = {.transport = JCT_TRANSPORT_VERBS, .lab_ranks = 2, .rate_bps = 65000000ull,
+                      .tdf_floor = 2, .timeout = 14};
+  jct_run_dilation_t d;
+  jct_run_dilation(&o, &d);
+  ck_assert_uint_eq(d.verbs_timeout_exp, 15);
+  json_t *doc = json_pack("{s:o}", "dilation", jct__dilation_json(&d, 1, 1e9));
+  char text[512];
+  jct__dilation_text(doc, text, sizeof text);
+  ck_assert_msg(strstr(text, "x2 (automatic: the lab holds its capture's host pauses"), "%s", text);
+  json_decref(doc);
+}
+END_TEST
+
 Suite *dilation_suite(void) {
   Suite *s = suite_create("dilation");
   /* Its time is two paced runs at 1 Mbit/s of wall time (15 s of the
@@ -326,6 +379,7 @@ Suite *dilation_suite(void) {
   TCase *limits = tcase_create("limits");
   tcase_set_timeout(limits, 120);
   tcase_add_test(limits, bad_input);
+  tcase_add_test(limits, automatic_factor);
   tcase_add_test(limits, scenario_tdf);
   tcase_add_test(limits, wall_budget_ends_a_repetition);
   tcase_add_test(limits, scenario_wall_total);

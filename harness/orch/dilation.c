@@ -12,15 +12,20 @@
 
 void jct_run_dilation(const jct_run_opts_t *o, jct_run_dilation_t *d) {
   d->ceiling_bps = o->rate_ceiling_bps ? o->rate_ceiling_bps : JCT_RUN_RATE_CEILING_BPS;
-  d->automatic = false;
+  d->automatic = d->floored = false;
   d->tdf = 1;
   if (o->tdf > 0) {
     d->tdf = o->tdf;
-  } else if (o->transport == JCT_TRANSPORT_UROCE && o->rate_bps > d->ceiling_bps) {
+  } else {
+    /* The lab's VMs and jctlab's switch share this machine's clock; hosts
+     * elsewhere (agents, `jctlab rank`) keep their own and their NICs' rate. */
+    bool lab = o->transport == JCT_TRANSPORT_VERBS && o->lab_ranks && !o->agents;
     /* A power of two, so the IB timeout exponent maps exactly (t + log2 F). */
-    while ((double)o->rate_bps / d->tdf > (double)d->ceiling_bps && d->tdf < JCT_CLOCK_MAX_TDF)
+    while ((o->transport == JCT_TRANSPORT_UROCE || lab) &&
+           (double)o->rate_bps / d->tdf > (double)d->ceiling_bps && d->tdf < JCT_CLOCK_MAX_TDF)
       d->tdf *= 2;
-    d->automatic = true;
+    if (lab && o->tdf_floor > d->tdf) d->tdf = o->tdf_floor, d->floored = true;
+    d->automatic = d->tdf > 1;
   }
   d->wall_rate_bps = (double)o->rate_bps / d->tdf;
   int k = jct_run_verbs_timeout_shift(d->tdf);

@@ -11,6 +11,7 @@ json_t *jct__dilation_json(const jct_run_dilation_t *d, double wall_s, double jc
   json_t *o =
       json_pack("{s:f,s:b,s:I,s:f,s:f}", "tdf", d->tdf, "auto", d->automatic, "ceiling_bps",
                 (json_int_t)d->ceiling_bps, "wall_rate_bps", d->wall_rate_bps, "wall_s", wall_s);
+  if (o && d->floored) json_object_set_new(o, "floored", json_true());
   if (o && d->verbs_timeout_exp)
     json_object_set_new(o, "verbs",
                         json_pack("{s:i,s:f}", "timeout_exp", d->verbs_timeout_exp,
@@ -31,7 +32,8 @@ char *jct__dilation_text(const json_t *doc, char *buf, size_t len) {
   jct__rnum(d, "ceiling_bps", &ceiling);
   jct__rnum(d, "wall_rate_bps", &wrate);
   jct__rnum(d, "wall_s", &wall);
-  bool automatic = json_is_true(json_object_get(d, "auto"));
+  bool automatic = json_is_true(json_object_get(d, "auto")),
+       floored = json_is_true(json_object_get(d, "floored"));
   char c[32], w[32], tail[96] = "";
   jct__fmt_rate((uint64_t)ceiling, c, sizeof c);
   jct__fmt_rate((uint64_t)wrate, w, sizeof w);
@@ -53,7 +55,10 @@ char *jct__dilation_text(const json_t *doc, char *buf, size_t len) {
     snprintf(buf, len,
              "x%g (%s %s): the links ran at %s here, every time x%g, every time reported / "
              "%g%s%s",
-             f, automatic ? "automatic: the rate is above the ceiling of" : "--tdf; the ceiling is",
+             f,
+             floored     ? "automatic: the lab holds its capture's host pauses; the ceiling is"
+             : automatic ? "automatic: the rate is above the ceiling of"
+                         : "--tdf; the ceiling is",
              c, w, f, f, vtail, tail);
   return buf;
 }

@@ -100,6 +100,9 @@ typedef struct {
   uint64_t series_ns;        /* uroce: sample jct_series_t every this much (0: none) */
   double tdf;                /* time-dilation factor F (clock.h): 0 auto (jct_run_dilation), 1
                                 none, else >= 1 (verbs: a power of two the QP timeout allows) */
+  double tdf_floor;          /* auto F in the soft-RoCE lab: at least this (a power of two; 0
+                                or 1: none). A capture's replay that holds its hosts' stalls
+                                or late ACKs sets 2 (replay_input.h) */
   uint64_t rate_ceiling_bps; /* auto F: the highest wall-time link rate (0: the default,
                                 JCT_RUN_RATE_CEILING_BPS) */
   uint64_t wall_budget_ns;   /* refuse a run estimated to take longer (0: JCT_RUN_WALL_BUDGET_NS) */
@@ -233,7 +236,9 @@ double jct_run_cc_dilation(const jct_run_opts_t *o);
 
 typedef struct {
   double tdf;           /* F: 1 undilated */
-  bool automatic;       /* chosen by jctlab: --rate above the ceiling and no --tdf */
+  bool automatic;       /* chosen by jctlab (no --tdf): the rate above the ceiling, or the
+                           lab's tdf_floor */
+  bool floored;         /* automatic, and o->tdf_floor, not the rate, set it */
   uint64_t ceiling_bps; /* the ceiling it was chosen against */
   double wall_rate_bps; /* the link's rate in wall time: rate / F */
   /* verbs dilated (below): the QP timeout exponent given to rxe, t + log2 F
@@ -244,9 +249,11 @@ typedef struct {
 /* rxe's QP timer resolution: one jiffy at Debian's HZ=250 (below). */
 #define JCT_RUN_RXE_JIFFY_NS 4000000ull
 
-/* The dilation o runs with: o->tdf when given (>= 1); else, on uroce, the
- * smallest power of two F with rate_bps / F at most the ceiling (1 when
- * the rate is at most the ceiling); verbs runs undilated unless told. */
+/* The dilation o runs with: o->tdf when given (>= 1); else, on uroce and
+ * on verbs in the soft-RoCE lab (lab_ranks, no agents), the smallest power
+ * of two F with rate_bps / F at most the ceiling (1 when the rate is at
+ * most the ceiling), in the lab at least o->tdf_floor; verbs on hosts
+ * (agents, `jctlab rank`) runs undilated unless told. */
 void jct_run_dilation(const jct_run_opts_t *o, jct_run_dilation_t *d);
 
 /* log2 tdf when tdf is a power of two (the shift of a QP timeout
