@@ -713,6 +713,58 @@ START_TEST(scenario_cases_hold_stalls_lab) {
 }
 END_TEST
 
+/* A capture's replay in the lab is dilated x2 at least when it holds the
+ * capture's host pauses (ring2-nodrop: its stalls and late ACKs), and
+ * not for the rate alone when it holds none (p2p-delay-drop: the VMs at
+ * their own pace, the capture's); uroce and agents take no floor. The
+ * profile's tdf figure says which. */
+START_TEST(verbs_lab_dilation_of_a_capture) {
+  char err[512] = "";
+  struct {
+    const char *trace;
+    double tdf;
+    const char *source, *from;
+  } want[] = {{"rxe-lab-ring2-nodrop.pcap", 2, "capture", "host pauses"},
+              {"rxe-lab-p2p-delay-drop.pcap", 1, "default", "own pace"}};
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++)
+    for (int lab = 0; lab < 3; lab++) { /* uroce, verbs --lab 2, verbs --agents */
+      jct__run_args_t a;
+      jct__run_args_init(&a, 0);
+      a.run.transport = lab ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
+      a.run.lab_ranks = lab == 1 ? 2 : 0;
+      a.run.agents = lab == 2 ? "h0:1,h1:1" : NULL;
+      char trace[512];
+      snprintf(trace, sizeof trace, "%s/traces/%s", JCT_SOURCE_DIR, want[w].trace);
+      jct__replay_input_t in;
+      ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
+      jct_run_opts_t o = a.run;
+      ck_assert_msg(jct__replay_input_fabric(&in, 0, &o, err, sizeof err) == 0, "%s", err);
+      jct_run_dilation_t d;
+      jct_run_dilation(&o, &d);
+      ck_assert_msg(d.tdf == (lab == 1 ? want[w].tdf : 1), "%s, lab %d: x%g", want[w].trace, lab,
+                    d.tdf);
+      json_t *t = json_object_get(in.replay_profile, "tdf");
+      const char *src = json_string_value(json_object_get(t, "source")),
+                 *from = json_string_value(json_object_get(t, "from"));
+      ck_assert_msg(src && from, "no tdf figure");
+      if (lab == 1)
+        ck_assert_msg(!strcmp(src, want[w].source) && strstr(from, want[w].from), "%s: %s", src,
+                      from);
+      else
+        ck_assert_str_eq(src, "default");
+      /* The user's --tdf is the user's. */
+      o = a.run;
+      o.tdf = 16;
+      ck_assert_int_eq(jct__replay_input_fabric(&in, 0, &o, err, sizeof err), 0);
+      jct_run_dilation(&o, &d);
+      ck_assert(d.tdf == 16 && !d.floored);
+      t = json_object_get(in.replay_profile, "tdf");
+      ck_assert_str_eq(json_string_value(json_object_get(t, "source")), "user");
+      jct__replay_input_free(&in);
+    }
+}
+END_TEST
+
 /* The replay's retransmit timer from ring2-drop1pct's profile (2^14, its
  * timer go-back's from rxe's reference, which re-sent a lost copy): on
  * verbs rxe runs it as the capture's rxe did, the link raised from the
@@ -1176,6 +1228,7 @@ Suite *replay_suite(void) {
   tcase_add_test(unit, postmortem_go_backs_first_tx);
   tcase_add_test(unit, postmortem_nak_holds_p2p);
   tcase_add_test(unit, verbs_takes_the_captured_timer);
+  tcase_add_test(unit, verbs_lab_dilation_of_a_capture);
   suite_add_tcase(s, unit);
   TCase *tc = tcase_create("end_to_end");
   tcase_set_timeout(tc, 600);

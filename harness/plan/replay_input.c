@@ -135,6 +135,15 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
       .captured_rate_bps = in->captured_rate_bps, .ngo_backs = in->ngo_backs, .no_cts = in->no_cts};
   for (uint32_t i = 0; i < in->ngo_backs; i++) /* a captured timer go-back re-sent a lost packet */
     c.timer_recovers_loss |= in->go_backs[i].timer_ns > 0 && in->go_backs[i].recovers_loss;
+  /* The lab holds the capture's host pauses (stall and timeout injectors):
+   * undilated, its TCG VMs pause by themselves as long again (ring2-drop1pct:
+   * job 1.20-1.39 of the capture's at x1, 1.15 at x2; ring2-nodrop 4
+   * timeouts of 2 at x1, 2 at x2), so its dilation is at least 2. Nothing
+   * held: none unless the rate needs it, the VMs at their own pace, which
+   * set the capture's go-back depth (p2p-delay-drop: re-sent 0.69-0.98 at
+   * x1, 0.67 at x2 and x4, where rxe outruns the link and goes back as
+   * deep as its NIC queue). README, "The lab's dilation for a capture". */
+  o->tdf_floor = in->nstall_specs || in->ntimeout_specs ? 2 : 0;
   /* The capture's transmit stalls: its hosts', lossless capture or not; the rate then leaves
    * them out (replay_profile.h). uroce holds them in its QPs, keeping its own retransmit timer
    * still during each and the captured go-backs in the capture's order (uroce.h), without

@@ -107,12 +107,29 @@ static void figure(used_t *u, const char *key, uint32_t bit, bool have, uint64_t
 static void tdf_figure(used_t *u, const jct_run_opts_t *o, bool from_capture) {
   jct_run_dilation_t d;
   jct_run_dilation(o, &d);
-  const char *source = o->tdf > 0 ? "user" : d.tdf == 1 ? "default" : from_capture ? "capture" : "user";
-  char from[200], r[32], c[32];
+  const char *source = o->tdf > 0    ? "user"
+                       : d.tdf == 1  ? "default"
+                       : d.floored   ? "capture"
+                       : from_capture ? "capture"
+                                      : "user";
+  bool lab = o->transport == JCT_TRANSPORT_VERBS && o->lab_ranks && !o->agents;
+  char from[400], r[32], c[32];
   jct__fmt_rate((uint64_t)d.wall_rate_bps, r, sizeof r);
   jct__fmt_rate(d.ceiling_bps, c, sizeof c);
   if (o->tdf > 0)
     snprintf(from, sizeof from, "--tdf: the links at %s here", r);
+  else if (d.floored)
+    snprintf(from, sizeof from,
+             "the capture's host pauses (transmit stalls, late ACKs) are held in the lab: at "
+             "least x%g, so that its VMs' own, undilated as long as the captured hosts' were, "
+             "count %g times less beside them (the links at %s here)",
+             d.tdf, d.tdf, r);
+  else if (d.tdf == 1 && lab)
+    snprintf(from, sizeof from,
+             "the rate is at most the ceiling of %s and no host pause of the capture is held: "
+             "none, the lab's VMs at their own pace (a requester slower than its link goes back "
+             "as deep as it sent while its NAK came, not as deep as a dilated VM's NIC queue)",
+             c);
   else if (d.tdf > 1)
     snprintf(from, sizeof from,
              "the rate over the ceiling of %s: the smallest power of two that brings the links "
