@@ -526,7 +526,7 @@ START_TEST(postmortem_stall_specs_lab) {
     ck_assert_msg(want_ns > 184000000 && want_ns < 185000000, "%llu ns",
                   (unsigned long long)want_ns);
     for (uint32_t k = 0; k < in.nstall_specs; k++) {
-      const char *sp = in.stall_specs[k];
+      const char *sp = in.host_specs[k]; /* the stalls first */
       ck_assert_msg(!strncmp(sp, "stall pkt=", 10) && strstr(sp, " baseline=yes") &&
                         strstr(sp, " qp-order=0 where=\"src host 198.18.0."),
                     "%s", sp);
@@ -614,10 +614,10 @@ START_TEST(postmortem_timeout_specs_lab) {
       snprintf(trace, sizeof trace, "%s/traces/%s", JCT_SOURCE_DIR, want[w].trace);
       jct__replay_input_t in;
       ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
-      ck_assert_uint_eq(in.ntimeout_specs, lab == 1 ? want[w].specs : 0);
+      ck_assert_uint_eq(in.nhost_specs - in.nstall_specs, lab == 1 ? want[w].specs : 0);
       uint32_t targets = 0;
-      for (uint32_t k = 0; k < in.ntimeout_specs; k++) {
-        const char *sp = in.timeout_specs[k];
+      for (uint32_t k = in.nstall_specs; k < in.nhost_specs; k++) { /* after the stalls */
+        const char *sp = in.host_specs[k];
         ck_assert_msg(!strncmp(sp, "timeout pkt=", 12) && strstr(sp, " baseline=yes") &&
                           strstr(sp, " qp-order=0 where=\"(src host 198.18.0."),
                       "%s", sp);
@@ -694,16 +694,17 @@ START_TEST(scenario_cases_hold_stalls_lab) {
     jct__replay_input_t in;
     ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(in.nstall_specs, lab ? 2 : 0); /* rank 0's and rank 1's data */
+    ck_assert_uint_eq(in.nhost_specs, in.nstall_specs); /* its timer go-back re-sent a loss */
     ck_assert_uint_gt(in.nfaults, 0);
     ck_assert_uint_eq(k.ncases, 2);
-    ck_assert_uint_eq(k.n[0], in.nfaults + in.nstall_specs);
-    ck_assert_uint_eq(k.n[1], 1 + in.nstall_specs);
+    ck_assert_uint_eq(k.n[0], in.nfaults + in.nhost_specs);
+    ck_assert_uint_eq(k.n[1], 1 + in.nhost_specs);
     for (uint32_t i = 0; i < in.nfaults; i++)
       ck_assert_str_eq(k.specs[0][i], in.fault_specs[i]);
     ck_assert_str_eq(k.specs[1][0], "drop p=1%");
-    for (uint32_t i = 0; i < in.nstall_specs; i++) {
-      ck_assert_str_eq(k.specs[0][in.nfaults + i], in.stall_specs[i]);
-      ck_assert_str_eq(k.specs[1][1 + i], in.stall_specs[i]);
+    for (uint32_t i = 0; i < in.nhost_specs; i++) {
+      ck_assert_str_eq(k.specs[0][in.nfaults + i], in.host_specs[i]);
+      ck_assert_str_eq(k.specs[1][1 + i], in.host_specs[i]);
     }
     jct__replay_input_free(&in);
     for (uint32_t c = 0; c < 2; c++)
