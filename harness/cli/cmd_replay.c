@@ -186,7 +186,7 @@ int jct__cmd_replay(int argc, char **argv) {
    * trace's hosts' transmit stalls, held in every case and repetition. */
   uint32_t nlosses = postmortem ? in.nfaults : o->ninject, nspecs;
   const char **specs = jct__replay_input_specs(&in, postmortem, postmortem ? NULL : o->inject,
-                                               postmortem ? 0 : o->ninject, &nspecs);
+                                               postmortem ? 0 : o->ninject, &nspecs, o);
   if (!specs || nspecs > JCT_RUN_MAX_INJECTORS) {
     free(specs);
     jct__replay_input_free(&in);

@@ -115,7 +115,8 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
 }
 
 const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_losses,
-                                     const char *const *user, uint32_t n_user, uint32_t *n) {
+                                     const char *const *user, uint32_t n_user, uint32_t *n,
+                                     jct_run_opts_t *o) {
   uint32_t nl = trace_losses ? in->nfaults : 0, total = nl + n_user + in->nhost_specs;
   const char **specs = calloc(total + 1, sizeof *specs);
   if (!specs) return NULL;
@@ -126,6 +127,7 @@ const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_l
   for (uint32_t i = 0; i < in->nhost_specs; i++)
     specs[nl + n_user + i] = in->host_specs[i];
   *n = total;
+  o->capture_timeouts = in->nhost_specs - in->nstall_specs;
   return specs;
 }
 

@@ -60,11 +60,13 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
  * user's (n_user of user), then in the lab the trace's transmit stall specs
  * and timer go-back specs (host_specs: held in every case and repetition,
  * the user's too). *n is
- * their count. Returns a calloc'd array (the strings stay in and user's)
- * or NULL on no memory; *n above JCT_RUN_MAX_INJECTORS is for the caller
- * to refuse. */
+ * their count; o's counts of the capture's own among them
+ * (capture_timeouts: run.h) are set. Returns a calloc'd
+ * array (the strings stay in and user's) or NULL on no memory; *n above
+ * JCT_RUN_MAX_INJECTORS is for the caller to refuse. */
 const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_losses,
-                                     const char *const *user, uint32_t n_user, uint32_t *n);
+                                     const char *const *user, uint32_t n_user, uint32_t *n,
+                                     jct_run_opts_t *o);
 
 /* Set the figures of o that the user did not give (user_set, JCT__SET_*)
  * from the schedule's profile, and keep where each came from

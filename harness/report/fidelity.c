@@ -61,14 +61,6 @@ static bool outside(const json_t *figs, const char *key) {
   return json_is_false(w);
 }
 
-/* Whether the run makes the capture's timer go-backs happen: a timeout
- * injector among its specs (the kind is a spec's first word). */
-static bool makes_timeouts(const jct_run_opts_t *o) {
-  for (uint32_t i = 0; i < o->ninject; i++)
-    if (strncmp(o->inject[i], "timeout ", 8) == 0) return true;
-  return false;
-}
-
 /* What the replay's rxe did of the capture's timer go-backs, from the run's
  * own timeouts: unknown (not counted), or so many a repetition, made at
  * the capture's packets (timeout injectors, dropping the ACKs until rxe's
@@ -76,10 +68,13 @@ static bool makes_timeouts(const jct_run_opts_t *o) {
  * times out waiting for its ACKs. */
 static const char *rxe_timer(char *t, size_t n, const json_t *figs, const jct_run_opts_t *o) {
   const json_t *r = jget_replayed(figs, "timeouts");
-  const char *how = makes_timeouts(o) ? ", made at the capture's packets (its ACKs dropped until "
-                                        "the timer ran out), and a stopped VM's peer's by itself"
-                    : o->nstalls      ? ", a stopped VM's peer by itself"
-                                      : ", by itself, none on demand";
+  /* The capture's timeout specs, which the replay added (run.h), not a
+   * timeout injector given by hand. */
+  const char *how = o->capture_timeouts ? ", made at the capture's packets (its ACKs dropped "
+                                          "until the timer ran out), and a stopped VM's peer's "
+                                          "by itself"
+                    : o->nstalls        ? ", a stopped VM's peer by itself"
+                                        : ", by itself, none on demand";
   if (!json_is_integer(r))
     snprintf(t, n, "rxe's own timer, not repeated on demand");
   else
