@@ -128,6 +128,7 @@ const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_l
     specs[nl + n_user + i] = in->host_specs[i];
   *n = total;
   o->capture_timeouts = in->nhost_specs - in->nstall_specs;
+  o->capture_nak_holds = trace_losses ? in->nak_holds : 0; /* the last of fault_specs */
   return specs;
 }
 

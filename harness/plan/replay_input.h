@@ -61,7 +61,7 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
  * and timer go-back specs (host_specs: held in every case and repetition,
  * the user's too). *n is
  * their count; o's counts of the capture's own among them
- * (capture_timeouts: run.h) are set. Returns a calloc'd
+ * (capture_timeouts, capture_nak_holds: run.h) are set. Returns a calloc'd
  * array (the strings stay in and user's) or NULL on no memory; *n above
  * JCT_RUN_MAX_INJECTORS is for the caller to refuse. */
 const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_losses,

@@ -120,15 +120,16 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
     uint64_t rest = cap->retx_packets > cap->host_timer_resent_psns
                         ? cap->retx_packets - cap->host_timer_resent_psns
                         : 0;
-    /* --hold-naks says whether the postmortem held the capture's NAKs
-     * (postmortem.h); its first hold spec is only quoted. A NAK hold
-     * given by hand is not the capture's reaction. */
+    /* The NAKs were held when the replay added the postmortem's holds
+     * (run.h, postmortem.h): --hold-naks alone may have added none (no
+     * NAK of the capture waited long enough). Its first hold spec is only
+     * quoted. A NAK hold given by hand is not the capture's reaction. */
     const char *spec = NULL;
-    for (uint32_t i = 0; i < o->ninject && !spec && o->hold_naks; i++)
+    for (uint32_t i = 0; i < o->ninject && !spec && o->capture_nak_holds; i++)
       spec = strstr(o->inject[i], "delay nak=") ? o->inject[i] : NULL;
     char quote[300] = "";
     if (spec) snprintf(quote, sizeof quote, " ('%s')", spec);
-    if (o->hold_naks && cap->nak_to_resend_ns && n >= 0 && (size_t)n < sizeof b)
+    if (o->capture_nak_holds && cap->nak_to_resend_ns && n >= 0 && (size_t)n < sizeof b)
       snprintf(b + n, sizeof b - (size_t)n,
                "%sthe capture's requester went back a median %.1f ms after its NAK, %u PSNs "
                "deep; the lab's rxe goes back at once, so its NAKs were held at the responder's "
