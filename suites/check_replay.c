@@ -781,6 +781,61 @@ START_TEST(verbs_takes_the_captured_timer) {
 }
 END_TEST
 
+/* The run's counts of the capture's own specs among its injectors (run.h's
+ * capture_timeouts, capture_nak_holds), which the fidelity's reasons read
+ * (fidelity.h): ring2-nodrop in the lab, its 2 timeout specs, the user's
+ * injectors or its losses; p2p-delay-drop with --hold-naks, its one NAK
+ * hold at 64.96 Mbit/s (postmortem_nak_holds_p2p), none at 10 Mbit/s
+ * (rxe's own queue outlasts the capture's reaction: --hold-naks holds
+ * nothing), and none when the user's injectors replace its losses. */
+START_TEST(replay_counts_the_captures_own_specs) {
+  char err[512] = "";
+  const char *user[] = {"timeout pkt=0:0 qp=0x11"};
+  jct__run_args_t a;
+  jct__run_args_init(&a, 0);
+  a.run.transport = JCT_TRANSPORT_VERBS;
+  a.run.lab_ranks = 2;
+  jct__replay_input_t in;
+  ck_assert_msg(jct__replay_input_load(&in, &a, JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap",
+                                       1, err, sizeof err) == 0,
+                "%s", err);
+  jct_run_opts_t o = a.run;
+  ck_assert_msg(jct__replay_input_fabric(&in, 0, &o, err, sizeof err) == 0, "%s", err);
+  uint32_t n;
+  for (uint32_t by_hand = 0; by_hand < 2; by_hand++) {
+    const char **specs =
+        jct__replay_input_specs(&in, !by_hand, by_hand ? user : NULL, by_hand, &n, &o);
+    ck_assert_ptr_nonnull(specs);
+    ck_assert_uint_eq(o.capture_timeouts, 2);
+    ck_assert_uint_eq(o.capture_nak_holds, 0);
+    free(specs);
+  }
+  jct__replay_input_free(&in);
+  for (int slow = 0; slow < 2; slow++) {
+    ck_assert_msg(jct__replay_input_load(&in, &a,
+                                         JCT_SOURCE_DIR "/traces/rxe-lab-p2p-delay-drop.pcap", 1,
+                                         err, sizeof err) == 0,
+                  "%s", err);
+    o = a.run;
+    o.hold_naks = true;
+    o.rate_bps = slow ? 10000000 : 64960000;
+    ck_assert_msg(jct__replay_input_fabric(&in, JCT__SET_RATE, &o, err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_uint_gt(in.nfaults, 0);
+    const char **specs = jct__replay_input_specs(&in, true, NULL, 0, &n, &o);
+    ck_assert_ptr_nonnull(specs);
+    ck_assert_uint_eq(o.capture_nak_holds, slow ? 0 : 1);
+    ck_assert_uint_eq(o.capture_timeouts, 0);
+    free(specs);
+    specs = jct__replay_input_specs(&in, false, user, 1, &n, &o);
+    ck_assert_ptr_nonnull(specs);
+    ck_assert_uint_eq(o.capture_nak_holds, 0);
+    free(specs);
+    jct__replay_input_free(&in);
+  }
+}
+END_TEST
+
 static void write_text(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
@@ -1176,6 +1231,7 @@ Suite *replay_suite(void) {
   tcase_add_test(unit, scenario_cases_hold_stalls_lab);
   tcase_add_test(unit, postmortem_go_backs_first_tx);
   tcase_add_test(unit, postmortem_nak_holds_p2p);
+  tcase_add_test(unit, replay_counts_the_captures_own_specs);
   tcase_add_test(unit, verbs_takes_the_captured_timer);
   suite_add_tcase(s, unit);
   TCase *tc = tcase_create("end_to_end");
