@@ -788,8 +788,12 @@ typedef struct {
   uint64_t retx, naks, timeouts;
   bool lossless;
   const char *why[3]; /* the figures given a reason on verbs, in order */
-  const char *hold;   /* a NAK hold among the injectors, or NULL */
-  bool hold_naks;     /* --hold-naks: hold is the postmortem's (postmortem.h), not one by hand */
+  const char *hold;   /* a NAK hold or a timeout among the injectors, or NULL */
+  bool hold_naks;     /* --hold-naks */
+  /* What the replay added of the capture's own (run.h): hold is then the
+   * capture's timeout spec or the postmortem's NAK hold (postmortem.h),
+   * not one given by hand. */
+  uint32_t capture_timeouts, capture_nak_holds;
 } lab_fig_t;
 
 static json_t *fake_fidelity(const char *trace, const lab_fig_t *l, jct_transport_t tr,
@@ -810,6 +814,8 @@ static json_t *fake_fidelity(const char *trace, const lab_fig_t *l, jct_transpor
   jct_run_opts_t o = {.schedule = s, .transport = tr, .rate_bps = 20000000, .tdf = 16};
   if (l->hold) o.inject = &l->hold, o.ninject = 1;
   o.hold_naks = l->hold_naks;
+  o.capture_nak_holds = l->capture_nak_holds;
+  o.capture_timeouts = l->capture_timeouts;
   o.nstalls = held_stalls ? rep->nstalls : 0; /* in the lab: the stall injectors stop the VMs */
   bool reproduced;
   json_t *fid = jct__fidelity_json(cap, 0.2, &o, &r, l->lossless, &reproduced);
@@ -819,19 +825,33 @@ static json_t *fake_fidelity(const char *trace, const lab_fig_t *l, jct_transpor
 }
 
 START_TEST(verbs_names_what_rxe_does_not_repeat) {
+  /* clang-format off */
   const lab_fig_t labs[] = {
-      {"ring2-nodrop", 0.57, 0, 0, 0, true, {"job_ns", "retransmitted_packets", "timeouts"}, NULL, false},
-      {"p2p-delay-drop", 1.08, 30, 1, 0, false, {"retransmitted_packets"}, NULL, false},
+      {"ring2-nodrop", 0.57, 0, 0, 0, true, {"job_ns", "retransmitted_packets", "timeouts"},
+       NULL, false, 0, 0},
+      {"p2p-delay-drop", 1.08, 30, 1, 0, false, {"retransmitted_packets"}, NULL, false, 0, 0},
       /* its NAK held, and rxe's queue still short of the capture's depth */
       {"p2p-delay-drop", 0.98, 32, 1, 0, false, {"retransmitted_packets"},
-       "delay nak=1@3919us at=host:1", true},
+       "delay nak=1@3919us at=host:1", true, 0, 1},
+      /* --hold-naks, but none of its NAKs waited long enough to be held:
+       * the reason without a hold */
+      {"p2p-delay-drop", 1.08, 30, 1, 0, false, {"retransmitted_packets"}, NULL, true, 0, 0},
       /* a NAK hold given by hand, without --hold-naks: not the capture's
        * reaction held, so the reason is the one without a hold */
       {"p2p-delay-drop", 1.08, 30, 1, 0, false, {"retransmitted_packets"},
-       "delay nak=1@3919us at=host:1", false},
-      {"ring4-drop05pct", 0.87, 10, 1, 1, false, {"retransmitted_packets", "timeouts"}, NULL, false},
-      {"ring2-drop1pct", 0.89, 115, 3, 1, false, {NULL}, NULL, false}, /* reproduced: no reason */
+       "delay nak=1@3919us at=host:1", false, 0, 0},
+      {"ring4-drop05pct", 0.87, 10, 1, 1, false, {"retransmitted_packets", "timeouts"},
+       NULL, false, 0, 0},
+      /* a timeout injector given by hand: not the capture's late ACKs */
+      {"ring4-drop05pct", 0.87, 10, 1, 1, false, {"retransmitted_packets", "timeouts"},
+       "timeout pkt=0:0 baseline=yes", false, 0, 0},
+      /* the capture's 4 timeout specs, which the lab's replay added */
+      {"ring4-drop05pct", 0.87, 10, 1, 1, false, {"retransmitted_packets", "timeouts"},
+       "timeout pkt=0:0 baseline=yes", false, 4, 0},
+      /* reproduced: no reason */
+      {"ring2-drop1pct", 0.89, 115, 3, 1, false, {NULL}, NULL, false, 0, 0},
   };
+  /* clang-format on */
   for (size_t k = 0; k < sizeof labs / sizeof labs[0]; k++) {
     char trace[512];
     snprintf(trace, sizeof trace, "%s/traces/rxe-lab-%s.pcap", JCT_SOURCE_DIR, labs[k].trace);
@@ -861,9 +881,11 @@ START_TEST(verbs_names_what_rxe_does_not_repeat) {
       ck_assert_msg(json_is_false(jget(fid, path)), "%s: %s has a reason and is within",
                     labs[k].trace, fig);
       char want[128];
-      /* the timer go-backs against the run's own timeouts, none held */
-      snprintf(want, sizeof want, "rxe timed out %llu times a repetition here, by itself",
-               (unsigned long long)labs[k].timeouts);
+      /* the timer go-backs against the run's own timeouts, made at the
+       * capture's packets only by its own timeout specs */
+      snprintf(want, sizeof want, "rxe timed out %llu times a repetition here, %s",
+               (unsigned long long)labs[k].timeouts,
+               labs[k].capture_timeouts ? "made at the capture's packets" : "by itself");
       ck_assert_msg(!strstr(text, "timer go-backs") || strstr(text, want), "%s: '%s' lacks '%s'",
                     labs[k].trace, text, want);
       if (!strcmp(fig, "retransmitted_packets") && host) {
@@ -875,7 +897,7 @@ START_TEST(verbs_names_what_rxe_does_not_repeat) {
                  (double)cap.nak_to_resend_ns / 1e6);
         ck_assert_msg(cap.nak_to_resend_ns > 0 && strstr(text, want), "%s: '%s' lacks '%s'",
                       labs[k].trace, text, want);
-        if (labs[k].hold_naks) /* the hold named, and what it cannot force */
+        if (labs[k].capture_nak_holds) /* the hold named, and what it cannot force */
           ck_assert_msg(strstr(text, "its NAKs were held") && strstr(text, labs[k].hold) &&
                             strstr(text, "queue in its NIC"),
                         "%s held: '%s'", labs[k].trace, text);
@@ -912,8 +934,9 @@ START_TEST(verbs_names_what_rxe_does_not_repeat) {
           json_string_value(json_object_get(json_array_get(held_why, i), "reason"));
       ck_assert_msg(!strstr(text, "transmit stalls"), "%s: '%s'", labs[k].trace, text);
       char want[128];
-      snprintf(want, sizeof want, "rxe timed out %llu times a repetition here, a stopped VM's peer",
-               (unsigned long long)hl.timeouts);
+      snprintf(want, sizeof want, "rxe timed out %llu times a repetition here, %s",
+               (unsigned long long)hl.timeouts,
+               hl.capture_timeouts ? "made at the capture's packets" : "a stopped VM's peer");
       ck_assert_msg(!strstr(text, "timer go-backs") ||
                         (strstr(text, want) && !strstr(text, "none on demand")),
                     "%s: '%s' lacks '%s'", labs[k].trace, text, want);

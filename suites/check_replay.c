@@ -526,7 +526,7 @@ START_TEST(postmortem_stall_specs_lab) {
     ck_assert_msg(want_ns > 184000000 && want_ns < 185000000, "%llu ns",
                   (unsigned long long)want_ns);
     for (uint32_t k = 0; k < in.nstall_specs; k++) {
-      const char *sp = in.stall_specs[k];
+      const char *sp = in.host_specs[k]; /* the stalls first */
       ck_assert_msg(!strncmp(sp, "stall pkt=", 10) && strstr(sp, " baseline=yes") &&
                         strstr(sp, " qp-order=0 where=\"src host 198.18.0."),
                     "%s", sp);
@@ -614,10 +614,10 @@ START_TEST(postmortem_timeout_specs_lab) {
       snprintf(trace, sizeof trace, "%s/traces/%s", JCT_SOURCE_DIR, want[w].trace);
       jct__replay_input_t in;
       ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
-      ck_assert_uint_eq(in.ntimeout_specs, lab == 1 ? want[w].specs : 0);
+      ck_assert_uint_eq(in.nhost_specs - in.nstall_specs, lab == 1 ? want[w].specs : 0);
       uint32_t targets = 0;
-      for (uint32_t k = 0; k < in.ntimeout_specs; k++) {
-        const char *sp = in.timeout_specs[k];
+      for (uint32_t k = in.nstall_specs; k < in.nhost_specs; k++) { /* after the stalls */
+        const char *sp = in.host_specs[k];
         ck_assert_msg(!strncmp(sp, "timeout pkt=", 12) && strstr(sp, " baseline=yes") &&
                           strstr(sp, " qp-order=0 where=\"(src host 198.18.0."),
                       "%s", sp);
@@ -694,16 +694,17 @@ START_TEST(scenario_cases_hold_stalls_lab) {
     jct__replay_input_t in;
     ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
     ck_assert_uint_eq(in.nstall_specs, lab ? 2 : 0); /* rank 0's and rank 1's data */
+    ck_assert_uint_eq(in.nhost_specs, in.nstall_specs); /* its timer go-back re-sent a loss */
     ck_assert_uint_gt(in.nfaults, 0);
     ck_assert_uint_eq(k.ncases, 2);
-    ck_assert_uint_eq(k.n[0], in.nfaults + in.nstall_specs);
-    ck_assert_uint_eq(k.n[1], 1 + in.nstall_specs);
+    ck_assert_uint_eq(k.n[0], in.nfaults + in.nhost_specs);
+    ck_assert_uint_eq(k.n[1], 1 + in.nhost_specs);
     for (uint32_t i = 0; i < in.nfaults; i++)
       ck_assert_str_eq(k.specs[0][i], in.fault_specs[i]);
     ck_assert_str_eq(k.specs[1][0], "drop p=1%");
-    for (uint32_t i = 0; i < in.nstall_specs; i++) {
-      ck_assert_str_eq(k.specs[0][in.nfaults + i], in.stall_specs[i]);
-      ck_assert_str_eq(k.specs[1][1 + i], in.stall_specs[i]);
+    for (uint32_t i = 0; i < in.nhost_specs; i++) {
+      ck_assert_str_eq(k.specs[0][in.nfaults + i], in.host_specs[i]);
+      ck_assert_str_eq(k.specs[1][1 + i], in.host_specs[i]);
     }
     jct__replay_input_free(&in);
     for (uint32_t c = 0; c < 2; c++)
@@ -827,6 +828,61 @@ START_TEST(verbs_takes_the_captured_timer) {
           json_string_value(json_object_get(json_object_get(in.replay_profile, "timeout"), "from"));
       ck_assert_msg(from && strstr(from, "NIC queue of 64 packets"), "%s", from);
     }
+    jct__replay_input_free(&in);
+  }
+}
+END_TEST
+
+/* The run's counts of the capture's own specs among its injectors (run.h's
+ * capture_timeouts, capture_nak_holds), which the fidelity's reasons read
+ * (fidelity.h): ring2-nodrop in the lab, its 2 timeout specs, the user's
+ * injectors or its losses; p2p-delay-drop with --hold-naks, its one NAK
+ * hold at 64.96 Mbit/s (postmortem_nak_holds_p2p), none at 10 Mbit/s
+ * (rxe's own queue outlasts the capture's reaction: --hold-naks holds
+ * nothing), and none when the user's injectors replace its losses. */
+START_TEST(replay_counts_the_captures_own_specs) {
+  char err[512] = "";
+  const char *user[] = {"timeout pkt=0:0 qp=0x11"};
+  jct__run_args_t a;
+  jct__run_args_init(&a, 0);
+  a.run.transport = JCT_TRANSPORT_VERBS;
+  a.run.lab_ranks = 2;
+  jct__replay_input_t in;
+  ck_assert_msg(jct__replay_input_load(&in, &a, JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap",
+                                       1, err, sizeof err) == 0,
+                "%s", err);
+  jct_run_opts_t o = a.run;
+  ck_assert_msg(jct__replay_input_fabric(&in, 0, &o, err, sizeof err) == 0, "%s", err);
+  uint32_t n;
+  for (uint32_t by_hand = 0; by_hand < 2; by_hand++) {
+    const char **specs =
+        jct__replay_input_specs(&in, !by_hand, by_hand ? user : NULL, by_hand, &n, &o);
+    ck_assert_ptr_nonnull(specs);
+    ck_assert_uint_eq(o.capture_timeouts, 2);
+    ck_assert_uint_eq(o.capture_nak_holds, 0);
+    free(specs);
+  }
+  jct__replay_input_free(&in);
+  for (int slow = 0; slow < 2; slow++) {
+    ck_assert_msg(jct__replay_input_load(&in, &a,
+                                         JCT_SOURCE_DIR "/traces/rxe-lab-p2p-delay-drop.pcap", 1,
+                                         err, sizeof err) == 0,
+                  "%s", err);
+    o = a.run;
+    o.hold_naks = true;
+    o.rate_bps = slow ? 10000000 : 64960000;
+    ck_assert_msg(jct__replay_input_fabric(&in, JCT__SET_RATE, &o, err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_uint_gt(in.nfaults, 0);
+    const char **specs = jct__replay_input_specs(&in, true, NULL, 0, &n, &o);
+    ck_assert_ptr_nonnull(specs);
+    ck_assert_uint_eq(o.capture_nak_holds, slow ? 0 : 1);
+    ck_assert_uint_eq(o.capture_timeouts, 0);
+    free(specs);
+    specs = jct__replay_input_specs(&in, false, user, 1, &n, &o);
+    ck_assert_ptr_nonnull(specs);
+    ck_assert_uint_eq(o.capture_nak_holds, 0);
+    free(specs);
     jct__replay_input_free(&in);
   }
 }
@@ -1227,6 +1283,7 @@ Suite *replay_suite(void) {
   tcase_add_test(unit, scenario_cases_hold_stalls_lab);
   tcase_add_test(unit, postmortem_go_backs_first_tx);
   tcase_add_test(unit, postmortem_nak_holds_p2p);
+  tcase_add_test(unit, replay_counts_the_captures_own_specs);
   tcase_add_test(unit, verbs_takes_the_captured_timer);
   tcase_add_test(unit, verbs_lab_dilation_of_a_capture);
   suite_add_tcase(s, unit);

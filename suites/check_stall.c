@@ -15,22 +15,6 @@
 #include "jctlab/switch.h"
 #include "suites.h"
 
-/* Packet k of message m of a QP's stream of 3-packet messages (FIRST,
- * MIDDLE, LAST), PSN base + 3m + k, from src to dst. */
-static size_t msg_frame(uint8_t *buf, size_t cap, const char *src, const char *dst, uint32_t qp,
-                        uint32_t psn, uint32_t k) {
-  static const uint8_t op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
-                               JCT_OP_RC_RDMA_WRITE_LAST};
-  craft_roce_t c = {.payload_bytes = 64, .src = src, .dst = dst};
-  c.h.bth.opcode = op[k % 3];
-  c.h.bth.dest_qp = qp;
-  c.h.bth.psn = psn;
-  c.h.reth.dma_len_bytes = 192;
-  size_t n = craft_roce(buf, cap, &c);
-  ck_assert_uint_gt(n, 0);
-  return n;
-}
-
 static jct_injector_t *mk(const char *spec) {
   char err[512] = "";
   jct_injector_t *inj = NULL;
@@ -62,9 +46,9 @@ START_TEST(stall_at_positions) {
     uint32_t seq[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5};
     uint64_t got[12];
     for (int i = 0; i < 12; i++) {
-      size_t n = msg_frame(buf, sizeof buf, NULL, NULL, 0x11, base + seq[i], seq[i]);
+      size_t n = craft_write_frame(buf, sizeof buf, NULL, NULL, 0x11, base + seq[i], seq[i]);
       got[i] = offer(inj, buf, n);
-      n = msg_frame(buf, sizeof buf, NULL, NULL, 0x22, base + seq[i], seq[i]);
+      n = craft_write_frame(buf, sizeof buf, NULL, NULL, 0x22, base + seq[i], seq[i]);
       ck_assert_uint_eq(offer(inj, buf, n), 0);
     }
     for (int i = 0; i < 12; i++)
@@ -80,9 +64,9 @@ START_TEST(stall_at_positions) {
   ck_assert(inj->baseline);
   uint64_t total = 0;
   for (uint32_t k = 0; k < 3; k++) {
-    size_t n = msg_frame(buf, sizeof buf, NULL, NULL, 0x22, 700 + k, k);
+    size_t n = craft_write_frame(buf, sizeof buf, NULL, NULL, 0x22, 700 + k, k);
     ck_assert_uint_eq(offer(inj, buf, n), 0);
-    n = msg_frame(buf, sizeof buf, NULL, NULL, 0x11, 40 + k, k);
+    n = craft_write_frame(buf, sizeof buf, NULL, NULL, 0x11, 40 + k, k);
     uint64_t s = offer(inj, buf, n);
     ck_assert_uint_eq(s, k ? 1000000u : 0u);
     total += s;
@@ -157,7 +141,7 @@ START_TEST(stall_through_the_chain) {
     ck_assert_int_eq(jct__chain_attach(chain, sw, 2, NULL, NULL, 0), 0);
     uint8_t buf[256];
     for (uint32_t k = 0; k < 3; k++) { /* before any repetition */
-      size_t n = msg_frame(buf, sizeof buf, "198.18.0.2", "198.18.0.1", 0x11, 30 + k, k);
+      size_t n = craft_write_frame(buf, sizeof buf, "198.18.0.2", "198.18.0.1", 0x11, 30 + k, k);
       jct_switch_rx(sw, 1, buf, n, 500 + k);
       drain(sw);
     }
@@ -167,7 +151,7 @@ START_TEST(stall_through_the_chain) {
       jct__chain_start(chain, 1000);
       asked.n = 0;
       for (uint32_t k = 0; k < 3; k++) {
-        size_t n = msg_frame(buf, sizeof buf, "198.18.0.2", "198.18.0.1", 0x11, 60 + k, k);
+        size_t n = craft_write_frame(buf, sizeof buf, "198.18.0.2", "198.18.0.1", 0x11, 60 + k, k);
         jct_switch_rx(sw, 1, buf, n, 2000 + k);
         drain(sw);
       }

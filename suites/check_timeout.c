@@ -13,20 +13,6 @@
 #define REQ "198.18.0.1"
 #define RESP "198.18.0.2"
 
-/* Packet k of a QP's stream of 3-packet messages (FIRST, MIDDLE, LAST), PSN psn. */
-static size_t data_frame(uint8_t *buf, size_t cap, uint32_t qp, uint32_t psn, uint32_t k) {
-  static const uint8_t op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
-                               JCT_OP_RC_RDMA_WRITE_LAST};
-  craft_roce_t c = {.payload_bytes = 64, .src = REQ, .dst = RESP};
-  c.h.bth.opcode = op[k % 3];
-  c.h.bth.dest_qp = qp;
-  c.h.bth.psn = psn;
-  c.h.reth.dma_len_bytes = 192;
-  size_t n = craft_roce(buf, cap, &c);
-  ck_assert_uint_gt(n, 0);
-  return n;
-}
-
 /* An ACK (or, with syndrome, a NAK) of PSN psn from src to dst. */
 static size_t ack_frame(uint8_t *buf, size_t cap, const char *src, const char *dst, uint32_t psn,
                         uint8_t syndrome) {
@@ -55,7 +41,7 @@ static jct_verdict_t offer(jct_injector_t *inj, uint8_t *buf, size_t len) {
 
 static jct_verdict_t data(jct_injector_t *inj, uint32_t qp, uint32_t psn, uint32_t k) {
   uint8_t buf[256];
-  return offer(inj, buf, data_frame(buf, sizeof buf, qp, psn, k));
+  return offer(inj, buf, craft_write_frame(buf, sizeof buf, REQ, RESP, qp, psn, k));
 }
 
 static jct_verdict_t ack(jct_injector_t *inj, const char *src, const char *dst, uint32_t psn,

@@ -178,3 +178,17 @@ size_t craft_flow_frame(uint8_t *buf, uint32_t src_rank, uint32_t dst_rank, uint
   memcpy(buf, mac, 6);
   return n;
 }
+
+size_t craft_write_frame(uint8_t *buf, size_t cap, const char *src, const char *dst, uint32_t qp,
+                         uint32_t psn, uint32_t k) {
+  static const uint8_t op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
+                               JCT_OP_RC_RDMA_WRITE_LAST};
+  craft_roce_t c = {.payload_bytes = 64, .src = src, .dst = dst};
+  c.h.bth.opcode = op[k % 3];
+  c.h.bth.dest_qp = qp;
+  c.h.bth.psn = psn;
+  c.h.reth.dma_len_bytes = 192;
+  size_t n = craft_roce(buf, cap, &c);
+  ck_assert_uint_gt(n, 0);
+  return n;
+}

@@ -47,6 +47,14 @@ size_t craft_pfc(uint8_t *buf, size_t cap, const uint8_t src_mac[6], uint16_t cl
  * flow of a switch's ECMP tests. */
 size_t craft_flow_frame(uint8_t *buf, uint32_t src_rank, uint32_t dst_rank, uint16_t sport);
 
+/* Packet k of a QP's stream of 3-packet RDMA WRITE messages (FIRST,
+ * MIDDLE, LAST by k % 3, 64 bytes each), PSN psn, to QP qp, from src to
+ * dst (NULL: craft_roce's defaults): a sender's data for the stall and
+ * timeout injectors' tests. Returns its length; fails the test when it
+ * does not fit. */
+size_t craft_write_frame(uint8_t *buf, size_t cap, const char *src, const char *dst, uint32_t qp,
+                         uint32_t psn, uint32_t k);
+
 size_t craft_pause(uint8_t *buf, size_t cap, const uint8_t src_mac[6], uint16_t quanta);
 
 /* A pcap file (microsecond or nanosecond magic) written by hand. */

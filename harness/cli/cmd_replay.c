@@ -186,7 +186,7 @@ int jct__cmd_replay(int argc, char **argv) {
    * trace's hosts' transmit stalls, held in every case and repetition. */
   uint32_t nlosses = postmortem ? in.nfaults : o->ninject, nspecs;
   const char **specs = jct__replay_input_specs(&in, postmortem, postmortem ? NULL : o->inject,
-                                               postmortem ? 0 : o->ninject, &nspecs);
+                                               postmortem ? 0 : o->ninject, &nspecs, o);
   if (!specs || nspecs > JCT_RUN_MAX_INJECTORS) {
     free(specs);
     jct__replay_input_free(&in);
@@ -196,14 +196,14 @@ int jct__cmd_replay(int argc, char **argv) {
     }
     return bad("%u injectors with the trace's %u transmit stall and %u timer go-back specs: at "
                "most %u",
-               nlosses, in.nstall_specs, in.ntimeout_specs, JCT_RUN_MAX_INJECTORS);
+               nlosses, in.nstall_specs, in.nhost_specs - in.nstall_specs, JCT_RUN_MAX_INJECTORS);
   }
   /* What every case holds of the capture's hosts (the lab's stall and timeout specs). */
-  const char *held = in.nstall_specs && in.ntimeout_specs
-                         ? "its hosts' transmit stalls and late ACKs held"
-                     : in.nstall_specs   ? "its hosts' transmit stalls held"
-                     : in.ntimeout_specs ? "its hosts' late ACKs held"
-                                         : "";
+  bool late_acks = in.nhost_specs > in.nstall_specs;
+  const char *held = in.nstall_specs && late_acks ? "its hosts' transmit stalls and late ACKs held"
+                     : in.nstall_specs            ? "its hosts' transmit stalls held"
+                     : late_acks                  ? "its hosts' late ACKs held"
+                                                  : "";
   o->inject = specs;
   o->ninject = nspecs;
   /* One case, or one per value of a sweep ('drop p=[0, 1e-4, 1e-3]'). */

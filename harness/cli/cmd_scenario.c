@@ -144,9 +144,9 @@ static int load_input(const jct__scenario_t *sc, const jct__scenario_hooks_t *h,
 /* The case's specs: the trace's own losses first when asked, then its own,
  * then in the lab the trace's transmit stalls (jct__replay_input_specs). */
 static const char **case_specs(const jct__scenario_case_t *c, const jct__replay_input_t *in,
-                               uint32_t *n) {
+                               jct_run_opts_t *o) {
   return jct__replay_input_specs(in, c->trace_faults, (const char *const *)c->inject, c->ninject,
-                                 n);
+                                 &o->ninject, o);
 }
 
 /* The command line's RDMA settings over the file's: each one given wins;
@@ -235,7 +235,7 @@ int jct__scenario_cmd(int argc, char **argv, const jct__scenario_hooks_t *h) {
     if (sc_case->trace_faults && !in.nfaults)
       fprintf(stderr, "jctlab %s: case '%s': the trace shows no losses to replay\n", prog,
               sc_case->name);
-    if (!(specs[i] = case_specs(sc_case, &in, &c->opts.ninject))) goto out;
+    if (!(specs[i] = case_specs(sc_case, &in, &c->opts))) goto out;
     c->opts.inject = specs[i];
     c->meta = (jct__case_meta_t){.name = sc_case->name,
                                  .inject = specs[i],

@@ -485,15 +485,56 @@ static uint32_t stall_after(const jct_uroce_stall_t *x) {
 
 #define STALL_LIST_CHARS 240 /* a spec's value holds 255 (injector.h) */
 
+/* One target of a connection's stall or timeout spec: packet pkt of
+ * message msg; a stall's also how long (for=). */
+typedef struct {
+  uint32_t msg, pkt;
+  uint64_t stall_ns;
+} listed_t;
+
+/* Connection c's specs of kind "stall" (pkt= and for= lists) or "timeout"
+ * (pkt= alone), baseline=yes, for its targets e (ne, in order): as many
+ * specs as keep each list within STALL_LIST_CHARS, added to specs
+ * (add_spec). */
+static int listed_specs(const jct_schedule_t *s, uint32_t c, const char *kind, const listed_t *e,
+                        uint32_t ne, char **specs, uint32_t *nspecs, char *err, size_t errlen) {
+  bool timed = strcmp(kind, "stall") == 0;
+  char pkts[STALL_LIST_CHARS + 32] = "", times[STALL_LIST_CHARS + 32] = "";
+  char args[2 * STALL_LIST_CHARS + 80];
+  size_t np = 0, nt = 0;
+  int rc = 0;
+  for (uint32_t i = 0; i < ne && rc == 0; i++) {
+    char p[32], t[32] = "";
+    size_t lp = (size_t)snprintf(p, sizeof p, "%u:%u", e[i].msg, e[i].pkt), lt = 0;
+    uint64_t ns = e[i].stall_ns;
+    if (timed)
+      lt = (size_t)snprintf(t, sizeof t, "%lluus",
+                            (unsigned long long)(ns >= 1000 ? (ns + 500) / 1000 : 1));
+    if (np && (np + 1 + lp > STALL_LIST_CHARS || nt + 1 + lt > STALL_LIST_CHARS)) { /* full */
+      snprintf(args, sizeof args, "pkt=%s%s%s baseline=yes", pkts, timed ? " for=" : "", times);
+      rc = add_spec(specs, nspecs, s, c, true, false, kind, args, err, errlen);
+      np = nt = 0;
+    }
+    np += (size_t)snprintf(pkts + np, sizeof pkts - np, "%s%s", np ? "," : "", p);
+    if (timed) nt += (size_t)snprintf(times + nt, sizeof times - nt, "%s%s", nt ? "," : "", t);
+  }
+  if (np && rc == 0) {
+    snprintf(args, sizeof args, "pkt=%s%s%s baseline=yes", pkts, timed ? " for=" : "", times);
+    rc = add_spec(specs, nspecs, s, c, true, false, kind, args, err, errlen);
+  }
+  return rc;
+}
+
 int jct__postmortem_stall_specs(const jct_schedule_t *s, const jct_uroce_stall_t *x, uint32_t nx,
                                 char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs, char *err,
                                 size_t errlen) {
   *nspecs = 0;
+  listed_t *e = malloc((nx ? nx : 1) * sizeof *e);
+  if (!e) return JCT_ENOMEM;
   int rc = 0;
   for (uint32_t c = 0; c < s->nconns && rc == 0; c++) {
-    char pkts[STALL_LIST_CHARS + 32] = "", times[STALL_LIST_CHARS + 32] = "";
-    size_t np = 0, nt = 0;
-    for (uint32_t i = 0; i < nx && rc == 0; i++) {
+    uint32_t ne = 0;
+    for (uint32_t i = 0; i < nx; i++) {
       if (x[i].conn != c) continue;
       bool seen = false; /* two stalls at one replayed packet: one, as long as both */
       for (uint32_t j = 0; j < i && !seen; j++)
@@ -503,29 +544,11 @@ int jct__postmortem_stall_specs(const jct_schedule_t *s, const jct_uroce_stall_t
       for (uint32_t j = i; j < nx; j++)
         if (x[j].conn == c && x[j].msg == x[i].msg && stall_after(&x[j]) == stall_after(&x[i]))
           ns += x[j].stall_ns;
-      char p[32], t[32];
-      int lp = snprintf(p, sizeof p, "%s%u:%u", np ? "," : "", x[i].msg, stall_after(&x[i]));
-      int lt = snprintf(t, sizeof t, "%s%lluus", nt ? "," : "",
-                        (unsigned long long)(ns >= 1000 ? (ns + 500) / 1000 : 1));
-      if (np + (size_t)lp > STALL_LIST_CHARS || nt + (size_t)lt > STALL_LIST_CHARS) {
-        char args[2 * STALL_LIST_CHARS + 80];
-        snprintf(args, sizeof args, "pkt=%s for=%s baseline=yes", pkts, times);
-        rc = add_spec(specs, nspecs, s, c, true, false, "stall", args, err, errlen);
-        np = nt = 0;
-        lp = snprintf(p, sizeof p, "%u:%u", x[i].msg, stall_after(&x[i]));
-        lt = snprintf(t, sizeof t, "%lluus",
-                      (unsigned long long)(ns >= 1000 ? (ns + 500) / 1000 : 1));
-      }
-      memcpy(pkts + np, p, (size_t)lp + 1);
-      memcpy(times + nt, t, (size_t)lt + 1);
-      np += (size_t)lp, nt += (size_t)lt;
+      e[ne++] = (listed_t){.msg = x[i].msg, .pkt = stall_after(&x[i]), .stall_ns = ns};
     }
-    if (np && rc == 0) {
-      char args[2 * STALL_LIST_CHARS + 80];
-      snprintf(args, sizeof args, "pkt=%s for=%s baseline=yes", pkts, times);
-      rc = add_spec(specs, nspecs, s, c, true, false, "stall", args, err, errlen);
-    }
+    rc = listed_specs(s, c, "stall", e, ne, specs, nspecs, err, errlen);
   }
+  free(e);
   return rc;
 }
 
@@ -533,34 +556,21 @@ int jct__postmortem_timeout_specs(const jct_schedule_t *s, const jct_uroce_go_ba
                                   char *specs[JCT_POSTMORTEM_MAX_SPECS], uint32_t *nspecs,
                                   char *err, size_t errlen) {
   *nspecs = 0;
+  listed_t *e = malloc((n ? n : 1) * sizeof *e);
+  if (!e) return JCT_ENOMEM;
   int rc = 0;
   for (uint32_t c = 0; c < s->nconns && rc == 0; c++) {
-    char pkts[STALL_LIST_CHARS + 32] = "";
-    size_t np = 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
+    uint32_t ne = 0;
+    for (uint32_t i = 0; i < n; i++) {
       if (g[i].conn != c || !g[i].timer_ns || g[i].recovers_loss || g[i].cts) continue;
       bool seen = false; /* two at one packet: one target */
       for (uint32_t j = 0; j < i && !seen; j++)
         seen = g[j].conn == c && g[j].timer_ns && !g[j].recovers_loss && !g[j].cts &&
                g[j].msg == g[i].msg && g[j].pkt == g[i].pkt;
-      if (seen) continue;
-      char p[32];
-      int lp = snprintf(p, sizeof p, "%s%u:%u", np ? "," : "", g[i].msg, g[i].pkt);
-      if (np + (size_t)lp > STALL_LIST_CHARS) {
-        char args[STALL_LIST_CHARS + 48];
-        snprintf(args, sizeof args, "pkt=%s baseline=yes", pkts);
-        rc = add_spec(specs, nspecs, s, c, true, false, "timeout", args, err, errlen);
-        np = 0;
-        lp = snprintf(p, sizeof p, "%u:%u", g[i].msg, g[i].pkt);
-      }
-      memcpy(pkts + np, p, (size_t)lp + 1);
-      np += (size_t)lp;
+      if (!seen) e[ne++] = (listed_t){.msg = g[i].msg, .pkt = g[i].pkt};
     }
-    if (np && rc == 0) {
-      char args[STALL_LIST_CHARS + 48];
-      snprintf(args, sizeof args, "pkt=%s baseline=yes", pkts);
-      rc = add_spec(specs, nspecs, s, c, true, false, "timeout", args, err, errlen);
-    }
+    rc = listed_specs(s, c, "timeout", e, ne, specs, nspecs, err, errlen);
   }
+  free(e);
   return rc;
 }

@@ -58,12 +58,17 @@ static int load_trace(jct__replay_input_t *in, const char *path, uint32_t pmtu, 
     rc = jct__postmortem_go_backs(in->schedule, &rep, scale, pmtu, &in->go_backs,
                                   &in->go_back_idle_ns, &in->ngo_backs);
   if (!rc) rc = jct__postmortem_stalls(in->schedule, &rep, scale, pmtu, &in->stalls, &in->nstalls);
-  if (!rc && vm_stalls)
-    rc = jct__postmortem_stall_specs(in->schedule, in->stalls, in->nstalls, in->stall_specs,
+  if (!rc && vm_stalls) {
+    rc = jct__postmortem_stall_specs(in->schedule, in->stalls, in->nstalls, in->host_specs,
                                      &in->nstall_specs, err, errlen);
-  if (!rc && vm_stalls)
-    rc = jct__postmortem_timeout_specs(in->schedule, in->go_backs, in->ngo_backs, in->timeout_specs,
-                                       &in->ntimeout_specs, err, errlen);
+    in->nhost_specs = in->nstall_specs;
+  }
+  if (!rc && vm_stalls) {
+    uint32_t ntimeouts = 0;
+    rc = jct__postmortem_timeout_specs(in->schedule, in->go_backs, in->ngo_backs,
+                                       in->host_specs + in->nstall_specs, &ntimeouts, err, errlen);
+    in->nhost_specs += ntimeouts;
+  }
   jct_infer_report_free(&rep);
   return rc;
 }
@@ -110,20 +115,20 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
 }
 
 const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_losses,
-                                     const char *const *user, uint32_t n_user, uint32_t *n) {
-  uint32_t nl = trace_losses ? in->nfaults : 0,
-           total = nl + n_user + in->nstall_specs + in->ntimeout_specs;
+                                     const char *const *user, uint32_t n_user, uint32_t *n,
+                                     jct_run_opts_t *o) {
+  uint32_t nl = trace_losses ? in->nfaults : 0, total = nl + n_user + in->nhost_specs;
   const char **specs = calloc(total + 1, sizeof *specs);
   if (!specs) return NULL;
   for (uint32_t i = 0; i < nl; i++)
     specs[i] = in->fault_specs[i];
   for (uint32_t i = 0; i < n_user; i++)
     specs[nl + i] = user[i];
-  for (uint32_t i = 0; i < in->nstall_specs; i++)
-    specs[nl + n_user + i] = in->stall_specs[i];
-  for (uint32_t i = 0; i < in->ntimeout_specs; i++)
-    specs[nl + n_user + in->nstall_specs + i] = in->timeout_specs[i];
+  for (uint32_t i = 0; i < in->nhost_specs; i++)
+    specs[nl + n_user + i] = in->host_specs[i];
   *n = total;
+  o->capture_timeouts = in->nhost_specs - in->nstall_specs;
+  o->capture_nak_holds = trace_losses ? in->nak_holds : 0; /* the last of fault_specs */
   return specs;
 }
 
@@ -149,7 +154,7 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
    * still during each and the captured go-backs in the capture's order (uroce.h), without
    * which holding them cost the shipped capture a timeout and the lab's ring2-drop1pct one
    * (job 1.62 of the capture's); the lab holds them by stopping the sender's VM (its stall
-   * injectors, stall_specs), its rxe timer stopped with it. o->stalls are uroce's QPs' only. */
+   * injectors, host_specs), its rxe timer stopped with it. o->stalls are uroce's QPs' only. */
   bool stalls = in->nstalls && (o->transport == JCT_TRANSPORT_UROCE || in->nstall_specs);
   o->stalls = stalls ? in->stalls : NULL;
   o->nstalls = stalls ? in->nstalls : 0;
@@ -208,10 +213,7 @@ void jct__replay_input_free(jct__replay_input_t *in) {
   free(in->stalls);
   in->stalls = NULL;
   in->nstalls = 0;
-  for (uint32_t i = 0; i < in->nstall_specs; i++)
-    free(in->stall_specs[i]);
-  in->nstall_specs = 0;
-  for (uint32_t i = 0; i < in->ntimeout_specs; i++)
-    free(in->timeout_specs[i]);
-  in->ntimeout_specs = 0;
+  for (uint32_t i = 0; i < in->nhost_specs; i++)
+    free(in->host_specs[i]);
+  in->nhost_specs = in->nstall_specs = 0;
 }

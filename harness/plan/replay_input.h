@@ -29,14 +29,15 @@ typedef struct {
   jct_uroce_stall_t *stalls; /* a trace's transmit stalls (postmortem.h), the host's: every
                                 repetition on uroce holds them */
   uint32_t nstalls;
-  /* On verbs in the lab: the stalls as stall injectors (postmortem.h), which
-   * every case of the replay adds to its injectors, the user's too. */
-  char *stall_specs[JCT_POSTMORTEM_MAX_SPECS];
-  uint32_t nstall_specs;
-  /* ... and its timer go-backs with nothing lost as timeout injectors
-   * (postmortem.h), held likewise. */
-  char *timeout_specs[JCT_POSTMORTEM_MAX_SPECS];
-  uint32_t ntimeout_specs;
+  /* On verbs in the lab, what the capture's hosts did with no fault behind
+   * it, which every case of the replay adds to its injectors, the user's
+   * too: its transmit stalls as stall injectors, then its timer go-backs
+   * with nothing lost as timeout injectors (postmortem.h). The first
+   * nstall_specs are the stalls, the rest the timeouts (each kind up to
+   * JCT_POSTMORTEM_MAX_SPECS). */
+  char *host_specs[2 * JCT_POSTMORTEM_MAX_SPECS];
+  uint32_t nhost_specs;
+  uint32_t nstall_specs; /* of them the stall injectors: the lab holds the stalls */
   bool no_cts; /* a trace whose job sent no clear-to-sends (perftest): the replay sends none */
   bool have_capture;             /* a trace: capture holds what it showed (fidelity.h) */
   jct__capture_figures_t capture;
@@ -57,13 +58,15 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
 /* A case's injectors, as `jctlab replay` and a scenario's cases alike get
  * them: the trace's own losses (fault_specs) when trace_losses, then the
  * user's (n_user of user), then in the lab the trace's transmit stall specs
- * and timer go-back specs (stall_specs, timeout_specs: held in every case
- * and repetition, the user's too). *n is
- * their count. Returns a calloc'd array (the strings stay in and user's)
- * or NULL on no memory; *n above JCT_RUN_MAX_INJECTORS is for the caller
- * to refuse. */
+ * and timer go-back specs (host_specs: held in every case and repetition,
+ * the user's too). *n is
+ * their count; o's counts of the capture's own among them
+ * (capture_timeouts, capture_nak_holds: run.h) are set. Returns a calloc'd
+ * array (the strings stay in and user's) or NULL on no memory; *n above
+ * JCT_RUN_MAX_INJECTORS is for the caller to refuse. */
 const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_losses,
-                                     const char *const *user, uint32_t n_user, uint32_t *n);
+                                     const char *const *user, uint32_t n_user, uint32_t *n,
+                                     jct_run_opts_t *o);
 
 /* Set the figures of o that the user did not give (user_set, JCT__SET_*)
  * from the schedule's profile, and keep where each came from

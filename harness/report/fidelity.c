@@ -61,14 +61,6 @@ static bool outside(const json_t *figs, const char *key) {
   return json_is_false(w);
 }
 
-/* Whether the run makes the capture's timer go-backs happen: a timeout
- * injector among its specs (the kind is a spec's first word). */
-static bool makes_timeouts(const jct_run_opts_t *o) {
-  for (uint32_t i = 0; i < o->ninject; i++)
-    if (strncmp(o->inject[i], "timeout ", 8) == 0) return true;
-  return false;
-}
-
 /* What the replay's rxe did of the capture's timer go-backs, from the run's
  * own timeouts: unknown (not counted), or so many a repetition, made at
  * the capture's packets (timeout injectors, dropping the ACKs until rxe's
@@ -76,10 +68,13 @@ static bool makes_timeouts(const jct_run_opts_t *o) {
  * times out waiting for its ACKs. */
 static const char *rxe_timer(char *t, size_t n, const json_t *figs, const jct_run_opts_t *o) {
   const json_t *r = jget_replayed(figs, "timeouts");
-  const char *how = makes_timeouts(o) ? ", made at the capture's packets (its ACKs dropped until "
-                                        "the timer ran out), and a stopped VM's peer's by itself"
-                    : o->nstalls      ? ", a stopped VM's peer by itself"
-                                      : ", by itself, none on demand";
+  /* The capture's timeout specs, which the replay added (run.h), not a
+   * timeout injector given by hand. */
+  const char *how = o->capture_timeouts ? ", made at the capture's packets (its ACKs dropped "
+                                          "until the timer ran out), and a stopped VM's peer's "
+                                          "by itself"
+                    : o->nstalls        ? ", a stopped VM's peer by itself"
+                                        : ", by itself, none on demand";
   if (!json_is_integer(r))
     snprintf(t, n, "rxe's own timer, not repeated on demand");
   else
@@ -125,15 +120,16 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
     uint64_t rest = cap->retx_packets > cap->host_timer_resent_psns
                         ? cap->retx_packets - cap->host_timer_resent_psns
                         : 0;
-    /* --hold-naks says whether the postmortem held the capture's NAKs
-     * (postmortem.h); its first hold spec is only quoted. A NAK hold
-     * given by hand is not the capture's reaction. */
+    /* The NAKs were held when the replay added the postmortem's holds
+     * (run.h, postmortem.h): --hold-naks alone may have added none (no
+     * NAK of the capture waited long enough). Its first hold spec is only
+     * quoted. A NAK hold given by hand is not the capture's reaction. */
     const char *spec = NULL;
-    for (uint32_t i = 0; i < o->ninject && !spec && o->hold_naks; i++)
+    for (uint32_t i = 0; i < o->ninject && !spec && o->capture_nak_holds; i++)
       spec = strstr(o->inject[i], "delay nak=") ? o->inject[i] : NULL;
     char quote[300] = "";
     if (spec) snprintf(quote, sizeof quote, " ('%s')", spec);
-    if (o->hold_naks && cap->nak_to_resend_ns && n >= 0 && (size_t)n < sizeof b)
+    if (o->capture_nak_holds && cap->nak_to_resend_ns && n >= 0 && (size_t)n < sizeof b)
       snprintf(b + n, sizeof b - (size_t)n,
                "%sthe capture's requester went back a median %.1f ms after its NAK, %u PSNs "
                "deep; the lab's rxe goes back at once, so its NAKs were held at the responder's "

@@ -97,6 +97,15 @@ typedef struct {
   bool no_skip;              /* uroce: keep real time, never skip idle time (clock.h) */
   bool hold_naks;            /* verbs, a capture's replay: hold the capture's NAKs at their
                                 responders' hosts for its requesters' reaction (--hold-naks) */
+  /* Internal, set by a capture's replay where it adds the capture's own
+   * specs to inject (harness/plan/replay_input.h), read by its fidelity's
+   * reasons (harness/report/fidelity.h): how many of inject are what the
+   * capture's hosts did, not faults: its NAK holds (hold_naks; none when
+   * no NAK of the capture waited long enough) and, in the lab, its timer
+   * go-backs with nothing lost as timeout injectors (its late ACKs). A
+   * spec given by hand is neither. 0: none. */
+  uint32_t capture_timeouts;
+  uint32_t capture_nak_holds;
   uint64_t series_ns;        /* uroce: sample jct_series_t every this much (0: none) */
   double tdf;                /* time-dilation factor F (clock.h): 0 auto (jct_run_dilation), 1
                                 none, else >= 1 (verbs: a power of two the QP timeout allows) */
