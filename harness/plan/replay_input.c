@@ -148,7 +148,7 @@ int jct__replay_input_fabric(jct__replay_input_t *in, uint32_t user_set, jct_run
    * set the capture's go-back depth (p2p-delay-drop: re-sent 0.69-0.98 at
    * x1, 0.67 at x2 and x4, where rxe outruns the link and goes back as
    * deep as its NIC queue). README, "The lab's dilation for a capture". */
-  o->tdf_floor = in->nstall_specs || in->ntimeout_specs ? 2 : 0;
+  o->tdf_floor = in->nhost_specs ? 2 : 0;
   /* The capture's transmit stalls: its hosts', lossless capture or not; the rate then leaves
    * them out (replay_profile.h). uroce holds them in its QPs, keeping its own retransmit timer
    * still during each and the captured go-backs in the capture's order (uroce.h), without
