@@ -497,6 +497,23 @@ START_TEST(postmortem_specs_lab_cts) {
 }
 END_TEST
 
+/* Where a capture is replayed in the *_lab cases: uroce, verbs in the lab
+ * (--lab N), verbs on hosts (--agents). */
+enum { ON_UROCE, ON_LAB, ON_AGENTS, ON_PLACES };
+
+/* traces/NAME loaded into in as `jctlab replay` would on place (ON_*),
+ * the lab with ranks VMs; *a its arguments. */
+static void load_on(jct__replay_input_t *in, jct__run_args_t *a, const char *name, int place,
+                    uint32_t ranks) {
+  char err[512] = "", trace[512];
+  jct__run_args_init(a, 0);
+  a->run.transport = place == ON_UROCE ? JCT_TRANSPORT_UROCE : JCT_TRANSPORT_VERBS;
+  a->run.lab_ranks = place == ON_LAB ? ranks : 0;
+  a->run.agents = place == ON_AGENTS ? "h0:1,h1:1" : NULL;
+  snprintf(trace, sizeof trace, "%s/traces/%s", JCT_SOURCE_DIR, name);
+  ck_assert_msg(jct__replay_input_load(in, a, trace, 1, err, sizeof err) == 0, "%s: %s", name, err);
+}
+
 /* ring2-nodrop's 9 transmit stalls (184.7 ms) on verbs in the lab: stall
  * specs, one per connection with stalls, each naming its connection as
  * the verbs drops do (qp-order=, where=) and held in baselines too
@@ -506,19 +523,12 @@ END_TEST
  * QPs hold them) nor with --agents (no VM to stop). */
 START_TEST(postmortem_stall_specs_lab) {
   char err[512] = "";
-  for (int lab = 0; lab < 3; lab++) { /* uroce, verbs --lab 2, verbs --agents */
+  for (int lab = 0; lab < ON_PLACES; lab++) {
     jct__run_args_t a;
-    jct__run_args_init(&a, 0);
-    a.run.transport = lab ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
-    a.run.lab_ranks = lab == 1 ? 2 : 0;
-    a.run.agents = lab == 2 ? "h0:1,h1:1" : NULL;
     jct__replay_input_t in;
-    ck_assert_msg(jct__replay_input_load(&in, &a,
-                                         JCT_SOURCE_DIR "/traces/rxe-lab-ring2-nodrop.pcap", 1, err,
-                                         sizeof err) == 0,
-                  "%s", err);
+    load_on(&in, &a, "rxe-lab-ring2-nodrop.pcap", lab, 2);
     ck_assert_uint_eq(in.nstalls, 9);
-    ck_assert_uint_eq(in.nstall_specs, lab == 1 ? 2 : 0); /* rank 0's and rank 1's data */
+    ck_assert_uint_eq(in.nstall_specs, lab == ON_LAB ? 2 : 0); /* rank 0's and rank 1's data */
     uint64_t want_ns = 0, got_us = 0;
     uint32_t targets = 0;
     for (uint32_t i = 0; i < in.nstalls; i++)
@@ -553,17 +563,17 @@ START_TEST(postmortem_stall_specs_lab) {
         p++, t++;
       }
     }
-    if (lab == 1) {
+    if (lab == ON_LAB) {
       ck_assert_uint_eq(targets, 9);
       ck_assert_msg(got_us * 1000 + 9 * 500 >= want_ns && got_us * 1000 <= want_ns + 9 * 500,
                     "%llu us for %llu ns", (unsigned long long)got_us, (unsigned long long)want_ns);
     }
     jct_run_opts_t o = a.run;
     ck_assert_msg(jct__replay_input_fabric(&in, 0, &o, err, sizeof err) == 0, "%s", err);
-    ck_assert_uint_eq(o.nstalls, lab == 2 ? 0 : 9); /* held, by uroce or by the VMs */
+    ck_assert_uint_eq(o.nstalls, lab == ON_AGENTS ? 0 : 9); /* held, by uroce or by the VMs */
     json_t *st = json_object_get(in.replay_profile, "stalls");
     ck_assert_str_eq(json_string_value(json_object_get(st, "source")),
-                     lab == 2 ? "default" : "capture");
+                     lab == ON_AGENTS ? "default" : "capture");
     jct__replay_input_free(&in);
   }
 }
@@ -604,17 +614,11 @@ START_TEST(postmortem_timeout_specs_lab) {
               {"rxe-lab-ring4-drop05pct.pcap", 4, 4, 5},
               {"rxe-lab-ring2-drop1pct.pcap", 2, 0, 0}};
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++)
-    for (int lab = 0; lab < 3; lab++) { /* uroce, verbs --lab N, verbs --agents */
+    for (int lab = 0; lab < ON_PLACES; lab++) {
       jct__run_args_t a;
-      jct__run_args_init(&a, 0);
-      a.run.transport = lab ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
-      a.run.lab_ranks = lab == 1 ? want[w].ranks : 0;
-      a.run.agents = lab == 2 ? "h0:1,h1:1" : NULL;
-      char trace[512];
-      snprintf(trace, sizeof trace, "%s/traces/%s", JCT_SOURCE_DIR, want[w].trace);
       jct__replay_input_t in;
-      ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
-      ck_assert_uint_eq(in.nhost_specs - in.nstall_specs, lab == 1 ? want[w].specs : 0);
+      load_on(&in, &a, want[w].trace, lab, want[w].ranks);
+      ck_assert_uint_eq(in.nhost_specs - in.nstall_specs, lab == ON_LAB ? want[w].specs : 0);
       uint32_t targets = 0;
       for (uint32_t k = in.nstall_specs; k < in.nhost_specs; k++) { /* after the stalls */
         const char *sp = in.host_specs[k];
@@ -656,7 +660,7 @@ START_TEST(postmortem_timeout_specs_lab) {
         }
         jct_injector_free(inj);
       }
-      ck_assert_uint_eq(targets, lab == 1 ? want[w].targets : 0);
+      ck_assert_uint_eq(targets, lab == ON_LAB ? want[w].targets : 0);
       jct__replay_input_free(&in);
     }
 }
@@ -728,27 +732,21 @@ START_TEST(verbs_lab_dilation_of_a_capture) {
   } want[] = {{"rxe-lab-ring2-nodrop.pcap", 2, "capture", "host pauses"},
               {"rxe-lab-p2p-delay-drop.pcap", 1, "default", "own pace"}};
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++)
-    for (int lab = 0; lab < 3; lab++) { /* uroce, verbs --lab 2, verbs --agents */
+    for (int lab = 0; lab < ON_PLACES; lab++) {
       jct__run_args_t a;
-      jct__run_args_init(&a, 0);
-      a.run.transport = lab ? JCT_TRANSPORT_VERBS : JCT_TRANSPORT_UROCE;
-      a.run.lab_ranks = lab == 1 ? 2 : 0;
-      a.run.agents = lab == 2 ? "h0:1,h1:1" : NULL;
-      char trace[512];
-      snprintf(trace, sizeof trace, "%s/traces/%s", JCT_SOURCE_DIR, want[w].trace);
       jct__replay_input_t in;
-      ck_assert_msg(jct__replay_input_load(&in, &a, trace, 1, err, sizeof err) == 0, "%s", err);
+      load_on(&in, &a, want[w].trace, lab, 2);
       jct_run_opts_t o = a.run;
       ck_assert_msg(jct__replay_input_fabric(&in, 0, &o, err, sizeof err) == 0, "%s", err);
       jct_run_dilation_t d;
       jct_run_dilation(&o, &d);
-      ck_assert_msg(d.tdf == (lab == 1 ? want[w].tdf : 1), "%s, lab %d: x%g", want[w].trace, lab,
+      ck_assert_msg(d.tdf == (lab == ON_LAB ? want[w].tdf : 1), "%s, lab %d: x%g", want[w].trace, lab,
                     d.tdf);
       json_t *t = json_object_get(in.replay_profile, "tdf");
       const char *src = json_string_value(json_object_get(t, "source")),
                  *from = json_string_value(json_object_get(t, "from"));
       ck_assert_msg(src && from, "no tdf figure");
-      if (lab == 1)
+      if (lab == ON_LAB)
         ck_assert_msg(!strcmp(src, want[w].source) && strstr(from, want[w].from), "%s: %s", src,
                       from);
       else
