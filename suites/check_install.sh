@@ -3,7 +3,8 @@
 # build into a temporary folder twice, with --prefix and with DESTDIR under
 # another prefix (jctlab finds its parts relative to its own folder, so
 # both must work), and runs each installed jctlab:
-#  - inspect on the shipped capture, as build/jctlab inspects it;
+#  - inspect on the shipped capture, as build/jctlab inspects it, and
+#    with no TRACE on the installed copy of it;
 #  - each module the build has, loaded by a command that then stops on an
 #    error of its own (agent: a control device that is not there, for the
 #    verbs module; rank: a scenario that is not there, for the mpi module);
@@ -78,6 +79,14 @@ check() {
   [ "$status" -eq 0 ] || fail "installed jctlab inspect: exit $status: $(cat "$tmp/inspect.err")"
   cmp -s "$tmp/inspect.out" "$tmp/build-inspect.out" ||
     fail "installed jctlab inspect differs from build/jctlab's: $(diff "$tmp/build-inspect.out" "$tmp/inspect.out" | head -5)"
+  # With no TRACE, the installed copy of the shipped capture (not the
+  # source tree's, which an installed jctlab may no longer have).
+  shipped="$root/$datadir/jctlab/traces/rxe-write-send-loss1pct.pcap"
+  [ -f "$shipped" ] || fail "$shipped was not installed"
+  run default "$jctlab" inspect
+  [ "$status" -eq 0 ] || fail "installed jctlab inspect (no TRACE): exit $status: $(cat "$tmp/default.err")"
+  grep -qF "Capture    $shipped" "$tmp/default.out" ||
+    fail "installed jctlab inspect read another trace: $(head -1 "$tmp/default.out")"
   for m in $modules; do
     so="$root/$libdir/jctlab/jctlab-$m.so"
     [ -f "$so" ] || fail "$so was not installed"

@@ -15,6 +15,13 @@
 #ifndef JCT_SCRIPT_RELDIR
 #define JCT_SCRIPT_RELDIR "../share/jctlab/scripts"
 #endif
+#ifndef JCT_TRACE_RELDIR
+#define JCT_TRACE_RELDIR "../share/jctlab/traces"
+#endif
+#define JCT_SHIPPED_TRACE "rxe-write-send-loss1pct.pcap"
+#ifndef JCT_DEFAULT_TRACE
+#define JCT_DEFAULT_TRACE "traces/" JCT_SHIPPED_TRACE
+#endif
 
 const char jct__module_reldir[] = JCT_MODULE_RELDIR;
 
@@ -28,6 +35,17 @@ int jct__exe_dir(char *dir, size_t len) {
   *slash = 0;
   int w = snprintf(dir, len, "%s", exe);
   return w < 0 || (size_t)w >= len ? JCT_EIO : 0;
+}
+
+const char *jct__default_trace(void) {
+  static char installed[PATH_MAX];
+  char dir[PATH_MAX], path[PATH_MAX + 256];
+  if (!jct__exe_dir(dir, sizeof dir)) {
+    int w = snprintf(path, sizeof path, "%s/" JCT_TRACE_RELDIR "/" JCT_SHIPPED_TRACE, dir);
+    if (w > 0 && (size_t)w < sizeof path && access(path, R_OK) == 0 && realpath(path, installed))
+      return installed;
+  }
+  return JCT_DEFAULT_TRACE;
 }
 
 const char *jct__script_name(const char *name, char *buf, size_t len) {

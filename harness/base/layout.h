@@ -19,6 +19,12 @@ extern const char jct__module_reldir[];
  * resolved) in dir: 0, or JCT_EIO when it cannot be read or does not fit. */
 int jct__exe_dir(char *dir, size_t len);
 
+/* The shipped capture (traces/rxe-write-send-loss1pct.pcap) that inspect,
+ * schedule and replay read without a TRACE: an installed jctlab's copy
+ * (DATADIR/jctlab/traces), when it is there, else the source tree's
+ * (JCT_DEFAULT_TRACE, set when configuring). A static string. */
+const char *jct__default_trace(void);
+
 /* How a message names the script NAME ("setup-deps", "lab-kernel"): an
  * installed jctlab's installed script (its absolute path, when it is
  * there), else "scripts/NAME", from the top of the source tree. Returns

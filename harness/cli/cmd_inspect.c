@@ -30,11 +30,9 @@
 #include "jctlab/error.h"
 #include "jctlab/inspect.h"
 #include "jctlab/trace.h"
+#include "harness/base/layout.h"
 #include "harness/base/units.h"
 
-#ifndef JCT_DEFAULT_TRACE
-#define JCT_DEFAULT_TRACE "traces/rxe-write-send-loss1pct.pcap"
-#endif
 
 #define EXIT_BAD_INPUT 2
 #define DEFAULT_TOP 10u
@@ -48,7 +46,7 @@ static const char usage_text[] =
     "retransmit timeout, ACK coalescing). '-' reads standard input. With no\n"
     "TRACE, standard input is read when it is a pipe or a file (tcpdump -w - |\n"
     "jctlab inspect; jctlab inspect < x.pcap), otherwise (a terminal, /dev/null)\n"
-    "the shipped trace (" JCT_DEFAULT_TRACE ").\n"
+    "the shipped trace (traces/rxe-write-send-loss1pct.pcap; installed, its copy).\n"
     "\n"
     "options:\n"
     "  -r TRACE               the capture to read (as tcpdump -r; same as TRACE)\n"
@@ -255,7 +253,7 @@ int jct__cmd_inspect(int argc, char **argv) {
   bool implicit_stdin = false;
   if (!a.trace) {
     implicit_stdin = stdin_brings_capture();
-    a.trace = implicit_stdin ? "-" : JCT_DEFAULT_TRACE;
+    a.trace = implicit_stdin ? "-" : jct__default_trace();
   }
 
   char err[512];

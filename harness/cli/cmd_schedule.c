@@ -14,12 +14,10 @@
 #include "jctlab/error.h"
 #include "jctlab/infer.h"
 #include "jctlab/schedule.h"
+#include "harness/base/layout.h"
 #include "harness/report/output.h"
 #include "harness/report/schedule_report.h"
 
-#ifndef JCT_DEFAULT_TRACE
-#define JCT_DEFAULT_TRACE "traces/rxe-write-send-loss1pct.pcap"
-#endif
 
 #define FAULTS_LISTED 10u
 
@@ -33,7 +31,8 @@ static const char usage_text[] =
     "explains: program order), gap_ns the rank's compute. Flow control\n"
     "(clear-to-send) and control traffic (TCP, CM) are left out and counted.\n"
     "TRACE defaults to the shipped trace\n"
-    "(" JCT_DEFAULT_TRACE "); '-' reads standard input.\n"
+    "(traces/rxe-write-send-loss1pct.pcap; installed, its copy); '-' reads\n"
+    "standard input.\n"
     "\n"
     "options:\n"
     "  -o FILE              the schedule (JSON) to FILE (default: standard output)\n"
@@ -89,7 +88,7 @@ int jct__cmd_schedule(int argc, char **argv) {
       trace = w;
     }
   }
-  if (!trace) trace = JCT_DEFAULT_TRACE;
+  if (!trace) trace = jct__default_trace();
   if (jct__cmd_output_ok("schedule", "-o", out) ||
       jct__cmd_output_ok("schedule", "--json-report", json_report))
     return 2;

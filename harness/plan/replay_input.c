@@ -6,15 +6,13 @@
 #include <string.h>
 
 #include "common/errf.h"
+#include "harness/base/layout.h"
 #include "jctlab/error.h"
 #include "jctlab/infer.h"
 #include "capture_figures.h"
 #include "replay_input.h"
 #include "replay_profile.h"
 
-#ifndef JCT_DEFAULT_TRACE
-#define JCT_DEFAULT_TRACE "traces/rxe-write-send-loss1pct.pcap"
-#endif
 
 /* A schedule is JSON: a .json name, or a file whose first non-blank byte is '{'. */
 static int is_schedule(const char *path) {
@@ -84,7 +82,7 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
     rc = jct_schedule_synth(&in->schedule, a->synth, (uint32_t)a->ranks, a->bytes,
                             (uint32_t)a->channels, err, errlen);
   } else {
-    if (!path) path = JCT_DEFAULT_TRACE;
+    if (!path) path = jct__default_trace();
     snprintf(in->source, sizeof in->source, "%s", path);
     int sched = is_schedule(path);
     if (sched < 0) return jct__errf(err, errlen, JCT_EIO, "%s: no such file", path);
