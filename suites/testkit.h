@@ -49,7 +49,8 @@ result_t run_cmd(char *const argv[], const spawn_opts_t *o, double limit_s);
 /* run_cmd, run again (up to 3 times in all) while it exits 3 because the
  * event loop fell behind (stderr says "lateness"): on a loaded 2-core
  * machine another process can take the core for milliseconds, and jctlab
- * rightly refuses to report such a run. */
+ * rightly refuses to report such a run. The retries are dilated x4, then
+ * x16, and limit_s with them. */
 result_t run_jctlab(char *const argv[], const spawn_opts_t *o, double limit_s);
 void result_free(result_t *r);
 /* Bad input as jctlab answers it: run argv (run_jctlab, 20 s at most) and
