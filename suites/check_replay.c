@@ -718,7 +718,7 @@ START_TEST(scenario_cases_hold_stalls_lab) {
 }
 END_TEST
 
-/* A capture's replay in the lab is dilated x2 at least when it holds the
+/* A capture's replay in the lab is dilated x4 at least when it holds the
  * capture's host pauses (ring2-nodrop: its stalls and late ACKs), and
  * not for the rate alone when it holds none (p2p-delay-drop: the VMs at
  * their own pace, the capture's); uroce and agents take no floor. The
@@ -729,7 +729,7 @@ START_TEST(verbs_lab_dilation_of_a_capture) {
     const char *trace;
     double tdf;
     const char *source, *from;
-  } want[] = {{"rxe-lab-ring2-nodrop.pcap", 2, "capture", "host pauses"},
+  } want[] = {{"rxe-lab-ring2-nodrop.pcap", 4, "capture", "host pauses"},
               {"rxe-lab-p2p-delay-drop.pcap", 1, "default", "own pace"}};
   for (size_t w = 0; w < sizeof want / sizeof want[0]; w++)
     for (int lab = 0; lab < ON_PLACES; lab++) {

@@ -89,7 +89,7 @@ const char jct__run_args_help[] =
     "                     time (links at RATE/F here, every time x F, every reported time / F);\n"
     "                     default: uroce and the lab above the ceiling take the smallest\n"
     "                     power of two that brings RATE under it (a capture's replay in the\n"
-    "                     lab holding its host pauses: at least 2); 1: never dilate\n"
+    "                     lab holding its host pauses: at least 4); 1: never dilate\n"
     "  --rate-ceiling R   the highest link rate run undilated (default 100mbit, measured)\n"
     "  --wall-budget TIME refuse a run estimated to take longer in wall time (default 1h)\n"
     "  --silent-after TIME  jctlab rank: a task not heard from for TIME during a repetition\n"

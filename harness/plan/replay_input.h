@@ -70,7 +70,7 @@ const char **jct__replay_input_specs(const jct__replay_input_t *in, bool trace_l
 
 /* Set the figures of o that the user did not give (user_set, JCT__SET_*)
  * from the schedule's profile, and keep where each came from
- * (jct__replay_profile_apply); o->tdf_floor 2 when the lab holds the
+ * (jct__replay_profile_apply); o->tdf_floor 4 when the lab holds the
  * capture's host pauses (host_specs), else 0 (run.h,
  * jct_run_dilation); on verbs with o->hold_naks, a postmortem's
  * fault_specs gain the holds of the capture's NAKs at their responders'

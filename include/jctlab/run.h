@@ -111,7 +111,7 @@ typedef struct {
                                 none, else >= 1 (verbs: a power of two the QP timeout allows) */
   double tdf_floor;          /* auto F in the soft-RoCE lab: at least this (a power of two; 0
                                 or 1: none). A capture's replay that holds its hosts' stalls
-                                or late ACKs sets 2 (replay_input.h) */
+                                or late ACKs sets 4 (replay_input.h) */
   uint64_t rate_ceiling_bps; /* auto F: the highest wall-time link rate (0: the default,
                                 JCT_RUN_RATE_CEILING_BPS) */
   uint64_t wall_budget_ns;   /* refuse a run estimated to take longer (0: JCT_RUN_WALL_BUDGET_NS) */
