@@ -33,11 +33,7 @@
 #define QEMU "qemu-system-x86_64"
 #define TERM_GRACE_MS 2000
 #define MAX_ARGS 64
-/* The VMs' nice value: the lowest, so that the switch's loop (nice 0 under
- * ctest) wins the core when its timers are due. At 10 a capture's replay
- * that stops and resumes VMs (stall holds) was loop-bound in CI at x4 (p99
- * lateness about 15 ms of wall time); a run under `nice -n -10` was not. */
-#define VM_NICE 19
+#define VM_NICE 10
 
 typedef struct {
   pid_t pid;
