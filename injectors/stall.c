@@ -90,6 +90,8 @@ static int stall_init(jct_injector_t *inj, jct_spec_t *spec, char *err, size_t e
            inj, &st.at, spec, "a stall acts where its sender's frames enter the switch (dir=in)",
            err, errlen)) < 0)
     return rc;
+  for (uint32_t i = 0; i < st.n; i++)
+    if (st.stall_ns[i] > inj->stall_max_ns) inj->stall_max_ns = st.stall_ns[i];
   *(stall_t *)inj->priv = st;
   return 0;
 }

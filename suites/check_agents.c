@@ -97,8 +97,13 @@ START_TEST(a_run_round_trip) {
   jct_schedule_t *s;
   char err[256];
   ck_assert_int_eq(jct_schedule_synth(&s, "ring", 2, 1 << 20, 1, err, sizeof err), 0);
-  jct__agents_setup_t so = {
-      .timeout = 14, .retry_cnt = 7, .tos = 104, .slots = 8, .rate_bps = 100000000, .mtu = 9000};
+  jct__agents_setup_t so = {.timeout = 14,
+                            .cts_timeout = 18,
+                            .retry_cnt = 7,
+                            .tos = 104,
+                            .slots = 8,
+                            .rate_bps = 100000000,
+                            .mtu = 9000};
   ck_assert_int_eq(jct__agents_setup(r.a, s, &so), 0);
   /* What rank 1's agent got: its rank, the schedule and every rank's address. */
   char buf[65536];
@@ -108,6 +113,9 @@ START_TEST(a_run_round_trip) {
   json_t *m = json_loads(buf, 0, NULL);
   ck_assert_ptr_nonnull(m);
   ck_assert_int_eq(json_integer_value(json_object_get(m, "rank")), 1);
+  /* The QPs' timer, and the destinations' for their clear-to-sends. */
+  ck_assert_int_eq(json_integer_value(json_object_get(m, "timeout")), 14);
+  ck_assert_int_eq(json_integer_value(json_object_get(m, "cts_timeout")), 18);
   ck_assert_str_eq(json_string_value(json_array_get(json_object_get(m, "addrs"), 1)), "198.18.0.2");
   ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(m, "schedule"), "ops")),
                     s->nops);
@@ -375,6 +383,7 @@ START_TEST(rdma_settings_and_rank_counters) {
   ck_assert_int_eq(json_integer_value(json_object_get(m, "port")), 1);
   ck_assert_int_eq(json_integer_value(json_object_get(m, "gid_index")), 3);
   ck_assert_int_eq(json_integer_value(json_object_get(m, "tos")), 106);
+  ck_assert_int_eq(json_integer_value(json_object_get(m, "cts_timeout")), 14); /* none: the QPs' */
   ck_assert_str_eq(json_string_value(json_array_get(json_object_get(m, "counters"), 1)),
                    "out_of_sequence");
   json_decref(m);

@@ -251,12 +251,45 @@ START_TEST(vm_stalls_stop_and_go_on) {
 }
 END_TEST
 
+/* 4.096 us * 2^e, the IBA's local ACK timeout, in ns. */
+static double timer_ns(uint8_t e) {
+  return 4096.0 * (double)(1ull << e);
+}
+
+/* The lab's peers' clear-to-send timer outlasts twice the longest stall it
+ * holds, in the VMs' time, and is the first exponent from the QPs' own
+ * that does; none held, or no timer, leaves the QPs' own (0). The longest
+ * stall is the stall injector's own, whichever target has it. */
+START_TEST(vm_stalls_cts_timer_outlasts_the_stalls) {
+  jct_injector_t *inj = mk("stall pkt=0:0,1:1,2:2 for=4820us,91614us,5ms");
+  ck_assert_uint_eq(inj->stall_max_ns, 91614000);
+  jct_injector_free(inj);
+  const struct {
+    uint8_t timeout;
+    uint64_t stall_ns;
+    double tdf;
+  } rows[] = {{16, 91614000, 4}, {14, 91614000, 1}, {14, 1000000, 1}, {20, 10000000, 16},
+              {5, 1000000000, 64}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    uint8_t e = jct__vm_stalls_cts_timeout(rows[i].timeout, rows[i].stall_ns, rows[i].tdf);
+    double outlast_ns = 2.0 * (double)rows[i].stall_ns * rows[i].tdf;
+    ck_assert_uint_ge(e, rows[i].timeout);
+    ck_assert_msg(timer_ns(e) > outlast_ns, "row %zu: 2^%u", i, e);
+    ck_assert_msg(e == rows[i].timeout || timer_ns(e - 1) <= outlast_ns, "row %zu: 2^%u", i, e);
+  }
+  ck_assert_uint_eq(jct__vm_stalls_cts_timeout(16, 0, 4), 0);       /* none held */
+  ck_assert_uint_eq(jct__vm_stalls_cts_timeout(0, 91614000, 4), 0);  /* no timer */
+  ck_assert_uint_eq(jct__vm_stalls_cts_timeout(14, UINT64_MAX / 4, 1), 31); /* the IBA's last */
+}
+END_TEST
+
 Suite *stall_suite(void) {
   Suite *s = suite_create("stall");
   TCase *core = tcase_create("core");
   tcase_add_test(core, stall_at_positions);
   tcase_add_test(core, stall_through_the_chain);
   tcase_add_test(core, vm_stalls_stop_and_go_on);
+  tcase_add_test(core, vm_stalls_cts_timer_outlasts_the_stalls);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, stall_bad_specs);

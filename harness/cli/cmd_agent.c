@@ -272,6 +272,8 @@ static void do_setup(agent_t *g, json_t *m) {
     goto out;
   }
   jct__verbs_opts_t vo = {.timeout = (uint8_t)json_integer_value(json_object_get(m, "timeout")),
+                         .cts_timeout =
+                             (uint8_t)json_integer_value(json_object_get(m, "cts_timeout")),
                          .retry_cnt = (uint8_t)json_integer_value(json_object_get(m, "retry_cnt")),
                          .tos = (uint8_t)json_integer_value(json_object_get(m, "tos")),
                          .slots = (uint32_t)json_integer_value(json_object_get(m, "slots")),

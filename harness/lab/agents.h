@@ -8,7 +8,7 @@
  * "msg" says what they are:
  *
  *   agent -> orchestrator  hello {rank, kernel, dev, netdev, addr}, once up
- *   setup {rank, schedule, timeout, retry_cnt, tos, slots, rate_bps, mtu,
+ *   setup {rank, schedule, timeout, cts_timeout, retry_cnt, tos, slots, rate_bps, mtu,
  *          device, port, gid_index, counters: the RDMA settings the user
  *          gave (run.h's jct_rdma_opts_t; each absent when not given),
  *          addrs: every rank's data address, from the hellos,
@@ -78,6 +78,7 @@ typedef struct {
 
 typedef struct {
   uint8_t timeout, retry_cnt, tos; /* the QPs' (ack timeout exponent, retries, IP TOS) */
+  uint8_t cts_timeout;             /* the destinations' (verbs.h; 0: timeout) */
   uint32_t slots;                  /* CTS announced ahead per connection */
   uint64_t rate_bps;               /* the agent's NIC shapes its sending to this */
   uint32_t mtu;                    /* the agent's NIC's IP MTU */

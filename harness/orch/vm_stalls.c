@@ -106,3 +106,12 @@ void jct__vm_stalls_free(jct__vm_stalls_t *x) {
   jct__vm_stalls_thaw_all(x, jct_now_ns());
   free(x);
 }
+
+uint8_t jct__vm_stalls_cts_timeout(uint8_t timeout, uint64_t stall_max_ns, double tdf) {
+  if (!timeout || !stall_max_ns) return 0;
+  double outlast_ns = 2.0 * (double)stall_max_ns * (tdf > 1 ? tdf : 1);
+  uint8_t e = timeout;
+  while (e < 31 && 4096.0 * (double)(1ull << e) <= outlast_ns)
+    e++;
+  return e;
+}

@@ -48,6 +48,17 @@ void jct__vm_stalls_thaw_all(jct__vm_stalls_t *x, uint64_t now_ns);
 void jct__vm_stalls_of(const jct__vm_stalls_t *x, uint32_t rank, const uint64_t **at,
                        const uint64_t **len, uint32_t *n);
 
+/* The local ACK timeout exponent for the peers' clear-to-sends
+ * (verbs.h, cts_timeout) where the lab holds stalls of up to stall_max_ns
+ * (emulated) at dilation tdf: the first from timeout (the QPs' own, in the
+ * VMs' time, dilated already) whose timer, 4.096 us * 2^exponent, outlasts
+ * twice the longest stall in the VMs' time (x tdf), at most 31 (IBA vol. 1
+ * 9.7.6.1.3). A stopped VM cannot ACK its peer's clear-to-send; without
+ * this the peer's timer ran out on the held 92 ms stall of the shipped
+ * capture at x4 (a timeout the capture, perftest with no such flow, never
+ * had). 0 (the QPs' own) when no stall is held or timeout is 0 (no timer). */
+uint8_t jct__vm_stalls_cts_timeout(uint8_t timeout, uint64_t stall_max_ns, double tdf);
+
 /* Thaws them all first. NULL is fine. */
 void jct__vm_stalls_free(jct__vm_stalls_t *x);
 

@@ -254,6 +254,9 @@ struct jct_injector {
    * repetitions too, as the captured system's own behaviour rather than a
    * fault (a postmortem's transmit stalls, held as uroce holds them). */
   bool baseline;
+  /* Set by the kind's init (stall): its longest stall, emulated ns. The
+   * lab keeps its peers' clear-to-send timers past it (verbs.h). */
+  uint64_t stall_max_ns;
   void *priv; /* ops->priv_size bytes, zeroed */
   void *data; /* the caller's (as libuv's uv_handle_t.data); jctlab leaves it alone */
 };

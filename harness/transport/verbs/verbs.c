@@ -38,6 +38,10 @@ bool jct__verbs_local(const jct__verbs_t *v, uint32_t c) {
   return v->s->conns[c].src == v->rank || v->s->conns[c].dst == v->rank;
 }
 
+uint8_t jct__verbs_timeout(const jct__verbs_t *v, const jct__verbs_conn_t *c) {
+  return !c->is_src && v->o.cts_timeout ? v->o.cts_timeout : v->o.timeout;
+}
+
 /* ---- buffers, QPs ------------------------------------------------------- */
 static int make_buffers(jct__verbs_t *v, char *err, size_t errlen) {
   for (uint32_t i = 0; i < v->s->nops; i++) {

@@ -20,7 +20,8 @@
  * private data carries the connection id and the source's CTS buffer
  * (address, rkey); the accept's, the destination's data buffer. QP
  * attributes from the options: local ACK timeout exponent
- * (RDMA_OPTION_ID_ACK_TIMEOUT: 4.096 us * 2^timeout), retry count
+ * (RDMA_OPTION_ID_ACK_TIMEOUT: 4.096 us * 2^timeout; the destination's,
+ * cts_timeout), retry count
  * (rdma_conn_param.retry_count), IP TOS (RDMA_OPTION_ID_TOS; DSCP 26 is
  * TOS 104); RNR retry 7 (infinite). The path MTU is the device's active
  * MTU, which rxe derives from its netdev's MTU (MTU 9000: 4096).
@@ -57,6 +58,12 @@
 
 typedef struct {
   uint8_t timeout;   /* local ACK timeout exponent */
+  /* The destinations' (0: timeout): a connection's destination sends only
+   * its clear-to-sends, jctlab's, not the job's; the lab gives them a
+   * timer past the longest stall it holds (vm_stalls.h), since a peer
+   * whose VM is stopped for a captured host pause cannot ACK them and the
+   * captured job had no such flow to time out. */
+  uint8_t cts_timeout;
   uint8_t retry_cnt; /* 0..7 */
   uint8_t tos;       /* IP TOS of the QPs' packets */
   uint32_t slots;    /* CTS ahead per connection (the executor's) */

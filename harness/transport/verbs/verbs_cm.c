@@ -54,8 +54,9 @@ static int make_qp(jct__verbs_t *v, conn_t *c) {
   return jct__verbs_post_recvs(v, c);
 }
 
-static void set_options(jct__verbs_t *v, struct rdma_cm_id *id) {
-  uint8_t tos = v->o.tos, timeout = v->o.timeout;
+static void set_options(jct__verbs_t *v, const conn_t *c) {
+  struct rdma_cm_id *id = c->cm;
+  uint8_t tos = v->o.tos, timeout = jct__verbs_timeout(v, c);
   if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos))
     fail(v, "rdma_set_option(TOS %u): %s", tos, strerror(errno));
   if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout))
@@ -86,7 +87,7 @@ static void on_connect_request(jct__verbs_t *v, struct rdma_cm_event *ev) {
   c->cm = ev->id;
   c->remote_addr = in->addr;
   c->remote_rkey = in->rkey;
-  set_options(v, c->cm);
+  set_options(v, c);
   if (make_qp(v, c)) return;
   pdata_t out = {PDATA_MAGIC, c->id, (uintptr_t)v->data_buf, v->data_mr->rkey, 0};
   struct rdma_conn_param p = conn_param(v, &out);
@@ -100,7 +101,7 @@ static void on_event(jct__verbs_t *v, struct rdma_cm_event *ev) {
     on_connect_request(v, ev);
     break;
   case RDMA_CM_EVENT_ADDR_RESOLVED:
-    set_options(v, c->cm);
+    set_options(v, c);
     if (rdma_resolve_route(c->cm, RESOLVE_MS))
       fail(v, "connection %u: rdma_resolve_route: %s", c->id, strerror(errno));
     break;

@@ -57,6 +57,9 @@ struct jct_verbs {
 void jct__verbs_fail(jct__verbs_t *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Connection c is this rank's (either end). */
 bool jct__verbs_local(const jct__verbs_t *v, uint32_t c);
+/* The local ACK timeout exponent of c's QP at this end: the source's
+ * timeout, the destination's cts_timeout (when given). */
+uint8_t jct__verbs_timeout(const jct__verbs_t *v, const jct__verbs_conn_t *c);
 /* v made for rank of s with options o (its conns named, nothing opened). */
 int jct__verbs_alloc(jct__verbs_t **out, uv_loop_t *loop, const jct_schedule_t *s, uint32_t rank,
                      const jct__verbs_opts_t *o);

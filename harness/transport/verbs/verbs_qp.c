@@ -160,7 +160,7 @@ static int to_rtr_rts(jct__verbs_t *v, jct__verbs_conn_t *k, const jct__verbs_en
                      k->id, peer->qpn, me->gid_index, strerror(errno));
   }
   struct ibv_qp_attr rts = {.qp_state = IBV_QPS_RTS,
-                            .timeout = v->o.timeout,
+                            .timeout = jct__verbs_timeout(v, k),
                             .retry_cnt = v->o.retry_cnt,
                             .rnr_retry = 7,
                             .sq_psn = me->psn,
