@@ -313,7 +313,8 @@ END_TEST
 /* Who is dilated without --tdf: uroce and the soft-RoCE lab by the rate
  * (the smallest power of two under the ceiling), the lab at least its
  * tdf_floor (a capture's replay that holds its hosts' pauses), and verbs
- * on hosts (agents) never; the report says which rule chose F. */
+ * on hosts (agents, even beside lab_ranks) never; the report says which
+ * rule chose F. */
 START_TEST(automatic_factor) {
   struct {
     jct_transport_t transport;
@@ -322,16 +323,19 @@ START_TEST(automatic_factor) {
     uint64_t rate_bps;
     double floor, tdf;
     bool automatic, floored;
+    bool in_lab; /* jct_run_in_lab */
   } want[] = {
-      {JCT_TRANSPORT_UROCE, 0, NULL, 100000000ull, 0, 1, false, false},
-      {JCT_TRANSPORT_UROCE, 0, NULL, 400000000ull, 0, 4, true, false},
-      {JCT_TRANSPORT_UROCE, 0, NULL, 100000000ull, 2, 1, false, false}, /* not the lab */
-      {JCT_TRANSPORT_VERBS, 2, NULL, 100000000ull, 0, 1, false, false},
-      {JCT_TRANSPORT_VERBS, 2, NULL, 107300000ull, 0, 2, true, false},
-      {JCT_TRANSPORT_VERBS, 2, NULL, 65000000ull, 2, 2, true, true},
-      {JCT_TRANSPORT_VERBS, 2, NULL, 400000000ull, 2, 4, true, false}, /* the rate's is higher */
-      {JCT_TRANSPORT_VERBS, 0, "h0:1,h1:1", 1000000000ull, 2, 1, false, false},
-      {JCT_TRANSPORT_VERBS, 0, NULL, 1000000000ull, 0, 1, false, false}, /* jctlab rank */
+      {JCT_TRANSPORT_UROCE, 0, NULL, 100000000ull, 0, 1, false, false, false},
+      {JCT_TRANSPORT_UROCE, 0, NULL, 400000000ull, 0, 4, true, false, false},
+      {JCT_TRANSPORT_UROCE, 0, NULL, 100000000ull, 2, 1, false, false, false}, /* not the lab */
+      {JCT_TRANSPORT_UROCE, 2, NULL, 100000000ull, 2, 1, false, false, false}, /* nor is this */
+      {JCT_TRANSPORT_VERBS, 2, NULL, 100000000ull, 0, 1, false, false, true},
+      {JCT_TRANSPORT_VERBS, 2, NULL, 107300000ull, 0, 2, true, false, true},
+      {JCT_TRANSPORT_VERBS, 2, NULL, 65000000ull, 2, 2, true, true, true},
+      {JCT_TRANSPORT_VERBS, 2, NULL, 400000000ull, 2, 4, true, false, true}, /* the rate's higher */
+      {JCT_TRANSPORT_VERBS, 0, "h0:1,h1:1", 1000000000ull, 2, 1, false, false, false},
+      {JCT_TRANSPORT_VERBS, 2, "h0:1,h1:1", 1000000000ull, 2, 1, false, false, false}, /* hosts */
+      {JCT_TRANSPORT_VERBS, 0, NULL, 1000000000ull, 0, 1, false, false, false}, /* jctlab rank */
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     jct_run_opts_t o = {.transport = want[i].transport,
@@ -339,6 +343,8 @@ START_TEST(automatic_factor) {
                         .agents = want[i].agents,
                         .rate_bps = want[i].rate_bps,
                         .tdf_floor = want[i].floor};
+    ck_assert_msg(jct_run_in_lab(&o) == want[i].in_lab, "case %zu: in the lab %d", i,
+                  jct_run_in_lab(&o));
     jct_run_dilation_t d;
     jct_run_dilation(&o, &d);
     ck_assert_msg(d.tdf == want[i].tdf && d.automatic == want[i].automatic &&

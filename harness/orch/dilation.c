@@ -10,6 +10,10 @@
 #include "jctlab/error.h"
 #include "jctlab/run.h"
 
+bool jct_run_in_lab(const jct_run_opts_t *o) {
+  return o->transport == JCT_TRANSPORT_VERBS && o->lab_ranks && !o->agents;
+}
+
 void jct_run_dilation(const jct_run_opts_t *o, jct_run_dilation_t *d) {
   d->ceiling_bps = o->rate_ceiling_bps ? o->rate_ceiling_bps : JCT_RUN_RATE_CEILING_BPS;
   d->automatic = d->floored = false;
@@ -19,7 +23,7 @@ void jct_run_dilation(const jct_run_opts_t *o, jct_run_dilation_t *d) {
   } else {
     /* The lab's VMs and jctlab's switch share this machine's clock; hosts
      * elsewhere (agents, `jctlab rank`) keep their own and their NICs' rate. */
-    bool lab = o->transport == JCT_TRANSPORT_VERBS && o->lab_ranks && !o->agents;
+    bool lab = jct_run_in_lab(o);
     /* A power of two, so the IB timeout exponent maps exactly (t + log2 F). */
     while ((o->transport == JCT_TRANSPORT_UROCE || lab) &&
            (double)o->rate_bps / d->tdf > (double)d->ceiling_bps && d->tdf < JCT_CLOCK_MAX_TDF)

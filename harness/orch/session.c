@@ -460,8 +460,7 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
       return rc;
     }
     /* Only the lab's VMs can be stopped (lab.h, jct__lab_freeze). */
-    if (inj->ops->stalls_host &&
-        (o->transport != JCT_TRANSPORT_VERBS || !o->lab_ranks || o->agents || o->world)) {
+    if (inj->ops->stalls_host && (!jct_run_in_lab(o) || o->world)) {
       rc = jct__errf(err, errlen, JCT_EINVAL,
                      "%s: a stall stops its sender's host, which only the lab's VMs can "
                      "(--transport verbs --lab N); uroce holds a capture's transmit stalls in "

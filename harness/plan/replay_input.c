@@ -92,8 +92,8 @@ int jct__replay_input_load(jct__replay_input_t *in, const jct__run_args_t *a, co
     } else {
       in->kind = "trace";
       bool verbs = a->run.transport == JCT_TRANSPORT_VERBS;
-      rc = load_trace(in, path, a->run.path_mtu_bytes, scale, verbs,
-                      verbs && a->run.lab_ranks && !a->run.agents, err, errlen);
+      rc = load_trace(in, path, a->run.path_mtu_bytes, scale, verbs, jct_run_in_lab(&a->run), err,
+                      errlen);
       scale = 1; /* done there */
     }
   }

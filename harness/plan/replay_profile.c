@@ -112,7 +112,6 @@ static void tdf_figure(used_t *u, const jct_run_opts_t *o, bool from_capture) {
                        : d.floored   ? "capture"
                        : from_capture ? "capture"
                                       : "user";
-  bool lab = o->transport == JCT_TRANSPORT_VERBS && o->lab_ranks && !o->agents;
   char from[400], r[32], c[32];
   jct__fmt_rate((uint64_t)d.wall_rate_bps, r, sizeof r);
   jct__fmt_rate(d.ceiling_bps, c, sizeof c);
@@ -124,7 +123,7 @@ static void tdf_figure(used_t *u, const jct_run_opts_t *o, bool from_capture) {
              "least x%g, so that its VMs' own, undilated as long as the captured hosts' were, "
              "count %g times less beside them (the links at %s here)",
              d.tdf, d.tdf, r);
-  else if (d.tdf == 1 && lab)
+  else if (d.tdf == 1 && jct_run_in_lab(o))
     snprintf(from, sizeof from,
              "the rate is at most the ceiling of %s and no host pause of the capture is held: "
              "none, the lab's VMs at their own pace (a requester slower than its link goes back "

@@ -258,8 +258,13 @@ typedef struct {
 /* rxe's QP timer resolution: one jiffy at Debian's HZ=250 (below). */
 #define JCT_RUN_RXE_JIFFY_NS 4000000ull
 
+/* Whether o runs verbs in the soft-RoCE lab: its VMs, one per rank
+ * (lab_ranks), on this machine with jctlab's switch; not on hosts through
+ * agents. */
+bool jct_run_in_lab(const jct_run_opts_t *o);
+
 /* The dilation o runs with: o->tdf when given (>= 1); else, on uroce and
- * on verbs in the soft-RoCE lab (lab_ranks, no agents), the smallest power
+ * on verbs in the soft-RoCE lab (jct_run_in_lab), the smallest power
  * of two F with rate_bps / F at most the ceiling (1 when the rate is at
  * most the ceiling), in the lab at least o->tdf_floor; verbs on hosts
  * (agents, `jctlab rank`) runs undilated unless told. */
