@@ -102,16 +102,16 @@ static void figure(used_t *u, const char *key, uint32_t bit, bool have, uint64_t
 }
 
 /* The time dilation the replay's rate takes (run.h, jct_run_dilation):
- * chosen by the capture's rate (from_capture), by the user (--tdf, or a
- * --rate above the ceiling), or none. */
+ * chosen by the capture (its rate, from_capture, or the lab's floor for
+ * its held host pauses, d.floored), by the user (--tdf, or a --rate above
+ * the ceiling), or none. */
 static void tdf_figure(used_t *u, const jct_run_opts_t *o, bool from_capture) {
   jct_run_dilation_t d;
   jct_run_dilation(o, &d);
-  const char *source = o->tdf > 0    ? "user"
-                       : d.tdf == 1  ? "default"
-                       : d.floored   ? "capture"
-                       : from_capture ? "capture"
-                                      : "user";
+  const char *source = o->tdf > 0                  ? "user"
+                       : d.tdf == 1                ? "default"
+                       : d.floored || from_capture ? "capture"
+                                                   : "user";
   char from[400], r[32], c[32];
   jct__fmt_rate((uint64_t)d.wall_rate_bps, r, sizeof r);
   jct__fmt_rate(d.ceiling_bps, c, sizeof c);
