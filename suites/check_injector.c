@@ -63,6 +63,13 @@ static void roce_frame(frame_t *fr, const char *src, uint32_t qp, uint32_t psn, 
   fr->f = (jct_frame_t){.data = fr->buf, .len = n, .cap = sizeof fr->buf, .out = true};
 }
 
+/* Packet k of QP qp's stream of 3-packet RDMA WRITE messages (FIRST,
+ * MIDDLE, LAST by k % 3), PSN psn (craft_write_frame). */
+static void write_frame(frame_t *fr, uint32_t qp, uint32_t psn, uint32_t k) {
+  size_t n = craft_write_frame(fr->buf, sizeof fr->buf, NULL, NULL, qp, psn, k);
+  fr->f = (jct_frame_t){.data = fr->buf, .len = n, .cap = sizeof fr->buf, .out = true};
+}
+
 /* The frame's PSN set to psn (the ICRC is left stale: the drops do not
  * check it). The packet-keyed draws give each PSN its own fate and a copy
  * of a PSN that was never lost its first copy's, so a rate is measured
@@ -594,17 +601,7 @@ START_TEST(targeted_psn) {
     jct_injector_start(inj, 0);
     uint32_t seq[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5};
     for (int i = 0; i < 12; i++) {
-      uint32_t psn = base + seq[i];
-      roce_frame(&l, NULL, 0x11, psn, false);
-      static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
-                                       JCT_OP_RC_RDMA_WRITE_LAST};
-      craft_roce_t c = {.payload_bytes = 64};
-      c.h.bth.opcode = pos_op[seq[i] % 3];
-      c.h.bth.dest_qp = 0x11;
-      c.h.bth.psn = psn;
-      c.h.reth.dma_len_bytes = 192;
-      size_t n = craft_roce(l.buf, sizeof l.buf, &c);
-      l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+      write_frame(&l, 0x11, base + seq[i], seq[i]);
       ck_assert_int_eq(dropped(inj, &l, 0), i < 9 && (seq[i] == 5 || seq[i] == 6));
     }
     ck_assert_uint_eq(inj->stats.dropped, 2);
@@ -616,15 +613,7 @@ START_TEST(targeted_psn) {
   inj = mk("drop pkt=0:1", 1, 0);
   for (int i = 0; i < 6; i++) {
     uint32_t qp = i % 2 ? 0x11 : 0x22, k = (uint32_t)i / 2;
-    static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
-                                     JCT_OP_RC_RDMA_WRITE_LAST};
-    craft_roce_t c = {.payload_bytes = 64};
-    c.h.bth.opcode = pos_op[k];
-    c.h.bth.dest_qp = qp;
-    c.h.bth.psn = 700 + k;
-    c.h.reth.dma_len_bytes = 192;
-    size_t n = craft_roce(l.buf, sizeof l.buf, &c);
-    l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+    write_frame(&l, qp, 700 + k, k);
     ck_assert_int_eq(dropped(inj, &l, 0), qp == 0x22 && k == 1);
   }
   ck_assert_uint_eq(inj->stats.dropped, 1);
@@ -769,16 +758,8 @@ START_TEST(targeted_transmission) {
     jct_injector_start(inj, 0);
     uint32_t seq[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5, 6, 7, 8};
     for (int i = 0; i < 15; i++) {
-      static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
-                                       JCT_OP_RC_RDMA_WRITE_LAST};
       frame_t l;
-      craft_roce_t c = {.payload_bytes = 64};
-      c.h.bth.opcode = pos_op[seq[i] % 3];
-      c.h.bth.dest_qp = 0x11;
-      c.h.bth.psn = base + seq[i];
-      c.h.reth.dma_len_bytes = 192;
-      size_t n = craft_roce(l.buf, sizeof l.buf, &c);
-      l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+      write_frame(&l, 0x11, base + seq[i], seq[i]);
       ck_assert_int_eq(dropped(inj, &l, 0), i == 11);
     }
     ck_assert_uint_eq(inj->stats.dropped, 1);
@@ -790,17 +771,9 @@ START_TEST(targeted_transmission) {
   inj = mk("drop pkt=0:1 qp-order=1", 1, 0);
   for (int i = 0; i < 9; i++) {
     static const uint32_t qps[] = {0x22, 0x11, 0x33};
-    static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
-                                     JCT_OP_RC_RDMA_WRITE_LAST};
     uint32_t qp = qps[i % 3], k = (uint32_t)i / 3;
     frame_t l;
-    craft_roce_t c = {.payload_bytes = 64};
-    c.h.bth.opcode = pos_op[k];
-    c.h.bth.dest_qp = qp;
-    c.h.bth.psn = 700 + k;
-    c.h.reth.dma_len_bytes = 192;
-    size_t n = craft_roce(l.buf, sizeof l.buf, &c);
-    l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+    write_frame(&l, qp, 700 + k, k);
     ck_assert_int_eq(dropped(inj, &l, 0), qp == 0x11 && k == 1);
   }
   ck_assert_uint_eq(inj->stats.dropped, 1);
@@ -816,16 +789,8 @@ END_TEST
 /* Packet k of a stream of 3-packet messages of QP 0x11 (FIRST, MIDDLE,
  * LAST), PSN 500 + k: whether inj drops it. */
 static bool pos_dropped(jct_injector_t *inj, uint32_t k) {
-  static const uint8_t pos_op[] = {JCT_OP_RC_RDMA_WRITE_FIRST, JCT_OP_RC_RDMA_WRITE_MIDDLE,
-                                   JCT_OP_RC_RDMA_WRITE_LAST};
   frame_t l;
-  craft_roce_t c = {.payload_bytes = 64};
-  c.h.bth.opcode = pos_op[k % 3];
-  c.h.bth.dest_qp = 0x11;
-  c.h.bth.psn = 500 + k;
-  c.h.reth.dma_len_bytes = 192;
-  size_t n = craft_roce(l.buf, sizeof l.buf, &c);
-  l.f = (jct_frame_t){.data = l.buf, .len = n, .cap = sizeof l.buf, .out = true};
+  write_frame(&l, 0x11, 500 + k, k);
   return dropped(inj, &l, 0);
 }
 
