@@ -42,6 +42,8 @@ size_t craft_roce(uint8_t *buf, size_t cap, const craft_roce_t *c);
 size_t craft_pfc(uint8_t *buf, size_t cap, const uint8_t src_mac[6], uint16_t class_enable,
                  const uint16_t quanta[8]);
 /* An 802.3x PAUSE frame. */
+size_t craft_pause(uint8_t *buf, size_t cap, const uint8_t src_mac[6], uint16_t quanta);
+
 /* A 64-byte RoCEv2 SEND from rank src_rank (198.18.0.<src+1>) to
  * dst_rank, UDP source port sport, to rank dst_rank's MAC (topo.h): one
  * flow of a switch's ECMP tests. */
@@ -54,8 +56,6 @@ size_t craft_flow_frame(uint8_t *buf, uint32_t src_rank, uint32_t dst_rank, uint
  * does not fit. */
 size_t craft_write_frame(uint8_t *buf, size_t cap, const char *src, const char *dst, uint32_t qp,
                          uint32_t psn, uint32_t k);
-
-size_t craft_pause(uint8_t *buf, size_t cap, const uint8_t src_mac[6], uint16_t quanta);
 
 /* A pcap file (microsecond or nanosecond magic) written by hand. */
 typedef struct craft_pcap craft_pcap_t;
