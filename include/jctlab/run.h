@@ -70,18 +70,9 @@ typedef struct {
   uint32_t nic_queue_pkts;   /* uroce: the NIC's transmit queue, packets (0: none; ranks.h) */
   uint64_t nak_delay_ns;     /* uroce: a slow responder's NAK latency (uroce.h; 0: none) */
   uint64_t nak_react_ns;     /* uroce: a slow requester's NAK-to-go-back latency (0: none) */
-  const jct_uroce_go_back_t *go_backs; /* uroce: a captured requester's go-backs, each as deep
-                                          as the capture's (uroce.h; the postmortem's) */
-  uint32_t ngo_backs;
-  const jct_uroce_stall_t *stalls; /* uroce: a captured sender's transmit stalls, held in every
-                                      repetition (uroce.h; the postmortem's) */
-  uint32_t nstalls;
   uint32_t cts_slots;        /* uroce: clear-to-send buffers per connection (executor.h): 0
                                 NCCL's 8, JCT_EXEC_NO_CTS none (a capture of a job without) */
   uint8_t timeout;           /* QP local ACK timeout exponent (NCCL: 20) */
-  bool timeout_captured;     /* verbs: timeout is a capture's rxe timer (replay_profile.h),
-                                which the lab refuses only when rxe's NIC queue outlasts it,
-                                not half of it as a timer the user gave */
   uint8_t retry_cnt;         /* (NCCL: 7) */
   bool pfc;                  /* PFC on the data priority */
   bool ecn;                  /* ECN marking on the data priority (thresholds in fabric.h) */
@@ -97,21 +88,9 @@ typedef struct {
   bool no_skip;              /* uroce: keep real time, never skip idle time (clock.h) */
   bool hold_naks;            /* verbs, a capture's replay: hold the capture's NAKs at their
                                 responders' hosts for its requesters' reaction (--hold-naks) */
-  /* Internal, set by a capture's replay where it adds the capture's own
-   * specs to inject (harness/plan/replay_input.h), read by its fidelity's
-   * reasons (harness/report/fidelity.h): how many of inject are what the
-   * capture's hosts did, not faults: its NAK holds (hold_naks; none when
-   * no NAK of the capture waited long enough) and, in the lab, its timer
-   * go-backs with nothing lost as timeout injectors (its late ACKs). A
-   * spec given by hand is neither. 0: none. */
-  uint32_t capture_timeouts;
-  uint32_t capture_nak_holds;
   uint64_t series_ns;        /* uroce: sample jct_series_t every this much (0: none) */
   double tdf;                /* time-dilation factor F (clock.h): 0 auto (jct_run_dilation), 1
                                 none, else >= 1 (verbs: a power of two the QP timeout allows) */
-  double tdf_floor;          /* auto F in the soft-RoCE lab: at least this (a power of two; 0
-                                or 1: none). A capture's replay that holds its hosts' stalls
-                                or late ACKs sets 4 (replay_input.h) */
   uint64_t rate_ceiling_bps; /* auto F: the highest wall-time link rate (0: the default,
                                 JCT_RUN_RATE_CEILING_BPS) */
   uint64_t wall_budget_ns;   /* refuse a run estimated to take longer (0: JCT_RUN_WALL_BUDGET_NS) */
@@ -149,6 +128,32 @@ typedef struct {
    * jct__rank_world_t; uroce on one host). NULL: this process runs every
    * rank. */
   void *world;
+
+  /* Set by a capture's replay for itself, from the capture's postmortem
+   * (harness/plan/replay_input.h, replay_profile.h), not by users: no
+   * command-line option or scenario key sets them, and a caller of jct_run
+   * that is not a capture's replay leaves them 0 (none). */
+  const jct_uroce_go_back_t *go_backs; /* uroce: a captured requester's go-backs, each as deep
+                                          as the capture's (uroce.h; the postmortem's) */
+  uint32_t ngo_backs;
+  const jct_uroce_stall_t *stalls; /* uroce: a captured sender's transmit stalls, held in every
+                                      repetition (uroce.h; the postmortem's) */
+  uint32_t nstalls;
+  bool timeout_captured; /* verbs: timeout is a capture's rxe timer (replay_profile.h), which
+                            the lab refuses only when rxe's NIC queue outlasts it, not half of
+                            it as a timer the user gave */
+  double tdf_floor;      /* auto F in the soft-RoCE lab: at least this (a power of two; 0 or
+                            1: none). A capture's replay that holds its hosts' stalls or late
+                            ACKs sets 4 (replay_input.h) */
+  /* Where the replay adds the capture's own specs to inject
+   * (jct__replay_input_specs), for its fidelity's reasons
+   * (harness/report/fidelity.h): how many of inject are what the
+   * capture's hosts did, not faults: its NAK holds (hold_naks; none when
+   * no NAK of the capture waited long enough) and, in the lab, its timer
+   * go-backs with nothing lost as timeout injectors (its late ACKs). A
+   * spec given by hand is neither. 0: none. */
+  uint32_t capture_timeouts;
+  uint32_t capture_nak_holds;
 } jct_run_opts_t;
 
 /* Time series of one repetition (uroce, series_ns > 0): at most
