@@ -199,9 +199,7 @@ static void print_table(const args_t *a, const jct_run_result_t *r) {
   const jct_schedule_t *s = a->r.run.schedule;
   char b1[32], b2[32], b3[32];
   const jct_run_opts_t *o = &a->r.run;
-  const char *on = o->transport != JCT_TRANSPORT_VERBS ? "uroce"
-                   : o->lab_ranks                      ? "verbs (rxe lab)"
-                                                       : "verbs (agents)";
+  const char *on = jct__transport_words(o);
   printf("jctlab run: %s, %u ranks, %s, %s links, delay %s, %s (PMTU %u), PFC %s\n",
          s->algorithm[0] ? s->algorithm : "schedule", s->nranks, jct__fmt_bytes(s->bytes, b1, 32),
          jct__fmt_rate(o->rate_bps, b2, 32), jct__fmt_ns(o->prop_delay_ns, b3, 32), on,

@@ -15,6 +15,12 @@ const char *jct__transport_name(jct_transport_t t) {
   return (size_t)t < sizeof transports / sizeof *transports ? transports[t] : "uroce";
 }
 
+const char *jct__transport_words(const jct_run_opts_t *o) {
+  return o->transport != JCT_TRANSPORT_VERBS ? "uroce"
+         : jct_run_in_lab(o)                 ? "verbs (rxe lab)"
+                                             : "verbs (agents)";
+}
+
 int jct__transport_parse(const char *word, jct_transport_t *out) {
   for (size_t i = 0; i < sizeof transports / sizeof *transports; i++)
     if (!strcmp(word, transports[i])) {

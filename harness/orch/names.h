@@ -15,6 +15,10 @@ typedef enum { JCT_WATCHDOG_OFF, JCT_WATCHDOG_DROP, JCT_WATCHDOG_FORWARD } jct__
 /* "uroce", "verbs". */
 const char *jct__transport_name(jct_transport_t t);
 
+/* Where o's ranks run, for the reports' headers: "uroce", "verbs (rxe
+ * lab)" (its VMs, jct_run_in_lab), "verbs (agents)" (hosts elsewhere). */
+const char *jct__transport_words(const jct_run_opts_t *o);
+
 /* The transport a word names, exactly "uroce" or "verbs". Returns 0, or
  * JCT_EINVAL (*out unchanged). */
 int jct__transport_parse(const char *word, jct_transport_t *out);

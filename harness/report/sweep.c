@@ -17,12 +17,6 @@ uint64_t jct__sweep_count(const char *algorithm, uint32_t n, uint64_t bytes) {
   return per_rank && n ? count / n : count;
 }
 
-static const char *transport_words(const jct_run_opts_t *o) {
-  return o->transport != JCT_TRANSPORT_VERBS ? "uroce"
-         : o->lab_ranks                      ? "verbs (rxe lab)"
-                                             : "verbs (agents)";
-}
-
 /* The sweep's time dilation (the same F for every size): the "dilation"
  * object without the wall-time figures, which are per size. */
 static json_t *dilation_json(const jct_run_opts_t *o) {
@@ -40,7 +34,7 @@ void jct__sweep_print_header(FILE *f, const jct__sweep_info_t *in) {
   fprintf(f, "# jctlab run: %s, %u ranks, %u channel%s, %s links, delay %s, %s (PMTU %u), PFC %s\n",
           in->algorithm, in->ranks, in->channels, in->channels == 1 ? "" : "s",
           jct__fmt_rate(o->rate_bps, b1, sizeof b1), jct__fmt_ns(o->prop_delay_ns, b2, sizeof b2),
-          transport_words(o), o->path_mtu_bytes ? o->path_mtu_bytes : 4096, o->pfc ? "on" : "off");
+          jct__transport_words(o), o->path_mtu_bytes ? o->path_mtu_bytes : 4096, o->pfc ? "on" : "off");
   if (o->ecn || jct_run_cc(o) != JCT_CC_NONE) {
     fprintf(f, "# ECN %s, congestion control %s", o->ecn ? "on" : "off",
             jct__cc_name(jct_run_cc(o)));
