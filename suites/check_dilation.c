@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "craft.h"
@@ -367,6 +368,62 @@ START_TEST(automatic_factor) {
 }
 END_TEST
 
+/* testkit's retry of a loop-bound case that gives its own factor (CI's
+ * dcqcn incast, --tdf 4, loop-bound in all three attempts when each ran as
+ * it was): a stand-in for jctlab, loop-bound (exit 3, "lateness") below
+ * --tdf 64, logs the factor of each attempt. jctlab_json_retry runs the
+ * case again as it is; the dilated retry at x16, then x64, and gets a
+ * document. */
+static void stand_in(char *path, size_t len, const char *log) {
+  craft_tmpname(path, len, ".sh");
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f,
+          "#!/bin/sh\ntdf=1 json=\nwhile [ $# -gt 0 ]; do\n  case $1 in\n"
+          "    --tdf) tdf=$2; shift ;;\n    --json) json=$2; shift ;;\n  esac\n  shift\ndone\n"
+          "echo \"$tdf\" >> '%s'\nif [ \"$tdf\" -lt 64 ]; then\n"
+          "  echo \"invalid run: the event loop's p99 lateness exceeds one packet's time\" >&2\n"
+          "  exit 3\nfi\nprintf '{\"tdf\": %%s}\\n' \"$tdf\" > \"$json\"\n",
+          log);
+  ck_assert_int_eq(fclose(f), 0);
+  ck_assert_int_eq(chmod(path, 0700), 0);
+}
+
+START_TEST(retry_escalates_a_given_factor) {
+  char sh[256], log[256];
+  craft_tmpname(log, sizeof log, ".log");
+  stand_in(sh, sizeof sh, log);
+  const char *const a[] = RUN("--synth", "incast", "--ranks", "8", "--rate", "10mbit", "--tdf",
+                              "4", "--reps", "1");
+  for (int escalate = 0; escalate < 2; escalate++) {
+    unlink(log);
+    int status;
+    char *err;
+    json_t *d = tk_json_retry(sh, a, &status, &err, escalate);
+    char *tried = slurp(log, NULL), shown[64];
+    snprintf(shown, sizeof shown, "%s", tried);
+    for (char *c = shown; *c; c++)
+      if (*c == '\n') *c = ' ';
+    printf("dilation: a loop-bound case given --tdf 4, %s retry: --tdf %s\n",
+           escalate ? "the dilated" : "the plain", shown);
+    if (escalate) {
+      ck_assert_msg(status == 0 && d, "exit %d: %s", status, err);
+      ck_assert_int_eq(jint(d, "tdf"), 64);
+      ck_assert_str_eq(tried, "4\n16\n64\n");
+    } else {
+      ck_assert_int_eq(status, 3);
+      ck_assert_ptr_null(d);
+      ck_assert_str_eq(tried, "4\n4\n4\n");
+    }
+    json_decref(d);
+    free(err);
+    free(tried);
+  }
+  unlink(log);
+  unlink(sh);
+}
+END_TEST
+
 Suite *dilation_suite(void) {
   Suite *s = suite_create("dilation");
   /* Its time is two paced runs at 1 Mbit/s of wall time (15 s of the
@@ -389,6 +446,7 @@ Suite *dilation_suite(void) {
   tcase_add_test(limits, scenario_tdf);
   tcase_add_test(limits, wall_budget_ends_a_repetition);
   tcase_add_test(limits, scenario_wall_total);
+  tcase_add_test(limits, retry_escalates_a_given_factor);
   suite_add_tcase(s, limits);
   return s;
 }

@@ -75,7 +75,21 @@ json_t *parse_json(const char *text, const char *what);
  * err_text is not NULL, and its document (NULL when it wrote none). */
 json_t *jctlab_json(const char *const args[], int *status, char **err_text);
 /* The same, run again (up to 3 times in all) while the run was invalid
- * because the event loop fell behind (another process had the core). */
+ * because the event loop fell behind (another process had the core):
+ * dilated x4, then x16, as run_jctlab's retries, with the time limit F
+ * times longer; a case that gives its own --tdf, or a scenario file, is
+ * run again as it is. err_text must not be NULL: it is set (malloc'd). */
 json_t *jctlab_json_retry(const char *const args[], int *status, char **err_text);
+/* The same for a case whose figures do not depend on the dilation factor
+ * (uroce's, DESIGN.md decision 8; suite dilation checks it), which may give
+ * its own --tdf G: its retries run at --tdf 4G, then 16G (F x4 -> x16 ->
+ * x64 for a case given --tdf 4), 4 and 16 times slower, rather than as it
+ * was. Not for a case whose checks name its factor, nor for the soft-RoCE
+ * lab's (the VMs' timeout exponent grows with F). */
+json_t *jctlab_json_retry_dilated(const char *const args[], int *status, char **err_text);
+/* The two above with binary for JCT_BINARY (escalate: the second), so
+ * that a test of the retry can give a stand-in. */
+json_t *tk_json_retry(const char *binary, const char *const args[], int *status, char **err_text,
+                      bool escalate);
 
 #endif
