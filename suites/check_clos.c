@@ -542,7 +542,7 @@ START_TEST(pfc_spreads_across_spines) {
                         "leaf-spine:leaves=4,spines=2,hosts-per-leaf=2", NULL};
   int status;
   char *err = NULL;
-  json_t *doc = jctlab_json_retry(args, &status, &err);
+  json_t *doc = jctlab_json_retry_dilated(args, &status, &err); /* x4 -> x16 -> x64 */
   ck_assert_msg(status == 0 && doc, "jctlab run exited %d: %s", status, err);
   free(err);
   ck_assert_str_eq(json_string_value(jget(doc, "config.cc")), "none");

@@ -47,7 +47,9 @@
 static json_t *doc_of(const char *const args[]) {
   int status;
   char *err = NULL;
-  json_t *doc = jctlab_json_retry(args, &status, &err);
+  /* Its runs give --tdf 4 (no figure changes): a loop-bound one is
+   * retried x16, then x64. */
+  json_t *doc = jctlab_json_retry_dilated(args, &status, &err);
   ck_assert_msg(status == 0 && doc, "jctlab %s exited %d: %s", args[0], status, err);
   free(err);
   return doc;

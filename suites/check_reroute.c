@@ -190,7 +190,7 @@ static json_t *flapped_ring(const char *detection, const char *drops, int *statu
                         drops,
                         NULL};
   char *err = NULL;
-  json_t *doc = jctlab_json_retry(args, status, &err);
+  json_t *doc = jctlab_json_retry_dilated(args, status, &err); /* x4 -> x16 -> x64 */
   ck_assert_msg(*status == 0 && doc, "jctlab run exited %d: %s", *status, err);
   free(err);
   return doc;
