@@ -65,19 +65,19 @@ static char *pcap_frames(const char *path, size_t *records) {
   return out;
 }
 
-/* F = 64: 1 Mbit/s, 4 ms, QP timeout 18 (1.07 s) undilated against
- * 64 Mbit/s, 62.5 us, timeout 12 (16.8 ms) at F = 64 -- both 1 Mbit/s and
- * 4 ms in wall time: a 33 ms packet, far above what a machine loaded by
- * others (or ASan) makes the loop late by, so that the two runs take the
- * same turns; the timeout well above a message's serialization, so that
- * it fires on losses only. One sender, one receiver (incast of 2 ranks,
- * 256 KiB), 5% of its request packets dropped with seed 7 -- not its ACKs
- * (opcode 0x11), whose number the loop's read batches vary (uroce_resp.c
- * coalesces them), nor a second direction whose progress would race with
- * the first's: the same frames dropped (their bytes, from --pcap-drops),
- * the same retransmissions, NAKs and timeouts, JCTs in ratio 64. Measured
- * on a loaded machine: 9 dropped, 87 retransmitted, 5 NAKs, 3 timeouts in
- * both, ratios 64.005 and 63.93. */
+/* F = 64: 1 Mbit/s, 4 ms, QP timeout 20 (4.29 s) undilated against
+ * 64 Mbit/s, 62.5 us, timeout 14 (67.1 ms) at F = 64 -- both 1 Mbit/s and
+ * 4 ms in wall time: a 33 ms packet. The timeout is above a message's
+ * serialization (64 packets, 2.2 s, and what a go-back re-sends of them),
+ * so that it fires on losses only, once the requester has sent all it may:
+ * nothing races it, and its wait is skipped. One sender, one receiver
+ * (incast of 2 ranks, 256 KiB), 5% of its request packets dropped with
+ * seed 7 -- not its ACKs (opcode 0x11), whose number the loop's read
+ * batches vary (uroce_resp.c coalesces them), nor a second direction
+ * whose progress would race with the first's: the same frames dropped
+ * (their bytes, from --pcap-drops), the same retransmissions, NAKs and
+ * timeouts, JCTs in ratio 64. Measured on a loaded machine: 9 dropped, 92
+ * retransmitted, 4 NAKs, 2 timeouts in both, ratios 63.9 and 64.0. */
 static json_t *invariance_run(const char *rate, const char *delay, const char *timeout,
                               const char *tdf, char **drops, size_t *ndrops) {
   char pcap[256];
@@ -93,40 +93,93 @@ static json_t *invariance_run(const char *rate, const char *delay, const char *t
   return d;
 }
 
-START_TEST(invariance) {
-  char *dx, *dy;
-  size_t nx, ny;
-  json_t *x = invariance_run("1mbit", "4ms", "18", "1", &dx, &nx);
-  json_t *y = invariance_run("64mbit", "62500ns", "12", "64", &dy, &ny);
-  ck_assert(jnum(x, "dilation.tdf") == 1);
-  ck_assert(jnum(y, "dilation.tdf") == 64);
-  ck_assert(!jbool(y, "dilation.auto"));
-  ck_assert(fabs(jnum(y, "dilation.wall_rate_bps") - 1e6) < 1);
-  /* The same frames dropped, byte for byte. */
-  ck_assert_int_gt(jint(x, "injectors.0.dropped"), 0);
-  ck_assert_int_eq((json_int_t)nx, jint(x, "injectors.0.dropped"));
-  ck_assert_uint_eq(nx, ny);
-  ck_assert_msg(!strcmp(dx, dy), "the dropped frames differ");
-  free(dx);
-  free(dy);
+/* The two runs are one run in wall time, and take the same turns while
+ * their loop keeps time. The turns they decide are a NAK's or an ACK's
+ * arrival at the sender against its next send slot: they arrive 9 ms into
+ * a 33 ms slot, 24 ms before the next (23.2 to 24.5 ms, measured in
+ * uroce's ranks.c at both factors). A loop that falls further behind
+ * reads the NAK after that slot, sends one more new packet before it goes
+ * back, and re-sends one more: a figure then differs by one whatever F
+ * is. CI saw 212 request packets undilated against 213 at F = 64 (then
+ * with timeout 18, whose timer also raced the send slots, 13 ms from the
+ * nearest); the same undilated run given twice here under others' load
+ * sent 222 and 223 (its loop up to 28 and 76 ms late). So figures that
+ * differ while both loops kept within INVARIANCE_LATE_MS of their timers
+ * fail the check at once (no load explains them); when a loop fell
+ * further behind, the pair runs again, 3 times at most. */
+#define INVARIANCE_LATE_MS 20.0
+
+/* How far behind its timers the run's loop fell at worst, in wall ms (its
+ * lateness is in emulated time: times F). */
+static double late_wall_ms(json_t *d) {
+  return jnum(d, "loop.lateness_max_ns") * jnum(d, "dilation.tdf") / 1e6;
+}
+
+/* Whether the two runs differ; the first difference in why. */
+static bool runs_differ(json_t *x, json_t *y, const char *dx, size_t nx, const char *dy, size_t ny,
+                        char *why, size_t len) {
+  if (nx != ny || strcmp(dx, dy)) {
+    snprintf(why, len, "the dropped frames differ (%zu undilated, %zu at F = 64)", nx, ny);
+    return true;
+  }
   static const char *const same[] = {
       "injectors.0.matched", "injectors.0.dropped", "transport.retransmitted_packets",
       "transport.naks",      "transport.timeouts",  NULL};
   for (int i = 0; same[i]; i++)
-    ck_assert_msg(jint(x, same[i]) == jint(y, same[i]), "%s: %lld undilated, %lld at F = 64",
-                  same[i], (long long)jint(x, same[i]), (long long)jint(y, same[i]));
+    if (jint(x, same[i]) != jint(y, same[i])) {
+      snprintf(why, len, "%s: %lld undilated, %lld at F = 64", same[i], (long long)jint(x, same[i]),
+               (long long)jint(y, same[i]));
+      return true;
+    }
+  return false;
+}
+
+START_TEST(invariance) {
+  json_t *x = NULL, *y = NULL;
+  for (int attempt = 1;; attempt++) {
+    char *dx, *dy, why[160];
+    size_t nx, ny;
+    x = invariance_run("1mbit", "4ms", "20", "1", &dx, &nx);
+    y = invariance_run("64mbit", "62500ns", "14", "64", &dy, &ny);
+    ck_assert(jnum(x, "dilation.tdf") == 1);
+    ck_assert(jnum(y, "dilation.tdf") == 64);
+    ck_assert(!jbool(y, "dilation.auto"));
+    ck_assert(fabs(jnum(y, "dilation.wall_rate_bps") - 1e6) < 1);
+    ck_assert_int_gt(jint(x, "injectors.0.dropped"), 0);
+    ck_assert_int_eq((json_int_t)nx, jint(x, "injectors.0.dropped"));
+    /* The same frames dropped, byte for byte, and the same figures. */
+    bool differ = runs_differ(x, y, dx, nx, dy, ny, why, sizeof why);
+    free(dx);
+    free(dy);
+    if (!differ) break;
+    double lx = late_wall_ms(x), ly = late_wall_ms(y);
+    ck_assert_msg(lx > INVARIANCE_LATE_MS || ly > INVARIANCE_LATE_MS,
+                  "%s, though neither loop fell %.0f ms behind (at worst %.1f ms undilated, "
+                  "%.1f ms at F = 64)",
+                  why, INVARIANCE_LATE_MS, lx, ly);
+    ck_assert_msg(attempt < 3,
+                  "%s in 3 attempts (the last's loops up to %.1f ms late undilated, "
+                  "%.1f ms at F = 64)",
+                  why, lx, ly);
+    printf("dilation: invariance attempt %d: %s; a loop fell behind by up to %.1f ms undilated, "
+           "%.1f ms at F = 64, past the %.0f ms its turns allow: run again\n",
+           attempt, why, lx, ly, INVARIANCE_LATE_MS);
+    json_decref(x);
+    json_decref(y);
+  }
   ck_assert_int_gt(jint(x, "transport.retransmitted_packets"), 0);
   ck_assert_int_gt(jint(x, "transport.timeouts"), 0);
   for (int r = 0; r < 2; r++) {
     char k[32];
     snprintf(k, sizeof k, "jct_ns.%d", r);
     double ratio = jnum(x, k) / jnum(y, k);
-    printf("dilation: invariance rep %d: JCT %.4f s undilated, %.4f ms at F = 64, ratio %.3f; "
-           "%lld dropped, %lld retransmitted, %lld timeouts\n",
-           r + 1, jnum(x, k) / 1e9, jnum(y, k) / 1e6, ratio,
-           (long long)jint(x, "injectors.0.dropped"),
-           (long long)jint(x, "transport.retransmitted_packets"),
-           (long long)jint(x, "transport.timeouts"));
+    printf(
+        "dilation: invariance rep %d: JCT %.4f s undilated, %.4f ms at F = 64, ratio %.3f; "
+        "%lld dropped, %lld retransmitted, %lld NAKs, %lld timeouts; loops up to %.1f and "
+        "%.1f ms late\n",
+        r + 1, jnum(x, k) / 1e9, jnum(y, k) / 1e6, ratio, (long long)jint(x, "injectors.0.dropped"),
+        (long long)jint(x, "transport.retransmitted_packets"), (long long)jint(x, "transport.naks"),
+        (long long)jint(x, "transport.timeouts"), late_wall_ms(x), late_wall_ms(y));
     ck_assert_msg(fabs(ratio / 64 - 1) < 0.02, "%s: ratio %.3f, not 64 within 2%%", k, ratio);
   }
   json_decref(x);
@@ -393,8 +446,8 @@ START_TEST(retry_escalates_a_given_factor) {
   char sh[256], log[256];
   craft_tmpname(log, sizeof log, ".log");
   stand_in(sh, sizeof sh, log);
-  const char *const a[] = RUN("--synth", "incast", "--ranks", "8", "--rate", "10mbit", "--tdf",
-                              "4", "--reps", "1");
+  const char *const a[] =
+      RUN("--synth", "incast", "--ranks", "8", "--rate", "10mbit", "--tdf", "4", "--reps", "1");
   for (int escalate = 0; escalate < 2; escalate++) {
     unlink(log);
     int status;
