@@ -268,7 +268,10 @@ START_TEST(vm_stalls_cts_timer_outlasts_the_stalls) {
     uint8_t timeout;
     uint64_t stall_ns;
     double tdf;
-  } rows[] = {{16, 91614000, 4}, {14, 91614000, 1}, {14, 1000000, 1}, {20, 10000000, 16},
+  } rows[] = {{16, 91614000, 4},
+              {14, 91614000, 1},
+              {14, 1000000, 1},
+              {20, 10000000, 16},
               {5, 1000000000, 64}};
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     uint8_t e = jct__vm_stalls_cts_timeout(rows[i].timeout, rows[i].stall_ns, rows[i].tdf);
@@ -277,8 +280,8 @@ START_TEST(vm_stalls_cts_timer_outlasts_the_stalls) {
     ck_assert_msg(timer_ns(e) > outlast_ns, "row %zu: 2^%u", i, e);
     ck_assert_msg(e == rows[i].timeout || timer_ns(e - 1) <= outlast_ns, "row %zu: 2^%u", i, e);
   }
-  ck_assert_uint_eq(jct__vm_stalls_cts_timeout(16, 0, 4), 0);       /* none held */
-  ck_assert_uint_eq(jct__vm_stalls_cts_timeout(0, 91614000, 4), 0);  /* no timer */
+  ck_assert_uint_eq(jct__vm_stalls_cts_timeout(16, 0, 4), 0);               /* none held */
+  ck_assert_uint_eq(jct__vm_stalls_cts_timeout(0, 91614000, 4), 0);         /* no timer */
   ck_assert_uint_eq(jct__vm_stalls_cts_timeout(14, UINT64_MAX / 4, 1), 31); /* the IBA's last */
 }
 END_TEST

@@ -159,9 +159,14 @@ static size_t rbin_at(const jct__ratehist_t *h, uint32_t bin) {
  * bins' edges 2^(k/8), without a log2 per packet (it was a fifth of
  * inspect's time on a capture of many packets: bench/inspect). */
 static uint32_t rate_bin(double x) {
-  static const double edge[JCT__RATE_BINS_PER_OCTAVE] = {
-      1.0, 1.0905077326652577, 1.189207115002721, 1.2968395546510096, 1.4142135623730951,
-      1.5422108254079407, 1.681792830507429, 1.8340080864093424}; /* 2^(k/8) */
+  static const double edge[JCT__RATE_BINS_PER_OCTAVE] = {1.0,
+                                                         1.0905077326652577,
+                                                         1.189207115002721,
+                                                         1.2968395546510096,
+                                                         1.4142135623730951,
+                                                         1.5422108254079407,
+                                                         1.681792830507429,
+                                                         1.8340080864093424}; /* 2^(k/8) */
   _Static_assert(JCT__RATE_BINS_PER_OCTAVE == 8, "edge[] holds eighths of an octave");
   if (!(x >= 1)) return 0;
   int e;

@@ -274,7 +274,8 @@ int jct__agents_setup(jct__agents_t *a, const jct_schedule_t *s, const jct__agen
   for (uint32_t i = 0; i < a->n && !rc; i++) {
     json_t *m = json_pack("{s:s,s:I,s:O,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:O}", "msg", "setup", "rank",
                           (json_int_t)i, "schedule", sched, "timeout", o->timeout, "cts_timeout",
-                          o->cts_timeout ? o->cts_timeout : o->timeout, "retry_cnt", o->retry_cnt, "tos", o->tos, "slots", (json_int_t)o->slots, "rate_bps",
+                          o->cts_timeout ? o->cts_timeout : o->timeout, "retry_cnt", o->retry_cnt,
+                          "tos", o->tos, "slots", (json_int_t)o->slots, "rate_bps",
                           (json_int_t)o->rate_bps, "mtu", (json_int_t)o->mtu, "addrs", addrs);
     if (m && o->rdma) set_rdma(m, o->rdma);
     json_t *hd = NULL;
