@@ -417,7 +417,22 @@ START_TEST(automatic_factor) {
   char text[512];
   jct__dilation_text(doc, text, sizeof text);
   ck_assert_msg(strstr(text, "x2 (automatic: the lab holds its capture's host pauses"), "%s", text);
+  ck_assert_msg(!strstr(text, "clear-to-send"), "%s", text);
   json_decref(doc);
+  /* The lab's clear-to-send timer (vm_stalls.h), in the JSON and the
+   * sentence, dilated or not. */
+  for (int undilated = 0; undilated < 2; undilated++) {
+    if (undilated) o.tdf = 1;
+    jct_run_dilation(&o, &d);
+    d.verbs_cts_timeout_exp = 18;
+    doc = json_pack("{s:o}", "dilation", jct__dilation_json(&d, 1, 1e9));
+    ck_assert_int_eq(jint(doc, "dilation.verbs.cts_timeout_exp"), 18);
+    jct__dilation_text(doc, text, sizeof text);
+    ck_assert_msg(strstr(text, "the destinations' clear-to-sends' timeout exponent 18"), "%s",
+                  text);
+    ck_assert_msg(!undilated == !!strstr(text, "rxe's QP timeout exponent 15"), "%s", text);
+    json_decref(doc);
+  }
 }
 END_TEST
 

@@ -286,6 +286,35 @@ START_TEST(vm_stalls_cts_timer_outlasts_the_stalls) {
 }
 END_TEST
 
+/* A run's clear-to-send timer: in the lab, past its chain's longest stall
+ * (over every stall injector and target), from the QPs' timer as rxe gets
+ * it (dilated: t + log2 F); 0 with no stall, on uroce, or with agents. */
+START_TEST(vm_stalls_run_cts_timer) {
+  const char *specs[] = {"stall pkt=0:1 for=30ms baseline=yes", "drop p=0.01",
+                         "stall pkt=1:0,2:0 for=5ms,92ms"};
+  char err[256] = "";
+  jct__chain_t *c, *none;
+  ck_assert_msg(jct__chain_new(&c, specs, 3, 1, err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(jct__chain_new(&none, specs + 1, 1, 1, err, sizeof err) == 0, "%s", err);
+  jct_run_opts_t o = {
+      .transport = JCT_TRANSPORT_VERBS, .lab_ranks = 2, .rate_bps = 400000000ull, .timeout = 14};
+  jct_run_dilation_t d;
+  jct_run_dilation(&o, &d); /* x4: rxe's timer 2^16 */
+  ck_assert_uint_eq(d.verbs_timeout_exp, 16);
+  uint8_t e = jct__vm_stalls_run_cts_timeout(&o, &d, c);
+  ck_assert_uint_eq(e, jct__vm_stalls_cts_timeout(16, 92000000, d.tdf));
+  ck_assert_uint_gt(e, 16);
+  ck_assert_uint_eq(jct__vm_stalls_run_cts_timeout(&o, &d, none), 0);
+  o.agents = "h0:1,h1:1";
+  ck_assert_uint_eq(jct__vm_stalls_run_cts_timeout(&o, &d, c), 0);
+  o.agents = NULL;
+  o.transport = JCT_TRANSPORT_UROCE;
+  ck_assert_uint_eq(jct__vm_stalls_run_cts_timeout(&o, &d, c), 0);
+  jct__chain_free(c);
+  jct__chain_free(none);
+}
+END_TEST
+
 Suite *stall_suite(void) {
   Suite *s = suite_create("stall");
   TCase *core = tcase_create("core");
@@ -293,6 +322,7 @@ Suite *stall_suite(void) {
   tcase_add_test(core, stall_through_the_chain);
   tcase_add_test(core, vm_stalls_stop_and_go_on);
   tcase_add_test(core, vm_stalls_cts_timer_outlasts_the_stalls);
+  tcase_add_test(core, vm_stalls_run_cts_timer);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, stall_bad_specs);

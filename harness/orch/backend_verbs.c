@@ -248,11 +248,8 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   /* The chain's injectors at=host:RANK go to their ranks' agents. */
   jct__agents_host_drop_t hd[JCT_RUN_MAX_INJECTORS];
   uint32_t nhd = 0;
-  uint64_t stall_max_ns = 0; /* the longest the lab stops a VM for */
-  for (size_t i = 0; v->chain && i < jct__chain_len(v->chain); i++) {
+  for (size_t i = 0; v->chain && i < jct__chain_len(v->chain) && nhd < JCT_RUN_MAX_INJECTORS; i++) {
     const jct_injector_t *inj = jct__chain_get(v->chain, i);
-    if (v->lab && inj->stall_max_ns > stall_max_ns) stall_max_ns = inj->stall_max_ns;
-    if (nhd == JCT_RUN_MAX_INJECTORS) continue;
     /* In the lab a flap is the VM's carrier, set from here; on real hosts
      * the agent sets its own netdev's link. */
     if (inj->host >= 0 && (!inj->ops->host_link || !v->lab))
@@ -262,12 +259,11 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
                                             .run_seed = o->seed,
                                             .seed = inj->seed};
   }
-  uint8_t timeout = dil.verbs_timeout_exp ? dil.verbs_timeout_exp : o->timeout;
   jct__agents_setup_t so = {
       .host_drops = hd,
       .nhost_drops = nhd,
-      .timeout = timeout,
-      .cts_timeout = jct__vm_stalls_cts_timeout(timeout, stall_max_ns, dil.tdf),
+      .timeout = dil.verbs_timeout_exp ? dil.verbs_timeout_exp : o->timeout,
+      .cts_timeout = jct__vm_stalls_run_cts_timeout(o, &dil, v->chain),
       .retry_cnt = o->retry_cnt,
       .tos = o->rdma.has_traffic_class ? o->rdma.traffic_class : JCT_RDMA_DEFAULT_TRAFFIC_CLASS,
       .rdma = &o->rdma,

@@ -115,6 +115,7 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
     jct_replay_result_free(r);
     return rc;
   }
+  jct__session_dilation(s, &r->dilation);
   r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
   r->b.transport.counted = r->f.transport.counted = jct__session_counted(s);
   /* Per QP, each side's repetitions as they finish (qp_stats.h). */

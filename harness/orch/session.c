@@ -22,6 +22,7 @@
 #include "loop.h"
 #include "loss_watch.h"
 #include "session.h"
+#include "vm_stalls.h"
 
 #define DRAIN_NS 2000000000u
 #define SETTLE_NS 20000000u
@@ -359,6 +360,10 @@ uint32_t jct__session_counted(const jct__session_t *s) {
 
 bool jct__session_counts_per_qp(const jct__session_t *s) {
   return s->conn_before != NULL;
+}
+
+void jct__session_dilation(const jct__session_t *s, jct_run_dilation_t *d) {
+  d->verbs_cts_timeout_exp = jct__vm_stalls_run_cts_timeout(s->o, d, s->chain);
 }
 
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max) {

@@ -79,6 +79,10 @@ uint32_t jct__session_counted(const jct__session_t *s);
  * repetition then carries conn (replay.h). */
 bool jct__session_counts_per_qp(const jct__session_t *s);
 
+/* What the session's injectors add to its dilation d (jct_run_dilation's):
+ * the lab's clear-to-send timer (vm_stalls.h), as the backend set it. */
+void jct__session_dilation(const jct__session_t *s, jct_run_dilation_t *d);
+
 /* The injectors' identities (spec, kind, seed; stats zero). */
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max);
 

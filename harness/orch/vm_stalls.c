@@ -115,3 +115,15 @@ uint8_t jct__vm_stalls_cts_timeout(uint8_t timeout, uint64_t stall_max_ns, doubl
     e++;
   return e;
 }
+
+uint8_t jct__vm_stalls_run_cts_timeout(const jct_run_opts_t *o, const jct_run_dilation_t *d,
+                                       const jct__chain_t *c) {
+  if (!jct_run_in_lab(o)) return 0;
+  uint64_t stall_max_ns = 0;
+  for (size_t i = 0; c && i < jct__chain_len(c); i++) {
+    uint64_t ns = jct__chain_get(c, i)->stall_max_ns;
+    if (ns > stall_max_ns) stall_max_ns = ns;
+  }
+  uint8_t timeout = d->verbs_timeout_exp ? d->verbs_timeout_exp : o->timeout;
+  return jct__vm_stalls_cts_timeout(timeout, stall_max_ns, d->tdf);
+}

@@ -20,7 +20,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "harness/fabric/chain.h"
 #include "jctlab/clock.h"
+#include "jctlab/run.h"
 
 /* Stop (frozen true) or continue rank's VM: 0 or a negative JCT_E*. */
 typedef int (*jct__vm_freeze_fn)(void *arg, uint32_t rank, bool frozen);
@@ -58,6 +60,12 @@ void jct__vm_stalls_of(const jct__vm_stalls_t *x, uint32_t rank, const uint64_t 
  * capture at x4 (a timeout the capture, perftest with no such flow, never
  * had). 0 (the QPs' own) when no stall is held or timeout is 0 (no timer). */
 uint8_t jct__vm_stalls_cts_timeout(uint8_t timeout, uint64_t stall_max_ns, double tdf);
+
+/* The same for run o at dilation d with its injector chain c: in the lab
+ * (jct_run_in_lab), past the chain's longest stall, from the QPs' timer
+ * as rxe gets it (d's dilated exponent, else o's); 0 elsewhere. */
+uint8_t jct__vm_stalls_run_cts_timeout(const jct_run_opts_t *o, const jct_run_dilation_t *d,
+                                       const jct__chain_t *c);
 
 /* Thaws them all first. NULL is fine. */
 void jct__vm_stalls_free(jct__vm_stalls_t *x);

@@ -16,6 +16,11 @@ json_t *jct__dilation_json(const jct_run_dilation_t *d, double wall_s, double jc
     json_object_set_new(o, "verbs",
                         json_pack("{s:i,s:f}", "timeout_exp", d->verbs_timeout_exp,
                                   "rxe_timer_floor_ns", (double)JCT_RUN_RXE_JIFFY_NS / d->tdf));
+  if (o && d->verbs_cts_timeout_exp) {
+    json_t *v = json_object_get(o, "verbs");
+    if (!v) json_object_set_new(o, "verbs", v = json_object());
+    json_object_set_new(v, "cts_timeout_exp", json_integer(d->verbs_cts_timeout_exp));
+  }
   if (o)
     json_object_set_new(o, "wall_per_jct",
                         jct_sum_ns > 0 ? json_real(wall_s * 1e9 / jct_sum_ns) : json_null());
@@ -37,7 +42,7 @@ char *jct__dilation_text(const json_t *doc, char *buf, size_t len) {
   char c[32], w[32], tail[96] = "";
   jct__fmt_rate((uint64_t)ceiling, c, sizeof c);
   jct__fmt_rate((uint64_t)wrate, w, sizeof w);
-  char vtail[200] = "";
+  char vtail[320] = "";
   const json_t *v = json_object_get(d, "verbs");
   double vexp = 0, vfloor = 0;
   if (v && jct__rnum(v, "timeout_exp", &vexp) && jct__rnum(v, "rxe_timer_floor_ns", &vfloor)) {
@@ -47,10 +52,19 @@ char *jct__dilation_text(const json_t *doc, char *buf, size_t len) {
              "its own turnaround undilated",
              vexp, jct__fmt_ns((uint64_t)vfloor, fl, sizeof fl));
   }
+  double cexp = 0;
+  if (v && jct__rnum(v, "cts_timeout_exp", &cexp)) {
+    size_t at = strlen(vtail);
+    snprintf(vtail + at, sizeof vtail - at,
+             "%s the destinations' clear-to-sends' timeout exponent %.0f (past twice the longest "
+             "stall the lab holds)",
+             at ? ";" : "; verbs:", cexp);
+  }
   if (jct__rnum(d, "wall_per_jct", &per))
     snprintf(tail, sizeof tail, "; wall time %.1f s, %.3g x the JCTs", wall, per);
   if (f == 1)
-    snprintf(buf, len, "none: the links ran at their own rate here (ceiling %s)%s", c, tail);
+    snprintf(buf, len, "none: the links ran at their own rate here (ceiling %s)%s%s", c, vtail,
+             tail);
   else
     snprintf(buf, len,
              "x%g (%s %s): the links ran at %s here, every time x%g, every time reported / "

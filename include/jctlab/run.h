@@ -258,6 +258,11 @@ typedef struct {
   /* verbs dilated (below): the QP timeout exponent given to rxe, t + log2 F
    * (0: not verbs, or undilated). */
   uint8_t verbs_timeout_exp;
+  /* verbs in the lab holding stalls: the local ACK timeout exponent of the
+   * destinations' QPs, which send only jctlab's clear-to-sends, past twice
+   * the longest stall (harness/orch/vm_stalls.h); 0: the QPs' own. Set by
+   * the run from its injectors, not by jct_run_dilation. */
+  uint8_t verbs_cts_timeout_exp;
 } jct_run_dilation_t;
 
 /* rxe's QP timer resolution: one jiffy at Debian's HZ=250 (below). */
