@@ -259,18 +259,18 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
                                             .run_seed = o->seed,
                                             .seed = inj->seed};
   }
-  jct__agents_setup_t so = {
-      .host_drops = hd,
-      .nhost_drops = nhd,
-      .timeout = dil.verbs_timeout_exp ? dil.verbs_timeout_exp : o->timeout,
-      .cts_timeout = jct__vm_stalls_run_cts_timeout(o, &dil, v->chain),
-      .retry_cnt = o->retry_cnt,
-      .tos = o->rdma.has_traffic_class ? o->rdma.traffic_class : JCT_RDMA_DEFAULT_TRAFFIC_CLASS,
-      .rdma = &o->rdma,
-      .slots = JCT_EXEC_DEFAULT_SLOTS,
-      .rate_bps = (uint64_t)dil.wall_rate_bps,
-      .mtu = vm_mtu(o),
-      .tdf = dil.tdf};
+  jct__agents_setup_t so = {.host_drops = hd,
+                            .nhost_drops = nhd,
+                            .timeout = dil.verbs_timeout_exp ? dil.verbs_timeout_exp : o->timeout,
+                            .cts_timeout = jct__vm_stalls_run_cts_timeout(o, &dil, v->chain),
+                            .retry_cnt = o->retry_cnt,
+                            .tos = o->rdma.has_traffic_class ? o->rdma.traffic_class
+                                                             : JCT_RDMA_DEFAULT_TRAFFIC_CLASS,
+                            .rdma = &o->rdma,
+                            .slots = JCT_EXEC_DEFAULT_SLOTS,
+                            .rate_bps = (uint64_t)dil.wall_rate_bps,
+                            .mtu = vm_mtu(o),
+                            .tdf = dil.tdf};
   if ((rc = jct__agents_setup(v->agents, o->schedule, &so)) ||
       (rc = await(v, "setting up the QPs", PHASE_NS, err, errlen)))
     return rc ? rc : JCT_EIO;
