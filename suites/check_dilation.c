@@ -411,7 +411,9 @@ START_TEST(automatic_factor) {
   jct_run_opts_t o = {.transport = JCT_TRANSPORT_VERBS, .lab_ranks = 2, .rate_bps = 65000000ull,
                       .tdf_floor = 2, .timeout = 14};
   jct_run_dilation_t d;
+  memset(&d, 0xa5, sizeof d); /* every field is set, none left as it was */
   jct_run_dilation(&o, &d);
+  ck_assert_uint_eq(d.verbs_cts_timeout_exp, 0);
   ck_assert_uint_eq(d.verbs_timeout_exp, 15);
   json_t *doc = json_pack("{s:o}", "dilation", jct__dilation_json(&d, 1, 1e9));
   char text[512];

@@ -34,6 +34,7 @@ void jct_run_dilation(const jct_run_opts_t *o, jct_run_dilation_t *d) {
   d->wall_rate_bps = (double)o->rate_bps / d->tdf;
   int k = jct_run_verbs_timeout_shift(d->tdf);
   d->verbs_timeout_exp = 0;
+  d->verbs_cts_timeout_exp = 0; /* the run's, from its injectors (jct__session_dilation) */
   if (o->transport == JCT_TRANSPORT_VERBS && d->tdf > 1 && k > 0 && o->timeout + k <= 31)
     d->verbs_timeout_exp = (uint8_t)(o->timeout + k);
 }

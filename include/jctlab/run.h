@@ -260,8 +260,8 @@ typedef struct {
   uint8_t verbs_timeout_exp;
   /* verbs in the lab holding stalls: the local ACK timeout exponent of the
    * destinations' QPs, which send only jctlab's clear-to-sends, past twice
-   * the longest stall (harness/orch/vm_stalls.h); 0: the QPs' own. Set by
-   * the run from its injectors, not by jct_run_dilation. */
+   * the longest stall (harness/orch/vm_stalls.h); 0: the QPs' own.
+   * jct_run_dilation sets 0; the run sets it from its injectors. */
   uint8_t verbs_cts_timeout_exp;
 } jct_run_dilation_t;
 
