@@ -265,6 +265,43 @@ START_TEST(pause_keeps_delay_fq) {
 }
 END_TEST
 
+/* The shaper's queues (agent_nic.h, jct__agent_shape_per_qp): fq under
+ * the tbf's class 1:1, kept through a pause, where the kernel has sch_fq
+ * (the lab VM's); where it has not (this machine's), a refusal that names
+ * fq, and the tbf over its own FIFO as it was. */
+START_TEST(shaper_fq_per_qp) {
+  if (!ns_own("agents", "shaper_fq_per_qp", NS_TC | NS_LO_UP)) return;
+  char err[256] = "", t[4096], before[4096];
+  ck_assert_msg(jct__agent_shape("lo", PAUSE_RATE_BPS, 1500, false, err, sizeof err) == 0, "%s",
+                err);
+  bool have_fq = system("tc qdisc add dev lo parent 1:1 handle 77: fq 2>/dev/null") == 0;
+  if (have_fq) tc_ok("qdisc replace dev lo parent 1:1 handle 78: bfifo limit 3000000");
+  tc_tree("lo", before, sizeof before, NULL);
+  int rc = jct__agent_shape_per_qp("lo", err, sizeof err);
+  tc_tree("lo", t, sizeof t, NULL);
+  printf("agents: the shaper's queues, %s sch_fq: %s\n%s", have_fq ? "with" : "without",
+         rc ? err : "set", t);
+  ck_assert_msg(strstr(t, "qdisc tbf 1:0 parent ffff:ffff "), "%s", t);
+  if (!have_fq) {
+    ck_assert_int_eq(rc, JCT_EIO);
+    ck_assert_msg(strstr(err, "lo: fq under the shaper's tbf"), "%s", err);
+    ck_assert_str_eq(t, before);
+    return;
+  }
+  ck_assert_msg(rc == 0, "%s", err);
+  for (int paused = 1; paused >= 0; paused--) {
+    ck_assert_msg(strstr(t, "qdisc fq fc8:0 parent 1:1 ") && !strstr(t, "bfifo"), "%s", t);
+    ck_assert_msg(jct__agent_shape("lo", PAUSE_RATE_BPS, 1500, paused, err, sizeof err) == 0, "%s",
+                  err);
+    tc_tree("lo", t, sizeof t, NULL);
+  }
+  ck_assert_msg(strstr(t, "qdisc fq fc8:0 parent 1:1 ") && !strstr(t, "bfifo"), "%s", t);
+  ck_assert_msg(jct__agent_shape_per_qp("nosuch0", err, sizeof err) == JCT_EIO &&
+                    strstr(err, "nosuch0: no such interface"),
+                "%s", err);
+}
+END_TEST
+
 TCase *agents_qdisc_tcase(void) {
   TCase *t = tcase_create("qdisc");
   tcase_set_timeout(t, 60);
@@ -277,6 +314,7 @@ TCase *agents_pause_tcase(void) {
   TCase *t = tcase_create("pause");
   tcase_set_timeout(t, 60);
   tcase_add_test(t, pause_keeps_delay_fq);
+  tcase_add_test(t, shaper_fq_per_qp);
   return t;
 }
 #else

@@ -19,12 +19,14 @@
  *     before it once the agent is SIGKILLed (its guard), after a clean
  *     quit, with a tbf root of the host's (made again), and when agent and
  *     guard were both killed, after the next agent starts (it removes the
- *     stale fq). */
+ *     stale fq); then agents' pause tcase (this runner) on the VM's
+ *     kernel: the shaper's fq under its tbf, kept through a pause. */
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jctlab/schedule.h"
 #include "lab_rank.h"
@@ -151,6 +153,12 @@ static void fq_vars(FILE *script) {
   ck_assert_ptr_null(strchr(text, '\'')); /* inside single quotes */
   fprintf(script, "FQ_SETUP='%s'\n", text);
   free(text);
+  /* This very runner, for agents' pause tcase on the VM's kernel (sch_fq). */
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ck_assert_int_gt(n, 0);
+  self[n] = '\0';
+  fprintf(script, "CK='%s'\n", self);
   json_decref(m);
   jct_schedule_free(sch);
 }
@@ -191,7 +199,8 @@ static const char fq_vm1[] =
     "/root/agent.err)\"\n"
     "sed 's/^/== fq err: /' /root/agent.err\n"
     "EOF\n"
-    "bash /root/fq.sh $J /root/fq-setup.json $ADDR 2>&1\n";
+    "bash /root/fq.sh $J /root/fq-setup.json $ADDR 2>&1\n"
+    "CK_RUN_SUITE=agents CK_RUN_CASE=pause $CK 2>&1 | sed 's/^/== fq ck: /'\n";
 
 /* "== fq KEY ": the rest of its line. */
 static const char *fq_line(const char *out, const char *key, char *buf, size_t len) {
@@ -221,6 +230,10 @@ static void check_fq(const char *out) {
                 "the next agent left the stale fq:\n%s", out);
   ck_assert_str_eq(fq_line(out, "removed", b, sizeof b), "1");
   ck_assert_msg(!strstr(out, "guard: the kernel refused"), "%s", out);
+  /* agents' pause tcase on the lab's kernel, which has sch_fq: the
+   * shaper's fq under its tbf, kept through a pause. */
+  ck_assert_msg(strstr(out, "== fq ck: agents: the shaper's queues, with sch_fq: set"), "%s", out);
+  ck_assert_msg(strstr(out, "== fq ck: 100%: Checks: 2, Failures: 0, Errors: 0"), "%s", out);
 }
 
 const lab_rank_part_t lab_rank_fq = {

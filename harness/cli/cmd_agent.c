@@ -253,6 +253,7 @@ static void do_setup(agent_t *g, json_t *m) {
   uint64_t rate = (uint64_t)json_integer_value(json_object_get(m, "rate_bps"));
   if (!g->a.no_net && rate &&
       ((rc = jct__agent_shape(g->a.netdev, rate, (uint32_t)g->a.mtu, false, err, sizeof err)) ||
+       (rc = jct__agent_shape_per_qp(g->a.netdev, err, sizeof err)) ||
        (rc = jct__agent_pfc_new(&g->pfc, &g->loop, &g->clock, g->a.netdev,
                                 (uint8_t)(json_integer_value(json_object_get(m, "tos")) >> 5), rate,
                                 (uint32_t)g->a.mtu, err, sizeof err)))) {

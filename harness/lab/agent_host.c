@@ -64,28 +64,6 @@ struct jct__agent_host {
 static int send_frame(int *fd, const char *netdev, const uint8_t *frame, size_t len, char *err,
                       size_t errlen);
 
-/* Put jctlab's fq (its handle, agent_qdisc.h) at parent on ifindex,
- * replacing what is there (RTM_NEWQDISC, tc-fq(8)). */
-static int set_fq(int ifindex, uint32_t parent, char *err, size_t errlen) {
-  jct__nl_t *nl;
-  int rc = jct__nl_open(&nl, err, errlen);
-  if (rc) return rc;
-  struct nlmsghdr *nlh;
-  rc = jct__nl_begin(nl, &nlh, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, err, errlen,
-                     "add qdisc fq");
-  if (rc == 0) {
-    struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof *tcm);
-    tcm->tcm_family = AF_UNSPEC;
-    tcm->tcm_ifindex = ifindex;
-    tcm->tcm_parent = parent;
-    tcm->tcm_handle = JCT__AGENT_FQ_HANDLE;
-    mnl_attr_put_strz(nlh, TCA_KIND, "fq");
-    rc = jct__nl_flush(nl, err, errlen);
-  }
-  jct__nl_close(nl);
-  return rc;
-}
-
 /* Before a delay's fq: the root as it is (the shaper's tbf, or what the
  * host had), kept by the agent's guard; then fq, under the shaper's tbf
  * (its class 1:1) or as the root. A kernel without fq: JCT_EINVAL. */
@@ -94,7 +72,8 @@ static int fq_for_delay(jct__agent_host_t *h, bool shaped, char *err, size_t err
   int rc = jct__agent_qdisc_save(&h->fq_saved, h->netdev, parent, JCT__GUARD_FQ, err, errlen);
   if (rc) return rc;
   char why[200];
-  if (set_fq(h->ifindex, parent, why, sizeof why))
+  if (jct__agent_qdisc_put_fq(h->ifindex, parent, JCT__AGENT_FQ_HANDLE, "add qdisc fq", why,
+                              sizeof why))
     return jct__errf(err, errlen, JCT_EINVAL,
                      "delay at a host needs the fq qdisc for earliest-departure-time, which this "
                      "kernel refused on %s (%s)",

@@ -19,6 +19,22 @@
 int jct__agent_shape(const char *ifname, uint64_t rate_bps, uint32_t mtu, bool paused, char *err,
                      size_t errlen);
 
+/* Put fq (net/sched/sch_fq.c, tc-fq(8)) under the shaper's tbf on ifname
+ * (its class 1:1, handle JCT__AGENT_SHAPER_FQ_HANDLE of agent_qdisc.h), in place of the
+ * tbf's one FIFO: a queue per flow, served in turn. rxe gives each QP its
+ * own UDP socket and source port (rxe_qp.c), so each QP is a flow, and a
+ * responder's ACK leaves ahead of the data another of the VM's QPs has
+ * queued, as an RDMA NIC schedules its QPs (and Debian's default
+ * fq_codel keeps flows apart); in one FIFO it waited behind up to 64
+ * packets of another QP (RXE_INFLIGHT_SKBS_PER_QP_HIGH), longer than the
+ * captured job's ACKs waited. rxe's 64 a QP stay under fq's 100 a flow,
+ * so nothing is dropped; a pause (jct__agent_shape, paused) changes the
+ * tbf in place and keeps it. Call once, after jct__agent_shape made the
+ * tbf. Errors: JCT_EIO (no such interface; the kernel refused: err names
+ * fq and gives its reason, e.g. no sch_fq), the tbf and its FIFO as they
+ * were. */
+int jct__agent_shape_per_qp(const char *ifname, char *err, size_t errlen);
+
 /* The agent's NIC honours 802.1Qbb PFC as uroce's ranks do (ranks.h): it
  * listens on ifname for PFC frames (libpcap, "ether proto 0x8808",
  * inbound) and, for quanta q > 0 on priority prio, pauses its shaper for

@@ -12,15 +12,18 @@
  * limit of a few MiB never drops: the bucket back-pressures rxe as a real
  * NIC's ring would. (tbf: net/sched/sch_tbf.c; the attributes are those
  * `tc qdisc replace dev eth0 root tbf rate R burst B limit L` sends.)
+ * Under the tbf, fq keeps the QPs apart (jct__agent_shape_per_qp).
  */
 #include <libmnl/libmnl.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "agent_nic.h"
 #include "common/errf.h"
+#include "harness/lab/agent_qdisc.h"
 #include "jctlab/error.h"
 #include "harness/base/netlink.h"
 
@@ -77,4 +80,13 @@ int jct__agent_shape(const char *ifname, uint64_t rate_bps, uint32_t mtu, bool p
   rc = jct__nl_flush(nl, err, errlen);
   jct__nl_close(nl);
   return rc;
+}
+
+int jct__agent_shape_per_qp(const char *ifname, char *err, size_t errlen) {
+  unsigned ifindex = if_nametoindex(ifname);
+  if (!ifindex) return jct__errf(err, errlen, JCT_EIO, "%s: no such interface", ifname);
+  char label[IF_NAMESIZE + 64];
+  snprintf(label, sizeof label, "%s: fq under the shaper's tbf (a queue per QP)", ifname);
+  return jct__agent_qdisc_put_fq((int)ifindex, TC_H_MAKE(1u << 16, 1), JCT__AGENT_SHAPER_FQ_HANDLE,
+                                 label, err, errlen);
 }
