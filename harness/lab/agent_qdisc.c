@@ -348,8 +348,8 @@ int jct__agent_qdisc_put_fq(int ifindex, uint32_t parent, uint32_t handle, const
   int rc = jct__nl_open(&nl, err, errlen);
   if (rc) return rc;
   struct nlmsghdr *nlh;
-  rc = jct__nl_begin(nl, &nlh, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, err, errlen, "%s",
-                     label);
+  rc =
+      jct__nl_begin(nl, &nlh, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, err, errlen, "%s", label);
   if (rc == 0) {
     struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof *tcm);
     tcm->tcm_family = AF_UNSPEC;
