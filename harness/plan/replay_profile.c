@@ -35,8 +35,8 @@ static const jct_profile_link_t *fullest_mode(const jct_profile_t *p) {
   return best;
 }
 
-/* Some rank both sends and receives data: its ACKs leave through the NIC
- * queue that holds its own data packets (a ring; not perftest's one way). */
+/* Some rank both sends and receives data: its link carries its own data
+ * beside its ACKs (a ring; not perftest's one way). */
 static bool acks_behind_data(const jct_schedule_t *s) {
   for (uint32_t i = 0; i < s->nconns; i++)
     for (uint32_t j = 0; j < s->nconns; j++)
@@ -75,7 +75,7 @@ uint64_t jct__replay_profile_verbs_rate(const jct_schedule_t *s, uint32_t user_s
            "within its timer of 2^%d (%.1f ms), at most the link's %s (the mode of %s > %s): "
            "slower, late ACKs would run out the timer that recovered the capture's losses",
            jct__fmt_rate(sustained_bps, sr, sizeof sr), JCT__ACKREQ_PKTS,
-           behind ? ", and the responder's own its ACK waits behind," : "", exp, timer_ns / 1e6,
+           behind ? ", twice that where the responder sends its own," : "", exp, timer_ns / 1e6,
            jct__fmt_rate(m->rate_bps.value, lr, sizeof lr), m->src, m->dst);
   return rate;
 }

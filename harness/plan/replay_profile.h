@@ -122,19 +122,23 @@ int jct__replay_profile_apply(const jct_schedule_t *s, uint32_t user_set,
  * queued in its NIC (RXE_INFLIGHT_SKBS_PER_QP_HIGH, one AckReq interval
  * of full packets at the path MTU) drain within the timer given rxe (the
  * user's --timeout, else the profile's exponent: 4.096 us x 2^timeout),
- * twice 64 where a rank both sends and receives (a ring: the responder's
- * ACK leaves behind its own queued data), at most the link's own rate (the
- * mode of the link whose mode holds most spacings: the rate the captured
- * NICs' bursts went at) and only where the lab reaches it (jct_run_dilation
- * under the ceiling); 0 when the sustained rate drains them in time
- * already, or the link is no faster. The captured rxe's bursts drained
- * its queues at the link rate; at the slower sustained rate its timer, the
- * capture's, runs out on late ACKs with nothing lost
+ * twice 64 where a rank both sends and receives (a ring: its link
+ * carries the responder's own queue too), at most the link's own rate
+ * (the mode of the link whose mode holds most spacings: the rate the
+ * captured NICs' bursts went at) and only where the lab reaches it
+ * (jct_run_dilation under the ceiling); 0 when the sustained rate drains
+ * them in time already, or the link is no faster. The captured rxe's
+ * bursts drained its queues at the link rate; at the slower sustained
+ * rate its timer, the capture's, ran out on late ACKs with nothing lost
  * (rxe-lab-ring2-drop1pct: 38.7 Mbit/s, 110 ms of queues against 2^14's
  * 67.1 ms; 2 timeouts in a lossless baseline), while a faster link than
  * needed runs the lab's dilated VMs ahead of the captured pace (100
- * Mbit/s: the job 0.70 of the capture's; 63.75, the rule's: 0.89). Where
- * no loss waited for the timer (a lossless capture; one whose timer
+ * Mbit/s: the job 0.70 of the capture's; 63.75, the rule's: 0.89). The
+ * factor 2 came when the responder's ACK left behind its own queue; since
+ * the shaper keeps a queue per QP (agent_nic.h) it does not, and the rule
+ * stays as the rate that reproduces rxe-lab-ring2-drop1pct (job 1.15,
+ * where its sustained rate took 1.50 with one timeout, the capture's).
+ * Where no loss waited for the timer (a lossless capture; one whose timer
  * go-backs were late ACKs, nothing lost) the sustained rate stays (its
  * VMs' pace) and the timer rises instead (jct__replay_profile_apply).
  *
