@@ -22,6 +22,7 @@
 #include <uv.h>
 
 #include "harness/lab/agents.h"
+#include "harness/orch/backend.h"
 #ifdef JCT_HAVE_VERBS
 #include "harness/lab/agent_host.h"
 #include "harness/lab/agent_link.h"
@@ -648,6 +649,10 @@ END_TEST
  * it answers an error; in a faulted repetition each of its host injectors
  * reports `drops` drops of PSN 100+k on QP 0x12 (a baseline's none), as a
  * real agent's tc-eBPF program would. Ops take 1 ms and 3 ms. */
+/* What a fake agent's setup must carry besides (-1: anything): its QPs'
+ * timeout and the destinations' clear-to-send timeout exponents. */
+static int fake_want_timeout = -1, fake_want_cts_timeout = -1;
+
 static void fake_agent(int ls, int rank, const char *want_spec, int drops) {
   int fd = accept(ls, NULL, NULL);
   FILE *in = fd >= 0 ? fdopen(fd, "r") : NULL, *out = fd >= 0 ? fdopen(dup(fd), "w") : NULL;
@@ -669,8 +674,15 @@ static void fake_agent(int ls, int rank, const char *want_spec, int drops) {
       const char *spec = json_string_value(json_object_get(json_array_get(hd, 0), "spec"));
       bool ok = want_spec ? json_array_size(hd) == 1 && spec && !strcmp(spec, want_spec)
                           : json_array_size(hd) == 0;
+      json_int_t t = json_integer_value(json_object_get(m, "timeout")),
+                 cts = json_integer_value(json_object_get(m, "cts_timeout"));
       if (!ok)
         fprintf(out, "{\"msg\":\"error\",\"why\":\"fake: host_drops not as expected\"}\n");
+      else if ((fake_want_timeout >= 0 && t != fake_want_timeout) ||
+               (fake_want_cts_timeout >= 0 && cts != fake_want_cts_timeout))
+        fprintf(out,
+                "{\"msg\":\"error\",\"why\":\"fake: timeout %lld cts_timeout %lld, not %d %d\"}\n",
+                (long long)t, (long long)cts, fake_want_timeout, fake_want_cts_timeout);
       else
         fprintf(out, "{\"msg\":\"listening\",\"dev\":\"fake0\"}\n");
       setup = json_incref(m);
@@ -805,6 +817,51 @@ START_TEST(host_injector_via_agents) {
   }
   free(text);
   json_decref(run);
+}
+END_TEST
+
+/* The verbs backend gives the agents the session's dilation as it was
+ * handed over (backend.h, env->dilation), the one the run's report shows
+ * (session.h, jct__session_dilation), and computes none of its own: a
+ * dilation no recomputation from these options could give (x4 and a
+ * clear-to-send timer 2^23 where --agents alone runs x1 with none) reaches
+ * the agents' setup as it is. The lab alone holds stalls, so a whole run
+ * outside it always has no clear-to-send timer: this is the test of the
+ * hand-over that can run without the lab. */
+START_TEST(backend_takes_session_dilation) {
+  char list[64], err[256] = "";
+  pid_t pid[2];
+  fake_want_timeout = 16;
+  fake_want_cts_timeout = 23;
+  fake_agents(NULL, 0, list, sizeof list, pid);
+  fake_want_timeout = fake_want_cts_timeout = -1;
+  jct_schedule_t *sch;
+  ck_assert_int_eq(jct_schedule_synth(&sch, "ring", 2, 64 << 10, 1, err, sizeof err), 0);
+  jct_run_opts_t o = {.transport = JCT_TRANSPORT_VERBS,
+                      .agents = list,
+                      .schedule = sch,
+                      .rate_bps = 1000000000ull,
+                      .timeout = 14,
+                      .retry_cnt = 7};
+  jct_run_dilation_t own, dil;
+  jct_run_dilation(&o, &own);
+  ck_assert(own.tdf == 1 && own.verbs_timeout_exp == 0 && own.verbs_cts_timeout_exp == 0);
+  dil = own;
+  dil.tdf = 4;
+  dil.wall_rate_bps = 250e6;
+  dil.verbs_timeout_exp = 16;
+  dil.verbs_cts_timeout_exp = 23;
+  jct__loop_t loop = {0}; /* as a session's (calloc) */
+  ck_assert_int_eq(jct__loop_open(&loop, 1000000, err, sizeof err), 0);
+  jct_fabric_opts_t fo = {.nranks = 2};
+  jct__backend_env_t env = {.loop = &loop, .o = &o, .dilation = &dil, .fabric = &fo};
+  void *b = NULL;
+  int rc = jct__backend_verbs.up(&b, &env, err, sizeof err);
+  if (b) jct__backend_verbs.down(b);
+  jct__loop_close(&loop);
+  reap(pid);
+  jct_schedule_free(sch);
+  ck_assert_msg(rc == 0, "%s", err);
 }
 END_TEST
 
@@ -1168,6 +1225,7 @@ Suite *agents_suite(void) {
   tcase_set_timeout(h, 120);
   tcase_add_test(h, host_injector_via_agents);
   tcase_add_test(h, idle_host_target_invalid);
+  tcase_add_test(h, backend_takes_session_dilation);
   tcase_add_test(h, agents_refuse_switch_injectors);
 #if defined(JCT_HAVE_VERBS) && defined(JCT_HAVE_HOSTFAULT)
   tcase_add_test(h, agent_refuses_host_faults);

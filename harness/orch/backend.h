@@ -50,6 +50,11 @@
 typedef struct {
   jct__loop_t *loop;               /* the session's; outlives the backend */
   const jct_run_opts_t *o;         /* the run's options; outlive the backend */
+  /* The run's dilation as the session computed it (jct_run_dilation, and
+   * the clear-to-send timer from its injectors, vm_stalls.h), the one its
+   * report gives: the backend takes its factor, rates and QP timers from
+   * here, never computes its own. Outlives the backend. */
+  const jct_run_dilation_t *dilation;
   const jct_fabric_opts_t *fabric; /* the switch the run asks for (its injector chain
                                       included, and tap: the watch below), ports not chosen:
                                       the backend picks them */

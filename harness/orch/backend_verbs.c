@@ -35,6 +35,7 @@
 typedef struct {
   jct__loop_t *loop;
   const jct_run_opts_t *o;
+  const jct_run_dilation_t *dil; /* the session's (backend.h): what the agents are given */
   jct_fabric_t *fab;             /* the lab's switch; NULL with --agents */
   jct__lab_t *lab;               /* --lab: one VM per rank */
   jct__agents_t *agents;         /* the ranks' agents */
@@ -242,9 +243,9 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
       fprintf(stderr, "jctlab: rank %u up after %.1f s (%s%s): %s\n", i,
               (double)(jct_now_ns() - t0) / 1e9, jct__lab_accel(v->lab),
               v->kept ? ", kept" : "", jct__agents_hello(v->agents, i));
-  /* Time dilation (run.h): what the agents do in real time, dilated. */
-  jct_run_dilation_t dil;
-  jct_run_dilation(o, &dil);
+  /* Time dilation (run.h): what the agents do in real time, dilated; the
+   * session's, as its report gives it (backend.h). */
+  const jct_run_dilation_t *dil = v->dil;
   /* The chain's injectors at=host:RANK go to their ranks' agents. */
   jct__agents_host_drop_t hd[JCT_RUN_MAX_INJECTORS];
   uint32_t nhd = 0;
@@ -261,16 +262,16 @@ static int agents_up(verbs_t *v, char *err, size_t errlen) {
   }
   jct__agents_setup_t so = {.host_drops = hd,
                             .nhost_drops = nhd,
-                            .timeout = dil.verbs_timeout_exp ? dil.verbs_timeout_exp : o->timeout,
-                            .cts_timeout = jct__vm_stalls_run_cts_timeout(o, &dil, v->chain),
+                            .timeout = dil->verbs_timeout_exp ? dil->verbs_timeout_exp : o->timeout,
+                            .cts_timeout = dil->verbs_cts_timeout_exp,
                             .retry_cnt = o->retry_cnt,
                             .tos = o->rdma.has_traffic_class ? o->rdma.traffic_class
                                                              : JCT_RDMA_DEFAULT_TRAFFIC_CLASS,
                             .rdma = &o->rdma,
                             .slots = JCT_EXEC_DEFAULT_SLOTS,
-                            .rate_bps = (uint64_t)dil.wall_rate_bps,
+                            .rate_bps = (uint64_t)dil->wall_rate_bps,
                             .mtu = vm_mtu(o),
-                            .tdf = dil.tdf};
+                            .tdf = dil->tdf};
   if ((rc = jct__agents_setup(v->agents, o->schedule, &so)) ||
       (rc = await(v, "setting up the QPs", PHASE_NS, err, errlen)))
     return rc ? rc : JCT_EIO;
@@ -489,6 +490,7 @@ static int up(void **out, const jct__backend_env_t *env, char *err, size_t errle
   if (!v) return JCT_ENOMEM;
   v->loop = env->loop;
   v->o = o;
+  v->dil = env->dilation;
   v->chain = env->fabric->chain;
   if (!o->agents) {
     /* The ranks are VMs; the switch's ports are their TAPs. */

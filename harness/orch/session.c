@@ -45,6 +45,10 @@ struct jct__session {
   double model_ns;
   uint64_t gaps_ns; /* the sum of the schedule's gap_ns */
   uint64_t bin_ns;
+  /* The run's dilation (run.h), its clear-to-send timer from the chain:
+   * computed once, in jct__session_new; the backend builds on it
+   * (env->dilation) and the report takes it (jct__session_dilation). */
+  jct_run_dilation_t dil;
   jct__chain_t *chain;
   FILE *fault_log;
   jct_conn_counts_t *conn_before; /* nconns: the backend's per-connection counts before a
@@ -363,7 +367,7 @@ bool jct__session_counts_per_qp(const jct__session_t *s) {
 }
 
 void jct__session_dilation(const jct__session_t *s, jct_run_dilation_t *d) {
-  d->verbs_cts_timeout_exp = jct__vm_stalls_run_cts_timeout(s->o, d, s->chain);
+  *d = s->dil;
 }
 
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max) {
@@ -435,13 +439,13 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
     s->gaps_ns = g > cap - s->gaps_ns ? cap : s->gaps_ns + g;
   }
   /* Dilate the process's clock before its loop has a timer (clock.h). */
-  jct_run_dilation_t dil;
-  jct_run_dilation(o, &dil);
-  int rc = jct_clock_set_tdf(dil.tdf);
+  jct_run_dilation(o, &s->dil);
+  int rc = jct_clock_set_tdf(s->dil.tdf);
   if (rc) {
+    double tdf = s->dil.tdf;
     free(s->conn_before);
     free(s);
-    return jct__errf(err, errlen, rc, "--tdf %g is not a factor from 1 to %.0f", dil.tdf,
+    return jct__errf(err, errlen, rc, "--tdf %g is not a factor from 1 to %.0f", tdf,
                      JCT_CLOCK_MAX_TDF);
   }
   rc = jct__loop_open(&s->loop, SPIN_NS, err, errlen);
@@ -450,6 +454,9 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
     jct__session_free(s);
     return rc;
   }
+  /* What the injectors add: the lab's clear-to-send timer past their
+   * longest stall (vm_stalls.h). */
+  s->dil.verbs_cts_timeout_exp = jct__vm_stalls_run_cts_timeout(o, &s->dil, s->chain);
   /* The switch has one port per rank (and a leaf-spine fabric its links
    * after them): an injector on another sees nothing (and a pause storm
    * there would be for a rank that does not exist). */
@@ -514,8 +521,11 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
                           .tap_arg = s->watch,
                           .chain = s->chain,
                           .clos = o->clos};
-  jct__backend_env_t env = {
-      .loop = &s->loop, .o = o, .fabric = &fo, .watch = s->ops->resent_on_wire ? s->watch : NULL};
+  jct__backend_env_t env = {.loop = &s->loop,
+                            .o = o,
+                            .dilation = &s->dil,
+                            .fabric = &fo,
+                            .watch = s->ops->resent_on_wire ? s->watch : NULL};
   if ((rc = s->ops->up(&s->b, &env, err, errlen))) {
     s->b = NULL;
     jct__session_free(s);

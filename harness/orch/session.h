@@ -79,8 +79,10 @@ uint32_t jct__session_counted(const jct__session_t *s);
  * repetition then carries conn (replay.h). */
 bool jct__session_counts_per_qp(const jct__session_t *s);
 
-/* What the session's injectors add to its dilation d (jct_run_dilation's):
- * the lab's clear-to-send timer (vm_stalls.h), as the backend set it. */
+/* The session's dilation into *d: jct_run_dilation's, with what its
+ * injectors add (the lab's clear-to-send timer, vm_stalls.h), computed once
+ * in jct__session_new; the very figures its backend was given
+ * (backend.h, env->dilation). */
 void jct__session_dilation(const jct__session_t *s, jct_run_dilation_t *d);
 
 /* The injectors' identities (spec, kind, seed; stats zero). */

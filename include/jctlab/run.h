@@ -261,7 +261,10 @@ typedef struct {
   /* verbs in the lab holding stalls: the local ACK timeout exponent of the
    * destinations' QPs, which send only jctlab's clear-to-sends, past twice
    * the longest stall (harness/orch/vm_stalls.h); 0: the QPs' own.
-   * jct_run_dilation sets 0; the run sets it from its injectors. */
+   * jct_run_dilation always leaves it 0: it sees the options, not the
+   * injectors. A run or replay (jct_run, jct_replay) fills it in its
+   * result's dilation from its injectors, the same figure its agents'
+   * QPs were given. */
   uint8_t verbs_cts_timeout_exp;
 } jct_run_dilation_t;
 
