@@ -355,12 +355,21 @@ START_TEST(scenario_tdf) {
                 "      - drop p=0.01\n");
   const char *const a[] = {"run", path, NULL};
   json_t *d = run_ok(a);
-  unlink(path);
   ck_assert(jnum(d, "cases.0.dilation.tdf") == 64);
   ck_assert(!jbool(d, "cases.0.dilation.auto"));
   ck_assert(fabs(jnum(d, "cases.0.dilation.wall_rate_bps") - 1e6) < 1);
   ck_assert_double_gt(jnum(d, "cases.0.dilation.wall_per_jct"), 32);
   json_decref(d);
+  /* --tdf on the command line wins over the file's, as --reps does (a
+   * loop-bound case is told to dilate more: a retry can). */
+  const char *const given[] = {"run", path, "--tdf", "4", NULL};
+  d = run_ok(given);
+  ck_assert_msg(jnum(d, "cases.0.dilation.tdf") == 4, "x%g", jnum(d, "cases.0.dilation.tdf"));
+  ck_assert(fabs(jnum(d, "cases.0.dilation.wall_rate_bps") - 16e6) < 1);
+  json_decref(d);
+  char *bad[] = {JCT_BINARY, "run", path, "--tdf", "0.5", NULL};
+  expect_bad_input(bad, "--tdf", "'0.5'");
+  unlink(path);
 }
 END_TEST
 

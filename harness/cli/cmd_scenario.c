@@ -16,6 +16,7 @@
 #include "harness/plan/cases.h"
 #include "commands.h"
 #include "harness/base/interrupt.h"
+#include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/topo.h"
 #include "harness/report/output.h"
@@ -26,7 +27,7 @@
 
 static const char usage_text[] =
     "usage: jctlab run SCENARIO.yaml [--json FILE] [--junit FILE] [--report DIR]\n"
-    "                                [--reps K] [--seed N] [--fault-log FILE]\n"
+    "                                [--reps K] [--seed N] [--tdf F] [--fault-log FILE]\n"
     "                                [--pcap-out FILE [-s N] [-C SIZE [-W N]]] [--per-qp]\n"
     "\n"
     "Run a scenario file: its job (a trace, a schedule or a generated collective) on\n"
@@ -42,6 +43,8 @@ static const char usage_text[] =
     "  --transport T, --device D, --device-port N, --gid-index N, --traffic-class N,\n"
     "  --counters LIST   instead of the file's (jctlab run's words)\n"
     "  --seed N       the seed, instead of the file's\n"
+    "  --tdf F        time dilation F (jctlab run's --tdf), instead of the file's tdf or the\n"
+    "                 one jctlab would choose, for every case\n"
     "  --silent-after TIME  jctlab rank: a task unheard of this long makes the run invalid,\n"
     "                 instead of the file's silent_after (default 1.5s)\n"
     "  --fault-log F  every injector action as a JSON line (per case: F-caseK.ext)\n"
@@ -68,6 +71,7 @@ bool jct__is_scenario_arg(const char *arg) {
 typedef struct {
   jct__case_args_t o; /* o.input: the scenario file */
   uint64_t reps, seed;
+  double tdf;               /* --tdf: over the file's tdf (0: not given) */
   uint64_t silent_after_ns; /* --silent-after: over the file's silent_after */
   bool have_reps, have_seed;
   const char *fault_log, *pcap_out, *pcap_port;
@@ -82,7 +86,7 @@ static void usage(void) {
   fputs(usage_text, stdout);
 }
 
-/* What a scenario's command line may override (--reps, --seed,
+/* What a scenario's command line may override (--reps, --seed, --tdf,
  * --silent-after) or add
  * (the fault log and the capture, as run's). */
 static int own(void *self, const char *w, const char *v) {
@@ -102,6 +106,10 @@ static int own(void *self, const char *w, const char *v) {
   } else if (!strcmp(w, "--seed")) {
     if (jct__parse_count(v, UINT64_MAX, &a->seed)) return bad("--seed: '%s' is not a number", v);
     a->have_seed = true;
+  } else if (!strcmp(w, "--tdf")) {
+    /* As run's: a loop-bound case's advice is a higher --tdf. */
+    if (jct__parse_number(v, &a->tdf) || !(a->tdf >= 1 && a->tdf <= JCT_CLOCK_MAX_TDF))
+      return bad("--tdf: '%s' is not a factor from 1 to 1048576", v);
   } else if (!strcmp(w, "--silent-after")) {
     if (jct__parse_time_ns(v, &a->silent_after_ns) || a->silent_after_ns < JCT_RUN_SILENT_AFTER_MIN_NS)
       return bad("--silent-after: '%s' is not a time of 200ms or more (1.5s, 5s)", v);
@@ -198,6 +206,7 @@ int jct__scenario_cmd(int argc, char **argv, const jct__scenario_hooks_t *h) {
   }
   if (a.have_reps) sc->run.reps = (uint32_t)a.reps;
   if (a.have_seed) sc->run.seed = a.seed;
+  if (a.tdf > 0) sc->run.tdf = a.tdf; /* before the capture's profile: the user's, as --tdf */
   jct__replay_input_t in;
   if ((rc = load_input(sc, h, &in, err, sizeof err))) {
     fprintf(stderr, "jctlab %s: %s: %s\n", prog, path, err);
