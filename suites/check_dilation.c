@@ -503,6 +503,29 @@ START_TEST(retry_escalates_a_given_factor) {
 }
 END_TEST
 
+/* The argv of a dilated retry (testkit's tk_tdf_argv, as the lab's
+ * retries use it): a --tdf given has its value replaced; none given, one is
+ * added at the end (a scenario's command line takes it there too); a
+ * factor jctlab refuses is no argv. */
+START_TEST(tdf_argv_replaces_or_adds) {
+  char *given[] = {"jctlab", "replay", "c.pcap", "--tdf", "16", "--json", "x", NULL};
+  char *none[] = {"jctlab", "run", "s.yaml", "--json", "x", NULL};
+  char *slow[64], value[32];
+  ck_assert(tk_tdf_argv(given, 64, slow, value));
+  ck_assert_str_eq(slow[3], "--tdf");
+  ck_assert_str_eq(slow[4], "64");
+  ck_assert_str_eq(slow[6], "x");
+  ck_assert_ptr_null(slow[7]);
+  ck_assert(tk_tdf_argv(none, 4, slow, value));
+  ck_assert_str_eq(slow[4], "x");
+  ck_assert_str_eq(slow[5], "--tdf");
+  ck_assert_str_eq(slow[6], "4");
+  ck_assert_ptr_null(slow[7]);
+  ck_assert(!tk_tdf_argv(none, 0.5, slow, value));
+  ck_assert(!tk_tdf_argv(given, 4194304, slow, value));
+}
+END_TEST
+
 Suite *dilation_suite(void) {
   Suite *s = suite_create("dilation");
   /* Its time is two paced runs at 1 Mbit/s of wall time (15 s of the
@@ -526,6 +549,7 @@ Suite *dilation_suite(void) {
   tcase_add_test(limits, wall_budget_ends_a_repetition);
   tcase_add_test(limits, scenario_wall_total);
   tcase_add_test(limits, retry_escalates_a_given_factor);
+  tcase_add_test(limits, tdf_argv_replaces_or_adds);
   suite_add_tcase(s, limits);
   return s;
 }

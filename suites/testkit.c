@@ -151,26 +151,36 @@ static bool slowed(char *const argv[], unsigned factor, char **slow, char ceilin
   return true;
 }
 
+bool tk_tdf_argv(char *const argv[], double tdf, char **slow, char value[32]) {
+  if (!(tdf >= 1 && tdf <= 1048576.0)) return false;
+  snprintf(value, 32, "%.17g", tdf);
+  size_t n = 0;
+  bool given = false;
+  for (; n < 61 && argv[n]; n++) {
+    slow[n] = argv[n];
+    if (!strcmp(argv[n], "--tdf") && argv[n + 1]) {
+      slow[++n] = value;
+      given = true;
+    }
+  }
+  if (argv[n]) return false; /* longer than slow holds */
+  if (!given) slow[n++] = "--tdf", slow[n++] = value;
+  slow[n] = NULL;
+  return true;
+}
+
 /* argv slowed for a retry by a factor F (4, then 16) when it gives its own
  * --tdf G: the same argv with --tdf G * F, in slow (64 entries; tdf holds
  * the value). False when argv gives no --tdf, or G * F would pass
  * jctlab's largest factor (JCT_CLOCK_MAX_TDF, 2^20). */
 static bool tdf_slowed(char *const argv[], unsigned factor, char **slow, char tdf[32]) {
-  size_t n = 0;
-  bool given = false;
-  for (; n < 62 && argv[n]; n++) {
-    slow[n] = argv[n];
+  for (size_t n = 0; argv[n]; n++)
     if (!strcmp(argv[n], "--tdf") && argv[n + 1]) {
       char *end;
       double g = strtod(argv[n + 1], &end);
-      if (*end || !(g >= 1) || g * factor > 1048576.0) return false;
-      snprintf(tdf, 32, "%.17g", g * factor);
-      slow[++n] = tdf;
-      given = true;
+      return !*end && g >= 1 && tk_tdf_argv(argv, g * factor, slow, tdf);
     }
-  }
-  slow[n] = NULL;
-  return given && !argv[n];
+  return false;
 }
 
 /* The argv of a retry slowed by factor: slowed()'s, or with escalate

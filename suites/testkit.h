@@ -85,8 +85,15 @@ json_t *jctlab_json_retry(const char *const args[], int *status, char **err_text
  * its own --tdf G: its retries run at --tdf 4G, then 16G (F x4 -> x16 ->
  * x64 for a case given --tdf 4), 4 and 16 times slower, rather than as it
  * was. Not for a case whose checks name its factor, nor for the soft-RoCE
- * lab's (the VMs' timeout exponent grows with F). */
+ * lab's (the VMs' timeout exponent grows with F; a lab run's limit is not
+ * this one's): check_lab_replay's run_retrying escalates from the factor
+ * a lab run reports, with tk_tdf_argv below. */
 json_t *jctlab_json_retry_dilated(const char *const args[], int *status, char **err_text);
+/* argv (NULL-terminated, at most 61 entries) run at time dilation tdf:
+ * its --tdf's value replaced by tdf, or `--tdf tdf` added at its end when
+ * it gives none, into slow (64 entries; value holds the number). False
+ * when tdf is not a factor jctlab takes (1 to 2^20) or argv is longer. */
+bool tk_tdf_argv(char *const argv[], double tdf, char **slow, char value[32]);
 /* The two above with binary for JCT_BINARY (escalate: the second), so
  * that a test of the retry can give a stand-in. */
 json_t *tk_json_retry(const char *binary, const char *const args[], int *status, char **err_text,
