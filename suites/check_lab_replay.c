@@ -844,6 +844,26 @@ static void assert_reproduced(json_t *f, const result_t *r) {
   ck_assert_int_eq(r->status, 0); /* reproduced */
 }
 
+/* The fidelity figures of doc's replay of what, printed; its NAKs must be
+ * the capture's and its timeouts the capture's or up to extra more (a
+ * stopped VM's peer timing out on its late ACKs by itself). */
+static json_t *figures_checked(json_t *doc, const char *what, long extra) {
+  json_t *f = jget(doc, "cases.0.fidelity.figures");
+  printf("lab_replay: %s on verbs (x%g): job %.1f / %.1f ms, re-sent %lld / %lld, NAKs %lld / "
+         "%lld, timeouts %lld / %lld (baseline %lld)\n",
+         what, jnum(doc, "cases.0.dilation.tdf"), jnum(f, "job_ns.replayed") / 1e6,
+         jnum(f, "job_ns.captured") / 1e6, (long long)jint(f, "retransmitted_packets.replayed"),
+         (long long)jint(f, "retransmitted_packets.captured"), (long long)jint(f, "naks.replayed"),
+         (long long)jint(f, "naks.captured"), (long long)jint(f, "timeouts.replayed"),
+         (long long)jint(f, "timeouts.captured"),
+         (long long)jint(doc, "cases.0.baseline_device_counters.completer_retry_err"));
+  fflush(stdout);
+  ck_assert_int_eq(jint(f, "naks.replayed"), jint(f, "naks.captured"));
+  ck_assert_int_ge(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured"));
+  ck_assert_int_le(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured") + extra);
+  return f;
+}
+
 /* A lab capture's postmortem on verbs, against the capture
  * (traces/rxe-lab-p2p-delay-drop.pcap: 1 MiB from rank 0 to rank 1 through
  * 200 us of delay and 0.5% drop, which lost two adjacent packets; rxe NAKed
@@ -930,21 +950,11 @@ START_TEST(lab_ring_postmortem_on_verbs) {
   for (size_t i = 0; i < 4; i++)
     all_acted(inj, i, i < 2 ? "dropped" : "stalls");
   ck_assert_int_eq(jint(doc, "replay_profile.stalls.value"), 5);
-  json_t *f = jget(doc, "cases.0.fidelity.figures");
-  printf("lab_replay: ring2-drop1pct on verbs: job %.1f / %.1f ms, re-sent %lld / %lld, NAKs "
-         "%lld, timeouts %lld (baseline %lld)\n",
-         jnum(f, "job_ns.replayed") / 1e6, jnum(f, "job_ns.captured") / 1e6,
-         (long long)jint(f, "retransmitted_packets.replayed"),
-         (long long)jint(f, "retransmitted_packets.captured"), (long long)jint(f, "naks.replayed"),
-         (long long)jint(f, "timeouts.replayed"),
-         (long long)jint(doc, "cases.0.baseline_device_counters.completer_retry_err"));
-  ck_assert_int_eq(jint(f, "naks.replayed"), jint(f, "naks.captured"));
   /* The captured timeout recovered a loss: the replay's must too. With
    * the stalls held a stopped VM's peer may time out on its late ACKs as
    * well (1 or 2 a repetition in CI's runs, 1 here): the VMs' timing, as
    * the lossless ring's capture shows (README, "On verbs in the lab"). */
-  ck_assert_int_ge(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured"));
-  ck_assert_int_le(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured") + 2);
+  json_t *f = figures_checked(doc, "ring2-drop1pct", 2);
   assert_reproduced(f, &r);
   json_decref(doc);
   result_free(&r);
@@ -975,16 +985,7 @@ START_TEST(lab_lossless_ring_on_verbs) {
   ck_assert_uint_eq(json_array_size(inj), 4); /* stalls of ranks 0 and 1, then their timeouts */
   for (size_t i = 0; i < 4; i++)
     all_acted(inj, i, i < 2 ? "stalls" : "timeouts");
-  json_t *f = jget(doc, "cases.0.fidelity.figures");
-  printf("lab_replay: ring2-nodrop on verbs: job %.1f / %.1f ms, re-sent %lld / %lld, timeouts "
-         "%lld / %lld\n",
-         jnum(f, "job_ns.replayed") / 1e6, jnum(f, "job_ns.captured") / 1e6,
-         (long long)jint(f, "retransmitted_packets.replayed"),
-         (long long)jint(f, "retransmitted_packets.captured"),
-         (long long)jint(f, "timeouts.replayed"), (long long)jint(f, "timeouts.captured"));
-  fflush(stdout);
-  ck_assert_int_ge(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured"));
-  ck_assert_int_le(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured") + 1);
+  json_t *f = figures_checked(doc, "ring2-nodrop", 1);
   assert_reproduced(f, &r);
   json_decref(doc);
   result_free(&r);
@@ -1014,18 +1015,7 @@ START_TEST(lab_ring4_on_verbs) {
   ck_assert_uint_eq(json_array_size(inj), 10); /* 2 drops, 4 ranks' stalls, 4 timeouts */
   for (size_t i = 0; i < 10; i++)
     all_acted_in(inj, i, i < 2 ? "dropped" : i < 6 ? "stalls" : "timeouts", 1);
-  json_t *f = jget(doc, "cases.0.fidelity.figures");
-  printf("lab_replay: ring4-drop05pct on verbs (x%g): job %.1f / %.1f ms, re-sent %lld / %lld, "
-         "NAKs %lld / %lld, timeouts %lld / %lld\n",
-         jnum(doc, "cases.0.dilation.tdf"), jnum(f, "job_ns.replayed") / 1e6,
-         jnum(f, "job_ns.captured") / 1e6, (long long)jint(f, "retransmitted_packets.replayed"),
-         (long long)jint(f, "retransmitted_packets.captured"), (long long)jint(f, "naks.replayed"),
-         (long long)jint(f, "naks.captured"), (long long)jint(f, "timeouts.replayed"),
-         (long long)jint(f, "timeouts.captured"));
-  fflush(stdout);
-  ck_assert_int_eq(jint(f, "naks.replayed"), jint(f, "naks.captured"));
-  ck_assert_int_ge(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured"));
-  ck_assert_int_le(jint(f, "timeouts.replayed"), jint(f, "timeouts.captured") + 1);
+  json_t *f = figures_checked(doc, "ring4-drop05pct", 1);
   assert_reproduced(f, &r);
   json_decref(doc);
   result_free(&r);
