@@ -31,6 +31,7 @@ typedef struct {
   int fd; /* the socket it sends from: its rank's, or its source port's */
   struct sockaddr_storage peer;
   socklen_t peerlen;
+  uint64_t fired_in; /* the rank's service() that last fired its QP's timer */
 } endpoint_t;
 
 struct rank {
@@ -52,6 +53,7 @@ struct rank {
   uint32_t *q_len, *q_ep;
   uint32_t q_head, q_count;
   jct_timer_t timer;
+  uint64_t services; /* service() calls, to tell one from the next */
   bool dirty;
   bool idle; /* the link ran out of packets: its next one goes from then, with no catch-up */
 };
@@ -229,27 +231,32 @@ static void service(rank_t *k, uint64_t now) {
   /* A paused priority stops the queue too (the QPs check the pause
    * themselves before they hand over a packet). */
   if (cap && k->paused_until_ns > k->next_tx_ns) k->next_tx_ns = k->paused_until_ns;
+  k->services++;
   for (;;) {
-    jct_uroce_qp_t *qp = NULL;
+    endpoint_t *ep = NULL;
     uint64_t d = UINT64_MAX;
     for (uint32_t i = 0; i < k->neps; i++) {
       uint64_t di = jct_uroce_next_deadline_ns(R->eps[k->eps[i]].qp);
-      if (di < d) d = di, qp = R->eps[k->eps[i]].qp;
+      if (di < d) d = di, ep = &R->eps[k->eps[i]];
     }
     if (!k->idle && k->next_tx_ns <= now && k->next_tx_ns <= d) {
       if (!send_slot(k, qp_time(k, k->next_tx_ns))) k->idle = true;
       continue;
     }
-    if (d > now) break;
+    /* A QP's timer fires once a call: due again by now, the loop was late
+     * by a whole timeout, and it waits for the loop's next turn, so that
+     * the loop may first read what the rank's socket holds (the ACKs a NIC
+     * would have seen in that time) instead of counting a retry for each. */
+    if (d > now || ep->fired_in == k->services) break;
+    ep->fired_in = k->services;
     uint64_t t = qp_time(k, d);
-    jct_uroce_on_timer(qp, t);
+    jct_uroce_on_timer(ep->qp, t);
     if (k->idle) { /* what the timer made goes from then on, as after a post */
       k->idle = false;
       if (k->next_tx_ns < t) k->next_tx_ns = t;
       if (cap && k->paused_until_ns > k->next_tx_ns) k->next_tx_ns = k->paused_until_ns;
     }
     if (cap) fill_queue(k, t);
-    if (jct_uroce_next_deadline_ns(qp) <= t) break; /* not moved on: the rank's timer comes back */
   }
   if (cap) fill_queue(k, now);
   uint64_t due = (cap ? k->q_count > 0 : !k->idle) ? k->next_tx_ns : UINT64_MAX;
