@@ -158,9 +158,10 @@ static void fill_queue(rank_t *k, uint64_t now) {
 }
 
 /* The time to hand the rank's QPs for an event due at t: t itself, the
- * time the NIC acts, however late the loop is; but never before what they
- * were last handed (a datagram read at the loop's now, before a late
- * service()), so that no QP sees its time go back. */
+ * time the NIC acts, not the late loop's now; but never before what they
+ * were last handed (a datagram read at the loop's now before a late
+ * service(), the start of the catch-up), so that no QP sees its time go
+ * back. */
 static uint64_t qp_time(rank_t *k, uint64_t t) {
   if (t < k->qp_now_ns) t = k->qp_now_ns;
   return k->qp_now_ns = t;
@@ -203,7 +204,8 @@ static bool send_slot(rank_t *k, uint64_t t) {
  * link's send slots (one packet each, round robin over the rank's QPs, at
  * the NIC's pace) and the QPs' deadlines (retransmit timer, go-back-N,
  * NAK delay, end of a pause or a stall, the rate limiter's slot), each
- * handed to the QPs at its own time (qp_time). A loop that wakes late past
+ * handed to the QPs at its own time (qp_time; no earlier than the catch-up
+ * slack allows, below). A loop that wakes late past
  * a slot and a later deadline sends the slot's packet first: firing the
  * timer first would put its go-back-N's PSN on the wire in the slot, and
  * lose the ACK the packet would have drawn. A slot and a deadline at the
@@ -220,10 +222,14 @@ static void service(rank_t *k, uint64_t now) {
    * the link stays busy (equal rates never drain it), so every go-back-N
    * starts that much deeper: 4 packets of 4 KiB, as before, were 16 of
    * 1 KiB after each idle time, 2 ms at the shipped capture's rate. Later
-   * than that, the link lost the time between: its next slot is now -
-   * slack, after the deadlines of the time it lost. */
+   * than that, the NIC lost the time between: its next slot is now -
+   * slack, after the deadlines of the time it lost, which its QPs see
+   * then too (a go-back-N re-arms its timer from there, so a loop that
+   * slept through a timeout does not count a retry for each against ACKs
+   * its socket holds unread). */
   uint64_t slack = CATCH_UP_PACKETS * jct_uroce_full_packet_wire_bytes(R->opts.path_mtu_bytes) *
                    8u * 1000000000u / R->opts.rate_bps;
+  qp_time(k, now > slack ? now - slack : 0);
   if (k->idle && k->next_tx_ns < now) k->next_tx_ns = now;
   k->idle = false;
   if (k->next_tx_ns + slack < now) k->next_tx_ns = now - slack;
@@ -243,10 +249,9 @@ static void service(rank_t *k, uint64_t now) {
       if (!send_slot(k, qp_time(k, k->next_tx_ns))) k->idle = true;
       continue;
     }
-    /* A QP's timer fires once a call: due again by now, the loop was late
-     * by a whole timeout, and it waits for the loop's next turn, so that
-     * the loop may first read what the rank's socket holds (the ACKs a NIC
-     * would have seen in that time) instead of counting a retry for each. */
+    /* A QP's timer fires once a call: due again by now (a timeout shorter
+     * than the slack), it waits for the loop's next turn, which may first
+     * read what the rank's socket holds (the ACKs a NIC would have seen). */
     if (d > now || ep->fired_in == k->services) break;
     ep->fired_in = k->services;
     uint64_t t = qp_time(k, d);
