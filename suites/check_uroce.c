@@ -1353,5 +1353,6 @@ Suite *uroce_suite(void) {
   tcase_add_test(limits, config_checks);
   tcase_add_test(limits, rx_checks);
   suite_add_tcase(s, limits);
+  suite_add_tcase(s, uroce_ranks_tcase());
   return s;
 }

@@ -20,6 +20,7 @@ Suite *topo_suite(void);
 Suite *fabric_suite(void);
 Suite *switch_suite(void);
 Suite *uroce_suite(void);
+TCase *uroce_ranks_tcase(void); /* uroce's "ranks" case (check_uroce_ranks.c) */
 Suite *dcqcn_suite(void);
 Suite *exec_suite(void);
 Suite *run_suite(void);

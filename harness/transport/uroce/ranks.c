@@ -31,6 +31,7 @@ typedef struct {
   int fd; /* the socket it sends from: its rank's, or its source port's */
   struct sockaddr_storage peer;
   socklen_t peerlen;
+  uint64_t fired_in; /* the rank's service() that last fired its QP's timer */
 } endpoint_t;
 
 struct rank {
@@ -44,6 +45,7 @@ struct rank {
   int *sport_fd;
   uint32_t nsports;
   uint64_t next_tx_ns, paused_until_ns;
+  uint64_t qp_now_ns; /* the latest time handed to its QPs (qp_time) */
   uint64_t paused_ns; /* PFC pause time, each pause counted to its (latest) end */
   /* The NIC's transmit queue (opts.nic_queue_pkts > 0): packets the QPs
    * handed over and the link has not sent yet, oldest first. */
@@ -51,6 +53,7 @@ struct rank {
   uint32_t *q_len, *q_ep;
   uint32_t q_head, q_count;
   jct_timer_t timer;
+  uint64_t services; /* service() calls, to tell one from the next */
   bool dirty;
   bool idle; /* the link ran out of packets: its next one goes from then, with no catch-up */
 };
@@ -154,65 +157,114 @@ static void fill_queue(rank_t *k, uint64_t now) {
   }
 }
 
-/* Fire due QP timers, then send as the NIC's pacing allows, round robin
- * over the rank's QPs; then sleep until the next send slot or QP deadline. */
+/* The time to hand the rank's QPs for an event due at t: t itself, the
+ * time the NIC acts, not the late loop's now; but never before what they
+ * were last handed (a datagram read at the loop's now before a late
+ * service(), the start of the catch-up), so that no QP sees its time go
+ * back. */
+static uint64_t qp_time(rank_t *k, uint64_t t) {
+  if (t < k->qp_now_ns) t = k->qp_now_ns;
+  return k->qp_now_ns = t;
+}
+
+/* The packet of the send slot at k->next_tx_ns, made (or taken from the
+ * NIC's queue) at time t; false when the link has none. */
+static bool send_slot(rank_t *k, uint64_t t) {
+  jct__ranks_t *R = k->R;
+  uint32_t cap = R->opts.nic_queue_pkts;
+  size_t len = 0;
+  endpoint_t *ep = NULL;
+  const uint8_t *pkt = R->tx;
+  if (cap) {
+    fill_queue(k, t);
+    if (!k->q_count) return false;
+    pkt = k->q[k->q_head];
+    len = k->q_len[k->q_head];
+    ep = &R->eps[k->q_ep[k->q_head]];
+    k->q_head = (k->q_head + 1) % cap;
+    k->q_count--;
+  } else if (!(len = next_packet(k, t, R->tx, &ep))) {
+    return false;
+  }
+  if (send_pkt(k, ep, pkt, len) != (ssize_t)len) {
+    /* A link set down (flap at=host) loses what the rank sends, as a
+     * pulled cable does: the network's loss, not the harness's. */
+    if (errno == ENETDOWN || errno == ENETUNREACH)
+      R->link_down_sends++;
+    else
+      R->send_failures++;
+  } else
+    jct_clock_flight(R->clock, 1); /* until the switch reads it (clock.h) */
+  k->next_tx_ns += wire_ns(R, len);
+  if (cap) fill_queue(k, t); /* the room it left is taken at once */
+  return true;
+}
+
+/* What fell due by now, in time order, as the NIC would have done it: the
+ * link's send slots (one packet each, round robin over the rank's QPs, at
+ * the NIC's pace) and the QPs' deadlines (retransmit timer, go-back-N,
+ * NAK delay, end of a pause or a stall, the rate limiter's slot), each
+ * handed to the QPs at its own time (qp_time; no earlier than the catch-up
+ * slack allows, below). A loop that wakes late past
+ * a slot and a later deadline sends the slot's packet first: firing the
+ * timer first would put its go-back-N's PSN on the wire in the slot, and
+ * lose the ACK the packet would have drawn. A slot and a deadline at the
+ * same time: the slot first, as rxe, whose retransmit timer only flags the
+ * QP for its completer task (rxe_comp.c retransmit_timer), so the packet
+ * the link was taking goes. Then sleep until the next slot or deadline. */
 static void service(rank_t *k, uint64_t now) {
   jct__ranks_t *R = k->R;
   k->dirty = false;
-  for (uint32_t i = 0; i < k->neps; i++) {
-    jct_uroce_qp_t *qp = R->eps[k->eps[i]].qp;
-    if (jct_uroce_next_deadline_ns(qp) <= now) jct_uroce_on_timer(qp, now);
-  }
   /* A late loop may catch up one packet of the path MTU (a valid run's p99
    * lateness is under one); an idle link nothing (a NIC earns no credit
    * while it has nothing to send). Each packet caught up arrives at the
    * switch behind the last and stands in its egress queue for as long as
    * the link stays busy (equal rates never drain it), so every go-back-N
    * starts that much deeper: 4 packets of 4 KiB, as before, were 16 of
-   * 1 KiB after each idle time, 2 ms at the shipped capture's rate. */
+   * 1 KiB after each idle time, 2 ms at the shipped capture's rate. Later
+   * than that, the NIC lost the time between: its next slot is now -
+   * slack, after the deadlines of the time it lost, which its QPs see
+   * then too (a go-back-N re-arms its timer from there, so a loop that
+   * slept through a timeout does not count a retry for each against ACKs
+   * its socket holds unread). */
   uint64_t slack = CATCH_UP_PACKETS * jct_uroce_full_packet_wire_bytes(R->opts.path_mtu_bytes) *
                    8u * 1000000000u / R->opts.rate_bps;
+  qp_time(k, now > slack ? now - slack : 0);
   if (k->idle && k->next_tx_ns < now) k->next_tx_ns = now;
   k->idle = false;
   if (k->next_tx_ns + slack < now) k->next_tx_ns = now - slack;
-  bool paced = false;
   uint32_t cap = R->opts.nic_queue_pkts;
   /* A paused priority stops the queue too (the QPs check the pause
    * themselves before they hand over a packet). */
   if (cap && k->paused_until_ns > k->next_tx_ns) k->next_tx_ns = k->paused_until_ns;
-  while (!(paced = k->next_tx_ns > now)) {
-    size_t len = 0;
+  k->services++;
+  for (;;) {
     endpoint_t *ep = NULL;
-    const uint8_t *pkt = R->tx;
-    if (cap) {
-      fill_queue(k, now);
-      if (!k->q_count) {
-        k->idle = true;
-        break;
-      }
-      pkt = k->q[k->q_head];
-      len = k->q_len[k->q_head];
-      ep = &R->eps[k->q_ep[k->q_head]];
-      k->q_head = (k->q_head + 1) % cap;
-      k->q_count--;
-    } else if (!(len = next_packet(k, now, R->tx, &ep))) {
-      k->idle = true;
-      break;
+    uint64_t d = UINT64_MAX;
+    for (uint32_t i = 0; i < k->neps; i++) {
+      uint64_t di = jct_uroce_next_deadline_ns(R->eps[k->eps[i]].qp);
+      if (di < d) d = di, ep = &R->eps[k->eps[i]];
     }
-    if (send_pkt(k, ep, pkt, len) != (ssize_t)len) {
-      /* A link set down (flap at=host) loses what the rank sends, as a
-       * pulled cable does: the network's loss, not the harness's. */
-      if (errno == ENETDOWN || errno == ENETUNREACH)
-        R->link_down_sends++;
-      else
-        R->send_failures++;
-    } else
-      jct_clock_flight(R->clock, 1); /* until the switch reads it (clock.h) */
-    k->next_tx_ns += wire_ns(R, len);
+    if (!k->idle && k->next_tx_ns <= now && k->next_tx_ns <= d) {
+      if (!send_slot(k, qp_time(k, k->next_tx_ns))) k->idle = true;
+      continue;
+    }
+    /* A QP's timer fires once a call: due again by now (a timeout shorter
+     * than the slack), it waits for the loop's next turn, which may first
+     * read what the rank's socket holds (the ACKs a NIC would have seen). */
+    if (d > now || ep->fired_in == k->services) break;
+    ep->fired_in = k->services;
+    uint64_t t = qp_time(k, d);
+    jct_uroce_on_timer(ep->qp, t);
+    if (k->idle) { /* what the timer made goes from then on, as after a post */
+      k->idle = false;
+      if (k->next_tx_ns < t) k->next_tx_ns = t;
+      if (cap && k->paused_until_ns > k->next_tx_ns) k->next_tx_ns = k->paused_until_ns;
+    }
+    if (cap) fill_queue(k, t);
   }
   if (cap) fill_queue(k, now);
-  uint64_t due = paced && (!cap || k->q_count) ? k->next_tx_ns : UINT64_MAX;
-  if (cap && k->q_count && k->next_tx_ns < due) due = k->next_tx_ns;
+  uint64_t due = (cap ? k->q_count > 0 : !k->idle) ? k->next_tx_ns : UINT64_MAX;
   for (uint32_t i = 0; i < k->neps; i++) {
     uint64_t d = jct_uroce_next_deadline_ns(R->eps[k->eps[i]].qp);
     if (d < due) due = d;
@@ -313,7 +365,7 @@ static void on_socket(uv_poll_t *h, int status, int events) {
     }
     if ((n = recvmmsg(k->fd, msgs, RECV_BATCH, MSG_DONTWAIT, NULL)) <= 0) break;
     jct_clock_flight(R->clock, -n); /* the switch counted them out (clock.h) */
-    uint64_t now = jct_now_ns();
+    uint64_t now = qp_time(k, jct_now_ns());
     for (int i = 0; i < n; i++) {
       size_t len = msgs[i].msg_len;
       uint32_t qpn = jct_uroce_dest_qpn(R->buf[i], len);
@@ -625,7 +677,7 @@ void jct__ranks_rep_start(jct__ranks_t *R, bool faulted) {
   uint64_t now = jct_now_ns();
   for (uint32_t e = 0; e < 2 * R->s->nconns; e++) {
     if (!R->eps[e].qp) continue; /* another process's end (jctlab rank) */
-    jct_uroce_cc_reset(R->eps[e].qp, now);
+    jct_uroce_cc_reset(R->eps[e].qp, qp_time(&R->ranks[R->eps[e].rank], now));
     jct_uroce_rep_start(R->eps[e].qp, faulted);
   }
 }
