@@ -364,6 +364,42 @@ END_TEST
 /* The setup carries the user's RDMA settings, absent when not given; each
  * rank's counters come back apart; an error with bad_input is the user's
  * (JCT_EINVAL, exit 2), one without is the run's (JCT_EIO). */
+/* Under --tdf 4 an agent's NIC honours a pause for the wall time the
+ * wall rate gives (agent_pfc.c), so its nic_paused_ns comes back divided
+ * by 4, emulated time as every time reported (a run at --tdf 4 reported
+ * 2.49 s paused for a 300 ms storm); its counts stay as they are. */
+START_TEST(dilated_agent_time_counters) {
+  rig_t r;
+  rig_open(&r);
+  hellos(&r);
+  jct_schedule_t *s;
+  char err[256];
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 2, 1 << 20, 1, err, sizeof err), 0);
+  jct__agents_setup_t so = {.timeout = 14, .retry_cnt = 7, .slots = 8, .tdf = 4};
+  ck_assert_int_eq(jct__agents_setup(r.a, s, &so), 0);
+  char buf[65536];
+  ck_assert_int_gt(read(r.agent[0], buf, sizeof buf), 0);
+  ck_assert_int_gt(read(r.agent[1], buf, sizeof buf), 0);
+  say(&r, 0, "{\"msg\":\"listening\"}\n");
+  say(&r, 1, "{\"msg\":\"listening\"}\n");
+  spin(&r);
+  ck_assert_int_eq(jct__agents_run(r.a, 1, true), 0);
+  say(&r, 0, "{\"msg\":\"done\",\"rep\":1,\"ops\":[],\"counters\":{\"nic_paused_ns\":"
+             "2400000000,\"rcvd_seq_err\":8}}\n");
+  say(&r, 1, "{\"msg\":\"done\",\"rep\":1,\"ops\":[],\"counters\":{\"nic_paused_ns\":4000}}\n");
+  spin(&r);
+  jct_dev_counters_t c0, sum;
+  jct__agents_rank_counters(r.a, 0, &c0);
+  jct__agents_counters(r.a, &sum);
+  ck_assert_uint_eq(jct_dev_counters_get(&c0, "nic_paused_ns"), 600000000);
+  ck_assert_uint_eq(jct_dev_counters_get(&c0, "rcvd_seq_err"), 8);
+  ck_assert_uint_eq(jct_dev_counters_get(&sum, "nic_paused_ns"), 600001000);
+  ck_assert_uint_eq(jct_dev_counters_get(&sum, "rcvd_seq_err"), 8);
+  jct_schedule_free(s);
+  rig_close(&r);
+}
+END_TEST
+
 START_TEST(rdma_settings_and_rank_counters) {
   rig_t r;
   rig_open(&r);
@@ -1025,23 +1061,61 @@ END_TEST
 
 /* The agent's own flap (agent_host.h) on lo in a namespace of the test's:
  * down for 50 ms every 200 ms from the repetition's start, for 300 ms: two
- * periods, 100 ms down, four transitions at 0, 50, 200 and 250 ms on the
- * agent's clock; the link up at the end; a baseline repetition leaves it
- * alone. */
+ * periods, 100 ms down, four transitions at 0, 50, 200 and 250 ms,
+ * emulated; the link up at the end; a baseline repetition leaves it alone.
+ * Under a dilation tdf (the setup's "tdf") those times are emulated: the
+ * transitions come tdf times later by the agent's (wall) clock, as the
+ * test sees the link go down and up, and are reported at 0, 50, 200 and
+ * 250 ms all the same, the down time 100 ms. */
 #ifdef JCT_HAVE_VERBS /* the agent's own code */
 static void stop_loop(uv_timer_t *t) {
   *(bool *)t->data = true;
   uv_stop(t->loop);
 }
 
-START_TEST(agent_flaps_its_link) {
-  if (!ns_own("agents", "agent_flaps_its_link", NS_LO_UP)) return;
+/* Run loop until wall_ms after t0 (the agent's clock), calling seen after
+ * each turn of it, as the agent's loop sleeps until its next timer. */
+static void run_loop_until(uv_loop_t *loop, uint64_t t0, uint64_t wall_ms,
+                           void (*seen)(void *arg, uint64_t now_ns), void *arg) {
+  uv_timer_t end;
+  bool ended = false;
+  uv_timer_init(loop, &end);
+  end.data = &ended;
+  uv_update_time(loop);
+  uint64_t now = jct_now_ns(), at = t0 + wall_ms * 1000000;
+  uv_timer_start(&end, stop_loop, at > now ? (at - now) / 1000000 : 0, 0);
+  while (!ended) {
+    uv_run(loop, UV_RUN_ONCE);
+    if (seen) seen(arg, jct_now_ns());
+  }
+  uv_timer_stop(&end);
+  uv_close((uv_handle_t *)&end, NULL);
+  uv_run(loop, UV_RUN_NOWAIT);
+}
+
+/* The link's changes as the test saw them, in wall ms from t0. */
+typedef struct {
+  uint64_t t0;
+  bool up;
+  double at_ms[8];
+  size_t n;
+} link_seen_t;
+
+static void link_seen(void *arg, uint64_t now_ns) {
+  link_seen_t *l = arg;
+  bool up = jct__agent_link_is_up("lo");
+  if (up == l->up) return;
+  l->up = up;
+  if (l->n < 8) l->at_ms[l->n++] = (double)(now_ns - l->t0) / 1e6;
+}
+
+static void flap_on_lo(double tdf) {
   const char *spec = "flap down=50ms every=200ms at=host:1";
   char err[256] = "";
   jct_injector_t *inj;
   ck_assert_int_eq(jct_injector_new(&inj, spec, 1, 0, err, sizeof err), 0);
-  json_t *list = json_pack("[{s:i,s:s,s:i,s:I}]", "index", 0, "spec", spec, "run_seed", 1, "seed",
-                           (json_int_t)inj->seed);
+  json_t *list = json_pack("[{s:i,s:s,s:i,s:I,s:f}]", "index", 0, "spec", spec, "run_seed", 1,
+                           "seed", (json_int_t)inj->seed, "tdf", tdf);
   uv_loop_t loop;
   jct_clock_t clock;
   uv_loop_init(&loop);
@@ -1049,42 +1123,37 @@ START_TEST(agent_flaps_its_link) {
   jct__agent_host_t *h;
   ck_assert_msg(jct__agent_host_new(&h, list, "lo", NULL, false, &clock, err, sizeof err) == 0,
                 "%s", err);
+  const double at[] = {0, 50, 200, 250}; /* emulated ms */
   for (int faulted = 1; faulted >= 0; faulted--) {
     uint64_t t0 = jct_now_ns();
+    link_seen_t seen = {.t0 = t0, .up = true};
     ck_assert_int_eq(jct__agent_host_start(h, faulted, t0, t0), 0);
-    bool saw_down = false;
-    uv_timer_t end; /* the loop sleeps until a transition or the end, as the agent's */
-    bool ended = false;
-    uv_timer_init(&loop, &end);
-    end.data = &ended;
-    uv_update_time(&loop);
-    uv_timer_start(&end, stop_loop, (t0 + 300000000 - jct_now_ns()) / 1000000, 0);
-    while (!ended) {
-      uv_run(&loop, UV_RUN_ONCE);
-      saw_down |= !jct__agent_link_is_up("lo");
-    }
-    uv_timer_stop(&end);
-    uv_close((uv_handle_t *)&end, NULL);
-    uv_run(&loop, UV_RUN_NOWAIT);
+    link_seen(&seen, jct_now_ns()); /* down at once: at 0 */
+    run_loop_until(&loop, t0, (uint64_t)(300 * tdf), link_seen, &seen);
     json_t *done = jct__agent_host_done(h), *e = json_array_get(done, 0);
     ck_assert(jct__agent_link_is_up("lo"));
-    ck_assert(saw_down == (bool)faulted);
+    ck_assert((seen.n > 0) == (bool)faulted);
     json_t *links = json_object_get(e, "links");
     double down_ms = (double)json_integer_value(json_object_get(e, "link_down_ns")) / 1e6;
-    printf("agents: agent's flap (faulted %d): link down %.1f ms, %zu transitions\n", faulted,
-           down_ms, json_array_size(links));
+    printf("agents: agent's flap under F = %g (faulted %d): link down %.1f ms, %zu transitions, "
+           "seen %zu\n",
+           tdf, faulted, down_ms, json_array_size(links), seen.n);
     if (faulted) {
       ck_assert_uint_eq(json_array_size(links), 4);
+      ck_assert_uint_eq(seen.n, 4);
       /* Each transition as late as the loop's wake-up on a loaded machine
        * (seen: 27 ms, the down time 73 ms of 100); the down time counted is
-       * the transitions' own, down to up. */
-      const double at[] = {0, 50, 200, 250};
+       * the transitions' own, down to up. In wall time, each no earlier
+       * than tdf times its emulated time. */
       double t[4];
       for (size_t k = 0; k < 4; k++) {
         json_t *l = json_array_get(links, k);
         t[k] = (double)json_integer_value(json_array_get(l, 0)) / 1e6;
         ck_assert_msg(t[k] >= at[k] && t[k] <= at[k] + 30, "transition %zu at %.1f ms", k, t[k]);
         ck_assert(json_is_true(json_array_get(l, 1)) == (k % 2 == 1));
+        ck_assert_msg(seen.at_ms[k] >= at[k] * tdf && seen.at_ms[k] <= (at[k] + 30) * tdf,
+                      "transition %zu seen %.1f ms of wall time after the start, not %.0f",
+                      k, seen.at_ms[k], at[k] * tdf);
       }
       double counted_ms = (t[1] - t[0]) + (t[3] - t[2]);
       ck_assert_msg(down_ms >= counted_ms - 1 && down_ms <= counted_ms + 1,
@@ -1095,6 +1164,66 @@ START_TEST(agent_flaps_its_link) {
     }
     json_decref(done);
   }
+  jct__agent_host_free(h);
+  jct_clock_close(&clock, NULL);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  uv_loop_close(&loop);
+  json_decref(list);
+  jct_injector_free(inj);
+}
+
+START_TEST(agent_flaps_its_link) {
+  if (!ns_own("agents", "agent_flaps_its_link", NS_LO_UP)) return;
+  flap_on_lo(1);
+}
+END_TEST
+
+START_TEST(agent_flap_dilated) {
+  if (!ns_own("agents", "agent_flap_dilated", NS_LO_UP)) return;
+  flap_on_lo(2);
+}
+END_TEST
+
+/* The agent's own storm (agent_host.h) from lo under F = 2: a frame every
+ * 250 ms of emulated time for 1 s, from the repetition's start (at 0, 250,
+ * 500 and 750 ms), sent 500 ms of wall time apart: by 1.25 s of wall time
+ * the first three have left, the fourth not (due at 1.5 s; undilated all
+ * four would have left by 750 ms), each reported at its emulated time, as
+ * late as the agent's timer fired (seen: 81.6 ms emulated, a loaded
+ * machine). */
+START_TEST(agent_storm_dilated) {
+  if (!ns_own("agents", "agent_storm_dilated", NS_LO_UP)) return;
+  const char *spec = "pause prio=3 quanta=1000 rate=4/s for=1s at=host:0";
+  const double tdf = 2;
+  char err[256] = "";
+  jct_injector_t *inj;
+  ck_assert_int_eq(jct_injector_new(&inj, spec, 1, 0, err, sizeof err), 0);
+  json_t *list = json_pack("[{s:i,s:s,s:i,s:I,s:f}]", "index", 0, "spec", spec, "run_seed", 1,
+                           "seed", (json_int_t)inj->seed, "tdf", tdf);
+  uv_loop_t loop;
+  jct_clock_t clock;
+  uv_loop_init(&loop);
+  jct_clock_init(&clock, &loop);
+  jct__agent_host_t *h;
+  ck_assert_msg(jct__agent_host_new(&h, list, "lo", NULL, false, &clock, err, sizeof err) == 0,
+                "%s", err);
+  uint64_t t0 = jct_now_ns();
+  ck_assert_int_eq(jct__agent_host_start(h, true, t0, t0), 0);
+  run_loop_until(&loop, t0, 1250, NULL, NULL);
+  json_t *done = jct__agent_host_done(h), *e = json_array_get(done, 0),
+         *frames = json_object_get(e, "frames");
+  printf("agents: %s under F = %g: %zu frames by 1.25 s of wall time, %lld generated\n", spec, tdf,
+         json_array_size(frames), (long long)json_integer_value(json_object_get(e, "generated")));
+  ck_assert_uint_eq(json_array_size(frames), 3);
+  ck_assert_int_eq(json_integer_value(json_object_get(e, "generated")), 3);
+  for (size_t k = 0; k < 3; k++) {
+    json_t *f = json_array_get(frames, k);
+    double t = (double)json_integer_value(json_array_get(f, 0)) / 1e6;
+    ck_assert_msg(t >= 250.0 * (double)k && t <= 250.0 * (double)k + 100,
+                  "frame %zu at %.1f ms, not %zu (emulated)", k, t, 250 * k);
+    ck_assert(json_is_true(json_array_get(f, 2)));
+  }
+  json_decref(done);
   jct__agent_host_free(h);
   jct_clock_close(&clock, NULL);
   uv_run(&loop, UV_RUN_NOWAIT);
@@ -1214,6 +1343,7 @@ Suite *agents_suite(void) {
   tcase_add_test(t, protocol_errors_name_the_agent);
   tcase_add_test(t, agent_answers_bad_input);
   tcase_add_test(t, rdma_settings_and_rank_counters);
+  tcase_add_test(t, dilated_agent_time_counters);
   suite_add_tcase(s, t);
   TCase *d = tcase_create("sysfs");
   tcase_add_test(d, rdma_check_fake_sysfs);
@@ -1233,6 +1363,8 @@ Suite *agents_suite(void) {
   tcase_add_test(h, flap_via_agents);
 #ifdef JCT_HAVE_VERBS
   tcase_add_test(h, agent_flaps_its_link);
+  tcase_add_test(h, agent_flap_dilated);
+  tcase_add_test(h, agent_storm_dilated);
   tcase_add_test(h, killed_agent_leaves_link_up);
 #ifdef JCT_HAVE_HOSTFAULT
   tcase_add_test(h, agent_window_dilated);

@@ -1,6 +1,7 @@
 /* An agent's drop injectors at its own host (agent_host.h). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <sys/socket.h>
@@ -40,8 +41,10 @@ typedef struct {
   uint64_t frames_lost;  /* pause: frames past MAX_STORM_FRAMES, not in frames */
   jct__agent_link_t *link; /* flap: the netdev's link, and its guard */
   json_t *links;           /* flap: [[t_ns, up], ...] this repetition */
-  uint64_t down_since_ns;  /* flap: when the link went down (agent's clock), 0: up */
-  double tdf;              /* the setup's dilation: times go x tdf to the kernel */
+  uint64_t down_since_ns;  /* flap: when the link went down (emulated), 0: up */
+  /* The setup's dilation: a drop's or a delay's times go x tdf to the
+   * kernel; a storm or a flap runs in emulated time (emu_of, wall_of). */
+  double tdf;
 } host_drop_t;
 
 struct jct__agent_host {
@@ -49,6 +52,7 @@ struct jct__agent_host {
   uint32_t n;
   uint64_t start_ns;       /* the repetition's, CLOCK_MONOTONIC */
   uint64_t clock_start_ns; /* the same on the agent's clock, the storms' */
+  double drain_tdf;        /* while draining: the injector's dilation */
   int ifindex;
   jct__agent_qdisc_t fq_saved; /* a delay's: the root before its fq (key 0: none) */
   json_t *drops;      /* while draining */
@@ -63,6 +67,23 @@ struct jct__agent_host {
 
 static int send_frame(int *fd, const char *netdev, const uint8_t *frame, size_t len, char *err,
                       size_t errlen);
+
+/* A storm's or a flap's emulated time at wall_ns of the agent's clock
+ * (undilated): from the repetition's start at a tdf-th of the pace, as the
+ * orchestrator's clock runs under --tdf F. tdf 1: wall_ns itself. */
+static uint64_t emu_of(const jct__agent_host_t *h, const host_drop_t *d, uint64_t wall_ns) {
+  if (d->tdf <= 1 || wall_ns <= h->clock_start_ns) return wall_ns;
+  return h->clock_start_ns + (uint64_t)((double)(wall_ns - h->clock_start_ns) / d->tdf);
+}
+
+/* The agent's clock's instant at which emulated emu_ns comes (rounded up,
+ * so emu_of it is not short of emu_ns); UINT64_MAX stays so. */
+static uint64_t wall_of(const jct__agent_host_t *h, const host_drop_t *d, uint64_t emu_ns) {
+  if (d->tdf <= 1 || emu_ns == UINT64_MAX || emu_ns <= h->clock_start_ns) return emu_ns;
+  double w = ceil((double)(emu_ns - h->clock_start_ns) * d->tdf);
+  return w >= (double)(UINT64_MAX - h->clock_start_ns) ? UINT64_MAX
+                                                       : h->clock_start_ns + (uint64_t)w;
+}
 
 /* Before a delay's fq: the root as it is (the shaper's tbf, or what the
  * host had), kept by the agent's guard; then fq, under the shaper's tbf
@@ -188,7 +209,7 @@ int jct__agent_host_new(jct__agent_host_t **out, const json_t *list, const char 
 /* A storm frame, from this host's interface; kept for the done message,
  * whose frames become the orchestrator's fault-log lines. Its time is
  * when it left (the storm's timer fires late in a loaded TCG VM), not
- * when it was due (now_ns). */
+ * when it was due (now_ns), in emulated time. */
 static void emit(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_t len,
                  uint64_t now_ns) {
   (void)port, (void)now_ns;
@@ -202,7 +223,7 @@ static void emit(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_
   for (uint32_t i = 0; i < h->n; i++) {
     host_drop_t *d = &h->d[i];
     if (d->inj != inj) continue;
-    uint64_t left = jct_now_ns();
+    uint64_t left = emu_of(h, d, jct_now_ns());
     json_int_t t = left > h->clock_start_ns ? (json_int_t)(left - h->clock_start_ns) : 0;
     if (json_array_size(d->frames) < MAX_STORM_FRAMES)
       json_array_append_new(d->frames, json_pack("[I,I,b]", t, (json_int_t)len, sent));
@@ -211,8 +232,8 @@ static void emit(jct_injector_t *inj, uint32_t port, const uint8_t *frame, size_
   }
 }
 
-/* A flap's link set up or down at now_ns (the agent's clock), the change
- * kept for the done message. */
+/* A flap's link set up or down at now_ns (emulated: emu_of the agent's
+ * clock), the change kept for the done message. */
 static void set_link(jct__agent_host_t *h, host_drop_t *d, bool up, uint64_t now_ns) {
   if (up == !d->down_since_ns) return;
   char err[200];
@@ -234,17 +255,19 @@ static void on_storm_timer(jct_timer_t *t, uint64_t now_ns) {
   jct__agent_host_t *h = t->data;
   uint64_t next = UINT64_MAX;
   for (uint32_t i = 0; i < h->n; i++) {
-    jct_injector_t *inj = h->d[i].inj;
+    host_drop_t *d = &h->d[i];
+    jct_injector_t *inj = d->inj;
     if (!inj->ops->host_frames && !inj->ops->host_link) continue;
-    if (inj->ops->host_link && inj->ops->next_deadline_ns(inj) <= now_ns) {
+    uint64_t emu = emu_of(h, d, now_ns); /* the injector's time, as on the switch */
+    if (inj->ops->host_link && inj->ops->next_deadline_ns(inj) <= emu) {
       uint8_t none[1] = {0}; /* the state due now (flap.c) */
       jct_frame_t f = {.data = none, .len = 0, .out = true};
-      set_link(h, &h->d[i], inj->ops->process(inj, &f, now_ns) != JCT_DROP, now_ns);
-    } else if (inj->ops->next_deadline_ns(inj) <= now_ns) {
-      jct_injector_tick(inj, now_ns, emit);
+      set_link(h, d, inj->ops->process(inj, &f, emu) != JCT_DROP, emu);
+    } else if (inj->ops->next_deadline_ns(inj) <= emu) {
+      jct_injector_tick(inj, emu, emit);
     }
-    uint64_t d = inj->ops->next_deadline_ns(inj);
-    if (d < next) next = d;
+    uint64_t due = wall_of(h, d, inj->ops->next_deadline_ns(inj)); /* on the agent's clock */
+    if (due < next) next = due;
   }
   if (h->storming && next != UINT64_MAX) jct_timer_start(h->clock, &h->timer, next, on_storm_timer);
 }
@@ -296,6 +319,7 @@ static void on_drop(const struct jct_kdrop_event *ev, void *arg) {
   inet_ntop(af, ev->src, src, sizeof src);
   inet_ntop(af, ev->dst, dst, sizeof dst);
   json_int_t t = ev->t_ns > h->start_ns ? (json_int_t)(ev->t_ns - h->start_ns) : 0;
+  if (h->drain_tdf > 1) t = (json_int_t)((double)t / h->drain_tdf); /* emulated */
   json_array_append_new(h->drops,
                         json_pack("[I,I,I,i,b,i,s,s]", t, (json_int_t)ev->qp, (json_int_t)ev->psn,
                                   ev->opcode, ev->retransmission, ev->family, src, dst));
@@ -310,7 +334,7 @@ json_t *jct__agent_host_done(jct__agent_host_t *h) {
   for (uint32_t i = 0; h && i < h->n; i++) {
     if (h->d[i].link) { /* flap: up again; how long it was down, and when */
       host_drop_t *d = &h->d[i];
-      set_link(h, d, true, jct_now_ns());
+      set_link(h, d, true, emu_of(h, d, jct_now_ns()));
       json_t *links = d->links ? d->links : json_array();
       d->links = NULL;
       json_array_append_new(
@@ -334,6 +358,7 @@ json_t *jct__agent_host_done(jct__agent_host_t *h) {
     struct jct_kdrop_counters k = {0};
     jct__hostdrop_counters(h->d[i].prog, &k);
     h->drops = json_array();
+    h->drain_tdf = h->d[i].tdf;
     jct__hostdrop_drain(h->d[i].prog, on_drop, h);
     json_array_append_new(all,
                           json_pack("{s:I,s:s,s:I,s:I,s:I,s:I,s:o}", "index",

@@ -21,7 +21,12 @@
  * generated, dropped: frames this kernel refused, frames: [[t_ns, bytes,
  * sent], ...] each frame it generated, t_ns from the run message on the
  * agent's clock, frames_lost: those past the first 16,384}); a storm runs only in
- * a faulted repetition, from its run message. Freeing detaches everything (the
+ * a faulted repetition, from its run message. Under a dilation (the entry's
+ * "tdf" F, absent: 1) a storm and a flap run in emulated time, as on the
+ * switch: their injector sees the agent's clock from the run message at
+ * 1/F of its pace, so each deadline comes F times later in wall time; and
+ * every time in the done message (drops', frames', links' t_ns, a flap's
+ * link_down_ns) is emulated, wall time / F. Freeing detaches everything (the
  * tcx link; or the filter, and the clsact qdisc when it was made here). A
  * killed agent leaves no link, and a filter only inert (hostdrop.h's lease)
  * until the next agent starts; its storm's socket and timer go with it, and
