@@ -438,6 +438,17 @@ int jct__agents_timing(const jct__agents_t *a, jct_op_timing_t *t, uint32_t nops
   return rc;
 }
 
+/* A device counter as reported: a time (a name ending in _ns, the agent's
+ * nic_paused_ns: its NIC honours a pause for the wall time the wall rate
+ * gives) divided by the dilation, as every time an agent reports; counts
+ * as they are. */
+static uint64_t counter_value(const jct__agents_t *a, const char *name, const json_t *v) {
+  uint64_t n = (uint64_t)json_integer_value(v);
+  size_t len = strlen(name);
+  bool time = len > 3 && !strcmp(name + len - 3, "_ns");
+  return time && a->tdf > 1 ? (uint64_t)((double)n / a->tdf) : n;
+}
+
 void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum) {
   memset(sum, 0, sizeof *sum);
   for (uint32_t i = 0; i < a->n; i++) {
@@ -446,7 +457,7 @@ void jct__agents_counters(const jct__agents_t *a, jct_dev_counters_t *sum) {
     json_t *v;
     json_object_foreach(c, name, v) {
       if (json_is_integer(v) && json_integer_value(v) >= 0)
-        jct_dev_counters_add(sum, name, (uint64_t)json_integer_value(v));
+        jct_dev_counters_add(sum, name, counter_value(a, name, v));
     }
   }
 }
@@ -458,7 +469,7 @@ void jct__agents_rank_counters(const jct__agents_t *a, uint32_t i, jct_dev_count
   json_t *v;
   json_object_foreach(c, name, v) {
     if (json_is_integer(v) && json_integer_value(v) >= 0)
-      jct_dev_counters_add(out, name, (uint64_t)json_integer_value(v));
+      jct_dev_counters_add(out, name, counter_value(a, name, v));
   }
 }
 

@@ -84,7 +84,8 @@ typedef struct {
   uint32_t mtu;                    /* the agent's NIC's IP MTU */
   /* Time dilation (include/jctlab/clock.h): the agents keep real time, so
    * the schedule's compute gaps go to them multiplied by tdf and the op
-   * times they report come back divided by it (1: none). */
+   * times they report, and their counters of time (nic_paused_ns), come
+   * back divided by it (1: none). */
   double tdf;
   /* The RDMA settings (NULL: none; tos above is already the traffic class). */
   const jct_rdma_opts_t *rdma;
