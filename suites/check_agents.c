@@ -384,8 +384,9 @@ START_TEST(dilated_agent_time_counters) {
   say(&r, 1, "{\"msg\":\"listening\"}\n");
   spin(&r);
   ck_assert_int_eq(jct__agents_run(r.a, 1, true), 0);
-  say(&r, 0, "{\"msg\":\"done\",\"rep\":1,\"ops\":[],\"counters\":{\"nic_paused_ns\":"
-             "2400000000,\"rcvd_seq_err\":8}}\n");
+  say(&r, 0,
+      "{\"msg\":\"done\",\"rep\":1,\"ops\":[],\"counters\":{\"nic_paused_ns\":"
+      "2400000000,\"rcvd_seq_err\":8}}\n");
   say(&r, 1, "{\"msg\":\"done\",\"rep\":1,\"ops\":[],\"counters\":{\"nic_paused_ns\":4000}}\n");
   spin(&r);
   jct_dev_counters_t c0, sum;
@@ -1152,8 +1153,8 @@ static void flap_on_lo(double tdf) {
         ck_assert_msg(t[k] >= at[k] && t[k] <= at[k] + 30, "transition %zu at %.1f ms", k, t[k]);
         ck_assert(json_is_true(json_array_get(l, 1)) == (k % 2 == 1));
         ck_assert_msg(seen.at_ms[k] >= at[k] * tdf && seen.at_ms[k] <= (at[k] + 30) * tdf,
-                      "transition %zu seen %.1f ms of wall time after the start, not %.0f",
-                      k, seen.at_ms[k], at[k] * tdf);
+                      "transition %zu seen %.1f ms of wall time after the start, not %.0f", k,
+                      seen.at_ms[k], at[k] * tdf);
       }
       double counted_ms = (t[1] - t[0]) + (t[3] - t[2]);
       ck_assert_msg(down_ms >= counted_ms - 1 && down_ms <= counted_ms + 1,
