@@ -1110,20 +1110,29 @@ static void link_seen(void *arg, uint64_t now_ns) {
   if (l->n < 8) l->at_ms[l->n++] = (double)(now_ns - l->t0) / 1e6;
 }
 
+/* An agent's host injector of spec at dilation tdf on lo, its own loop
+ * and clock: the host, its injector and its setup entry in *inj, *list. */
+static jct__agent_host_t *host_on_lo(const char *spec, double tdf, jct_injector_t **inj,
+                                     json_t **list, uv_loop_t *loop, jct_clock_t *clock) {
+  char err[256] = "";
+  ck_assert_int_eq(jct_injector_new(inj, spec, 1, 0, err, sizeof err), 0);
+  *list = json_pack("[{s:i,s:s,s:i,s:I,s:f}]", "index", 0, "spec", spec, "run_seed", 1, "seed",
+                    (json_int_t)(*inj)->seed, "tdf", tdf);
+  uv_loop_init(loop);
+  jct_clock_init(clock, loop);
+  jct__agent_host_t *h;
+  ck_assert_msg(jct__agent_host_new(&h, *list, "lo", NULL, false, clock, err, sizeof err) == 0,
+                "%s", err);
+  return h;
+}
+
 static void flap_on_lo(double tdf) {
   const char *spec = "flap down=50ms every=200ms at=host:1";
-  char err[256] = "";
   jct_injector_t *inj;
-  ck_assert_int_eq(jct_injector_new(&inj, spec, 1, 0, err, sizeof err), 0);
-  json_t *list = json_pack("[{s:i,s:s,s:i,s:I,s:f}]", "index", 0, "spec", spec, "run_seed", 1,
-                           "seed", (json_int_t)inj->seed, "tdf", tdf);
+  json_t *list;
   uv_loop_t loop;
   jct_clock_t clock;
-  uv_loop_init(&loop);
-  jct_clock_init(&clock, &loop);
-  jct__agent_host_t *h;
-  ck_assert_msg(jct__agent_host_new(&h, list, "lo", NULL, false, &clock, err, sizeof err) == 0,
-                "%s", err);
+  jct__agent_host_t *h = host_on_lo(spec, tdf, &inj, &list, &loop, &clock);
   const double at[] = {0, 50, 200, 250}; /* emulated ms */
   for (int faulted = 1; faulted >= 0; faulted--) {
     uint64_t t0 = jct_now_ns();
@@ -1196,18 +1205,11 @@ START_TEST(agent_storm_dilated) {
   if (!ns_own("agents", "agent_storm_dilated", NS_LO_UP)) return;
   const char *spec = "pause prio=3 quanta=1000 rate=4/s for=1s at=host:0";
   const double tdf = 2;
-  char err[256] = "";
   jct_injector_t *inj;
-  ck_assert_int_eq(jct_injector_new(&inj, spec, 1, 0, err, sizeof err), 0);
-  json_t *list = json_pack("[{s:i,s:s,s:i,s:I,s:f}]", "index", 0, "spec", spec, "run_seed", 1,
-                           "seed", (json_int_t)inj->seed, "tdf", tdf);
+  json_t *list;
   uv_loop_t loop;
   jct_clock_t clock;
-  uv_loop_init(&loop);
-  jct_clock_init(&clock, &loop);
-  jct__agent_host_t *h;
-  ck_assert_msg(jct__agent_host_new(&h, list, "lo", NULL, false, &clock, err, sizeof err) == 0,
-                "%s", err);
+  jct__agent_host_t *h = host_on_lo(spec, tdf, &inj, &list, &loop, &clock);
   uint64_t t0 = jct_now_ns();
   ck_assert_int_eq(jct__agent_host_start(h, true, t0, t0), 0);
   run_loop_until(&loop, t0, 1250, NULL, NULL);

@@ -15,11 +15,10 @@
  * program's configuration and attaches the program. Each run message says
  * whether the repetition is faulted; the program restarts then (same
  * seed, window from now, zero counters), and the done message carries its
- * counters and drops ("host_drops": [{index, attach: "tcx" or "tc" (hostdrop.h), seen, dropped, held,
- * events_lost, drops: [[t_ns, qp, psn, opcode, retransmission, family,
- * "src", "dst"], ...]}], t_ns from the run message; a pause's: {index,
- * generated, dropped: frames this kernel refused, frames: [[t_ns, bytes,
- * sent], ...] each frame it generated, t_ns from the run message on the
+ * counters and drops ("host_drops": [{index, attach: "tcx" or "tc" (hostdrop.h), seen, dropped,
+ * held, events_lost, drops: [[t_ns, qp, psn, opcode, retransmission, family, "src", "dst"], ...]}],
+ * t_ns from the run message; a pause's: {index, generated, dropped: frames this kernel refused,
+ * frames: [[t_ns, bytes, sent], ...] each frame it generated, t_ns from the run message on the
  * agent's clock, frames_lost: those past the first 16,384}); a storm runs only in
  * a faulted repetition, from its run message. Under a dilation (the entry's
  * "tdf" F, absent: 1) a storm and a flap run in emulated time, as on the
