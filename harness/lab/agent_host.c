@@ -21,6 +21,7 @@
 #include "common/rng.h"
 #include "harness/base/netlink.h"
 #include "harness/fabric/hostdrop.h"
+#include "harness/transport/verbs/agent_nic.h"
 #include "jctlab/clock.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
@@ -93,8 +94,7 @@ static int fq_for_delay(jct__agent_host_t *h, bool shaped, char *err, size_t err
   int rc = jct__agent_qdisc_save(&h->fq_saved, h->netdev, parent, JCT__GUARD_FQ, err, errlen);
   if (rc) return rc;
   char why[200];
-  if (jct__agent_qdisc_put_fq(h->ifindex, parent, JCT__AGENT_FQ_HANDLE, "add qdisc fq", why,
-                              sizeof why))
+  if (jct__agent_put_fq(h->ifindex, parent, JCT__AGENT_FQ_HANDLE, "add qdisc fq", why, sizeof why))
     return jct__errf(err, errlen, JCT_EINVAL,
                      "delay at a host needs the fq qdisc for earliest-departure-time, which this "
                      "kernel refused on %s (%s)",

@@ -341,24 +341,3 @@ int jct__agent_qdisc_clear_stale(const char *netdev, char *err, size_t errlen) {
   rc = send_request(req, len, label, err, errlen);
   return rc ? rc : 1;
 }
-
-int jct__agent_qdisc_put_fq(int ifindex, uint32_t parent, uint32_t handle, const char *label,
-                            char *err, size_t errlen) {
-  jct__nl_t *nl;
-  int rc = jct__nl_open(&nl, err, errlen);
-  if (rc) return rc;
-  struct nlmsghdr *nlh;
-  rc =
-      jct__nl_begin(nl, &nlh, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, err, errlen, "%s", label);
-  if (rc == 0) {
-    struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof *tcm);
-    tcm->tcm_family = AF_UNSPEC;
-    tcm->tcm_ifindex = ifindex;
-    tcm->tcm_parent = parent;
-    tcm->tcm_handle = handle;
-    mnl_attr_put_strz(nlh, TCA_KIND, "fq");
-    rc = jct__nl_flush(nl, err, errlen);
-  }
-  jct__nl_close(nl);
-  return rc;
-}

@@ -45,16 +45,6 @@
 #include "agent_guard.h"
 
 #define JCT__AGENT_FQ_HANDLE (0xfc7u << 16)
-/* The shaper's own fq under its tbf (agent_nic.h, jct__agent_shape_per_qp):
- * "fc8:", not a host delay's, so never taken for a stale one. */
-#define JCT__AGENT_SHAPER_FQ_HANDLE (0xfc8u << 16)
-
-/* Put an fq with handle at parent (TC_H_ROOT or a class) on ifindex,
- * replacing what is there (RTM_NEWQDISC, tc-fq(8)); label names the
- * request in err. Errors: JCT_EIO with the kernel's reason (no sch_fq:
- * ENOENT). */
-int jct__agent_qdisc_put_fq(int ifindex, uint32_t parent, uint32_t handle, const char *label,
-                            char *err, size_t errlen);
 
 typedef struct {
   char netdev[IF_NAMESIZE];

@@ -20,7 +20,7 @@ int jct__agent_shape(const char *ifname, uint64_t rate_bps, uint32_t mtu, bool p
                      size_t errlen);
 
 /* Put fq (net/sched/sch_fq.c, tc-fq(8)) under the shaper's tbf on ifname
- * (its class 1:1, handle JCT__AGENT_SHAPER_FQ_HANDLE of agent_qdisc.h), in place of the
+ * (its class 1:1, handle JCT__AGENT_SHAPER_FQ_HANDLE), in place of the
  * tbf's one FIFO: a queue per flow, served in turn. rxe gives each QP its
  * own UDP socket and source port (rxe_qp.c), so each QP is a flow, and a
  * responder's ACK leaves ahead of the data another of the VM's QPs has
@@ -34,6 +34,16 @@ int jct__agent_shape(const char *ifname, uint64_t rate_bps, uint32_t mtu, bool p
  * fq and gives its reason, e.g. no sch_fq), the tbf and its FIFO as they
  * were. */
 int jct__agent_shape_per_qp(const char *ifname, char *err, size_t errlen);
+/* The shaper's fq's handle, "fc8:" (a host delay's is "fc7:", agent_qdisc.h,
+ * so the one is never taken for a stale other). */
+#define JCT__AGENT_SHAPER_FQ_HANDLE (0xfc8u << 16)
+
+/* Put an fq with handle at parent (TC_H_ROOT or a class) on ifindex,
+ * replacing what is there (RTM_NEWQDISC, tc-fq(8)); label names the
+ * request in err. Errors: JCT_EIO with the kernel's reason (no sch_fq:
+ * ENOENT). */
+int jct__agent_put_fq(int ifindex, uint32_t parent, uint32_t handle, const char *label, char *err,
+                      size_t errlen);
 
 /* The agent's NIC honours 802.1Qbb PFC as uroce's ranks do (ranks.h): it
  * listens on ifname for PFC frames (libpcap, "ether proto 0x8808",

@@ -23,7 +23,6 @@
 
 #include "agent_nic.h"
 #include "common/errf.h"
-#include "harness/lab/agent_qdisc.h"
 #include "jctlab/error.h"
 #include "harness/base/netlink.h"
 
@@ -87,6 +86,27 @@ int jct__agent_shape_per_qp(const char *ifname, char *err, size_t errlen) {
   if (!ifindex) return jct__errf(err, errlen, JCT_EIO, "%s: no such interface", ifname);
   char label[IF_NAMESIZE + 64];
   snprintf(label, sizeof label, "%s: fq under the shaper's tbf (a queue per QP)", ifname);
-  return jct__agent_qdisc_put_fq((int)ifindex, TC_H_MAKE(1u << 16, 1), JCT__AGENT_SHAPER_FQ_HANDLE,
-                                 label, err, errlen);
+  return jct__agent_put_fq((int)ifindex, TC_H_MAKE(1u << 16, 1), JCT__AGENT_SHAPER_FQ_HANDLE, label,
+                           err, errlen);
+}
+
+int jct__agent_put_fq(int ifindex, uint32_t parent, uint32_t handle, const char *label, char *err,
+                      size_t errlen) {
+  jct__nl_t *nl;
+  int rc = jct__nl_open(&nl, err, errlen);
+  if (rc) return rc;
+  struct nlmsghdr *nlh;
+  rc =
+      jct__nl_begin(nl, &nlh, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE, err, errlen, "%s", label);
+  if (rc == 0) {
+    struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof *tcm);
+    tcm->tcm_family = AF_UNSPEC;
+    tcm->tcm_ifindex = ifindex;
+    tcm->tcm_parent = parent;
+    tcm->tcm_handle = handle;
+    mnl_attr_put_strz(nlh, TCA_KIND, "fq");
+    rc = jct__nl_flush(nl, err, errlen);
+  }
+  jct__nl_close(nl);
+  return rc;
 }
