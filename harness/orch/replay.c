@@ -108,14 +108,13 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   jct_run_result_t model;
   jct_run_model(o, &model);
   r->packet_time_ns = model.packet_time_ns;
-  jct_run_dilation(o, &r->dilation);
   jct__session_t *s;
   rc = jct__session_new(&s, o, bin_width_ns(o), err, errlen);
   if (rc) {
     jct_replay_result_free(r);
     return rc;
   }
-  jct__session_dilation(s, &r->dilation);
+  jct__session_dilation(s, &r->dilation); /* jct_run_dilation's, and the injectors' */
   r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
   r->b.transport.counted = r->f.transport.counted = jct__session_counted(s);
   /* Per QP, each side's repetitions as they finish (qp_stats.h). */

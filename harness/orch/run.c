@@ -128,10 +128,9 @@ int jct_run(const jct_run_opts_t *o, jct_run_result_t *r, char *err, size_t errl
   r->reps = o->reps;
   r->valid = true;
   jct_run_model(o, r);
-  jct_run_dilation(o, &r->dilation);
   jct__session_t *s;
   if ((rc = jct__session_new(&s, o, 0, err, errlen))) return rc;
-  jct__session_dilation(s, &r->dilation);
+  jct__session_dilation(s, &r->dilation); /* jct_run_dilation's, and the injectors' */
   r->ninjectors = jct__session_injectors(s, r->injectors, JCT_RUN_MAX_INJECTORS);
   r->transport.counted = jct__session_counted(s);
   jct__qp_acc_t *qps;

@@ -259,8 +259,10 @@ typedef struct {
    * (0: not verbs, or undilated). */
   uint8_t verbs_timeout_exp;
   /* verbs in the lab holding stalls: the local ACK timeout exponent of the
-   * destinations' QPs, which send only jctlab's clear-to-sends, past twice
-   * the longest stall (harness/orch/vm_stalls.h); 0: the QPs' own.
+   * destinations' QPs, which send only jctlab's clear-to-sends (a timer of
+   * 4.096 us x 2^exponent, IBA vol. 1 9.7.6.1.3, as rxe arms it), the
+   * first past twice the longest stall in the VMs' time
+   * (harness/orch/vm_stalls.h); 0: the QPs' own.
    * jct_run_dilation always leaves it 0: it sees the options, not the
    * injectors. A run or replay (jct_run, jct_replay) fills it in its
    * result's dilation from its injectors, the same figure its agents'
