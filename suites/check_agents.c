@@ -361,9 +361,6 @@ END_TEST
 
 /* ---- RDMA settings and counters (harness/transport/rdma_sysfs.h) ------- */
 
-/* The setup carries the user's RDMA settings, absent when not given; each
- * rank's counters come back apart; an error with bad_input is the user's
- * (JCT_EINVAL, exit 2), one without is the run's (JCT_EIO). */
 /* Under --tdf 4 an agent's NIC honours a pause for the wall time the
  * wall rate gives (agent_pfc.c), so its nic_paused_ns comes back divided
  * by 4, emulated time as every time reported (a run at --tdf 4 reported
@@ -401,6 +398,9 @@ START_TEST(dilated_agent_time_counters) {
 }
 END_TEST
 
+/* The setup carries the user's RDMA settings, absent when not given; each
+ * rank's counters come back apart; an error with bad_input is the user's
+ * (JCT_EINVAL, exit 2), one without is the run's (JCT_EIO). */
 START_TEST(rdma_settings_and_rank_counters) {
   rig_t r;
   rig_open(&r);
@@ -1126,6 +1126,17 @@ static jct__agent_host_t *host_on_lo(const char *spec, double tdf, jct_injector_
   return h;
 }
 
+/* Everything host_on_lo made, freed and closed. */
+static void host_off_lo(jct__agent_host_t *h, jct_injector_t *inj, json_t *list, uv_loop_t *loop,
+                        jct_clock_t *clock) {
+  jct__agent_host_free(h);
+  jct_clock_close(clock, NULL);
+  uv_run(loop, UV_RUN_NOWAIT); /* the clock's close */
+  uv_loop_close(loop);
+  json_decref(list);
+  jct_injector_free(inj);
+}
+
 static void flap_on_lo(double tdf) {
   const char *spec = "flap down=50ms every=200ms at=host:1";
   jct_injector_t *inj;
@@ -1174,12 +1185,7 @@ static void flap_on_lo(double tdf) {
     }
     json_decref(done);
   }
-  jct__agent_host_free(h);
-  jct_clock_close(&clock, NULL);
-  uv_run(&loop, UV_RUN_NOWAIT);
-  uv_loop_close(&loop);
-  json_decref(list);
-  jct_injector_free(inj);
+  host_off_lo(h, inj, list, &loop, &clock);
 }
 
 START_TEST(agent_flaps_its_link) {
@@ -1227,12 +1233,7 @@ START_TEST(agent_storm_dilated) {
     ck_assert(json_is_true(json_array_get(f, 2)));
   }
   json_decref(done);
-  jct__agent_host_free(h);
-  jct_clock_close(&clock, NULL);
-  uv_run(&loop, UV_RUN_NOWAIT);
-  uv_loop_close(&loop);
-  json_decref(list);
-  jct_injector_free(inj);
+  host_off_lo(h, inj, list, &loop, &clock);
 }
 END_TEST
 
@@ -1262,18 +1263,11 @@ static void send_roce_on_lo(void) {
 START_TEST(agent_window_dilated) {
   if (!ns_own("agents", "agent_window_dilated", NS_LO_UP)) return;
   const char *spec = "drop p=1 at=host:0 at=50ms until=200ms";
-  char err[256] = "";
   jct_injector_t *inj;
-  ck_assert_int_eq(jct_injector_new(&inj, spec, 1, 0, err, sizeof err), 0);
-  json_t *list = json_pack("[{s:i,s:s,s:i,s:I,s:f}]", "index", 0, "spec", spec, "run_seed", 1,
-                           "seed", (json_int_t)inj->seed, "tdf", 4.0);
+  json_t *list;
   uv_loop_t loop;
   jct_clock_t clock;
-  uv_loop_init(&loop);
-  jct_clock_init(&clock, &loop);
-  jct__agent_host_t *h;
-  ck_assert_msg(jct__agent_host_new(&h, list, "lo", NULL, false, &clock, err, sizeof err) == 0,
-                "%s", err);
+  jct__agent_host_t *h = host_on_lo(spec, 4, &inj, &list, &loop, &clock);
   const struct { uint64_t since_start_ms, dropped; } probe[] = {{100, 0}, {400, 1}};
   for (size_t k = 0; k < 2; k++) {
     struct timespec ts;
@@ -1289,12 +1283,7 @@ START_TEST(agent_window_dilated) {
     ck_assert_int_eq(dropped, (json_int_t)probe[k].dropped);
     json_decref(done);
   }
-  jct__agent_host_free(h);
-  jct_clock_close(&clock, NULL);
-  uv_run(&loop, UV_RUN_NOWAIT);
-  uv_loop_close(&loop);
-  json_decref(list);
-  jct_injector_free(inj);
+  host_off_lo(h, inj, list, &loop, &clock);
 }
 END_TEST
 #endif
