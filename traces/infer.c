@@ -79,7 +79,8 @@ static int faults(const jct__iscan_t *sc, const uint8_t *cls, const uint32_t *op
                                  .timeout = x->timeout,
                                  .before_capture = x->before_capture,
                                  .retransmission = x->retransmission,
-                                 .again = x->again};
+                                 .again = x->again,
+                                 .behind = x->behind};
       for (uint32_t c = 0; c < x->ncopies && c < JCT_INFER_MAX_COPIES; c++)
         out->copies[c] = x->copy[c];
     }

@@ -47,6 +47,7 @@ typedef struct {
    * packet's sends the capture saw plus its losses before it, + 1. */
   uint8_t copy[JCT_INFER_MAX_COPIES];
   uint8_t ncopies;
+  uint8_t behind; /* bit c: copy[c] was lost behind a hole (infer.h, jct_infer_fault_t) */
 } jct__ifault_t;
 
 /* A go-back: to unwrapped PSN u, after a NAK or (timer) none. ahead: its
@@ -77,6 +78,8 @@ typedef struct {
   uint32_t hi;     /* highest PSN of a data packet, 24-bit */
   uint64_t hi_u;   /* the same, unwrapped */
   uint64_t last_u; /* of the last data packet */
+  uint64_t epsn_u; /* the responder's expected PSN as the capture point saw it: one past
+                      the PSNs that came in order (IBA vol. 1, 9.7.5.2.1), unwrapped */
   bool last_retx;  /* ... which was a retransmission */
   bool retx_gap;   /* re-sent PSNs went missing since the last rewind */
   uint32_t *msgs;  /* message indices, by first_u */

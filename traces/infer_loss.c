@@ -49,16 +49,21 @@ static uint32_t sent_seen(const jct__iflow_t *f, uint64_t u) {
   return f->sent[u % JCT__SENT_WINDOW];
 }
 
-/* Fault x lost one more transmission, its copy `copy` (infer.h's copies). */
-static void lost_copy(jct__ifault_t *x, uint32_t copy) {
-  if (x->ncopies < JCT_INFER_MAX_COPIES) x->copy[x->ncopies] = copy > UINT8_MAX ? 0 : (uint8_t)copy;
+/* Fault x (on flow f) lost one more transmission, its copy `copy`
+ * (infer.h's copies), behind a hole when the capture point had not yet
+ * seen every PSN before it (infer.h's behind). */
+static void lost_copy(const jct__iflow_t *f, jct__ifault_t *x, uint32_t copy) {
+  if (x->ncopies < JCT_INFER_MAX_COPIES) {
+    x->copy[x->ncopies] = copy > UINT8_MAX ? 0 : (uint8_t)copy;
+    if (x->u > f->epsn_u) x->behind |= (uint8_t)(1u << x->ncopies);
+  }
   if (x->ncopies < UINT8_MAX) x->ncopies++;
 }
 
 /* Fault x (on flow f) lost a re-sent copy the capture did not see: the
  * copy after those it saw and those lost before. */
 static void lost_again(const jct__iflow_t *f, jct__ifault_t *x) {
-  lost_copy(x, sent_seen(f, x->u) + x->ncopies + 1);
+  lost_copy(f, x, sent_seen(f, x->u) + x->ncopies + 1);
   x->again++;
 }
 
@@ -72,7 +77,7 @@ static long fault_new(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ts_ns,
     return -1;
   sc->faults[sc->nfaults] =
       (jct__ifault_t){.flow = fi, .u = u, .ts_ns = ts_ns, .before_capture = before};
-  lost_copy(&sc->faults[sc->nfaults], 1); /* its first transmission, unless retransmission */
+  lost_copy(f, &sc->faults[sc->nfaults], 1); /* its first transmission, unless retransmission */
   memmove(&f->faults[pos + 1], &f->faults[pos], (f->nfaults - pos) * sizeof *f->faults);
   f->faults[pos] = (uint32_t)sc->nfaults;
   f->nfaults++;
@@ -109,7 +114,7 @@ int jct__iloss_rewind(jct__iscan_t *sc, uint32_t fi, uint64_t u, uint64_t ahead,
   if (any) { /* its copy the capture saw last was lost past it (before this one, at u) */
     jct__ifault_t *x = &sc->faults[f->faults[pos]];
     uint32_t copy = sent_seen(f, x->u) + x->ncopies - (x->u == u ? 1 : 0);
-    lost_copy(x, copy ? copy : 1);
+    lost_copy(f, x, copy ? copy : 1);
     x->again++;
     return 0;
   }
@@ -144,7 +149,8 @@ int jct__iloss_retx_skip(jct__iscan_t *sc, uint32_t fi, uint64_t from_u, uint64_
     if ((k = fault_new(sc, fi, v, ts_ns, true)) < 0) return JCT_ENOMEM;
     sc->faults[k].retransmission = true;
     sc->faults[k].ncopies = 0; /* not its first transmission: the copy after those seen */
-    lost_copy(&sc->faults[k], sent_seen(&sc->flows[fi], v) + 1);
+    sc->faults[k].behind = 0;
+    lost_copy(&sc->flows[fi], &sc->faults[k], sent_seen(&sc->flows[fi], v) + 1);
   }
   sc->flows[fi].retx_gap = true;
   return 0;

@@ -132,7 +132,7 @@ static int on_packet(jct__iscan_t *sc, uint32_t fi, const jct_packet_t *pkt, uin
   if (!f->seen) {
     f->seen = true;
     f->psn0 = psn;
-    u = U_BASE;
+    f->epsn_u = u = U_BASE;
   } else {
     u = unwrap(f, psn);
   }
@@ -146,6 +146,7 @@ static int on_packet(jct__iscan_t *sc, uint32_t fi, const jct_packet_t *pkt, uin
   }
   f->last_u = u;
   f->last_retx = !fresh;
+  if (u == f->epsn_u) f->epsn_u++; /* in order: the responder takes it */
   long mi;
   if (op->pos & JCT_POS_FIRST) {
     mi = msg_first(sc, fi, u, ts_ns, kind);

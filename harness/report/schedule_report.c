@@ -80,9 +80,11 @@ static uint32_t position(const jct_schedule_t *s, uint32_t op) {
 
 static void text_faults(FILE *o, const jct_schedule_t *s, const jct_infer_report_t *r,
                         unsigned max_faults) {
-  uint32_t tail = 0, timeout = 0, again = 0, before = 0, retx = 0;
+  uint32_t tail = 0, timeout = 0, again = 0, before = 0, retx = 0, lost_tx = 0, behind = 0;
   for (uint32_t i = 0; i < r->nfaults; i++) {
     const jct_infer_fault_t *f = &r->faults[i];
+    for (uint32_t c = 0; c < JCT_INFER_MAX_COPIES && f->copies[c]; c++)
+      lost_tx++, behind += (f->behind >> c) & 1u;
     tail += f->tail;
     timeout += f->timeout;
     again += f->again > 0;
@@ -95,6 +97,10 @@ static void text_faults(FILE *o, const jct_schedule_t *s, const jct_infer_report
           "%u recovered by timeout, %u lost again when re-sent; %llu packets re-sent in all\n",
           r->nfaults, plural(r->nfaults), before, r->nfaults - before - retx, retx, tail, timeout,
           again, (unsigned long long)r->retransmitted_packets);
+  fprintf(o,
+          "           %u of %u lost transmissions came behind a hole (an earlier PSN still "
+          "missing: the responder discarded them, no NAK of their own), %u at the expected PSN\n",
+          behind, lost_tx, lost_tx - behind);
   for (uint32_t i = 0; i < r->nfaults && i < max_faults; i++) {
     const jct_infer_fault_t *f = &r->faults[i];
     if (f->cts && f->op < s->nops)
@@ -178,15 +184,18 @@ json_t *jct__infer_report_json(const char *trace, const jct_infer_report_t *r) {
     json_array_append_new(addrs, json_string(jct_addr_str(&r->rank_addr[i], a, sizeof a)));
   for (uint32_t i = 0; faults && i < r->nfaults; i++) {
     const jct_infer_fault_t *f = &r->faults[i];
-    json_t *copies = json_array();
-    for (uint32_t c = 0; copies && c < JCT_INFER_MAX_COPIES && f->copies[c]; c++)
+    json_t *copies = json_array(), *behind = json_array();
+    for (uint32_t c = 0; copies && behind && c < JCT_INFER_MAX_COPIES && f->copies[c]; c++) {
       json_array_append_new(copies, json_integer(f->copies[c]));
-    json_array_append_new(
-        faults, json_pack("{s:I,s:b,s:I,s:I,s:b,s:b,s:b,s:b,s:I,s:o*}", "op", (json_int_t)f->op,
-                          "cts", f->cts, "psn", (json_int_t)f->psn, "offset_bytes",
-                          (json_int_t)f->offset_bytes, "tail", f->tail, "timeout", f->timeout,
-                          "before_capture", f->before_capture, "retransmission", f->retransmission,
-                          "again", (json_int_t)f->again, "copies", copies));
+      json_array_append_new(behind, json_boolean((f->behind >> c) & 1u));
+    }
+    json_array_append_new(faults,
+                          json_pack("{s:I,s:b,s:I,s:I,s:b,s:b,s:b,s:b,s:I,s:o*,s:o*}", "op",
+                                    (json_int_t)f->op, "cts", f->cts, "psn", (json_int_t)f->psn,
+                                    "offset_bytes", (json_int_t)f->offset_bytes, "tail", f->tail,
+                                    "timeout", f->timeout, "before_capture", f->before_capture,
+                                    "retransmission", f->retransmission, "again",
+                                    (json_int_t)f->again, "copies", copies, "behind", behind));
   }
   for (uint32_t i = 0; gbs && i < r->ngo_backs; i++) {
     const jct_infer_go_back_t *g = &r->go_backs[i];

@@ -158,6 +158,16 @@ typedef struct {
    * lost at its third copy (the second go-back's), drawing a NAK of its own,
    * where losing its second would have been recovered in that go-back. */
   uint8_t copies[JCT_INFER_MAX_COPIES];
+  /* Bit c: the transmission copies[c] names was lost behind a hole, an
+   * earlier PSN of the flow still missing at the capture point (its
+   * expected PSN, IBA vol. 1, 9.7.5.2.1, was before it), so the responder
+   * would have discarded it as out of sequence and its loss drew nothing;
+   * clear: it was lost at the expected PSN, opening the hole that a NAK or
+   * the timer then found. Known at a capture taken at the responder or
+   * after the loss; a loss past the capture point (known from its NAK) is
+   * at the expected PSN. In the shipped capture 26 of the 33 lost
+   * transmissions came at the expected PSN, one per NAK. */
+  uint8_t behind;
 } jct_infer_fault_t;
 
 /* A go-back, in capture order: the requester's restart at a packet and how
