@@ -94,6 +94,26 @@
  * from the first transmission at its position, so a re-sent copy is found
  * by PSN. @T with T > 1 does not go with retransmissions=yes.
  *
+ * epsn=expected or epsn=behind picks copies by what the responder makes of
+ * them instead. The injector follows the QP's expected PSN (ePSN) as its
+ * site sees it: the first request packet's PSN, then one past each PSN that
+ * passes in order (IBA vol. 1, 9.7.5.2.1; rxe_resp.c check_psn). A copy of
+ * the ePSN is one the responder accepts, and losing it opens a hole that
+ * the responder NAKs or the requester's timer finds. A copy past the ePSN
+ * comes behind a hole the responder has not seen filled; it discards the
+ * copy as out of sequence, and losing it changes nothing. With epsn=, @T
+ * counts only the packet's copies that come in that state: epsn=expected
+ * pkt=3:7,3:7@2 drops the first two copies of the packet that the
+ * responder would accept, whatever came before them behind holes.
+ * A postmortem on verbs replays each loss in the state the capture lost it
+ * in (harness/plan/postmortem.c): rxe in the lab goes back deeper than the
+ * capture's requester, and a loss counted by transmission would fall behind
+ * another's hole, drawing no NAK of its own. An epsn=behind target may find
+ * no copy behind a hole and act on nothing; that does not make the run
+ * invalid, as its loss changes nothing. epsn= does not go with #C,
+ * retransmissions=yes or unreached=, and runs on the switch only. Default
+ * epsn=any: every copy counts, as above.
+ *
  * unreached=first (pkt= only) is for a replay whose sender goes back less
  * deep than the one it replays (rxe in the lab, harness/plan/postmortem.c):
  * a target at transmission T > 1 is a copy a go-back re-sent, and that
@@ -171,6 +191,10 @@ typedef struct {
   uint64_t count;
   bool retransmissions;
   bool unreached_first; /* unreached=first: the first transmission stands in (above) */
+  enum { EPSN_ANY, EPSN_EXPECTED, EPSN_BEHIND } epsn_mode; /* epsn= (above) */
+  bool epsn_known;                 /* a request packet of the QP has passed ... */
+  uint32_t epsn;                   /* ... and this is the responder's expected PSN */
+  uint8_t in_state[DROP_MAX_PSNS]; /* epsn=: copies of its packet seen in that state */
   bool hole;            /* a PSN it dropped has not been re-sent since ... */
   uint32_t hole_psn;    /* ... the lowest such */
   jct__position_t at;   /* the QP's packets: which, first or re-sent, where (position.h) */
@@ -246,6 +270,15 @@ static bool take(drop_t *d, uint32_t i) {
   return true;
 }
 
+/* pkt=, at a first transmission of psn: the targets at the position the
+ * tracker has reached learn their PSN (their re-sent copies carry it). */
+static void resolve(drop_t *d, uint32_t psn) {
+  if (!d->by_msg) return;
+  for (uint32_t i = 0; i < d->npsn; i++)
+    if (d->msg_of[i] == d->at.msg && d->psn[i] == d->at.pkt)
+      d->resolved[i] = true, d->psn_at[i] = psn;
+}
+
 /* unreached=first, at a first transmission that nothing lost before it
  * waits on: the lowest later-transmission target of the packet (pkt= at
  * the tracker's position) drops it, the others count one less. */
@@ -266,16 +299,9 @@ static bool stand_in(drop_t *d) {
  * at the message and packet position the tracker has reached). */
 static bool first_transmission(drop_t *d, uint32_t psn) {
   bool lose = false;
-  for (uint32_t i = 0; i < d->npsn; i++) {
-    if (d->by_msg) {
-      if (d->msg_of[i] != d->at.msg || d->psn[i] != d->at.pkt) continue;
-      d->resolved[i] = true; /* its re-sent copies carry this PSN */
-      d->psn_at[i] = psn;
-    } else if (d->psn[i] != psn) {
-      continue;
-    }
-    if (d->tx[i] == 1 && !lose) lose = take(d, i);
-  }
+  resolve(d, psn);
+  for (uint32_t i = 0; i < d->npsn; i++)
+    if (target_psn(d, i, psn) && d->tx[i] == 1 && !lose) lose = take(d, i);
   if (!lose && d->unreached_first && !d->hole) lose = stand_in(d);
   for (uint32_t i = 0; i < d->npsn; i++) /* whether its first transmission got past here */
     if (target_psn(d, i, psn)) d->first_lost[i] = lose, d->copies[i] = 1;
@@ -316,10 +342,30 @@ static void track_hole(drop_t *d, uint32_t psn, bool lost) {
     d->hole = false;
 }
 
+/* epsn=expected|behind: a copy of psn counts for its targets when it comes
+ * in their state (at the ePSN, or past it); target i drops the tx[i]-th
+ * such copy, and the next ones up to count. A copy of the ePSN that passes
+ * moves it on. */
+static bool loss_by_epsn(drop_t *d, jct__position_kind_t kind, uint32_t psn) {
+  if (kind == JCT__POS_FIRST_TX) resolve(d, psn);
+  if (!d->epsn_known) d->epsn_known = true, d->epsn = psn;
+  int32_t ahead = jct_psn_diff(psn, d->epsn);
+  bool in_state = d->epsn_mode == EPSN_EXPECTED ? ahead == 0 : ahead > 0, lose = false;
+  for (uint32_t i = 0; in_state && i < d->npsn; i++) {
+    if (!target_psn(d, i, psn)) continue;
+    if (d->in_state[i] < UINT8_MAX) d->in_state[i]++;
+    if (d->in_state[i] >= d->tx[i] && !lose) lose = take(d, i);
+  }
+  if (!lose && ahead == 0) d->epsn = (psn + 1) & JCT_PSN_MASK;
+  return lose;
+}
+
 static bool loss_targeted(drop_t *d, jct_injector_t *inj, jct_frame_t *f) {
   uint32_t psn;
   bool lost;
-  switch (jct__position_see(&d->at, f, &psn)) {
+  jct__position_kind_t kind = jct__position_see(&d->at, f, &psn);
+  if (kind != JCT__POS_OTHER && d->epsn_mode != EPSN_ANY) return loss_by_epsn(d, kind, psn);
+  switch (kind) {
   case JCT__POS_FIRST_TX:
     lost = first_transmission(d, psn);
     break;
@@ -392,7 +438,7 @@ static int need(const jct_spec_t *spec, const char *key, const char *mode, char 
 
 static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p13 p31 p32 p23 p14 every burst "
-                               "psn pkt qp qp-order count retransmissions unreached";
+                               "psn pkt qp qp-order count retransmissions unreached epsn";
   int rc;
   if ((rc = refuse(spec, others, "model=gemodel", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p", "model=gemodel", err, errlen)) < 0) return rc;
@@ -413,7 +459,7 @@ static int init_gemodel(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 
 static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k every burst "
-                               "psn pkt qp qp-order count retransmissions unreached";
+                               "psn pkt qp qp-order count retransmissions unreached epsn";
   int rc;
   if ((rc = refuse(spec, others, "model=state", err, errlen)) < 0) return rc;
   if ((rc = need(spec, "p13", "model=state", err, errlen)) < 0) return rc;
@@ -444,7 +490,7 @@ static int init_4state(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
 
 static int init_every(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k p13 p31 p32 p23 p14 "
-                               "psn pkt qp qp-order count retransmissions unreached";
+                               "psn pkt qp qp-order count retransmissions unreached epsn";
   int rc;
   if ((rc = refuse(spec, others, "every=", err, errlen)) < 0) return rc;
   d->burst = 1;
@@ -532,6 +578,31 @@ static int parse_pkts(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
       "#COPY (TRANSMISSION to 255), or up to 64 of them separated by commas");
 }
 
+/* epsn=any|expected|behind, which goes without #C, retransmissions=yes
+ * and unreached= (they count every copy). */
+static int init_epsn(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
+  int at = jct__spec_find(spec, "epsn");
+  const char *v = jct_spec_get(spec, "epsn");
+  if (!v) v = "any";
+  if (strcmp(v, "expected") == 0)
+    d->epsn_mode = EPSN_EXPECTED;
+  else if (strcmp(v, "behind") == 0)
+    d->epsn_mode = EPSN_BEHIND;
+  else if (strcmp(v, "any") != 0)
+    return jct__spec_word_err(spec, at, err, errlen, "is any, expected or behind");
+  if (d->epsn_mode == EPSN_ANY) return 0;
+  if (d->retransmissions || jct__spec_find(spec, "unreached") >= 0)
+    return jct__spec_word_err(
+        spec, at, err, errlen,
+        "goes without retransmissions= and unreached= (they count every copy)");
+  for (uint32_t i = 0; i < d->npsn; i++)
+    if (d->copy[i])
+      return jct__spec_word_err(spec, at, err, errlen,
+                                "goes without a target's #COPY (its @T counts the copies in its "
+                                "state)");
+  return 0;
+}
+
 static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "p r h k p13 p31 p32 p23 p14 every burst";
   int rc;
@@ -566,13 +637,16 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
     return jct__spec_word_err(spec, jct__spec_find(spec, "unreached"), err, errlen,
                               "is first or skip");
   d->unreached_first = unreached && strcmp(unreached, "first") == 0;
+  if ((rc = init_epsn(d, spec, err, errlen)) < 0) return rc;
   for (uint32_t i = 0; i < d->npsn; i++) {
     d->first_lost[i] = -1;
     if (d->retransmissions && d->tx[i] > 1)
       return jct__spec_word_err(spec, jct__spec_find(spec, "retransmissions"), err, errlen,
                                 "cannot go with a target's @TRANSMISSION (it drops every copy)");
   }
-  inj->targeted = true; /* meant to act: acting on nothing makes the run invalid */
+  /* Meant to act: acting on nothing makes the run invalid (not behind a
+   * hole: such a loss changes nothing, and may find no copy there). */
+  inj->targeted = d->epsn_mode != EPSN_BEHIND;
   d->count = d->retransmissions ? UINT64_MAX : 1;
   if ((rc = jct_spec_u64(spec, "count", UINT64_MAX, &d->count, err, errlen)) < 0) return rc;
   if (d->count == 0)
@@ -584,7 +658,7 @@ static int init_psn(jct_injector_t *inj, drop_t *d, jct_spec_t *spec, char *err,
 
 static int init_bernoulli(drop_t *d, jct_spec_t *spec, char *err, size_t errlen) {
   static const char others[] = "r h k p13 p31 p32 p23 p14 every "
-                               "psn pkt qp qp-order count retransmissions unreached";
+                               "psn pkt qp qp-order count retransmissions unreached epsn";
   int rc;
   if ((rc = refuse(spec, others, "p=", err, errlen)) < 0) return rc;
   double p = 0;
@@ -658,9 +732,9 @@ static int drop_kernel(const jct_injector_t *inj, struct jct_kdrop_cfg *cfg, cha
     cfg->every = d->every;
     break;
   case MODE_PSN:
-    if (d->unreached_first)
-      return jct__errf(err, errlen, JCT_EINVAL,
-                       "%s: unreached=first runs on the switch only, not at a host", inj->spec);
+    if (d->unreached_first || d->epsn_mode != EPSN_ANY)
+      return jct__errf(err, errlen, JCT_EINVAL, "%s: %s runs on the switch only, not at a host",
+                       inj->spec, d->unreached_first ? "unreached=first" : "epsn=");
     cfg->mode = JCT_KDROP_PSN;
     cfg->qp = d->at.qp;
     cfg->by_msg = d->by_msg;
@@ -698,7 +772,7 @@ const struct jct_injector_ops jct_drop_ops = {
     .usage = "drop p=P [burst=K] | model=gemodel p= [r= h= k=] | model=state p13= [p31= p32= "
              "p23= p14=] | every=N [burst=K] | psn=PSN[,PSN...] qp=QPN [count=C] "
              "[retransmissions=yes] | pkt=MSG:PKT[,...] [qp=QPN | qp-order=N] [count=C] "
-             "[unreached=first]; a target "
+             "[unreached=first] [epsn=expected|behind]; a target "
              "may end "
              "in @T, its T-th transmission (psn=105@2), and then #C, not before its C-th copy "
              "(pkt=3:7@2#3)",

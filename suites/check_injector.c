@@ -20,6 +20,7 @@
 #include "craft.h"
 #include "jctlab/error.h"
 #include "jctlab/injector.h"
+#include "jctlab/kdrop.h"
 #include "suites.h"
 
 #define Z999 3.2905  /* two-sided 99.9% normal quantile */
@@ -837,6 +838,62 @@ START_TEST(targeted_unreached_first) {
 }
 END_TEST
 
+/* epsn=: by what the responder makes of each copy. A sender that goes back
+ * deep (0..5, then from 1, then from 3): packet 3's first transmission
+ * comes behind the hole at 1, which the responder discards, so
+ * epsn=expected drops its first copy the responder would accept (the
+ * go-back's), where epsn=any drops the discarded one and the go-back
+ * repairs both at once (one NAK where the capture had two). epsn=behind
+ * drops only a copy that comes behind a hole (packet 1 lost before the
+ * site: 2 and 3 come behind it), and @2 counts such copies: packet 3
+ * comes behind one once, so its @2 never acts, and the injector is not
+ * held to acting (its loss would change nothing). */
+START_TEST(targeted_by_epsn) {
+  static const uint32_t deep[] = {0, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 3, 4, 5, 99};
+  static const uint32_t hole[] = {0, 2, 3, 4, 5, 1, 2, 3, 4, 5, 99};
+  struct {
+    const char *spec;
+    const uint32_t *seq;
+    const char *want;
+    uint64_t dropped;
+    bool targeted;
+  } cases[] = {
+      {"drop pkt=0:1,1:0 qp=0x11 epsn=expected", deep, ".x......x.....", 2, true},
+      {"drop pkt=0:1,1:0 qp=0x11", deep, ".x.x..........", 2, true},
+      {"drop pkt=0:1,0:1@2 qp=0x11 epsn=expected", deep, ".x....x.......", 2, true},
+      {"drop psn=503 qp=0x11 epsn=expected", deep, "...x..........", 1, true},
+      {"drop pkt=1:0 qp=0x11 epsn=behind", hole, "..x.......", 1, false},
+      {"drop pkt=1:0@2 qp=0x11 epsn=behind", hole, "..........", 0, false},
+      {"drop pkt=1:0 qp=0x11 epsn=expected", hole, ".......x..", 1, true},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    jct_injector_t *inj = mk(cases[k].spec, 1, 0);
+    ck_assert(inj->targeted == cases[k].targeted);
+    for (int rep = 0; rep < 2; rep++) { /* the expected PSN is learnt anew */
+      jct_injector_start(inj, 0);
+      char got[16] = "";
+      for (size_t i = 0; cases[k].seq[i] != 99; i++)
+        got[i] = pos_dropped(inj, cases[k].seq[i]) ? 'x' : '.';
+      ck_assert_msg(!strcmp(got, cases[k].want), "%s: %s", cases[k].spec, got);
+      ck_assert_uint_eq(inj->stats.dropped, cases[k].dropped);
+    }
+    jct_injector_free(inj);
+  }
+  expect_error("drop pkt=1:2 qp=3 epsn=maybe", "epsn=maybe");
+  expect_error("drop pkt=1:2@2#3 qp=3 epsn=expected", "epsn=expected");
+  expect_error("drop pkt=1:2@2 qp=3 epsn=expected unreached=first", "epsn=expected");
+  expect_error("drop psn=5 qp=3 retransmissions=yes epsn=behind", "epsn=behind");
+  expect_error("drop p=0.1 epsn=expected", "epsn");
+  /* The host's program counts transmissions only: refused there. */
+  jct_injector_t *inj = mk("drop pkt=1:2 qp=3 epsn=expected", 1, 0);
+  struct jct_kdrop_cfg cfg;
+  char err[256] = "";
+  ck_assert_int_eq(inj->ops->kernel(inj, &cfg, err, sizeof err), JCT_EINVAL);
+  ck_assert_msg(strstr(err, "epsn=") && strstr(err, "switch only"), "%s", err);
+  jct_injector_free(inj);
+}
+END_TEST
+
 /* ---- probabilities as 32-bit fractions ------------------------------------ */
 
 START_TEST(probabilities_are_32bit_fractions) {
@@ -891,6 +948,7 @@ Suite *injector_suite(void) {
   tcase_add_test(core, targeted_psn);
   tcase_add_test(core, targeted_transmission);
   tcase_add_test(core, targeted_unreached_first);
+  tcase_add_test(core, targeted_by_epsn);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, spec_errors);
