@@ -584,7 +584,9 @@ Suite *inject_suite(void) {
   tcase_add_test(property, fifty_seeded_runs_identical);
   suite_add_tcase(s, property);
   TCase *pfc = tcase_create("pfc");
-  tcase_set_timeout(pfc, 30);
+  /* Each test makes two runs, each allowed RUN_LIMIT_S (30 s timed out a
+   * loaded -j2 ctest here, the runs within their own limits). */
+  tcase_set_timeout(pfc, 2 * RUN_LIMIT_S + 20);
   tcase_add_test(pfc, pause_storm_lossless);
   tcase_add_test(pfc, pause_storm_watchdog);
   suite_add_tcase(s, pfc);
