@@ -69,6 +69,18 @@
  * (executor.h), so two connections from src to dst cannot be told apart
  * by when their clear-to-sends start: refused.
  *
+ * On verbs a connection's message losses go by what the responder made of
+ * them (infer.h's behind; drop.c, epsn=): those lost at the expected PSN
+ * in one injector, epsn=expected, dropping the packet's first copies the
+ * responder would accept, and those lost behind a hole in another,
+ * epsn=behind; @T numbers a packet's losses in that state. rxe in the lab
+ * goes back deeper than the capture's requester (its NIC queue, up to 64
+ * packets a QP, waits in the VM's shaper: agent_shape.c), so a loss
+ * counted by transmission fell into the previous loss's go-back, behind
+ * its hole, and drew no NAK of its own: the shipped capture's NAKs were 16
+ * to 21 of 26 so, and are its 26 this way. Lost clear-to-sends are counted
+ * by transmission as before (with unreached=first for a lost re-sent copy).
+ *
  * On verbs the replayed requester is the lab's rxe, which acts on a NAK at
  * once, where the capture's requester sent on for its nak_to_resend_ns
  * (19.9 ms and 41 new packets in the lab's p2p-delay-drop capture): with
@@ -221,9 +233,12 @@ static int add_spec(char **specs, uint32_t *n, const jct_schedule_t *s, uint32_t
   if (!spec) return JCT_ENOMEM;
   /* rxe goes back less deep than the capture's requester (its host's
    * reaction): a lost re-sent copy's packet it never re-sends loses its
-   * next in-order copy instead (drop.c, unreached=first). */
+   * next in-order copy instead (drop.c, unreached=first); the message
+   * losses by state (epsn=) need none. */
   const char *unreached =
-      verbs && !strcmp(kind, "drop") && strchr(args, '@') ? " unreached=first" : "";
+      verbs && !strcmp(kind, "drop") && strchr(args, '@') && !strstr(args, " epsn=")
+          ? " unreached=first"
+          : "";
   if (verbs && strcmp(kind, "timeout") == 0) { /* its data, and its responder's ACKs back */
     char a[48], b[48];
     jct_addr_t sa = jct_rank_ipv4(c->src), da = jct_rank_ipv4(c->dst);
@@ -290,6 +305,91 @@ static bool repeated(const jct_schedule_t *s, const jct_infer_report_t *rep, uin
   return false;
 }
 
+/* One transmission of a packet to drop: pkt= target M:K@T#C, in list
+ * `list` (LIST_ANY, or on verbs by the state the capture lost it in). */
+typedef struct {
+  uint32_t msg, t, copy;
+  uint32_t tx; /* the transmission the capture lost (1: the first) */
+  uint64_t pkt;
+  int list;
+} target_t;
+
+enum { LIST_ANY, LIST_EXPECTED, LIST_BEHIND, NLISTS };
+static const char *const list_words[NLISTS] = {"", " epsn=expected", " epsn=behind"};
+
+/* Connection c's targets (its messages', or its clear-to-sends'), in the
+ * order of the faults, into t[*n] (t has room for every fault's
+ * transmissions). On verbs a message's losses go by the responder's state
+ * (drop.c, epsn=): rxe goes back deeper than the capture's requester, so
+ * a loss counted by transmission would land behind another's hole. */
+static void conn_targets(const jct_schedule_t *s, const jct_infer_report_t *rep,
+                         const uint32_t *msg, uint32_t c, bool cts, bool verbs, double scale,
+                         uint32_t pmtu, target_t *t, uint32_t *n) {
+  *n = 0;
+  for (uint32_t i = 0; i < rep->nfaults; i++) {
+    const jct_infer_fault_t *f = &rep->faults[i];
+    if (f->op >= s->nops || s->ops[f->op].conn != c || f->cts != cts) continue;
+    uint64_t pkt = packet_of(s, f, scale, pmtu);
+    uint32_t first, last;
+    transmissions(f, &first, &last);
+    for (uint32_t tx = first; tx <= last; tx++) {
+      if (repeated(s, rep, i, tx, scale, pmtu)) continue;
+      uint32_t k = tx - first;
+      target_t x = {.msg = msg[f->op], .pkt = pkt, .t = tx, .tx = tx, .list = LIST_ANY};
+      x.copy = k < JCT_INFER_MAX_COPIES ? f->copies[k] : 0;
+      if (verbs && !cts) {
+        bool behind = k < JCT_INFER_MAX_COPIES && ((f->behind >> k) & 1u);
+        x.list = behind ? LIST_BEHIND : LIST_EXPECTED;
+        x.copy = 0;
+        x.t = 1; /* the copies in its state before it, of the same packet */
+        for (uint32_t j = 0; j < *n; j++)
+          x.t += t[j].list == x.list && t[j].msg == x.msg && t[j].pkt == x.pkt;
+      }
+      t[(*n)++] = x;
+    }
+  }
+}
+
+/* The specs of connection c's targets in list `list`: one packet's
+ * transmissions in one spec (drop.c counts them there). */
+static int list_specs(char **specs, uint32_t *nspecs, const jct_schedule_t *s, uint32_t c,
+                      bool verbs, bool cts, const target_t *t, uint32_t n, int list, char *buf,
+                      char *err, size_t errlen) {
+  uint32_t in = 0;
+  size_t used = (size_t)sprintf(buf, "pkt=");
+  int rc = 0;
+  for (uint32_t i = 0; i < n && rc == 0; i++) {
+    if (t[i].list != list) continue;
+    uint32_t same = 0; /* this packet's targets from here on */
+    for (uint32_t j = i; j < n; j++)
+      same += t[j].list == list && t[j].msg == t[i].msg && t[j].pkt == t[i].pkt;
+    bool first_of_packet = true;
+    for (uint32_t j = 0; j < i; j++)
+      if (t[j].list == list && t[j].msg == t[i].msg && t[j].pkt == t[i].pkt)
+        first_of_packet = false;
+    if (in && first_of_packet && in + same > MAX_PKTS_PER_SPEC) {
+      strcpy(buf + used, list_words[list]);
+      rc = add_spec(specs, nspecs, s, c, verbs, cts, "drop", buf, err, errlen);
+      in = 0;
+      used = (size_t)sprintf(buf, "pkt=");
+    }
+    if (in == MAX_PKTS_PER_SPEC) continue;
+    char tx[24] = "";
+    if (t[i].copy > t[i].t)
+      snprintf(tx, sizeof tx, "@%u#%u", t[i].t, t[i].copy);
+    else if (t[i].t > 1)
+      snprintf(tx, sizeof tx, "@%u", t[i].t);
+    used += (size_t)snprintf(buf + used, PKT_CHARS, "%s%u:%llu%s", in ? "," : "", t[i].msg,
+                             (unsigned long long)t[i].pkt, tx);
+    in++;
+  }
+  if (in && rc == 0) {
+    strcpy(buf + used, list_words[list]);
+    rc = add_spec(specs, nspecs, s, c, verbs, cts, "drop", buf, err, errlen);
+  }
+  return rc;
+}
+
 int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep, double scale,
                           uint32_t pmtu, bool verbs, char *specs[JCT_POSTMORTEM_MAX_SPECS],
                           uint32_t *nspecs, uint64_t *lost_packets, uint64_t *lost_retransmissions,
@@ -297,47 +397,30 @@ int jct__postmortem_specs(const jct_schedule_t *s, const jct_infer_report_t *rep
   *nspecs = 0;
   *lost_packets = 0;
   *lost_retransmissions = 0;
+  size_t room = 1;
+  for (uint32_t i = 0; i < rep->nfaults; i++) {
+    uint32_t first, last;
+    transmissions(&rep->faults[i], &first, &last);
+    room += last - first + 1;
+  }
   uint32_t *msg = message_indices(s);
-  char *list = malloc(MAX_PKTS_PER_SPEC * PKT_CHARS + 6);
-  int rc = msg && list ? 0 : JCT_ENOMEM;
+  char *buf = malloc(MAX_PKTS_PER_SPEC * PKT_CHARS + 32);
+  target_t *t = malloc(room * sizeof *t);
+  int rc = msg && buf && t ? 0 : JCT_ENOMEM;
   for (uint32_t cc = 0; cc < 2 * s->nconns && rc == 0; cc++) {
-    uint32_t c = cc / 2; /* each connection's messages, then its clear-to-sends */
+    uint32_t c = cc / 2, n; /* each connection's messages, then its clear-to-sends */
     bool cts = cc % 2;
-    uint32_t n = 0;
-    strcpy(list, "pkt=");
-    size_t used = strlen(list);
-    for (uint32_t i = 0; i < rep->nfaults && rc == 0; i++) {
-      const jct_infer_fault_t *f = &rep->faults[i];
-      if (f->op >= s->nops || s->ops[f->op].conn != c || f->cts != cts) continue;
-      uint64_t pkt = packet_of(s, f, scale, pmtu);
-      uint32_t first, last;
-      transmissions(f, &first, &last);
-      /* One packet's transmissions in one spec (drop.c counts them there). */
-      if (n && n + (last - first + 1) > MAX_PKTS_PER_SPEC) {
-        rc = add_spec(specs, nspecs, s, c, verbs, cts, "drop", list, err, errlen);
-        n = 0;
-        used = strlen("pkt=");
-        list[used] = 0;
-      }
-      for (uint32_t t = first; t <= last && rc == 0 && n < MAX_PKTS_PER_SPEC; t++) {
-        if (repeated(s, rep, i, t, scale, pmtu)) continue;
-        char tx[16] = "";
-        uint32_t copy = t - first < JCT_INFER_MAX_COPIES ? f->copies[t - first] : 0;
-        if (copy > t)
-          snprintf(tx, sizeof tx, "@%u#%u", t, copy);
-        else if (t > 1)
-          snprintf(tx, sizeof tx, "@%u", t);
-        used += (size_t)snprintf(list + used, PKT_CHARS, "%s%u:%llu%s", n ? "," : "", msg[f->op],
-                                 (unsigned long long)pkt, tx);
-        (*lost_packets)++;
-        if (t > 1) (*lost_retransmissions)++;
-        n++;
-      }
+    conn_targets(s, rep, msg, c, cts, verbs, scale, pmtu, t, &n);
+    for (uint32_t i = 0; i < n; i++) {
+      (*lost_packets)++;
+      if (t[i].tx > 1) (*lost_retransmissions)++;
     }
-    if (n && rc == 0) rc = add_spec(specs, nspecs, s, c, verbs, cts, "drop", list, err, errlen);
+    for (int list = 0; list < NLISTS && rc == 0; list++)
+      rc = list_specs(specs, nspecs, s, c, verbs, cts, t, n, list, buf, err, errlen);
   }
   free(msg);
-  free(list);
+  free(buf);
+  free(t);
   return rc;
 }
 

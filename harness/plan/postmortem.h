@@ -16,9 +16,11 @@
 
 /* The losses rep (what jct_infer() found in the capture s was inferred
  * from) as targeted-drop injector specs: specs[*nspecs], one per connection
- * with losses (and per 64 losses on it), each malloc'd; *lost_packets is
- * how many packets they drop, *lost_retransmissions how many of those are
- * re-sent copies (drop.c's @T, T > 1). s's sizes are the capture's times
+ * with losses (and per 64 losses on it; on verbs one for its losses at the
+ * expected PSN and one for those behind a hole, drop.c's epsn=), each
+ * malloc'd; *lost_packets is how many packets they drop,
+ * *lost_retransmissions how many of those the capture lost at a re-sent
+ * copy (its transmission T > 1). s's sizes are the capture's times
  * scale, packets are path_mtu_bytes long. uroce's QP numbers name a
  * connection, or with verbs its two ends and its place among the
  * connections between them in the order the job starts them (drop.c's
