@@ -122,7 +122,10 @@ START_TEST(loss_watch_times_each_hole) {
   ck_assert(jct__loss_watch_median(w, true, &med, &n));
   ck_assert_uint_eq(n, 2);
   ck_assert_uint_eq(med, 500000); /* lower middle of 500 µs and 2 ms */
-  jct__loss_watch_reset(w);       /* after the warm-up */
+  /* No NAK on this wire: its go-backs are no NAK's, and none is measured. */
+  ck_assert(!jct__loss_watch_go_back(w, true, &med, &n));
+  ck_assert_uint_eq(n, 0);
+  jct__loss_watch_reset(w); /* after the warm-up */
   ck_assert(!jct__loss_watch_median(w, true, &med, &n));
   jct__loss_watch_free(w);
 }
@@ -196,6 +199,15 @@ START_TEST(watch_counts_naks_as_inspect) {
     json_t *doc = inspect_json(caps[k].trace);
     uint64_t want_naks = (uint64_t)jnum(doc, "totals.nak_seq_err"),
              want_to = (uint64_t)jnum(doc, "totals.timeouts");
+    /* The go-backs after NAKs as inspect profiles them (the shipped
+     * capture's first: 25 of them, 13 PSNs deep at the median). */
+    if (k == 0) {
+      uint64_t depth, n;
+      ck_assert(jct__loss_watch_go_back(w, true, &depth, &n));
+      ck_assert_uint_eq(depth, (uint64_t)jnum(doc, "profile.go_back_psns.value"));
+      ck_assert_uint_eq(n, (uint64_t)jnum(doc, "profile.go_back_psns.n"));
+      ck_assert_uint_eq(depth, 13);
+    }
     json_decref(doc);
     ck_assert_uint_eq(want_naks, caps[k].naks);
     ck_assert_uint_eq(want_to, caps[k].timeouts);
@@ -391,6 +403,17 @@ START_TEST(profile_drives_the_replay) {
   double lr_ratio = jnum(fid, "figures.loss_recovery_ns.ratio");
   ck_assert_msg(fabs(lr_ratio - 1) <= tol, "loss recovery %.3f of the capture's", lr_ratio);
   ck_assert(jbool(fid, "figures.loss_recovery_ns.within") == (fabs(lr_ratio - 1) <= tol));
+  /* Its go-backs after NAKs measured alike on both wires (profile.h's
+   * go_back_psns: 13 PSNs, the median, in the capture), and as deep here:
+   * the replay re-enacts each go-back's depth (uroce.h, jct_uroce_go_back_t).
+   * The figure does not decide. */
+  ck_assert_int_eq(jint(fid, "figures.go_back_psns.captured"),
+                   jint(ins, "profile.go_back_psns.value"));
+  ck_assert_int_eq(jint(fid, "figures.go_back_psns.captured"), 13);
+  double gb_ratio = jnum(fid, "figures.go_back_psns.ratio");
+  ck_assert_msg(fabs(gb_ratio - 1) <= tol, "go-back depth %.3f of the capture's (%lld PSNs)",
+                gb_ratio, (long long)jint(fid, "figures.go_back_psns.replayed"));
+  ck_assert(!jbool(fid, "figures.go_back_psns.decides"));
   /* Two connections, WRITE and SEND: each flow's time at the capture point,
    * the replay's as long (the SEND test's three NAKs answered 45-84 ms
    * later, with nothing in flight, included). */
@@ -850,6 +873,8 @@ START_TEST(verbs_names_what_rxe_does_not_repeat) {
        "timeout pkt=0:0 baseline=yes", false, 4, 0},
       /* reproduced: no reason */
       {"ring2-drop1pct", 0.89, 115, 3, 1, false, {NULL}, NULL, false, 0, 0},
+      /* re-sent twice the capture's: its go-backs' depth against the lab's */
+      {"p2p-delay-drop", 1.08, 90, 1, 0, false, {"retransmitted_packets"}, NULL, false, 0, 0},
   };
   /* clang-format on */
   for (size_t k = 0; k < sizeof labs / sizeof labs[0]; k++) {
@@ -892,6 +917,12 @@ START_TEST(verbs_names_what_rxe_does_not_repeat) {
         snprintf(want, sizeof want, "%llu of the capture's %llu re-sent packets are its %u timer",
                  (unsigned long long)psns, (unsigned long long)cap.retx_packets, host);
         ck_assert_msg(strstr(text, want), "%s: '%s' lacks '%s'", labs[k].trace, text, want);
+      } else if (!strcmp(fig, "retransmitted_packets") && labs[k].retx > cap.retx_packets) {
+        snprintf(want, sizeof want, "go-backs after a NAK went a median %u PSNs deep",
+                 cap.nak_go_back_psns);
+        ck_assert_msg(cap.nak_go_back_psns > 0 && strstr(text, want) &&
+                          strstr(text, "queued in its NIC"),
+                      "%s: '%s' lacks '%s'", labs[k].trace, text, want);
       } else if (!strcmp(fig, "retransmitted_packets")) {
         snprintf(want, sizeof want, "a median %.1f ms after its NAK",
                  (double)cap.nak_to_resend_ns / 1e6);

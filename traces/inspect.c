@@ -175,6 +175,11 @@ long jct__inspect_last_flow(const jct_inspect_t *ins) {
   return ins->last;
 }
 
+const uint64_t *jct__inspect_go_backs(const jct_inspect_t *ins, size_t *n) {
+  *n = ins->prof.go_back.n;
+  return ins->prof.go_back.v;
+}
+
 void jct_inspect_free(jct_inspect_t *ins) {
   if (!ins) return;
   for (size_t i = 0; i < ins->nflows; i++) {

@@ -19,9 +19,10 @@ typedef struct {
 } samples_t;
 
 struct jct__loss_watch {
-  jct_inspect_t *ins; /* the repetition's; NULL between them */
-  samples_t side[2];  /* baseline, faulted */
-  samples_t *cur;
+  jct_inspect_t *ins;   /* the repetition's; NULL between them */
+  samples_t side[2];    /* baseline, faulted: hole → retransmission, ns */
+  samples_t go_back[2]; /* ... and each NAK's go-back's depth, PSNs */
+  samples_t *cur, *cur_go_back;
   uint64_t frame_no;
   /* Per flow of the repetition's inspector (its numbering): the re-sent
    * packets it had counted, so that the one a frame adds is seen. */
@@ -62,10 +63,11 @@ int jct__loss_watch_begin(jct__loss_watch_t *w, bool faulted) {
   jct_inspect_opts_t io = {.on_event = on_event, .arg = w};
   if (jct_inspect_new(&w->ins, &io)) {
     w->ins = NULL;
-    w->cur->lost = true;
+    w->cur->lost = w->go_back[faulted].lost = true;
     w->cur = NULL;
     return JCT_ENOMEM;
   }
+  w->cur_go_back = &w->go_back[faulted];
   return 0;
 }
 
@@ -76,6 +78,12 @@ int jct__loss_watch_end(jct__loss_watch_t *w) {
     w->naks += st->nak_seq_err;
     w->timeouts += st->timeouts;
   }
+  size_t n = 0;
+  const uint64_t *depth = w->ins ? jct__inspect_go_backs(w->ins, &n) : NULL;
+  for (size_t i = 0; w->cur_go_back && i < n; i++)
+    keep(w->cur_go_back, depth[i]);
+  if (unwatched && w->cur_go_back) w->cur_go_back->lost = true;
+  w->cur_go_back = NULL;
   jct_inspect_free(w->ins);
   w->ins = NULL;
   w->cur = NULL;
@@ -137,8 +145,10 @@ void jct__loss_watch_go_backs(const jct__loss_watch_t *w, uint64_t *naks, uint64
 }
 
 void jct__loss_watch_reset(jct__loss_watch_t *w) {
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 2; i++) {
     w->side[i].n = 0, w->side[i].lost = false;
+    w->go_back[i].n = 0, w->go_back[i].lost = false;
+  }
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -146,21 +156,29 @@ static int cmp_u64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median_ns,
-                            uint64_t *n) {
-  samples_t *s = &w->side[faulted];
-  *median_ns = 0, *n = s->n;
+/* The lower middle of s (sorted in place); false when empty or lost. */
+static bool median(samples_t *s, uint64_t *m, uint64_t *n) {
+  *m = 0, *n = s->n;
   if (!s->n || s->lost) return false;
   qsort(s->ns, s->n, sizeof *s->ns, cmp_u64);
-  *median_ns = s->ns[(s->n - 1) / 2];
+  *m = s->ns[(s->n - 1) / 2];
   return true;
+}
+
+bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median_ns, uint64_t *n) {
+  return median(&w->side[faulted], median_ns, n);
+}
+
+bool jct__loss_watch_go_back(jct__loss_watch_t *w, bool faulted, uint64_t *median_psns,
+                             uint64_t *n) {
+  return median(&w->go_back[faulted], median_psns, n);
 }
 
 void jct__loss_watch_free(jct__loss_watch_t *w) {
   if (!w) return;
   jct__loss_watch_end(w);
   free(w->flow_resent);
-  free(w->side[0].ns);
-  free(w->side[1].ns);
+  for (int i = 0; i < 2; i++)
+    free(w->side[i].ns), free(w->go_back[i].ns);
   free(w);
 }

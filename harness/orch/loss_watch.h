@@ -11,8 +11,9 @@
  *     counters tell a NAK that acknowledged nothing new from a timeout by
  *     neither;
  *   - each loss, from its hole to the retransmission that fills it
- *     (inspect.h, "hole_resent"), so that a postmortem's fidelity section
- *     sets like beside like.
+ *     (inspect.h, "hole_resent"), and each NAK's go-back, how deep it
+ *     went (profile.h, go_back_psns), so that a postmortem's fidelity
+ *     section sets like beside like.
  *
  * The session hands it the fabric's frames (fabric.h, tap) and says when a
  * measured repetition starts and ends. Each repetition gets a fresh
@@ -71,6 +72,13 @@ void jct__loss_watch_reset(jct__loss_watch_t *w);
  * middle); false when none was, or a repetition could not be watched. */
 bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median_ns,
                             uint64_t *n);
+
+/* A side's go-backs after NAKs and their median depth (lower middle):
+ * per hole a NAK's go-back re-sent, the PSNs past it its flow had sent by
+ * then, as `jctlab inspect` profiles a capture (profile.h, go_back_psns);
+ * false when none was, or a repetition could not be watched. */
+bool jct__loss_watch_go_back(jct__loss_watch_t *w, bool faulted, uint64_t *median_psns,
+                             uint64_t *n);
 
 void jct__loss_watch_free(jct__loss_watch_t *w);
 

@@ -153,9 +153,11 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   r->wall_s = (double)(jct_wall_ns() - wall0) * 1e-9;
   jct__session_health_t h;
   jct__session_health(s, &h);
-  uint64_t loss_ns[2], losses[2];
-  for (int side = 0; side < 2; side++)
+  uint64_t loss_ns[2], losses[2], go_back[2], go_backs[2];
+  for (int side = 0; side < 2; side++) {
     (void)jct__session_losses(s, side == 1, &loss_ns[side], &losses[side]);
+    if (!jct__session_go_back(s, side == 1, &go_back[side], &go_backs[side])) go_backs[side] = 0;
+  }
   jct__session_free(s);
   r->lateness_p50_ns = h.lateness_p50_ns;
   r->lateness_p99_ns = h.lateness_p99_ns;
@@ -175,6 +177,8 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   finish(o, r);
   r->b.loss_recovery_ns = loss_ns[0], r->b.losses_recovered = losses[0];
   r->f.loss_recovery_ns = loss_ns[1], r->f.losses_recovered = losses[1];
+  r->b.go_back_psns = go_back[0], r->b.go_backs = go_backs[0];
+  r->f.go_back_psns = go_back[1], r->f.go_backs = go_backs[1];
   if (r->valid &&
       (jct__qp_acc_figures(acc[0], &r->b.qps) || jct__qp_acc_figures(acc[1], &r->f.qps))) {
     free(r->b.qps);

@@ -552,6 +552,11 @@ bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, u
   return s->o->watch_losses && jct__loss_watch_median(s->watch, faulted, median_ns, n);
 }
 
+bool jct__session_go_back(jct__session_t *s, bool faulted, uint64_t *median_psns, uint64_t *n) {
+  *median_psns = *n = 0;
+  return s->o->watch_losses && jct__loss_watch_go_back(s->watch, faulted, median_psns, n);
+}
+
 bool jct__session_watches(const jct__session_t *s) {
   return s->watch != NULL;
 }

@@ -93,6 +93,9 @@ uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out
  * false with 0 and 0 when none was timed, or the session does not watch. */
 bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, uint64_t *n);
 
+/* The same side's go-backs after NAKs: their median depth in PSNs (loss_watch.h). */
+bool jct__session_go_back(jct__session_t *s, bool faulted, uint64_t *median_psns, uint64_t *n);
+
 /* True when the session watches its switch's wire (loss_watch.h): the run
  * wants its losses (o->watch_losses) or the backend's devices count no
  * re-sent packets (backend.h, resent_on_wire). Otherwise nothing looks at

@@ -61,6 +61,22 @@ static bool outside(const json_t *figs, const char *key) {
   return json_is_false(w);
 }
 
+/* A figure measured alike on both wires, which does not decide: null
+ * where a side has none. */
+static void wire_figure(json_t *figs, const char *key, bool have_cap, uint64_t captured,
+                        bool have_rep, uint64_t replayed, double tolerance) {
+  json_object_set_new(
+      figs, key,
+      json_pack("{s:o, s:o, s:o, s:b, s:o}", "captured",
+                have_cap ? json_integer((json_int_t)captured) : json_null(), "replayed",
+                have_rep ? json_integer((json_int_t)replayed) : json_null(), "ratio",
+                ratio((double)captured, (double)replayed, have_cap && have_rep), "decides", false,
+                "within",
+                have_cap && have_rep ? json_boolean(fabs((double)replayed - (double)captured) <=
+                                                    tolerance * (double)captured)
+                                     : json_null()));
+}
+
 /* What the replay's rxe did of the capture's timer go-backs, from the run's
  * own timeouts: unknown (not counted), or so many a repetition, made at
  * the capture's packets (timeout injectors, dropping the ACKs until rxe's
@@ -144,6 +160,19 @@ static void verbs_reasons(json_t *why, const json_t *figs, const jct__capture_fi
                "most 64 packets a QP), which it does not repeat on demand",
                n ? "; " : "", (double)cap->nak_to_resend_ns / 1e6, cap->nak_go_back_psns,
                d.tdf > 1 ? ", its turnaround undilated, reacts at once and" : "");
+    else if (cap->nak_to_resend_ns && replayed_retx > cap->retx_packets && n >= 0 &&
+             (size_t)n < sizeof b) {
+      const json_t *g = jget_replayed(figs, "go_back_psns");
+      char here[48] = "as deep";
+      if (json_is_integer(g))
+        snprintf(here, sizeof here, "a median %lld PSNs deep", (long long)json_integer_value(g));
+      snprintf(b + n, sizeof b - (size_t)n,
+               "%seach of the capture's go-backs after a NAK went a median %u PSNs deep; the "
+               "lab's rxe went %s, as far as it had queued in its NIC when the NAK came (up to "
+               "64 packets a QP, waiting in its VM's shaper), which its VM's pace sets, not the "
+               "capture's",
+               n ? "; " : "", cap->nak_go_back_psns, here);
+    }
     if (b[0]) reason(why, "retransmitted_packets", b);
   }
   if (outside(figs, "timeouts") && cap->host_timer_go_backs) {
@@ -181,22 +210,13 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
          wire_to ? median_u64(wire_to, r->reps) : 0, false, tolerance);
   free(wire_to);
 #undef REP_MEDIAN
-  /* Both timed alike: hole to retransmission, on the capture's wire and on
-   * the frames the replay's switch sent (replay.h). */
-  bool have_cap = cap->loss_recovery_ns > 0, have_rep = side->losses_recovered > 0;
-  json_object_set_new(
-      figs, "loss_recovery_ns",
-      json_pack(
-          "{s:o, s:o, s:o, s:b, s:o}", "captured",
-          have_cap ? json_integer((json_int_t)cap->loss_recovery_ns) : json_null(), "replayed",
-          have_rep ? json_integer((json_int_t)side->loss_recovery_ns) : json_null(), "ratio",
-          ratio((double)cap->loss_recovery_ns, (double)side->loss_recovery_ns,
-                have_cap && have_rep),
-          "decides", false, "within",
-          have_cap && have_rep
-              ? json_boolean(fabs((double)side->loss_recovery_ns - (double)cap->loss_recovery_ns) <=
-                             tolerance * (double)cap->loss_recovery_ns)
-              : json_null()));
+  /* Both measured alike, on the capture's wire and on the frames the
+   * replay's switch sent (replay.h): hole to retransmission, and how deep
+   * each NAK's go-back went. */
+  wire_figure(figs, "loss_recovery_ns", cap->loss_recovery_ns > 0, cap->loss_recovery_ns,
+              side->losses_recovered > 0, side->loss_recovery_ns, tolerance);
+  wire_figure(figs, "go_back_psns", cap->nak_to_resend_ns > 0, cap->nak_go_back_psns,
+              side->go_backs > 0, side->go_back_psns, tolerance);
   json_t *why = json_array();
   if (o->transport == JCT_TRANSPORT_VERBS)
     verbs_reasons(why, figs, cap, o,

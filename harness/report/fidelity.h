@@ -15,7 +15,8 @@
  * median loss-recovery latency (hole → retransmission), the capture's
  * (profile.h) against the one timed alike on the frames the replay's
  * switch sent (replay.h's loss_recovery_ns, over the side's repetitions;
- * null when none was recovered).
+ * null when none was recovered); the median depth of the go-backs after
+ * NAKs (profile.h's go_back_psns), on both wires alike.
  *
  * Reproduced: the job time and the retransmitted packets each within the
  * tolerance t: |replayed − captured| ≤ t × captured. Every other figure
@@ -59,7 +60,7 @@ typedef struct {
 
 /* The "fidelity" object of a case: {"side", "tolerance", "reproduced",
  * "diverged": [names], "figures": {"job_ns", "retransmitted_packets",
- * "naks", "timeouts", "loss_recovery_ns": {"captured", "replayed",
+ * "naks", "timeouts", "loss_recovery_ns", "go_back_psns": {"captured", "replayed",
  * "ratio", "decides", "within"}}, "connections": [{"conn", "captured_ns",
  * "replayed_ns", "ratio"}], "why": [{"figure", "reason"}]}; *reproduced
  * says the same. "why" names, for a figure outside the tolerance on verbs,

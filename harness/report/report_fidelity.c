@@ -16,6 +16,7 @@ static const struct {
     {"naks", "NAKs", false},
     {"timeouts", "timeouts", false},
     {"loss_recovery_ns", "loss recovery (median)", true},
+    {"go_back_psns", "go-back depth (median PSNs)", false},
 };
 
 static void cell(const json_t *o, const char *key, bool ns, char *buf, size_t len) {

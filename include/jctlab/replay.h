@@ -97,8 +97,12 @@ typedef struct {
    * the switch (losses_recovered, over its repetitions) and the median of
    * their hole → retransmission times (lower middle), timed on the frames
    * the switch sent toward the hosts as `jctlab inspect` times a capture
-   * (inspect.h, "hole_resent"); 0 and 0 when none was, or unwatched. */
+   * (inspect.h, "hole_resent"); 0 and 0 when none was, or unwatched.
+   * Likewise the go-backs after NAKs seen there (go_backs) and the median
+   * of their depths, the PSNs past the hole the requester had sent when
+   * it went back (profile.h, go_back_psns). */
   uint64_t loss_recovery_ns, losses_recovered;
+  uint64_t go_back_psns, go_backs;
 } jct_replay_side_t;
 
 typedef struct {
