@@ -254,6 +254,9 @@ int jct__scenario_cmd(int argc, char **argv, const jct__scenario_hooks_t *h) {
                                  .budget = sc_case->budget,
                                  .fidelity = in.have_capture && sc_case->trace_faults &&
                                              !sc_case->ninject};
+    /* Its fidelity's figures on the switch's wire, as `jctlab replay`'s:
+     * loss recovery and go-back depth, and on verbs the NAKs and timeouts. */
+    c->opts.watch_losses = c->meta.fidelity;
   }
   if (jct__capture_names_ok(&a.cap, sc->ncases, prog)) { /* one ring of files per case */
     status = 2;
