@@ -165,8 +165,8 @@ typedef struct {
    * clear: it was lost at the expected PSN, opening the hole that a NAK or
    * the timer then found. Known at a capture taken at the responder or
    * after the loss; a loss past the capture point (known from its NAK) is
-   * at the expected PSN. In the shipped capture 26 of the 33 lost
-   * transmissions came at the expected PSN, one per NAK. */
+   * at the expected PSN. In the shipped capture 27 of the 34 lost
+   * transmissions came at the expected PSN: its 26 NAKs and its timeout. */
   uint8_t behind;
 } jct_infer_fault_t;
 
