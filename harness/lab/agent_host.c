@@ -53,10 +53,8 @@ struct jct__agent_host {
   uint32_t n;
   uint64_t start_ns;       /* the repetition's, CLOCK_MONOTONIC */
   uint64_t clock_start_ns; /* the same on the agent's clock, the storms' */
-  double drain_tdf;        /* while draining: the injector's dilation */
   int ifindex;
   jct__agent_qdisc_t fq_saved; /* a delay's: the root before its fq (key 0: none) */
-  json_t *drops;      /* while draining */
   /* pause: its storm timed here, on the agent's clock, its frames sent
    * from the interface on a packet socket. */
   jct_clock_t *clock;
@@ -312,15 +310,24 @@ int jct__agent_host_start(jct__agent_host_t *h, bool faulted, uint64_t now_ns, u
   return 0;
 }
 
+/* One injector's drops being drained: where they go, and what turns
+ * their kernel times into the done message's (from the repetition's
+ * start, emulated). */
+typedef struct {
+  json_t *drops;
+  uint64_t start_ns; /* the repetition's, CLOCK_MONOTONIC */
+  double tdf;        /* the injector's dilation */
+} drain_t;
+
 static void on_drop(const struct jct_kdrop_event *ev, void *arg) {
-  jct__agent_host_t *h = arg;
+  drain_t *dr = arg;
   char src[INET6_ADDRSTRLEN] = "", dst[INET6_ADDRSTRLEN] = "";
   int af = ev->family == 6 ? AF_INET6 : AF_INET;
   inet_ntop(af, ev->src, src, sizeof src);
   inet_ntop(af, ev->dst, dst, sizeof dst);
-  json_int_t t = ev->t_ns > h->start_ns ? (json_int_t)(ev->t_ns - h->start_ns) : 0;
-  if (h->drain_tdf > 1) t = (json_int_t)((double)t / h->drain_tdf); /* emulated */
-  json_array_append_new(h->drops,
+  json_int_t t = ev->t_ns > dr->start_ns ? (json_int_t)(ev->t_ns - dr->start_ns) : 0;
+  if (dr->tdf > 1) t = (json_int_t)((double)t / dr->tdf); /* emulated */
+  json_array_append_new(dr->drops,
                         json_pack("[I,I,I,i,b,i,s,s]", t, (json_int_t)ev->qp, (json_int_t)ev->psn,
                                   ev->opcode, ev->retransmission, ev->family, src, dst));
 }
@@ -357,17 +364,14 @@ json_t *jct__agent_host_done(jct__agent_host_t *h) {
     }
     struct jct_kdrop_counters k = {0};
     jct__hostdrop_counters(h->d[i].prog, &k);
-    h->drops = json_array();
-    h->drain_tdf = h->d[i].tdf;
-    jct__hostdrop_drain(h->d[i].prog, on_drop, h);
-    json_array_append_new(all,
-                          json_pack("{s:I,s:s,s:I,s:I,s:I,s:I,s:o}", "index",
-                                    (json_int_t)h->d[i].index, "attach",
-                                    jct__hostdrop_attach_kind(h->d[i].prog), "seen",
-                                    (json_int_t)k.seen, "dropped", (json_int_t)k.dropped,
-                                    "held", (json_int_t)k.held, "events_lost",
-                                    (json_int_t)k.events_lost, "drops", h->drops));
-    h->drops = NULL;
+    drain_t dr = {.drops = json_array(), .start_ns = h->start_ns, .tdf = h->d[i].tdf};
+    jct__hostdrop_drain(h->d[i].prog, on_drop, &dr);
+    json_array_append_new(all, json_pack("{s:I,s:s,s:I,s:I,s:I,s:I,s:o}", "index",
+                                         (json_int_t)h->d[i].index, "attach",
+                                         jct__hostdrop_attach_kind(h->d[i].prog), "seen",
+                                         (json_int_t)k.seen, "dropped", (json_int_t)k.dropped,
+                                         "held", (json_int_t)k.held, "events_lost",
+                                         (json_int_t)k.events_lost, "drops", dr.drops));
   }
   return all;
 }
