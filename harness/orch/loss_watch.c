@@ -18,11 +18,16 @@ typedef struct {
   bool lost; /* a sample or a repetition could not be kept */
 } samples_t;
 
+/* A side's samples: each loss's hole → retransmission, and each NAK's
+ * go-back's depth. */
+typedef struct {
+  samples_t recovery_ns, go_back_psns;
+} side_t;
+
 struct jct__loss_watch {
-  jct_inspect_t *ins;   /* the repetition's; NULL between them */
-  samples_t side[2];    /* baseline, faulted: hole → retransmission, ns */
-  samples_t go_back[2]; /* ... and each NAK's go-back's depth, PSNs */
-  samples_t *cur, *cur_go_back;
+  jct_inspect_t *ins; /* the repetition's; NULL between them */
+  side_t side[2];     /* baseline, faulted */
+  side_t *cur;        /* the repetition's side; NULL between them */
   uint64_t frame_no;
   /* Per flow of the repetition's inspector (its numbering): the re-sent
    * packets it had counted, so that the one a frame adds is seen. */
@@ -48,7 +53,7 @@ static void keep(samples_t *s, uint64_t ns) {
 
 static void on_event(const jct_event_t *ev, void *arg) {
   jct__loss_watch_t *w = arg;
-  if (ev->type == JCT_EV_HOLE_RESENT && w->cur) keep(w->cur, ev->dur_ns);
+  if (ev->type == JCT_EV_HOLE_RESENT && w->cur) keep(&w->cur->recovery_ns, ev->dur_ns);
 }
 
 int jct__loss_watch_new(jct__loss_watch_t **out) {
@@ -63,11 +68,10 @@ int jct__loss_watch_begin(jct__loss_watch_t *w, bool faulted) {
   jct_inspect_opts_t io = {.on_event = on_event, .arg = w};
   if (jct_inspect_new(&w->ins, &io)) {
     w->ins = NULL;
-    w->cur->lost = w->go_back[faulted].lost = true;
+    w->cur->recovery_ns.lost = w->cur->go_back_psns.lost = true;
     w->cur = NULL;
     return JCT_ENOMEM;
   }
-  w->cur_go_back = &w->go_back[faulted];
   return 0;
 }
 
@@ -78,12 +82,11 @@ int jct__loss_watch_end(jct__loss_watch_t *w) {
     w->naks += st->nak_seq_err;
     w->timeouts += st->timeouts;
   }
-  size_t n = 0;
+  size_t n = 0; /* the go-backs the inspector profiled (profile.h) */
   const uint64_t *depth = w->ins ? jct__inspect_go_backs(w->ins, &n) : NULL;
-  for (size_t i = 0; w->cur_go_back && i < n; i++)
-    keep(w->cur_go_back, depth[i]);
-  if (unwatched && w->cur_go_back) w->cur_go_back->lost = true;
-  w->cur_go_back = NULL;
+  for (size_t i = 0; w->cur && i < n; i++)
+    keep(&w->cur->go_back_psns, depth[i]);
+  if (unwatched) w->cur->go_back_psns.lost = true;
   jct_inspect_free(w->ins);
   w->ins = NULL;
   w->cur = NULL;
@@ -93,7 +96,7 @@ int jct__loss_watch_end(jct__loss_watch_t *w) {
 
 static void unwatched(jct__loss_watch_t *w) {
   w->unwatched = true;
-  w->cur->lost = true;
+  w->cur->recovery_ns.lost = true;
 }
 
 /* The frame just added, a RoCE packet, counted when the inspector took it
@@ -144,10 +147,15 @@ void jct__loss_watch_go_backs(const jct__loss_watch_t *w, uint64_t *naks, uint64
   *timeouts = w->timeouts;
 }
 
+static void forget(samples_t *s) {
+  s->n = 0;
+  s->lost = false;
+}
+
 void jct__loss_watch_reset(jct__loss_watch_t *w) {
   for (int i = 0; i < 2; i++) {
-    w->side[i].n = 0, w->side[i].lost = false;
-    w->go_back[i].n = 0, w->go_back[i].lost = false;
+    forget(&w->side[i].recovery_ns);
+    forget(&w->side[i].go_back_psns);
   }
 }
 
@@ -166,12 +174,12 @@ static bool median(samples_t *s, uint64_t *m, uint64_t *n) {
 }
 
 bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median_ns, uint64_t *n) {
-  return median(&w->side[faulted], median_ns, n);
+  return median(&w->side[faulted].recovery_ns, median_ns, n);
 }
 
 bool jct__loss_watch_go_back(jct__loss_watch_t *w, bool faulted, uint64_t *median_psns,
                              uint64_t *n) {
-  return median(&w->go_back[faulted], median_psns, n);
+  return median(&w->side[faulted].go_back_psns, median_psns, n);
 }
 
 void jct__loss_watch_free(jct__loss_watch_t *w) {
@@ -179,6 +187,6 @@ void jct__loss_watch_free(jct__loss_watch_t *w) {
   jct__loss_watch_end(w);
   free(w->flow_resent);
   for (int i = 0; i < 2; i++)
-    free(w->side[i].ns), free(w->go_back[i].ns);
+    free(w->side[i].recovery_ns.ns), free(w->side[i].go_back_psns.ns);
   free(w);
 }
