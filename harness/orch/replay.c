@@ -155,7 +155,9 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   jct__session_health(s, &h);
   uint64_t loss_ns[2], losses[2], go_back[2], go_backs[2];
   for (int side = 0; side < 2; side++) {
-    (void)jct__session_losses(s, side == 1, &loss_ns[side], &losses[side]);
+    /* None when a repetition went unwatched: the fidelity's figure is then
+     * null, not a partial median's. */
+    if (!jct__session_losses(s, side == 1, &loss_ns[side], &losses[side])) losses[side] = 0;
     if (!jct__session_go_back(s, side == 1, &go_back[side], &go_backs[side])) go_backs[side] = 0;
   }
   jct__session_free(s);
