@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "craft.h"
+#include "jctlab/clock.h"
 
 #define NOBODY_ID 65534
 
@@ -152,7 +153,7 @@ static bool slowed(char *const argv[], unsigned factor, char **slow, char ceilin
 }
 
 bool tk_tdf_argv(char *const argv[], double tdf, char **slow, char value[32]) {
-  if (!(tdf >= 1 && tdf <= 1048576.0)) return false;
+  if (!(tdf >= 1 && tdf <= JCT_CLOCK_MAX_TDF)) return false;
   snprintf(value, 32, "%.17g", tdf);
   size_t n = 0;
   bool given = false;
