@@ -90,14 +90,27 @@ static void hellos(rig_t *r) {
   ck_assert_int_eq(jct__agents_failed(r->a, NULL, 0), 0);
 }
 
+/* The job the rig's two agents run: a ring of 2 ranks, 1 MiB. */
+static jct_schedule_t *ring2(void) {
+  jct_schedule_t *s;
+  char err[256];
+  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 2, 1 << 20, 1, err, sizeof err), 0);
+  return s;
+}
+
+/* Both agents answer the setup: listening. */
+static void both_listening(rig_t *r) {
+  say(r, 0, "{\"msg\":\"listening\"}\n");
+  say(r, 1, "{\"msg\":\"listening\"}\n");
+  spin(r);
+}
+
 START_TEST(a_run_round_trip) {
   rig_t r;
   rig_open(&r);
   hellos(&r);
   ck_assert_ptr_nonnull(strstr(jct__agents_hello(r.a, 0), "rxe0 on eth0 198.18.0.1"));
-  jct_schedule_t *s;
-  char err[256];
-  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 2, 1 << 20, 1, err, sizeof err), 0);
+  jct_schedule_t *s = ring2();
   jct__agents_setup_t so = {.timeout = 14,
                             .cts_timeout = 18,
                             .retry_cnt = 7,
@@ -122,9 +135,7 @@ START_TEST(a_run_round_trip) {
                     s->nops);
   json_decref(m);
   ck_assert_int_gt(read(r.agent[0], buf, sizeof buf), 0);
-  say(&r, 0, "{\"msg\":\"listening\"}\n");
-  say(&r, 1, "{\"msg\":\"listening\"}\n");
-  spin(&r);
+  both_listening(&r);
   ck_assert(!jct__agents_waiting(r.a));
   uint64_t before = jct_now_ns();
   ck_assert_int_eq(jct__agents_run(r.a, 7, true), 0);
@@ -369,17 +380,13 @@ START_TEST(dilated_agent_time_counters) {
   rig_t r;
   rig_open(&r);
   hellos(&r);
-  jct_schedule_t *s;
-  char err[256];
-  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 2, 1 << 20, 1, err, sizeof err), 0);
+  jct_schedule_t *s = ring2();
   jct__agents_setup_t so = {.timeout = 14, .retry_cnt = 7, .slots = 8, .tdf = 4};
   ck_assert_int_eq(jct__agents_setup(r.a, s, &so), 0);
   char buf[65536];
   ck_assert_int_gt(read(r.agent[0], buf, sizeof buf), 0);
   ck_assert_int_gt(read(r.agent[1], buf, sizeof buf), 0);
-  say(&r, 0, "{\"msg\":\"listening\"}\n");
-  say(&r, 1, "{\"msg\":\"listening\"}\n");
-  spin(&r);
+  both_listening(&r);
   ck_assert_int_eq(jct__agents_run(r.a, 1, true), 0);
   say(&r, 0,
       "{\"msg\":\"done\",\"rep\":1,\"ops\":[],\"counters\":{\"nic_paused_ns\":"
@@ -405,9 +412,8 @@ START_TEST(rdma_settings_and_rank_counters) {
   rig_t r;
   rig_open(&r);
   hellos(&r);
-  jct_schedule_t *s;
+  jct_schedule_t *s = ring2();
   char err[256];
-  ck_assert_int_eq(jct_schedule_synth(&s, "ring", 2, 1 << 20, 1, err, sizeof err), 0);
   jct_rdma_opts_t ro = {.device = "mlx5_1", .port = 1, .has_gid_index = true, .gid_index = 3};
   ck_assert_int_eq(jct__rdma_add_counters(&ro, "np_cnp_sent,out_of_sequence", err, sizeof err), 0);
   jct__agents_setup_t so = {.timeout = 14, .retry_cnt = 7, .tos = 106, .slots = 8, .rdma = &ro};
@@ -426,9 +432,7 @@ START_TEST(rdma_settings_and_rank_counters) {
                    "out_of_sequence");
   json_decref(m);
   ck_assert_int_gt(read(r.agent[1], buf, sizeof buf), 0);
-  say(&r, 0, "{\"msg\":\"listening\"}\n");
-  say(&r, 1, "{\"msg\":\"listening\"}\n");
-  spin(&r);
+  both_listening(&r);
   ck_assert_int_eq(jct__agents_run(r.a, 1, false), 0);
   say(&r, 0, "{\"msg\":\"done\",\"rep\":1,\"ops\":[],\"counters\":{\"np_cnp_sent\":4,"
              "\"out_of_sequence\":1}}\n");
