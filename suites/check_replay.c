@@ -279,7 +279,7 @@ START_TEST(postmortem_specs_of_the_trace) {
   uint32_t behind = 0, lost_tx = 0;
   for (uint32_t i = 0; i < rep.nfaults; i++)
     for (uint32_t c = 0; c < JCT_INFER_MAX_COPIES && rep.faults[i].copies[c]; c++)
-      lost_tx++, behind += (rep.faults[i].behind >> c) & 1u;
+      lost_tx++, behind += ((uint32_t)rep.faults[i].behind >> c) & 1u;
   ck_assert_uint_eq(lost_tx, 34);
   ck_assert_uint_eq(behind, 7);
   for (int verbs = 0; verbs < 2; verbs++) {
