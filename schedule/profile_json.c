@@ -1,11 +1,13 @@
-/* Profiles (include/jctlab/profile.h): freeing, the timeout exponent, and
- * the JSON shape a schedule and `jctlab inspect --json` share.
+/* Profiles (include/jctlab/profile.h): freeing, the timeout exponent, the
+ * figures' spread bins, and the JSON shape a schedule and `jctlab inspect
+ * --json` share.
  *
- * A figure is {"value", "n", "median", "p10", "p90", "min", "max"}: value
- * null when not set, the statistics null when there are no samples. A
- * user edits "value"; a figure read with a value and no samples is one
- * given by hand. Loading checks each value's type and range and names the
- * key at fault.
+ * A figure is {"value", "n", "median", "p10", "p90", "min", "max", "mean",
+ * "spread"}: value null when not set, the statistics null when there are
+ * no samples; spread the bins that hold samples, in order, each {"from",
+ * "to" (null for the last bin), "n"} ([] when none). A user edits
+ * "value"; a figure read with a value and no samples is one given by hand.
+ * Loading checks each value's type and range and names the key at fault.
  */
 #include <jansson.h>
 #include <math.h>
@@ -41,6 +43,31 @@ uint64_t jct_profile_link_unstalled_bps(const jct_profile_link_t *l) {
   return (uint64_t)((double)l->sample_bytes * 8e9 / (double)(l->sample_ns - l->stall_ns) + 0.5);
 }
 
+/* Bin k >= 1 starts at 1, 2 or 5 times 10^((k - 1) / 3). */
+static const uint64_t bin_step[3] = {1, 2, 5};
+
+uint64_t jct_figure_bin_lo(unsigned k) {
+  if (k >= JCT_FIGURE_BINS) return UINT64_MAX;
+  if (k == 0) return 0;
+  uint64_t lo = bin_step[(k - 1) % 3];
+  for (unsigned d = 0; d < (k - 1) / 3; d++)
+    lo *= 10;
+  return lo;
+}
+
+unsigned jct_figure_bin(uint64_t v) {
+  if (v == 0) return 0;
+  unsigned k = 1;
+  uint64_t decade = 1; /* bin k's power of ten */
+  while (k + 1 < JCT_FIGURE_BINS) {
+    uint64_t d = k % 3 ? decade : decade * 10; /* bin k + 1's */
+    if (d * bin_step[k % 3] > v) break;
+    decade = d;
+    k++;
+  }
+  return k;
+}
+
 void jct_profile_free(jct_profile_t *p) {
   if (!p) return;
   free(p->links);
@@ -73,6 +100,17 @@ static json_t *figure(wctx_t *c, const jct_figure_t *f) {
   put(c, o, "min", num(s, f->min));
   put(c, o, "max", num(s, f->max));
   put(c, o, "mean", num(s, f->mean));
+  json_t *bins = json_array();
+  for (unsigned k = 0; bins && k < JCT_FIGURE_BINS; k++) {
+    if (!f->spread[k]) continue;
+    bool last = k + 1 == JCT_FIGURE_BINS;
+    json_t *b = json_object();
+    put(c, b, "from", num(true, jct_figure_bin_lo(k)));
+    put(c, b, "to", num(!last, jct_figure_bin_lo(k + 1)));
+    put(c, b, "n", num(true, f->spread[k]));
+    if (!b || json_array_append_new(bins, b) < 0) c->failed = 1;
+  }
+  put(c, o, "spread", bins);
   return o;
 }
 
@@ -131,6 +169,38 @@ static int get_num(json_t *obj, const char *key, uint64_t lo, uint64_t hi, bool 
   return 0;
 }
 
+/* A figure's spread (absent, null or []: none): each element's "from"
+ * names its bin (the bin's lowest value), "n" its samples; "to" is the
+ * next bin's "from", taken as written. */
+static int get_spread(json_t *a, jct_figure_t *f, const char *what, char *err, size_t errlen) {
+  if (!a || json_is_null(a)) return 0;
+  if (!json_is_array(a))
+    return jct__errf(err, errlen, JCT_EINVAL, "profile: %s\"spread\" must be an array or null",
+                     what);
+  size_t i;
+  json_t *b;
+  json_array_foreach(a, i, b) {
+    char at[128];
+    snprintf(at, sizeof at, "%s\"spread\"[%zu]: ", what, i);
+    bool have_from, have_n;
+    uint64_t from = 0, n = 0;
+    int rc;
+    if (!json_is_object(b))
+      return jct__errf(err, errlen, JCT_EINVAL, "profile: %smust be an object", at);
+    if ((rc = get_num(b, "from", 0, JSON_MAX, &have_from, &from, at, err, errlen)) ||
+        (rc = get_num(b, "n", 0, JSON_MAX, &have_n, &n, at, err, errlen)))
+      return rc;
+    unsigned k = jct_figure_bin(from);
+    if (!have_from || !have_n || jct_figure_bin_lo(k) != from)
+      return jct__errf(err, errlen, JCT_EINVAL,
+                       "profile: %sneeds \"from\", a bin's lowest value (0, 1, 2, 5, 10, 20, "
+                       "...), and \"n\"",
+                       at);
+    f->spread[k] += n;
+  }
+  return 0;
+}
+
 /* The figure at key of obj; value within [lo, hi]. */
 static int get_figure(json_t *obj, const char *key, uint64_t lo, uint64_t hi, jct_figure_t *f,
                       const char *where, char *err, size_t errlen) {
@@ -160,7 +230,7 @@ static int get_figure(json_t *obj, const char *key, uint64_t lo, uint64_t hi, jc
     uint64_t *dst = (uint64_t *)(void *)((char *)f + stats[i].off);
     if ((rc = get_num(v, stats[i].key, 0, JSON_MAX, &have, dst, what, err, errlen))) return rc;
   }
-  return 0;
+  return get_spread(json_object_get(v, "spread"), f, what, err, errlen);
 }
 
 static int get_text(json_t *obj, const char *key, char *buf, size_t len, const char *where,

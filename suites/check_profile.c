@@ -341,6 +341,43 @@ END_TEST
  * -e frame.time_relative -e ip.src -e infiniband.bth.destqp
  * -e infiniband.bth.opcode -e infiniband.bth.psn -e infiniband.aeth.syndrome
  * -e frame.len, with the definitions of profile.h): they agree. */
+/* 1-2-5 bins: each value in the bin whose start is the largest not above
+ * it; 0 alone in bin 0; the last bin open-ended. */
+START_TEST(spread_bins) {
+  static const struct {
+    uint64_t v, lo;
+  } at[] = {{0, 0},
+            {1, 1},
+            {2, 2},
+            {4, 2},
+            {5, 5},
+            {9, 5},
+            {10, 10},
+            {19, 10},
+            {20, 20},
+            {49, 20},
+            {50, 50},
+            {99, 50},
+            {100, 100},
+            {999999, 500000},
+            {1000000, 1000000},
+            {1999999, 1000000},
+            {10000000000000000000ull, 10000000000000000000ull},
+            {UINT64_MAX, 10000000000000000000ull}};
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+    unsigned k = jct_figure_bin(at[i].v);
+    ck_assert_msg(jct_figure_bin_lo(k) == at[i].lo, "%llu: bin %u from %llu, not %llu",
+                  (unsigned long long)at[i].v, k, (unsigned long long)jct_figure_bin_lo(k),
+                  (unsigned long long)at[i].lo);
+    ck_assert(at[i].v < jct_figure_bin_lo(k + 1) || k + 1 == JCT_FIGURE_BINS);
+  }
+  ck_assert_uint_eq(jct_figure_bin(UINT64_MAX), JCT_FIGURE_BINS - 1);
+  ck_assert_uint_eq(jct_figure_bin_lo(JCT_FIGURE_BINS), UINT64_MAX);
+  for (unsigned k = 1; k + 1 < JCT_FIGURE_BINS; k++) /* rising, each its own bin */
+    ck_assert_uint_eq(jct_figure_bin(jct_figure_bin_lo(k)), k);
+}
+END_TEST
+
 START_TEST(shipped_capture) {
   char err[256];
   memset(&resent, 0, sizeof resent);
@@ -361,6 +398,23 @@ START_TEST(shipped_capture) {
   expect_fig(&p->hole_to_nak_ns, 26, 467000, 467000, 353000, 7731000, 263000, 9336000);
   expect_fig(&p->nak_to_resend_ns, 25, 735000, 735000, 401000, 75138000, 313000, 84068000);
   expect_fig(&p->loss_recovery_ns, 33, 14128000, 14128000, 933000, 77001000, 718000, 90983000);
+  /* Its 33 recoveries in three groups (`jctlab inspect --timeline`, hole_resent): 16 within 1.4
+   * ms, 7 at 14.1-22.6 ms, 10 at 50.5-91.0 ms; the median, the late group's first. */
+  static const struct {
+    uint64_t from;
+    uint64_t n;
+  } lr[] = {{500000, 7}, {1000000, 9}, {10000000, 6}, {20000000, 1}, {50000000, 10}};
+  uint64_t in_bins = 0;
+  for (unsigned k = 0; k < JCT_FIGURE_BINS; k++)
+    in_bins += p->loss_recovery_ns.spread[k];
+  ck_assert_uint_eq(in_bins, 33);
+  for (size_t i = 0; i < sizeof lr / sizeof lr[0]; i++)
+    ck_assert_uint_eq(p->loss_recovery_ns.spread[jct_figure_bin(lr[i].from)], lr[i].n);
+  ck_assert_uint_eq(p->go_back_psns.spread[jct_figure_bin(100)], 3); /* 115 and deeper */
+  ck_assert_uint_eq(p->go_back_after_nak_psns.spread[0], 4);         /* none sent after it */
+  ck_assert_uint_eq(p->mtu_bytes.spread[jct_figure_bin(1024)], 2477);
+  for (unsigned k = 0; k < JCT_FIGURE_BINS; k++) /* rates keep rate bins instead */
+    ck_assert_uint_eq(p->links[0].rate_bps.spread[k], 0);
   /* Depth to where the requester was: frames 554 and 938 cut go-backs
    * short (at PSNs 9768890 and 9769084), 8 and 5 past the NAKed PSN, not
    * the highest's 53 and 99 (tshark's fields: the PSN sent before each). */
@@ -419,6 +473,9 @@ static void same_fig(const jct_figure_t *a, const jct_figure_t *b) {
   ck_assert_uint_eq(a->p90, b->p90);
   ck_assert_uint_eq(a->min, b->min);
   ck_assert_uint_eq(a->max, b->max);
+  for (unsigned k = 0; k < JCT_FIGURE_BINS; k++)
+    ck_assert_msg(a->spread[k] == b->spread[k], "spread[%u]: %llu, %llu", k,
+                  (unsigned long long)a->spread[k], (unsigned long long)b->spread[k]);
 }
 
 START_TEST(schedule_carries_profile) {
@@ -525,6 +582,14 @@ START_TEST(profile_edited_by_hand) {
       {SCHED_HEAD ", \"profile\": {\"links\": {}}}", "\"links\" must be an array"},
       {SCHED_HEAD ", \"profile\": {\"links\": [{\"rate_bps\": {\"value\": \"fast\"}}]}}",
        "\"links\"[0]: \"rate_bps\": \"value\""},
+      {SCHED_HEAD ", \"profile\": {\"go_back_psns\": {\"spread\": {}}}}",
+       "\"go_back_psns\": \"spread\" must be an array"},
+      {SCHED_HEAD ", \"profile\": {\"go_back_psns\": {\"spread\": [{\"from\": 3, \"n\": 1}]}}}",
+       "\"go_back_psns\": \"spread\"[0]: needs \"from\", a bin's lowest value"},
+      {SCHED_HEAD ", \"profile\": {\"go_back_psns\": {\"spread\": [{\"from\": 5}]}}}",
+       "\"spread\"[0]: needs"},
+      {SCHED_HEAD ", \"profile\": {\"go_back_psns\": {\"spread\": [{\"from\": 5, \"n\": -2}]}}}",
+       "\"spread\"[0]: \"n\" must be an integer"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     s = (jct_schedule_t *)1;
@@ -538,7 +603,8 @@ END_TEST
 
 /* ---- the commands ---- */
 
-static const char *const FIG_KEYS[] = {"value", "n", "median", "p10", "p90", "min", "max"};
+static const char *const FIG_KEYS[] = {"value", "n",   "median", "p10",
+                                       "p90",   "min", "max",    "spread"};
 static const char *const PROFILE_FIGS[] = {
     "mtu_bytes",    "hole_to_nak_ns",         "nak_to_resend_ns", "loss_recovery_ns",
     "go_back_psns", "go_back_after_nak_psns", "timeout_ns",       "packets_per_ack"};
@@ -559,6 +625,7 @@ START_TEST(inspect_json_and_text) {
   ck_assert(json_is_null(jget(doc, "profile.hole_to_nak_ns.value")));
   ck_assert(json_is_null(jget(doc, "profile.hole_to_nak_ns.median")));
   ck_assert_int_eq(jint(doc, "profile.hole_to_nak_ns.n"), 0);
+  ck_assert_uint_eq(json_array_size(jget(doc, "profile.hole_to_nak_ns.spread")), 0);
   ck_assert(json_is_null(jget(doc, "profile.timeout_exp")));
   ck_assert_int_eq(jint(doc, "profile.mtu_bytes.value"), 4096);
   ck_assert_uint_eq(json_array_size(jget(doc, "profile.links")), 8);
@@ -575,6 +642,11 @@ START_TEST(inspect_json_and_text) {
   ck_assert_ptr_nonnull(strstr(r.out, "Profile of the captured system"));
   ck_assert_ptr_nonnull(strstr(r.out, "path MTU               1024 B"));
   ck_assert_ptr_nonnull(strstr(r.out, "67.1 ms = 4.096 µs × 2^14"));
+  ck_assert_ptr_nonnull(strstr(r.out, "spread: 7 in 500 µs-1 ms, 9 in 1-2 ms, 6 in 10-20 ms, "
+                                      "1 in 20-50 ms, 10 in 50-100 ms\n"));
+  ck_assert_ptr_nonnull(strstr(r.out, "spread: 4 at 0, 6 in 1-2, 9 in 2-5,"));
+  ck_assert_ptr_null(strstr(r.out, "path MTU               1024 B (p10 1024 B, p90 1024 B; "
+                                   "n 2477)\n                         spread")); /* one bin */
   result_free(&r);
 
   char *tl[] = {JCT_BINARY, "inspect", "--timeline=json", SHIPPED, NULL};
@@ -597,6 +669,9 @@ START_TEST(schedule_command_writes_it) {
   ck_assert_int_eq(jint(doc, "profile.links.0.src_rank"), 0);
   ck_assert_int_eq(jint(doc, "profile.links.0.rate_bps.value"), 2949333333);
   ck_assert_int_eq(jint(doc, "profile.go_back_psns.n"), 25);
+  ck_assert_int_eq(jint(doc, "profile.loss_recovery_ns.spread.4.from"), 50000000);
+  ck_assert_int_eq(jint(doc, "profile.loss_recovery_ns.spread.4.to"), 100000000);
+  ck_assert_int_eq(jint(doc, "profile.loss_recovery_ns.spread.4.n"), 10);
   json_decref(doc);
   result_free(&r);
 }
@@ -610,6 +685,7 @@ Suite *profile_suite(void) {
   tcase_add_test(core, losses_go_back_and_timeouts);
   tcase_add_test(core, gap_of_two_and_lost_resends);
   tcase_add_test(core, timeout_exponent);
+  tcase_add_test(core, spread_bins);
   tcase_add_test(core, shipped_capture);
   tcase_add_test(core, ring8_links);
   suite_add_tcase(s, core);

@@ -86,6 +86,8 @@ void jct__vhist_figure(const jct__vhist_t *h, jct_figure_t *f) {
   for (size_t i = 0; i < h->n; i++)
     sum += (long double)h->v[i] * h->c[i];
   f->mean = (uint64_t)llroundl(sum / (long double)f->n);
+  for (size_t i = 0; i < h->n; i++)
+    f->spread[jct_figure_bin(h->v[i])] += h->c[i];
 }
 
 void jct__vhist_free(jct__vhist_t *h) {
@@ -123,8 +125,10 @@ int jct__samples_figure(const jct__samples_t *s, jct_figure_t *f) {
   f->value = f->median;
   f->set = true;
   long double sum = 0;
-  for (size_t i = 0; i < s->n; i++)
+  for (size_t i = 0; i < s->n; i++) {
     sum += v[i];
+    f->spread[jct_figure_bin(v[i])]++;
+  }
   f->mean = (uint64_t)llroundl(sum / s->n);
   free(v);
   return 0;
