@@ -362,8 +362,9 @@ START_TEST(spread_bins) {
             {999999, 500000},
             {1000000, 1000000},
             {1999999, 1000000},
-            {10000000000000000000ull, 10000000000000000000ull},
-            {UINT64_MAX, 10000000000000000000ull}};
+            {4999999999999999999ull, 2000000000000000000ull},
+            {5000000000000000000ull, 5000000000000000000ull},
+            {UINT64_MAX, 5000000000000000000ull}};
   for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
     unsigned k = jct_figure_bin(at[i].v);
     ck_assert_msg(jct_figure_bin_lo(k) == at[i].lo, "%llu: bin %u from %llu, not %llu",
@@ -555,6 +556,19 @@ START_TEST(profile_edited_by_hand) {
   ck_assert_uint_eq(p->nlinks, 1);
   ck_assert_uint_eq(p->links[0].rate_bps.value, 25000000000ull);
   ck_assert_str_eq(p->links[0].src, "");
+  jct_schedule_free(s);
+  /* A spread as written, the open-ended last bin and the samples of 0 too. */
+  rc =
+      load_text(SCHED_HEAD ", \"profile\": {\"go_back_psns\": {\"value\": 13, \"spread\": "
+                           "[{\"from\": 0, \"to\": 1, \"n\": 2}, {\"from\": 10, \"to\": 20, "
+                           "\"n\": 4}, {\"from\": 5000000000000000000, \"to\": null, \"n\": 1}]}}}",
+                &s, err, sizeof err);
+  ck_assert_msg(rc == 0, "%s", err);
+  const uint64_t *sp = s->profile->go_back_psns.spread;
+  ck_assert_uint_eq(sp[0], 2);
+  ck_assert_uint_eq(sp[jct_figure_bin(10)], 4);
+  ck_assert_uint_eq(sp[JCT_FIGURE_BINS - 1], 1);
+  ck_assert_uint_eq(sp[jct_figure_bin(20)], 0);
   jct_schedule_free(s);
   /* The timeout by value alone: its exponent follows. */
   ck_assert_int_eq(load_text(SCHED_HEAD ", \"profile\": {\"timeout_ns\": {\"value\": 268435456}}}",

@@ -77,8 +77,9 @@
 /* Bins of a figure's spread: 1-2-5 a decade in the figure's unit (ns,
  * PSNs, bytes, packets), as a log-scale axis is marked; bin 0 holds the
  * samples below 1, bin k >= 1 those in [jct_figure_bin_lo(k),
- * jct_figure_bin_lo(k + 1)); the last, from 10^19, has no top. */
-#define JCT_FIGURE_BINS 59u
+ * jct_figure_bin_lo(k + 1)); the last, from 5 x 10^18 (a JSON integer,
+ * as every start is), has no top. */
+#define JCT_FIGURE_BINS 58u
 
 typedef struct {
   bool set;       /* there is a figure: measured (n > 0) or given by hand (n == 0) */
@@ -139,7 +140,7 @@ uint64_t jct_profile_timeout_ns(int32_t n);
  * with jct_figure_bin_lo(k) <= v < jct_figure_bin_lo(k + 1). */
 unsigned jct_figure_bin(uint64_t v);
 
-/* The lowest value of bin k: 0, 1, 2, 5, 10, 20, 50, ... 10^19 for
+/* The lowest value of bin k: 0, 1, 2, 5, 10, 20, 50, ... 5 x 10^18 for
  * k = 0 ... JCT_FIGURE_BINS - 1; UINT64_MAX for k >= JCT_FIGURE_BINS (the
  * last bin's top: none). */
 uint64_t jct_figure_bin_lo(unsigned k);
