@@ -89,6 +89,25 @@ static void put(wctx_t *c, json_t *o, const char *key, json_t *v) {
   if (!o || json_object_set_new(o, key, v) < 0) c->failed = 1;
 }
 
+json_t *jct__spread_json(const uint64_t *spread) {
+  wctx_t c = {0};
+  json_t *bins = json_array();
+  for (unsigned k = 0; bins && k < JCT_FIGURE_BINS; k++) {
+    if (!spread[k]) continue;
+    bool last = k + 1 == JCT_FIGURE_BINS;
+    json_t *b = json_object();
+    put(&c, b, "from", num(true, jct_figure_bin_lo(k)));
+    put(&c, b, "to", num(!last, jct_figure_bin_lo(k + 1)));
+    put(&c, b, "n", num(true, spread[k]));
+    if (!b || json_array_append_new(bins, b) < 0) c.failed = 1;
+  }
+  if (c.failed) {
+    json_decref(bins);
+    return NULL;
+  }
+  return bins;
+}
+
 static json_t *figure(wctx_t *c, const jct_figure_t *f) {
   json_t *o = json_object();
   bool s = f->n > 0;
@@ -100,17 +119,7 @@ static json_t *figure(wctx_t *c, const jct_figure_t *f) {
   put(c, o, "min", num(s, f->min));
   put(c, o, "max", num(s, f->max));
   put(c, o, "mean", num(s, f->mean));
-  json_t *bins = json_array();
-  for (unsigned k = 0; bins && k < JCT_FIGURE_BINS; k++) {
-    if (!f->spread[k]) continue;
-    bool last = k + 1 == JCT_FIGURE_BINS;
-    json_t *b = json_object();
-    put(c, b, "from", num(true, jct_figure_bin_lo(k)));
-    put(c, b, "to", num(!last, jct_figure_bin_lo(k + 1)));
-    put(c, b, "n", num(true, f->spread[k]));
-    if (!b || json_array_append_new(bins, b) < 0) c->failed = 1;
-  }
-  put(c, o, "spread", bins);
+  put(c, o, "spread", jct__spread_json(f->spread));
   return o;
 }
 

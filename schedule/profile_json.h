@@ -14,6 +14,11 @@
  * when it has no samples. */
 json_t *jct__profile_json(const jct_profile_t *p);
 
+/* A figure's spread (JCT_FIGURE_BINS counts, profile.h) as its JSON: the
+ * bins that hold samples, in order, each {"from", "to" (null for the
+ * last), "n"}; [] for none. A new reference, or NULL when out of memory. */
+json_t *jct__spread_json(const uint64_t *spread);
+
 /* Read the "profile" object v of a schedule of nranks ranks (ranks named
  * in it must exist). Keys left out or null are figures not set; unknown
  * keys are ignored. On success *out is a new profile (jct_profile_free).

@@ -7,7 +7,6 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "harness/base/units.h"
 #include "inspect_out.h"
@@ -15,6 +14,7 @@
 #include "jctlab/inspect.h"
 #include "jctlab/profile.h"
 #include "schedule/profile_json.h"
+#include "spread_text.h"
 
 typedef char *(*fmt_fn)(uint64_t v, char *buf, size_t len);
 
@@ -37,56 +37,15 @@ static void label(FILE *o, const char *what) {
   fprintf(o, "  %s%*s", what, cols < WIDTH ? WIDTH - cols : 1, "");
 }
 
-/* A bin's edge v (1, 2 or 5 times a power of ten) as a whole number of
- * its unit: ns, µs, ms or s for a time, none for a count. */
-static const char *edge(uint64_t v, bool time, unsigned long long *num) {
-  static const struct {
-    uint64_t div;
-    const char *unit;
-  } u[] = {{1000000000, "s"}, {1000000, "ms"}, {1000, "µs"}, {1, "ns"}};
-  *num = v;
-  if (!time) return "";
-  for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
-    if (v >= u[i].div || u[i].div == 1) {
-      *num = v / u[i].div;
-      return u[i].unit;
-    }
-  return "";
-}
-
-/* Under a figure whose samples fall in two bins or more, where they fall:
- * "4 at 0, 7 in 500 µs-1 ms, 9 in 1-2 ms, ..." (profile.h,
- * jct_figure_t.spread; each range includes its start, not its end). */
+/* Under a figure whose samples fall in two bins or more, where they fall
+ * (spread_text.h). */
 static void spread(FILE *o, const jct_figure_t *f, bool time) {
-  unsigned bins = 0;
-  for (unsigned k = 0; k < JCT_FIGURE_BINS; k++)
-    bins += f->spread[k] > 0;
+  char buf[1024];
+  unsigned bins;
+  jct__fmt_spread(f->spread, time, buf, sizeof buf, &bins);
   if (bins < 2) return;
   label(o, "");
-  fprintf(o, "spread:");
-  const char *sep = " ";
-  for (unsigned k = 0; k < JCT_FIGURE_BINS; k++) {
-    if (!f->spread[k]) continue;
-    unsigned long long lo, hi;
-    const char *lu = edge(jct_figure_bin_lo(k), time, &lo);
-    fprintf(o, "%s%llu ", sep, (unsigned long long)f->spread[k]);
-    sep = ", ";
-    if (k == 0) { /* the samples of 0 */
-      fprintf(o, "at 0");
-      continue;
-    }
-    fprintf(o, "in ");
-    if (k + 1 == JCT_FIGURE_BINS) {
-      fprintf(o, "%llu%s%s and above", lo, *lu ? " " : "", lu);
-    } else {
-      const char *hu = edge(jct_figure_bin_lo(k + 1), time, &hi);
-      if (strcmp(lu, hu))
-        fprintf(o, "%llu%s%s-%llu%s%s", lo, *lu ? " " : "", lu, hi, *hu ? " " : "", hu);
-      else
-        fprintf(o, "%llu-%llu%s%s", lo, hi, *hu ? " " : "", hu);
-    }
-  }
-  fprintf(o, "\n");
+  fprintf(o, "spread: %s\n", buf);
 }
 
 /* "1.130 ms (p10 718 µs, p90 15.9 ms; n 19)" or "- (no sample)", and its
