@@ -38,6 +38,7 @@
 #include "harness/plan/capture_figures.h"
 #include "harness/plan/replay_profile.h"
 #include "harness/report/fidelity.h"
+#include "harness/report/report_int.h"
 #include "jctlab/topo.h"
 #include "jctlab/decode.h"
 #include "jctlab/infer.h"
@@ -103,8 +104,11 @@ START_TEST(loss_watch_times_each_hole) {
   for (uint32_t p = 0; p < 8; p++)
     watch_send(w, p, 1000 * (p + 1));
   jct__loss_watch_end(w);
-  ck_assert(!jct__loss_watch_median(w, false, &med, &n));
+  uint64_t spread[JCT_FIGURE_BINS];
+  spread[3] = 7; /* a stale count it must clear */
+  ck_assert(!jct__loss_watch_median(w, false, &med, &n, spread));
   ck_assert_uint_eq(n, 0);
+  ck_assert_uint_eq(spread[3], 0);
   ck_assert_int_eq(jct__loss_watch_begin(w, true), 0);
   watch_send(w, 0, 10000);
   watch_send(w, 1, 11000);
@@ -119,14 +123,17 @@ START_TEST(loss_watch_times_each_hole) {
   watch_send(w, 10, 601000); /* the hole at 9 */
   watch_send(w, 9, 2601000);
   jct__loss_watch_end(w);
-  ck_assert(jct__loss_watch_median(w, true, &med, &n));
+  ck_assert(jct__loss_watch_median(w, true, &med, &n, spread));
   ck_assert_uint_eq(n, 2);
   ck_assert_uint_eq(med, 500000); /* lower middle of 500 µs and 2 ms */
+  ck_assert_uint_eq(spread[jct_figure_bin(500000)], 1);  /* 500 µs-1 ms */
+  ck_assert_uint_eq(spread[jct_figure_bin(2000000)], 1); /* 2-5 ms */
+  ck_assert_uint_eq(spread[jct_figure_bin(1000000)], 0);
   /* No NAK on this wire: its go-backs are no NAK's, and none is measured. */
-  ck_assert(!jct__loss_watch_go_back(w, true, &med, &n));
+  ck_assert(!jct__loss_watch_go_back(w, true, &med, &n, NULL));
   ck_assert_uint_eq(n, 0);
   jct__loss_watch_reset(w); /* after the warm-up */
-  ck_assert(!jct__loss_watch_median(w, true, &med, &n));
+  ck_assert(!jct__loss_watch_median(w, true, &med, &n, NULL));
   jct__loss_watch_free(w);
 }
 END_TEST
@@ -202,11 +209,22 @@ START_TEST(watch_counts_naks_as_inspect) {
     /* The go-backs after NAKs as inspect profiles them (the shipped
      * capture's first: 25 of them, 13 PSNs deep at the median). */
     if (k == 0) {
-      uint64_t depth, n;
-      ck_assert(jct__loss_watch_go_back(w, true, &depth, &n));
+      uint64_t depth, n, spread[JCT_FIGURE_BINS];
+      ck_assert(jct__loss_watch_go_back(w, true, &depth, &n, spread));
       ck_assert_uint_eq(depth, (uint64_t)jnum(doc, "profile.go_back_psns.value"));
       ck_assert_uint_eq(n, (uint64_t)jnum(doc, "profile.go_back_psns.n"));
       ck_assert_uint_eq(depth, 13);
+      /* and spread as inspect's profile spreads them */
+      size_t b;
+      json_t *bin;
+      uint64_t in_bins = 0;
+      json_array_foreach(jget(doc, "profile.go_back_psns.spread"), b, bin) {
+        uint64_t from = (uint64_t)json_integer_value(json_object_get(bin, "from"));
+        uint64_t want = (uint64_t)json_integer_value(json_object_get(bin, "n"));
+        ck_assert_uint_eq(spread[jct_figure_bin(from)], want);
+        in_bins += want;
+      }
+      ck_assert_uint_eq(in_bins, 25);
     }
     json_decref(doc);
     ck_assert_uint_eq(want_naks, caps[k].naks);
@@ -847,6 +865,63 @@ static json_t *fake_fidelity(const char *trace, const lab_fig_t *l, jct_transpor
   return fid;
 }
 
+/* Loss recovery and go-back depth come with both sides' spreads over the
+ * profile's bins, and where one is outside the tolerance the report shows
+ * them: the shipped capture's recoveries (16 within 1.4 ms, 17 at 14-91
+ * ms) beside a replay whose prompt ones waited 5-10 ms, as the lab's rxe
+ * behind its queue (README, "The shipped capture's loss recovery on
+ * verbs"). */
+START_TEST(spreads_beside_the_medians) {
+  char err[512];
+  jct_schedule_t *s;
+  jct_infer_report_t rep;
+  jct__capture_figures_t cap;
+  ck_assert_msg(jct_infer(SHIPPED, NULL, &s, &rep, err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(jct__capture_figures_measure(SHIPPED, s, &rep, &cap, err, sizeof err) == 0, "%s",
+                err);
+  jct_infer_report_free(&rep);
+  jct_rep_t one = {.jct_ns = cap.job_ns};
+  jct_replay_result_t r = {.valid = true, .reps = 1, .baseline = &one, .faulted = &one};
+  r.b.median_ns = r.f.median_ns = one.jct_ns;
+  r.f.losses_recovered = 33, r.f.loss_recovery_ns = 6000000; /* 0.42: outside */
+  r.f.loss_recovery_spread[jct_figure_bin(5000000)] = 27;
+  r.f.loss_recovery_spread[jct_figure_bin(50000000)] = 6;
+  r.f.go_backs = 25, r.f.go_back_psns = 13; /* within: no spread shown */
+  r.f.go_back_spread[jct_figure_bin(10)] = 25;
+  jct_run_opts_t o = {.schedule = s, .transport = JCT_TRANSPORT_UROCE, .rate_bps = 20000000};
+  bool reproduced;
+  json_t *fid = jct__fidelity_json(&cap, 0.2, &o, &r, false, &reproduced);
+  ck_assert_ptr_nonnull(fid);
+  json_t *lr = jget(fid, "figures.loss_recovery_ns");
+  ck_assert(json_is_false(json_object_get(lr, "within")));
+  ck_assert_uint_eq(json_array_size(json_object_get(lr, "captured_spread")), 5);
+  ck_assert_int_eq(jint(lr, "captured_spread.4.from"), 50000000);
+  ck_assert_int_eq(jint(lr, "captured_spread.4.n"), 10);
+  ck_assert_uint_eq(json_array_size(json_object_get(lr, "replayed_spread")), 2);
+  ck_assert_int_eq(jint(lr, "replayed_spread.0.from"), 5000000);
+  ck_assert_int_eq(jint(lr, "replayed_spread.0.to"), 10000000);
+  ck_assert_int_eq(jint(lr, "replayed_spread.0.n"), 27);
+  ck_assert_int_eq(jint(fid, "figures.go_back_psns.replayed_spread.0.n"), 25);
+  json_t *c = json_pack("{s:o}", "fidelity", fid);
+  char buf[700];
+  ck_assert_ptr_nonnull(jct__rfmt_fidelity_spread(c, 0, buf, sizeof buf));
+  ck_assert_str_eq(buf, "spread of loss recovery, capture: 7 in 500 µs-1 ms, 9 in 1-2 ms, "
+                        "6 in 10-20 ms, 1 in 20-50 ms, 10 in 50-100 ms");
+  ck_assert_ptr_nonnull(jct__rfmt_fidelity_spread(c, 1, buf, sizeof buf));
+  ck_assert_str_eq(buf, "spread of loss recovery, faulted: 27 in 5-10 ms, 6 in 50-100 ms");
+  ck_assert_ptr_null(jct__rfmt_fidelity_spread(c, 2, buf, sizeof buf)); /* go-back: within */
+  json_decref(c);
+  /* No samples on a side: its spread is [] and no line. */
+  memset(r.f.loss_recovery_spread, 0, sizeof r.f.loss_recovery_spread);
+  r.f.losses_recovered = 0, r.f.loss_recovery_ns = 0;
+  fid = jct__fidelity_json(&cap, 0.2, &o, &r, false, &reproduced);
+  ck_assert_uint_eq(json_array_size(jget(fid, "figures.loss_recovery_ns.replayed_spread")), 0);
+  json_decref(fid);
+  jct__capture_figures_free(&cap);
+  jct_schedule_free(s);
+}
+END_TEST
+
 START_TEST(verbs_names_what_rxe_does_not_repeat) {
   /* clang-format off */
   const lab_fig_t labs[] = {
@@ -1013,6 +1088,7 @@ Suite *fidelity_suite(void) {
   TCase *prof = tcase_create("profile");
   tcase_add_test(prof, verbs_rate_fits_the_timer);
   tcase_add_test(prof, verbs_names_what_rxe_does_not_repeat);
+  tcase_add_test(prof, spreads_beside_the_medians);
   suite_add_tcase(s, prof);
   /* The watch on the replay's wire, alone, on crafted and captured frames. */
   TCase *watch = tcase_create("watch");

@@ -164,22 +164,27 @@ static int cmp_u64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The lower middle of s (sorted in place); false when empty or lost. */
-static bool median(samples_t *s, uint64_t *m, uint64_t *n) {
+/* The lower middle of s (sorted in place) and, when spread is not NULL,
+ * its samples' bins; false when empty or lost. */
+static bool median(samples_t *s, uint64_t *m, uint64_t *n, uint64_t *spread) {
   *m = 0, *n = s->n;
+  if (spread) memset(spread, 0, JCT_FIGURE_BINS * sizeof *spread);
   if (!s->n || s->lost) return false;
   qsort(s->ns, s->n, sizeof *s->ns, cmp_u64);
   *m = s->ns[(s->n - 1) / 2];
+  for (size_t i = 0; spread && i < s->n; i++)
+    spread[jct_figure_bin(s->ns[i])]++;
   return true;
 }
 
-bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median_ns, uint64_t *n) {
-  return median(&w->side[faulted].recovery_ns, median_ns, n);
+bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median_ns, uint64_t *n,
+                            uint64_t *spread) {
+  return median(&w->side[faulted].recovery_ns, median_ns, n, spread);
 }
 
-bool jct__loss_watch_go_back(jct__loss_watch_t *w, bool faulted, uint64_t *median_psns,
-                             uint64_t *n) {
-  return median(&w->side[faulted].go_back_psns, median_psns, n);
+bool jct__loss_watch_go_back(jct__loss_watch_t *w, bool faulted, uint64_t *median_psns, uint64_t *n,
+                             uint64_t *spread) {
+  return median(&w->side[faulted].go_back_psns, median_psns, n, spread);
 }
 
 void jct__loss_watch_free(jct__loss_watch_t *w) {

@@ -69,16 +69,19 @@ void jct__loss_watch_go_backs(const jct__loss_watch_t *w, uint64_t *naks, uint64
 void jct__loss_watch_reset(jct__loss_watch_t *w);
 
 /* A side's losses filled and their median hole → retransmission (lower
- * middle); false when none was, or a repetition could not be watched. */
-bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median_ns,
-                            uint64_t *n);
+ * middle), and, when spread is not NULL, how they spread over the
+ * profile's bins (profile.h, jct_figure_t.spread: JCT_FIGURE_BINS counts);
+ * false, spread zeroed, when none was, or a repetition could not be
+ * watched. */
+bool jct__loss_watch_median(jct__loss_watch_t *w, bool faulted, uint64_t *median_ns, uint64_t *n,
+                            uint64_t *spread);
 
 /* A side's go-backs after NAKs and their median depth (lower middle):
  * per hole a NAK's go-back re-sent, the PSNs past it its flow had sent by
  * then, as `jctlab inspect` profiles a capture (profile.h, go_back_psns);
  * false when none was, or a repetition could not be watched. */
-bool jct__loss_watch_go_back(jct__loss_watch_t *w, bool faulted, uint64_t *median_psns,
-                             uint64_t *n);
+bool jct__loss_watch_go_back(jct__loss_watch_t *w, bool faulted, uint64_t *median_psns, uint64_t *n,
+                             uint64_t *spread);
 
 void jct__loss_watch_free(jct__loss_watch_t *w);
 

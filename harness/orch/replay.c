@@ -157,8 +157,11 @@ int jct_replay(const jct_run_opts_t *o, jct_replay_progress_cb progress, void *a
   for (int side = 0; side < 2; side++) {
     /* None when a repetition went unwatched: the fidelity's figure is then
      * null, not a partial median's. */
-    if (!jct__session_losses(s, side == 1, &loss_ns[side], &losses[side])) losses[side] = 0;
-    if (!jct__session_go_back(s, side == 1, &go_back[side], &go_backs[side])) go_backs[side] = 0;
+    jct_replay_side_t *sd = side ? &r->f : &r->b;
+    if (!jct__session_losses(s, side == 1, &loss_ns[side], &losses[side], sd->loss_recovery_spread))
+      losses[side] = 0;
+    if (!jct__session_go_back(s, side == 1, &go_back[side], &go_backs[side], sd->go_back_spread))
+      go_backs[side] = 0;
   }
   jct__session_free(s);
   r->lateness_p50_ns = h.lateness_p50_ns;

@@ -547,14 +547,18 @@ int jct__session_new(jct__session_t **out, const jct_run_opts_t *o, uint64_t bin
   return 0;
 }
 
-bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, uint64_t *n) {
+bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, uint64_t *n,
+                         uint64_t *spread) {
   *median_ns = *n = 0;
-  return s->o->watch_losses && jct__loss_watch_median(s->watch, faulted, median_ns, n);
+  memset(spread, 0, JCT_FIGURE_BINS * sizeof *spread);
+  return s->o->watch_losses && jct__loss_watch_median(s->watch, faulted, median_ns, n, spread);
 }
 
-bool jct__session_go_back(jct__session_t *s, bool faulted, uint64_t *median_psns, uint64_t *n) {
+bool jct__session_go_back(jct__session_t *s, bool faulted, uint64_t *median_psns, uint64_t *n,
+                          uint64_t *spread) {
   *median_psns = *n = 0;
-  return s->o->watch_losses && jct__loss_watch_go_back(s->watch, faulted, median_psns, n);
+  memset(spread, 0, JCT_FIGURE_BINS * sizeof *spread);
+  return s->o->watch_losses && jct__loss_watch_go_back(s->watch, faulted, median_psns, n, spread);
 }
 
 bool jct__session_watches(const jct__session_t *s) {

@@ -88,13 +88,17 @@ void jct__session_dilation(const jct__session_t *s, jct_run_dilation_t *d);
 /* The injectors' identities (spec, kind, seed; stats zero). */
 uint32_t jct__session_injectors(const jct__session_t *s, jct_run_injector_t *out, uint32_t max);
 
-/* With o->watch_losses: the measured repetitions' losses of one side and
- * their median hole → retransmission on the switch's wire (loss_watch.h);
- * false with 0 and 0 when none was timed, or the session does not watch. */
-bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, uint64_t *n);
+/* With o->watch_losses: the measured repetitions' losses of one side,
+ * their median hole → retransmission on the switch's wire and their
+ * spread (JCT_FIGURE_BINS counts, loss_watch.h); false with 0, 0 and no
+ * spread when none was timed, or the session does not watch. */
+bool jct__session_losses(jct__session_t *s, bool faulted, uint64_t *median_ns, uint64_t *n,
+                         uint64_t *spread);
 
-/* The same side's go-backs after NAKs: their median depth in PSNs (loss_watch.h). */
-bool jct__session_go_back(jct__session_t *s, bool faulted, uint64_t *median_psns, uint64_t *n);
+/* The same side's go-backs after NAKs: their median depth in PSNs and
+ * their spread (loss_watch.h). */
+bool jct__session_go_back(jct__session_t *s, bool faulted, uint64_t *median_psns, uint64_t *n,
+                          uint64_t *spread);
 
 /* True when the session watches its switch's wire (loss_watch.h): the run
  * wants its losses (o->watch_losses) or the backend's devices count no

@@ -51,11 +51,15 @@ int jct__capture_figures_measure(const char *path, const jct_schedule_t *s,
   out->retx_packets = t->retransmitted_packets;
   out->naks = t->nak_seq_err;
   out->timeouts = t->timeouts;
-  if (s->profile && s->profile->loss_recovery_ns.set)
+  if (s->profile && s->profile->loss_recovery_ns.set) {
     out->loss_recovery_ns = s->profile->loss_recovery_ns.value;
+    memcpy(out->loss_recovery_spread, s->profile->loss_recovery_ns.spread,
+           sizeof out->loss_recovery_spread);
+  }
   if (s->profile && s->profile->nak_to_resend_ns.set && s->profile->go_back_psns.set) {
     out->nak_to_resend_ns = s->profile->nak_to_resend_ns.value;
     out->nak_go_back_psns = (uint32_t)s->profile->go_back_psns.value;
+    memcpy(out->go_back_spread, s->profile->go_back_psns.spread, sizeof out->go_back_spread);
   }
   for (uint32_t i = 0; i < rep->ngo_backs; i++) {
     const jct_infer_go_back_t *g = &rep->go_backs[i];

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fidelity.h"
+#include "schedule/profile_json.h"
 
 /* The median (lower middle) of n values, sorted in place. */
 static uint64_t median_u64(uint64_t *v, uint32_t n) {
@@ -61,20 +62,25 @@ static bool outside(const json_t *figs, const char *key) {
   return json_is_false(w);
 }
 
-/* A figure measured alike on both wires, which does not decide: null
- * where a side has none. */
+/* A figure measured alike on both wires, which does not decide, with how
+ * each side's samples spread (profile.h's bins: a median hides groups):
+ * null, and [], where a side has none. */
 static void wire_figure(json_t *figs, const char *key, bool have_cap, uint64_t captured,
-                        bool have_rep, uint64_t replayed, double tolerance) {
+                        const uint64_t *cap_spread, bool have_rep, uint64_t replayed,
+                        const uint64_t *rep_spread, double tolerance) {
+  static const uint64_t none[JCT_FIGURE_BINS];
   json_object_set_new(
       figs, key,
-      json_pack("{s:o, s:o, s:o, s:b, s:o}", "captured",
+      json_pack("{s:o, s:o, s:o, s:b, s:o, s:o*, s:o*}", "captured",
                 have_cap ? json_integer((json_int_t)captured) : json_null(), "replayed",
                 have_rep ? json_integer((json_int_t)replayed) : json_null(), "ratio",
                 ratio((double)captured, (double)replayed, have_cap && have_rep), "decides", false,
                 "within",
                 have_cap && have_rep ? json_boolean(fabs((double)replayed - (double)captured) <=
                                                     tolerance * (double)captured)
-                                     : json_null()));
+                                     : json_null(),
+                "captured_spread", jct__spread_json(have_cap ? cap_spread : none),
+                "replayed_spread", jct__spread_json(have_rep ? rep_spread : none)));
 }
 
 /* What the replay's rxe did of the capture's timer go-backs, from the run's
@@ -214,9 +220,11 @@ json_t *jct__fidelity_json(const jct__capture_figures_t *cap, double tolerance,
    * replay's switch sent (replay.h): hole to retransmission, and how deep
    * each NAK's go-back went. */
   wire_figure(figs, "loss_recovery_ns", cap->loss_recovery_ns > 0, cap->loss_recovery_ns,
-              side->losses_recovered > 0, side->loss_recovery_ns, tolerance);
+              cap->loss_recovery_spread, side->losses_recovered > 0, side->loss_recovery_ns,
+              side->loss_recovery_spread, tolerance);
   wire_figure(figs, "go_back_psns", cap->nak_to_resend_ns > 0, cap->nak_go_back_psns,
-              side->go_backs > 0, side->go_back_psns, tolerance);
+              cap->go_back_spread, side->go_backs > 0, side->go_back_psns, side->go_back_spread,
+              tolerance);
   json_t *why = json_array();
   if (o->transport == JCT_TRANSPORT_VERBS)
     verbs_reasons(why, figs, cap, o,

@@ -56,6 +56,9 @@ typedef struct {
    * 0: no NAK was answered. */
   uint64_t nak_to_resend_ns;
   uint32_t nak_go_back_psns;
+  /* How the capture's losses' recovery and its go-backs' depths spread
+   * (its profile's loss_recovery_ns and go_back_psns, profile.h). */
+  uint64_t loss_recovery_spread[JCT_FIGURE_BINS], go_back_spread[JCT_FIGURE_BINS];
 } jct__capture_figures_t;
 
 /* The "fidelity" object of a case: {"side", "tolerance", "reproduced",

@@ -352,6 +352,8 @@ static void fidelity_table(doc_t *d, const json_t *c) {
   d->ops->para(d->f, jct__rfmt_fidelity(c, buf, sizeof buf));
   for (size_t i = 0; jct__rfmt_fidelity_why(c, i, buf, sizeof buf); i++)
     d->ops->para(d->f, buf);
+  for (size_t i = 0; jct__rfmt_fidelity_spread(c, i, buf, sizeof buf); i++)
+    d->ops->para(d->f, buf);
 }
 
 static int one_case(doc_t *d, const json_t *c, long index, const jct__plots_t *p) {

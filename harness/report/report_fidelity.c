@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "harness/base/units.h"
+#include "jctlab/profile.h"
 #include "report_int.h"
+#include "spread_text.h"
 
 static const struct {
   const char *key, *label;
@@ -102,6 +104,39 @@ char *jct__rfmt_fidelity_why(const json_t *c, size_t i, char *buf, size_t len) {
   if (!fig || !why) return NULL;
   snprintf(buf, len, "why %s: %s", fig, why);
   return buf;
+}
+
+char *jct__rfmt_fidelity_spread(const json_t *c, size_t i, char *buf, size_t len) {
+  static const struct {
+    const char *key, *label;
+    bool ns;
+  } spreads[] = {{"loss_recovery_ns", "loss recovery", true},
+                 {"go_back_psns", "go-back depth", false}};
+  static const char *const sides[] = {"captured_spread", "replayed_spread"};
+  const char *side_name = jct__rstr(c, "fidelity.side");
+  size_t seen = 0;
+  for (size_t f = 0; f < sizeof spreads / sizeof spreads[0]; f++) {
+    const json_t *fig = json_object_get(jct__rget(c, "fidelity.figures"), spreads[f].key);
+    if (!json_is_false(json_object_get(fig, "within"))) continue;
+    for (size_t s = 0; s < 2; s++) {
+      const json_t *bins = json_object_get(fig, sides[s]);
+      if (!json_array_size(bins) || seen++ != i) continue;
+      uint64_t spread[JCT_FIGURE_BINS] = {0};
+      size_t k;
+      const json_t *b;
+      json_array_foreach(bins, k, b) {
+        double from = 0, n = 0;
+        if (jct__rnum(b, "from", &from) && jct__rnum(b, "n", &n) && from >= 0 && n >= 0)
+          spread[jct_figure_bin((uint64_t)from)] += (uint64_t)n;
+      }
+      char text[600];
+      jct__fmt_spread(spread, spreads[f].ns, text, sizeof text, NULL);
+      snprintf(buf, len, "spread of %s, %s: %s", spreads[f].label,
+               s ? (side_name ? side_name : "replay") : "capture", text);
+      return buf;
+    }
+  }
+  return NULL;
 }
 
 char *jct__rfmt_replay_profile(const json_t *r, char *buf, size_t len) {

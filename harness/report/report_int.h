@@ -55,6 +55,11 @@ char *jct__rfmt_fidelity(const json_t *c, char *buf, size_t len);
 /* The i-th reason a figure diverged (fidelity.h, "why"): "why FIGURE:
  * REASON"; NULL past the last. */
 char *jct__rfmt_fidelity_why(const json_t *c, size_t i, char *buf, size_t len);
+/* The i-th spread line of case c's fidelity, NULL past the last: for each
+ * of loss recovery and go-back depth outside the tolerance, how the
+ * capture's samples and the replay's spread over the profile's bins
+ * ("loss recovery, capture: 7 in 500 µs-1 ms, ..."; spread_text.h). */
+char *jct__rfmt_fidelity_spread(const json_t *c, size_t i, char *buf, size_t len);
 /* "rate 68.58 Mbit/s (capture), link delay 234 µs (capture), ...", or NULL
  * when the result has no replay_profile. */
 char *jct__rfmt_replay_profile(const json_t *result, char *buf, size_t len);

@@ -177,6 +177,8 @@ static void fidelity(FILE *out, const json_t *c) {
   fprintf(out, "                   %s\n", jct__rfmt_fidelity(c, buf, sizeof buf));
   for (size_t i = 0; jct__rfmt_fidelity_why(c, i, buf, sizeof buf); i++)
     fprintf(out, "                   %s\n", buf);
+  for (size_t i = 0; jct__rfmt_fidelity_spread(c, i, buf, sizeof buf); i++)
+    fprintf(out, "                   %s\n", buf);
 }
 
 /* The go-back-N model's prediction (include/jctlab/model.h), or what it

@@ -34,6 +34,7 @@
 #include "jctlab/dev_counters.h"
 #include "jctlab/executor.h"
 #include "jctlab/injector.h"
+#include "jctlab/profile.h"
 #include "jctlab/run.h"
 #include "jctlab/switch.h"
 
@@ -100,9 +101,12 @@ typedef struct {
    * (inspect.h, "hole_resent"); 0 and 0 when none was, or unwatched.
    * Likewise the go-backs after NAKs seen there (go_backs) and the median
    * of their depths, the PSNs past the hole the requester had sent when
-   * it went back (profile.h, go_back_psns). */
+   * it went back (profile.h, go_back_psns). Each with how its samples
+   * spread over the profile's bins (profile.h, jct_figure_t.spread; all
+   * zero when none was, or unwatched). */
   uint64_t loss_recovery_ns, losses_recovered;
   uint64_t go_back_psns, go_backs;
+  uint64_t loss_recovery_spread[JCT_FIGURE_BINS], go_back_spread[JCT_FIGURE_BINS];
 } jct_replay_side_t;
 
 typedef struct {
