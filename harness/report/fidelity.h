@@ -64,7 +64,8 @@ typedef struct {
 /* The "fidelity" object of a case: {"side", "tolerance", "reproduced",
  * "diverged": [names], "figures": {"job_ns", "retransmitted_packets",
  * "naks", "timeouts", "loss_recovery_ns", "go_back_psns": {"captured", "replayed",
- * "ratio", "decides", "within"}}, "connections": [{"conn", "captured_ns",
+ * "ratio", "decides", "within"}, the last two with "captured_spread" and
+ * "replayed_spread" too (profile_json.h's spread)}, "connections": [{"conn", "captured_ns",
  * "replayed_ns", "ratio"}], "why": [{"figure", "reason"}]}; *reproduced
  * says the same. "why" names, for a figure outside the tolerance on verbs,
  * what of the capture's the lab's rxe does not repeat and how much of the
