@@ -39,6 +39,7 @@
 #include "harness/plan/replay_profile.h"
 #include "harness/report/fidelity.h"
 #include "harness/report/report_int.h"
+#include "harness/report/spread_text.h"
 #include "jctlab/topo.h"
 #include "jctlab/decode.h"
 #include "jctlab/infer.h"
@@ -910,6 +911,16 @@ START_TEST(spreads_beside_the_medians) {
   ck_assert_ptr_nonnull(jct__rfmt_fidelity_spread(c, 1, buf, sizeof buf));
   ck_assert_str_eq(buf, "spread of loss recovery, faulted: 27 in 5-10 ms, 6 in 50-100 ms");
   ck_assert_ptr_null(jct__rfmt_fidelity_spread(c, 2, buf, sizeof buf)); /* go-back: within */
+  /* Cut short in a small buffer, never past it; the bins still counted. */
+  char small[16];
+  unsigned bins;
+  memset(small, 'x', sizeof small);
+  jct__fmt_spread(cap.loss_recovery_spread, true, small, sizeof small, &bins);
+  ck_assert_uint_eq(strlen(small), sizeof small - 1);
+  ck_assert_str_eq(small, "7 in 500 µs-1 ");
+  ck_assert_uint_eq(bins, 5);
+  jct__fmt_spread(cap.loss_recovery_spread, true, small, 11, NULL); /* no half of "µ" */
+  ck_assert_str_eq(small, "7 in 500 ");
   json_decref(c);
   /* No samples on a side: its spread is [] and no line. */
   memset(r.f.loss_recovery_spread, 0, sizeof r.f.loss_recovery_spread);

@@ -1,4 +1,5 @@
 /* A figure's spread in words (spread_text.h). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,12 +23,27 @@ static const char *edge(uint64_t v, bool time, unsigned long long *num) {
   return "";
 }
 
-/* snprintf at *at of buf, never past len. */
-#define PUT(...)                                                                                   \
-  do {                                                                                             \
-    int w_ = snprintf(buf + at, len - at, __VA_ARGS__);                                            \
-    at = w_ < 0 || (size_t)w_ >= len - at ? len - 1 : at + (size_t)w_;                             \
-  } while (0)
+/* Append to buf at *at, never past len: cut short when full, before a
+ * character that would not fit whole (UTF-8: "µs"). */
+__attribute__((format(printf, 4, 5))) static void put(char *buf, size_t len, size_t *at,
+                                                      const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(buf + *at, len - *at, fmt, ap);
+  va_end(ap);
+  if (w >= 0 && (size_t)w < len - *at) {
+    *at += (size_t)w;
+    return;
+  }
+  /* Full: the last character written, whole or dropped. */
+  size_t last = len - 2, start = last;
+  while (start > *at && ((unsigned char)buf[start] & 0xc0) == 0x80)
+    start--;
+  unsigned char lead = (unsigned char)buf[start];
+  size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  if (last - start + 1 < need) buf[start] = '\0';
+  *at = len - 1;
+}
 
 char *jct__fmt_spread(const uint64_t *spread, bool time, char *buf, size_t len, unsigned *bins) {
   size_t at = 0;
@@ -36,22 +52,22 @@ char *jct__fmt_spread(const uint64_t *spread, bool time, char *buf, size_t len, 
   buf[0] = '\0';
   for (unsigned k = 0; k < JCT_FIGURE_BINS; k++) {
     if (!spread[k]) continue;
-    PUT("%s%llu ", n++ ? ", " : "", (unsigned long long)spread[k]);
+    put(buf, len, &at, "%s%llu ", n++ ? ", " : "", (unsigned long long)spread[k]);
     if (k == 0) { /* the samples of 0 */
-      PUT("at 0");
+      put(buf, len, &at, "at 0");
       continue;
     }
     unsigned long long lo, hi;
     const char *lu = edge(jct_figure_bin_lo(k), time, &lo), *sp = *lu ? " " : "";
     if (k + 1 == JCT_FIGURE_BINS) {
-      PUT("in %llu%s%s and above", lo, sp, lu);
+      put(buf, len, &at, "in %llu%s%s and above", lo, sp, lu);
       continue;
     }
     const char *hu = edge(jct_figure_bin_lo(k + 1), time, &hi), *hs = *hu ? " " : "";
     if (strcmp(lu, hu))
-      PUT("in %llu%s%s-%llu%s%s", lo, sp, lu, hi, hs, hu);
+      put(buf, len, &at, "in %llu%s%s-%llu%s%s", lo, sp, lu, hi, hs, hu);
     else /* one unit for both: "1-2 ms" */
-      PUT("in %llu-%llu%s%s", lo, hi, hs, hu);
+      put(buf, len, &at, "in %llu-%llu%s%s", lo, hi, hs, hu);
   }
   if (bins) *bins = n;
   return buf;
