@@ -520,8 +520,24 @@ START_TEST(lossless_capture_replays) {
   json_t *doc = jctlab_json_retry(args, &status, &err);
   ck_assert_msg(doc && status == 0, "exit %d: %s", status, err);
   ck_assert_str_eq(source_of(doc, "rate_bps"), "capture");
+  /* The capture's rate: what its busiest link sustained (inspect's mean;
+   * higher with its sender's stalls taken out). The run that made it was
+   * paced at 20 Mbit/s; under ASan on a loaded machine its packets went a
+   * little further apart (17.2 Mbit/s seen). */
+  json_t *ins = inspect_json(cap);
+  double sustained = 0, most = -1;
+  size_t i;
+  json_t *l;
+  json_array_foreach(jget(ins, "profile.links"), i, l) {
+    if (jnum(l, "rate_bps.n") > most)
+      most = jnum(l, "rate_bps.n"), sustained = jnum(l, "rate_bps.mean");
+  }
+  json_decref(ins);
   double rate = jnum(doc, "fabric.rate_bps");
-  ck_assert_msg(rate > 18e6 && rate < 22e6, "rate %.0f, captured at 20 Mbit/s", rate);
+  ck_assert_msg(sustained > 16e6 && sustained < 22e6, "sustained %.0f, captured at 20 Mbit/s",
+                sustained);
+  ck_assert_msg(rate >= sustained * 0.999 && rate < 22e6, "rate %.0f, the capture's %.0f", rate,
+                sustained);
   json_t *c = jget(doc, "cases.0");
   ck_assert_uint_eq(json_array_size(jget(c, "inject")), 0);
   ck_assert_int_eq(jint(c, "transport.retransmitted_packets"), 0);
