@@ -10,11 +10,12 @@
 #include "jctlab/inspect.h"
 #include "traces/frame.h"
 #include "traces/inspect_int.h"
+#include "traces/profile_int.h"
 #include "loss_watch.h"
 
+/* A figure's samples, as `jctlab inspect` keeps a capture's (profile_int.h). */
 typedef struct {
-  uint64_t *ns;
-  size_t n, cap;
+  jct__samples_t s;
   bool lost; /* a sample or a repetition could not be kept */
 } samples_t;
 
@@ -38,17 +39,8 @@ struct jct__loss_watch {
   bool unwatched; /* a frame of the repetition could not be followed */
 };
 
-static void keep(samples_t *s, uint64_t ns) {
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    uint64_t *v = realloc(s->ns, cap * sizeof *v);
-    if (!v) {
-      s->lost = true;
-      return;
-    }
-    s->ns = v, s->cap = cap;
-  }
-  s->ns[s->n++] = ns;
+static void keep(samples_t *s, uint64_t v) {
+  if (jct__samples_add(&s->s, v)) s->lost = true;
 }
 
 static void on_event(const jct_event_t *ev, void *arg) {
@@ -148,7 +140,7 @@ void jct__loss_watch_go_backs(const jct__loss_watch_t *w, uint64_t *naks, uint64
 }
 
 static void forget(samples_t *s) {
-  s->n = 0;
+  s->s.n = 0;
   s->lost = false;
 }
 
@@ -159,21 +151,16 @@ void jct__loss_watch_reset(jct__loss_watch_t *w) {
   }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* The lower middle of s (sorted in place) and, when spread is not NULL,
- * its samples' bins; false when empty or lost. */
-static bool median(samples_t *s, uint64_t *m, uint64_t *n, uint64_t *spread) {
-  *m = 0, *n = s->n;
+/* The median (lower middle) and, when spread is not NULL, the samples'
+ * bins, as the capture's figure is made (jct__samples_figure); false when
+ * empty or lost. */
+static bool median(const samples_t *s, uint64_t *m, uint64_t *n, uint64_t *spread) {
+  *m = 0, *n = s->s.n;
   if (spread) memset(spread, 0, JCT_FIGURE_BINS * sizeof *spread);
-  if (!s->n || s->lost) return false;
-  qsort(s->ns, s->n, sizeof *s->ns, cmp_u64);
-  *m = s->ns[(s->n - 1) / 2];
-  for (size_t i = 0; spread && i < s->n; i++)
-    spread[jct_figure_bin(s->ns[i])]++;
+  jct_figure_t f;
+  if (!s->s.n || s->lost || jct__samples_figure(&s->s, &f)) return false;
+  *m = f.median;
+  if (spread) memcpy(spread, f.spread, sizeof f.spread);
   return true;
 }
 
@@ -192,6 +179,6 @@ void jct__loss_watch_free(jct__loss_watch_t *w) {
   jct__loss_watch_end(w);
   free(w->flow_resent);
   for (int i = 0; i < 2; i++)
-    free(w->side[i].recovery_ns.ns), free(w->side[i].go_back_psns.ns);
+    jct__samples_free(&w->side[i].recovery_ns.s), jct__samples_free(&w->side[i].go_back_psns.s);
   free(w);
 }
